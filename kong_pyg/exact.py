@@ -1,0 +1,467 @@
+r"""Exact (unsketched) KONG feature maps with sparse tensor ops.
+
+Inside one call, every distinct n-gram gets a dense *local* id; count
+vectors are sparse rows :math:`(row, col, val)` in ``float64`` (exact for
+counts below :math:`2^{53}`, never wrapping for larger ones). The
+step recursion :math:`Y^{(i)} = A Y^{(i-1)} + X^i` of
+:func:`kong_pyg.kgrams.occurrences` gives node count vectors; for the linear
+(:math:`p = 1`) polynomial map the sum over nodes commutes with it,
+
+.. math::
+    \sum_{v \in G} Y^{(\ell)}_v = \sum_{j \le \ell} \omega_{\ell - j}^\top X^j,
+    \qquad \omega_0 = \mathbf{1},\ \omega_d = A^\top \omega_{d-1},
+
+so graph rows need only node weights, never node count vectors.
+:class:`KeyVocab` and :class:`TupleVocab` map local ids to global columns
+that stay fixed across calls (as scikit-learn's ``DictVectorizer`` does).
+"""
+import math
+from typing import Iterator, List, NamedTuple, Optional
+
+import torch
+from torch import Tensor
+from torch_geometric.utils import scatter
+
+from .kgrams import Occurrences, exclusive_cumsum
+from .ordering import Neighborhoods
+
+
+class Rows(NamedTuple):
+    """Sparse rows, sorted by :obj:`(row, col)`, no duplicates."""
+
+    row: Tensor
+    col: Tensor
+    val: Tensor
+
+
+def sum_duplicates(row: Tensor, col: Tensor, val: Tensor, num_cols: int) -> Rows:
+    """Sort entries by :obj:`(row, col)` and add up duplicates."""
+    key = row * num_cols + col
+    uniq, inv = torch.unique(key, return_inverse=True)
+    return Rows(uniq // num_cols, uniq % num_cols, scatter(val, inv, 0, uniq.numel(), "sum"))
+
+
+def propagate_rows(y: Rows, hood: Neighborhoods, num_nodes: int) -> Rows:
+    r"""Entries of :math:`A Y`: each center gets its neighbors' rows."""
+    count = torch.bincount(y.row, minlength=num_nodes)
+    rowptr = exclusive_cumsum(count)
+    per_edge = count[hood.nbr]
+    total = int(per_edge.sum())
+    edge = torch.repeat_interleave(
+        torch.arange(per_edge.numel(), device=y.row.device), per_edge, output_size=total
+    )
+    within = torch.arange(total, device=y.row.device) - exclusive_cumsum(per_edge)[edge]
+    src = rowptr[hood.nbr[edge]] + within
+    return Rows(hood.center[edge], y.col[src], y.val[src])
+
+
+def dense_row_ids(rows: Tensor) -> tuple:
+    """Dense ids of the distinct rows of an integer matrix :obj:`[M, n]`.
+
+    Like :obj:`torch.unique(rows, dim=0, return_inverse=True)` but with 1-D
+    sorts only (much faster): values get dense ids, then columns are folded
+    into one ``int64`` key, compacted again whenever the next fold could
+    overflow.
+
+    Returns:
+        (torch.Tensor, torch.Tensor): :obj:`ids [M]` and one representative
+        row per id, :obj:`[U, n]`.
+    """
+    m, n = rows.shape
+    if m == 0 or n == 0:
+        return rows.new_zeros(m), rows[:1] if m else rows.new_zeros(0, n)
+    _, sym = torch.unique(rows, return_inverse=True)
+    base = int(sym.max()) + 1
+    key, size = sym[:, 0], base
+    for j in range(1, n):
+        if size * base >= 2**62:
+            _, key = torch.unique(key, return_inverse=True)
+            size = int(key.max()) + 1
+        key = key * base + sym[:, j]
+        size *= base
+    _, ids = torch.unique(key, return_inverse=True)
+    first = torch.full((int(ids.max()) + 1,), m, dtype=torch.long, device=rows.device)
+    first.scatter_reduce_(0, ids, torch.arange(m, device=rows.device), reduce="amin")
+    return ids, rows[first]
+
+
+class LocalGrams(NamedTuple):
+    """The occurrences of one call with dense local gram ids.
+
+    Attributes:
+        steps (list): Per step :math:`i`, :obj:`(node, gram_id)` tensors.
+        tables (list): Per n-gram length :obj:`(n, first_id, rows)`, rows
+            :obj:`[count, n]` the symbol codes of ids
+            :obj:`first_id .. first_id + count - 1`.
+        num_grams (int): The number of distinct grams.
+    """
+
+    steps: list
+    tables: list
+    num_grams: int
+
+
+def index_grams(steps: List[List[Occurrences]]) -> LocalGrams:
+    """Give every distinct gram of the call a dense id."""
+    by_len = {}
+    for occ in steps:
+        for o in occ:
+            by_len.setdefault(o.grams.size(1), []).append(o.grams)
+    tables, base, ids = [], 0, {}
+    for n in sorted(by_len):
+        inv, rows = dense_row_ids(torch.cat(by_len[n]))
+        tables.append((n, base, rows))
+        ids[n] = list((inv + base).split([g.size(0) for g in by_len[n]]))
+        base += rows.size(0)
+    out = []
+    for occ in steps:
+        node = [o.node for o in occ]
+        gid = [ids[o.grams.size(1)].pop(0) for o in occ]
+        if node:
+            out.append((torch.cat(node), torch.cat(gid)))
+        else:
+            out.append(None)
+    return LocalGrams(out, tables, base)
+
+
+def node_count_steps(grams: LocalGrams, hood: Neighborhoods, num_nodes: int) -> Iterator[Rows]:
+    r"""Yield the exact count rows :math:`Y^{(i)}` (columns: gram ids)."""
+    g = max(grams.num_grams, 1)
+    dev = hood.ptr.device
+    y = None
+    for entry in grams.steps:
+        parts = [] if y is None else [propagate_rows(y, hood, num_nodes)]
+        if entry is not None:
+            node, gid = entry
+            parts.append(Rows(node, gid, torch.ones(node.numel(), dtype=torch.float64, device=dev)))
+        if not parts:
+            parts.append(empty_rows(dev))
+        y = sum_duplicates(*(torch.cat(t) for t in zip(*parts)), g)
+        yield y
+
+
+def empty_rows(device) -> Rows:
+    """Rows with no entries."""
+    z = torch.zeros(0, dtype=torch.long, device=device)
+    return Rows(z, z, torch.zeros(0, dtype=torch.float64, device=device))
+
+
+def tag_blocks(levels: List[Rows], num_grams: int, traversal: str) -> Rows:
+    r"""Node count vectors :math:`c_v` from the steps' rows.
+
+    BFS levels become blocks (column :obj:`level * G + gram`); WL keeps the
+    last step alone.
+    """
+    if traversal == "wl":
+        return levels[-1]
+    g = max(num_grams, 1)
+    parts = [Rows(y.row, y.col + level * g, y.val) for level, y in enumerate(levels)]
+    return sum_duplicates(*(torch.cat(t) for t in zip(*parts)), len(levels) * g)
+
+
+def node_count_rows(
+    grams: LocalGrams, hood: Neighborhoods, num_nodes: int, traversal: str
+) -> Rows:
+    r"""Exact node count vectors, columns :obj:`block * G + gram`.
+
+    Blocks are the BFS levels (:math:`0..h`) or the single WL block 0.
+    """
+    levels = list(node_count_steps(grams, hood, num_nodes))
+    return tag_blocks(levels, grams.num_grams, traversal)
+
+
+def row_norms(rows: Rows, num_rows: int) -> Tensor:
+    """Euclidean norm of every row (``float64``)."""
+    return scatter(rows.val * rows.val, rows.row, 0, num_rows, "sum").sqrt()
+
+
+def inverse_or_zero(norm: Tensor) -> Tensor:
+    """:math:`1 / x`, and 0 where :math:`x = 0` (empty count vectors)."""
+    return torch.where(norm > 0, 1.0 / norm.clamp(min=1e-300), torch.zeros_like(norm))
+
+
+def walk_weights(hood: Neighborhoods, weight: Tensor, hops: int) -> List[Tensor]:
+    r""":math:`\omega_0 = weight`, :math:`\omega_d = A^\top \omega_{d-1}`."""
+    out = [weight]
+    for _ in range(hops):
+        out.append(scatter(out[-1][hood.center], hood.nbr, 0, weight.numel(), "sum"))
+    return out
+
+
+def linear_blocks(num_steps: int, hops: int, traversal: str):
+    r"""Yield :obj:`(step, level, block)` of the linear map's terms.
+
+    The block-:math:`\ell` part of :math:`\sum_v \omega_0(v) Y_v^{(\ell)}`
+    is :math:`\sum_{j \le \ell} \omega_{\ell-j}^\top X^j`: occurrences of
+    step :math:`j` count in blocks :math:`\ell \geq j` (BFS) or in the one
+    block of level :math:`h` (WL, block id 0).
+    """
+    for j in range(num_steps):
+        for level in range(j, hops + 1) if traversal == "bfs" else [hops]:
+            yield j, level, level if traversal == "bfs" else 0
+
+
+def graph_linear_rows(
+    grams: LocalGrams,
+    omega: List[Tensor],
+    batch: Tensor,
+    hops: int,
+    traversal: str,
+) -> Rows:
+    r"""Graph rows of :math:`\sum_v \omega_0(v) c_v` without node rows."""
+    g = max(grams.num_grams, 1)
+    rows, cols, vals = [batch.new_zeros(0)], [batch.new_zeros(0)], [omega[0].new_zeros(0)]
+    for j, level, block in linear_blocks(len(grams.steps), hops, traversal):
+        if grams.steps[j] is None:
+            continue
+        node, gid = grams.steps[j]
+        rows.append(batch[node])
+        cols.append(gid + block * g)
+        vals.append(omega[level - j][node])
+    out = sum_duplicates(torch.cat(rows), torch.cat(cols), torch.cat(vals), (hops + 1) * g + 1)
+    keep = out.val != 0  # grams whose strings no walk reaches
+    return Rows(out.row[keep], out.col[keep], out.val[keep])
+
+
+def symmetric_power(rows: Rows, degree: int) -> tuple:
+    r"""Explicit symmetric tensor power of sparse rows.
+
+    For row :math:`c`, the entry of multiset :math:`M = \{t_1 \le \ldots
+    \le t_p\}` is :math:`\sqrt{p! / \prod_t m_t!}\, \prod_j c_{t_j}` with
+    :math:`m_t` the multiplicities, so that
+    :math:`\langle \phi(c), \phi(c') \rangle = \langle c, c' \rangle^p`.
+
+    Returns:
+        (torch.Tensor, torch.Tensor, torch.Tensor): :obj:`row [Q]`,
+        :obj:`cols [Q, p]` (non-decreasing) and :obj:`val [Q]`.
+    """
+    dev = rows.row.device
+    nnz = rows.row.numel()
+    count = torch.bincount(rows.row, minlength=int(rows.row.max()) + 1 if nnz else 0)
+    row_end = exclusive_cumsum(count)[1:]
+    last = torch.arange(nnz, device=dev)
+    cols = rows.col.view(-1, 1)
+    val = rows.val.clone()
+    run = torch.ones(nnz, dtype=torch.long, device=dev)
+    denom = torch.ones(nnz, dtype=torch.float64, device=dev)
+    for _ in range(1, degree):
+        ext = row_end[rows.row[last]] - last
+        total = int(ext.sum())
+        parent = torch.repeat_interleave(torch.arange(last.numel(), device=dev), ext, output_size=total)
+        nxt = last[parent] + torch.arange(total, device=dev) - exclusive_cumsum(ext)[parent]
+        same = nxt == last[parent]
+        run = torch.where(same, run[parent] + 1, torch.ones_like(nxt))
+        denom = denom[parent] * run.to(torch.float64)
+        val = val[parent] * rows.val[nxt]
+        cols = torch.cat([cols[parent], rows.col[nxt].view(-1, 1)], dim=1)
+        last = nxt
+    weight = torch.sqrt(math.factorial(degree) / denom)
+    return rows.row[last], cols, val * weight
+
+
+# ---------------------------------------------------------------------------
+# Global vocabularies
+# ---------------------------------------------------------------------------
+
+
+class KeyVocab:
+    """Dense ids for ``int64`` keys, in order of first appearance.
+
+    Lookups are vectorized (:func:`torch.searchsorted`); keys first seen in
+    one call get consecutive ids in sorted key order.
+    """
+
+    def __init__(self):
+        self.keys = torch.zeros(0, dtype=torch.long)  # by id
+        self._sorted = torch.zeros(0, dtype=torch.long)
+        self._ids = torch.zeros(0, dtype=torch.long)
+
+    def __len__(self) -> int:
+        return self.keys.numel()
+
+    def lookup(self, keys: Tensor, grow: bool) -> Tensor:
+        """Ids of :obj:`keys`; unseen keys get new ids or :obj:`-1`."""
+        dev = keys.device
+        sorted_keys, sorted_ids = self._sorted.to(dev), self._ids.to(dev)
+        uniq, inv = torch.unique(keys, return_inverse=True)
+        ids = torch.full_like(uniq, -1)
+        if sorted_keys.numel():
+            pos = torch.searchsorted(sorted_keys, uniq).clamp(max=sorted_keys.numel() - 1)
+            found = sorted_keys[pos] == uniq
+            ids = torch.where(found, sorted_ids[pos], ids)
+        if grow:
+            new = ids < 0
+            fresh = uniq[new]
+            ids[new] = len(self) + torch.arange(fresh.numel(), device=dev)
+            self.keys = torch.cat([self.keys, fresh.cpu()])
+            merged = torch.cat([self._sorted, fresh.cpu()])
+            merged_ids = torch.cat([self._ids, ids[new].cpu()])
+            order = torch.argsort(merged)
+            self._sorted, self._ids = merged[order], merged_ids[order]
+        return ids[inv]
+
+    def state(self) -> Tensor:
+        """The keys by id (enough to rebuild the vocabulary)."""
+        return self.keys.clone()
+
+    @classmethod
+    def from_keys(cls, keys: Tensor) -> "KeyVocab":
+        """Rebuild from :meth:`state`."""
+        v = cls()
+        v.lookup(keys, grow=True)
+        return v
+
+
+_SHIFT = 31
+
+
+class TupleVocab:
+    r"""Dense column ids for rows of small non-negative integers.
+
+    Each row (values below :math:`2^{31}`) is a path in a trie whose nodes
+    are :class:`KeyVocab` ids of :math:`(parent \cdot 2^{31} + value)`;
+    a row's column is the id of its final trie node in a second vocabulary,
+    so rows of any length map exactly, and prefixes are not columns.
+    """
+
+    def __init__(self):
+        self.trie = KeyVocab()
+        self.columns = KeyVocab()
+
+    def __len__(self) -> int:
+        return len(self.columns)
+
+    def lookup(self, rows: Tensor, grow: bool) -> Tensor:
+        """Columns of :obj:`rows [M, w]`; unseen rows get new ids or -1."""
+        node = torch.zeros(rows.size(0), dtype=torch.long, device=rows.device)
+        ok = torch.ones(rows.size(0), dtype=torch.bool, device=rows.device)
+        for j in range(rows.size(1)):
+            nxt = self.trie.lookup((node << _SHIFT) | rows[:, j], grow)
+            ok &= nxt >= 0
+            node = torch.where(ok, nxt + 1, torch.zeros_like(nxt))
+        col = self.columns.lookup(node, grow)
+        return torch.where(ok, col, torch.full_like(col, -1))
+
+    def row(self, col: int) -> List[int]:
+        """The row of column :obj:`col` (for feature names)."""
+        node = int(self.columns.keys[col])
+        out = []
+        while node > 0:
+            key = int(self.trie.keys[node - 1])
+            out.append(key & ((1 << _SHIFT) - 1))
+            node = key >> _SHIFT
+        return out[::-1]
+
+    def state(self) -> dict:
+        """The vocabulary's tensors."""
+        return {"trie": self.trie.state(), "columns": self.columns.state()}
+
+    @classmethod
+    def from_state(cls, state: dict) -> "TupleVocab":
+        """Rebuild from :meth:`state`."""
+        v = cls()
+        v.trie = KeyVocab.from_keys(state["trie"])
+        v.columns = KeyVocab.from_keys(state["columns"])
+        return v
+
+
+class ExactRows(NamedTuple):
+    """Graph rows of one call, in local columns.
+
+    Attributes:
+        rows (Rows): Graph rows. With :math:`p = 1` a column is
+            :obj:`block * G + gram` or :obj:`const_col`; with :math:`p > 1` it
+            indexes :obj:`multisets`.
+        grams (LocalGrams): The call's grams.
+        const_col (int): The local column of the polynomial constant.
+        multisets (torch.Tensor, optional): :obj:`[U, p]` local columns of
+            each multiset column (:math:`p > 1`).
+    """
+
+    rows: Rows
+    grams: LocalGrams
+    const_col: int
+    multisets: Optional[Tensor]
+
+
+def exact_graph_rows(
+    steps: List[List[Occurrences]],
+    hood: Neighborhoods,
+    num_nodes: int,
+    batch: Tensor,
+    hops: int,
+    traversal: str,
+    kernel: str,
+    degree: int,
+    const: float,
+) -> ExactRows:
+    r"""The exact explicit map :math:`\Phi(G) = \sum_v \phi_\kappa(c_v)`.
+
+    For the polynomial kernel :math:`\phi_\kappa(c)` is the symmetric
+    :math:`p`-th power of :math:`c \oplus \sqrt{const}`; for the cosine
+    kernel that of :math:`c / |c|` (0 for an empty :math:`c`).
+    """
+    grams = index_grams(steps)
+    g = max(grams.num_grams, 1)
+    const_col = (hops + 1) * g
+    dev = batch.device
+    one = torch.ones(num_nodes, dtype=torch.float64, device=dev)
+    if degree == 1 and kernel == "poly":
+        rows = graph_linear_rows(grams, walk_weights(hood, one, hops), batch, hops, traversal)
+        if const > 0:
+            sizes = scatter(one * math.sqrt(const), batch, 0, int(batch.max()) + 1, "sum")
+            graphs = torch.arange(sizes.numel(), device=dev)
+            rows = sum_duplicates(
+                torch.cat([rows.row, graphs]),
+                torch.cat([rows.col, torch.full_like(graphs, const_col)]),
+                torch.cat([rows.val, sizes]),
+                const_col + 1,
+            )
+        return ExactRows(rows, grams, const_col, None)
+    node = node_count_rows(grams, hood, num_nodes, traversal)
+    if node.row.numel() == 0 and not (kernel == "poly" and const > 0):
+        empty = Rows(batch.new_zeros(0), batch.new_zeros(0), one.new_zeros(0))
+        none = batch.new_zeros(0, degree) if degree > 1 else None
+        return ExactRows(empty, grams, const_col, none)
+    if kernel == "cosine":
+        scale = inverse_or_zero(row_norms(node, num_nodes))
+        node = Rows(node.row, node.col, node.val * scale[node.row])
+    elif const > 0:
+        nodes = torch.arange(num_nodes, device=dev)
+        node = sum_duplicates(
+            torch.cat([node.row, nodes]),
+            torch.cat([node.col, torch.full_like(nodes, const_col)]),
+            torch.cat([node.val, one * math.sqrt(const)]),
+            const_col + 1,
+        )
+    if degree == 1:
+        rows = sum_duplicates(batch[node.row], node.col, node.val, const_col + 1)
+        return ExactRows(rows, grams, const_col, None)
+    row, cols, val = symmetric_power(node, degree)
+    uid, multisets = dense_row_ids(cols)
+    rows = sum_duplicates(batch[row], uid, val, max(multisets.size(0), 1))
+    return ExactRows(rows, grams, const_col, multisets)
+
+
+__all__ = [
+    "Rows",
+    "sum_duplicates",
+    "propagate_rows",
+    "LocalGrams",
+    "dense_row_ids",
+    "index_grams",
+    "node_count_steps",
+    "empty_rows",
+    "tag_blocks",
+    "node_count_rows",
+    "row_norms",
+    "inverse_or_zero",
+    "walk_weights",
+    "linear_blocks",
+    "graph_linear_rows",
+    "ExactRows",
+    "exact_graph_rows",
+    "symmetric_power",
+    "KeyVocab",
+    "TupleVocab",
+]

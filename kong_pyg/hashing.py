@@ -1,0 +1,146 @@
+r"""Device-independent integer hashing.
+
+Everything here is plain ``int64`` arithmetic modulo the Mersenne prime
+:math:`P = 2^{31} - 1`, with every product below :math:`2^{62}`, so the same
+inputs give bit-identical outputs on any device and no operation relies on
+integer overflow.
+
+Symbols are non-negative ``int64`` *codes* below :math:`2^{60}`: node labels
+are ``2 * label``, edge labels ``2 * label + 1`` (so a node and an edge label
+never share a code), and :data:`BREAK` (``-1``) marks a cut in a compressed
+string (see :mod:`kong_pyg.kgrams`).
+"""
+from typing import Optional
+
+import torch
+from torch import Tensor
+
+#: The Mersenne prime :math:`2^{31} - 1` all hashes reduce modulo.
+P = 2**31 - 1
+#: Exclusive upper bound on a label value (so that codes stay below 2^60).
+MAX_LABEL = 2**58
+#: Marks a cut in a compressed string; never a symbol.
+BREAK = -1
+_MASK30 = (1 << 30) - 1
+_MASK27 = (1 << 27) - 1
+
+
+def node_code(label: Tensor) -> Tensor:
+    """The symbol code of node labels."""
+    return label * 2
+
+
+def edge_code(label: Tensor) -> Tensor:
+    """The symbol code of edge labels."""
+    return label * 2 + 1
+
+
+def split30(codes: Tensor) -> tuple:
+    """Split codes below :math:`2^{60}` into two 30-bit halves."""
+    return codes >> 30, codes & _MASK30
+
+
+def random_coefficients(shape, generator: torch.Generator) -> Tensor:
+    """Uniform coefficients in :math:`[1, P)` drawn on the CPU."""
+    return torch.randint(1, P, shape, generator=generator, dtype=torch.long)
+
+
+def linear_hash(grams: Tensor, coef: Tensor) -> Tensor:
+    r"""Pairwise-independent hashes of symbol tuples of one length.
+
+    For tuple :math:`t = (t_1, \ldots, t_n)` and hash function :math:`f`,
+
+    .. math::
+        H_f(t) = \Big(c_{f,0} + n\, c_{f,1} + \sum_{j=1}^{n}
+        a_{f,j}\, \mathrm{hi}(t_j) + b_{f,j}\, \mathrm{lo}(t_j)\Big) \bmod P,
+
+    a random affine function of the tuple's 30-bit digits, hence uniform and
+    pairwise independent over distinct tuples (of any lengths up to the
+    number of coefficient pairs).
+
+    Args:
+        grams (torch.Tensor): Codes of shape :obj:`[M, n]`, :math:`n \geq 0`.
+        coef (torch.Tensor): Coefficients of shape :obj:`[F, 2 + 2 n_max]`.
+
+    Returns:
+        torch.Tensor: Hashes in :math:`[0, P)` of shape :obj:`[M, F]`.
+    """
+    n = grams.size(1)
+    if 2 + 2 * n > coef.size(1):
+        raise ValueError(f"tuples of length {n} exceed the hash family")
+    acc = ((coef[:, 0] + n * coef[:, 1]) % P).expand(grams.size(0), -1)
+    for j in range(n):
+        hi, lo = split30(grams[:, j : j + 1])
+        acc = (acc + hi * coef[:, 2 + 2 * j] + lo * coef[:, 3 + 2 * j]) % P
+    return acc
+
+
+def mod_pow(base: Tensor, exp: Tensor) -> Tensor:
+    r"""Elementwise :math:`base^{exp} \bmod P` by binary exponentiation."""
+    result = torch.ones_like(exp)
+    base = base % P
+    exp = exp.clone()
+    while bool((exp > 0).any()):
+        odd = (exp & 1).bool()
+        result = torch.where(odd, result * base % P, result)
+        base = base * base % P
+        exp = exp >> 1
+    return result
+
+
+# Fixed (seed-independent) constants: relabelling and multi-column labels are
+# content-addressed, so every call, batch, seed and device agrees on them.
+_FIXED = random_coefficients((2, 3), torch.Generator().manual_seed(0x4B4F4E47))
+
+
+def _reduce(codes: Tensor, row: int) -> Tensor:
+    """Map codes below 2^60 into [1, P) (one of two fixed reductions)."""
+    c = _FIXED[row].to(codes.device)
+    hi, lo = split30(codes)
+    return (hi * c[0] % P + lo * c[1] % P) % (P - 1) + 1
+
+
+def sequence_fingerprint(
+    head: Tensor,
+    items: Tensor,
+    owner: Tensor,
+    position: Tensor,
+    length: Tensor,
+) -> Tensor:
+    r"""58-bit fingerprints of the sequences :math:`(head_v, items...)`.
+
+    Sequence :math:`v` is :math:`head_v` followed by the entries of
+    :obj:`items` whose :obj:`owner` is :math:`v`, entry placed at
+    :obj:`position` (:math:`1 \ldots length_v`). Each of two fixed
+    polynomial hashes :math:`\sum_j r(s_j) z^j \bmod P` has collision
+    probability at most :math:`(length + 1) / P` for two different
+    sequences; the fingerprint keeps 31 + 27 bits of the pair.
+
+    Returns:
+        torch.Tensor: Fingerprints in :math:`[0, 2^{58})`, one per head.
+    """
+    parts = []
+    for r in range(2):
+        z = _FIXED[r, 2].to(head.device)
+        term = _reduce(items, r) * mod_pow(z.expand_as(position), position) % P
+        acc = torch.zeros_like(head).index_add_(0, owner, term) % P
+        acc = (acc + _reduce(head, r)) % P
+        # the length enters as the leading coefficient of z^(length + 1):
+        acc = (acc + mod_pow(z.expand_as(length), length + 1)) % P
+        parts.append(acc)
+    return (parts[0] << 27) | (parts[1] & _MASK27)
+
+
+def row_fingerprint(rows: Tensor) -> Tensor:
+    """58-bit fingerprints of the rows of a non-negative integer matrix."""
+    n, c = rows.shape
+    owner = torch.arange(n, device=rows.device).repeat_interleave(c)
+    position = torch.arange(1, c + 1, device=rows.device).repeat(n)
+    head = torch.full((n,), c, dtype=torch.long, device=rows.device)
+    length = torch.full_like(head, c)
+    return sequence_fingerprint(head, rows.reshape(-1), owner, position, length)
+
+
+def optional_generator(seed: Optional[int]) -> torch.Generator:
+    """A CPU generator seeded with :obj:`seed` (0 when :obj:`None`)."""
+    return torch.Generator().manual_seed(0 if seed is None else int(seed))

@@ -1,0 +1,278 @@
+r"""Checking user input and turning labels into symbols.
+
+**How labels become symbols.** A label tensor (node labels :obj:`x`, edge
+labels :obj:`edge_attr`) is read row by row:
+
+* a 1-D integer (or bool) tensor, or a 2-D one with a single column: each
+  value is the label (non-negative, below :math:`2^{58}`);
+* a 2-D tensor whose row is one-hot (exactly one 1, all other entries 0): the
+  label is the index of the 1, so a one-hot :obj:`x` (for instance from
+  :class:`~torch_geometric.datasets.TUDataset`, which stores float one-hot
+  rows) gives the same symbols as its :obj:`argmax`;
+* any other row of a 2-D *integer* tensor: the whole row is one symbol (equal
+  rows are equal symbols), identified by a 58-bit fingerprint of the row.
+
+Floating-point values that are not one-hot rows are rejected with a
+:class:`TypeError`: KONG needs discrete labels (discretize continuous
+attributes first). The rule is applied to every row on its own, so a row
+gives the same symbol whatever batch it arrives in.
+"""
+from typing import NamedTuple, Optional
+
+import torch
+from torch import Tensor
+
+from .hashing import MAX_LABEL, edge_code, node_code, row_fingerprint, sequence_fingerprint
+from .ordering import Neighborhoods, ordered_neighborhoods
+
+TRAVERSALS = ("bfs", "wl")
+KERNELS = ("poly", "cosine")
+ORDERS = ("edge", "label", "degree", "random")
+FLOWS = ("source_to_target", "target_to_source")
+NORMS = ("exact", "sketch")
+
+
+def check_choice(name: str, value, choices) -> str:
+    """Check that :obj:`value` is one of :obj:`choices`."""
+    if not isinstance(value, str) or value not in choices:
+        raise ValueError(f"'{name}' must be one of {list(choices)} (got {value!r})")
+    return value
+
+
+def check_int(name: str, value, minimum: int) -> int:
+    """Check that :obj:`value` is an integer at least :obj:`minimum`."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        try:
+            import numpy as np
+
+            if isinstance(value, np.integer):
+                value = int(value)
+        except ImportError:  # pragma: no cover
+            pass
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"'{name}' must be an integer (got {type(value).__name__})")
+    if value < minimum:
+        raise ValueError(f"'{name}' must be >= {minimum} (got {value})")
+    return value
+
+
+def check_float(name: str, value, minimum: float) -> float:
+    """Check that :obj:`value` is a real number at least :obj:`minimum`."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"'{name}' must be a number (got {type(value).__name__})")
+    value = float(value)
+    if not value >= minimum:  # also rejects NaN
+        raise ValueError(f"'{name}' must be >= {minimum} (got {value})")
+    return value
+
+
+def check_edge_index(edge_index, num_nodes: int) -> Tensor:
+    """Check a :obj:`[2, num_edges]` index tensor against :obj:`num_nodes`."""
+    if not isinstance(edge_index, Tensor):
+        raise TypeError(
+            "'edge_index' must be a [2, num_edges] torch.LongTensor; sparse "
+            "adjacency matrices sort neighbors by id and lose the neighbor "
+            f"order KONG reads (got {type(edge_index).__name__})"
+        )
+    if edge_index.is_sparse or edge_index.layout != torch.strided:
+        raise TypeError(
+            "'edge_index' must be a dense [2, num_edges] tensor: sparse "
+            "adjacency sorts neighbors by id and loses the neighbor order"
+        )
+    if edge_index.dtype != torch.long:
+        raise TypeError(f"'edge_index' must have dtype torch.long (got {edge_index.dtype})")
+    if edge_index.dim() != 2 or edge_index.size(0) != 2:
+        raise ValueError(
+            f"'edge_index' must have shape [2, num_edges] (got {list(edge_index.shape)})"
+        )
+    if edge_index.numel() > 0:
+        lo, hi = int(edge_index.min()), int(edge_index.max())
+        if lo < 0:
+            raise ValueError(f"'edge_index' holds a negative node index ({lo})")
+        if hi >= num_nodes:
+            raise ValueError(
+                f"'edge_index' holds node index {hi} but there are only "
+                f"{num_nodes} nodes"
+            )
+    return edge_index
+
+
+def labels(t, name: str, length: int) -> Tensor:
+    """Turn a label tensor into non-negative ``int64`` values (see module doc).
+
+    Args:
+        t (torch.Tensor): The labels, :obj:`[length]` or :obj:`[length, C]`.
+        name (str): The argument's name, for error messages.
+        length (int): The expected number of rows.
+    """
+    if not isinstance(t, Tensor):
+        raise TypeError(f"'{name}' must be a torch.Tensor (got {type(t).__name__})")
+    if t.is_sparse:
+        raise TypeError(f"'{name}' must be a dense tensor")
+    if t.dim() == 0 or t.dim() > 2:
+        raise ValueError(
+            f"'{name}' must have shape [{length}] or [{length}, C] (got {list(t.shape)})"
+        )
+    if t.size(0) != length:
+        raise ValueError(f"'{name}' has {t.size(0)} rows, expected {length}")
+    if t.dim() == 2 and t.size(1) == 1:
+        t = t.view(-1)
+    if t.is_complex():
+        raise TypeError(f"'{name}' must hold integer labels (got {t.dtype})")
+    if t.dim() == 1:
+        if t.is_floating_point():
+            raise TypeError(
+                f"'{name}' holds floating-point values ({t.dtype}); KONG needs "
+                "discrete labels: pass integer labels or one-hot rows"
+            )
+        out = t.long()
+    else:
+        if t.size(1) == 0:
+            raise ValueError(f"'{name}' has zero columns")
+        one = (t == 1).sum(dim=1)
+        zero = (t == 0).sum(dim=1)
+        onehot = (one == 1) & (one + zero == t.size(1))
+        if t.is_floating_point():
+            if not bool(onehot.all()):
+                raise TypeError(
+                    f"'{name}' holds floating-point values that are not one-hot "
+                    "rows; KONG needs discrete labels (integers or one-hot)"
+                )
+            return t.argmax(dim=1)
+        t = t.long()
+        if bool((t < 0).any()):
+            raise ValueError(f"'{name}' holds negative labels")
+        if bool((t >= MAX_LABEL).any()):
+            raise ValueError(f"'{name}' holds labels >= 2^58")
+        out = torch.where(onehot, t.argmax(dim=1), row_fingerprint(t))
+        return out
+    if out.numel() > 0:
+        if int(out.min()) < 0:
+            raise ValueError(f"'{name}' holds negative labels ({int(out.min())})")
+        if int(out.max()) >= MAX_LABEL:
+            raise ValueError(f"'{name}' holds labels >= 2^58 ({int(out.max())})")
+    return out
+
+
+def check_edge_vector(t: Optional[Tensor], name: str, num_edges: int) -> Optional[Tensor]:
+    """Check an optional per-edge sort key."""
+    if t is None:
+        return None
+    if not isinstance(t, Tensor):
+        raise TypeError(f"'{name}' must be a torch.Tensor (got {type(t).__name__})")
+    if t.dim() == 2 and t.size(1) == 1:
+        t = t.view(-1)
+    if t.dim() != 1 or t.size(0) != num_edges:
+        raise ValueError(
+            f"'{name}' must have shape [{num_edges}] (one key per edge), "
+            f"got {list(t.shape)}"
+        )
+    if t.dtype == torch.bool or t.is_complex():
+        raise TypeError(f"'{name}' must be a real-valued sort key (got {t.dtype})")
+    if t.is_floating_point() and bool(torch.isnan(t).any()):
+        raise ValueError(f"'{name}' holds NaN")
+    return t
+
+
+def check_batch(batch: Optional[Tensor], num_nodes: int) -> Tensor:
+    """Check a node-to-graph assignment vector; returns it (or zeros)."""
+    if batch is None:
+        return None
+    if not isinstance(batch, Tensor) or batch.dtype != torch.long:
+        raise TypeError("'batch' must be a torch.LongTensor of graph indices")
+    if batch.dim() != 1 or batch.size(0) != num_nodes:
+        raise ValueError(
+            f"'batch' must have shape [{num_nodes}] (one graph index per node), "
+            f"got {list(batch.shape)}"
+        )
+    if num_nodes and int(batch.min()) < 0:
+        raise ValueError("'batch' holds negative graph indices")
+    return batch
+
+
+class PreparedGraph(NamedTuple):
+    """A checked graph (or batch of graphs) ready for the k-gram engine.
+
+    Attributes:
+        node_sym (torch.Tensor): :obj:`[N]` node symbol codes.
+        hood (Neighborhoods): Ordered neighborhoods.
+        edge_sym (torch.Tensor, optional): :obj:`[m]` edge symbol codes in
+            :obj:`hood` order.
+    """
+
+    node_sym: Tensor
+    hood: Neighborhoods
+    edge_sym: Optional[Tensor]
+
+    @property
+    def num_nodes(self) -> int:
+        """The number of nodes."""
+        return self.node_sym.numel()
+
+
+def wl_relabel(label: Tensor, hood: Neighborhoods) -> Tensor:
+    r"""One round of WL relabelling.
+
+    The new label is a 58-bit fingerprint of
+    :math:`(l(v), \{\!\{ l(u) : u \in N_v \}\!\})`.
+
+    Content-addressed (no table), so every graph, batch and device agrees.
+    """
+    nb = label[hood.nbr]
+    perm = torch.sort(nb, stable=True).indices
+    perm = perm[torch.sort(hood.center[perm], stable=True).indices]
+    owner = hood.center[perm]
+    position = torch.arange(owner.numel(), device=label.device) - hood.ptr[owner] + 1
+    return sequence_fingerprint(label, nb[perm], owner, position, hood.degree)
+
+
+def prepare_graph(
+    x: Tensor,
+    edge_index: Tensor,
+    edge_attr: Optional[Tensor] = None,
+    edge_order: Optional[Tensor] = None,
+    *,
+    flow: str = "source_to_target",
+    order: str = "edge",
+    relabel: bool = False,
+    seed: int = 0,
+) -> PreparedGraph:
+    """Check a graph and turn it into symbols and ordered neighborhoods.
+
+    Args:
+        x (torch.Tensor): Node labels (see the module doc).
+        edge_index (torch.Tensor): :obj:`[2, m]` edges, in neighbor order.
+        edge_attr (torch.Tensor, optional): Edge labels.
+        edge_order (torch.Tensor, optional): A per-edge sort key; needs
+            :obj:`order="edge"`.
+        flow (str): As in :class:`~torch_geometric.nn.conv.MessagePassing`.
+        order (str): See :func:`~kong_pyg.ordering.ordered_neighborhoods`.
+        relabel (bool): One WL relabelling round first.
+        seed (int): The seed of :obj:`order="random"`.
+    """
+    if not isinstance(x, Tensor):
+        raise TypeError(f"'x' must be a torch.Tensor of node labels (got {type(x).__name__})")
+    n = x.size(0) if x.dim() > 0 else 0
+    if n == 0:
+        raise ValueError("the graph is empty: 'x' has no rows (KONG needs at least one node)")
+    edge_index = check_edge_index(edge_index, n)
+    m = edge_index.size(1)
+    node_label = labels(x, "x", n)
+    if edge_index.device != node_label.device:
+        raise ValueError(
+            f"'x' is on {node_label.device} but 'edge_index' is on {edge_index.device}"
+        )
+    edge_label = None if edge_attr is None else labels(edge_attr, "edge_attr", m)
+    edge_order = check_edge_vector(edge_order, "edge_order", m)
+    if edge_order is not None and order != "edge":
+        raise ValueError(
+            f"'edge_order' defines the neighbor order, but order='{order}' asks "
+            "for another one; pass order='edge' or drop 'edge_order'"
+        )
+    if relabel:
+        plain = ordered_neighborhoods(edge_index, n, flow)
+        node_label = wl_relabel(node_label, plain)
+    node_sym = node_code(node_label)
+    hood = ordered_neighborhoods(edge_index, n, flow, order, edge_order, node_sym, seed)
+    edge_sym = None if edge_label is None else edge_code(edge_label)[hood.perm]
+    return PreparedGraph(node_sym, hood, edge_sym)

@@ -1,0 +1,237 @@
+r"""k-grams of KONG strings without building the strings (SPEC section 4).
+
+The string of node :math:`v` at step :math:`i` is a concatenation of
+*pieces*: for WL its own label :math:`l(v)`, then for each neighbor
+:math:`u` in neighbor order an optional edge symbol and the neighbor's
+previous string :math:`s_u^{i-1}`; for BFS the same without :math:`l(v)`.
+Its n-gram counts are the sum of the pieces' counts plus the n-grams that
+*cross* a piece boundary, so per node we keep only
+
+* the length :math:`L` of :math:`s_v^i`, saturated at :math:`k`,
+* its first and last :math:`\min(L, k-1)` symbols (prefix and suffix codes).
+
+The crossing n-grams of a node are read off a *compressed* string: each
+piece of length :math:`\le k-1` is copied whole, a longer piece becomes
+``prefix BREAK suffix``, and a ``BREAK`` closes every node. Every window of
+length :math:`n` that holds no ``BREAK`` and starts and ends in different
+pieces is exactly one crossing n-gram (a crossing n-gram can only hold whole
+pieces that are shorter than :math:`k-1`). The compressed string has at most
+:math:`2k - 1` symbols per piece: :math:`O(mk)` work per step, whatever the
+real strings' lengths (which grow like degree to the power :math:`h`).
+
+Occurrences of step :math:`i` are the n-grams a node's step-:math:`i` string
+adds on top of its neighbors' step-:math:`(i-1)` strings: crossing n-grams,
+and for :math:`n = 1` the node's own label (WL; BFS at step 0) and the edge
+symbols.
+"""
+from typing import Iterator, List, NamedTuple, Optional
+
+import torch
+from torch import Tensor
+
+from .hashing import BREAK
+from .ordering import Neighborhoods
+
+
+class Occurrences(NamedTuple):
+    """n-grams added at one step.
+
+    Attributes:
+        node (torch.Tensor): :obj:`[M]` the node whose string holds each one.
+        grams (torch.Tensor): :obj:`[M, n]` their symbol codes.
+    """
+
+    node: Tensor
+    grams: Tensor
+
+
+class StringState(NamedTuple):
+    r"""What is kept of every node's string between steps.
+
+    Attributes:
+        length (torch.Tensor): :obj:`[N]` the length, saturated at :math:`k`.
+        prefix (torch.Tensor): :obj:`[N, k-1]` the first :math:`\\min(L, k-1)`
+            symbols, padded with ``BREAK``.
+        suffix (torch.Tensor): :obj:`[N, k-1]` the last :math:`\\min(L, k-1)`
+            symbols, left-aligned, padded with ``BREAK``.
+    """
+
+    length: Tensor
+    prefix: Tensor
+    suffix: Tensor
+
+
+def initial_state(node_sym: Tensor, k: int) -> StringState:
+    """The state of the one-symbol strings :math:`s_v^0 = l(v)`."""
+    n = node_sym.numel()
+    pre = torch.full((n, max(k - 1, 0)), BREAK, dtype=torch.long, device=node_sym.device)
+    if k > 1:
+        pre[:, 0] = node_sym
+    length = torch.full((n,), min(1, k), dtype=torch.long, device=node_sym.device)
+    return StringState(length, pre, pre.clone())
+
+
+def gram_lengths(k: int, blended: bool) -> List[int]:
+    """The n-gram lengths counted: :math:`k`, or :math:`1..k` if blended."""
+    return list(range(1, k + 1)) if blended else [k]
+
+
+def exclusive_cumsum(t: Tensor) -> Tensor:
+    """:obj:`[0, t_0, t_0 + t_1, ...]`, one longer than :obj:`t`."""
+    out = torch.zeros(t.numel() + 1, dtype=t.dtype, device=t.device)
+    torch.cumsum(t, 0, out=out[1:])
+    return out
+
+
+def concat_step(
+    state: StringState,
+    hood: Neighborhoods,
+    node_sym: Tensor,
+    edge_sym: Optional[Tensor],
+    k: int,
+    with_label: bool,
+    lengths: List[int],
+) -> tuple:
+    r"""One step: concatenate pieces, return crossing n-grams and new state.
+
+    Args:
+        state (StringState): The previous strings' state (:math:`k \geq 2`).
+        hood (Neighborhoods): Ordered neighborhoods.
+        node_sym (torch.Tensor): :obj:`[N]` node symbol codes.
+        edge_sym (torch.Tensor, optional): :obj:`[m]` edge symbol codes in
+            :obj:`hood` order.
+        k (int): The k-gram length.
+        with_label (bool): Whether the string starts with :math:`l(v)` (WL).
+        lengths (List[int]): The n-gram lengths to return (those :math:`\geq 2`).
+
+    Returns:
+        (dict, StringState): Crossing occurrences per length, new state.
+    """
+    device = node_sym.device
+    n = node_sym.numel()
+    center, nbr, ptr = hood.center, hood.nbr, hood.ptr
+    deg = ptr[1:] - ptr[:-1]
+    lab, esy = int(with_label), int(edge_sym is not None)
+    per_edge = 1 + esy
+    # items: [label] (edge-symbol, neighbor)* end
+    n_items = lab + deg * per_edge + 1
+    item_start = exclusive_cumsum(n_items)
+    total_items = int(item_start[-1])
+    LABEL, ESYM, NBR, END = 0, 1, 2, 3
+    kind = torch.full((total_items,), END, dtype=torch.long, device=device)
+    value = torch.zeros(total_items, dtype=torch.long, device=device)
+    size = torch.ones(total_items, dtype=torch.long, device=device)
+    first = item_start[:-1]
+    if lab:
+        kind[first] = LABEL
+        value[first] = node_sym
+    local = torch.arange(nbr.numel(), device=device) - ptr[center]
+    base = first[center] + lab + local * per_edge
+    if esy:
+        kind[base] = ESYM
+        value[base] = edge_sym
+    pos_n = base + esy
+    kind[pos_n] = NBR
+    value[pos_n] = nbr
+    ln = state.length[nbr]
+    size[pos_n] = torch.where(ln <= k - 1, ln, torch.full_like(ln, 2 * k - 1))
+    offset = exclusive_cumsum(size)
+    total = int(offset[-1])
+    item = torch.repeat_interleave(
+        torch.arange(total_items, device=device), size, output_size=total
+    )
+    intra = torch.arange(total, device=device) - offset[item]
+    pkind = kind[item]
+    pval = value[item]
+    u = torch.where(pkind == NBR, pval, torch.zeros_like(pval))
+    is_long = state.length[u] >= k
+    head = state.prefix[u, intra.clamp(max=k - 2)]
+    tail = state.suffix[u, (intra - k).clamp(min=0, max=k - 2)]
+    from_nbr = torch.where(
+        ~is_long | (intra < k - 1),
+        head,
+        torch.where(intra == k - 1, torch.full_like(head, BREAK), tail),
+    )
+    sym = torch.where(pkind == NBR, from_nbr, pval)
+    sym = torch.where(pkind == END, torch.full_like(sym, BREAK), sym)
+
+    # crossing windows: no BREAK inside, first and last symbol in other pieces
+    node_of_item = torch.repeat_interleave(
+        torch.arange(n, device=device), n_items, output_size=total_items
+    )
+    breaks = exclusive_cumsum((sym == BREAK).long())
+    out = {}
+    for ln_ in lengths:
+        if ln_ < 2 or total < ln_:
+            continue
+        start = torch.arange(total - ln_ + 1, device=device)
+        ok = (breaks[start + ln_] == breaks[start]) & (item[start] != item[start + ln_ - 1])
+        start = start[ok]
+        grams = torch.stack([sym[start + j] for j in range(ln_)], dim=1)
+        out[ln_] = Occurrences(node_of_item[item[start]], grams)
+
+    # the new state
+    length = torch.full((n,), lab, dtype=torch.long, device=device)
+    length.index_add_(0, center, state.length[nbr] + esy)
+    length = length.clamp(max=k)
+    keep = length.clamp(max=k - 1)
+    begin = offset[first]
+    end = offset[item_start[1:] - 1]  # position of the END item
+    j = torch.arange(k - 1, device=device)
+    valid = j.unsqueeze(0) < keep.unsqueeze(1)
+    last = max(total - 1, 0)
+    pre = sym[(begin.unsqueeze(1) + j).clamp(max=last)] if total else begin.new_empty(n, k - 1)
+    suf_pos = (end - keep).unsqueeze(1) + j
+    suf = sym[suf_pos.clamp(min=0, max=last)] if total else pre
+    fill = torch.full_like(pre, BREAK)
+    return out, StringState(length, torch.where(valid, pre, fill), torch.where(valid, suf, fill))
+
+
+def occurrences(
+    node_sym: Tensor,
+    hood: Neighborhoods,
+    edge_sym: Optional[Tensor],
+    k: int,
+    hops: int,
+    traversal: str,
+    blended: bool = False,
+) -> Iterator[List[Occurrences]]:
+    r"""Yield, for steps :math:`i = 0..h`, the n-grams step :math:`i` adds.
+
+    With :math:`X^i` the occurrences of step :math:`i` and
+    :math:`(AY)_v = \sum_{u \in N_v} Y_u`, the n-gram count vectors of the
+    step-:math:`i` strings are :math:`Y^{(i)} = A Y^{(i-1)} + X^i`,
+    :math:`Y^{(0)} = X^0`.
+
+    Args:
+        node_sym (torch.Tensor): :obj:`[N]` node symbol codes.
+        hood (Neighborhoods): Ordered neighborhoods.
+        edge_sym (torch.Tensor, optional): :obj:`[m]` edge symbol codes in
+            :obj:`hood` order.
+        k (int): The k-gram length.
+        hops (int): The number of steps :math:`h`.
+        traversal (str): :obj:`"bfs"` or :obj:`"wl"`.
+        blended (bool, optional): Count all lengths :math:`1..k`.
+
+    Yields:
+        List[Occurrences]: One entry per n-gram length with occurrences.
+    """
+    lengths = gram_lengths(k, blended)
+    wl = traversal == "wl"
+    n = node_sym.numel()
+    nodes = torch.arange(n, device=node_sym.device)
+    labels = Occurrences(nodes, node_sym.view(-1, 1))
+    state = initial_state(node_sym, k)
+    for step in range(hops + 1):
+        found = []
+        if 1 in lengths and (step == 0 or wl):
+            found.append(labels)
+        if step > 0:
+            if 1 in lengths and edge_sym is not None:
+                found.append(Occurrences(hood.center, edge_sym.view(-1, 1)))
+            if k > 1:
+                crossing, state = concat_step(
+                    state, hood, node_sym, edge_sym, k, wl, lengths
+                )
+                found.extend(crossing[ln] for ln in sorted(crossing))
+        yield found

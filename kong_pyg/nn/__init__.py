@@ -1,0 +1,4 @@
+"""KONG message-passing operators."""
+from .kong_sketch import KongSketch
+
+__all__ = ["KongSketch"]

@@ -1,0 +1,103 @@
+r"""The neighbor-order rule, stated and implemented once.
+
+With :obj:`flow="source_to_target"` (PyG's default), node
+:math:`i = \mathrm{edge\_index}[1, e]` collects from
+:math:`j = \mathrm{edge\_index}[0, e]`; with :obj:`"target_to_source"` the
+roles swap. **The neighbor order** :math:`\tau_i` **of node** :math:`i`
+**is the order in which its incoming edges appear in** :obj:`edge_index`.
+A per-edge key (a timestamp, say) re-sorts each neighborhood by that key,
+ties kept in :obj:`edge_index` order. Derived orders for experiments sort by
+the neighbor's label or degree, or shuffle each neighborhood with a seed.
+
+Every sort here is a stable sort, so nothing but the chosen key moves an
+edge. PyG's :func:`~torch_geometric.utils.coalesce`,
+:func:`~torch_geometric.utils.to_undirected`,
+:func:`~torch_geometric.utils.sort_edge_index` and sparse adjacency formats
+sort neighbors by id and so destroy :math:`\tau`; :mod:`kong_pyg` never calls
+them on the user's edges.
+"""
+from typing import NamedTuple, Optional
+
+import torch
+from torch import Tensor
+
+
+class Neighborhoods(NamedTuple):
+    """Ordered neighborhoods in CSR form.
+
+    Attributes:
+        center (torch.Tensor): :obj:`[m]` the node whose neighborhood holds
+            each edge, non-decreasing.
+        nbr (torch.Tensor): :obj:`[m]` the neighbor, in neighbor order within
+            each center's segment.
+        perm (torch.Tensor): :obj:`[m]` the original edge ids in this order.
+        ptr (torch.Tensor): :obj:`[n + 1]` segment boundaries.
+    """
+
+    center: Tensor
+    nbr: Tensor
+    perm: Tensor
+    ptr: Tensor
+
+    @property
+    def degree(self) -> Tensor:
+        """Neighborhood sizes :obj:`[n]`."""
+        return self.ptr[1:] - self.ptr[:-1]
+
+
+def _stable_argsort(key: Tensor) -> Tensor:
+    return torch.sort(key, stable=True).indices
+
+
+def ordered_neighborhoods(
+    edge_index: Tensor,
+    num_nodes: int,
+    flow: str = "source_to_target",
+    order: str = "edge",
+    edge_order: Optional[Tensor] = None,
+    node_label: Optional[Tensor] = None,
+    seed: int = 0,
+) -> Neighborhoods:
+    r"""Group edges by center node, each group in neighbor order.
+
+    Args:
+        edge_index (torch.Tensor): Edge indices :obj:`[2, m]`.
+        num_nodes (int): The number of nodes.
+        flow (str, optional): :obj:`"source_to_target"` or
+            :obj:`"target_to_source"`. (default: :obj:`"source_to_target"`)
+        order (str, optional): :obj:`"edge"` (edge order, or
+            :obj:`edge_order` when given), :obj:`"label"` (by neighbor
+            label), :obj:`"degree"` (by neighbor degree) or :obj:`"random"`
+            (a seeded shuffle). Ties always keep edge order.
+            (default: :obj:`"edge"`)
+        edge_order (torch.Tensor, optional): A per-edge sort key :obj:`[m]`.
+        node_label (torch.Tensor, optional): Symbol codes :obj:`[n]`, needed
+            for :obj:`order="label"`.
+        seed (int, optional): The seed of :obj:`order="random"`.
+    """
+    if flow == "source_to_target":
+        nbr, center = edge_index[0], edge_index[1]
+    else:
+        center, nbr = edge_index[0], edge_index[1]
+    m = center.numel()
+    device = edge_index.device
+    if order == "edge":
+        key = edge_order
+    elif order == "label":
+        key = node_label[nbr]
+    elif order == "degree":
+        deg = torch.zeros(num_nodes, dtype=torch.long, device=device)
+        deg.index_add_(0, center, torch.ones_like(center))
+        key = deg[nbr]
+    else:  # random: a seeded permutation drawn on the CPU, same on any device
+        gen = torch.Generator().manual_seed(int(seed))
+        key = torch.randperm(m, generator=gen).to(device)
+    perm = torch.arange(m, device=device)
+    if key is not None:
+        perm = _stable_argsort(key)
+    perm = perm[_stable_argsort(center[perm])]
+    count = torch.zeros(num_nodes, dtype=torch.long, device=device)
+    count.index_add_(0, center, torch.ones_like(center))
+    ptr = torch.zeros(num_nodes + 1, dtype=torch.long, device=device)
+    torch.cumsum(count, 0, out=ptr[1:])
+    return Neighborhoods(center[perm], nbr[perm], perm, ptr)

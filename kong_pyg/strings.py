@@ -1,0 +1,210 @@
+r"""Brute-force KONG strings and kernels, for teaching and for tests.
+
+These functions build the strings of SPEC section 2 symbol by symbol with
+plain Python, so they are slow and their output grows exponentially with
+:obj:`hops`: use them on small graphs only. The fast code never builds a
+string; the test suite checks it against these.
+
+Symbols are node labels as given (any hashable, for instance one-letter
+strings) and, for edge labels, the tuples ``("edge", label)``.
+"""
+import math
+from collections import Counter
+from typing import Hashable, List, Optional, Sequence, Tuple, Union
+
+import torch
+from torch import Tensor
+
+from .inputs import FLOWS, ORDERS, TRAVERSALS, check_choice
+from .ordering import ordered_neighborhoods
+
+NodeString = Union[Tuple[Hashable, ...], List[Tuple[Hashable, ...]]]
+
+
+def _relabel(labels: List[Hashable], neighbors: List[List[int]]) -> List[Hashable]:
+    """One round of classic WL relabelling (exact, by value)."""
+    keys = []
+    for v, nb in enumerate(neighbors):
+        keys.append((labels[v], tuple(sorted((labels[u] for u in nb), key=repr))))
+    return keys
+
+
+def kong_strings(
+    edge_index: Union[Tensor, Sequence[Tuple[int, int]]],
+    labels: Sequence[Hashable],
+    hops: int,
+    traversal: str = "bfs",
+    edge_labels: Optional[Sequence[Hashable]] = None,
+    flow: str = "source_to_target",
+    edge_order: Optional[Sequence[float]] = None,
+    order: str = "edge",
+    relabel: bool = False,
+    seed: int = 0,
+) -> List[NodeString]:
+    r"""The explicit KONG strings of every node (brute force).
+
+    Node :math:`v`'s neighbors :math:`u_1, u_2, \ldots` are its incoming
+    edges' other ends in edge order (see :mod:`kong_pyg.ordering`), and
+
+    * BFS: :math:`s_v^i = e_1 s_{u_1}^{i-1} e_2 s_{u_2}^{i-1} \ldots`, the
+      node's string is the list of levels :math:`(s_v^0, \ldots, s_v^h)`;
+    * WL: :math:`s_v^i = l(v)\, e_1 s_{u_1}^{i-1} \ldots`, the node's string
+      is :math:`s_v^h`;
+
+    with :math:`s_v^0 = l(v)` and :math:`e_j` the edge symbols (absent
+    without edge labels).
+
+    Example (the paper's Figure 1)::
+
+        >>> names = "ABCDEFGH"
+        >>> edges = ["AB", "AC", "AD", "AG", "BE", "BF", "CH", "DG"]
+        >>> ei = [(names.index(a), names.index(b)) for a, b in edges]
+        >>> s = kong_strings(ei, list(names), 2, "bfs", flow="target_to_source")
+        >>> ["".join(level) for level in s[0]]
+        ['A', 'BCDG', 'EFHG']
+
+    Args:
+        edge_index (torch.Tensor or list of pairs): The edges.
+        labels (sequence): One label per node.
+        hops (int): The depth :math:`h`.
+        traversal (str, optional): :obj:`"bfs"` or :obj:`"wl"`.
+        edge_labels (sequence, optional): One label per edge.
+        flow (str, optional): As in :class:`MessagePassing`.
+        edge_order (sequence, optional): A per-edge sort key.
+        order (str, optional): :obj:`"edge"`, :obj:`"label"`,
+            :obj:`"degree"` or :obj:`"random"` (this one uses the library's
+            seeded shuffle).
+        relabel (bool, optional): One WL relabelling round first.
+        seed (int, optional): The seed of :obj:`order="random"`.
+
+    Returns:
+        list: Per node, a list of level tuples (BFS) or one tuple (WL).
+    """
+    check_choice("traversal", traversal, TRAVERSALS)
+    check_choice("flow", flow, FLOWS)
+    check_choice("order", order, ORDERS)
+    pairs = edge_index.t().tolist() if isinstance(edge_index, Tensor) else list(edge_index)
+    n = len(labels)
+    labels = list(labels)
+    if flow == "source_to_target":
+        centers = [b for a, b in pairs]
+        others = [a for a, b in pairs]
+    else:
+        centers = [a for a, b in pairs]
+        others = [b for a, b in pairs]
+    edge_ids = list(range(len(pairs)))
+    if order == "edge" and edge_order is not None:
+        edge_ids.sort(key=lambda e: edge_order[e])
+    elif order == "degree":
+        deg = Counter(centers)
+        edge_ids.sort(key=lambda e: deg[others[e]])
+    elif order == "random":
+        ei = torch.tensor(pairs, dtype=torch.long).t().reshape(2, -1)
+        hood = ordered_neighborhoods(ei, n, flow, "random", seed=seed)
+        edge_ids = hood.perm.tolist()
+    neighbors: List[List[int]] = [[] for _ in range(n)]
+    via: List[List[int]] = [[] for _ in range(n)]
+    if relabel:
+        for e in edge_ids:
+            neighbors[centers[e]].append(others[e])
+        labels = _relabel(labels, neighbors)
+        neighbors = [[] for _ in range(n)]
+    if order == "label":
+        edge_ids.sort(key=lambda e: _label_key(labels[others[e]]))
+    for e in edge_ids:  # stable: each neighborhood keeps the sorted order
+        neighbors[centers[e]].append(others[e])
+        via[centers[e]].append(e)
+
+    def piece(v: int, j: int, prev: List[Tuple]) -> Tuple:
+        u, e = neighbors[v][j], via[v][j]
+        lead = () if edge_labels is None else (("edge", edge_labels[e]),)
+        return lead + prev[u]
+
+    prev = [(lab,) for lab in labels]
+    levels = [[p] for p in prev]
+    for _ in range(hops):
+        cur = []
+        for v in range(n):
+            s = (labels[v],) if traversal == "wl" else ()
+            for j in range(len(neighbors[v])):
+                s = s + piece(v, j, prev)
+            cur.append(s)
+        prev = cur
+        for v in range(n):
+            levels[v].append(cur[v])
+    if traversal == "wl":
+        return [lv[-1] for lv in levels]
+    return levels
+
+
+def _label_key(label: Hashable):
+    """Sort key of a label, matching the fast code's order for integers."""
+    return label if isinstance(label, int) else repr(label)
+
+
+def kgram_counts(string: NodeString, k: int, blended: bool = False) -> Counter:
+    """Count the k-grams of a node's string (BFS levels kept apart).
+
+    Keys are :obj:`(block, gram)` with :obj:`block` the level (BFS) or
+    :obj:`0` (WL).
+    """
+    levels = [string] if isinstance(string, tuple) else list(string)
+    lengths = range(1, k + 1) if blended else (k,)
+    out: Counter = Counter()
+    for block, s in enumerate(levels):
+        for n in lengths:
+            for i in range(len(s) - n + 1):
+                out[(block, tuple(s[i : i + n]))] += 1
+    return out
+
+
+def base_kernel(
+    a: Counter, b: Counter, kernel: str = "poly", degree: int = 1, const: float = 0.0
+) -> float:
+    r"""The base kernel :math:`\kappa` of two count vectors (SPEC section 3)."""
+    dot = float(sum(v * b[key] for key, v in a.items() if key in b))
+    if kernel == "poly":
+        return (dot + const) ** degree
+    na = math.sqrt(sum(v * v for v in a.values()))
+    nb = math.sqrt(sum(v * v for v in b.values()))
+    if na == 0 or nb == 0:
+        return 0.0
+    return (dot / (na * nb)) ** degree
+
+
+def brute_force_kernel(
+    graphs: Sequence[List[NodeString]],
+    k: int,
+    kernel: str = "poly",
+    degree: int = 1,
+    const: float = 0.0,
+    blended: bool = False,
+    normalize: bool = False,
+) -> List[List[float]]:
+    r"""The KONG graph kernel matrix from explicit strings.
+
+    :math:`K(G, H) = \sum_{v \in G} \sum_{w \in H} \kappa(c_v, c_w)`, with
+    :math:`c_v` the k-gram counts of node :math:`v`'s string; with
+    :obj:`normalize`, :math:`K(G, H) / \sqrt{K(G, G) K(H, H)}`.
+
+    Args:
+        graphs (sequence): Per graph, the output of :func:`kong_strings`.
+        k (int): The k-gram length.
+        kernel (str, optional): :obj:`"poly"` or :obj:`"cosine"`.
+        degree (int, optional): The degree :math:`p`.
+        const (float, optional): The polynomial constant.
+        blended (bool, optional): Count all lengths :math:`1..k`.
+        normalize (bool, optional): Normalize the graph kernel.
+    """
+    counts = [[kgram_counts(s, k, blended) for s in g] for g in graphs]
+    out = [
+        [sum(base_kernel(a, b, kernel, degree, const) for a in ga for b in gb) for gb in counts]
+        for ga in counts
+    ]
+    if normalize:
+        d = [math.sqrt(out[i][i]) for i in range(len(out))]
+        out = [
+            [out[i][j] / (d[i] * d[j]) if d[i] and d[j] else 0.0 for j in range(len(out))]
+            for i in range(len(out))
+        ]
+    return out

@@ -1,0 +1,425 @@
+r"""The :class:`KongVectorizer`: explicit KONG features of many graphs."""
+from typing import Iterator, NamedTuple, Optional
+
+import numpy as np
+import scipy.sparse as sp
+import torch
+from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.utils.validation import check_is_fitted
+from torch import Tensor
+from torch_geometric.utils import scatter
+
+from .exact import ExactRows, KeyVocab, TupleVocab, exact_graph_rows
+from .inputs import KERNELS, NORMS, ORDERS, TRAVERSALS, check_choice, check_float, check_int
+from .kgrams import exclusive_cumsum, occurrences
+from .nn.kong_sketch import KongSketch
+
+#: The block id of the polynomial kernel's constant coordinate.
+CONST_BLOCK = 2**31 - 1
+
+
+class GraphBatch(NamedTuple):
+    """A disjoint union of consecutive graphs of the input.
+
+    Attributes:
+        x, edge_index, edge_attr, edge_order: The union's tensors.
+        batch (torch.Tensor): :obj:`[N]` graph of each node (0-based here).
+        start (int): The index of the first graph in the input.
+        num_graphs (int): How many graphs.
+    """
+
+    x: Tensor
+    edge_index: Tensor
+    edge_attr: Optional[Tensor]
+    edge_order: Optional[Tensor]
+    batch: Tensor
+    start: int
+    num_graphs: int
+
+
+def _ranges(starts: Tensor, sizes: Tensor) -> Tensor:
+    """Concatenated :obj:`arange(start, start + size)` for every pair."""
+    total = int(sizes.sum())
+    owner = torch.repeat_interleave(torch.arange(sizes.numel()), sizes, output_size=total)
+    return starts[owner] + torch.arange(total) - exclusive_cumsum(sizes)[owner]
+
+
+def _collated(graphs):
+    """The collated storage of an in-memory PyG dataset, if it has one."""
+    from torch_geometric.data import InMemoryDataset
+
+    if not isinstance(graphs, InMemoryDataset) or graphs.transform is not None:
+        return None
+    data, slices = graphs._data, graphs.slices
+    if slices is None or "x" not in slices or "edge_index" not in slices:
+        return None
+    return data, slices
+
+
+def iter_graph_batches(
+    graphs,
+    batch_size: int,
+    edge_labels: bool = True,
+    edge_order_attr: Optional[str] = "edge_order",
+) -> Iterator[GraphBatch]:
+    """Yield disjoint unions of :obj:`batch_size` consecutive graphs.
+
+    Reads :obj:`x`, :obj:`edge_index` and, when present, :obj:`edge_attr`
+    and the per-edge order key :obj:`edge_order_attr`. An in-memory PyG
+    dataset without a transform is sliced straight from its collated
+    storage (no per-graph Python work); other inputs (lists of
+    :class:`~torch_geometric.data.Data`, datasets with transforms) are
+    concatenated graph by graph.
+    """
+    total = len(graphs)
+    store = _collated(graphs)
+    for start in range(0, total, batch_size):
+        stop = min(start + batch_size, total)
+        if store is not None:
+            yield _slice_store(graphs, store, start, stop, edge_labels, edge_order_attr)
+        else:
+            chunk = [graphs[i] for i in range(start, stop)]
+            yield _concat(chunk, start, edge_labels, edge_order_attr)
+
+
+def _slice_store(dataset, store, start, stop, edge_labels, edge_order_attr) -> GraphBatch:
+    data, slices = store
+    idx = torch.as_tensor(dataset.indices()[start:stop], dtype=torch.long)
+    xs, es = slices["x"], slices["edge_index"]
+    n_sizes = xs[idx + 1] - xs[idx]
+    e_sizes = es[idx + 1] - es[idx]
+    if bool((n_sizes == 0).any()):
+        bad = start + int((n_sizes == 0).nonzero()[0])
+        raise ValueError(f"graph {bad} is empty (no nodes); KONG needs at least one node")
+    nodes = _ranges(xs[idx], n_sizes)
+    edges = _ranges(es[idx], e_sizes)
+    offset = exclusive_cumsum(n_sizes)
+    g_of_edge = torch.repeat_interleave(torch.arange(idx.numel()), e_sizes)
+    edge_index = data.edge_index[:, edges] + offset[g_of_edge]
+    batch = torch.repeat_interleave(torch.arange(idx.numel()), n_sizes)
+    attr = None
+    if edge_labels and "edge_attr" in slices and data.edge_attr is not None:
+        attr = data.edge_attr[edges]
+    order = None
+    if edge_order_attr and edge_order_attr in slices:
+        order = data[edge_order_attr][edges]
+    return GraphBatch(data.x[nodes], edge_index, attr, order, batch, start, idx.numel())
+
+
+def _concat(chunk, start, edge_labels, edge_order_attr) -> GraphBatch:
+    xs, eis, attrs, orders, sizes = [], [], [], [], []
+    for i, d in enumerate(chunk):
+        x = getattr(d, "x", None)
+        if x is None:
+            raise ValueError(
+                f"graph {start + i} has no 'x': KONG needs node labels (set "
+                "data.x, for instance to node degrees)"
+            )
+        if x.size(0) == 0:
+            raise ValueError(f"graph {start + i} is empty (no nodes); KONG needs at least one node")
+        xs.append(x)
+        eis.append(d.edge_index)
+        sizes.append(x.size(0))
+        if edge_labels:
+            attrs.append(getattr(d, "edge_attr", None))
+        if edge_order_attr:
+            orders.append(getattr(d, edge_order_attr, None))
+    n_sizes = torch.tensor(sizes)
+    offset = exclusive_cumsum(n_sizes)
+    for i, ei in enumerate(eis):
+        if not isinstance(ei, Tensor) or ei.dim() != 2 or ei.size(0) != 2:
+            raise ValueError(f"graph {start + i}: 'edge_index' must be a [2, num_edges] tensor")
+        if ei.numel() and (int(ei.min()) < 0 or int(ei.max()) >= sizes[i]):
+            raise ValueError(
+                f"graph {start + i}: 'edge_index' holds node indices outside "
+                f"[0, {sizes[i]})"
+            )
+    edge_index = torch.cat([ei + off for ei, off in zip(eis, offset.tolist())], dim=1)
+
+    def _all_or_none(values, name):
+        present = [v is not None for v in values]
+        if not values or not any(present):
+            return None
+        if not all(present):
+            first = present.index(False)
+            raise ValueError(f"graph {start + first} has no '{name}' but others have one")
+        return torch.cat(values, dim=0)
+
+    batch = torch.repeat_interleave(torch.arange(len(chunk)), n_sizes)
+    return GraphBatch(
+        torch.cat(xs, dim=0), edge_index, _all_or_none(attrs, "edge_attr"),
+        _all_or_none(orders, edge_order_attr), batch, start, len(chunk),
+    )
+
+
+class KongVectorizer(TransformerMixin, BaseEstimator):
+    r"""KONG graph features of a sequence of PyG graphs, scikit-learn style.
+
+    One row per graph: the explicit map :math:`\Phi(G) = \sum_{v \in G}
+    \phi_\kappa(c_v)` of the KONG graph kernel (see :class:`KongSketch`).
+
+    * :obj:`dim=None`: the **exact** map as a :class:`scipy.sparse.csr_matrix`.
+      Columns are the k-grams (with their BFS level) seen in :meth:`fit`;
+      for :math:`p > 1` they are the multisets of :math:`p` k-grams, weighted
+      by the square root of their multinomial coefficient, so that
+      :obj:`X @ X.T` is the kernel matrix :math:`K` exactly. As in
+      scikit-learn's ``DictVectorizer``, k-grams first seen in
+      :meth:`transform` are dropped (they contribute nothing to kernel values
+      against fitted graphs; cosine norms still count them).
+    * :obj:`dim=b`: the sketched map of :class:`KongSketch` (same seed, same
+      numbers), a dense :class:`numpy.ndarray` :obj:`[n_graphs, b]` with
+      :math:`E[XX^\top] = K`.
+
+    A graph's row never depends on the other graphs of the call. Counts are
+    exact in ``float64`` up to :math:`2^{53}` (deep :obj:`hops` on dense
+    graphs give astronomically many k-grams: values grow, never wrap).
+
+    Args:
+        k, hops, traversal, dim, kernel, degree, const, seed, order,
+            relabel, blended, norm, flow: As in :class:`KongSketch`
+            (:obj:`dim=None` gives the exact map). (defaults: :obj:`k=1`,
+            :obj:`hops=2`, :obj:`"bfs"`, :obj:`None`, :obj:`"poly"`,
+            :obj:`1`, :obj:`0.0`, :obj:`0`, :obj:`"edge"`, :obj:`False`,
+            :obj:`False`, :obj:`"exact"`, :obj:`"source_to_target"`)
+        normalize (bool, optional): L2-normalize every graph's row (the
+            normalized kernel :math:`K(G,H)/\sqrt{K(G,G)K(H,H)}`).
+            (default: :obj:`False`)
+        edge_labels (bool, optional): Use :obj:`edge_attr` as edge labels
+            when graphs have it. (default: :obj:`True`)
+        edge_order_attr (str, optional): The attribute holding a per-edge
+            sort key that defines the neighbor order, used when present.
+            (default: :obj:`"edge_order"`)
+        batch_size (int, optional): Graphs processed together (memory
+            stays bounded by one batch). (default: :obj:`1024`)
+        device (str or torch.device, optional): Where to compute.
+            (default: the CPU)
+        progress (bool, optional): Show a progress bar. (default: :obj:`False`)
+    """
+
+    def __init__(
+        self,
+        k: int = 1,
+        hops: int = 2,
+        traversal: str = "bfs",
+        dim: Optional[int] = None,
+        kernel: str = "poly",
+        degree: int = 1,
+        const: float = 0.0,
+        seed: int = 0,
+        order: str = "edge",
+        relabel: bool = False,
+        blended: bool = False,
+        normalize: bool = False,
+        norm: str = "exact",
+        flow: str = "source_to_target",
+        edge_labels: bool = True,
+        edge_order_attr: Optional[str] = "edge_order",
+        batch_size: int = 1024,
+        device=None,
+        progress: bool = False,
+    ):
+        self.k = k
+        self.hops = hops
+        self.traversal = traversal
+        self.dim = dim
+        self.kernel = kernel
+        self.degree = degree
+        self.const = const
+        self.seed = seed
+        self.order = order
+        self.relabel = relabel
+        self.blended = blended
+        self.normalize = normalize
+        self.norm = norm
+        self.flow = flow
+        self.edge_labels = edge_labels
+        self.edge_order_attr = edge_order_attr
+        self.batch_size = batch_size
+        self.device = device
+        self.progress = progress
+
+    # -- scikit-learn API ----------------------------------------------------
+
+    def fit(self, graphs, y=None) -> "KongVectorizer":
+        """Learn the columns (exact mode) from :obj:`graphs`."""
+        self._run(graphs, fit=True, keep=False)
+        return self
+
+    def fit_transform(self, graphs, y=None):
+        """:meth:`fit` and :meth:`transform` in one pass."""
+        return self._run(graphs, fit=True, keep=True)
+
+    def transform(self, graphs):
+        """Features :obj:`[n_graphs, n_features]` of :obj:`graphs`."""
+        check_is_fitted(self, "n_features_out_")
+        return self._run(graphs, fit=False, keep=True)
+
+    def get_feature_names_out(self, input_features=None) -> np.ndarray:
+        """Readable column names (exact mode): ``L<level>:<gram>``."""
+        check_is_fitted(self, "n_features_out_")
+        if self.dim is not None:
+            return np.array([f"kong{i}" for i in range(self.dim)], dtype=object)
+        names = [self._gram_name(c) for c in range(len(self.grams_))]
+        if self.degree == 1:
+            return np.array(names, dtype=object)
+        return np.array(
+            ["*".join(names[c] for c in self.multisets_.row(i)) for i in range(len(self.multisets_))],
+            dtype=object,
+        )
+
+    # -- internals -----------------------------------------------------------
+
+    def _check_params(self):
+        check_int("k", self.k, 1)
+        check_int("hops", self.hops, 0)
+        check_choice("traversal", self.traversal, TRAVERSALS)
+        if self.dim is not None:
+            check_int("dim", self.dim, 1)
+        check_choice("kernel", self.kernel, KERNELS)
+        check_int("degree", self.degree, 1)
+        check_float("const", self.const, 0.0)
+        check_int("seed", self.seed, 0)
+        check_choice("order", self.order, ORDERS)
+        check_choice("norm", self.norm, NORMS)
+        check_int("batch_size", self.batch_size, 1)
+        if self.flow not in ("source_to_target", "target_to_source"):
+            raise ValueError(f"'flow' must be 'source_to_target' or 'target_to_source' (got {self.flow!r})")
+
+    def _layer(self) -> KongSketch:
+        layer = KongSketch(
+            k=self.k, hops=self.hops, traversal=self.traversal, dim=self.dim or 1,
+            kernel=self.kernel, degree=self.degree, const=self.const, seed=self.seed,
+            order=self.order, relabel=self.relabel, blended=self.blended,
+            norm=self.norm, flow=self.flow, dtype=torch.float64,
+        )
+        return layer.to(self.device) if self.device is not None else layer
+
+    def _run(self, graphs, fit: bool, keep: bool):
+        if fit:
+            self._check_params()
+            self.symbols_ = KeyVocab()
+            self.grams_ = TupleVocab()
+            self.multisets_ = TupleVocab()
+        layer = self._layer()
+        try:
+            total = len(graphs)
+        except TypeError as err:
+            raise TypeError("'graphs' must be a sequence of Data objects or a PyG dataset") from err
+        if total == 0:
+            raise ValueError("'graphs' is empty")
+        bar = None
+        if self.progress:
+            from tqdm.auto import tqdm
+
+            bar = tqdm(total=total, desc="KONG features", unit="graph")
+        parts = []
+        for gb in iter_graph_batches(graphs, self.batch_size, self.edge_labels, self.edge_order_attr):
+            gb = self._to_device(gb)
+            if self.dim is None:
+                parts.append(self._exact_batch(layer, gb, grow=fit))
+            else:
+                out = layer.readout(gb.x, gb.edge_index, gb.batch, gb.edge_attr, gb.edge_order, gb.num_graphs)
+                if self.normalize:
+                    norm = out.norm(dim=1, keepdim=True)
+                    out = out / torch.where(norm > 0, norm, torch.ones_like(norm))
+                if keep:
+                    parts.append(out.cpu().numpy())
+            if bar is not None:
+                bar.update(gb.num_graphs)
+        if bar is not None:
+            bar.close()
+        if fit:
+            self.n_features_out_ = self.dim if self.dim is not None else (
+                len(self.grams_) if self.degree == 1 else len(self.multisets_)
+            )
+        if not keep:
+            return None
+        if self.dim is not None:
+            return np.concatenate(parts, axis=0)
+        width = self.n_features_out_
+        mats = [sp.csr_matrix((v, (r, c)), shape=(n, width)) for r, c, v, n in parts]
+        out = sp.vstack(mats, format="csr")
+        out.sort_indices()
+        return out
+
+    def _to_device(self, gb: GraphBatch) -> GraphBatch:
+        if self.device is None:
+            return gb
+        move = lambda t: None if t is None else t.to(self.device)  # noqa: E731
+        return GraphBatch(*(move(t) for t in gb[:5]), gb.start, gb.num_graphs)
+
+    def _exact_batch(self, layer: KongSketch, gb: GraphBatch, grow: bool):
+        prep = layer.prepare(gb.x, gb.edge_index, gb.edge_attr, gb.edge_order)
+        steps = list(
+            occurrences(
+                prep.node_sym, prep.hood, prep.edge_sym, self.k, self.hops, self.traversal, self.blended
+            )
+        )
+        er = exact_graph_rows(
+            steps, prep.hood, prep.num_nodes, gb.batch, self.hops, self.traversal,
+            self.kernel, self.degree, float(self.const),
+        )
+        rows = er.rows
+        scale = None
+        if self.normalize:
+            sq = scatter(rows.val * rows.val, rows.row, 0, gb.num_graphs, "sum")
+            scale = torch.where(sq > 0, sq.rsqrt(), torch.zeros_like(sq))
+        cols = self._global_columns(er, grow)
+        keep = cols >= 0
+        val = rows.val if scale is None else rows.val * scale[rows.row]
+        return (
+            rows.row[keep].cpu().numpy(), cols[keep].cpu().numpy(),
+            val[keep].cpu().numpy(), gb.num_graphs,
+        )
+
+    def _global_columns(self, er: ExactRows, grow: bool) -> Tensor:
+        """Global column of every entry of :obj:`er.rows` (-1: unseen)."""
+        rows = er.rows
+        if self.degree == 1:
+            used, inv = torch.unique(rows.col, return_inverse=True)
+            return self._gram_columns(er, used, grow)[inv]
+        used, inv = torch.unique(er.multisets, return_inverse=True)
+        gram_cols = self._gram_columns(er, used, grow)[inv].view(er.multisets.shape)
+        ok = (gram_cols >= 0).all(dim=1)
+        sets = torch.sort(gram_cols.clamp(min=0), dim=1).values
+        cols = torch.full((sets.size(0),), -1, dtype=torch.long, device=sets.device)
+        if bool(ok.any()):
+            cols[ok] = self.multisets_.lookup(sets[ok], grow)
+        return cols[rows.col]
+
+    def _gram_columns(self, er: ExactRows, local: Tensor, grow: bool) -> Tensor:
+        """Global gram columns of local columns (block * G + gram, or const)."""
+        g = max(er.grams.num_grams, 1)
+        out = torch.full_like(local, -1)
+        is_const = local == er.const_col
+        if bool(is_const.any()):
+            row = torch.full((1, 1), CONST_BLOCK, dtype=torch.long, device=local.device)
+            out[is_const] = self.grams_.lookup(row, grow)
+        block, gid = local // g, local % g
+        for n, base, table in er.grams.tables:
+            sel = (~is_const) & (gid >= base) & (gid < base + table.size(0))
+            if not bool(sel.any()):
+                continue
+            codes = table[gid[sel] - base]
+            sym = self.symbols_.lookup(codes.reshape(-1), grow).view(codes.shape)
+            ok = (sym >= 0).all(dim=1)
+            row = torch.cat([block[sel].view(-1, 1), sym.clamp(min=0)], dim=1)
+            cols = torch.full((row.size(0),), -1, dtype=torch.long, device=local.device)
+            if bool(ok.any()):
+                cols[ok] = self.grams_.lookup(row[ok], grow)
+            out[sel] = cols
+        return out
+
+    def _gram_name(self, col: int) -> str:
+        path = self.grams_.row(col)
+        if path[0] == CONST_BLOCK:
+            return "const"
+        symbols = []
+        for sid in path[1:]:
+            code = int(self.symbols_.keys[sid])
+            symbols.append(str(code // 2) if code % 2 == 0 else f"e{code // 2}")
+        gram = ",".join(symbols)
+        return f"L{path[0]}:{gram}" if self.traversal == "bfs" else gram
+
+
+__all__ = ["KongVectorizer", "iter_graph_batches", "GraphBatch"]

@@ -1,0 +1,39 @@
+"""Random small graphs for the tests."""
+import random
+from typing import List, Optional, Tuple
+
+import torch
+from torch_geometric.data import Data
+
+Graph = Tuple[List[int], List[Tuple[int, int]], Optional[List[int]]]
+
+
+def random_graph(rng: random.Random, max_nodes: int = 6, max_edges: int = 10,
+                 num_labels: int = 3, edge_labels: bool = False) -> Graph:
+    """Multi-edges, self-loops and isolated nodes all occur."""
+    n = rng.randint(1, max_nodes)
+    m = rng.randint(0, max_edges)
+    labels = [rng.randrange(num_labels) for _ in range(n)]
+    edges = [(rng.randrange(n), rng.randrange(n)) for _ in range(m)]
+    elab = [rng.randrange(2) for _ in range(m)] if edge_labels else None
+    return labels, edges, elab
+
+
+def to_data(g: Graph) -> Data:
+    labels, edges, elab = g
+    d = Data(x=torch.tensor(labels, dtype=torch.long),
+             edge_index=torch.tensor(edges, dtype=torch.long).t().reshape(2, -1))
+    if elab is not None:
+        d.edge_attr = torch.tensor(elab, dtype=torch.long)
+    return d
+
+
+FIG1_NAMES = "ABCDEFGH"
+# the paper's Figure 1, edges listed out of alphabetical order on purpose
+FIG1_EDGES = ["AB", "AC", "AD", "AG", "DG", "BF", "BE", "CH"]
+
+
+def figure1():
+    """(edge list, labels) of Figure 1: N_v = heads of v's out-edges."""
+    ei = [(FIG1_NAMES.index(a), FIG1_NAMES.index(b)) for a, b in FIG1_EDGES]
+    return ei, list(FIG1_NAMES)

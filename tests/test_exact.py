@@ -1,0 +1,120 @@
+import itertools
+import random
+from collections import Counter
+
+import numpy as np
+import pytest
+from helpers import figure1, random_graph, to_data
+
+from kong_pyg import KongVectorizer, brute_force_kernel, kgram_counts, kong_strings
+
+
+def _oracle(graphs, k, hops, traversal, kernel, degree, const=0.0, relabel=False,
+            blended=False, normalize=False, order="edge"):
+    strings = [
+        kong_strings(e, lab, hops, traversal, edge_labels=el, relabel=relabel, order=order)
+        for lab, e, el in graphs
+    ]
+    return np.array(brute_force_kernel(strings, k, kernel, degree, const, blended, normalize))
+
+
+def _gram(X):
+    return (X @ X.T).toarray()
+
+
+GRID = list(itertools.product([1, 2, 3, 4], [0, 1, 2, 3], ["bfs", "wl"], ["poly", "cosine"], [1, 2]))
+
+
+@pytest.mark.parametrize("k,hops,traversal,kernel,degree", GRID)
+def test_exact_gram_equals_brute_force_kernel(k, hops, traversal, kernel, degree):
+    rng = random.Random(hash((k, hops, traversal, kernel, degree)) % 2**32)
+    use_el = rng.random() < 0.5
+    const = rng.choice([0.0, 1.0, 2.5]) if kernel == "poly" else 0.0
+    graphs = [random_graph(rng, edge_labels=use_el) for _ in range(6)]
+    vec = KongVectorizer(k=k, hops=hops, traversal=traversal, kernel=kernel,
+                         degree=degree, const=const, batch_size=4)
+    X = vec.fit_transform([to_data(g) for g in graphs])
+    K = _oracle(graphs, k, hops, traversal, kernel, degree, const)
+    np.testing.assert_allclose(_gram(X), K, rtol=1e-9, atol=1e-9)
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_exact_variants_equal_brute_force(seed):
+    """relabel, blended spectrum, graph normalization, p up to 3."""
+    rng = random.Random(1000 + seed)
+    cfg = dict(k=rng.randint(1, 3), hops=rng.randint(0, 2), traversal=rng.choice(["bfs", "wl"]),
+               kernel=rng.choice(["poly", "cosine"]), degree=rng.randint(1, 3),
+               relabel=rng.random() < 0.5, blended=rng.random() < 0.5, normalize=rng.random() < 0.5)
+    use_el = rng.random() < 0.5
+    graphs = [random_graph(rng, max_nodes=5, max_edges=7, edge_labels=use_el) for _ in range(5)]
+    X = KongVectorizer(**cfg).fit_transform([to_data(g) for g in graphs])
+    K = _oracle(graphs, **cfg)
+    np.testing.assert_allclose(_gram(X), K, rtol=1e-9, atol=1e-9)
+
+
+def test_figure1_features_by_name():
+    ei, names = figure1()
+    labels = list(range(8))  # A..H -> 0..7
+    data = to_data((labels, ei, None))
+    for traversal, k in [("bfs", 1), ("bfs", 2), ("wl", 2), ("wl", 3)]:
+        vec = KongVectorizer(k=k, hops=2, traversal=traversal, flow="target_to_source", order="label")
+        X = vec.fit_transform([data]).toarray()[0]
+        got = dict(zip(vec.get_feature_names_out(), X))
+        strings = kong_strings(ei, labels, 2, traversal, flow="target_to_source", order="label")
+        want = Counter()
+        for s in strings:
+            want.update(kgram_counts(s, k))
+        expect = {}
+        for (block, gram), c in want.items():
+            name = ",".join(map(str, gram))
+            expect[f"L{block}:{name}" if traversal == "bfs" else name] = c
+        assert got == expect
+        if (traversal, k) == ("wl", 2):
+            # "AB" and "GG" only occur in A's string "ABEFCHDGG" (D's is "DG")
+            assert got["0,1"] == 1 and got["6,6"] == 1
+
+
+def test_transform_drops_unseen_and_rows_do_not_depend_on_batch():
+    rng = random.Random(7)
+    graphs = [to_data(random_graph(rng, edge_labels=True)) for _ in range(20)]
+    vec = KongVectorizer(k=2, hops=2, batch_size=3)
+    Xfit = vec.fit_transform(graphs[:10])
+    assert (vec.transform(graphs[:10]) != Xfit).nnz == 0
+    # rows of the fitted graphs are the same whatever comes with them
+    Xmix = vec.transform(graphs[5:10] + graphs[10:])
+    assert (Xmix[:5] != Xfit[5:]).nnz == 0
+    # unseen k-grams are dropped: kernel values against fitted rows are exact
+    K = _oracle([_graph_of(d) for d in graphs], 2, 2, "bfs", "poly", 1)
+    np.testing.assert_allclose((vec.transform(graphs[10:]) @ Xfit.T).toarray(), K[10:, :10])
+    other = KongVectorizer(k=2, hops=2, batch_size=1000).fit_transform(graphs)
+    assert other.shape[1] >= Xfit.shape[1]
+
+
+def _graph_of(d):
+    el = d.edge_attr.tolist() if "edge_attr" in d else None
+    return d.x.tolist(), [tuple(e) for e in d.edge_index.t().tolist()], el
+
+
+def test_transform_cosine_norm_counts_unseen_grams():
+    rng = random.Random(8)
+    graphs = [to_data(random_graph(rng)) for _ in range(12)]
+    vec = KongVectorizer(k=2, hops=1, kernel="cosine", degree=2)
+    Xfit = vec.fit_transform(graphs[:6])
+    K = _oracle([_graph_of(d) for d in graphs], 2, 1, "bfs", "cosine", 2)
+    np.testing.assert_allclose((vec.transform(graphs[6:]) @ Xfit.T).toarray(), K[6:, :6], atol=1e-12)
+
+
+def test_batch_size_does_not_change_output():
+    rng = random.Random(9)
+    graphs = [to_data(random_graph(rng, edge_labels=True)) for _ in range(15)]
+    a = KongVectorizer(k=3, hops=2, traversal="wl", degree=2, batch_size=1).fit_transform(graphs)
+    b = KongVectorizer(k=3, hops=2, traversal="wl", degree=2, batch_size=100).fit_transform(graphs)
+    np.testing.assert_allclose(_gram(a), _gram(b), rtol=1e-12)
+
+
+def test_counts_are_float64_and_exact():
+    data = to_data(([0, 1], [(0, 1), (1, 0)] * 3, None))
+    X = KongVectorizer(k=1, hops=3, traversal="wl").fit_transform([data])
+    assert X.dtype == np.float64
+    # WL strings: each node's string has 1 + 3 + 9 + 27 = 40 symbols
+    assert X.sum() == 80

@@ -1,0 +1,112 @@
+import pytest
+import torch
+from torch_geometric.data import Data
+
+from kong_pyg import KongSketch, KongVectorizer
+
+X = torch.tensor([0, 1, 2])
+EI = torch.tensor([[0, 1, 2], [1, 2, 0]])
+
+
+@pytest.mark.parametrize("kwargs,match", [
+    (dict(k=0), "'k' must be >= 1"),
+    (dict(hops=-1), "'hops' must be >= 0"),
+    (dict(dim=0), "'dim' must be >= 1"),
+    (dict(degree=0), "'degree' must be >= 1"),
+    (dict(const=-1.0), "'const' must be >= 0"),
+    (dict(traversal="dfs"), "'traversal' must be one of"),
+    (dict(kernel="rbf"), "'kernel' must be one of"),
+    (dict(order="time"), "'order' must be one of"),
+    (dict(norm="approx"), "'norm' must be one of"),
+    (dict(flow="both"), "flow"),
+])
+def test_bad_arguments_raise_value_error(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        KongSketch(**kwargs)
+    with pytest.raises(ValueError, match=match):
+        KongVectorizer(**kwargs).fit([Data(x=X, edge_index=EI)])
+
+
+@pytest.mark.parametrize("kwargs,match", [
+    (dict(k=1.5), "'k' must be an integer"),
+    (dict(k=True), "'k' must be an integer"),
+    (dict(dim="8"), "'dim' must be an integer"),
+    (dict(dtype=torch.long), "'dtype' must be a floating-point"),
+])
+def test_bad_argument_types_raise_type_error(kwargs, match):
+    with pytest.raises(TypeError, match=match):
+        KongSketch(**kwargs)
+
+
+LAYER = KongSketch(k=2, dim=8)
+
+
+@pytest.mark.parametrize("call,exc,match", [
+    (lambda: LAYER(X, torch.tensor([[0, 3], [1, 2]])), ValueError, "node index 3 but there are only 3"),
+    (lambda: LAYER(X, torch.tensor([[0, -1], [1, 2]])), ValueError, "negative node index"),
+    (lambda: LAYER(X, EI.float()), TypeError, "torch.long"),
+    (lambda: LAYER(X, EI[0]), ValueError, r"shape \[2, num_edges\]"),
+    (lambda: LAYER(X, EI.to_sparse()), TypeError, "sparse"),
+    (lambda: LAYER(X, [[0, 1], [1, 2]]), TypeError, "'edge_index' must be"),
+    (lambda: LAYER(X.float() + 0.5, EI), TypeError, "floating-point"),
+    (lambda: LAYER(torch.rand(3, 4), EI), TypeError, "not one-hot"),
+    (lambda: LAYER(torch.tensor([0, -2, 1]), EI), ValueError, "negative labels"),
+    (lambda: LAYER(torch.tensor([0, 2**60, 1]), EI), ValueError, "2\\^58"),
+    (lambda: LAYER(X[:2], EI), ValueError, "node index 2 but there are only 2"),
+    (lambda: LAYER(torch.zeros(0, dtype=torch.long), torch.zeros(2, 0, dtype=torch.long)),
+     ValueError, "empty"),
+    (lambda: LAYER(X, EI, edge_attr=torch.tensor([0, 1])), ValueError,
+     "'edge_attr' has 2 rows, expected 3"),
+    (lambda: LAYER(X, EI, edge_attr=torch.tensor([0.5, 1, 2])), TypeError, "edge_attr"),
+    (lambda: LAYER(X, EI, edge_order=torch.tensor([1, 2])), ValueError,
+     "'edge_order' must have shape \\[3\\]"),
+    (lambda: LAYER(X, EI, edge_order=torch.tensor([1.0, float("nan"), 2])), ValueError, "NaN"),
+    (lambda: KongSketch(order="label")(X, EI, edge_order=torch.tensor([1, 2, 3])), ValueError,
+     "order='label'"),
+    (lambda: LAYER.readout(X, EI, batch=torch.tensor([0, 0])), ValueError, "'batch' must have shape \\[3\\]"),
+    (lambda: LAYER.readout(X, EI, batch=torch.tensor([0.0, 0, 1])), TypeError, "'batch'"),
+    (lambda: LAYER.readout(X, EI, batch=torch.tensor([0, 0, -1])), ValueError, "negative"),
+    (lambda: LAYER.readout(X, EI, batch=torch.tensor([0, 0, 1]), num_graphs=1), ValueError, "num_graphs"),
+])
+def test_bad_input_raises_clear_errors(call, exc, match):
+    with pytest.raises(exc, match=match):
+        call()
+
+
+def test_label_formats_give_the_same_symbols():
+    onehot = torch.nn.functional.one_hot(X, 4)
+    a = LAYER(X, EI)
+    assert torch.equal(a, LAYER(onehot.float(), EI))
+    assert torch.equal(a, LAYER(onehot, EI))
+    assert torch.equal(a, LAYER(X.view(-1, 1), EI))
+    assert torch.equal(a, LAYER(X.to(torch.int32), EI))
+    # multi-column integer rows: equal rows are equal symbols
+    multi = torch.tensor([[1, 5], [2, 5], [1, 5]])
+    out = KongSketch(k=1, hops=0, dim=64, dtype=torch.float64)(multi, torch.zeros(2, 0, dtype=torch.long))
+    assert torch.equal(out[0], out[2]) and not torch.equal(out[0], out[1])
+
+
+def test_vectorizer_input_errors():
+    vec = KongVectorizer()
+    with pytest.raises(ValueError, match="empty"):
+        vec.fit([])
+    with pytest.raises(ValueError, match="graph 1 is empty"):
+        empty = Data(x=torch.zeros(0, dtype=torch.long), edge_index=torch.zeros(2, 0, dtype=torch.long))
+        vec.fit([Data(x=X, edge_index=EI), empty])
+    with pytest.raises(ValueError, match="graph 0 has no 'x'"):
+        vec.fit([Data(edge_index=EI, num_nodes=3)])
+    with pytest.raises(ValueError, match="graph 0: 'edge_index' holds node indices outside"):
+        vec.fit([Data(x=X, edge_index=EI + 1)])
+    with pytest.raises(TypeError, match="sequence"):
+        vec.fit(iter([Data(x=X, edge_index=EI)]))
+    from sklearn.exceptions import NotFittedError
+
+    with pytest.raises(NotFittedError):
+        KongVectorizer().transform([Data(x=X, edge_index=EI)])
+
+
+def test_module_and_input_on_different_devices():
+    meta = KongSketch()
+    meta.hashes.coef = meta.hashes.coef.to("meta")
+    with pytest.raises(ValueError, match="move one with .to"):
+        meta(X, EI)

@@ -1,0 +1,121 @@
+import random
+
+import numpy as np
+import pytest
+import torch
+from helpers import random_graph, to_data
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kong_pyg import KongSketch, KongVectorizer, kong_strings
+from kong_pyg.ordering import ordered_neighborhoods
+
+
+def _reverse_neighborhoods(edge_index):
+    """The same graph with every node's neighbor order reversed."""
+    return edge_index.flip(1)
+
+
+def _graph(seed, n=8, m=20):
+    rng = random.Random(seed)
+    g = random_graph(rng, max_nodes=n, max_edges=m, edge_labels=True)
+    return to_data(g)
+
+
+@pytest.mark.parametrize("traversal", ["bfs", "wl"])
+@pytest.mark.parametrize("seed", range(5))
+def test_k1_ignores_neighbor_order(traversal, seed):
+    d = _graph(seed)
+    layer = KongSketch(k=1, hops=3, traversal=traversal, dim=64, dtype=torch.float64)
+    a = layer(d.x, d.edge_index, d.edge_attr)
+    b = layer(d.x, _reverse_neighborhoods(d.edge_index), d.edge_attr.flip(0))
+    torch.testing.assert_close(a, b, rtol=0, atol=0)
+    shuffled = KongSketch(k=1, hops=3, traversal=traversal, dim=64, order="random", seed=0,
+                          dtype=torch.float64)(d.x, d.edge_index, d.edge_attr)
+    torch.testing.assert_close(a, shuffled, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("traversal", ["bfs", "wl"])
+@pytest.mark.parametrize("k", [2, 3])
+def test_k2_plus_sees_neighbor_order(traversal, k):
+    # a star a <- b, a <- c, a <- d with distinct labels: "bcd" vs "dcb"
+    x = torch.tensor([0, 1, 2, 3])
+    ei = torch.tensor([[1, 2, 3], [0, 0, 0]])
+    vec = dict(k=k, hops=1, traversal=traversal)
+    from torch_geometric.data import Data
+
+    g1, g2 = Data(x=x, edge_index=ei), Data(x=x, edge_index=ei.flip(1))
+    X = KongVectorizer(**vec).fit_transform([g1, g2]).toarray()
+    assert not np.array_equal(X[0], X[1])
+    # and on random graphs with many multi-neighborhoods, exact features differ
+    d = _graph(3, n=5, m=25)
+    r = to_data((d.x.tolist(), [tuple(e) for e in _reverse_neighborhoods(d.edge_index).t().tolist()], None))
+    d.edge_attr = None
+    Y = KongVectorizer(k=2, hops=2, traversal=traversal).fit_transform([d, r]).toarray()
+    assert not np.array_equal(Y[0], Y[1])
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 10_000), st.sampled_from([1, 2, 3]), st.sampled_from(["bfs", "wl"]),
+       st.booleans())
+def test_renumbering_nodes_changes_nothing(seed, k, traversal, relabel):
+    d = _graph(seed)
+    n = d.num_nodes
+    perm = torch.randperm(n, generator=torch.Generator().manual_seed(seed))  # new id of old node
+    x = torch.empty_like(d.x)
+    x[perm] = d.x
+    ei = perm[d.edge_index]  # same edge order, so every neighborhood keeps its order
+    for cfg in (dict(dim=None), dict(dim=32, seed=seed)):
+        vec = dict(k=k, hops=2, traversal=traversal, relabel=relabel, **cfg)
+        from torch_geometric.data import Data
+
+        X = KongVectorizer(**vec).fit_transform([d, Data(x=x, edge_index=ei, edge_attr=d.edge_attr)])
+        X = X.toarray() if hasattr(X, "toarray") else X
+        np.testing.assert_allclose(X[0], X[1], rtol=1e-12)
+    node = KongSketch(k=k, dim=32, traversal=traversal, relabel=relabel, dtype=torch.float64)
+    a, b = node(d.x, d.edge_index, d.edge_attr), node(x, ei, d.edge_attr)
+    torch.testing.assert_close(b[perm], a)
+
+
+def test_edge_order_key_equals_presorted_edges_and_ties_keep_edge_order():
+    d = _graph(11, n=6, m=18)
+    key = torch.randint(0, 4, (d.edge_index.size(1),), generator=torch.Generator().manual_seed(0))
+    perm = torch.sort(key, stable=True).indices
+    layer = KongSketch(k=3, hops=2, dim=64, dtype=torch.float64)
+    a = layer(d.x, d.edge_index, d.edge_attr, edge_order=key)
+    b = layer(d.x, d.edge_index[:, perm], d.edge_attr[perm])
+    torch.testing.assert_close(a, b, rtol=0, atol=0)
+    # float keys (timestamps) work the same
+    c = layer(d.x, d.edge_index, d.edge_attr, edge_order=key.double() / 7)
+    torch.testing.assert_close(a, c, rtol=0, atol=0)
+    # the vectorizer reads the key from the graph
+    d.edge_order = key
+    sorted_copy = to_data((d.x.tolist(), [tuple(e) for e in d.edge_index[:, perm].t().tolist()],
+                           d.edge_attr[perm].tolist()))
+    vec = KongVectorizer(k=3, hops=2).fit([d])
+    assert (vec.transform([d]) != vec.transform([sorted_copy])).nnz == 0
+    with pytest.raises(ValueError, match="graph 1 has no 'edge_order'"):
+        vec.transform([d, sorted_copy])
+
+
+def test_orders_match_the_brute_force_strings():
+    rng = random.Random(5)
+    labels, edges, _ = random_graph(rng, max_nodes=6, max_edges=14)
+    ei = torch.tensor(edges, dtype=torch.long).t().reshape(2, -1)
+    for order in ("edge", "label", "degree", "random"):
+        for flow in ("source_to_target", "target_to_source"):
+            strings = kong_strings(ei, labels, 2, "wl", flow=flow, order=order, seed=3)
+            hood = ordered_neighborhoods(ei, len(labels), flow, order,
+                                         node_label=torch.tensor(labels) * 2, seed=3)
+            for v in range(len(labels)):
+                nb = hood.nbr[hood.ptr[v]:hood.ptr[v + 1]].tolist()
+                s1 = kong_strings(ei, labels, 1, "wl", flow=flow, order=order, seed=3)[v]
+                assert list(s1) == [labels[v]] + [labels[u] for u in nb]
+            assert len(strings) == len(labels)
+
+
+def test_random_order_is_seeded():
+    d = _graph(12, n=6, m=25)
+    mk = lambda s: KongSketch(k=2, dim=64, order="random", seed=s)(d.x, d.edge_index)  # noqa: E731
+    assert torch.equal(mk(1), mk(1))
+    assert not torch.equal(mk(1), mk(2))

@@ -1,0 +1,159 @@
+import random
+
+import numpy as np
+import pytest
+import torch
+from helpers import random_graph, to_data
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from torch_geometric.data import Batch
+from torch_geometric.nn import global_add_pool
+
+from kong_pyg import KongSketch, KongVectorizer
+
+CONFIGS = [
+    dict(k=2, hops=2, traversal="bfs"),
+    dict(k=3, hops=2, traversal="wl", kernel="cosine"),
+    dict(k=2, hops=1, traversal="bfs", degree=2, const=1.0),
+    dict(k=2, hops=2, traversal="bfs", degree=3, kernel="cosine"),
+    dict(k=1, hops=3, traversal="wl", degree=2, relabel=True),
+]
+
+
+def _graphs(seed, count=6, edge_labels=True):
+    rng = random.Random(seed)
+    return [to_data(random_graph(rng, max_nodes=7, max_edges=12, edge_labels=edge_labels))
+            for _ in range(count)]
+
+
+def _exact_gram(graphs, cfg):
+    X = KongVectorizer(**cfg).fit_transform(graphs)
+    return (X @ X.T).toarray()
+
+
+@pytest.mark.parametrize("cfg", CONFIGS)
+def test_sketch_is_unbiased(cfg):
+    graphs = _graphs(3)
+    K = _exact_gram(graphs, cfg)
+    est = np.stack([
+        (lambda X: X @ X.T)(KongVectorizer(dim=64, seed=s, **cfg).fit_transform(graphs))
+        for s in range(200)
+    ])
+    mean, sem = est.mean(0), est.std(0) / np.sqrt(len(est))
+    # every entry within 4.5 standard errors of the exact kernel value
+    assert np.all(np.abs(mean - K) <= 4.5 * sem + 1e-9 * np.abs(K).max())
+
+
+@pytest.mark.parametrize("cfg", CONFIGS[:3])
+def test_error_shrinks_like_one_over_sqrt_b(cfg):
+    graphs = _graphs(4, count=8)
+    K = _exact_gram(graphs, cfg)
+    errs = {}
+    for b in (32, 512):
+        e = []
+        for s in range(40):
+            X = KongVectorizer(dim=b, seed=s, **cfg).fit_transform(graphs)
+            e.append(np.mean((X @ X.T - K) ** 2))
+        errs[b] = np.sqrt(np.mean(e))
+    # 16x more buckets: RMS error about 4x smaller; allow 2.5x..8x
+    ratio = errs[32] / errs[512]
+    assert 2.5 < ratio < 8, ratio
+
+
+@pytest.mark.parametrize("cfg", CONFIGS)
+def test_layer_readout_pool_and_vectorizer_agree(cfg):
+    graphs = _graphs(5)
+    batch = Batch.from_data_list(graphs)
+    layer = KongSketch(dim=128, seed=11, dtype=torch.float64, **cfg)
+    node = layer(batch.x, batch.edge_index, batch.edge_attr)
+    assert node.shape == (batch.num_nodes, 128) and node.dtype == torch.float64
+    pooled = global_add_pool(node, batch.batch)
+    readout = layer.readout(batch.x, batch.edge_index, batch.batch, batch.edge_attr)
+    vec = KongVectorizer(dim=128, seed=11, batch_size=4, **cfg).fit_transform(graphs)
+    torch.testing.assert_close(pooled, readout, rtol=1e-10, atol=1e-9)
+    np.testing.assert_allclose(vec, readout.numpy(), rtol=1e-10, atol=1e-9)
+
+
+@pytest.mark.parametrize("cfg", CONFIGS)
+def test_dense_propagation_equals_sparse_rows(cfg, monkeypatch):
+    if cfg.get("kernel") == "cosine":
+        cfg = dict(cfg, norm="sketch")
+    graphs = _graphs(6)
+    batch = Batch.from_data_list(graphs)
+    layer = KongSketch(dim=64, seed=2, dtype=torch.float64, **cfg)
+    sparse = layer(batch.x, batch.edge_index, batch.edge_attr)
+    monkeypatch.setattr(KongSketch, "switch_ratio", 0.0)
+    counts = layer.node_counts(layer.prepare(batch.x, batch.edge_index, batch.edge_attr),
+                               layer.occurrences(layer.prepare(batch.x, batch.edge_index, batch.edge_attr)))
+    if cfg["hops"] > 1:  # (k = 2, hops = 1: nothing to switch after step 0)
+        assert counts.dense is not None
+    dense = layer(batch.x, batch.edge_index, batch.edge_attr)
+    torch.testing.assert_close(dense, sparse, rtol=1e-10, atol=1e-9)
+
+
+def test_same_seed_same_output_other_seed_other_output():
+    graphs = _graphs(7)
+    b = Batch.from_data_list(graphs)
+    a1 = KongSketch(k=2, dim=32, seed=1)(b.x, b.edge_index)
+    a2 = KongSketch(k=2, dim=32, seed=1)(b.x, b.edge_index)
+    a3 = KongSketch(k=2, dim=32, seed=2)(b.x, b.edge_index)
+    assert torch.equal(a1, a2) and not torch.equal(a1, a3)
+    layer = KongSketch(k=2, dim=32, seed=1)
+    state = layer.state_dict()
+    assert set(state) == {"hashes.coef", "hashes.shift", "hashes.flip"}
+    layer.reset_parameters()
+    assert all(torch.equal(state[k], v) for k, v in layer.state_dict().items())
+    assert len(list(layer.parameters())) == 0
+
+
+def test_poly_p1_counts_are_integers():
+    graphs = _graphs(8)
+    b = Batch.from_data_list(graphs)
+    out = KongSketch(k=3, hops=2, dim=16, dtype=torch.float64)(b.x, b.edge_index, b.edge_attr)
+    assert torch.equal(out, out.round())
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 10_000), st.integers(0, 10_000), st.sampled_from([1, 2, 3]),
+       st.sampled_from(["bfs", "wl"]))
+def test_sketch_is_linear(seed_a, seed_b, k, traversal):
+    """The sketch of a disjoint union is the sum of the parts' sketches, and
+    a graph counted twice (two copies in one graph) sketches to twice its own."""
+    ga, gb = _graphs(seed_a, 1)[0], _graphs(seed_b, 1)[0]
+    layer = KongSketch(k=k, hops=2, traversal=traversal, dim=64, seed=seed_a, dtype=torch.float64)
+    ra = layer.readout(ga.x, ga.edge_index, edge_attr=ga.edge_attr)
+    rb = layer.readout(gb.x, gb.edge_index, edge_attr=gb.edge_attr)
+    union = Batch.from_data_list([ga, gb])
+    ru = layer.readout(union.x, union.edge_index, edge_attr=union.edge_attr)
+    torch.testing.assert_close(ru, ra + rb, rtol=0, atol=1e-9)
+    two = Batch.from_data_list([ga, ga])
+    r2 = layer.readout(two.x, two.edge_index, edge_attr=two.edge_attr)
+    torch.testing.assert_close(r2, 2 * ra, rtol=0, atol=1e-9)
+
+
+def test_cosine_empty_count_vector_gives_zero_not_nan():
+    # k = 3 on a graph without edges: every string has one symbol, no 3-grams
+    x = torch.tensor([0, 1, 2])
+    ei = torch.zeros(2, 0, dtype=torch.long)
+    for cfg in (dict(), dict(norm="sketch"), dict(degree=2)):
+        out = KongSketch(k=3, hops=2, kernel="cosine", dim=8, **cfg)(x, ei)
+        assert torch.equal(out, torch.zeros_like(out))
+    X = KongVectorizer(k=3, kernel="cosine").fit_transform([to_data(([0, 1], [], None))])
+    assert X.nnz == 0 and not np.isnan(X.toarray()).any()
+
+
+def test_pyg_scatter_with_and_without_torch_scatter(monkeypatch):
+    pytest.importorskip("torch_scatter")
+    import torch_geometric.typing as tgt
+
+    graphs = _graphs(9)
+    b = Batch.from_data_list(graphs)
+    outs = []
+    for flag in (True, False):
+        monkeypatch.setattr(tgt, "WITH_TORCH_SCATTER", flag)
+        layer = KongSketch(k=2, dim=64, degree=2, kernel="cosine", dtype=torch.float64)
+        outs.append((layer(b.x, b.edge_index, b.edge_attr),
+                     layer.readout(b.x, b.edge_index, b.batch, b.edge_attr)))
+        outs.append(KongVectorizer(k=2).fit_transform(graphs).toarray())
+    assert torch.equal(outs[0][0], outs[2][0]) and torch.equal(outs[0][1], outs[2][1])
+    assert np.array_equal(outs[1], outs[3])

@@ -1,0 +1,110 @@
+import os
+import random
+import shutil
+
+import numpy as np
+import pytest
+import torch
+from helpers import random_graph, to_data
+from sklearn.base import clone
+from sklearn.model_selection import cross_val_score
+from sklearn.pipeline import make_pipeline
+from sklearn.svm import LinearSVC
+from torch_geometric.data import InMemoryDataset
+
+from kong_pyg import KongVectorizer
+
+SHARED_TU = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data", "tu")
+
+
+class ListDataset(InMemoryDataset):
+    def __init__(self, root, graphs, transform=None):
+        self._graphs = graphs
+        super().__init__(root, transform)
+        self.load(self.processed_paths[0])
+
+    @property
+    def processed_file_names(self):
+        return ["data.pt"]
+
+    def process(self):
+        self.save(self._graphs, self.processed_paths[0])
+
+
+def _graphs(seed, count=30, **kw):
+    rng = random.Random(seed)
+    out = []
+    for i in range(count):
+        d = to_data(random_graph(rng, edge_labels=True, **kw))
+        d.edge_order = torch.randperm(d.edge_index.size(1), generator=torch.Generator().manual_seed(i))
+        d.y = torch.tensor([i % 2])
+        out.append(d)
+    return out
+
+
+@pytest.mark.parametrize("dim", [None, 64])
+def test_in_memory_dataset_fast_path_equals_list_path(tmp_path, dim):
+    graphs = _graphs(1)
+    ds = ListDataset(str(tmp_path), graphs)
+    vec = dict(k=2, hops=2, dim=dim, batch_size=7)
+    for subset in (ds, ds[::3], ds[torch.randperm(len(ds), generator=torch.Generator().manual_seed(0))]):
+        a = KongVectorizer(**vec).fit_transform(subset)
+        b = KongVectorizer(**vec).fit_transform([subset[i] for i in range(len(subset))])
+        if dim is None:
+            a, b = a.toarray(), b.toarray()
+        np.testing.assert_array_equal(a, b)
+    # with a transform, the per-graph path runs (and applies it)
+    t = ListDataset(str(tmp_path), graphs, transform=lambda d: d)
+    dense = lambda X: X.toarray() if dim is None else X  # noqa: E731
+    np.testing.assert_array_equal(
+        dense(KongVectorizer(**vec).fit_transform(t)), dense(KongVectorizer(**vec).fit_transform(ds))
+    )
+
+
+def test_scikit_learn_pipeline_and_clone():
+    graphs = _graphs(2, count=40)
+    y = np.array([int(d.y) for d in graphs])
+    pipe = make_pipeline(KongVectorizer(k=2, hops=1, normalize=True), LinearSVC(C=1.0))
+    scores = cross_val_score(pipe, graphs, y, cv=2)
+    assert scores.shape == (2,)
+    c = clone(KongVectorizer(k=3, dim=128, traversal="wl"))
+    assert c.get_params()["k"] == 3 and c.get_params()["dim"] == 128
+
+
+def test_feature_names_and_shapes():
+    graphs = _graphs(3, count=5)
+    vec = KongVectorizer(k=2, hops=1, degree=2, const=1.0)
+    X = vec.fit_transform(graphs)
+    names = vec.get_feature_names_out()
+    assert X.shape == (5, len(names)) == (5, vec.n_features_out_)
+    assert any(n == "const*const" for n in names)
+    assert any(n.startswith("L1:") for n in names)
+    sk = KongVectorizer(dim=16).fit(graphs)
+    assert sk.get_feature_names_out().shape == (16,)
+
+
+def test_normalize_gives_unit_rows():
+    graphs = _graphs(4, count=6)
+    for dim in (None, 32):
+        X = KongVectorizer(k=2, normalize=True, dim=dim).fit_transform(graphs)
+        X = X.toarray() if dim is None else X
+        norms = np.linalg.norm(X, axis=1)
+        assert np.allclose(norms[norms > 0], 1.0)
+
+
+def test_progress_bar(capsys):
+    KongVectorizer(progress=True, batch_size=2).fit_transform(_graphs(5, count=5))
+    assert "KONG features" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(not os.path.isdir(SHARED_TU), reason="shared TU data not present")
+def test_mutag_from_raw_files(tmp_path):
+    from torch_geometric.datasets import TUDataset
+
+    shutil.copytree(os.path.join(SHARED_TU, "MUTAG"), tmp_path / "MUTAG")
+    ds = TUDataset(str(tmp_path), "MUTAG")
+    X = KongVectorizer(k=1, hops=2).fit_transform(ds)
+    assert X.shape[0] == 188
+    # node label counts at level 0: the total number of nodes
+    vec = KongVectorizer(k=1, hops=0, edge_labels=False)
+    assert vec.fit_transform(ds).sum() == ds._data.x.size(0)
