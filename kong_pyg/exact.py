@@ -35,10 +35,20 @@ class Rows(NamedTuple):
 
 
 def sum_duplicates(row: Tensor, col: Tensor, val: Tensor, num_cols: int) -> Rows:
-    """Sort entries by :obj:`(row, col)` and add up duplicates."""
+    """Sort entries by :obj:`(row, col)`, add up duplicates, drop zero sums.
+
+    Small key spaces are summed densely (:func:`torch.bincount`, no sort).
+    """
     key = row * num_cols + col
+    space = (int(row.max()) + 1) * num_cols if key.numel() else 0
+    if space <= 4 * key.numel() + 65536:
+        dense = torch.bincount(key, weights=val, minlength=space)
+        uniq = dense.nonzero().view(-1)
+        return Rows(uniq // num_cols, uniq % num_cols, dense[uniq])
     uniq, inv = torch.unique(key, return_inverse=True)
-    return Rows(uniq // num_cols, uniq % num_cols, scatter(val, inv, 0, uniq.numel(), "sum"))
+    out = Rows(uniq // num_cols, uniq % num_cols, scatter(val, inv, 0, uniq.numel(), "sum"))
+    keep = out.val != 0
+    return out if bool(keep.all()) else Rows(out.row[keep], out.col[keep], out.val[keep])
 
 
 def propagate_rows(y: Rows, hood: Neighborhoods, num_nodes: int) -> Rows:
@@ -70,7 +80,9 @@ def dense_row_ids(rows: Tensor) -> tuple:
     m, n = rows.shape
     if m == 0 or n == 0:
         return rows.new_zeros(m), rows[:1] if m else rows.new_zeros(0, n)
-    _, sym = torch.unique(rows, return_inverse=True)
+    uniq, sym = torch.unique(rows, return_inverse=True)
+    if n == 1:
+        return sym.view(-1), uniq.view(-1, 1)
     base = int(sym.max()) + 1
     key, size = sym[:, 0], base
     for j in range(1, n):
@@ -218,9 +230,8 @@ def graph_linear_rows(
         rows.append(batch[node])
         cols.append(gid + block * g)
         vals.append(omega[level - j][node])
-    out = sum_duplicates(torch.cat(rows), torch.cat(cols), torch.cat(vals), (hops + 1) * g + 1)
-    keep = out.val != 0  # grams whose strings no walk reaches
-    return Rows(out.row[keep], out.col[keep], out.val[keep])
+    # (grams whose strings no walk reaches sum to zero and are dropped)
+    return sum_duplicates(torch.cat(rows), torch.cat(cols), torch.cat(vals), (hops + 1) * g + 1)
 
 
 def symmetric_power(rows: Rows, degree: int) -> tuple:
@@ -279,11 +290,17 @@ class KeyVocab:
     def __len__(self) -> int:
         return self.keys.numel()
 
-    def lookup(self, keys: Tensor, grow: bool) -> Tensor:
-        """Ids of :obj:`keys`; unseen keys get new ids or :obj:`-1`."""
+    def lookup(self, keys: Tensor, grow: bool, distinct: bool = False) -> Tensor:
+        """Ids of :obj:`keys`; unseen keys get new ids or :obj:`-1`.
+
+        :obj:`distinct` promises that :obj:`keys` has no repeats.
+        """
         dev = keys.device
         sorted_keys, sorted_ids = self._sorted.to(dev), self._ids.to(dev)
-        uniq, inv = torch.unique(keys, return_inverse=True)
+        if distinct:
+            uniq, inv = keys, None
+        else:
+            uniq, inv = torch.unique(keys, return_inverse=True)
         ids = torch.full_like(uniq, -1)
         if sorted_keys.numel():
             pos = torch.searchsorted(sorted_keys, uniq).clamp(max=sorted_keys.numel() - 1)
@@ -298,7 +315,7 @@ class KeyVocab:
             merged_ids = torch.cat([self._ids, ids[new].cpu()])
             order = torch.argsort(merged)
             self._sorted, self._ids = merged[order], merged_ids[order]
-        return ids[inv]
+        return ids if inv is None else ids[inv]
 
     def state(self) -> Tensor:
         """The keys by id (enough to rebuild the vocabulary)."""
@@ -331,15 +348,18 @@ class TupleVocab:
     def __len__(self) -> int:
         return len(self.columns)
 
-    def lookup(self, rows: Tensor, grow: bool) -> Tensor:
-        """Columns of :obj:`rows [M, w]`; unseen rows get new ids or -1."""
+    def lookup(self, rows: Tensor, grow: bool, distinct: bool = False) -> Tensor:
+        """Columns of :obj:`rows [M, w]`; unseen rows get new ids or -1.
+
+        :obj:`distinct` promises that no row repeats.
+        """
         node = torch.zeros(rows.size(0), dtype=torch.long, device=rows.device)
         ok = torch.ones(rows.size(0), dtype=torch.bool, device=rows.device)
         for j in range(rows.size(1)):
             nxt = self.trie.lookup((node << _SHIFT) | rows[:, j], grow)
             ok &= nxt >= 0
             node = torch.where(ok, nxt + 1, torch.zeros_like(nxt))
-        col = self.columns.lookup(node, grow)
+        col = self.columns.lookup(node, grow, distinct)
         return torch.where(ok, col, torch.full_like(col, -1))
 
     def row(self, col: int) -> List[int]:

@@ -10,7 +10,16 @@ from torch import Tensor
 from torch_geometric.utils import scatter
 
 from .exact import ExactRows, KeyVocab, TupleVocab, exact_graph_rows
-from .inputs import KERNELS, NORMS, ORDERS, TRAVERSALS, check_choice, check_float, check_int
+from .inputs import (
+    KERNELS,
+    NORMS,
+    ORDERS,
+    TRAVERSALS,
+    check_choice,
+    check_float,
+    check_int,
+    prepare_graph,
+)
 from .kgrams import exclusive_cumsum, occurrences
 from .nn.kong_sketch import KongSketch
 
@@ -300,7 +309,7 @@ class KongVectorizer(TransformerMixin, BaseEstimator):
             self.symbols_ = KeyVocab()
             self.grams_ = TupleVocab()
             self.multisets_ = TupleVocab()
-        layer = self._layer()
+        layer = self._layer() if self.dim is not None else None
         try:
             total = len(graphs)
         except TypeError as err:
@@ -316,7 +325,7 @@ class KongVectorizer(TransformerMixin, BaseEstimator):
         for gb in iter_graph_batches(graphs, self.batch_size, self.edge_labels, self.edge_order_attr):
             gb = self._to_device(gb)
             if self.dim is None:
-                parts.append(self._exact_batch(layer, gb, grow=fit))
+                parts.append(self._exact_batch(gb, grow=fit))
             else:
                 out = layer.readout(gb.x, gb.edge_index, gb.batch, gb.edge_attr, gb.edge_order, gb.num_graphs)
                 if self.normalize:
@@ -348,8 +357,11 @@ class KongVectorizer(TransformerMixin, BaseEstimator):
         move = lambda t: None if t is None else t.to(self.device)  # noqa: E731
         return GraphBatch(*(move(t) for t in gb[:5]), gb.start, gb.num_graphs)
 
-    def _exact_batch(self, layer: KongSketch, gb: GraphBatch, grow: bool):
-        prep = layer.prepare(gb.x, gb.edge_index, gb.edge_attr, gb.edge_order)
+    def _exact_batch(self, gb: GraphBatch, grow: bool):
+        prep = prepare_graph(
+            gb.x, gb.edge_index, gb.edge_attr, gb.edge_order,
+            flow=self.flow, order=self.order, relabel=self.relabel, seed=self.seed,
+        )
         steps = list(
             occurrences(
                 prep.node_sym, prep.hood, prep.edge_sym, self.k, self.hops, self.traversal, self.blended
@@ -384,7 +396,7 @@ class KongVectorizer(TransformerMixin, BaseEstimator):
         sets = torch.sort(gram_cols.clamp(min=0), dim=1).values
         cols = torch.full((sets.size(0),), -1, dtype=torch.long, device=sets.device)
         if bool(ok.any()):
-            cols[ok] = self.multisets_.lookup(sets[ok], grow)
+            cols[ok] = self.multisets_.lookup(sets[ok], grow, distinct=True)
         return cols[rows.col]
 
     def _gram_columns(self, er: ExactRows, local: Tensor, grow: bool) -> Tensor:
@@ -406,7 +418,7 @@ class KongVectorizer(TransformerMixin, BaseEstimator):
             row = torch.cat([block[sel].view(-1, 1), sym.clamp(min=0)], dim=1)
             cols = torch.full((row.size(0),), -1, dtype=torch.long, device=local.device)
             if bool(ok.any()):
-                cols[ok] = self.grams_.lookup(row[ok], grow)
+                cols[ok] = self.grams_.lookup(row[ok], grow, distinct=True)
             out[sel] = cols
         return out
 
