@@ -66,6 +66,30 @@ def check_float(name: str, value, minimum: float) -> float:
     return value
 
 
+def check_options(
+    k, hops, traversal, dim, kernel, degree, const, seed, order, norm, flow, allow_exact: bool = False
+) -> dict:
+    """Check the options shared by every KONG entry point; returns them cleaned.
+
+    :obj:`dim=None` (the exact map) is allowed with :obj:`allow_exact`.
+    """
+    if flow not in FLOWS:
+        raise ValueError(f"'flow' must be one of {list(FLOWS)} (got {flow!r})")
+    return dict(
+        k=check_int("k", k, 1),
+        hops=check_int("hops", hops, 0),
+        traversal=check_choice("traversal", traversal, TRAVERSALS),
+        dim=None if dim is None and allow_exact else check_int("dim", dim, 1),
+        kernel=check_choice("kernel", kernel, KERNELS),
+        degree=check_int("degree", degree, 1),
+        const=check_float("const", const, 0.0),
+        seed=check_int("seed", seed, 0),
+        order=check_choice("order", order, ORDERS),
+        norm=check_choice("norm", norm, NORMS),
+        flow=flow,
+    )
+
+
 def check_edge_index(edge_index, num_nodes: int) -> Tensor:
     """Check a :obj:`[2, num_edges]` index tensor against :obj:`num_nodes`."""
     if not isinstance(edge_index, Tensor):

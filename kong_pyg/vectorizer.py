@@ -10,16 +10,7 @@ from torch import Tensor
 from torch_geometric.utils import scatter
 
 from .exact import ExactRows, KeyVocab, TupleVocab, exact_graph_rows
-from .inputs import (
-    KERNELS,
-    NORMS,
-    ORDERS,
-    TRAVERSALS,
-    check_choice,
-    check_float,
-    check_int,
-    prepare_graph,
-)
+from .inputs import check_int, check_options, prepare_graph
 from .kgrams import exclusive_cumsum, occurrences
 from .nn.kong_sketch import KongSketch
 
@@ -279,20 +270,11 @@ class KongVectorizer(TransformerMixin, BaseEstimator):
     # -- internals -----------------------------------------------------------
 
     def _check_params(self):
-        check_int("k", self.k, 1)
-        check_int("hops", self.hops, 0)
-        check_choice("traversal", self.traversal, TRAVERSALS)
-        if self.dim is not None:
-            check_int("dim", self.dim, 1)
-        check_choice("kernel", self.kernel, KERNELS)
-        check_int("degree", self.degree, 1)
-        check_float("const", self.const, 0.0)
-        check_int("seed", self.seed, 0)
-        check_choice("order", self.order, ORDERS)
-        check_choice("norm", self.norm, NORMS)
+        check_options(
+            self.k, self.hops, self.traversal, self.dim, self.kernel, self.degree, self.const,
+            self.seed, self.order, self.norm, self.flow, allow_exact=True,
+        )
         check_int("batch_size", self.batch_size, 1)
-        if self.flow not in ("source_to_target", "target_to_source"):
-            raise ValueError(f"'flow' must be 'source_to_target' or 'target_to_source' (got {self.flow!r})")
 
     def _layer(self) -> KongSketch:
         layer = KongSketch(

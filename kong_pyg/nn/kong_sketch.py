@@ -21,18 +21,7 @@ from ..exact import (
     tag_blocks,
     walk_weights,
 )
-from ..inputs import (
-    KERNELS,
-    NORMS,
-    ORDERS,
-    TRAVERSALS,
-    PreparedGraph,
-    check_batch,
-    check_choice,
-    check_float,
-    check_int,
-    prepare_graph,
-)
+from ..inputs import PreparedGraph, check_batch, check_options, prepare_graph
 from ..kgrams import Occurrences, exclusive_cumsum, occurrences
 from ..sketch import SketchHashes, place, shift_level, tensor_sketch
 
@@ -160,19 +149,14 @@ class KongSketch(MessagePassing):
         flow: str = "source_to_target",
         dtype: torch.dtype = torch.float32,
     ):
+        opts = check_options(k, hops, traversal, dim, kernel, degree, const, seed, order, norm, flow)
         super().__init__(aggr="add", flow=flow)
-        self.k = check_int("k", k, 1)
-        self.hops = check_int("hops", hops, 0)
-        self.traversal = check_choice("traversal", traversal, TRAVERSALS)
-        self.dim = check_int("dim", dim, 1)
-        self.kernel = check_choice("kernel", kernel, KERNELS)
-        self.degree = check_int("degree", degree, 1)
-        self.const = check_float("const", const, 0.0)
-        self.seed = check_int("seed", seed, 0)
-        self.order = check_choice("order", order, ORDERS)
+        self.k, self.hops, self.traversal = opts["k"], opts["hops"], opts["traversal"]
+        self.dim, self.kernel, self.degree = opts["dim"], opts["kernel"], opts["degree"]
+        self.const, self.seed, self.order = opts["const"], opts["seed"], opts["order"]
+        self.norm = opts["norm"]
         self.relabel = bool(relabel)
         self.blended = bool(blended)
-        self.norm = check_choice("norm", norm, NORMS)
         if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
             raise TypeError(f"'dtype' must be a floating-point torch.dtype (got {dtype})")
         self.out_dtype = dtype
