@@ -57,29 +57,47 @@ def load_tu(root, name: str, pre_transform=None):
 
 
 def synthetic_graphs(num_graphs: int = 200, seed: int = 0):
-    """The package's ordered-event graphs, with one-hot node features."""
+    """The package's ordered-event graphs (integer node and edge types)."""
     from kong_pyg.datasets import stream_to_graphs, synthetic_event_stream
 
     stream, y = synthetic_event_stream(num_graphs, seed=seed)
     graphs = stream_to_graphs(stream, y)
-    num_types = int(max(int(d.x.max()) for d in graphs)) + 1
     for d in graphs:
-        d.x = F.one_hot(d.x, num_types).float()
         del d.graph_id
     return graphs
 
 
+def one_hot_x(graphs):
+    """Copies of the graphs whose integer node labels became one-hot float rows."""
+    graphs = [d.clone() for d in graphs]
+    if graphs and not graphs[0].x.is_floating_point():
+        width = int(max(int(d.x.max()) for d in graphs)) + 1
+        for d in graphs:
+            d.x = F.one_hot(d.x.view(-1), width).float()
+    return graphs
+
+
 def default_graphs(args):
-    """The data used without ``--data-root`` (one line to switch)."""
+    """The data used without ``--data-root``: (graphs, description).
+
+    The synthetic data set needs no files. To use a data set bundled with the
+    package instead, change the line below, e.g. to
+    ``return load_bundled("MUTAG"), "MUTAG (bundled)"``.
+    """
     return synthetic_graphs(args.num_graphs, args.seed), "synthetic ordered events (built in)"
 
 
 def load_graphs(args, pre_transform=None):
-    """``(graphs, description)``; ``pre_transform`` is applied to every graph once."""
+    """``(graphs, description)``; ``pre_transform`` is applied to every graph once.
+
+    A TU data set comes back as PyG's ``TUDataset`` (``pre_transform`` runs while
+    PyG processes it); the default data as a list of ``Data``.
+    """
     if args.data_root is not None:
         dataset = load_tu(args.data_root, args.dataset, pre_transform)
         return dataset, f"{args.dataset} (from {args.data_root})"
     graphs, name = default_graphs(args)
+    graphs = one_hot_x(graphs)
     if pre_transform is not None:
         graphs = [pre_transform(d) for d in graphs]
     return graphs, name
