@@ -1,6 +1,7 @@
 """kong_pyg: KONG graph kernels (Kernels for Ordered-Neighborhood Graphs) for PyG."""
 from .nn import KongSketch
 from .strings import brute_force_kernel, kgram_counts, kong_strings
+from .transforms import KongFeatures
 from .vectorizer import KongVectorizer
 
 __version__ = "0.1.0"
@@ -8,6 +9,7 @@ __version__ = "0.1.0"
 __all__ = [
     "KongSketch",
     "KongVectorizer",
+    "KongFeatures",
     "kong_strings",
     "kgram_counts",
     "brute_force_kernel",

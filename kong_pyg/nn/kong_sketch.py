@@ -82,6 +82,13 @@ class KongSketch(MessagePassing):
         sparse adjacency input is rejected. With :obj:`k = 1` the output does
         not depend on the order.
 
+    .. note::
+        :meth:`forward` and :meth:`readout` have data-dependent shapes and
+        run eagerly under :func:`torch.compile` (they are marked with
+        :func:`torch.compiler.disable`): a compiled model around this layer
+        works, with a graph break at the layer, but not with
+        :obj:`fullgraph=True`. The output never requires gradients.
+
     Args:
         k (int, optional): The k-gram length (:obj:`1` = unordered label
             counts). (default: :obj:`1`)
@@ -359,6 +366,7 @@ class KongSketch(MessagePassing):
                 out += global_add_pool(ts, batch[lo:hi], size=out.size(0))
         return out
 
+    @torch.compiler.disable
     def forward(
         self,
         x: Tensor,
@@ -382,6 +390,7 @@ class KongSketch(MessagePassing):
 
     # -- graph level ---------------------------------------------------------
 
+    @torch.compiler.disable
     def readout(
         self,
         x: Tensor,

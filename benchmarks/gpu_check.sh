@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# All CUDA checks in one go, for a machine with a GPU (a few minutes):
+#   1. tests/test_cuda.py (CPU vs CUDA: same numbers for the same seed),
+#   2. benchmarks/bench_gpu.py: CPU vs GPU feature time on NCI1 -> OUTDIR/gpu.md
+#      (needs DATA_ROOT with NCI1/raw/NCI1_*.txt; skipped without it),
+#   3. the examples on CUDA,
+#   4. the whole test suite.
+# Each step's log goes to OUTDIR/<step>.log; the exit status is 1 if any step failed.
+#
+# usage: bash benchmarks/gpu_check.sh OUTDIR [DATA_ROOT]
+set -u
+out=${1:?usage: bash benchmarks/gpu_check.sh OUTDIR [DATA_ROOT]}
+data=${2:-}
+py=${PYTHON:-python3}
+mkdir -p "$out" && out=$(cd "$out" && pwd) || exit 1
+if [ -n "$data" ]; then data=$(cd "$data" && pwd) || exit 1; fi
+cd "$(dirname "$0")/.."
+export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
+status=0
+step() {
+    local name=$1
+    shift
+    echo "== $name: $*"
+    local t0=$SECONDS
+    "$@" >"$out/$name.log" 2>&1
+    local rc=$?
+    echo "   exit $rc after $((SECONDS - t0)) s; last lines:"
+    tail -n 6 "$out/$name.log" | sed 's/^/   | /'
+    [ "$rc" -eq 0 ] || status=1
+}
+"$py" -c "import torch, torch_geometric as g; print('torch', torch.__version__, 'pyg', g.__version__, 'cuda', torch.cuda.is_available(), torch.cuda.get_device_name(0) if torch.cuda.is_available() else '')"
+step test_cuda "$py" -m pytest -q -p no:warnings -rs tests/test_cuda.py
+if [ -n "$data" ]; then
+    step bench_gpu "$py" benchmarks/bench_gpu.py --data-root "$data" --out "$out/gpu.md"
+else
+    echo "== bench_gpu skipped: no DATA_ROOT given"
+fi
+step linear_head "$py" examples/linear_head.py --device cuda
+step gnn_with_kong "$py" examples/gnn_with_kong.py --device cuda --in-model
+step ordered_vs_shuffled "$py" examples/ordered_vs_shuffled.py
+step tests_all "$py" -m pytest -q -p no:warnings -rs
+exit $status

@@ -1,0 +1,112 @@
+"""Graph classification data for the examples (imported by them, not run).
+
+* ``--data-root DIR --dataset NAME``: a TU data set in PyG's raw layout
+  (``DIR/NAME/raw/NAME_A.txt`` and friends, as downloaded by PyG's
+  ``TUDataset``). The raw files are copied into a fresh temporary folder, so
+  ``DIR`` may be read-only and nothing is downloaded.
+* No ``--data-root``: the default data set below, which needs no files.
+  It is the package's synthetic ordered-event data set (two classes that
+  differ only in the order of events; see
+  ``kong_pyg.datasets.synthetic_event_stream``).
+
+Graphs come back with ``x`` as one-hot float rows (a GNN's input; KONG reads
+the same rows as labels), integer or one-hot ``edge_attr`` and ``y``.
+"""
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+
+
+def add_data_args(parser, num_graphs: int = 200):
+    parser.add_argument("--data-root", default=None,
+                        help="folder holding NAME/raw/NAME_*.txt (PyG TUDataset raw layout); "
+                             "default: a built-in data set, no files needed")
+    parser.add_argument("--dataset", default="MUTAG", help="TU data set name under --data-root")
+    parser.add_argument("--num-graphs", type=int, default=num_graphs,
+                        help="graphs of the built-in synthetic data set")
+
+
+def find_raw(root, name: str) -> Path:
+    """The folder holding ``NAME_A.txt``: ROOT/NAME/raw, ROOT/raw or ROOT."""
+    root = Path(root)
+    for cand in (root / name / "raw", root / "raw", root):
+        if (cand / f"{name}_A.txt").is_file():
+            return cand
+    raise FileNotFoundError(
+        f"no {name}_A.txt under {root} (looked in {root / name / 'raw'}, {root / 'raw'} and {root}); "
+        "--data-root must hold a TU data set in PyG's raw layout"
+    )
+
+
+def load_tu(root, name: str, pre_transform=None):
+    """A ``TUDataset`` read from a copy of its raw files (never downloads)."""
+    from torch_geometric.datasets import TUDataset
+
+    raw = find_raw(root, name)
+    work = tempfile.mkdtemp(prefix="kong_tu_")
+    try:
+        shutil.copytree(raw, os.path.join(work, name, "raw"))
+        dataset = TUDataset(work, name, pre_transform=pre_transform)  # loads into memory
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return dataset
+
+
+def synthetic_graphs(num_graphs: int = 200, seed: int = 0):
+    """The package's ordered-event graphs (integer node and edge types)."""
+    from kong_pyg.datasets import stream_to_graphs, synthetic_event_stream
+
+    stream, y = synthetic_event_stream(num_graphs, seed=seed)
+    graphs = stream_to_graphs(stream, y)
+    for d in graphs:
+        del d.graph_id
+    return graphs
+
+
+def one_hot_x(graphs):
+    """Copies of the graphs whose integer node labels became one-hot float rows."""
+    graphs = [d.clone() for d in graphs]
+    if graphs and not graphs[0].x.is_floating_point():
+        width = int(max(int(d.x.max()) for d in graphs)) + 1
+        for d in graphs:
+            d.x = F.one_hot(d.x.view(-1), width).float()
+    return graphs
+
+
+def default_graphs(args):
+    """The data used without ``--data-root``: (graphs, description).
+
+    The synthetic data set needs no files. To use a data set bundled with the
+    package instead, change the line below, e.g. to
+    ``return load_bundled("MUTAG"), "MUTAG (bundled)"``.
+    """
+    return synthetic_graphs(args.num_graphs, args.seed), "synthetic ordered events (built in)"
+
+
+def load_graphs(args, pre_transform=None):
+    """``(graphs, description)``; ``pre_transform`` is applied to every graph once.
+
+    A TU data set comes back as PyG's ``TUDataset`` (``pre_transform`` runs while
+    PyG processes it); the default data as a list of ``Data``.
+    """
+    if args.data_root is not None:
+        dataset = load_tu(args.data_root, args.dataset, pre_transform)
+        return dataset, f"{args.dataset} (from {args.data_root})"
+    graphs, name = default_graphs(args)
+    graphs = one_hot_x(graphs)
+    if pre_transform is not None:
+        graphs = [pre_transform(d) for d in graphs]
+    return graphs, name
+
+
+def labels_of(graphs) -> torch.Tensor:
+    """The graph labels as one tensor."""
+    from torch_geometric.data import InMemoryDataset
+
+    if isinstance(graphs, InMemoryDataset):
+        return graphs.y.view(-1)
+    return torch.cat([d.y.view(-1) for d in graphs])

@@ -1,0 +1,215 @@
+r"""The :class:`KongFeatures` transform: KONG features as PyG data attributes."""
+from typing import Optional, Sequence, Tuple, Union
+
+import torch
+from torch import Tensor
+from torch_geometric.data import Batch, Data
+from torch_geometric.transforms import BaseTransform
+
+from .inputs import check_choice
+from .nn.kong_sketch import KongSketch
+
+LEVELS = ("node", "graph", "both")
+
+#: Default attribute names per level.
+DEFAULT_NODE_ATTR = "kong_x"
+DEFAULT_GRAPH_ATTR = "kong_graph"
+
+
+def _check_name(name, what: str) -> str:
+    if not isinstance(name, str) or not name:
+        raise TypeError(f"'attr_name' must be a non-empty string for the {what} features (got {name!r})")
+    # PyG's collation offsets attributes named like indices and batch vectors
+    if "index" in name or "batch" in name or name == "face":
+        raise ValueError(
+            f"'attr_name' {name!r} would be treated as an index by PyG's batching "
+            "(names holding 'index' or 'batch', or 'face'); pick another name"
+        )
+    return name
+
+
+class KongFeatures(BaseTransform):
+    r"""Adds KONG features to a graph.
+
+    From the `"KONG: Kernels for ordered-neighborhood graphs"
+    <https://arxiv.org/abs/1805.10014>`_ paper (NeurIPS 2018).
+
+    Computes the sketched KONG feature map of :class:`~kong_pyg.KongSketch`
+    (same options, same numbers for the same :obj:`seed`) for a
+    :class:`~torch_geometric.data.Data` object and stores it as new
+    attributes:
+
+    * :obj:`level="node"`: node features :math:`\mathbf{x}_v`, shape
+      :obj:`[num_nodes, dim]`, under :obj:`"kong_x"`;
+    * :obj:`level="graph"`: the graph feature :math:`\sum_{v \in G}
+      \mathbf{x}_v` (:meth:`KongSketch.readout`), shape :obj:`[1, dim]`, under
+      :obj:`"kong_graph"`, so that
+      :class:`~torch_geometric.loader.DataLoader` batches it into one row
+      per graph, :obj:`[num_graphs, dim]`;
+    * :obj:`level="both"`: both (:obj:`attr_name` is then a pair of names).
+
+    Node labels are read from :obj:`data.x` (integers or one-hot rows), edge
+    labels from :obj:`data.edge_attr` (with :obj:`edge_labels=True`) and the
+    neighbor order from the order of :obj:`data.edge_index`, or from the
+    per-edge key :obj:`data[edge_order_attr]` when present. The input is
+    never modified (a shallow copy gets the new attributes) and its edges are
+    never reordered. Applied to a :class:`~torch_geometric.data.Batch`,
+    graph-level features get one row per graph of the batch.
+
+    Works as :obj:`transform` and as :obj:`pre_transform` of any PyG
+    dataset; its :func:`repr` lists every option, so PyG notices a changed
+    :obj:`pre_transform`. The hash tables follow the data to its device.
+
+    .. warning::
+        With :obj:`k >= 2` the features depend on the order of each node's
+        incoming edges. Transforms that sort edges
+        (:class:`~torch_geometric.transforms.ToUndirected`,
+        :class:`~torch_geometric.transforms.ToSparseTensor`,
+        :class:`~torch_geometric.transforms.RemoveDuplicatedEdges`,
+        :func:`~torch_geometric.utils.coalesce`) must not run before it
+        unless that order is meaningless for the data set.
+
+    Args:
+        k, hops, traversal, dim, kernel, degree, const, seed, order,
+            relabel, blended, norm, flow: As in :class:`~kong_pyg.KongSketch`.
+            (defaults: :obj:`k=1`, :obj:`hops=2`, :obj:`"bfs"`, :obj:`1024`,
+            :obj:`"poly"`, :obj:`1`, :obj:`0.0`, :obj:`0`, :obj:`"edge"`,
+            :obj:`False`, :obj:`False`, :obj:`"exact"`,
+            :obj:`"source_to_target"`)
+        level (str, optional): :obj:`"node"`, :obj:`"graph"` or
+            :obj:`"both"`. (default: :obj:`"node"`)
+        attr_name (str or (str, str), optional): The attribute name (for
+            :obj:`level="both"`: a pair, node name first). (default:
+            :obj:`"kong_x"` for node features, :obj:`"kong_graph"` for graph
+            features)
+        normalize (bool, optional): L2-normalize the graph features (as
+            :class:`~kong_pyg.KongVectorizer`); needs a graph level.
+            (default: :obj:`False`)
+        edge_labels (bool, optional): Use :obj:`data.edge_attr` as edge
+            labels when present. (default: :obj:`True`)
+        edge_order_attr (str, optional): The attribute holding a per-edge
+            sort key (for example timestamps) that defines the neighbor
+            order, used when present; :obj:`None` ignores any.
+            (default: :obj:`"edge_order"`)
+        dtype (torch.dtype, optional): The dtype of the stored features
+            (computed in :obj:`torch.float64`). (default: :obj:`torch.float32`)
+
+    Example:
+        >>> from torch_geometric.datasets import TUDataset
+        >>> dataset = TUDataset(root, "MUTAG",
+        ...                     pre_transform=KongFeatures(k=2, level="graph"))
+        >>> dataset[0].kong_graph.shape
+        torch.Size([1, 1024])
+    """
+
+    def __init__(
+        self,
+        k: int = 1,
+        hops: int = 2,
+        traversal: str = "bfs",
+        dim: int = 1024,
+        kernel: str = "poly",
+        degree: int = 1,
+        const: float = 0.0,
+        seed: int = 0,
+        order: str = "edge",
+        relabel: bool = False,
+        blended: bool = False,
+        norm: str = "exact",
+        flow: str = "source_to_target",
+        level: str = "node",
+        attr_name: Optional[Union[str, Sequence[str]]] = None,
+        normalize: bool = False,
+        edge_labels: bool = True,
+        edge_order_attr: Optional[str] = "edge_order",
+        dtype: torch.dtype = torch.float32,
+    ):
+        self.level = check_choice("level", level, LEVELS)
+        self.node_attr, self.graph_attr = self._names(attr_name)
+        self.normalize = bool(normalize)
+        if self.normalize and self.level == "node":
+            raise ValueError("'normalize' L2-normalizes graph features; use level='graph' or 'both'")
+        self.edge_labels = bool(edge_labels)
+        if edge_order_attr is not None and (not isinstance(edge_order_attr, str) or not edge_order_attr):
+            raise TypeError(f"'edge_order_attr' must be a non-empty string or None (got {edge_order_attr!r})")
+        self.edge_order_attr = edge_order_attr
+        if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
+            raise TypeError(f"'dtype' must be a floating-point torch.dtype (got {dtype})")
+        self.dtype = dtype
+        #: The :class:`~kong_pyg.KongSketch` that computes the features (in
+        #: ``float64``; the result is cast to :obj:`dtype`).
+        self.sketch = KongSketch(
+            k=k, hops=hops, traversal=traversal, dim=dim, kernel=kernel, degree=degree, const=const,
+            seed=seed, order=order, relabel=relabel, blended=blended, norm=norm, flow=flow,
+            dtype=torch.float64,
+        )
+
+    def _names(self, attr_name) -> Tuple[Optional[str], Optional[str]]:
+        if self.level == "both":
+            if attr_name is None:
+                return DEFAULT_NODE_ATTR, DEFAULT_GRAPH_ATTR
+            if isinstance(attr_name, str) or len(attr_name) != 2:
+                raise ValueError(
+                    "level='both' needs 'attr_name' as a pair (node name, graph name) "
+                    f"(got {attr_name!r})"
+                )
+            node, graph = (_check_name(n, w) for n, w in zip(attr_name, ("node", "graph")))
+            if node == graph:
+                raise ValueError(f"'attr_name' gives node and graph features the same name {node!r}")
+            return node, graph
+        if attr_name is None:
+            attr_name = DEFAULT_NODE_ATTR if self.level == "node" else DEFAULT_GRAPH_ATTR
+        name = _check_name(attr_name, self.level)
+        return (name, None) if self.level == "node" else (None, name)
+
+    def forward(self, data: Data) -> Data:
+        """Add the features to the (already copied) :obj:`data`."""
+        if not isinstance(data, Data):
+            raise TypeError(
+                f"KongFeatures expects a torch_geometric.data.Data object (got {type(data).__name__})"
+            )
+        x = data.x
+        if x is None:
+            raise ValueError(
+                "the graph has no 'x': KONG needs node labels (set data.x, for instance to node degrees)"
+            )
+        edge_index = data.edge_index
+        if edge_index is None:
+            edge_index = torch.empty(2, 0, dtype=torch.long, device=x.device)
+        edge_attr = data.edge_attr if self.edge_labels else None
+        edge_order = None
+        if self.edge_order_attr is not None:
+            edge_order = getattr(data, self.edge_order_attr, None)
+        if isinstance(x, Tensor) and x.device != self.sketch.hashes.coef.device:
+            self.sketch.to(x.device)
+        if self.node_attr is not None:
+            data[self.node_attr] = self.sketch(x, edge_index, edge_attr, edge_order).to(self.dtype)
+        if self.graph_attr is not None:
+            batch, num_graphs = None, None
+            if isinstance(data, Batch):
+                batch, num_graphs = data.batch, data.num_graphs
+            out = self.sketch.readout(x, edge_index, batch, edge_attr, edge_order, num_graphs)
+            if self.normalize:
+                norm = out.norm(dim=1, keepdim=True)
+                out = out / torch.where(norm > 0, norm, torch.ones_like(norm))
+            data[self.graph_attr] = out.to(self.dtype)
+        return data
+
+    def __repr__(self) -> str:
+        s = self.sketch
+        if self.level == "both":
+            name = (self.node_attr, self.graph_attr)
+        else:
+            name = self.node_attr or self.graph_attr
+        args = [
+            f"k={s.k}", f"hops={s.hops}", f"traversal={s.traversal!r}", f"dim={s.dim}",
+            f"kernel={s.kernel!r}", f"degree={s.degree}", f"const={s.const!r}", f"seed={s.seed}",
+            f"order={s.order!r}", f"relabel={s.relabel}", f"blended={s.blended}", f"norm={s.norm!r}",
+            f"flow={s.flow!r}", f"level={self.level!r}", f"attr_name={name!r}",
+            f"normalize={self.normalize}", f"edge_labels={self.edge_labels}",
+            f"edge_order_attr={self.edge_order_attr!r}", f"dtype={self.dtype}",
+        ]
+        return f"{self.__class__.__name__}({', '.join(args)})"
+
+
+__all__ = ["KongFeatures"]

@@ -1,0 +1,146 @@
+"""The same numbers on CUDA as on the CPU, for the same seed.
+
+Skipped without CUDA. KONG_TEST_DEVICE=cpu runs the comparisons against the
+CPU itself (a dry run of these tests on a machine without a GPU).
+"""
+import os
+import random
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+from helpers import random_graph, to_data
+from torch_geometric.data import Batch
+from torch_geometric.nn import GIN, global_add_pool
+
+from kong_pyg import KongFeatures, KongSketch, KongVectorizer
+
+DEVICE = os.environ.get("KONG_TEST_DEVICE", "cuda")
+pytestmark = pytest.mark.skipif(
+    DEVICE.startswith("cuda") and not torch.cuda.is_available(), reason="CUDA is not available"
+)
+
+# (options, bitwise): integer counts (poly, p = 1) must match bit for bit
+CASES = [
+    (dict(k=1, hops=2), True),
+    (dict(k=2, hops=2), True),
+    (dict(k=3, hops=2, traversal="wl"), True),
+    (dict(k=2, hops=1, const=2.0, relabel=True), True),
+    (dict(k=2, hops=2, order="random", seed=7), True),
+    (dict(k=2, hops=2, blended=True), True),
+    (dict(k=2, hops=4, dim=16), True),  # deep: exact rows give way to propagated sketches
+    (dict(k=2, hops=2, kernel="cosine"), False),
+    (dict(k=2, hops=2, kernel="cosine", norm="sketch"), False),
+    (dict(k=2, hops=2, degree=2, const=1.0), False),
+    (dict(k=2, hops=2, kernel="cosine", degree=3), False),
+]
+
+
+def graphs(n=10, seed=0, dense=False):
+    rng = random.Random(seed)
+    size = (8, 40) if dense else (7, 14)
+    return [to_data(random_graph(rng, *size, 3, edge_labels=True)) for _ in range(n)]
+
+
+def same(a, b, bitwise):
+    assert a.device.type == torch.device(DEVICE).type
+    a = a.cpu()
+    if bitwise:
+        assert torch.equal(a, b), (a - b).abs().max()
+    else:
+        assert torch.allclose(a, b, rtol=1e-5, atol=1e-5), (a - b).abs().max()
+
+
+@pytest.mark.parametrize("opts,bitwise", CASES)
+def test_kong_sketch_cpu_vs_device(opts, bitwise):
+    deep = opts.get("hops") == 4
+    b = Batch.from_data_list(graphs(dense=deep))
+    layer = KongSketch(**{"dim": 128, **opts})
+    if deep:
+        prep = layer.prepare(b.x, b.edge_index, b.edge_attr)
+        assert layer.node_counts(prep, layer.occurrences(prep)).dense is not None
+    node = layer(b.x, b.edge_index, b.edge_attr)
+    graph = layer.readout(b.x, b.edge_index, b.batch, b.edge_attr)
+    layer.to(DEVICE)
+    d = b.to(DEVICE)
+    same(layer(d.x, d.edge_index, d.edge_attr), node, bitwise)
+    same(layer.readout(d.x, d.edge_index, d.batch, d.edge_attr), graph, bitwise)
+
+
+def test_edge_order_keys_on_device():
+    b = Batch.from_data_list(graphs(seed=3))
+    key = torch.randperm(b.num_edges, generator=torch.Generator().manual_seed(0)).double()
+    layer = KongSketch(k=3, hops=2, dim=64)
+    ref = layer.readout(b.x, b.edge_index, b.batch, edge_order=key)
+    layer.to(DEVICE)
+    d = b.to(DEVICE)
+    same(layer.readout(d.x, d.edge_index, d.batch, edge_order=key.to(DEVICE)), ref, True)
+
+
+@pytest.mark.parametrize("k,degree", [(1, 1), (2, 1), (3, 1), (2, 2)])
+def test_vectorizer_exact_cpu_vs_device(k, degree):
+    gs = graphs(12, seed=1)
+    opts = dict(k=k, hops=2, degree=degree, batch_size=5)
+    X = KongVectorizer(**opts).fit_transform(gs)
+    Y = KongVectorizer(device=DEVICE, **opts).fit_transform(gs)
+    assert X.shape == Y.shape
+    assert np.array_equal(X.indptr, Y.indptr) and np.array_equal(X.indices, Y.indices)
+    if degree == 1:
+        assert np.array_equal(X.data, Y.data)  # integer counts: bit for bit
+    else:
+        assert np.allclose(X.data, Y.data, rtol=1e-12, atol=0)
+
+
+@pytest.mark.parametrize("kernel,normalize", [("poly", False), ("cosine", True)])
+def test_vectorizer_sketched_cpu_vs_device(kernel, normalize):
+    gs = graphs(12, seed=2)
+    opts = dict(k=2, hops=2, dim=256, kernel=kernel, normalize=normalize, batch_size=5)
+    X = KongVectorizer(**opts).fit_transform(gs)
+    Y = KongVectorizer(device=DEVICE, **opts).fit_transform(gs)
+    assert np.allclose(X, Y, rtol=1e-9, atol=1e-9)
+
+
+def test_transform_on_device_data():
+    t = KongFeatures(k=2, hops=2, dim=64, level="both")
+    for data in graphs(4, seed=4):
+        ref = t(data)
+        out = t(data.to(DEVICE))  # the transform's hash tables follow the data
+        same(out.kong_x, ref.kong_x, True)
+        same(out.kong_graph, ref.kong_graph, True)
+        assert out.edge_index.device.type == torch.device(DEVICE).type
+
+
+def test_to_moves_buffers_and_mismatch_is_an_error():
+    layer = KongSketch(k=2, dim=32).to(DEVICE)
+    assert all(buf.device.type == torch.device(DEVICE).type for buf in layer.buffers())
+    d = graphs(1)[0]
+    if DEVICE != "cpu":
+        with pytest.raises(ValueError, match=r"\.to\(\)"):
+            layer(d.x, d.edge_index)
+    state = {k: v.cpu() for k, v in layer.state_dict().items()}
+    fresh = KongSketch(k=2, dim=32, seed=11)
+    fresh.load_state_dict(state)
+    assert torch.equal(fresh(d.x, d.edge_index), KongSketch(k=2, dim=32)(d.x, d.edge_index))
+
+
+def test_gin_with_kong_trains_on_device():
+    torch.manual_seed(0)
+    b = Batch.from_data_list(graphs(8, seed=5))
+    b.y = torch.arange(8) % 2
+    kong = KongSketch(k=2, hops=2, dim=32, kernel="cosine")
+    gin = GIN(3 + 32, 16, num_layers=2)
+    head = torch.nn.Linear(16, 2)
+    model = torch.nn.ModuleDict(dict(kong=kong, gin=gin, head=head)).to(DEVICE)
+    d = b.to(DEVICE)
+    opt = torch.optim.Adam(model.parameters(), lr=0.01)
+    losses = []
+    for _ in range(20):
+        opt.zero_grad()
+        h = torch.cat([F.one_hot(d.x, 3).float(), model["kong"](d.x, d.edge_index)], -1)
+        loss = F.cross_entropy(model["head"](global_add_pool(model["gin"](h, d.edge_index), d.batch)), d.y)
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    assert losses[-1] < losses[0]
+    assert all(p.grad is not None for p in model["gin"].parameters())

@@ -1,0 +1,81 @@
+"""The docs' order rule, checked against the installed PyG (docs/guide.md).
+
+Node 0 receives edges from 3, 1, 2 in that order (its neighbor order). PyG
+operations that sort edges turn that into 1, 2, 3; the ones that do not keep it.
+"""
+import pytest
+import torch
+import torch_geometric.transforms as T
+from torch_geometric.data import Batch, Data
+from torch_geometric.loader import DataLoader
+from torch_geometric.utils import coalesce, sort_edge_index, to_undirected
+
+from kong_pyg import KongSketch
+
+ORDER = [3, 1, 2]
+
+
+def graph():
+    src = torch.tensor(ORDER + [0, 0, 0])
+    dst = torch.tensor([0, 0, 0] + ORDER)
+    return Data(x=torch.tensor([0, 1, 2, 3]), edge_index=torch.stack([src, dst]))
+
+
+def order_of_node0(edge_index):
+    return edge_index[0, edge_index[1] == 0].tolist()
+
+
+@pytest.mark.parametrize("op", [
+    lambda d: coalesce(d.edge_index),
+    lambda d: to_undirected(d.edge_index),
+    lambda d: sort_edge_index(d.edge_index),
+    lambda d: T.ToUndirected()(d).edge_index,
+    lambda d: T.RemoveDuplicatedEdges()(d).edge_index,
+    lambda d: d.clone().coalesce().edge_index,
+], ids=["coalesce", "to_undirected", "sort_edge_index", "ToUndirected", "RemoveDuplicatedEdges",
+        "Data.coalesce"])
+def test_these_sort_neighbors_by_id(op):
+    assert order_of_node0(graph().edge_index) == ORDER
+    assert order_of_node0(op(graph())) == [1, 2, 3]
+
+
+def test_to_sparse_tensor_loses_the_order_and_kong_rejects_it():
+    d = T.ToSparseTensor(layout=torch.sparse_csr)(graph())
+    assert "edge_index" not in d
+    with pytest.raises(TypeError, match="neighbor order"):
+        KongSketch(k=2)(d.x, d.adj_t)
+
+
+def test_tu_dataset_loader_sorts_edges(tmp_path):
+    from torch_geometric.datasets import TUDataset
+
+    raw = tmp_path / "T" / "raw"
+    raw.mkdir(parents=True)
+    # graph 1: node 1 (1-based) receives from 4, 2, 3 in file order, plus a self-loop; graph 2: one edge
+    (raw / "T_A.txt").write_text("4, 1\n2, 1\n3, 1\n1, 4\n1, 2\n1, 3\n2, 2\n5, 6\n")
+    (raw / "T_graph_indicator.txt").write_text("1\n1\n1\n1\n2\n2\n")
+    (raw / "T_graph_labels.txt").write_text("0\n1\n")
+    (raw / "T_node_labels.txt").write_text("0\n1\n2\n3\n0\n1\n")
+    d = TUDataset(str(tmp_path), "T")[0]
+    assert order_of_node0(d.edge_index) == [1, 2, 3]
+    assert not bool((d.edge_index[0] == d.edge_index[1]).any())  # self-loops dropped too
+
+
+def test_batching_and_loading_keep_the_order():
+    gs = [graph(), graph()]
+    b = Batch.from_data_list(gs)
+    assert order_of_node0(b.edge_index) == ORDER
+    assert b.edge_index[0, b.edge_index[1] == 4].tolist() == [o + 4 for o in ORDER]
+    loaded = next(iter(DataLoader(gs, batch_size=2)))
+    assert torch.equal(loaded.edge_index, b.edge_index)
+    assert order_of_node0(b.get_example(1).edge_index) == ORDER
+    # AddSelfLoops appends (the loop becomes the last neighbor), it does not sort
+    assert order_of_node0(T.AddSelfLoops()(graph()).edge_index) == ORDER + [0]
+
+
+def test_sorting_changes_k2_features_not_k1():
+    d = graph()
+    s = coalesce(d.edge_index)
+    for k, differ in ((1, False), (2, True)):
+        layer = KongSketch(k=k, hops=1, dim=64)
+        assert (not torch.equal(layer(d.x, d.edge_index), layer(d.x, s))) == differ
