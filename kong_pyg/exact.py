@@ -34,6 +34,22 @@ class Rows(NamedTuple):
     val: Tensor
 
 
+def dense_rank(values: Tensor) -> tuple:
+    """:obj:`torch.unique(values, return_inverse=True)` for 1-D ``int64``.
+
+    Non-negative values of a small range are ranked with
+    :func:`torch.bincount` (no sort); others fall back to
+    :func:`torch.unique`.
+    """
+    if values.numel() and int(values.min()) >= 0:
+        top = int(values.max()) + 1
+        if top <= 4 * values.numel() + 65536:
+            present = torch.bincount(values, minlength=top) > 0
+            rank = torch.cumsum(present, 0) - 1
+            return present.nonzero().view(-1), rank[values]
+    return torch.unique(values, return_inverse=True)
+
+
 def sum_duplicates(row: Tensor, col: Tensor, val: Tensor, num_cols: int) -> Rows:
     """Sort entries by :obj:`(row, col)`, add up duplicates, drop zero sums.
 
@@ -45,7 +61,7 @@ def sum_duplicates(row: Tensor, col: Tensor, val: Tensor, num_cols: int) -> Rows
         dense = torch.bincount(key, weights=val, minlength=space)
         uniq = dense.nonzero().view(-1)
         return Rows(uniq // num_cols, uniq % num_cols, dense[uniq])
-    uniq, inv = torch.unique(key, return_inverse=True)
+    uniq, inv = dense_rank(key)
     out = Rows(uniq // num_cols, uniq % num_cols, scatter(val, inv, 0, uniq.numel(), "sum"))
     keep = out.val != 0
     return out if bool(keep.all()) else Rows(out.row[keep], out.col[keep], out.val[keep])
@@ -80,18 +96,19 @@ def dense_row_ids(rows: Tensor) -> tuple:
     m, n = rows.shape
     if m == 0 or n == 0:
         return rows.new_zeros(m), rows[:1] if m else rows.new_zeros(0, n)
-    uniq, sym = torch.unique(rows, return_inverse=True)
+    uniq, sym = dense_rank(rows.reshape(-1))
+    sym = sym.view(m, n)
     if n == 1:
         return sym.view(-1), uniq.view(-1, 1)
-    base = int(sym.max()) + 1
+    base = uniq.numel()
     key, size = sym[:, 0], base
     for j in range(1, n):
         if size * base >= 2**62:
-            _, key = torch.unique(key, return_inverse=True)
+            _, key = dense_rank(key)
             size = int(key.max()) + 1
         key = key * base + sym[:, j]
         size *= base
-    _, ids = torch.unique(key, return_inverse=True)
+    _, ids = dense_rank(key)
     first = torch.full((int(ids.max()) + 1,), m, dtype=torch.long, device=rows.device)
     first.scatter_reduce_(0, ids, torch.arange(m, device=rows.device), reduce="amin")
     return ids, rows[first]
@@ -330,14 +347,16 @@ class KeyVocab:
 
 
 _SHIFT = 31
+_PAIR = -(1 << 62) - 1  # pair keys: _PAIR - (a << 31 | b), below every single-value key
 
 
 class TupleVocab:
     r"""Dense column ids for rows of small non-negative integers.
 
-    Each row (values below :math:`2^{31}`) is a path in a trie whose nodes
-    are :class:`KeyVocab` ids of :math:`(parent \cdot 2^{31} + value)`;
-    a row's column is the id of its final trie node in a second vocabulary,
+    Rows of one or two values (below :math:`2^{31}`) are packed into one
+    negative ``int64`` key. A longer row is a path in a trie whose nodes are
+    :class:`KeyVocab` ids of :math:`(parent \cdot 2^{31} + value)`, keyed by
+    its final (positive) trie node. A second vocabulary maps keys to columns,
     so rows of any length map exactly, and prefixes are not columns.
     """
 
@@ -353,6 +372,10 @@ class TupleVocab:
 
         :obj:`distinct` promises that no row repeats.
         """
+        if rows.size(1) == 1:
+            return self.columns.lookup(-1 - rows[:, 0], grow, distinct)
+        if rows.size(1) == 2:
+            return self.columns.lookup(_PAIR - ((rows[:, 0] << _SHIFT) | rows[:, 1]), grow, distinct)
         node = torch.zeros(rows.size(0), dtype=torch.long, device=rows.device)
         ok = torch.ones(rows.size(0), dtype=torch.bool, device=rows.device)
         for j in range(rows.size(1)):
@@ -365,6 +388,11 @@ class TupleVocab:
     def row(self, col: int) -> List[int]:
         """The row of column :obj:`col` (for feature names)."""
         node = int(self.columns.keys[col])
+        if node < 0:
+            if node >= -(1 << _SHIFT):
+                return [-1 - node]
+            pair = _PAIR - node
+            return [pair >> _SHIFT, pair & ((1 << _SHIFT) - 1)]
         out = []
         while node > 0:
             key = int(self.trie.keys[node - 1])

@@ -83,6 +83,70 @@ def exclusive_cumsum(t: Tensor) -> Tensor:
     return out
 
 
+def _new_length(state: StringState, hood: Neighborhoods, n: int, lab: int, esy: int, k: int) -> Tensor:
+    """Saturated lengths of the concatenations (label, edge symbols, neighbors)."""
+    length = torch.full((n,), lab, dtype=torch.long, device=hood.ptr.device)
+    length.index_add_(0, hood.center, state.length.index_select(0, hood.nbr) + esy)
+    return length.clamp(max=k)
+
+
+def _bigram_step(
+    state: StringState,
+    hood: Neighborhoods,
+    node_sym: Tensor,
+    edge_sym: Optional[Tensor],
+    with_label: bool,
+) -> tuple:
+    """:func:`concat_step` for :math:`k = 2`.
+
+    A crossing 2-gram is the last symbol of a non-empty piece followed by the
+    first symbol of the next non-empty piece of the same node, so pieces
+    reduce to (first symbol, last symbol, length) and no compressed string is
+    needed.
+    """
+    device = node_sym.device
+    n = node_sym.numel()
+    center, nbr, ptr = hood.center, hood.nbr, hood.ptr
+    lab, esy = int(with_label), int(edge_sym is not None)
+    per_edge = 1 + esy
+    deg = ptr[1:] - ptr[:-1]
+    n_items = lab + deg * per_edge  # [label] (edge-symbol, neighbor)*
+    item_start = exclusive_cumsum(n_items)
+    total = int(item_start[-1])
+    head = torch.empty(total, dtype=torch.long, device=device)
+    size = torch.ones_like(head)
+    base = item_start.index_select(0, center) + lab
+    base += (torch.arange(nbr.numel(), device=device) - ptr.index_select(0, center)) * per_edge
+    if lab:  # WL: every node has its label item, even without neighbors
+        head.index_copy_(0, item_start[:-1], node_sym)
+    if esy:
+        head.index_copy_(0, base, edge_sym)
+    tail = head.clone()
+    pos = base + esy
+    head.index_copy_(0, pos, state.prefix[:, 0].index_select(0, nbr))
+    tail.index_copy_(0, pos, state.suffix[:, 0].index_select(0, nbr))
+    size.index_copy_(0, pos, state.length.index_select(0, nbr))
+    owner = torch.repeat_interleave(torch.arange(n, device=device), n_items, output_size=total)
+    keep = (size > 0).nonzero().view(-1)
+    owner = owner.index_select(0, keep)
+    head = head.index_select(0, keep)
+    tail = tail.index_select(0, keep)
+    pair = (owner[:-1] == owner[1:]).nonzero().view(-1)
+    grams = torch.stack([tail.index_select(0, pair), head.index_select(0, pair + 1)], dim=1)
+    out = {2: Occurrences(owner.index_select(0, pair), grams)}
+    length = _new_length(state, hood, n, lab, esy, 2)
+    prefix = torch.full((n,), BREAK, dtype=torch.long, device=device)
+    suffix = prefix.clone()
+    if keep.numel():
+        change = torch.ones(owner.numel() + 1, dtype=torch.bool, device=device)
+        change[1:-1] = owner[1:] != owner[:-1]
+        first = change[:-1].nonzero().view(-1)
+        last = change[1:].nonzero().view(-1)
+        prefix.index_copy_(0, owner.index_select(0, first), head.index_select(0, first))
+        suffix.index_copy_(0, owner.index_select(0, last), tail.index_select(0, last))
+    return out, StringState(length, prefix.view(n, 1), suffix.view(n, 1))
+
+
 def concat_step(
     state: StringState,
     hood: Neighborhoods,
@@ -107,6 +171,8 @@ def concat_step(
     Returns:
         (dict, StringState): Crossing occurrences per length, new state.
     """
+    if k == 2:
+        return _bigram_step(state, hood, node_sym, edge_sym, with_label)
     device = node_sym.device
     n = node_sym.numel()
     center, nbr, ptr = hood.center, hood.nbr, hood.ptr
@@ -171,9 +237,7 @@ def concat_step(
         out[ln_] = Occurrences(node_of_item[item[start]], grams)
 
     # the new state
-    length = torch.full((n,), lab, dtype=torch.long, device=device)
-    length.index_add_(0, center, state.length[nbr] + esy)
-    length = length.clamp(max=k)
+    length = _new_length(state, hood, n, lab, esy, k)
     keep = length.clamp(max=k - 1)
     begin = offset[first]
     end = offset[item_start[1:] - 1]  # position of the END item

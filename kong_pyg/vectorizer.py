@@ -9,7 +9,7 @@ from sklearn.utils.validation import check_is_fitted
 from torch import Tensor
 from torch_geometric.utils import scatter
 
-from .exact import ExactRows, KeyVocab, TupleVocab, exact_graph_rows
+from .exact import ExactRows, KeyVocab, TupleVocab, dense_rank, exact_graph_rows
 from .inputs import check_int, check_options, prepare_graph
 from .kgrams import exclusive_cumsum, occurrences
 from .nn.kong_sketch import KongSketch
@@ -289,6 +289,7 @@ class KongVectorizer(TransformerMixin, BaseEstimator):
         if fit:
             self._check_params()
             self.symbols_ = KeyVocab()
+            self.strings_ = TupleVocab()
             self.grams_ = TupleVocab()
             self.multisets_ = TupleVocab()
         layer = self._layer() if self.dim is not None else None
@@ -328,8 +329,8 @@ class KongVectorizer(TransformerMixin, BaseEstimator):
         if self.dim is not None:
             return np.concatenate(parts, axis=0)
         width = self.n_features_out_
-        mats = [sp.csr_matrix((v, (r, c)), shape=(n, width)) for r, c, v, n in parts]
-        out = sp.vstack(mats, format="csr")
+        mats = [sp.csr_matrix(part, shape=(part[2].size - 1, width)) for part in parts]
+        out = mats[0] if len(mats) == 1 else sp.vstack(mats, format="csr")
         out.sort_indices()
         return out
 
@@ -359,20 +360,22 @@ class KongVectorizer(TransformerMixin, BaseEstimator):
             sq = scatter(rows.val * rows.val, rows.row, 0, gb.num_graphs, "sum")
             scale = torch.where(sq > 0, sq.rsqrt(), torch.zeros_like(sq))
         cols = self._global_columns(er, grow)
-        keep = cols >= 0
+        keep = (cols >= 0).nonzero().view(-1)
         val = rows.val if scale is None else rows.val * scale[rows.row]
+        # CSR parts straight away: entries are sorted by graph already
+        indptr = exclusive_cumsum(torch.bincount(rows.row.index_select(0, keep), minlength=gb.num_graphs))
         return (
-            rows.row[keep].cpu().numpy(), cols[keep].cpu().numpy(),
-            val[keep].cpu().numpy(), gb.num_graphs,
+            val.index_select(0, keep).cpu().numpy(), cols.index_select(0, keep).cpu().numpy(),
+            indptr.cpu().numpy(),
         )
 
     def _global_columns(self, er: ExactRows, grow: bool) -> Tensor:
         """Global column of every entry of :obj:`er.rows` (-1: unseen)."""
         rows = er.rows
         if self.degree == 1:
-            used, inv = torch.unique(rows.col, return_inverse=True)
+            used, inv = dense_rank(rows.col)
             return self._gram_columns(er, used, grow)[inv]
-        used, inv = torch.unique(er.multisets, return_inverse=True)
+        used, inv = dense_rank(er.multisets.reshape(-1))
         gram_cols = self._gram_columns(er, used, grow)[inv].view(er.multisets.shape)
         ok = (gram_cols >= 0).all(dim=1)
         sets = torch.sort(gram_cols.clamp(min=0), dim=1).values
@@ -382,26 +385,31 @@ class KongVectorizer(TransformerMixin, BaseEstimator):
         return cols[rows.col]
 
     def _gram_columns(self, er: ExactRows, local: Tensor, grow: bool) -> Tensor:
-        """Global gram columns of local columns (block * G + gram, or const)."""
+        """Global gram columns of local columns (block * G + gram, or const).
+
+        A column is the pair (block, string id) in :obj:`grams_`; a string id
+        is the symbol ids of the gram in :obj:`strings_`; a symbol id is the
+        code in :obj:`symbols_`. The constant is the pair (CONST_BLOCK, 0).
+        """
         g = max(er.grams.num_grams, 1)
-        out = torch.full_like(local, -1)
-        is_const = local == er.const_col
-        if bool(is_const.any()):
-            row = torch.full((1, 1), CONST_BLOCK, dtype=torch.long, device=local.device)
-            out[is_const] = self.grams_.lookup(row, grow)
+        dev = local.device
         block, gid = local // g, local % g
+        # string id of every distinct gram of the call (tables hold distinct rows)
+        of_gram = torch.full((g,), -1, dtype=torch.long, device=dev)
         for n, base, table in er.grams.tables:
-            sel = (~is_const) & (gid >= base) & (gid < base + table.size(0))
-            if not bool(sel.any()):
-                continue
-            codes = table[gid[sel] - base]
-            sym = self.symbols_.lookup(codes.reshape(-1), grow).view(codes.shape)
+            sym = self.symbols_.lookup(table.reshape(-1), grow).view(table.shape)
             ok = (sym >= 0).all(dim=1)
-            row = torch.cat([block[sel].view(-1, 1), sym.clamp(min=0)], dim=1)
-            cols = torch.full((row.size(0),), -1, dtype=torch.long, device=local.device)
-            if bool(ok.any()):
-                cols[ok] = self.grams_.lookup(row[ok], grow, distinct=True)
-            out[sel] = cols
+            ids = self.strings_.lookup(sym.clamp(min=0), grow, distinct=True)
+            of_gram[base : base + table.size(0)] = torch.where(ok, ids, torch.full_like(ids, -1))
+        is_const = local == er.const_col
+        string = of_gram.index_select(0, gid.clamp(max=g - 1))
+        block = torch.where(is_const, torch.full_like(block, CONST_BLOCK), block)
+        string = torch.where(is_const, torch.zeros_like(string), string)
+        found = (string >= 0).nonzero().view(-1)
+        out = torch.full_like(local, -1)
+        if found.numel():
+            pairs = torch.stack([block.index_select(0, found), string.index_select(0, found)], dim=1)
+            out[found] = self.grams_.lookup(pairs.to(dev), grow, distinct=True)
         return out
 
     def _gram_name(self, col: int) -> str:
@@ -409,7 +417,7 @@ class KongVectorizer(TransformerMixin, BaseEstimator):
         if path[0] == CONST_BLOCK:
             return "const"
         symbols = []
-        for sid in path[1:]:
+        for sid in self.strings_.row(path[1]):
             code = int(self.symbols_.keys[sid])
             symbols.append(str(code // 2) if code % 2 == 0 else f"e{code // 2}")
         gram = ",".join(symbols)
