@@ -153,23 +153,25 @@ def labels(t, name: str, length: int) -> Tensor:
     else:
         if t.size(1) == 0:
             raise ValueError(f"'{name}' has zero columns")
-        one = (t == 1).sum(dim=1)
-        zero = (t == 0).sum(dim=1)
-        onehot = (one == 1) & (one + zero == t.size(1))
+        # a row is one-hot iff its entries are >= 0, sum to 1 and the largest is 1
+        arg = t.argmax(dim=1)
+        top = t.gather(1, arg.view(-1, 1)).view(-1)
+        onehot = (t.sum(dim=1) == 1) & (top == 1)
         if t.is_floating_point():
-            if not bool(onehot.all()):
+            if not (bool(onehot.all()) and float(t.min()) >= 0):
                 raise TypeError(
                     f"'{name}' holds floating-point values that are not one-hot "
                     "rows; KONG needs discrete labels (integers or one-hot)"
                 )
-            return t.argmax(dim=1)
+            return arg
         t = t.long()
-        if bool((t < 0).any()):
+        if int(t.min()) < 0:
             raise ValueError(f"'{name}' holds negative labels")
-        if bool((t >= MAX_LABEL).any()):
+        if bool(onehot.all()):
+            return arg
+        if int(t.max()) >= MAX_LABEL:
             raise ValueError(f"'{name}' holds labels >= 2^58")
-        out = torch.where(onehot, t.argmax(dim=1), row_fingerprint(t))
-        return out
+        return torch.where(onehot, arg, row_fingerprint(t))
     if out.numel() > 0:
         if int(out.min()) < 0:
             raise ValueError(f"'{name}' holds negative labels ({int(out.min())})")

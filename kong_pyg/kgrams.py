@@ -90,6 +90,39 @@ def _new_length(state: StringState, hood: Neighborhoods, n: int, lab: int, esy: 
     return length.clamp(max=k)
 
 
+def _bigram_step_simple(
+    state: StringState, hood: Neighborhoods, node_sym: Tensor, with_label: bool, nbr_len: Tensor
+) -> tuple:
+    """:func:`_bigram_step` without edge symbols and with no empty neighbor
+    string: the crossings are consecutive neighbors (and, for WL, the label
+    and the first neighbor)."""
+    device = node_sym.device
+    n = node_sym.numel()
+    center, nbr, ptr = hood.center, hood.nbr, hood.ptr
+    head = state.prefix[:, 0].index_select(0, nbr)
+    tail = state.suffix[:, 0].index_select(0, nbr)
+    pair = (center[1:] == center[:-1]).nonzero().view(-1)
+    node = [center.index_select(0, pair)]
+    grams = [torch.stack([tail.index_select(0, pair), head.index_select(0, pair + 1)], dim=1)]
+    deg = ptr[1:] - ptr[:-1]
+    has = (deg > 0).nonzero().view(-1)
+    first, last = ptr.index_select(0, has), ptr.index_select(0, has + 1) - 1
+    prefix = torch.full((n,), BREAK, dtype=torch.long, device=device)
+    suffix = prefix.clone()
+    if with_label:
+        node.append(has)
+        grams.append(torch.stack([node_sym.index_select(0, has), head.index_select(0, first)], dim=1))
+        prefix.copy_(node_sym)
+        suffix.copy_(node_sym)
+    else:
+        prefix.index_copy_(0, has, head.index_select(0, first))
+    suffix.index_copy_(0, has, tail.index_select(0, last))
+    length = torch.full((n,), int(with_label), dtype=torch.long, device=device)
+    length.index_add_(0, center, nbr_len)
+    out = {2: Occurrences(torch.cat(node), torch.cat(grams))}
+    return out, StringState(length.clamp(max=2), prefix.view(n, 1), suffix.view(n, 1))
+
+
 def _bigram_step(
     state: StringState,
     hood: Neighborhoods,
@@ -108,6 +141,9 @@ def _bigram_step(
     n = node_sym.numel()
     center, nbr, ptr = hood.center, hood.nbr, hood.ptr
     lab, esy = int(with_label), int(edge_sym is not None)
+    nbr_len = state.length.index_select(0, nbr)
+    if not esy and bool((nbr_len > 0).all()):
+        return _bigram_step_simple(state, hood, node_sym, with_label, nbr_len)
     per_edge = 1 + esy
     deg = ptr[1:] - ptr[:-1]
     n_items = lab + deg * per_edge  # [label] (edge-symbol, neighbor)*

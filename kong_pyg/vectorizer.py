@@ -84,15 +84,24 @@ def iter_graph_batches(
 
 def _slice_store(dataset, store, start, stop, edge_labels, edge_order_attr) -> GraphBatch:
     data, slices = store
-    idx = torch.as_tensor(dataset.indices()[start:stop], dtype=torch.long)
+    indices = dataset.indices()
     xs, es = slices["x"], slices["edge_index"]
+    if isinstance(indices, range) and indices.step == 1:  # consecutive graphs: plain slices
+        g0 = indices.start + start
+        idx = torch.arange(g0, g0 + stop - start)
+    else:
+        idx = torch.as_tensor(indices[start:stop], dtype=torch.long)
     n_sizes = xs[idx + 1] - xs[idx]
     e_sizes = es[idx + 1] - es[idx]
     if bool((n_sizes == 0).any()):
         bad = start + int((n_sizes == 0).nonzero()[0])
         raise ValueError(f"graph {bad} is empty (no nodes); KONG needs at least one node")
-    nodes = _ranges(xs[idx], n_sizes)
-    edges = _ranges(es[idx], e_sizes)
+    if isinstance(indices, range) and indices.step == 1:
+        nodes = slice(int(xs[g0]), int(xs[g0 + stop - start]))
+        edges = slice(int(es[g0]), int(es[g0 + stop - start]))
+    else:
+        nodes = _ranges(xs[idx], n_sizes)
+        edges = _ranges(es[idx], e_sizes)
     offset = exclusive_cumsum(n_sizes)
     g_of_edge = torch.repeat_interleave(torch.arange(idx.numel()), e_sizes)
     edge_index = data.edge_index[:, edges] + offset[g_of_edge]
@@ -190,7 +199,7 @@ class KongVectorizer(TransformerMixin, BaseEstimator):
             sort key that defines the neighbor order, used when present.
             (default: :obj:`"edge_order"`)
         batch_size (int, optional): Graphs processed together (memory
-            stays bounded by one batch). (default: :obj:`1024`)
+            stays bounded by one batch). (default: :obj:`4096`)
         device (str or torch.device, optional): Where to compute.
             (default: the CPU)
         progress (bool, optional): Show a progress bar. (default: :obj:`False`)
@@ -214,7 +223,7 @@ class KongVectorizer(TransformerMixin, BaseEstimator):
         flow: str = "source_to_target",
         edge_labels: bool = True,
         edge_order_attr: Optional[str] = "edge_order",
-        batch_size: int = 1024,
+        batch_size: int = 4096,
         device=None,
         progress: bool = False,
     ):
