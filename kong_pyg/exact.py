@@ -156,7 +156,7 @@ def index_grams(steps: List[List[Occurrences]]) -> LocalGrams:
 def node_count_steps(grams: LocalGrams, hood: Neighborhoods, num_nodes: int) -> Iterator[Rows]:
     r"""Yield the exact count rows :math:`Y^{(i)}` (columns: gram ids)."""
     g = max(grams.num_grams, 1)
-    dev = hood.ptr.device
+    dev = hood.center.device
     y = None
     for entry in grams.steps:
         parts = [] if y is None else [propagate_rows(y, hood, num_nodes)]

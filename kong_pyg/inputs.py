@@ -262,8 +262,9 @@ def prepare_graph(
     order: str = "edge",
     relabel: bool = False,
     seed: int = 0,
+    grouped: bool = True,
 ) -> PreparedGraph:
-    """Check a graph and turn it into symbols and ordered neighborhoods.
+    r"""Check a graph and turn it into symbols and ordered neighborhoods.
 
     Args:
         x (torch.Tensor): Node labels (see the module doc).
@@ -275,6 +276,9 @@ def prepare_graph(
         order (str): See :func:`~kong_pyg.ordering.ordered_neighborhoods`.
         relabel (bool): One WL relabelling round first.
         seed (int): The seed of :obj:`order="random"`.
+        grouped (bool): Group edges by center in neighbor order (needed for
+            :math:`k \geq 2`); see
+            :func:`~kong_pyg.ordering.ordered_neighborhoods`.
     """
     if not isinstance(x, Tensor):
         raise TypeError(f"'x' must be a torch.Tensor of node labels (got {type(x).__name__})")
@@ -299,6 +303,9 @@ def prepare_graph(
         plain = ordered_neighborhoods(edge_index, n, flow)
         node_label = wl_relabel(node_label, plain)
     node_sym = node_code(node_label)
-    hood = ordered_neighborhoods(edge_index, n, flow, order, edge_order, node_sym, seed)
-    edge_sym = None if edge_label is None else edge_code(edge_label)[hood.perm]
+    hood = ordered_neighborhoods(edge_index, n, flow, order, edge_order, node_sym, seed, grouped)
+    edge_sym = None
+    if edge_label is not None:
+        edge_sym = edge_code(edge_label)
+        edge_sym = edge_sym[hood.perm] if grouped else edge_sym
     return PreparedGraph(node_sym, hood, edge_sym)

@@ -85,7 +85,7 @@ def exclusive_cumsum(t: Tensor) -> Tensor:
 
 def _new_length(state: StringState, hood: Neighborhoods, n: int, lab: int, esy: int, k: int) -> Tensor:
     """Saturated lengths of the concatenations (label, edge symbols, neighbors)."""
-    length = torch.full((n,), lab, dtype=torch.long, device=hood.ptr.device)
+    length = torch.full((n,), lab, dtype=torch.long, device=hood.center.device)
     length.index_add_(0, hood.center, state.length.index_select(0, hood.nbr) + esy)
     return length.clamp(max=k)
 
@@ -93,9 +93,11 @@ def _new_length(state: StringState, hood: Neighborhoods, n: int, lab: int, esy: 
 def _bigram_step_simple(
     state: StringState, hood: Neighborhoods, node_sym: Tensor, with_label: bool, nbr_len: Tensor
 ) -> tuple:
-    """:func:`_bigram_step` without edge symbols and with no empty neighbor
-    string: the crossings are consecutive neighbors (and, for WL, the label
-    and the first neighbor)."""
+    """:func:`_bigram_step` for the common case.
+
+    Without edge symbols and with no empty neighbor string, the crossings are
+    consecutive neighbors (and, for WL, the label and the first neighbor).
+    """
     device = node_sym.device
     n = node_sym.numel()
     center, nbr, ptr = hood.center, hood.nbr, hood.ptr

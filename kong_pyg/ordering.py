@@ -31,7 +31,9 @@ class Neighborhoods(NamedTuple):
         nbr (torch.Tensor): :obj:`[m]` the neighbor, in neighbor order within
             each center's segment.
         perm (torch.Tensor): :obj:`[m]` the original edge ids in this order.
-        ptr (torch.Tensor): :obj:`[n + 1]` segment boundaries.
+        ptr (torch.Tensor, optional): :obj:`[n + 1]` segment boundaries;
+            :obj:`None` when the edges were left in edge order (see
+            :obj:`grouped` of :func:`ordered_neighborhoods`).
     """
 
     center: Tensor
@@ -42,6 +44,8 @@ class Neighborhoods(NamedTuple):
     @property
     def degree(self) -> Tensor:
         """Neighborhood sizes :obj:`[n]`."""
+        if self.ptr is None:
+            raise ValueError("these neighborhoods are not grouped by center")
         return self.ptr[1:] - self.ptr[:-1]
 
 
@@ -57,6 +61,7 @@ def ordered_neighborhoods(
     edge_order: Optional[Tensor] = None,
     node_label: Optional[Tensor] = None,
     seed: int = 0,
+    grouped: bool = True,
 ) -> Neighborhoods:
     r"""Group edges by center node, each group in neighbor order.
 
@@ -74,6 +79,10 @@ def ordered_neighborhoods(
         node_label (torch.Tensor, optional): Symbol codes :obj:`[n]`, needed
             for :obj:`order="label"`.
         seed (int, optional): The seed of :obj:`order="random"`.
+        grouped (bool, optional): Group the edges by center. Without it the
+            edges stay in edge order and :obj:`ptr` is :obj:`None`: enough for
+            order-free uses (sum aggregation, :math:`k = 1`), and no sort.
+            (default: :obj:`True`)
     """
     if flow == "source_to_target":
         nbr, center = edge_index[0], edge_index[1]
@@ -81,6 +90,8 @@ def ordered_neighborhoods(
         center, nbr = edge_index[0], edge_index[1]
     m = center.numel()
     device = edge_index.device
+    if not grouped:
+        return Neighborhoods(center, nbr, torch.arange(m, device=device), None)
     if order == "edge":
         key = edge_order
     elif order == "label":

@@ -352,7 +352,7 @@ class KongVectorizer(TransformerMixin, BaseEstimator):
     def _exact_batch(self, gb: GraphBatch, grow: bool):
         prep = prepare_graph(
             gb.x, gb.edge_index, gb.edge_attr, gb.edge_order,
-            flow=self.flow, order=self.order, relabel=self.relabel, seed=self.seed,
+            flow=self.flow, order=self.order, relabel=self.relabel, seed=self.seed, grouped=self.k > 1,
         )
         steps = list(
             occurrences(

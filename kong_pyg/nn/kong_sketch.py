@@ -192,6 +192,7 @@ class KongSketch(MessagePassing):
         prep = prepare_graph(
             x, edge_index, edge_attr, edge_order,
             flow=self.flow, order=self.order, relabel=self.relabel, seed=self.seed,
+            grouped=self.k > 1,  # k = 1 is order-free: no need to sort
         )
         if prep.node_sym.device != self.hashes.coef.device:
             raise ValueError(
