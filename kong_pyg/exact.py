@@ -41,26 +41,31 @@ def dense_rank(values: Tensor) -> tuple:
     :func:`torch.bincount` (no sort); others fall back to
     :func:`torch.unique`.
     """
-    if values.numel() and int(values.min()) >= 0:
-        top = int(values.max()) + 1
-        if top <= 4 * values.numel() + 65536:
-            present = torch.bincount(values, minlength=top) > 0
+    if values.numel():
+        low, high = (int(v) for v in torch.aminmax(values))
+        if low >= 0 and high < 4 * values.numel() + 65536:
+            present = torch.bincount(values, minlength=high + 1) > 0
             rank = torch.cumsum(present, 0) - 1
-            return present.nonzero().view(-1), rank[values]
+            return present.nonzero().view(-1), rank.index_select(0, values)
     return torch.unique(values, return_inverse=True)
 
 
-def sum_duplicates(row: Tensor, col: Tensor, val: Tensor, num_cols: int) -> Rows:
+def sum_duplicates(
+    row: Tensor, col: Tensor, val: Tensor, num_cols: int, num_rows: Optional[int] = None
+) -> Rows:
     """Sort entries by :obj:`(row, col)`, add up duplicates, drop zero sums.
 
     Small key spaces are summed densely (:func:`torch.bincount`, no sort).
+    :obj:`num_rows` (a bound on :obj:`row`) saves a pass when known.
     """
     key = row * num_cols + col
-    space = (int(row.max()) + 1) * num_cols if key.numel() else 0
+    if num_rows is None:
+        num_rows = int(row.max()) + 1 if key.numel() else 0
+    space = num_rows * num_cols
     if space <= 4 * key.numel() + 65536:
         dense = torch.bincount(key, weights=val, minlength=space)
         uniq = dense.nonzero().view(-1)
-        return Rows(uniq // num_cols, uniq % num_cols, dense[uniq])
+        return Rows(uniq // num_cols, uniq % num_cols, dense.index_select(0, uniq))
     uniq, inv = dense_rank(key)
     out = Rows(uniq // num_cols, uniq % num_cols, scatter(val, inv, 0, uniq.numel(), "sum"))
     keep = out.val != 0
@@ -71,14 +76,14 @@ def propagate_rows(y: Rows, hood: Neighborhoods, num_nodes: int) -> Rows:
     r"""Entries of :math:`A Y`: each center gets its neighbors' rows."""
     count = torch.bincount(y.row, minlength=num_nodes)
     rowptr = exclusive_cumsum(count)
-    per_edge = count[hood.nbr]
+    per_edge = count.index_select(0, hood.nbr)
     total = int(per_edge.sum())
     edge = torch.repeat_interleave(
         torch.arange(per_edge.numel(), device=y.row.device), per_edge, output_size=total
     )
     within = torch.arange(total, device=y.row.device) - exclusive_cumsum(per_edge)[edge]
-    src = rowptr[hood.nbr[edge]] + within
-    return Rows(hood.center[edge], y.col[src], y.val[src])
+    src = rowptr.index_select(0, hood.nbr.index_select(0, edge)) + within
+    return Rows(hood.center.index_select(0, edge), y.col.index_select(0, src), y.val.index_select(0, src))
 
 
 def dense_row_ids(rows: Tensor) -> tuple:
@@ -111,7 +116,7 @@ def dense_row_ids(rows: Tensor) -> tuple:
     _, ids = dense_rank(key)
     first = torch.full((int(ids.max()) + 1,), m, dtype=torch.long, device=rows.device)
     first.scatter_reduce_(0, ids, torch.arange(m, device=rows.device), reduce="amin")
-    return ids, rows[first]
+    return ids, rows.index_select(0, first)
 
 
 class LocalGrams(NamedTuple):
@@ -213,7 +218,7 @@ def walk_weights(hood: Neighborhoods, weight: Tensor, hops: int) -> List[Tensor]
     r""":math:`\omega_0 = weight`, :math:`\omega_d = A^\top \omega_{d-1}`."""
     out = [weight]
     for _ in range(hops):
-        out.append(scatter(out[-1][hood.center], hood.nbr, 0, weight.numel(), "sum"))
+        out.append(scatter(out[-1].index_select(0, hood.center), hood.nbr, 0, weight.numel(), "sum"))
     return out
 
 
@@ -236,6 +241,7 @@ def graph_linear_rows(
     batch: Tensor,
     hops: int,
     traversal: str,
+    num_graphs: Optional[int] = None,
 ) -> Rows:
     r"""Graph rows of :math:`\sum_v \omega_0(v) c_v` without node rows."""
     g = max(grams.num_grams, 1)
@@ -244,11 +250,13 @@ def graph_linear_rows(
         if grams.steps[j] is None:
             continue
         node, gid = grams.steps[j]
-        rows.append(batch[node])
+        rows.append(batch.index_select(0, node))
         cols.append(gid + block * g)
-        vals.append(omega[level - j][node])
+        vals.append(omega[level - j].index_select(0, node))
     # (grams whose strings no walk reaches sum to zero and are dropped)
-    return sum_duplicates(torch.cat(rows), torch.cat(cols), torch.cat(vals), (hops + 1) * g + 1)
+    return sum_duplicates(
+        torch.cat(rows), torch.cat(cols), torch.cat(vals), (hops + 1) * g + 1, num_graphs
+    )
 
 
 def symmetric_power(rows: Rows, degree: int) -> tuple:
@@ -321,8 +329,8 @@ class KeyVocab:
         ids = torch.full_like(uniq, -1)
         if sorted_keys.numel():
             pos = torch.searchsorted(sorted_keys, uniq).clamp(max=sorted_keys.numel() - 1)
-            found = sorted_keys[pos] == uniq
-            ids = torch.where(found, sorted_ids[pos], ids)
+            found = sorted_keys.index_select(0, pos) == uniq
+            ids = torch.where(found, sorted_ids.index_select(0, pos), ids)
         if grow:
             new = ids < 0
             fresh = uniq[new]
@@ -332,7 +340,7 @@ class KeyVocab:
             merged_ids = torch.cat([self._ids, ids[new].cpu()])
             order = torch.argsort(merged)
             self._sorted, self._ids = merged[order], merged_ids[order]
-        return ids if inv is None else ids[inv]
+        return ids if inv is None else ids.index_select(0, inv)
 
     def state(self) -> Tensor:
         """The keys by id (enough to rebuild the vocabulary)."""
@@ -442,6 +450,7 @@ def exact_graph_rows(
     kernel: str,
     degree: int,
     const: float,
+    num_graphs: Optional[int] = None,
 ) -> ExactRows:
     r"""The exact explicit map :math:`\Phi(G) = \sum_v \phi_\kappa(c_v)`.
 
@@ -453,11 +462,13 @@ def exact_graph_rows(
     g = max(grams.num_grams, 1)
     const_col = (hops + 1) * g
     dev = batch.device
+    if num_graphs is None:
+        num_graphs = int(batch.max()) + 1
     one = torch.ones(num_nodes, dtype=torch.float64, device=dev)
     if degree == 1 and kernel == "poly":
-        rows = graph_linear_rows(grams, walk_weights(hood, one, hops), batch, hops, traversal)
+        rows = graph_linear_rows(grams, walk_weights(hood, one, hops), batch, hops, traversal, num_graphs)
         if const > 0:
-            sizes = scatter(one * math.sqrt(const), batch, 0, int(batch.max()) + 1, "sum")
+            sizes = scatter(one * math.sqrt(const), batch, 0, num_graphs, "sum")
             graphs = torch.arange(sizes.numel(), device=dev)
             rows = sum_duplicates(
                 torch.cat([rows.row, graphs]),
@@ -483,11 +494,11 @@ def exact_graph_rows(
             const_col + 1,
         )
     if degree == 1:
-        rows = sum_duplicates(batch[node.row], node.col, node.val, const_col + 1)
+        rows = sum_duplicates(batch.index_select(0, node.row), node.col, node.val, const_col + 1, num_graphs)
         return ExactRows(rows, grams, const_col, None)
     row, cols, val = symmetric_power(node, degree)
     uid, multisets = dense_row_ids(cols)
-    rows = sum_duplicates(batch[row], uid, val, max(multisets.size(0), 1))
+    rows = sum_duplicates(batch.index_select(0, row), uid, val, max(multisets.size(0), 1), num_graphs)
     return ExactRows(rows, grams, const_col, multisets)
 
 

@@ -153,8 +153,10 @@ def labels(t, name: str, length: int) -> Tensor:
     else:
         if t.size(1) == 0:
             raise ValueError(f"'{name}' has zero columns")
-        # a row is one-hot iff its entries are >= 0, sum to 1 and the largest is 1
-        arg = t.argmax(dim=1)
+        # A row is one-hot iff its entries are >= 0, sum to 1 and one is 1; then
+        # its dot product with 0..C-1 is the index of the 1 (cheaper than argmax).
+        pos = torch.arange(t.size(1), device=t.device, dtype=torch.float64)
+        arg = (t.double() @ pos).long().clamp(0, t.size(1) - 1)
         top = t.gather(1, arg.view(-1, 1)).view(-1)
         onehot = (t.sum(dim=1) == 1) & (top == 1)
         if t.is_floating_point():

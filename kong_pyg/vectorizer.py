@@ -361,7 +361,7 @@ class KongVectorizer(TransformerMixin, BaseEstimator):
         )
         er = exact_graph_rows(
             steps, prep.hood, prep.num_nodes, gb.batch, self.hops, self.traversal,
-            self.kernel, self.degree, float(self.const),
+            self.kernel, self.degree, float(self.const), gb.num_graphs,
         )
         rows = er.rows
         scale = None
