@@ -91,21 +91,32 @@ def _new_length(state: StringState, hood: Neighborhoods, n: int, lab: int, esy: 
 
 
 def _bigram_step_simple(
-    state: StringState, hood: Neighborhoods, node_sym: Tensor, with_label: bool, nbr_len: Tensor
+    state: StringState,
+    hood: Neighborhoods,
+    node_sym: Tensor,
+    edge_sym: Optional[Tensor],
+    with_label: bool,
+    nbr_len: Tensor,
 ) -> tuple:
-    """:func:`_bigram_step` for the common case.
+    """:func:`_bigram_step` when no neighbor string is empty.
 
-    Without edge symbols and with no empty neighbor string, the crossings are
-    consecutive neighbors (and, for WL, the label and the first neighbor).
+    Then the pieces of a node are [label] (edge symbol, neighbor)* with no
+    gaps, so the crossings come straight from consecutive edges: (edge
+    symbol, neighbor's first symbol), (neighbor's last symbol, next edge
+    symbol or next neighbor's first symbol), and for WL (label, first piece).
     """
     device = node_sym.device
     n = node_sym.numel()
     center, nbr, ptr = hood.center, hood.nbr, hood.ptr
     head = state.prefix[:, 0].index_select(0, nbr)
     tail = state.suffix[:, 0].index_select(0, nbr)
+    lead = head if edge_sym is None else edge_sym  # first symbol of each edge's pieces
     pair = (center[1:] == center[:-1]).nonzero().view(-1)
     node = [center.index_select(0, pair)]
-    grams = [torch.stack([tail.index_select(0, pair), head.index_select(0, pair + 1)], dim=1)]
+    grams = [torch.stack([tail.index_select(0, pair), lead.index_select(0, pair + 1)], dim=1)]
+    if edge_sym is not None:
+        node.append(center)
+        grams.append(torch.stack([edge_sym, head], dim=1))
     deg = ptr[1:] - ptr[:-1]
     has = (deg > 0).nonzero().view(-1)
     first, last = ptr.index_select(0, has), ptr.index_select(0, has + 1) - 1
@@ -113,14 +124,14 @@ def _bigram_step_simple(
     suffix = prefix.clone()
     if with_label:
         node.append(has)
-        grams.append(torch.stack([node_sym.index_select(0, has), head.index_select(0, first)], dim=1))
+        grams.append(torch.stack([node_sym.index_select(0, has), lead.index_select(0, first)], dim=1))
         prefix.copy_(node_sym)
         suffix.copy_(node_sym)
     else:
-        prefix.index_copy_(0, has, head.index_select(0, first))
+        prefix.index_copy_(0, has, lead.index_select(0, first))
     suffix.index_copy_(0, has, tail.index_select(0, last))
     length = torch.full((n,), int(with_label), dtype=torch.long, device=device)
-    length.index_add_(0, center, nbr_len)
+    length.index_add_(0, center, nbr_len + int(edge_sym is not None))
     out = {2: Occurrences(torch.cat(node), torch.cat(grams))}
     return out, StringState(length.clamp(max=2), prefix.view(n, 1), suffix.view(n, 1))
 
@@ -144,8 +155,8 @@ def _bigram_step(
     center, nbr, ptr = hood.center, hood.nbr, hood.ptr
     lab, esy = int(with_label), int(edge_sym is not None)
     nbr_len = state.length.index_select(0, nbr)
-    if not esy and bool((nbr_len > 0).all()):
-        return _bigram_step_simple(state, hood, node_sym, with_label, nbr_len)
+    if bool((nbr_len > 0).all()):
+        return _bigram_step_simple(state, hood, node_sym, edge_sym, with_label, nbr_len)
     per_edge = 1 + esy
     deg = ptr[1:] - ptr[:-1]
     n_items = lab + deg * per_edge  # [label] (edge-symbol, neighbor)*
