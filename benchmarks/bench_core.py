@@ -95,6 +95,8 @@ def main(argv=None) -> int:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--hops", type=int, default=2)
     parser.add_argument("--out", type=Path, default=None, help="write the Markdown table here")
+    parser.add_argument("--threads", type=int, default=0, help="torch threads (default: torch's choice)")
+    parser.add_argument("--edge-labels", action="store_true", help="give KONG the edge labels too")
     args = parser.parse_args(argv)
     if not args.data_root.is_dir():
         print(f"no data at {args.data_root}: nothing to benchmark (pass --data-root)")
@@ -107,6 +109,10 @@ def main(argv=None) -> int:
         have_grakel = False
         print("grakel is not installed (pip install -e '.[bench]'): GraKeL column skipped")
     h = args.hops
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    # node labels only, like the WL tools (edge labels: pass --edge-labels)
+    common = dict(hops=h, edge_labels=args.edge_labels)
     methods = {
         "KONG exact k=1": dict(k=1),
         "KONG exact k=2": dict(k=2),
@@ -124,7 +130,7 @@ def main(argv=None) -> int:
             m = int(ds._data.edge_index.size(1))
             times = {}
             for label, cfg in methods.items():
-                vec = KongVectorizer(hops=h, **cfg)
+                vec = KongVectorizer(**common, **cfg)
                 times[label] = timed(lambda: vec.fit_transform(ds), args.repeats)
             times["PyG WLConv histograms"] = timed(lambda: wlconv_features(ds, h), args.repeats)
             if have_grakel:
@@ -148,7 +154,8 @@ def write_markdown(path: Path, rows, args, h: int) -> None:
         "",
         f"Median of {args.repeats} runs after one warm-up, h = {h}, on {platform.processor() or 'CPU'} "
         f"({os.cpu_count()} cores), torch {torch.__version__}. Produced by",
-        "`python benchmarks/bench_core.py --out docs/results/bench_core.md`.",
+        "`python benchmarks/bench_core.py --out docs/results/bench_core.md`"
+        + (" (with `--edge-labels`)." if args.edge_labels else "; KONG reads node labels only, as WL does."),
         "GraKeL's WL returns the n x n kernel matrix (its public output); KONG and WLConv return",
         "explicit features. Ratio = GraKeL WL time / method time (higher is faster).",
         "",
