@@ -1,4 +1,6 @@
 """Graph data sets and streams with ordered neighborhoods."""
+from .interactions import InteractionGraphs, build_ego_graphs, select_users
+from .movielens import MovieLensOrdered, read_ml100k
 from .streamspot import (
     EdgeStream,
     MalformedLine,
@@ -10,6 +12,11 @@ from .streamspot import (
 )
 
 __all__ = [
+    "InteractionGraphs",
+    "build_ego_graphs",
+    "select_users",
+    "MovieLensOrdered",
+    "read_ml100k",
     "EdgeStream",
     "MalformedLine",
     "read_streamspot",
