@@ -4,7 +4,9 @@ from .movielens import MovieLensOrdered, read_ml100k
 from .streamspot import (
     EdgeStream,
     MalformedLine,
+    StreamSpotGraphs,
     format_malformed,
+    read_graph_labels,
     read_streamspot,
     stream_to_graphs,
     synthetic_event_stream,
@@ -19,6 +21,8 @@ __all__ = [
     "read_ml100k",
     "EdgeStream",
     "MalformedLine",
+    "StreamSpotGraphs",
+    "read_graph_labels",
     "read_streamspot",
     "write_streamspot",
     "stream_to_graphs",
