@@ -95,7 +95,7 @@ def brute_force(user, item, time, ul, il, egos, symmetric, lu):
 
 def test_random_logs_match_brute_force():
     rng = random.Random(1)
-    for _ in range(60):
+    for _ in range(30):
         nu, ni, ne = rng.randint(2, 6), rng.randint(1, 6), rng.randint(2, 25)
         user = [rng.randrange(nu) for _ in range(ne)]
         item = [rng.randrange(ni) for _ in range(ne)]
