@@ -1,8 +1,12 @@
 """Graph data sets and streams with ordered neighborhoods."""
+from .interactions import InteractionGraphs, build_ego_graphs, select_users
+from .movielens import MovieLensOrdered, read_ml100k
 from .streamspot import (
     EdgeStream,
     MalformedLine,
+    StreamSpotGraphs,
     format_malformed,
+    read_graph_labels,
     read_streamspot,
     stream_to_graphs,
     synthetic_event_stream,
@@ -10,8 +14,15 @@ from .streamspot import (
 )
 
 __all__ = [
+    "InteractionGraphs",
+    "build_ego_graphs",
+    "select_users",
+    "MovieLensOrdered",
+    "read_ml100k",
     "EdgeStream",
     "MalformedLine",
+    "StreamSpotGraphs",
+    "read_graph_labels",
     "read_streamspot",
     "write_streamspot",
     "stream_to_graphs",

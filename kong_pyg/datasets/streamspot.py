@@ -22,7 +22,7 @@ from typing import Dict, Iterable, List, NamedTuple, TextIO, Tuple, Union
 
 import torch
 from torch import Tensor
-from torch_geometric.data import Data
+from torch_geometric.data import Data, InMemoryDataset
 
 
 class EdgeStream(NamedTuple):
@@ -308,3 +308,73 @@ def format_malformed(bad: List[MalformedLine], total: int) -> str:
     if total > len(bad):
         out.write(f"\n  ... and {total - len(bad)} more")
     return out.getvalue()
+
+
+def read_graph_labels(source: Union[str, os.PathLike, TextIO, Iterable[str]]) -> Dict[str, int]:
+    """Read a labels file: one ``graph-id label`` pair per line (whitespace-separated).
+
+    Blank lines and lines starting with ``#`` are skipped; labels are integers.
+    """
+    out: Dict[str, int] = {}
+    for line_no, line in enumerate(_lines(source), start=1):
+        text = line.strip()
+        if not text or text.startswith("#"):
+            continue
+        fields = text.split()
+        if len(fields) != 2 or not fields[1].lstrip("-").isdigit():
+            raise ValueError(f"labels line {line_no}: expected 'graph-id label' (integer label), "
+                             f"got {text!r}")
+        out[fields[0]] = int(fields[1])
+    return out
+
+
+class StreamSpotGraphs(InMemoryDataset):
+    r"""The ordered graphs of a StreamSpot edge stream, as a PyG dataset.
+
+    Reads the stream with :func:`read_streamspot` and builds one graph per
+    graph id with :func:`stream_to_graphs` (arrival order = neighbor order,
+    node label = node type, :obj:`edge_attr` = edge type, :obj:`graph_id`
+    kept). Graphs are in order of first appearance of their id.
+
+    .. warning::
+        The neighbor order is the order of :obj:`edge_index`; never
+        :obj:`coalesce`, sort or :obj:`ToUndirected` these graphs.
+
+    Args:
+        source (str, file, lines or EdgeStream): A StreamSpot file (path,
+            open text file or lines) or an already read :class:`EdgeStream`.
+        labels (dict, str or torch.Tensor, optional): Graph labels stored as
+            :obj:`y`: a dict from graph id to integer label (keys compared as
+            strings), a path to a labels file (see :func:`read_graph_labels`),
+            or a tensor indexed like the graphs. Every graph needs a label.
+            (default: :obj:`None`)
+        undirected (bool, optional): As in :func:`stream_to_graphs`.
+            (default: :obj:`True`)
+        strict (bool, optional): Fail on the first malformed line (otherwise
+            malformed lines are skipped and counted in :obj:`num_malformed`,
+            the first ones kept in :obj:`malformed`). (default: :obj:`False`)
+        transform (callable, optional): A transform applied on access.
+    """
+
+    def __init__(self, source, labels=None, undirected: bool = True, strict: bool = False, transform=None):
+        super().__init__(None, transform)
+        if isinstance(source, EdgeStream):
+            stream, self.malformed, self.num_malformed = source, [], 0
+        else:
+            stream, self.malformed, self.num_malformed = read_streamspot(source, strict=strict)
+        if stream.num_edges == 0:
+            raise ValueError("the stream has no edges")
+        if isinstance(labels, (str, os.PathLike)):
+            labels = read_graph_labels(labels)
+        if isinstance(labels, dict):
+            labels = {str(k): int(v) for k, v in labels.items()}
+            missing = [g for g in stream.graph_ids if str(g) not in labels]
+            if missing:
+                raise ValueError(f"'labels' has no label for graph id(s) {missing[:10]}")
+            labels = {g: labels[str(g)] for g in stream.graph_ids}
+        elif labels is not None:
+            labels = torch.as_tensor(labels).long().view(-1)
+            if labels.numel() != len(stream.graph_ids):
+                raise ValueError(f"'labels' has {labels.numel()} entries for {len(stream.graph_ids)} graphs")
+        self.graph_ids = list(stream.graph_ids)
+        self._data, self.slices = self.collate(stream_to_graphs(stream, labels, undirected))

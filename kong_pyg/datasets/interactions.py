@@ -1,0 +1,469 @@
+r"""Ordered ego graphs from an interaction log (users, items, timestamps).
+
+An interaction log is a list of events :math:`(u, i, t)` ("user :math:`u`
+rated, bought or clicked item :math:`i` at time :math:`t`"), with one label
+per user and per item. It defines a bipartite user-item graph whose edges
+carry time, and so **ordered neighborhoods**: a user's items in the order the
+user met them, an item's users in the order they came.
+
+**The ego graph of user** :math:`u` (its 2-hop neighborhood, as in the KONG
+paper's MovieLens experiment) holds
+
+* node :math:`0`: the user :math:`u` (the *ego*);
+* nodes :math:`1, \ldots, n_I`: the distinct items :math:`u` interacted with,
+  numbered in the order :math:`u` first met them;
+* nodes :math:`n_I + 1, \ldots`: every *other* user who interacted with one of
+  those items, numbered in order of first appearance (items in ego order,
+  each item's users in time order). Each user is one node, however many of
+  the ego's items it shares.
+
+and the edges, stored as :obj:`neighbor -> center` so that with PyG's default
+:obj:`flow="source_to_target"` node :math:`i`'s neighbors are the sources of
+its incoming edges **in** :obj:`edge_index` **order** (the rule of
+:mod:`kong_pyg.ordering`):
+
+1. :obj:`item -> ego`, one per interaction of :math:`u`, in time order: the
+   ego's neighbor sequence is its item history (a repeated interaction is a
+   repeated neighbor);
+2. :obj:`user -> item` for every interaction with an ego item, in time order,
+   the ego included: each item's neighbor sequence is its whole audience
+   history, with the ego at its place in it;
+3. only with :obj:`symmetric=True`: :obj:`item -> user` for every edge of
+   (2) whose user is not the ego, each 2-hop user's segment in that user's
+   time order. The 2-hop users then see the ego's items they share (never
+   their other items: those are 3 hops away). Without it, 2-hop users are
+   leaves (no neighbors), which is the paper's "user -> items -> users"
+   neighborhood.
+
+Edges are emitted graph by graph in this block order; nothing ever sorts or
+coalesces them by node id. **Ties in time** are broken by the row order of
+the log (a stable sort), everywhere.
+
+**Labels.** :obj:`x` holds one integer per node from two disjoint ranges:
+users keep their label :math:`l_U \in [0, L_U)`, items get
+:math:`L_U + l_I` (:math:`L_U` = :obj:`num_user_labels`), so a user label
+never equals an item label. With :obj:`edge_labels=True`, edge
+:math:`(s \to d)` gets :obj:`edge_attr` :math:`= x_s \cdot L + x_d`,
+:math:`L = L_U + L_I`: one symbol per ordered pair of endpoint labels.
+The graph label :obj:`y` is the ego's entry of :obj:`y`.
+
+Every graph also stores :obj:`n_id` (the original user or item id of each
+node), :obj:`node_type` (0 user, 1 item), :obj:`edge_time` (the timestamp of
+each edge), :obj:`edge_rating` (when the log has ratings) and :obj:`user_id`
+(the ego's id).
+
+The construction is vectorized: a handful of stable sorts, ranges and
+first-appearance numberings over all graphs at once, no Python loop over
+users, items or edges.
+"""
+from typing import Callable, Dict, NamedTuple, Optional, Tuple
+
+import torch
+from torch import Tensor
+from torch_geometric.data import Data, InMemoryDataset
+
+
+def exclusive_cumsum(t: Tensor) -> Tensor:
+    """:obj:`[0, t[0], t[0] + t[1], ...]` without the total."""
+    out = torch.zeros_like(t)
+    if t.numel() > 1:
+        torch.cumsum(t[:-1], 0, out=out[1:])
+    return out
+
+
+def ranges(starts: Tensor, sizes: Tensor) -> Tensor:
+    """Concatenated :obj:`arange(start, start + size)` for every pair."""
+    total = int(sizes.sum()) if sizes.numel() else 0
+    owner = torch.repeat_interleave(torch.arange(sizes.numel()), sizes, output_size=total)
+    return starts[owner] + torch.arange(total) - exclusive_cumsum(sizes)[owner]
+
+
+def first_appearance(group: Tensor, key: Tensor, num_groups: int) -> Tuple[Tensor, Tensor, Tensor]:
+    r"""Number the distinct keys of each group in order of first appearance.
+
+    :obj:`group` must be non-decreasing (entries listed group by group).
+
+    Returns:
+        (torch.Tensor, torch.Tensor, torch.Tensor): For every entry its local
+        number within its group; the distinct :obj:`(group, key)` pairs as
+        two tensors in (group, first appearance) order. The local number of
+        distinct pair :math:`j` is its rank within its group.
+    """
+    n = key.numel()
+    if n == 0:
+        empty = torch.zeros(0, dtype=torch.long)
+        return empty, empty, empty
+    span = int(key.max()) + 1
+    pair = group * span + key
+    uniq, inv = torch.unique(pair, return_inverse=True)
+    first = torch.full((uniq.numel(),), n, dtype=torch.long)
+    first.scatter_reduce_(0, inv, torch.arange(n), reduce="amin")
+    order = torch.argsort(first)  # distinct pairs by first appearance: grouped, since group is sorted
+    d_group = uniq[order] // span
+    d_key = uniq[order] % span
+    count = torch.bincount(d_group, minlength=num_groups)
+    local_of_distinct = torch.arange(order.numel()) - exclusive_cumsum(count)[d_group]
+    rank = torch.empty_like(order)
+    rank[order] = torch.arange(order.numel())
+    return local_of_distinct[rank[inv]], d_group, d_key
+
+
+class InteractionLog(NamedTuple):
+    """A checked interaction log (all :obj:`[E]`, in the log's row order)."""
+
+    user: Tensor
+    item: Tensor
+    time: Tensor
+    rating: Optional[Tensor]
+
+
+def _long_vector(t, name: str) -> Tensor:
+    t = torch.as_tensor(t)
+    if t.dim() != 1:
+        raise ValueError(f"'{name}' must be a 1-D tensor (got shape {list(t.shape)})")
+    if t.is_floating_point() or t.is_complex():
+        raise TypeError(f"'{name}' must hold integers (got {t.dtype})")
+    t = t.long()
+    if t.numel() and int(t.min()) < 0:
+        raise ValueError(f"'{name}' holds negative values ({int(t.min())})")
+    return t
+
+
+def check_log(user, item, time, rating, num_users: int, num_items: int) -> InteractionLog:
+    """Check an interaction log against the sizes of the attribute tables."""
+    user = _long_vector(user, "user")
+    item = _long_vector(item, "item")
+    time = torch.as_tensor(time)
+    if time.dim() != 1:
+        raise ValueError(f"'time' must be a 1-D tensor (got shape {list(time.shape)})")
+    if time.is_complex() or time.dtype == torch.bool:
+        raise TypeError(f"'time' must be a real-valued tensor (got {time.dtype})")
+    if time.is_floating_point() and bool(torch.isnan(time).any()):
+        raise ValueError("'time' holds NaN values")
+    e = user.numel()
+    for name, t in (("item", item), ("time", time)):
+        if t.numel() != e:
+            raise ValueError(f"'{name}' has {t.numel()} entries, 'user' has {e}")
+    if rating is not None:
+        rating = torch.as_tensor(rating)
+        if rating.dim() != 1 or rating.numel() != e:
+            raise ValueError(f"'rating' must be a 1-D tensor with {e} entries "
+                             f"(got shape {list(rating.shape)})")
+    if e and int(user.max()) >= num_users:
+        raise ValueError(f"'user' holds id {int(user.max())}, but 'user_label' has only {num_users} rows")
+    if e and int(item.max()) >= num_items:
+        raise ValueError(f"'item' holds id {int(item.max())}, but 'item_label' has only {num_items} rows")
+    return InteractionLog(user, item, time, rating)
+
+
+def select_users(
+    y: Optional[Tensor],
+    candidates: Tensor,
+    max_graphs: Optional[int] = None,
+    balance: bool = False,
+    seed: int = 0,
+) -> Tensor:
+    r"""Choose the egos: all :obj:`candidates`, or a seeded subset.
+
+    With :obj:`balance`, every class keeps as many users as the smallest
+    class has (a seeded random subset of the others). With
+    :obj:`max_graphs`, at most that many users remain: a seeded random
+    subset, split evenly over the classes when :obj:`balance` is set.
+    The result is sorted by user id.
+
+    Args:
+        y (torch.Tensor, optional): The class of every user (needed for
+            :obj:`balance`).
+        candidates (torch.Tensor): User ids that may become egos.
+        max_graphs (int, optional): The cap. (default: :obj:`None`)
+        balance (bool, optional): Equal class sizes. (default: :obj:`False`)
+        seed (int, optional): The seed of both subsets. (default: :obj:`0`)
+    """
+    if max_graphs is not None and (not isinstance(max_graphs, int) or isinstance(max_graphs, bool)
+                                   or max_graphs < 1):
+        raise ValueError(f"'max_graphs' must be a positive integer or None (got {max_graphs!r})")
+    gen = torch.Generator().manual_seed(int(seed))
+    chosen = candidates
+    if balance:
+        if y is None:
+            raise ValueError("'balance=True' needs class labels 'y'")
+        cls = y[candidates]
+        classes = torch.unique(cls)
+        size = min(int((cls == c).sum()) for c in classes) if classes.numel() else 0
+        if max_graphs is not None and classes.numel():
+            size = min(size, max_graphs // classes.numel())
+        parts = []
+        for c in classes.tolist():  # a loop over classes, not over users
+            members = candidates[cls == c]
+            parts.append(members[torch.randperm(members.numel(), generator=gen)[:size]])
+        chosen = torch.cat(parts) if parts else candidates[:0]
+    elif max_graphs is not None and candidates.numel() > max_graphs:
+        chosen = candidates[torch.randperm(candidates.numel(), generator=gen)[:max_graphs]]
+    return torch.sort(chosen).values
+
+
+def ego_graph_storage(
+    log: InteractionLog,
+    user_label: Tensor,
+    item_label: Tensor,
+    egos: Tensor,
+    y: Optional[Tensor] = None,
+    symmetric: bool = False,
+    edge_labels: bool = False,
+    num_user_labels: Optional[int] = None,
+    num_item_labels: Optional[int] = None,
+) -> Tuple[Data, Dict[str, Tensor]]:
+    r"""The ego graphs of :obj:`egos`, collated.
+
+    The result is the storage of an
+    :class:`~torch_geometric.data.InMemoryDataset`. See the module
+    documentation for the graph, its order and its labels.
+
+    Args:
+        log (InteractionLog): The checked interactions.
+        user_label (torch.Tensor): :obj:`[num_users]` label of every user.
+        item_label (torch.Tensor): :obj:`[num_items]` label of every item.
+        egos (torch.Tensor): :obj:`[G]` the user of every graph.
+        y (torch.Tensor, optional): :obj:`[num_users]` class of every user.
+        symmetric (bool, optional): Add :obj:`item -> user` edges for the
+            2-hop users. (default: :obj:`False`)
+        edge_labels (bool, optional): Set :obj:`edge_attr` from both
+            endpoint labels. (default: :obj:`False`)
+        num_user_labels (int, optional): :math:`L_U`, the item-label offset.
+            (default: :obj:`user_label.max() + 1`)
+        num_item_labels (int, optional): :math:`L_I`.
+            (default: :obj:`item_label.max() + 1`)
+
+    Returns:
+        (Data, dict): The concatenated graphs (edge indices local to each
+        graph) and their slices.
+    """
+    user, item, time, rating = log
+    num_users, num_items = user_label.numel(), item_label.numel()
+    e = user.numel()
+    g_count = egos.numel()
+    if num_user_labels is None:
+        num_user_labels = int(user_label.max()) + 1 if num_users else 0
+    if num_item_labels is None:
+        num_item_labels = int(item_label.max()) + 1 if num_items else 0
+    if num_users and int(user_label.max()) >= num_user_labels:
+        raise ValueError(f"'num_user_labels' is {num_user_labels} but a user label is "
+                         f"{int(user_label.max())}")
+    if num_items and int(item_label.max()) >= num_item_labels:
+        raise ValueError(f"'num_item_labels' is {num_item_labels} but an item label is "
+                         f"{int(item_label.max())}")
+
+    # the log in time order (ties: row order), then grouped by user and by item
+    by_time = torch.sort(time, stable=True).indices
+    rank = torch.empty(e, dtype=torch.long)
+    rank[by_time] = torch.arange(e)
+    by_user = by_time[torch.sort(user[by_time], stable=True).indices]
+    by_item = by_time[torch.sort(item[by_time], stable=True).indices]
+    user_deg = torch.bincount(user, minlength=num_users)
+    item_deg = torch.bincount(item, minlength=num_items)
+    user_ptr = exclusive_cumsum(user_deg)
+    item_ptr = exclusive_cumsum(item_deg)
+
+    # level 1: the ego's interactions, in time order -> item nodes
+    e1 = by_user[ranges(user_ptr[egos], user_deg[egos])]
+    g1 = torch.repeat_interleave(torch.arange(g_count), user_deg[egos])
+    item_local, d_graph, d_item = first_appearance(g1, item[e1], g_count)
+    n_items = torch.bincount(d_graph, minlength=g_count)
+    d_node = 1 + torch.arange(d_item.numel()) - exclusive_cumsum(n_items)[d_graph]
+
+    # level 2: every interaction with an ego item, in time order -> user nodes
+    e2 = by_item[ranges(item_ptr[d_item], item_deg[d_item])]
+    src_d = torch.repeat_interleave(torch.arange(d_item.numel()), item_deg[d_item])
+    g2 = d_graph[src_d]
+    w = user[e2]
+    other = w != egos[g2]
+    w_local, u_graph, u_user = first_appearance(g2[other], w[other], g_count)
+    n_others = torch.bincount(u_graph, minlength=g_count)
+    w_node = torch.zeros_like(w)
+    w_node[other] = 1 + n_items[g2[other]] + w_local
+
+    # nodes, graph by graph: ego, items, other users
+    n_nodes = 1 + n_items + n_others
+    node_graph = torch.cat([torch.arange(g_count), d_graph, u_graph])
+    node_kind = torch.cat([torch.zeros(g_count, dtype=torch.long),
+                           torch.ones(d_item.numel(), dtype=torch.long),
+                           torch.zeros(u_user.numel(), dtype=torch.long)])
+    node_id = torch.cat([egos, d_item, u_user])
+    x = torch.cat([user_label[egos], num_user_labels + item_label[d_item], user_label[u_user]])
+    node_perm = torch.sort(node_graph, stable=True).indices
+    node_kind, node_id, x = node_kind[node_perm], node_id[node_perm], x[node_perm]
+
+    # edges, graph by graph in block order: item -> ego, user -> item, (item -> user)
+    blocks_src = [1 + item_local, w_node]
+    blocks_dst = [torch.zeros_like(item_local), d_node[src_d]]
+    blocks_graph = [g1, g2]
+    blocks_event = [e1, e2]
+    if symmetric:
+        o = other.nonzero().view(-1)
+        key = rank[e2[o]]
+        o = o[torch.sort(key, stable=True).indices]
+        o = o[torch.sort(w_node[o], stable=True).indices]
+        o = o[torch.sort(g2[o], stable=True).indices]
+        blocks_src.append(d_node[src_d[o]])
+        blocks_dst.append(w_node[o])
+        blocks_graph.append(g2[o])
+        blocks_event.append(e2[o])
+    edge_graph = torch.cat(blocks_graph)
+    edge_perm = torch.sort(edge_graph, stable=True).indices
+    src = torch.cat(blocks_src)[edge_perm]
+    dst = torch.cat(blocks_dst)[edge_perm]
+    event = torch.cat(blocks_event)[edge_perm]
+    n_edges = torch.bincount(edge_graph, minlength=g_count)
+
+    node_ptr = torch.cat([torch.zeros(1, dtype=torch.long), torch.cumsum(n_nodes, 0)])
+    edge_ptr = torch.cat([torch.zeros(1, dtype=torch.long), torch.cumsum(n_edges, 0)])
+    graph_ptr = torch.arange(g_count + 1)
+    data = Data(x=x, edge_index=torch.stack([src, dst]), n_id=node_id, node_type=node_kind,
+                edge_time=time[event], user_id=egos.clone())
+    slices = {"x": node_ptr, "edge_index": edge_ptr, "n_id": node_ptr, "node_type": node_ptr,
+              "edge_time": edge_ptr, "user_id": graph_ptr}
+    if rating is not None:
+        data.edge_rating = rating[event]
+        slices["edge_rating"] = edge_ptr
+    if edge_labels:
+        offset = node_ptr[:-1][torch.repeat_interleave(torch.arange(g_count), n_edges)]
+        total = num_user_labels + num_item_labels
+        data.edge_attr = x[src + offset] * total + x[dst + offset]
+        slices["edge_attr"] = edge_ptr
+    if y is not None:
+        data.y = y[egos]
+        slices["y"] = graph_ptr
+    return data, slices
+
+
+class InteractionGraphs(InMemoryDataset):
+    r"""One ordered ego graph per user of an interaction log.
+
+    The graphs of the KONG paper's Table 2: user :math:`u`'s 2-hop
+    neighborhood in the user-item graph, with the user's items in time
+    order and each item's users in time order (see
+    :mod:`kong_pyg.datasets.interactions` for the exact layout, tie rule and
+    label encoding). The order lives in :obj:`edge_index` itself, so
+    :class:`~kong_pyg.KongVectorizer` and :class:`~kong_pyg.KongSketch` see
+    it with their default :obj:`order="edge"`.
+
+    .. warning::
+        The neighbor order is the order of :obj:`edge_index`. Transforms that
+        sort or coalesce edges (:class:`~torch_geometric.transforms.ToUndirected`,
+        :func:`~torch_geometric.utils.coalesce`, ...) destroy it.
+
+    Args:
+        user (torch.Tensor): :obj:`[E]` user id of every interaction, in
+            :obj:`[0, num_users)`.
+        item (torch.Tensor): :obj:`[E]` item id, in :obj:`[0, num_items)`.
+        time (torch.Tensor): :obj:`[E]` timestamp (any real numbers; ties
+            keep row order).
+        user_label (torch.Tensor): :obj:`[num_users]` non-negative integer
+            label of every user (for instance a bucketed age).
+        item_label (torch.Tensor): :obj:`[num_items]` non-negative integer
+            label of every item (for instance a genre).
+        y (torch.Tensor, optional): :obj:`[num_users]` class of every user,
+            stored as the graph label. (default: :obj:`None`)
+        rating (torch.Tensor, optional): :obj:`[E]` stored as
+            :obj:`edge_rating`. (default: :obj:`None`)
+        symmetric (bool, optional): Also let 2-hop users see the ego's items
+            they share (:obj:`item -> user` edges). (default: :obj:`False`)
+        edge_labels (bool, optional): :obj:`edge_attr` from both endpoint
+            labels. (default: :obj:`False`)
+        max_graphs (int, optional): Keep at most this many graphs (a seeded
+            subset). (default: :obj:`None`)
+        balance (bool, optional): Equal class sizes (a seeded subset).
+            (default: :obj:`False`)
+        min_interactions (int, optional): Users with fewer interactions get
+            no graph. (default: :obj:`1`)
+        seed (int, optional): The seed of the subsets. (default: :obj:`0`)
+        num_user_labels (int, optional): :math:`L_U`, the offset of item
+            labels. (default: :obj:`user_label.max() + 1`)
+        num_item_labels (int, optional): :math:`L_I`.
+            (default: :obj:`item_label.max() + 1`)
+        transform (callable, optional): A transform applied on access.
+            (default: :obj:`None`)
+
+    Example::
+
+        >>> log = dict(user=[0, 1, 0], item=[0, 0, 1], time=[5, 3, 9])
+        >>> ds = InteractionGraphs(**log, user_label=torch.tensor([0, 1]),
+        ...                        item_label=torch.tensor([0, 1]), y=torch.tensor([0, 1]))
+        >>> ds[0].edge_index.tolist()   # items -> ego, then users -> items
+        [[1, 2, 3, 0, 0], [0, 0, 1, 1, 2]]
+    """
+
+    def __init__(
+        self,
+        user,
+        item,
+        time,
+        user_label,
+        item_label,
+        y=None,
+        rating=None,
+        *,
+        symmetric: bool = False,
+        edge_labels: bool = False,
+        max_graphs: Optional[int] = None,
+        balance: bool = False,
+        min_interactions: int = 1,
+        seed: int = 0,
+        num_user_labels: Optional[int] = None,
+        num_item_labels: Optional[int] = None,
+        transform: Optional[Callable] = None,
+    ):
+        super().__init__(None, transform)
+        data, slices = build_ego_graphs(
+            user, item, time, user_label, item_label, y, rating, symmetric=symmetric,
+            edge_labels=edge_labels, max_graphs=max_graphs, balance=balance,
+            min_interactions=min_interactions, seed=seed, num_user_labels=num_user_labels,
+            num_item_labels=num_item_labels,
+        )
+        self._data, self.slices = data, slices
+
+
+def build_ego_graphs(
+    user,
+    item,
+    time,
+    user_label,
+    item_label,
+    y=None,
+    rating=None,
+    *,
+    symmetric: bool = False,
+    edge_labels: bool = False,
+    max_graphs: Optional[int] = None,
+    balance: bool = False,
+    min_interactions: int = 1,
+    seed: int = 0,
+    num_user_labels: Optional[int] = None,
+    num_item_labels: Optional[int] = None,
+) -> Tuple[Data, Dict[str, Tensor]]:
+    """Check the inputs, choose the egos and build their graphs.
+
+    The arguments are those of :class:`InteractionGraphs`; returns the
+    collated storage (see :func:`ego_graph_storage`).
+    """
+    user_label = _long_vector(user_label, "user_label")
+    item_label = _long_vector(item_label, "item_label")
+    log = check_log(user, item, time, rating, user_label.numel(), item_label.numel())
+    if y is not None:
+        y = torch.as_tensor(y)
+        if y.dim() != 1 or y.numel() != user_label.numel():
+            raise ValueError(f"'y' must have shape [{user_label.numel()}] (one class per user), "
+                             f"got {list(y.shape)}")
+    if not isinstance(min_interactions, int) or isinstance(min_interactions, bool) or min_interactions < 0:
+        raise ValueError(f"'min_interactions' must be a non-negative integer (got {min_interactions!r})")
+    deg = torch.bincount(log.user, minlength=user_label.numel())
+    candidates = (deg >= min_interactions).nonzero().view(-1)
+    egos = select_users(y, candidates, max_graphs, balance, seed)
+    if egos.numel() == 0:
+        raise ValueError("no user qualifies for a graph (check 'min_interactions' and the log)")
+    return ego_graph_storage(log, user_label, item_label, egos, y, symmetric, edge_labels,
+                             num_user_labels, num_item_labels)
+
+
+__all__ = ["InteractionGraphs", "InteractionLog", "build_ego_graphs", "ego_graph_storage",
+           "select_users", "first_appearance"]

@@ -1,0 +1,172 @@
+import random
+
+import pytest
+import torch
+from torch_geometric.data import Data
+
+from kong_pyg import KongVectorizer, kong_strings
+from kong_pyg.datasets import InteractionGraphs, select_users
+
+
+def build(user, item, time, ul, il, y=None, **kw):
+    return InteractionGraphs(user, item, time, torch.tensor(ul), torch.tensor(il),
+                             None if y is None else torch.tensor(y), **kw)
+
+
+def edges(g):
+    return [tuple(e) for e in g.edge_index.t().tolist()]
+
+
+# a tiny log, rows deliberately not in time order
+#   user 0 rates item 2 at t=30, item 0 at t=10; user 1 rates item 0 at t=5, item 1 at t=20;
+#   user 2 rates item 0 at t=40 and item 2 at t=1
+LOG = dict(user=[0, 1, 0, 1, 2, 2], item=[2, 0, 0, 1, 0, 2], time=[30, 5, 10, 20, 40, 1])
+UL = [0, 1, 2]      # user labels (L_U = 3)
+IL = [0, 1, 2]      # item labels -> x = 3 + label
+
+
+def test_tiny_log_exact_layout_and_order():
+    ds = build(**LOG, ul=UL, il=IL, y=[1, 0, 1])
+    assert len(ds) == 3
+    g = ds[0]
+    # nodes: ego 0 (user 0), items by ego time: item 0 (t10), item 2 (t30); then users 1, 2
+    assert g.n_id.tolist() == [0, 0, 2, 1, 2]
+    assert g.node_type.tolist() == [0, 1, 1, 0, 0]
+    assert g.x.tolist() == [0, 3, 5, 1, 2]
+    # item -> ego in time order, then each item's audience in time order (ego included)
+    assert edges(g) == [(1, 0), (2, 0),                # ego sees item 0 then item 2
+                        (3, 1), (0, 1), (4, 1),        # item 0: user 1 (t5), user 0 (t10), user 2 (t40)
+                        (4, 2), (0, 2)]                # item 2: user 2 (t1), user 0 (t30)
+    assert g.edge_time.tolist() == [10, 30, 5, 10, 40, 1, 30]
+    assert int(g.y) == 1 and int(g.user_id) == 0
+    # the order survives into KONG's strings
+    s = kong_strings(g.edge_index, g.x.tolist(), 1)
+    assert s[0][1] == (3, 5)              # ego: item labels by time
+    assert s[1][1] == (1, 0, 2)           # item 0: its users' labels by time
+    assert s[2][1] == (2, 0)
+    assert s[3][1] == () and s[4][1] == ()  # 2-hop users are leaves
+
+
+def test_ties_keep_row_order_and_repeats_are_repeated_neighbors():
+    # all at the same time: row order decides; user 0 rates item 1 twice
+    ds = build([0, 0, 1, 0], [1, 0, 1, 1], [7, 7, 7, 7], ul=[0, 1], il=[0, 1], y=[0, 1])
+    g = ds[0]
+    assert g.n_id.tolist() == [0, 1, 0, 1]
+    assert edges(g) == [(1, 0), (2, 0), (1, 0),           # item 1, item 0, item 1 again
+                        (0, 1), (3, 1), (0, 1),           # item 1: user 0, user 1, user 0 (row order)
+                        (0, 2)]
+    s = kong_strings(g.edge_index, g.x.tolist(), 1)
+    assert s[0][1] == (3, 2, 3)
+    # a float time with ties behaves the same
+    ds2 = build([0, 0, 1, 0], [1, 0, 1, 1], [0.5] * 4, ul=[0, 1], il=[0, 1], y=[0, 1])
+    assert torch.equal(ds2[0].edge_index, g.edge_index)
+
+
+def test_symmetric_and_edge_labels():
+    ds = build(**LOG, ul=UL, il=IL, symmetric=True, edge_labels=True)
+    g = ds[0]
+    assert edges(g) == [(1, 0), (2, 0), (3, 1), (0, 1), (4, 1), (4, 2), (0, 2),
+                        (1, 3),            # user 1 sees item 0 (its item 1 is 3 hops away)
+                        (2, 4), (1, 4)]    # user 2: item 2 (t1) then item 0 (t40)
+    total = 3 + 3
+    x = g.x
+    assert g.edge_attr.tolist() == [int(x[s]) * total + int(x[d]) for s, d in edges(g)]
+    s = kong_strings(g.edge_index, g.x.tolist(), 1)
+    assert s[4][1] == (5, 3)
+
+
+def brute_force(user, item, time, ul, il, egos, symmetric, lu):
+    order = sorted(range(len(user)), key=lambda e: (time[e], e))
+    out = []
+    for u in egos:
+        mine = [e for e in order if user[e] == u]
+        items = list(dict.fromkeys(item[e] for e in mine))
+        others = list(dict.fromkeys(user[e] for i in items for e in order if item[e] == i and user[e] != u))
+        node = {("u", u): 0, **{("i", i): 1 + j for j, i in enumerate(items)},
+                **{("u", w): 1 + len(items) + j for j, w in enumerate(others)}}
+        es = [(node["i", item[e]], 0) for e in mine]
+        es += [(node["u", user[e]], node["i", i]) for i in items for e in order if item[e] == i]
+        if symmetric:
+            es += [(node["i", item[e]], node["u", w]) for w in others for e in order
+                   if user[e] == w and item[e] in items]
+        out.append(([ul[u]] + [lu + il[i] for i in items] + [ul[w] for w in others], es))
+    return out
+
+
+def test_random_logs_match_brute_force():
+    rng = random.Random(1)
+    for _ in range(30):
+        nu, ni, ne = rng.randint(2, 6), rng.randint(1, 6), rng.randint(2, 25)
+        user = [rng.randrange(nu) for _ in range(ne)]
+        item = [rng.randrange(ni) for _ in range(ne)]
+        time = [rng.randrange(5) for _ in range(ne)]
+        ul = [rng.randrange(3) for _ in range(nu)]
+        il = [rng.randrange(4) for _ in range(ni)]
+        sym = rng.random() < 0.5
+        egos = sorted(set(user))
+        ds = build(user, item, time, ul, il, symmetric=sym, num_user_labels=3, num_item_labels=4)
+        graphs = [ds[i] for i in range(len(ds))]
+        assert [int(g.user_id) for g in graphs] == egos
+        for g, (x, es) in zip(graphs, brute_force(user, item, time, ul, il, egos, sym, 3)):
+            assert g.x.tolist() == x
+            assert edges(g) == es
+
+
+def test_labels_are_disjoint_and_dataset_feeds_the_vectorizer():
+    ds = build(**LOG, ul=UL, il=IL, y=[1, 0, 1])
+    data = ds._data
+    assert int(data.x[data.node_type == 0].max()) < 3 <= int(data.x[data.node_type == 1].min())
+    X_store = KongVectorizer(k=2, hops=1).fit_transform(ds).toarray()
+    X_list = KongVectorizer(k=2, hops=1).fit_transform([ds[i] for i in range(len(ds))]).toarray()
+    assert (X_store == X_list).all()
+    # order matters: sorting the ego's items by label instead of time changes the 2-grams
+    X_label = KongVectorizer(k=2, hops=1, order="label").fit_transform(ds).toarray()
+    assert X_label.shape != X_store.shape or not (X_label == X_store).all()
+
+
+def test_select_users_cap_and_balance():
+    y = torch.tensor([0] * 10 + [1] * 4)
+    cand = torch.arange(14)
+    bal = select_users(y, cand, balance=True, seed=3)
+    assert torch.bincount(y[bal]).tolist() == [4, 4]
+    assert torch.equal(bal, torch.sort(bal).values)
+    assert torch.equal(bal, select_users(y, cand, balance=True, seed=3))
+    assert not torch.equal(bal, select_users(y, cand, balance=True, seed=4))
+    capped = select_users(y, cand, max_graphs=5, seed=0)
+    assert capped.numel() == 5 and len(set(capped.tolist())) == 5
+    both = select_users(y, cand, max_graphs=6, balance=True)
+    assert torch.bincount(y[both]).tolist() == [3, 3]
+    assert select_users(y, cand, max_graphs=50).numel() == 14
+    ds = build(**LOG, ul=UL, il=IL, y=[1, 0, 1], balance=True)
+    assert sorted(int(ds[i].y) for i in range(len(ds))) == [0, 1]
+    assert len(build(**LOG, ul=UL, il=IL, min_interactions=2)) == 3
+    with pytest.raises(ValueError, match="no user qualifies"):
+        build(**LOG, ul=UL, il=IL, min_interactions=3)
+
+
+def test_single_graph_and_users_without_interactions():
+    ds = build([1], [0], [3], ul=[0, 1, 2], il=[0], y=[0, 1, 0])
+    assert len(ds) == 1
+    g = ds[0]
+    assert isinstance(g, Data) and g.n_id.tolist() == [1, 0] and edges(g) == [(1, 0), (0, 1)]
+    ds = build([1], [0], [3], ul=[0, 1, 2], il=[0], min_interactions=0)
+    assert len(ds) == 3 and ds[0].num_nodes == 1 and ds[0].edge_index.size(1) == 0
+
+
+def test_bad_input():
+    with pytest.raises(ValueError, match="'item' has 2 entries"):
+        build([0, 1, 0], [0, 1], [1, 2, 3], ul=[0, 0], il=[0, 0])
+    with pytest.raises(ValueError, match="'user' holds id 5"):
+        build([5], [0], [1], ul=[0, 0], il=[0])
+    with pytest.raises(TypeError, match="'user' must hold integers"):
+        build([0.5], [0], [1], ul=[0], il=[0])
+    with pytest.raises(ValueError, match="'balance=True' needs class labels"):
+        build([0], [0], [1], ul=[0], il=[0], balance=True)
+    with pytest.raises(ValueError, match="'max_graphs'"):
+        build([0], [0], [1], ul=[0], il=[0], max_graphs=0)
+    with pytest.raises(ValueError, match="'time' holds NaN"):
+        build([0], [0], [float("nan")], ul=[0], il=[0])
+    with pytest.raises(ValueError, match="'y' must have shape"):
+        build([0], [0], [1], ul=[0, 0], il=[0], y=[1])
+    with pytest.raises(ValueError, match="'num_user_labels'"):
+        build([0], [0], [1], ul=[0, 4], il=[0], num_user_labels=2)

@@ -1,0 +1,128 @@
+import warnings
+from pathlib import Path
+
+import pytest
+import torch
+from ml_fake import write_fake_ml100k
+
+from kong_pyg import kong_strings
+from kong_pyg.datasets import MovieLensOrdered, read_ml100k
+
+SHARED_ML = Path(__file__).resolve().parents[2] / "shared" / "data" / "ml-100k"
+
+
+@pytest.fixture
+def fake(tmp_path):
+    folder = tmp_path / "ml"
+    # an unknown user (0) and a trailing tab, as in real-world copies of the file
+    info = write_fake_ml100k(folder, extra_lines=["0\t3\t4\t880000001\t\n"])
+    return folder, info
+
+
+def no_network(self):
+    raise AssertionError("the network was touched")
+
+
+def test_read_ml100k_tolerates_trailing_tab_and_drops_unknown_users(fake):
+    folder, (ratings, users, genres) = fake
+    with pytest.warns(UserWarning, match=r"dropped 1 rating\(s\) of unknown users \[0\]"):
+        t = read_ml100k(str(folder))
+    assert t.dropped == 1 and t.user.numel() == len(ratings)
+    assert t.user_ids.tolist() == [u for u, _, _ in users]
+    assert t.gender.tolist() == [int(g == "M") for _, _, g in users]
+    assert t.genres.shape == (12, 19) and t.genres[0].nonzero().view(-1).tolist() == [1, 5]
+
+
+def test_malformed_lines_name_the_file_and_line(tmp_path):
+    folder = tmp_path / "ml"
+    write_fake_ml100k(folder, extra_lines=["1\t2\tthree\t4\n"])
+    with pytest.raises(ValueError, match=r"u.data, line 121: expected integers"):
+        read_ml100k(str(folder))
+    write_fake_ml100k(folder, extra_lines=["1\t2\t3\n"])
+    with pytest.raises(ValueError, match=r"line 121: expected 4 tab-separated fields"):
+        read_ml100k(str(folder))
+
+
+def test_dataset_labels_order_and_no_network(fake, tmp_path, monkeypatch):
+    folder, (ratings, users, genres) = fake
+    monkeypatch.setattr(MovieLensOrdered, "download", no_network)
+    root = tmp_path / "root"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ds = MovieLensOrdered(str(root), ml_dir=str(folder), genre="first")
+    assert sorted(p.name for p in (root / "raw").iterdir()) == ["u.data", "u.item", "u.user"]
+    assert len(ds) == 20
+    data = ds._data
+    ages = {u: a for u, a, _ in users}
+    is_user = data.node_type == 0
+    assert data.x[is_user].tolist() == [ages[int(u)] // 15 for u in data.n_id[is_user]]
+    L_U = max(a // 15 for _, a, _ in users) + 1
+    assert data.x[~is_user].tolist() == [L_U + genres[int(i)][0] for i in data.n_id[~is_user]]
+    assert data.y.tolist() == [int(g == "M") for _, _, g in users]
+    # the time order survives: each ego's string lists its movies' genres by rating time
+    # (ties in time keep the file's row order)
+    for gi in (0, 7, 19):
+        g = ds[gi]
+        u = int(g.user_id)
+        mine = [(t, row, i) for row, (uu, i, _, t) in enumerate(ratings) if uu == u]
+        expected = tuple(L_U + genres[i][0] for _, _, i in sorted(mine))
+        assert kong_strings(g.edge_index, g.x.tolist(), 1)[0][1] == expected
+        assert g.edge_time[: len(mine)].tolist() == sorted(t for t, _, _ in mine)
+        # and every movie sees its raters in time order
+        s = kong_strings(g.edge_index, g.x.tolist(), 1)
+        for node in range(1, 1 + len(mine)):
+            item = int(g.n_id[node])
+            raters = sorted((t, row, uu) for row, (uu, i, _, t) in enumerate(ratings) if i == item)
+            assert s[node][1] == tuple(ages[uu] // 15 for _, _, uu in raters)
+    # reload from processed/, raw/ already there: no ml_dir, no network
+    again = MovieLensOrdered(str(root), genre="first")
+    assert torch.equal(again._data.edge_index, data.edge_index)
+
+
+def test_genre_modes_balance_and_caps(fake, tmp_path, monkeypatch):
+    folder, (ratings, users, genres) = fake
+    monkeypatch.setattr(MovieLensOrdered, "download", no_network)
+    root = str(tmp_path / "root")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        single = MovieLensOrdered(root, ml_dir=str(folder))
+        first = MovieLensOrdered(root, genre="first")
+        capped = MovieLensOrdered(root, max_graphs=6, balance=True, seed=1)
+        edge = MovieLensOrdered(root, edge_labels=True, symmetric=True)
+    items_single = set(single._data.n_id[single._data.node_type == 1].tolist())
+    assert 1 not in items_single  # item 1 has two genres: dropped in "single" mode
+    assert 1 in set(first._data.n_id[first._data.node_type == 1].tolist())
+    assert single._data.edge_index.size(1) < first._data.edge_index.size(1)
+    assert len(capped) == 6 and capped._data.y.tolist().count(0) == 3
+    assert "edge_attr" in edge[0] and edge[0].edge_index.size(1) > single[0].edge_index.size(1)
+    assert len({single.processed_file_names, first.processed_file_names, capped.processed_file_names}) == 3
+    with pytest.raises(ValueError, match="'genre'"):
+        MovieLensOrdered(root, genre="all")
+
+
+def test_ml_dir_missing_files(tmp_path):
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(FileNotFoundError, match="lacks the MovieLens-100k file"):
+        MovieLensOrdered(str(tmp_path / "root"), ml_dir=str(tmp_path / "empty"))
+
+
+@pytest.mark.skipif(not (SHARED_ML / "u.data").is_file(), reason="MovieLens-100k copy not available")
+def test_real_movielens_smoke(tmp_path):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ds = MovieLensOrdered(str(tmp_path), ml_dir=str(SHARED_ML), balance=True, max_graphs=10)
+    assert len(ds) == 10 and ds._data.y.tolist().count(1) == 5
+    data = ds._data
+    assert int(data.x[data.node_type == 0].max()) < 5 <= int(data.x[data.node_type == 1].min())
+    # one user's string against u.data read directly (single-genre movies, time order, row ties)
+    flags = {}
+    for line in (SHARED_ML / "u.item").read_text(encoding="latin-1").splitlines():
+        f = line.split("|")
+        flags[int(f[0])] = [int(v) for v in f[-19:]]
+    g = ds[3]
+    u = int(g.user_id)
+    rows = [line.split() for line in (SHARED_ML / "u.data").read_text().splitlines()]
+    mine = sorted((int(r[3]), n, int(r[1])) for n, r in enumerate(rows) if int(r[0]) == u
+                  and sum(flags[int(r[1])]) == 1)
+    expected = tuple(5 + flags[i].index(1) for _, _, i in mine)
+    assert kong_strings(g.edge_index, g.x.tolist(), 1)[0][1] == expected

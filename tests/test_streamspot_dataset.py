@@ -1,0 +1,48 @@
+import io
+
+import pytest
+import torch
+
+from kong_pyg import KongVectorizer
+from kong_pyg.datasets import (
+    StreamSpotGraphs,
+    read_graph_labels,
+    stream_to_graphs,
+    synthetic_event_stream,
+    write_streamspot,
+)
+
+
+def test_dataset_matches_stream_to_graphs(tmp_path):
+    stream, y = synthetic_event_stream(12, seed=5)
+    path = tmp_path / "s.tsv"
+    write_streamspot(stream, str(path))
+    (tmp_path / "labels.txt").write_text("# id label\n" + "".join(f"{g} {int(v)}\n" for g, v in enumerate(y)))
+    ds = StreamSpotGraphs(str(path), labels=str(tmp_path / "labels.txt"))
+    by_id = {str(r.graph_id): r for r in stream_to_graphs(stream, y)}
+    assert len(ds) == 12 and ds.num_malformed == 0
+    ref = [by_id[g] for g in ds.graph_ids]  # the file lists graphs in order of first appearance
+    for d, r in zip(ds, ref):
+        assert torch.equal(d.edge_index, r.edge_index) and torch.equal(d.x, r.x) and int(d.y) == int(r.y)
+    # the collated storage feeds the vectorizer the same graphs
+    vec = KongVectorizer(k=2, hops=1)
+    assert (vec.fit_transform(ds) != vec.fit_transform(ref)).nnz == 0
+    same = StreamSpotGraphs(stream, labels={int(g): int(v) for g, v in enumerate(y)})
+    assert same.graph_ids == list(range(12))
+    assert all(torch.equal(a.edge_index, by_id[str(g)].edge_index) for a, g in zip(same, same.graph_ids))
+
+
+def test_malformed_lines_and_label_errors():
+    text = "p\t0\tf\t1\t3\tA\nbad line\np\t0\tg\t1\t4\tB\n"
+    ds = StreamSpotGraphs(io.StringIO(text), labels=torch.tensor([0, 1]))
+    assert len(ds) == 2 and ds.num_malformed == 1 and ds.graph_ids == ["A", "B"]
+    with pytest.raises(ValueError, match="line 2"):
+        StreamSpotGraphs(io.StringIO(text), strict=True)
+    with pytest.raises(ValueError, match=r"no label for graph id\(s\) \['B'\]"):
+        StreamSpotGraphs(io.StringIO(text), labels={"A": 1})
+    with pytest.raises(ValueError, match="'labels' has 3 entries"):
+        StreamSpotGraphs(io.StringIO(text), labels=[0, 1, 0])
+    with pytest.raises(ValueError, match="labels line 1"):
+        read_graph_labels(io.StringIO("A one\n"))
+    with pytest.raises(ValueError, match="no edges"):
+        StreamSpotGraphs(io.StringIO(""))
