@@ -1,0 +1,842 @@
+r"""KONG sketches of graph streams in bounded memory (SPEC section 6).
+
+Labeled edges of many graphs arrive in one stream, interleaved in any way;
+the arrival order is the neighbor order. :class:`KongStream` keeps per node
+only what the strings need (the saturated length and the first and last
+:math:`k - 1` symbols of the node's string, see :mod:`kong_pyg.kgrams`) and,
+where the kernel needs them, the node's Count-Sketches: never the edges. It
+produces the same graph features as :meth:`KongSketch.readout
+<kong_pyg.nn.KongSketch.readout>` on the graphs that
+:func:`~kong_pyg.datasets.streamspot.stream_to_graphs` builds from the same
+stream (same seed, same hashes), in :math:`\max(h, 1)` passes over the
+stream; with :math:`h = 1` in a single pass, the current sketches available
+at any moment.
+
+**Which neighborhood an edge extends.** An arrival (source :math:`s`,
+destination :math:`d`, edge type :math:`e`, graph :math:`g`) appends
+:math:`e\, s_d^{i-1}` to :math:`s`'s string and (with :obj:`undirected`, the
+default) :math:`e\, s_s^{i-1}` to :math:`d`'s string, in that order: a process
+sees the objects it acted on in time order, an object the processes that
+touched it. This is :func:`stream_to_graphs`'s graph (edges :math:`d \to s`
+then :math:`s \to d`, PyG's default flow). With :obj:`undirected=False` only
+:math:`s` sees :math:`d`. A node's label is its type on its first edge.
+
+**Passes.** Pass :math:`i` builds :math:`s_v^i` from the neighbors'
+:math:`s_u^{i-1}`, whose state (sketch, length, prefix, suffix) is fixed
+after pass :math:`i - 1`: pass :math:`i` adds, per arrival, the neighbor's
+sketch and the hashed k-grams that cross into the new piece. So
+:math:`h \geq 2` re-reads the stream :math:`h` times (:meth:`KongStream.fit`
+takes a re-iterable source: an :class:`~kong_pyg.datasets.EdgeStream`, a
+list of chunks, or a callable returning a fresh iterator).
+
+**Memory.** Per node: a graph index, a label and :math:`O(k)` string codes.
+The linear map (:obj:`kernel="poly"`, :obj:`degree=1`) with :math:`h = 1`
+needs nothing more (each k-gram goes straight into its graph's row,
+:math:`O(b)` per graph); otherwise nodes also hold :math:`p` Count-Sketches
+of size :math:`b` (in :obj:`dtype`), up to three sets of them for
+:math:`h \geq 2` (previous pass, current pass, BFS levels so far):
+:math:`O(N p b)`, never :math:`O(|E|)`.
+
+**Cosine** normalizes each node by the norm *estimated from its sketches*
+(:obj:`norm="sketch"` of :class:`~kong_pyg.nn.KongSketch`): exact norms need
+exact k-gram counts, which a stream does not keep.
+
+**Merging.** A node's string over stream A followed by stream B is its
+string over A concatenated with its string over B, and sketches are linear:
+:func:`merge_streams` joins the states of two consecutive time shards (sums
+the sketches, hashes in the k-grams that cross the seam from A's suffix codes
+to B's prefix codes, joins the codes) into the state of the whole stream.
+"""
+import argparse
+import math
+import os
+import sys
+import tempfile
+import time
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from .exact import inverse_or_zero
+from .hashing import BREAK, MAX_LABEL, P, split30
+from .idmap import IdMap
+from .inputs import KERNELS, TRAVERSALS, check_choice, check_float, check_int
+from .kgrams import StringState, concat_pieces, exclusive_cumsum, gram_lengths, initial_state
+from .sketch import SketchHashes, tensor_sketch
+
+#: At most this many graphs per stream (graph index bits of a node key).
+MAX_GRAPHS = 1 << 22
+_PLAIN = 1 << 40  # integer ids in [0, 2^40) are their own key
+_RID_BITS = 41
+_POS_BITS = 22
+_MAX_SUB = 1 << (_POS_BITS - 1)  # edges per internal sub-chunk
+_STATE_VERSION = 1
+
+
+# ---------------------------------------------------------------------------
+# ids and labels
+# ---------------------------------------------------------------------------
+
+
+def _canonical_int(s: str) -> Optional[int]:
+    """The integer a decimal token stands for (:obj:`"12"`, not :obj:`"012"`)."""
+    if s.isascii() and s.isdigit() and (s == "0" or s[0] != "0") and len(s) < 19:
+        return int(s)
+    return None
+
+
+def _as_numpy(values, name: str) -> Optional[np.ndarray]:
+    """An ``int64`` array if :obj:`values` is an integer array, else None."""
+    if isinstance(values, Tensor):
+        if values.is_floating_point() or values.is_complex() or values.dtype == torch.bool:
+            raise TypeError(f"'{name}' must hold integer ids or strings (got {values.dtype})")
+        return values.detach().reshape(-1).cpu().to(torch.long).numpy()
+    if isinstance(values, np.ndarray) and values.dtype.kind in "iu":
+        if values.dtype == np.uint64 and values.size and int(values.max()) >= 2**63:
+            raise ValueError(f"'{name}' holds ids >= 2^63")
+        return values.reshape(-1).astype(np.int64, copy=False)
+    if isinstance(values, np.ndarray) and values.dtype.kind not in "OUS":
+        raise TypeError(f"'{name}' must hold integer ids or strings (got {values.dtype})")
+    return None
+
+
+class _Encoder:
+    """Integer or string ids to ``int64`` keys below :math:`2^{41}`, injectively.
+
+    Integers in :math:`[0, 2^{40})` are their own key; other integers and
+    strings get table entries. A decimal string such as :obj:`"12"` is the
+    integer 12 (so a text file and a tensor of the same ids agree).
+    """
+
+    def __init__(self):
+        self.wide = IdMap()
+        self.strings: List[str] = []
+        self._index: Dict[str, int] = {}
+
+    def _ints(self, arr: np.ndarray) -> np.ndarray:
+        out = arr.copy()
+        wide = (arr < 0) | (arr >= _PLAIN)
+        if wide.any():
+            ids, _ = self.wide.lookup(arr[wide])
+            out[wide] = _PLAIN + 2 * ids
+        return out
+
+    def encode(self, values, name: str) -> np.ndarray:
+        arr = _as_numpy(values, name)
+        if arr is not None:
+            return self._ints(arr)
+        if isinstance(values, (str, bytes)):
+            raise TypeError(f"'{name}' must be a sequence of ids, not a single string")
+        values = list(values)
+        out = np.empty(len(values), dtype=np.int64)
+        is_int = np.zeros(len(values), dtype=bool)
+        for i, v in enumerate(values):
+            if isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)):
+                out[i], is_int[i] = int(v), True
+                continue
+            if not isinstance(v, str):
+                raise TypeError(f"'{name}' must hold integers or strings (got {type(v).__name__})")
+            iv = _canonical_int(v)
+            if iv is not None:
+                out[i], is_int[i] = iv, True
+                continue
+            j = self._index.get(v)
+            if j is None:
+                j = self._index[v] = len(self.strings)
+                self.strings.append(v)
+            out[i] = _PLAIN + 2 * j + 1
+        if is_int.any():
+            out[is_int] = self._ints(out[is_int])
+        return out
+
+    def decode(self, keys: np.ndarray) -> list:
+        out = []
+        wide = self.wide.keys
+        for key in keys.tolist():
+            if key < _PLAIN:
+                out.append(key)
+            elif (key - _PLAIN) % 2 == 0:
+                out.append(int(wide[(key - _PLAIN) // 2]))
+            else:
+                out.append(self.strings[(key - _PLAIN) // 2])
+        return out
+
+    def state(self) -> dict:
+        return {"wide": torch.from_numpy(self.wide.keys.copy()), "strings": list(self.strings)}
+
+    @classmethod
+    def from_state(cls, state: dict) -> "_Encoder":
+        enc = cls()
+        enc.wide = IdMap.from_keys(state["wide"].numpy())
+        enc.strings = list(state["strings"])
+        enc._index = {s: i for i, s in enumerate(enc.strings)}
+        return enc
+
+
+def _type_labels(values, name: str) -> np.ndarray:
+    """Node or edge type labels as non-negative ``int64`` (strings hashed)."""
+    arr = _as_numpy(values, name)
+    if arr is None:
+        if isinstance(values, (str, bytes)):
+            raise TypeError(f"'{name}' must be a sequence of types, not a single string")
+        from .datasets.streamspot import type_code
+
+        out = []
+        for v in values:
+            if isinstance(v, str):
+                out.append(type_code(v))
+            elif isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)):
+                out.append(int(v))
+            else:
+                raise TypeError(f"'{name}' must hold integer types or strings (got {type(v).__name__})")
+        arr = np.asarray(out, dtype=np.int64).reshape(-1)
+    if arr.size and (int(arr.min()) < 0 or int(arr.max()) >= MAX_LABEL):
+        raise ValueError(f"'{name}' must hold types in [0, 2^58) (got {int(arr.min())}..{int(arr.max())})")
+    return arr
+
+
+def _sort_by_owner(owner: Tensor) -> Tuple[Tensor, Tensor]:
+    """Stable sort of :obj:`owner` (non-negative, fewer than 2^22 entries).
+
+    Sorts the unique keys :obj:`owner * 2^22 + position` by value (NumPy's
+    vectorized sort is far faster than an argsort), which keeps arrival order
+    within each owner.
+
+    Returns:
+        (torch.Tensor, torch.Tensor): The sorted owners and the permutation.
+    """
+    m = owner.numel()
+    key = (owner << _POS_BITS) | torch.arange(m)
+    if key.device.type == "cpu":
+        key = torch.from_numpy(np.sort(key.numpy()))
+    else:  # pragma: no cover - accelerators sort fast
+        key = torch.sort(key).values
+    return key >> _POS_BITS, key & ((1 << _POS_BITS) - 1)
+
+
+# ---------------------------------------------------------------------------
+# the stream
+# ---------------------------------------------------------------------------
+
+
+class KongStream:
+    r"""KONG graph sketches of an edge stream, in bounded memory.
+
+    From the `"KONG: Kernels for ordered-neighborhood graphs"
+    <https://arxiv.org/abs/1805.10014>`_ paper (NeurIPS 2018), Theorem 2.
+
+    Consumes labeled edges of many graphs, interleaved in any way, in chunks
+    (:meth:`update`, or :meth:`fit` over a whole source); the arrival order is
+    the neighbor order. :meth:`sketches` returns :obj:`[num_graphs, dim]`
+    graph features equal (up to float rounding; exactly, for the linear map
+    in ``float64``) to
+
+    .. code-block:: python
+
+        graphs = stream_to_graphs(stream, undirected=undirected)
+        KongSketch(k, hops, traversal, dim, kernel, degree, const, seed,
+                   blended=blended, norm="sketch").readout(...)
+
+    on those graphs (with :obj:`edge_attr` the edge types when
+    :obj:`edge_labels`), rows in order of each graph's first edge. See the
+    module documentation for which neighborhood an edge extends, the passes,
+    memory, cosine norms and merging.
+
+    .. warning::
+        Like :class:`~kong_pyg.nn.KongSketch`, the sketches depend on the
+        order of the edges when :obj:`k >= 2`: that is the point.
+
+    Args:
+        k (int, optional): The k-gram length. (default: :obj:`1`)
+        hops (int, optional): The depth :math:`h`; the stream is read
+            :math:`\max(h, 1)` times. (default: :obj:`1`)
+        traversal (str, optional): :obj:`"bfs"` or :obj:`"wl"`.
+            (default: :obj:`"bfs"`)
+        dim (int, optional): The sketch size :math:`b`. (default: :obj:`1024`)
+        kernel (str, optional): :obj:`"poly"` or :obj:`"cosine"` (norms
+            estimated from the sketches). (default: :obj:`"poly"`)
+        degree (int, optional): The kernel degree :math:`p`. (default: :obj:`1`)
+        const (float, optional): The polynomial constant. (default: :obj:`0.0`)
+        seed (int, optional): The seed of the hash tables (the same tables as
+            :class:`~kong_pyg.nn.KongSketch` with this seed). (default: :obj:`0`)
+        blended (bool, optional): Count all n-grams :math:`n = 1..k`.
+            (default: :obj:`False`)
+        undirected (bool, optional): Each edge extends both endpoints'
+            neighborhoods (source first), else only the source's.
+            (default: :obj:`True`)
+        edge_labels (bool, optional): Put the edge type before each
+            neighbor's piece. (default: :obj:`True`)
+        dtype (torch.dtype, optional): The dtype sketches are kept and
+            returned in; ``float64`` keeps integer counts exact.
+            (default: :obj:`torch.float64`)
+
+    Shapes:
+        - **input** (:meth:`update`): :obj:`src`, :obj:`src_type`,
+          :obj:`dst`, :obj:`dst_type`, :obj:`edge_type`, :obj:`graph`, each
+          :math:`(|\mathcal{E}_{chunk}|)`: integer tensors or arrays, or
+          sequences of integers or strings.
+        - **output** (:meth:`sketches`): :math:`(|\mathcal{G}|, b)`.
+    """
+
+    def __init__(
+        self,
+        k: int = 1,
+        hops: int = 1,
+        traversal: str = "bfs",
+        dim: int = 1024,
+        kernel: str = "poly",
+        degree: int = 1,
+        const: float = 0.0,
+        seed: int = 0,
+        blended: bool = False,
+        undirected: bool = True,
+        edge_labels: bool = True,
+        dtype: torch.dtype = torch.float64,
+    ):
+        self.k = check_int("k", k, 1)
+        self.hops = check_int("hops", hops, 0)
+        self.traversal = check_choice("traversal", traversal, TRAVERSALS)
+        self.dim = check_int("dim", dim, 1)
+        self.kernel = check_choice("kernel", kernel, KERNELS)
+        self.degree = check_int("degree", degree, 1)
+        self.const = check_float("const", const, 0.0)
+        self.seed = check_int("seed", seed, 0)
+        self.blended = bool(blended)
+        self.undirected = bool(undirected)
+        self.edge_labels = bool(edge_labels)
+        if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
+            raise TypeError(f"'dtype' must be a floating-point torch.dtype (got {dtype})")
+        self.dtype = dtype
+        self.hashes = SketchHashes(self.dim, self.degree, self.k, self.hops + 1, self.seed)
+        self.lengths = gram_lengths(self.k, self.blended)
+        self.num_passes = max(self.hops, 1)
+        self.linear = self.degree == 1 and self.kernel == "poly"
+        self.reset()
+
+    # -- configuration and state ----------------------------------------------
+
+    def config(self) -> dict:
+        """The constructor arguments."""
+        return dict(
+            k=self.k, hops=self.hops, traversal=self.traversal, dim=self.dim, kernel=self.kernel,
+            degree=self.degree, const=self.const, seed=self.seed, blended=self.blended,
+            undirected=self.undirected, edge_labels=self.edge_labels, dtype=self.dtype,
+        )
+
+    def __repr__(self) -> str:
+        cfg = self.config()
+        cfg["dtype"] = str(self.dtype).replace("torch.", "")
+        args = ", ".join(f"{k}={v!r}" for k, v in cfg.items())
+        return f"{self.__class__.__name__}({args})"
+
+    def reset(self) -> "KongStream":
+        """Forget everything seen (keeps the configuration)."""
+        self._enc = _Encoder()
+        self._graphs = IdMap()
+        self._nodes = IdMap()
+        self._symbols = IdMap()
+        self._terms_for = -1
+        self._n = 0
+        self._cap = 0
+        self._arrays: Dict[str, Tensor] = {}
+        self._fill: Dict[str, float] = {}
+        self._rows = torch.zeros(0, self.dim, dtype=self.dtype)
+        #: The pass being read (1-based).
+        self.pass_index = 1
+        #: Edges consumed in the current pass.
+        self.position = 0
+        #: Edges of the stream (counted in pass 1).
+        self.num_edges = 0
+        self._add_array("node_graph", (), torch.long, 0)
+        self._add_array("node_sym", (), torch.long, 0)
+        self._add_string_arrays("seg")
+        if self._needs_node_sketch(1):
+            self._add_array("Y", (self.degree * self.dim,), self.dtype, 0)
+        return self
+
+    @property
+    def num_graphs(self) -> int:
+        """The number of graphs seen."""
+        return len(self._graphs)
+
+    @property
+    def num_nodes(self) -> int:
+        """The number of nodes seen."""
+        return self._n
+
+    @property
+    def graph_ids(self) -> list:
+        """The graph ids (integers or strings), in row order of :meth:`sketches`."""
+        return self._enc.decode(self._graphs.keys)
+
+    def _needs_node_sketch(self, i: int) -> bool:
+        return self.hops >= 1 and (not self.linear or i < self.hops)
+
+    def _add_array(self, name: str, shape: tuple, dtype: torch.dtype, fill):
+        self._arrays[name] = torch.full((self._cap, *shape), fill, dtype=dtype)
+        self._fill[name] = fill
+
+    def _add_string_arrays(self, prefix: str):
+        self._add_array(prefix + "_len", (), torch.long, 0)
+        self._add_array(prefix + "_pre", (self.k - 1,), torch.long, BREAK)
+        self._add_array(prefix + "_suf", (self.k - 1,), torch.long, BREAK)
+
+    def _strings(self, prefix: str, index=None) -> StringState:
+        a = self._arrays
+        if index is None:
+            index = slice(0, self._n)
+        return StringState(a[prefix + "_len"][index], a[prefix + "_pre"][index], a[prefix + "_suf"][index])
+
+    def _set_strings(self, prefix: str, index, state: StringState):
+        a = self._arrays
+        a[prefix + "_len"][index] = state.length
+        a[prefix + "_pre"][index] = state.prefix
+        a[prefix + "_suf"][index] = state.suffix
+
+    def _grow_nodes(self, n: int):
+        if n <= self._cap:
+            return
+        cap = max(n, self._cap + self._cap // 2, 1024)
+        for name, t in self._arrays.items():
+            new = torch.full((cap, *t.shape[1:]), self._fill[name], dtype=t.dtype)
+            new[: self._cap] = t
+            self._arrays[name] = new
+        self._cap = cap
+
+    def _grow_graphs(self, g: int):
+        if g > self._rows.size(0) and self.linear:
+            new = torch.zeros(max(g, 2 * self._rows.size(0), 64), self.dim, dtype=self.dtype)
+            new[: self._rows.size(0)] = self._rows
+            self._rows = new
+
+    # -- hashing ------------------------------------------------------------
+
+    def _symbol_ids(self, codes: np.ndarray) -> Tensor:
+        ids, _ = self._symbols.lookup(codes)
+        return torch.from_numpy(ids)
+
+    def _tables(self):
+        """Per-position hash terms of every symbol (rebuilt when symbols are added)."""
+        v = len(self._symbols)
+        if self._terms_for != v:
+            codes = torch.from_numpy(self._symbols.keys.copy())
+            coef = self.hashes.coef.cpu()
+            hi, lo = split30(codes.view(-1, 1))
+            terms = [(hi * coef[:, 2 + 2 * t] + lo * coef[:, 3 + 2 * t]) % P for t in range(self.k)]
+            self._terms = torch.stack(terms) if v else torch.zeros(self.k, 0, coef.size(0), dtype=torch.long)
+            self._const = {n: (coef[:, 0] + n * coef[:, 1]) % P for n in self.lengths}
+            self._terms_for = v
+        return self._terms, self._const
+
+    def _hash(self, grams: Tensor) -> Tuple[Tensor, Tensor]:
+        """Buckets and signs :obj:`[M, p]` of grams of symbol ids :obj:`[M, n]`.
+
+        The same numbers as :meth:`SketchHashes.hash
+        <kong_pyg.sketch.SketchHashes.hash>` on the symbols' codes: that hash
+        is an affine function of the symbols' digits modulo :math:`P`, so it
+        is a sum of per-(position, symbol) terms, tabulated once.
+        """
+        terms, const = self._tables()
+        n = grams.size(1)
+        h = const[n].unsqueeze(0)
+        for t in range(n):
+            h = h + terms[t].index_select(0, grams[:, t])
+        h = (h & P) + (h >> 31)  # h < 2^34, so this and one subtraction reduce mod P
+        h = torch.where(h >= P, h - P, h)
+        p, b = self.degree, self.dim
+        bucket = h[:, :p] & (b - 1) if b & (b - 1) == 0 else h[:, :p] % b
+        sign = 1 - 2 * (h[:, p:] & 1)
+        return bucket, sign
+
+    def _scatter(self, buf: Tensor, row: Tensor, grams: Tensor, level: Optional[int]):
+        """Add the grams' sketches into rows :obj:`row` of :obj:`buf [R, p * b]`.
+
+        :obj:`level` places them in that BFS level's block (None: level-free).
+        """
+        if grams.size(0) == 0:
+            return
+        bucket, sign = self._hash(grams)
+        p, b = self.degree, self.dim
+        sign = sign.to(buf.dtype)
+        if level is not None:
+            bucket = (bucket + self.hashes.shift[:, level].cpu()) % b
+            sign = sign * self.hashes.flip[:, level].cpu().to(buf.dtype)
+        idx = row.unsqueeze(1) * (p * b) + torch.arange(p) * b + bucket
+        buf.view(-1).index_add_(0, idx.view(-1), sign.view(-1))
+
+    def _emit(self, node: Tensor, grams: Tensor, level: int):
+        """Grams of pass :obj:`level` owned by :obj:`node`: into node or graph sketches."""
+        if self._needs_node_sketch(self.pass_index):
+            self._scatter(self._arrays["Y"], node, grams, None)
+        else:
+            lv = level if self.traversal == "bfs" else None
+            self._scatter(self._rows, self._arrays["node_graph"][node], grams, lv)
+
+    def _shifted(self, y: Tensor, level: Optional[int]) -> Tensor:
+        """Level-free sketches :obj:`[n, p * b]` moved into a BFS level block."""
+        if level is None or self.traversal == "wl":
+            return y
+        p, b = self.degree, self.dim
+        parts = y.view(-1, p, b)
+        out = torch.empty_like(parts)
+        for f in range(p):
+            out[:, f] = torch.roll(parts[:, f], int(self.hashes.shift[f, level]), dims=1)
+            out[:, f] *= self.hashes.flip[f, level].to(y.dtype)
+        return out.view(y.shape)
+
+    # -- input --------------------------------------------------------------
+
+    def update(
+        self,
+        src,
+        src_type,
+        dst,
+        dst_type,
+        edge_type=None,
+        graph=None,
+    ) -> "KongStream":
+        r"""Consume one chunk of edges, in arrival order.
+
+        Args:
+            src: Source node ids :obj:`[E]` (integers or strings; node ids are
+                per graph: the same id in two graphs is two nodes).
+            src_type: Source node types :obj:`[E]` (integers in
+                :math:`[0, 2^{58})` or strings).
+            dst: Destination node ids :obj:`[E]`.
+            dst_type: Destination node types :obj:`[E]`.
+            edge_type: Edge types :obj:`[E]` (needed when :obj:`edge_labels`).
+            graph: Graph ids :obj:`[E]` (default: all edges in one graph).
+        """
+        with torch.no_grad():
+            s = self._enc.encode(src, "src")
+            d = self._enc.encode(dst, "dst")
+            e = s.size
+            if d.size != e:
+                raise ValueError(f"'dst' has {d.size} entries but 'src' has {e}")
+            if graph is None:
+                g = np.zeros(e, dtype=np.int64)
+            else:
+                g = self._enc.encode(graph, "graph")
+                if g.size != e:
+                    raise ValueError(f"'graph' has {g.size} entries but 'src' has {e}")
+            st = _type_labels(src_type, "src_type")
+            dt = _type_labels(dst_type, "dst_type")
+            if st.size != e or dt.size != e:
+                raise ValueError(f"'src_type' and 'dst_type' must have {e} entries")
+            et = None
+            if self.edge_labels:
+                if edge_type is None:
+                    raise ValueError("'edge_type' is needed when edge_labels=True")
+                et = _type_labels(edge_type, "edge_type")
+                if et.size != e:
+                    raise ValueError(f"'edge_type' has {et.size} entries but 'src' has {e}")
+            for lo in range(0, e, _MAX_SUB):
+                hi = min(lo + _MAX_SUB, e)
+                self._consume(s[lo:hi], st[lo:hi], d[lo:hi], dt[lo:hi],
+                              None if et is None else et[lo:hi], g[lo:hi])
+                self.position += hi - lo
+                if self.pass_index == 1:
+                    self.num_edges += hi - lo
+        return self
+
+    def _consume(self, s, st, d, dt, et, g):
+        first_pass = self.pass_index == 1
+        gid, _ = self._graphs.lookup(g, insert=first_pass)
+        if not first_pass and (gid < 0).any():
+            raise ValueError(f"pass {self.pass_index} met a graph not seen in pass 1: every pass "
+                             "must read the same stream")
+        if len(self._graphs) > MAX_GRAPHS:
+            raise ValueError(f"a stream holds at most {MAX_GRAPHS} graphs")
+        self._grow_graphs(len(self._graphs))
+        key = np.stack([(gid << _RID_BITS) | s, (gid << _RID_BITS) | d], axis=1).reshape(-1)
+        ids, first = self._nodes.lookup(key, insert=first_pass)
+        if not first_pass and (ids < 0).any():
+            raise ValueError(f"pass {self.pass_index} met a node not seen in pass 1: every pass "
+                             "must read the same stream")
+        if first.size:
+            n0, n1 = self._n, len(self._nodes)
+            self._grow_nodes(n1)
+            self._n = n1
+            types = np.stack([st, dt], axis=1).reshape(-1)[first]
+            self._arrays["node_graph"][n0:n1] = torch.from_numpy(gid[first // 2])
+            self._arrays["node_sym"][n0:n1] = self._symbol_ids(2 * types)
+        esym = None if et is None else self._symbol_ids(2 * et + 1)
+        if self.hops == 0 or ids.size == 0:
+            return
+        ends = torch.from_numpy(ids)
+        if self.undirected:
+            owner = ends
+            nbr = ends.view(-1, 2).flip(1).reshape(-1)
+            esym = None if esym is None else esym.repeat_interleave(2)
+        else:
+            owner, nbr = ends[0::2].clone(), ends[1::2].clone()
+        if first_pass:
+            self._first_pass_chunk(owner, nbr, esym)
+        else:
+            self._later_pass_chunk(owner, nbr, esym)
+
+    # -- pass 1: the pieces are single symbols --------------------------------
+
+    def _first_pass_chunk(self, owner: Tensor, nbr: Tensor, esym: Optional[Tensor]):
+        r"""Append each incidence's symbols (edge type, neighbor label) to its owner.
+
+        In pass 1 every piece is one symbol, so an owner's string is a plain
+        symbol sequence: the new n-grams are the windows ending at a new
+        symbol of :obj:`suffix(s_v) + new symbols` (1-grams: the new symbols,
+        i.e. the edge symbols and the neighbors' :math:`Y^{(0)}`).
+        """
+        k, h = self.k, self.k - 1
+        so, perm = _sort_by_owner(owner)
+        m = so.numel()
+        node_sym = self._arrays["node_sym"]
+        new = node_sym[nbr[perm]].view(-1, 1)
+        if esym is not None:
+            new = torch.cat([esym[perm].view(-1, 1), new], dim=1)
+        w = new.size(1)
+        sym_owner = so.repeat_interleave(w) if w > 1 else so
+        if 1 in self.lengths:
+            self._emit(sym_owner, new.reshape(-1, 1), 1)
+        if k == 1:
+            return
+        change = torch.ones(m, dtype=torch.bool)
+        change[1:] = so[1:] != so[:-1]
+        starts = torch.nonzero(change).view(-1)
+        u = starts.numel()
+        run_id = torch.cumsum(change.long(), 0) - 1
+        run_node = so[starts]
+        count = torch.diff(starts, append=torch.tensor([m]))
+        total = u * h + m * w
+        seq = torch.full((total,), BREAK, dtype=torch.long)
+        pos_new = ((torch.arange(m) * w + h * (run_id + 1)).view(-1, 1) + torch.arange(w)).view(-1)
+        seq[pos_new] = new.reshape(-1)
+        head_start = starts * w + h * torch.arange(u)
+        q = torch.arange(h)
+        old_len = self._arrays["seg_len"][run_node]
+        kept = old_len.clamp(max=h)
+        src = q.view(1, -1) - (h - kept).view(-1, 1)
+        head = self._arrays["seg_suf"][run_node].gather(1, src.clamp(min=0))
+        seq[head_start.view(-1, 1) + q] = torch.where(src >= 0, head, torch.full_like(head, BREAK))
+        breaks = exclusive_cumsum((seq == BREAK).long())
+        for n in self.lengths:
+            if n < 2:
+                continue
+            start = pos_new - (n - 1)
+            ok = breaks[pos_new + 1] == breaks[start]
+            start = start[ok]
+            grams = torch.stack([seq[start + t] for t in range(n)], dim=1)
+            self._emit(sym_owner[ok], grams, 1)
+        # the owners' new string states
+        new_len = (old_len + w * count).clamp(max=k)
+        keep = new_len.clamp(max=h).view(-1, 1)
+        last = max(total - 1, 0)
+        end = (head_start + h + w * count).view(-1, 1)
+        fill = torch.full((u, h), BREAK, dtype=torch.long)
+        suf = torch.where(q < keep, seq[(end - keep + q).clamp(max=last)], fill)
+        begin = (head_start + h - kept).view(-1, 1)
+        pre_new = torch.where(q < keep, seq[(begin + q).clamp(max=last)], fill)
+        pre = torch.where((old_len < h).view(-1, 1), pre_new, self._arrays["seg_pre"][run_node])
+        self._set_strings("seg", run_node, StringState(new_len, pre, suf))
+
+    # -- pass i >= 2: the pieces are the neighbors' previous strings ----------
+
+    def _later_pass_chunk(self, owner: Tensor, nbr: Tensor, esym: Optional[Tensor]):
+        k = self.k
+        level = self.pass_index
+        if esym is not None and 1 in self.lengths:
+            self._emit(owner, esym.view(-1, 1), level)
+        if self._needs_node_sketch(level):
+            y, prev = self._arrays["Y"], self._arrays["Yprev"]
+            step = max(1, (1 << 22) // (self.degree * self.dim))
+            for lo in range(0, owner.numel(), step):
+                y.index_add_(0, owner[lo : lo + step], prev[nbr[lo : lo + step]])
+        else:
+            w = self._arrays["nbr_w"]
+            w.index_add_(0, nbr, torch.ones(nbr.numel(), dtype=w.dtype))
+        if k == 1:
+            return
+        so, perm = _sort_by_owner(owner)
+        m = so.numel()
+        nb = nbr[perm]
+        change = torch.ones(m, dtype=torch.bool)
+        change[1:] = so[1:] != so[:-1]
+        starts = torch.nonzero(change).view(-1)
+        u = starts.numel()
+        run_id = torch.cumsum(change.long(), 0) - 1
+        run_node = so[starts]
+        w = 1 + int(esym is not None)
+        # items: per run its string so far, then per incidence [edge symbol] neighbor string
+        n_items = u + m * w
+        item_owner = torch.empty(n_items, dtype=torch.long)
+        length = torch.empty(n_items, dtype=torch.long)
+        pre = torch.empty(n_items, k - 1, dtype=torch.long)
+        suf = torch.empty(n_items, k - 1, dtype=torch.long)
+        head = starts * w + torch.arange(u)
+        seg = self._strings("seg", run_node)
+        item_owner[head], length[head], pre[head], suf[head] = torch.arange(u), seg.length, seg.prefix, seg.suffix
+        base = torch.arange(m) * w + run_id + 1
+        if esym is not None:
+            one = initial_state(esym[perm], k)
+            item_owner[base], length[base], pre[base], suf[base] = run_id, one.length, one.prefix, one.suffix
+        at = base + w - 1
+        prev = self._strings("prev", nb)
+        item_owner[at], length[at], pre[at], suf[at] = run_id, prev.length, prev.prefix, prev.suffix
+        crossing, state = concat_pieces(item_owner, StringState(length, pre, suf), u, k, self.lengths)
+        for n in sorted(crossing):
+            self._emit(run_node[crossing[n].node], crossing[n].grams, level)
+        self._set_strings("seg", run_node, state)
+
+    # -- strings with the WL label in front -----------------------------------
+
+    def _label_head(self, nodes: Tensor) -> Tuple[dict, StringState]:
+        """WL: :math:`l(v)` followed by the segment string, for :obj:`nodes`.
+
+        Returns the n-grams that cross from the label into the segment (and
+        the label's 1-gram), owner = position in :obj:`nodes`, and the states.
+        """
+        k, n = self.k, nodes.numel()
+        label = self._arrays["node_sym"][nodes]
+        local = torch.arange(n)
+        out = {1: (local, label.view(-1, 1))} if 1 in self.lengths else {}
+        if k == 1:
+            return out, None
+        one = initial_state(label, k)
+        seg = self._strings("seg", nodes)
+        pieces = StringState(
+            torch.stack([one.length, seg.length], 1).view(-1),
+            torch.stack([one.prefix, seg.prefix], 1).view(-1, k - 1),
+            torch.stack([one.suffix, seg.suffix], 1).view(-1, k - 1),
+        )
+        crossing, state = concat_pieces(local.repeat_interleave(2), pieces, n, k, self.lengths)
+        for ln, occ in crossing.items():
+            out[ln] = (occ.node, occ.grams)
+        return out, state
+
+    # -- passes -------------------------------------------------------------
+
+    def end_pass(self) -> "KongStream":
+        r"""Close pass :math:`i < h`: fix :math:`s^i` and start pass :math:`i + 1`.
+
+        Call it after the whole stream was read in pass :math:`i` (:meth:`fit`
+        does); the next :meth:`update` calls must replay the same stream.
+        """
+        if self.pass_index >= self.num_passes:
+            raise ValueError(f"pass {self.pass_index} is the last of {self.num_passes} "
+                             f"(hops={self.hops}); there is no next pass")
+        with torch.no_grad():
+            i, n = self.pass_index, self._n
+            y = self._arrays["Y"]
+            nodes = torch.arange(n)
+            if self.traversal == "wl":
+                grams, full = self._label_head(nodes)
+                for occ_node, g in grams.values():
+                    self._scatter(y, occ_node, g, None)
+            else:
+                full = self._strings("seg") if self.k > 1 else None
+            if self.traversal == "bfs":
+                step = max(1, (1 << 22) // (self.degree * self.dim))
+                if "acc" not in self._arrays and not self.linear:
+                    self._add_array("acc", (self.degree * self.dim,), self.dtype, 0)
+                for lo in range(0, n, step):
+                    hi = min(lo + step, n)
+                    part = self._shifted(y[lo:hi], i)
+                    if self.linear:
+                        self._rows.index_add_(0, self._arrays["node_graph"][lo:hi], part)
+                    else:
+                        self._arrays["acc"][lo:hi] += part
+            if "prev_len" not in self._arrays:
+                self._add_string_arrays("prev")
+            if full is not None:
+                self._set_strings("prev", slice(0, n), full)
+            self._arrays["Yprev"] = y
+            self._fill["Yprev"] = 0
+            self.pass_index = i + 1
+            if self._needs_node_sketch(i + 1):
+                self._arrays["Y"] = torch.zeros_like(y)
+            else:
+                del self._arrays["Y"]
+                self._add_array("nbr_w", (), self.dtype, 0)
+            for name in ("seg_len", "seg_pre", "seg_suf"):
+                self._arrays[name].fill_(self._fill[name])
+            self.position = 0
+        return self
+
+    # -- output -------------------------------------------------------------
+
+    def sketches(self) -> Tensor:
+        r"""The graph features :obj:`[num_graphs, dim]` of what was read.
+
+        With :math:`h \leq 1` at any moment (the stream so far); with
+        :math:`h \geq 2` once the last pass has read the whole stream.
+        """
+        if self.pass_index != self.num_passes:
+            raise ValueError(
+                f"the sketches need {self.num_passes} passes (hops={self.hops}) but the stream "
+                f"is in pass {self.pass_index}; read it again after end_pass(), or use fit()"
+            )
+        with torch.no_grad():
+            if self.linear:
+                return self._linear_sketches()
+            return self._node_map_sketches()
+
+    def _final_grams(self, nodes: Tensor):
+        """(owner, grams, level) added at output: labels and WL label crossings."""
+        if self.traversal == "bfs" or self.hops == 0:
+            if 1 in self.lengths:
+                yield torch.arange(nodes.numel()), self._arrays["node_sym"][nodes].view(-1, 1), 0
+            return
+        grams, _ = self._label_head(nodes)
+        for owner, g in grams.values():
+            yield owner, g, self.hops
+
+    def _linear_sketches(self) -> Tensor:
+        g, n, b = self.num_graphs, self._n, self.dim
+        out = self._rows[:g].clone()
+        graph = self._arrays["node_graph"][:n]
+        step = 1 << 20
+        for lo in range(0, n, step):
+            nodes = torch.arange(lo, min(lo + step, n))
+            for owner, grams, level in self._final_grams(nodes):
+                lv = level if self.traversal == "bfs" else None
+                self._scatter(out, graph[nodes][owner], grams, lv)
+        if self.hops >= 2:
+            w, prev = self._arrays["nbr_w"], self._arrays["Yprev"]
+            step = max(1, (1 << 22) // b)
+            for lo in range(0, n, step):
+                hi = min(lo + step, n)
+                part = self._shifted(prev[lo:hi] * w[lo:hi].view(-1, 1), self.hops)
+                out.index_add_(0, graph[lo:hi], part)
+        if self.const > 0:
+            bucket, sign = self.hashes.const_token()
+            sizes = torch.bincount(graph, minlength=g).to(out.dtype)
+            out[:, int(bucket[0])] += float(sign[0]) * math.sqrt(self.const) * sizes
+        return out
+
+    def _node_map_sketches(self) -> Tensor:
+        g, n, p, b = self.num_graphs, self._n, self.degree, self.dim
+        out = torch.zeros(g, b, dtype=torch.float64)
+        graph = self._arrays["node_graph"]
+        step = max(1, (1 << 22) // (p * b))
+        for lo in range(0, n, step):
+            hi = min(lo + step, n)
+            nodes = torch.arange(lo, hi)
+            c = torch.zeros(hi - lo, p * b, dtype=torch.float64)
+            for owner, grams, level in self._final_grams(nodes):
+                self._scatter(c, owner, grams, level if self.traversal == "bfs" else None)
+            if self.hops >= 1:
+                c += self._shifted(self._arrays["Y"][lo:hi].to(torch.float64), self.hops)
+            if "acc" in self._arrays:
+                c += self._arrays["acc"][lo:hi]
+            cs = c.view(hi - lo, p, b).permute(1, 0, 2)
+            scale = None
+            if self.kernel == "cosine":
+                scale = inverse_or_zero(cs.pow(2).sum(-1).mean(0).sqrt()).pow(p).unsqueeze(1)
+            elif self.const > 0:
+                bucket, sign = self.hashes.const_token()
+                cs[torch.arange(p), :, bucket] += sign.view(-1, 1) * math.sqrt(self.const)
+            ts = tensor_sketch(cs)
+            if scale is not None:
+                ts = ts * scale
+            out.index_add_(0, graph[lo:hi], ts)
+        return out.to(self.dtype)
