@@ -1,5 +1,6 @@
 """kong_pyg: KONG graph kernels (Kernels for Ordered-Neighborhood Graphs) for PyG."""
 from .nn import KongSketch
+from .stream import KongStream, merge_streams
 from .strings import brute_force_kernel, kgram_counts, kong_strings
 from .vectorizer import KongVectorizer
 
@@ -8,6 +9,8 @@ __version__ = "0.1.0"
 __all__ = [
     "KongSketch",
     "KongVectorizer",
+    "KongStream",
+    "merge_streams",
     "kong_strings",
     "kgram_counts",
     "brute_force_kernel",

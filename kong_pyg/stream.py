@@ -71,8 +71,11 @@ MAX_GRAPHS = 1 << 22
 _PLAIN = 1 << 40  # integer ids in [0, 2^40) are their own key
 _RID_BITS = 41
 _POS_BITS = 22
-_MAX_SUB = 1 << (_POS_BITS - 1)  # edges per internal sub-chunk
+_MAX_SUB = 1 << 18  # edges per internal sub-chunk
 _STATE_VERSION = 1
+_MAX_TABLE = 1 << 16  # hash every n-gram code once when there are at most this many
+_MAX_AGG = 1 << 22  # count (graph, gram) pairs of a chunk before hashing, up to this many
+_DIRECT = 1 << 16  # symbol codes below this are looked up in a direct array
 
 
 # ---------------------------------------------------------------------------
@@ -338,6 +341,9 @@ class KongStream:
         self._nodes = IdMap()
         self._symbols = IdMap()
         self._terms_for = -1
+        self._tables_v = -1
+        self._direct = np.zeros(0, dtype=np.int64)
+        self._code_tables: Dict[tuple, Tuple[Tensor, Tensor]] = {}
         self._n = 0
         self._cap = 0
         self._arrays: Dict[str, Tensor] = {}
@@ -414,7 +420,19 @@ class KongStream:
     # -- hashing ------------------------------------------------------------
 
     def _symbol_ids(self, codes: np.ndarray) -> Tensor:
-        ids, _ = self._symbols.lookup(codes)
+        """Dense symbol ids of symbol codes (a direct array for small codes)."""
+        if codes.size == 0 or int(codes.max()) >= _DIRECT:
+            return torch.from_numpy(self._symbols.lookup(codes)[0])
+        top = int(codes.max()) + 1
+        if self._direct.size < top:
+            grown = np.full(max(top, 2 * self._direct.size, 64), -1, dtype=np.int64)
+            grown[: self._direct.size] = self._direct
+            self._direct = grown
+        ids = self._direct[codes]
+        miss = ids < 0
+        if miss.any():
+            ids[miss] = self._symbols.lookup(codes[miss])[0]
+            self._direct[codes[miss]] = ids[miss]
         return torch.from_numpy(ids)
 
     def _tables(self):
@@ -450,12 +468,46 @@ class KongStream:
         sign = 1 - 2 * (h[:, p:] & 1)
         return bucket, sign
 
+    def _table(self, n: int, level: Optional[int]) -> Optional[Tuple[Tensor, Tensor]]:
+        """Buckets and signs :obj:`[V^n + 1, p]` of every n-gram code, or None if too many.
+
+        The code of gram :math:`(s_1, \\ldots, s_n)` of symbol ids is
+        :math:`\\sum_t s_t V^{n - t}`; code :math:`V^n` is no gram (sign 0).
+        :obj:`level` places the grams in that BFS level's block.
+        """
+        v = len(self._symbols)
+        if v**n > _MAX_TABLE:
+            return None
+        if self._tables_v != v:
+            self._code_tables, self._tables_v = {}, v
+        key = (n, level)
+        if key not in self._code_tables:
+            code = torch.arange(v**n)
+            digits = torch.stack([(code // v ** (n - 1 - t)) % v for t in range(n)], dim=1)
+            bucket, sign = self._hash(digits)
+            sign = sign.to(self.dtype)
+            if level is not None:
+                bucket = (bucket + self.hashes.shift[:, level].cpu()) % self.dim
+                sign = sign * self.hashes.flip[:, level].cpu().to(self.dtype)
+            # one more code, v^n, for "no gram here": sign 0
+            bucket = torch.cat([bucket, torch.zeros_like(bucket[:1])])
+            sign = torch.cat([sign, torch.zeros_like(sign[:1])])
+            self._code_tables[key] = (bucket, sign)
+        return self._code_tables[key]
+
     def _scatter(self, buf: Tensor, row: Tensor, grams: Tensor, level: Optional[int]):
-        """Add the grams' sketches into rows :obj:`row` of :obj:`buf [R, p * b]`.
+        """Add the grams' (symbol ids :obj:`[M, n]`) sketches into :obj:`buf [R, p * b]`.
 
         :obj:`level` places them in that BFS level's block (None: level-free).
         """
         if grams.size(0) == 0:
+            return
+        n, v = grams.size(1), len(self._symbols)
+        if v**n <= _MAX_TABLE:
+            code = grams[:, 0]
+            for t in range(1, n):
+                code = code * v + grams[:, t]
+            self._scatter_codes(buf, row, code, n, level)
             return
         bucket, sign = self._hash(grams)
         p, b = self.degree, self.dim
@@ -466,13 +518,43 @@ class KongStream:
         idx = row.unsqueeze(1) * (p * b) + torch.arange(p) * b + bucket
         buf.view(-1).index_add_(0, idx.view(-1), sign.view(-1))
 
+    def _scatter_codes(self, buf: Tensor, row: Tensor, code: Tensor, n: int, level: Optional[int]):
+        """Add n-grams given by code into rows :obj:`row` of :obj:`buf [R, p * b]`.
+
+        Few rows (graphs) are aggregated first: one count per (row, gram).
+        """
+        if code.numel() == 0:
+            return
+        bucket, sign = self._table(n, level)
+        p, b = self.degree, self.dim
+        c = bucket.size(0)
+        rows = buf.size(0)
+        if rows * c <= _MAX_AGG and code.numel() * p > rows * c // 4:
+            count = torch.bincount(row * c + code, minlength=rows * c)
+            nz = torch.nonzero(count).view(-1)
+            row, code = nz // c, nz % c
+            val = sign[code] * count[nz].to(buf.dtype).unsqueeze(1)
+        else:
+            val = sign[code]
+        idx = row.unsqueeze(1) * (p * b) + bucket[code] + torch.arange(p) * b
+        buf.view(-1).index_add_(0, idx.view(-1), val.view(-1))
+
+    def _targets(self, node: Tensor) -> Tuple[Tensor, Tensor]:
+        """Where grams owned by :obj:`node` go in this pass: (buffer, rows)."""
+        if self._needs_node_sketch(self.pass_index):
+            return self._arrays["Y"], node
+        return self._rows, self._arrays["node_graph"][node]
+
+    def _level(self, level: int) -> Optional[int]:
+        """The block grams of pass :obj:`level` go to in this pass's buffer."""
+        if self._needs_node_sketch(self.pass_index) or self.traversal == "wl":
+            return None  # node sketches are level-free; WL has one block
+        return level
+
     def _emit(self, node: Tensor, grams: Tensor, level: int):
         """Grams of pass :obj:`level` owned by :obj:`node`: into node or graph sketches."""
-        if self._needs_node_sketch(self.pass_index):
-            self._scatter(self._arrays["Y"], node, grams, None)
-        else:
-            lv = level if self.traversal == "bfs" else None
-            self._scatter(self._rows, self._arrays["node_graph"][node], grams, lv)
+        buf, rows = self._targets(node)
+        self._scatter(buf, rows, grams, self._level(level))
 
     def _shifted(self, y: Tensor, level: Optional[int]) -> Tensor:
         """Level-free sketches :obj:`[n, p * b]` moved into a BFS level block."""
@@ -566,78 +648,112 @@ class KongStream:
         if self.hops == 0 or ids.size == 0:
             return
         ends = torch.from_numpy(ids)
+        if first_pass:
+            self._first_pass_chunk(ends, esym)
+            return
         if self.undirected:
             owner = ends
             nbr = ends.view(-1, 2).flip(1).reshape(-1)
             esym = None if esym is None else esym.repeat_interleave(2)
         else:
             owner, nbr = ends[0::2].clone(), ends[1::2].clone()
-        if first_pass:
-            self._first_pass_chunk(owner, nbr, esym)
-        else:
-            self._later_pass_chunk(owner, nbr, esym)
+        self._later_pass_chunk(owner, nbr, esym)
 
     # -- pass 1: the pieces are single symbols --------------------------------
 
-    def _first_pass_chunk(self, owner: Tensor, nbr: Tensor, esym: Optional[Tensor]):
+    def _first_pass_chunk(self, ends: Tensor, esym: Optional[Tensor]):
         r"""Append each incidence's symbols (edge type, neighbor label) to its owner.
 
         In pass 1 every piece is one symbol, so an owner's string is a plain
         symbol sequence: the new n-grams are the windows ending at a new
         symbol of :obj:`suffix(s_v) + new symbols` (1-grams: the new symbols,
-        i.e. the edge symbols and the neighbors' :math:`Y^{(0)}`).
+        i.e. the edge symbols and the neighbors' :math:`Y^{(0)}`). Windows
+        are read off one array holding, per owner, its stored suffix
+        (right-aligned in :math:`k - 1` slots, ``BREAK`` where the string is
+        shorter) followed by its new symbols.
+
+        Args:
+            ends (torch.Tensor): :obj:`[2E]` node ids, source and destination
+                of each edge in turn.
+            esym (torch.Tensor, optional): :obj:`[E]` edge symbol ids.
         """
         k, h = self.k, self.k - 1
-        so, perm = _sort_by_owner(owner)
+        if self.undirected:  # incidence 2e: source sees destination; 2e + 1: the reverse
+            so, perm = _sort_by_owner(ends)
+            nb, edge = ends[perm ^ 1], perm >> 1
+        else:
+            so, perm = _sort_by_owner(ends[0::2])
+            nb, edge = ends[2 * perm + 1], perm
         m = so.numel()
-        node_sym = self._arrays["node_sym"]
-        new = node_sym[nbr[perm]].view(-1, 1)
-        if esym is not None:
-            new = torch.cat([esym[perm].view(-1, 1), new], dim=1)
-        w = new.size(1)
-        sym_owner = so.repeat_interleave(w) if w > 1 else so
+        lab = self._arrays["node_sym"][nb]
+        syms = [lab] if esym is None else [esym[edge], lab]
+        w = len(syms)
+        buf, rows = self._targets(so)
+        level = self._level(1)
+        v = len(self._symbols)
         if 1 in self.lengths:
-            self._emit(sym_owner, new.reshape(-1, 1), 1)
+            for sym in syms:
+                self._scatter_codes(buf, rows, sym, 1, level)
         if k == 1:
             return
         change = torch.ones(m, dtype=torch.bool)
         change[1:] = so[1:] != so[:-1]
+        run_id = torch.cumsum(change, 0) - 1
         starts = torch.nonzero(change).view(-1)
         u = starts.numel()
-        run_id = torch.cumsum(change.long(), 0) - 1
         run_node = so[starts]
         count = torch.diff(starts, append=torch.tensor([m]))
-        total = u * h + m * w
-        seq = torch.full((total,), BREAK, dtype=torch.long)
-        pos_new = ((torch.arange(m) * w + h * (run_id + 1)).view(-1, 1) + torch.arange(w)).view(-1)
-        seq[pos_new] = new.reshape(-1)
-        head_start = starts * w + h * torch.arange(u)
-        q = torch.arange(h)
         old_len = self._arrays["seg_len"][run_node]
         kept = old_len.clamp(max=h)
-        src = q.view(1, -1) - (h - kept).view(-1, 1)
-        head = self._arrays["seg_suf"][run_node].gather(1, src.clamp(min=0))
-        seq[head_start.view(-1, 1) + q] = torch.where(src >= 0, head, torch.full_like(head, BREAK))
-        breaks = exclusive_cumsum((seq == BREAK).long())
+        head_start = starts * w + h * torch.arange(u)
+        total = u * h + m * w
+        seq = torch.empty(total, dtype=torch.long)
+        base = torch.arange(m) * w + h * (run_id + 1)  # position of incidence j's first symbol
+        for t, sym in enumerate(syms):
+            seq[base + t] = sym
+        suffix = self._arrays["seg_suf"][run_node]
+        for q in range(h):  # the stored suffix, right-aligned before the new symbols
+            src = q - h + kept
+            head = suffix.gather(1, src.clamp(min=0).view(-1, 1)).view(-1)
+            seq[head_start + q] = torch.where(src >= 0, head, torch.full_like(src, BREAK))
+        table_ok = all(v**n <= _MAX_TABLE for n in self.lengths)
         for n in self.lengths:
             if n < 2:
                 continue
-            start = pos_new - (n - 1)
-            ok = breaks[pos_new + 1] == breaks[start]
-            start = start[ok]
-            grams = torch.stack([seq[start + t] for t in range(n)], dim=1)
-            self._emit(sym_owner[ok], grams, 1)
+            for t_end in range(w):  # windows ending at symbol t_end of each incidence
+                before = n - 1 - t_end  # symbols of the window before this incidence
+                parts = [seq[base - j] for j in range(before, 0, -1)] + syms[max(0, -before) : t_end + 1]
+                bad = None
+                for part in parts[:before]:  # BREAK: the owner's string is too short
+                    bad = part < 0 if bad is None else bad | (part < 0)
+                if table_ok:
+                    code = parts[0]
+                    for part in parts[1:]:
+                        code = code * v + part
+                    if bad is not None:
+                        code = torch.where(bad, torch.full_like(code, v**n), code)
+                    self._scatter_codes(buf, rows, code, n, level)
+                else:
+                    grams, r = torch.stack(parts, dim=1), rows
+                    if bad is not None:
+                        grams, r = grams[~bad], rows[~bad]
+                    self._scatter(buf, r, grams, level)
         # the owners' new string states
         new_len = (old_len + w * count).clamp(max=k)
-        keep = new_len.clamp(max=h).view(-1, 1)
-        last = max(total - 1, 0)
-        end = (head_start + h + w * count).view(-1, 1)
-        fill = torch.full((u, h), BREAK, dtype=torch.long)
-        suf = torch.where(q < keep, seq[(end - keep + q).clamp(max=last)], fill)
-        begin = (head_start + h - kept).view(-1, 1)
-        pre_new = torch.where(q < keep, seq[(begin + q).clamp(max=last)], fill)
-        pre = torch.where((old_len < h).view(-1, 1), pre_new, self._arrays["seg_pre"][run_node])
-        self._set_strings("seg", run_node, StringState(new_len, pre, suf))
+        keep = new_len.clamp(max=h)
+        end = head_start + h + w * count  # one past the run's last symbol
+        last = total - 1
+        suf = torch.stack([torch.where(keep > q, seq[(end - keep + q).clamp(max=last)],
+                                       torch.full_like(keep, BREAK)) for q in range(h)], dim=1)
+        short = torch.nonzero(old_len < h).view(-1)  # prefixes change only while short
+        if short.numel():
+            begin = head_start[short] + h - kept[short]
+            ks = keep[short]
+            pre = torch.stack([torch.where(ks > q, seq[(begin + q).clamp(max=last)],
+                                           torch.full_like(ks, BREAK)) for q in range(h)], dim=1)
+            self._arrays["seg_pre"][run_node[short]] = pre
+        self._arrays["seg_len"][run_node] = new_len
+        self._arrays["seg_suf"][run_node] = suf
 
     # -- pass i >= 2: the pieces are the neighbors' previous strings ----------
 
@@ -840,3 +956,441 @@ class KongStream:
                 ts = ts * scale
             out.index_add_(0, graph[lo:hi], ts)
         return out.to(self.dtype)
+
+    # -- state --------------------------------------------------------------
+
+    def state_dict(self) -> dict:
+        """Everything needed to resume: configuration, id tables, node states.
+
+        Holds only tensors, numbers, strings, lists and dicts (loads with
+        :obj:`torch.load(..., weights_only=True)`); its size grows with the
+        number of nodes and graphs, never with the number of edges.
+        """
+        cfg = self.config()
+        cfg["dtype"] = str(self.dtype).replace("torch.", "")
+        n, g = self._n, self.num_graphs
+        return {
+            "version": _STATE_VERSION,
+            "config": cfg,
+            "pass_index": self.pass_index,
+            "position": self.position,
+            "num_edges": self.num_edges,
+            "encoder": self._enc.state(),
+            "graphs": torch.from_numpy(self._graphs.keys.copy()),
+            "nodes": torch.from_numpy(self._nodes.keys.copy()),
+            "symbols": torch.from_numpy(self._symbols.keys.copy()),
+            "arrays": {name: t[:n].clone() for name, t in self._arrays.items()},
+            "rows": self._rows[:g].clone(),
+        }
+
+    def load_state_dict(self, state: dict) -> "KongStream":
+        """Restore :meth:`state_dict` (the configuration must be the same)."""
+        if state.get("version") != _STATE_VERSION:
+            raise ValueError(f"unsupported KongStream state version {state.get('version')!r}")
+        mine = self.config()
+        mine["dtype"] = str(self.dtype).replace("torch.", "")
+        if state["config"] != mine:
+            diff = {k: (v, mine.get(k)) for k, v in state["config"].items() if mine.get(k) != v}
+            raise ValueError(f"the state was made with other options (saved, current): {diff}")
+        self.reset()
+        self.pass_index = int(state["pass_index"])
+        self.position = int(state["position"])
+        self.num_edges = int(state["num_edges"])
+        self._enc = _Encoder.from_state(state["encoder"])
+        self._graphs = IdMap.from_keys(state["graphs"].numpy())
+        self._nodes = IdMap.from_keys(state["nodes"].numpy())
+        self._symbols = IdMap.from_keys(state["symbols"].numpy())
+        n = len(self._nodes)
+        self._n = self._cap = n
+        fills = {"seg_pre": BREAK, "seg_suf": BREAK, "prev_pre": BREAK, "prev_suf": BREAK}
+        self._arrays = {name: t.clone() for name, t in state["arrays"].items()}
+        self._fill = {name: fills.get(name, 0) for name in self._arrays}
+        self._rows = state["rows"].clone()
+        return self
+
+    @classmethod
+    def from_state_dict(cls, state: dict) -> "KongStream":
+        """A stream rebuilt from :meth:`state_dict`."""
+        cfg = dict(state["config"])
+        cfg["dtype"] = getattr(torch, cfg["dtype"])
+        return cls(**cfg).load_state_dict(state)
+
+    def copy(self) -> "KongStream":
+        """An independent copy."""
+        return self.from_state_dict(self.state_dict())
+
+    def save(self, path: Union[str, os.PathLike]) -> None:
+        """Write :meth:`state_dict` to :obj:`path` atomically.
+
+        The state goes to a temporary file in the same folder, flushed to
+        disk, then renamed over :obj:`path`: a run killed at any moment
+        leaves the previous checkpoint or the new one, never a torn file.
+        """
+        path = os.fspath(path)
+        folder = os.path.dirname(os.path.abspath(path))
+        fd, tmp = tempfile.mkstemp(prefix=".kong-stream-", suffix=".tmp", dir=folder)
+        try:
+            with os.fdopen(fd, "wb") as f:
+                torch.save(self.state_dict(), f)
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, path)
+        except BaseException:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+            raise
+
+    @classmethod
+    def load(cls, path: Union[str, os.PathLike]) -> "KongStream":
+        """A stream restored from a file written by :meth:`save`."""
+        return cls.from_state_dict(torch.load(path, weights_only=True))
+
+    # -- whole sources --------------------------------------------------------
+
+    def fit(
+        self,
+        source,
+        chunk_size: int = 1 << 20,
+        checkpoint: Optional[Union[str, os.PathLike]] = None,
+        checkpoint_every: int = 1,
+        progress: bool = False,
+    ) -> "KongStream":
+        r"""Read a whole source, all passes, optionally with checkpoints.
+
+        Args:
+            source: The stream: an object with :obj:`src`, :obj:`src_type`,
+                :obj:`dst`, :obj:`dst_type`, :obj:`edge_type` and :obj:`graph`
+                columns (an :class:`~kong_pyg.datasets.EdgeStream`; read in
+                slices of :obj:`chunk_size`), a list of chunks, or a callable
+                returning a fresh iterable of chunks; a one-shot iterator only
+                when one pass suffices (:obj:`hops <= 1`). A chunk is such an
+                object, a dict with those keys, or a tuple
+                :obj:`(src, src_type, dst, dst_type, edge_type[, graph])`.
+            chunk_size (int, optional): Edges per slice of a column source.
+            checkpoint (str, optional): A file: if it exists, the stream
+                resumes from it (skipping the edges its pass already read);
+                the state is saved there every :obj:`checkpoint_every` chunks,
+                at every pass end and at the end.
+            checkpoint_every (int, optional): Chunks between checkpoints.
+            progress (bool, optional): A progress bar (edges/s) on stderr.
+        """
+        check_int("chunk_size", chunk_size, 1)
+        check_int("checkpoint_every", checkpoint_every, 1)
+        fresh = _chunk_source(source, chunk_size, self.num_passes)
+        if checkpoint is not None and os.path.exists(checkpoint):
+            self.load_state_dict(torch.load(checkpoint, weights_only=True))
+        bar = None
+        if progress:
+            from tqdm.auto import tqdm
+
+            total = getattr(source, "num_edges", None)
+            bar = tqdm(total=total, unit="edge", unit_scale=True, file=sys.stderr, dynamic_ncols=True)
+        try:
+            while True:
+                if bar is not None:
+                    bar.reset(total=bar.total)
+                    bar.set_description(f"pass {self.pass_index}/{self.num_passes}")
+                skip, chunks = self.position, 0
+                for chunk in fresh():
+                    cols = _chunk_columns(chunk)
+                    e = len(cols[0])
+                    if skip >= e:
+                        skip -= e
+                        if bar is not None:
+                            bar.update(e)
+                        continue
+                    if skip:
+                        cols = tuple(None if c is None else c[skip:] for c in cols)
+                        if bar is not None:
+                            bar.update(skip)
+                        e -= skip
+                        skip = 0
+                    self.update(*cols)
+                    if bar is not None:
+                        bar.update(e)
+                    chunks += 1
+                    if checkpoint is not None and chunks % checkpoint_every == 0:
+                        self.save(checkpoint)
+                if skip:
+                    raise ValueError(f"the source has fewer edges than the checkpoint's position "
+                                     f"({self.position}) in pass {self.pass_index}")
+                if self.pass_index == self.num_passes:
+                    break
+                self.end_pass()
+                if checkpoint is not None:
+                    self.save(checkpoint)
+            if checkpoint is not None:
+                self.save(checkpoint)
+        finally:
+            if bar is not None:
+                bar.close()
+        return self
+
+    # -- merging ------------------------------------------------------------
+
+    def merge(self, other: "KongStream") -> "KongStream":
+        """The state of this stream followed by :obj:`other` (see :func:`merge_streams`)."""
+        return merge_streams(self, other)
+
+
+_COLUMNS = ("src", "src_type", "dst", "dst_type", "edge_type", "graph")
+
+
+def _chunk_columns(chunk) -> tuple:
+    """The six columns of a chunk (tuple, dict or object with attributes)."""
+    if isinstance(chunk, dict):
+        return tuple(chunk.get(c) for c in _COLUMNS)
+    if isinstance(chunk, (tuple, list)):
+        if len(chunk) not in (5, 6):
+            raise ValueError("a chunk tuple must be (src, src_type, dst, dst_type, edge_type[, graph])")
+        return tuple(chunk) + (None,) * (6 - len(chunk))
+    if all(hasattr(chunk, c) for c in _COLUMNS[:4]):
+        return tuple(getattr(chunk, c, None) for c in _COLUMNS)
+    raise TypeError(f"cannot read a chunk of edges from {type(chunk).__name__}")
+
+
+def _chunk_source(source, chunk_size: int, passes: int) -> Callable[[], Iterable]:
+    """A function returning a fresh iterable of chunks of :obj:`source`."""
+    if all(hasattr(source, c) for c in _COLUMNS[:4]) and not isinstance(source, (tuple, list, dict)):
+        cols = _chunk_columns(source)
+        total = len(cols[0])
+
+        def slices():
+            for lo in range(0, total, chunk_size):
+                yield tuple(None if c is None else c[lo : lo + chunk_size] for c in cols)
+
+        return slices
+    if callable(source):
+        return source
+    if isinstance(source, (list, tuple)):
+        return lambda: source
+    if isinstance(source, Iterable):
+        if passes > 1:
+            raise ValueError(f"hops={passes} reads the stream {passes} times: pass a re-iterable "
+                             "source (a list of chunks, an EdgeStream or a callable returning a fresh "
+                             "iterator), not a one-shot iterator")
+        used = []
+
+        def once():
+            if used:
+                raise ValueError("a one-shot iterator cannot be read again")
+            used.append(True)
+            return source
+
+        return once
+    raise TypeError(f"cannot read edges from {type(source).__name__}")
+
+
+def merge_streams(a: KongStream, b: KongStream) -> KongStream:
+    r"""The state of stream A followed by stream B, from their states alone.
+
+    Per node, the string over A followed by B is the concatenation of the two
+    strings; its k-grams are A's, B's and those that cross the seam, which lie
+    in A's suffix codes and B's prefix codes. So the merged state sums the
+    sketches (node or graph rows), hashes in the seam k-grams, and joins the
+    codes (:func:`~kong_pyg.kgrams.concat_pieces`); graphs and nodes first
+    seen in B are appended in B's order, as in one run over A then B. For
+    consecutive time shards the result equals the state of the whole stream,
+    so shards can be read in parallel (even on other machines) and merged in
+    time order (the operation is associative).
+
+    Both states must be in pass 1 (:obj:`hops <= 1`, or the first pass of a
+    deeper stream) with the same options. A node's label is its type in A
+    when A saw it.
+
+    Args:
+        a (KongStream): The earlier shard.
+        b (KongStream): The later shard.
+
+    Returns:
+        KongStream: A new stream (the inputs are left unchanged).
+    """
+    if not isinstance(a, KongStream) or not isinstance(b, KongStream):
+        raise TypeError("merge_streams() takes two KongStream objects")
+    if a.config() != b.config():
+        raise ValueError(f"cannot merge streams with different options: {a!r} and {b!r}")
+    if a.pass_index != 1 or b.pass_index != 1:
+        raise ValueError("only pass-1 states merge (hops <= 1, or the first pass of a deeper stream)")
+    out = a.copy()
+    with torch.no_grad():
+        enc = out._enc
+        # B's encoded ids -> out's encoded ids
+        def rekey(keys: np.ndarray) -> np.ndarray:
+            keys = keys.copy()
+            rid = keys & ((1 << _RID_BITS) - 1)
+            other = rid >= _PLAIN
+            if other.any():
+                rid[other] = enc.encode(b._enc.decode(rid[other]), "ids")
+            return (keys >> _RID_BITS << _RID_BITS) | rid
+
+        gmap, _ = out._graphs.lookup(rekey(b._graphs.keys))
+        if len(out._graphs) > MAX_GRAPHS:
+            raise ValueError(f"a stream holds at most {MAX_GRAPHS} graphs")
+        out._grow_graphs(len(out._graphs))
+        bkeys = rekey(b._nodes.keys)
+        bkeys = (gmap[bkeys >> _RID_BITS] << _RID_BITS) | (bkeys & ((1 << _RID_BITS) - 1))
+        ids, first = out._nodes.lookup(bkeys)
+        smap = torch.from_numpy(out._symbols.lookup(b._symbols.keys)[0])
+        n0, n1 = out._n, len(out._nodes)
+        out._grow_nodes(n1)
+        out._n = n1
+        ids_t = torch.from_numpy(ids)
+        new = torch.from_numpy(first)
+        bnode_graph = torch.from_numpy(gmap)[b._arrays["node_graph"][: b._n]]
+        out._arrays["node_graph"][n0:n1] = bnode_graph[new]
+        out._arrays["node_sym"][n0:n1] = smap[b._arrays["node_sym"][: b._n][new]]
+
+        def remap(t: Tensor) -> Tensor:
+            return torch.where(t >= 0, smap[t.clamp(min=0)], t)
+
+        if out.k > 1 and b._n:
+            bseg = b._strings("seg")
+            bseg = StringState(bseg.length, remap(bseg.prefix), remap(bseg.suffix))
+            aseg = out._strings("seg", ids_t)
+            owner = torch.arange(b._n).repeat_interleave(2)
+            pieces = StringState(
+                torch.stack([aseg.length, bseg.length], 1).view(-1),
+                torch.stack([aseg.prefix, bseg.prefix], 1).view(-1, out.k - 1),
+                torch.stack([aseg.suffix, bseg.suffix], 1).view(-1, out.k - 1),
+            )
+            crossing, state = concat_pieces(owner, pieces, b._n, out.k, out.lengths)
+            for n in sorted(crossing):
+                out._emit(ids_t[crossing[n].node], crossing[n].grams, 1)
+            out._set_strings("seg", ids_t, state)
+        if "Y" in b._arrays:
+            out._arrays["Y"].index_add_(0, ids_t, b._arrays["Y"][: b._n])
+        if out.linear and b.num_graphs:
+            out._rows.index_add_(0, torch.from_numpy(gmap), b._rows[: b.num_graphs])
+        out.position = a.position + b.position
+        out.num_edges = a.num_edges + b.num_edges
+    return out
+
+
+# ---------------------------------------------------------------------------
+# command line: kong-pyg stream FILE
+# ---------------------------------------------------------------------------
+
+
+def register_cli(subparsers) -> None:
+    """Add ``kong-pyg stream``."""
+    p = subparsers.add_parser(
+        "stream",
+        help="KONG sketches of a StreamSpot edge stream (file or stdin)",
+        description=(
+            "Read a StreamSpot edge stream (tab-separated: source-id, source-type, dest-id, "
+            "dest-type, edge-type, graph-id; one edge per line, in arrival order) and write one "
+            "KONG feature row per graph. Malformed lines are counted, reported (first few, with "
+            "line numbers) and skipped; --strict makes the first one fatal. hops >= 2 reads the "
+            "input hops times (stdin is first copied to a temporary file)."
+        ),
+    )
+    p.add_argument("file", help="the stream file, or - for stdin")
+    p.add_argument("--out", "-o", default="kong_stream",
+                   help="output prefix: PREFIX.npy (or PREFIX.pt when it ends in .pt, PREFIX.npy when "
+                        "it ends in .npy) and PREFIX.ids.txt, the graph ids in row order "
+                        "(default: kong_stream)")
+    p.add_argument("--k", type=int, default=2, help="k-gram length (default: 2)")
+    p.add_argument("--hops", type=int, default=1, help="depth h (default: 1, a single pass)")
+    p.add_argument("--traversal", choices=TRAVERSALS, default="bfs")
+    p.add_argument("--dim", type=int, default=1024, help="sketch size b (default: 1024)")
+    p.add_argument("--kernel", choices=KERNELS, default="poly")
+    p.add_argument("--degree", type=int, default=1, help="kernel degree p (default: 1)")
+    p.add_argument("--const", type=float, default=0.0, help="polynomial constant (default: 0)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--blended", action="store_true", help="count all n-grams n = 1..k")
+    p.add_argument("--directed", action="store_true",
+                   help="an edge extends only its source's neighborhood (default: both endpoints)")
+    p.add_argument("--no-edge-labels", action="store_true", help="ignore edge types")
+    p.add_argument("--chunk-size", type=int, default=1 << 20, help="edges per chunk (default: 2^20)")
+    p.add_argument("--strict", action="store_true", help="stop at the first malformed line (exit 1)")
+    p.add_argument("--show-malformed", type=int, default=5, help="malformed lines to print (default: 5)")
+    p.add_argument("--float64", action="store_true", help="write float64 (default: float32)")
+    p.add_argument("--checkpoint", default=None,
+                   help="checkpoint file: resume from it if it exists, save to it as the run goes")
+    p.add_argument("--checkpoint-every", type=int, default=16, help="chunks between checkpoints")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    p.set_defaults(func=_run_cli)
+
+
+def _output_paths(out: str) -> Tuple[str, str]:
+    root, ext = os.path.splitext(out)
+    if ext in (".npy", ".pt"):
+        return out, root + ".ids.txt"
+    return out + ".npy", out + ".ids.txt"
+
+
+def _run_cli(args) -> int:
+    from .datasets.streamspot import StreamSpotReader, format_malformed
+
+    prog = "kong-pyg stream"
+    try:
+        ks = KongStream(
+            k=args.k, hops=args.hops, traversal=args.traversal, dim=args.dim, kernel=args.kernel,
+            degree=args.degree, const=args.const, seed=args.seed, blended=args.blended,
+            undirected=not args.directed, edge_labels=not args.no_edge_labels,
+        )
+        check_int("chunk_size", args.chunk_size, 1)
+    except (TypeError, ValueError) as e:
+        print(f"{prog}: error: {e}", file=sys.stderr)
+        return 2
+    spooled = None
+    source: Any = args.file
+    if args.file == "-":
+        source = sys.stdin.buffer
+        if ks.num_passes > 1:
+            fd, spooled = tempfile.mkstemp(prefix="kong-stream-", suffix=".tsv")
+            with os.fdopen(fd, "wb") as f:
+                import shutil
+
+                shutil.copyfileobj(sys.stdin.buffer, f, 1 << 24)
+            source = spooled
+            print(f"{prog}: hops={ks.hops} reads the input {ks.num_passes} times: stdin was copied "
+                  f"to a temporary file", file=sys.stderr)
+    elif not os.path.exists(args.file):
+        print(f"{prog}: error: no such file: {args.file}", file=sys.stderr)
+        return 2
+    readers = []
+
+    def chunks():
+        reader = StreamSpotReader(source, args.chunk_size, strict=args.strict, keep=args.show_malformed)
+        readers.append(reader)
+        return reader
+
+    start = time.perf_counter()
+    try:
+        ks.fit(chunks, chunk_size=args.chunk_size, checkpoint=args.checkpoint,
+               checkpoint_every=args.checkpoint_every, progress=not args.quiet)
+    except ValueError as e:
+        print(f"{prog}: error: {e}", file=sys.stderr)
+        return 1
+    finally:
+        if spooled is not None:
+            os.unlink(spooled)
+    seconds = time.perf_counter() - start
+    x = ks.sketches().to(torch.float64 if args.float64 else torch.float32)
+    reader = readers[-1] if readers else None
+    ids = [str(reader.decode(i)) if reader is not None else str(i) for i in ks.graph_ids]
+    matrix_path, ids_path = _output_paths(args.out)
+    folder = os.path.dirname(os.path.abspath(matrix_path))
+    os.makedirs(folder, exist_ok=True)
+    if matrix_path.endswith(".pt"):
+        torch.save({"x": x, "graph_ids": ids, "config": repr(ks)}, matrix_path)
+    else:
+        np.save(matrix_path, x.numpy())
+    with open(ids_path, "w", encoding="utf-8") as f:
+        f.write("".join(i + "\n" for i in ids))
+    n_bad = reader.num_malformed if reader is not None else 0
+    rate = ks.num_edges * ks.num_passes / max(seconds, 1e-9)
+    print(
+        f"{prog}: {ks.num_edges:,} edges, {ks.num_graphs:,} graphs, {ks.num_nodes:,} nodes; "
+        f"{ks.num_passes} pass{'es' if ks.num_passes > 1 else ''} in {seconds:.1f} s ({rate:,.0f} edges/s); "
+        f"{n_bad:,} malformed line{'s' if n_bad != 1 else ''}; wrote {matrix_path} {tuple(x.shape)} "
+        f"and {ids_path}",
+        file=sys.stderr,
+    )
+    if n_bad:
+        print(format_malformed(reader.malformed, n_bad), file=sys.stderr)
+    return 0
+
+
+__all__ = ["KongStream", "merge_streams", "MAX_GRAPHS"]

@@ -1,7 +1,9 @@
 """Graph data sets and streams with ordered neighborhoods."""
 from .streamspot import (
+    EdgeChunk,
     EdgeStream,
     MalformedLine,
+    StreamSpotReader,
     format_malformed,
     read_streamspot,
     stream_to_graphs,
@@ -10,6 +12,8 @@ from .streamspot import (
 )
 
 __all__ = [
+    "EdgeChunk",
+    "StreamSpotReader",
     "EdgeStream",
     "MalformedLine",
     "read_streamspot",
