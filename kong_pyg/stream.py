@@ -47,13 +47,12 @@ string over A concatenated with its string over B, and sketches are linear:
 the sketches, hashes in the k-grams that cross the seam from A's suffix codes
 to B's prefix codes, joins the codes) into the state of the whole stream.
 """
-import argparse
 import math
 import os
 import sys
 import tempfile
 import time
-from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple, Union
 
 import numpy as np
 import torch
@@ -63,7 +62,7 @@ from .exact import inverse_or_zero
 from .hashing import BREAK, MAX_LABEL, P, split30
 from .idmap import IdMap
 from .inputs import KERNELS, TRAVERSALS, check_choice, check_float, check_int
-from .kgrams import StringState, concat_pieces, exclusive_cumsum, gram_lengths, initial_state
+from .kgrams import StringState, concat_pieces, gram_lengths, initial_state
 from .sketch import SketchHashes, tensor_sketch
 
 #: At most this many graphs per stream (graph index bits of a node key).
@@ -198,6 +197,19 @@ def _type_labels(values, name: str) -> np.ndarray:
     if arr.size and (int(arr.min()) < 0 or int(arr.max()) >= MAX_LABEL):
         raise ValueError(f"'{name}' must hold types in [0, 2^58) (got {int(arr.min())}..{int(arr.max())})")
     return arr
+
+
+def _add_rows(buf: Tensor, rows: Tensor, src: Tensor) -> None:
+    """:obj:`buf[rows[i]] += src[i]` for 2-D tensors (repeated rows add up).
+
+    A flat 1-D :meth:`index_add_`: PyTorch's 2-D one goes through a
+    ``scatter_add_`` whose cost on CPU follows the size of :obj:`buf`.
+    """
+    if rows.numel() == 0:
+        return
+    d = buf.size(1)
+    idx = (rows * d).unsqueeze(1) + torch.arange(d, device=rows.device)
+    buf.view(-1).index_add_(0, idx.view(-1), src.reshape(-1).to(buf.dtype))
 
 
 def _sort_by_owner(owner: Tensor) -> Tuple[Tensor, Tensor]:
@@ -469,10 +481,10 @@ class KongStream:
         return bucket, sign
 
     def _table(self, n: int, level: Optional[int]) -> Optional[Tuple[Tensor, Tensor]]:
-        """Buckets and signs :obj:`[V^n + 1, p]` of every n-gram code, or None if too many.
+        r"""Buckets and signs :obj:`[V^n + 1, p]` of every n-gram code, or None if too many.
 
-        The code of gram :math:`(s_1, \\ldots, s_n)` of symbol ids is
-        :math:`\\sum_t s_t V^{n - t}`; code :math:`V^n` is no gram (sign 0).
+        The code of gram :math:`(s_1, \ldots, s_n)` of symbol ids is
+        :math:`\sum_t s_t V^{n - t}`; code :math:`V^n` is no gram (sign 0).
         :obj:`level` places the grams in that BFS level's block.
         """
         v = len(self._symbols)
@@ -766,7 +778,7 @@ class KongStream:
             y, prev = self._arrays["Y"], self._arrays["Yprev"]
             step = max(1, (1 << 22) // (self.degree * self.dim))
             for lo in range(0, owner.numel(), step):
-                y.index_add_(0, owner[lo : lo + step], prev[nbr[lo : lo + step]])
+                _add_rows(y, owner[lo : lo + step], prev[nbr[lo : lo + step]])
         else:
             w = self._arrays["nbr_w"]
             w.index_add_(0, nbr, torch.ones(nbr.numel(), dtype=w.dtype))
@@ -790,7 +802,8 @@ class KongStream:
         suf = torch.empty(n_items, k - 1, dtype=torch.long)
         head = starts * w + torch.arange(u)
         seg = self._strings("seg", run_node)
-        item_owner[head], length[head], pre[head], suf[head] = torch.arange(u), seg.length, seg.prefix, seg.suffix
+        item_owner[head], length[head] = torch.arange(u), seg.length
+        pre[head], suf[head] = seg.prefix, seg.suffix
         base = torch.arange(m) * w + run_id + 1
         if esym is not None:
             one = initial_state(esym[perm], k)
@@ -858,7 +871,7 @@ class KongStream:
                     hi = min(lo + step, n)
                     part = self._shifted(y[lo:hi], i)
                     if self.linear:
-                        self._rows.index_add_(0, self._arrays["node_graph"][lo:hi], part)
+                        _add_rows(self._rows, self._arrays["node_graph"][lo:hi], part)
                     else:
                         self._arrays["acc"][lo:hi] += part
             if "prev_len" not in self._arrays:
@@ -922,7 +935,7 @@ class KongStream:
             for lo in range(0, n, step):
                 hi = min(lo + step, n)
                 part = self._shifted(prev[lo:hi] * w[lo:hi].view(-1, 1), self.hops)
-                out.index_add_(0, graph[lo:hi], part)
+                _add_rows(out, graph[lo:hi], part)
         if self.const > 0:
             bucket, sign = self.hashes.const_token()
             sizes = torch.bincount(graph, minlength=g).to(out.dtype)
@@ -954,7 +967,7 @@ class KongStream:
             ts = tensor_sketch(cs)
             if scale is not None:
                 ts = ts * scale
-            out.index_add_(0, graph[lo:hi], ts)
+            _add_rows(out, graph[lo:hi], ts)
         return out.to(self.dtype)
 
     # -- state --------------------------------------------------------------
@@ -1140,18 +1153,18 @@ def _chunk_columns(chunk) -> tuple:
     """The six columns of a chunk (tuple, dict or object with attributes)."""
     if isinstance(chunk, dict):
         return tuple(chunk.get(c) for c in _COLUMNS)
+    if all(hasattr(chunk, c) for c in _COLUMNS[:4]):  # EdgeStream, EdgeChunk, ...
+        return tuple(getattr(chunk, c, None) for c in _COLUMNS)
     if isinstance(chunk, (tuple, list)):
         if len(chunk) not in (5, 6):
             raise ValueError("a chunk tuple must be (src, src_type, dst, dst_type, edge_type[, graph])")
         return tuple(chunk) + (None,) * (6 - len(chunk))
-    if all(hasattr(chunk, c) for c in _COLUMNS[:4]):
-        return tuple(getattr(chunk, c, None) for c in _COLUMNS)
     raise TypeError(f"cannot read a chunk of edges from {type(chunk).__name__}")
 
 
 def _chunk_source(source, chunk_size: int, passes: int) -> Callable[[], Iterable]:
     """A function returning a fresh iterable of chunks of :obj:`source`."""
-    if all(hasattr(source, c) for c in _COLUMNS[:4]) and not isinstance(source, (tuple, list, dict)):
+    if all(hasattr(source, c) for c in _COLUMNS[:4]):
         cols = _chunk_columns(source)
         total = len(cols[0])
 
@@ -1258,9 +1271,9 @@ def merge_streams(a: KongStream, b: KongStream) -> KongStream:
                 out._emit(ids_t[crossing[n].node], crossing[n].grams, 1)
             out._set_strings("seg", ids_t, state)
         if "Y" in b._arrays:
-            out._arrays["Y"].index_add_(0, ids_t, b._arrays["Y"][: b._n])
+            _add_rows(out._arrays["Y"], ids_t, b._arrays["Y"][: b._n])
         if out.linear and b.num_graphs:
-            out._rows.index_add_(0, torch.from_numpy(gmap), b._rows[: b.num_graphs])
+            _add_rows(out._rows, torch.from_numpy(gmap), b._rows[: b.num_graphs])
         out.position = a.position + b.position
         out.num_edges = a.num_edges + b.num_edges
     return out
