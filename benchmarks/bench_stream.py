@@ -51,7 +51,8 @@ def make_stream(num_edges, num_graphs, nodes_per_graph, chunk, seed=0, alpha=1.1
             s = (s * 0x9E3779B97F4A7C15 + g) & 0x7FFFFFFFFFFFFFFF
             d = (d * 0x9E3779B97F4A7C15 + g) & 0x7FFFFFFFFFFFFFFF
         gid = g * 1000003 + 17  # graph ids are not 0..G-1
-        yield tuple(torch.from_numpy(np.ascontiguousarray(x, dtype=np.int64)) for x in (s, st, d, dt, et, gid))
+        cols = (s, st, d, dt, et, gid)
+        yield tuple(torch.from_numpy(np.ascontiguousarray(x, dtype=np.int64)) for x in cols)
 
 
 def rss_mb():
@@ -124,6 +125,21 @@ def compare(cfg):
                 equal=bool(torch.equal(xs, xr[order])), peak_rss_mb=rss_mb())
 
 
+def describe(r):
+    if r["mode"] == "stream":
+        return (f"stream  b={r['dim']:5d} k={r['k']} h=1 threads={r['threads']}: {r['edges']:,} edges in "
+                f"{r['median_s']:.2f} s (median of {len(r['seconds'])}: "
+                f"{', '.join(f'{s:.2f}' for s in r['seconds'])}) = {r['edges_per_s'] / 1e6:.2f} M edges/s; "
+                f"{r['nodes_seen']:,} nodes, {r['graphs_seen']} graphs; peak RSS {r['peak_rss_mb']:.0f} MB "
+                f"(after import {r['rss_after_import_mb']:.0f} MB), state {r['state_mb']:.1f} MB")
+    both = (r["readout_s"] + r["build_graphs_s"]) / r["stream_s"]
+    return (f"compare b={r['dim']:5d} on {r['edges']:,} edges, threads={r['threads']}: KongStream "
+            f"{r['stream_s']:.2f} s; stream_to_graphs + Batch {r['build_graphs_s']:.2f} s, "
+            f"KongSketch.readout {r['readout_s']:.2f} s (readout / stream = "
+            f"{r['readout_s'] / r['stream_s']:.2f}x, with the graph building {both:.2f}x); "
+            f"equal: {r['equal']}; peak RSS {r['peak_rss_mb']:.0f} MB")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--edges", type=int, default=10_000_000)
@@ -133,8 +149,10 @@ def main():
     ap.add_argument("--k", type=int, default=2)
     ap.add_argument("--dims", type=int, nargs="+", default=[256, 1024])
     ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--threads", type=int, nargs="+", default=[2], help="torch threads (one run each)")
     ap.add_argument("--wide-ids", action="store_true", help="random 64-bit node ids")
+    ap.add_argument("--memory-sweep", action="store_true",
+                    help="also run 1/4 and 1/2 of the edges (first b): memory follows nodes, not edges")
     ap.add_argument("--compare-edges", type=int, default=0,
                     help="also time stream_to_graphs + KongSketch.readout on this many edges")
     ap.add_argument("--json", default=None, help="write the results here")
@@ -142,38 +160,33 @@ def main():
     args = ap.parse_args()
     if args.child:
         cfg = json.loads(args.child)
-        out = compare(cfg) if cfg.pop("mode") == "compare" else run_one(cfg)
+        out = compare(cfg) if cfg["mode"] == "compare" else run_one(cfg)
         print("RESULT " + json.dumps(out))
         return
-    results = []
+    base = dict(graphs=args.graphs, nodes=args.nodes, chunk=args.chunk, k=args.k, wide_ids=args.wide_ids)
     jobs = []
-    for dim in args.dims:
-        jobs.append(dict(mode="stream", edges=args.edges, graphs=args.graphs, nodes=args.nodes, chunk=args.chunk,
-                         k=args.k, dim=dim, repeats=args.repeats, threads=args.threads, wide_ids=args.wide_ids))
+    for threads in args.threads:
+        for dim in args.dims:
+            jobs.append(dict(base, mode="stream", edges=args.edges, dim=dim, repeats=args.repeats,
+                             threads=threads))
+    if args.memory_sweep:
+        for frac in (4, 2):
+            jobs.append(dict(base, mode="stream", edges=args.edges // frac, dim=args.dims[-1], repeats=1,
+                             threads=args.threads[0]))
     if args.compare_edges:
         for dim in args.dims:
-            jobs.append(dict(mode="compare", edges=args.compare_edges, graphs=args.graphs, nodes=args.nodes,
-                             chunk=args.chunk, k=args.k, dim=dim, threads=args.threads))
+            jobs.append(dict(base, mode="compare", edges=args.compare_edges, dim=dim,
+                             threads=args.threads[0]))
+    results = []
     for job in jobs:
-        proc = subprocess.run([sys.executable, __file__, "--child", json.dumps(job)], capture_output=True, text=True)
+        proc = subprocess.run([sys.executable, __file__, "--child", json.dumps(job)], capture_output=True,
+                              text=True)
         line = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
         if proc.returncode or not line:
             print(proc.stdout, proc.stderr, file=sys.stderr)
             raise SystemExit(f"run failed: {job}")
-        r = json.loads(line[0][7:])
-        results.append(r)
-        if job["mode"] == "stream":
-            print(f"stream  b={r['dim']:5d} k={r['k']} h=1: {r['edges']:,} edges in {r['median_s']:.2f} s "
-                  f"(median of {r['repeats']}: {', '.join(f'{s:.2f}' for s in r['seconds'])}) = "
-                  f"{r['edges_per_s'] / 1e6:.2f} M edges/s; {r['nodes_seen']:,} nodes, {r['graphs_seen']} graphs; "
-                  f"peak RSS {r['peak_rss_mb']:.0f} MB (after import {r['rss_after_import_mb']:.0f} MB), "
-                  f"state {r['state_mb']:.0f} MB", flush=True)
-        else:
-            print(f"compare b={r['dim']:5d} on {r['edges']:,} edges: KongStream {r['stream_s']:.2f} s; "
-                  f"stream_to_graphs+Batch {r['build_graphs_s']:.2f} s + KongSketch.readout {r['readout_s']:.2f} s "
-                  f"(readout/stream = {r['readout_s'] / r['stream_s']:.2f}x, "
-                  f"all/stream = {(r['readout_s'] + r['build_graphs_s']) / r['stream_s']:.2f}x); "
-                  f"equal: {r['equal']}; peak RSS {r['peak_rss_mb']:.0f} MB", flush=True)
+        results.append(json.loads(line[0][7:]))
+        print(describe(results[-1]), flush=True)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(results, f, indent=1)

@@ -13,16 +13,16 @@ from typing import Tuple
 import numpy as np
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
-_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
-_MIX2 = np.uint64(0x94D049BB133111EB)
 
 
 def _mix(keys: np.ndarray) -> np.ndarray:
-    """SplitMix64's finalizer: a bijective scramble of ``int64`` keys."""
-    z = keys.view(np.uint64) + _GOLDEN
-    z = (z ^ (z >> np.uint64(30))) * _MIX1
-    z = (z ^ (z >> np.uint64(27))) * _MIX2
-    return z ^ (z >> np.uint64(31))
+    """A scramble of ``int64`` keys whose high bits depend on every key bit.
+
+    Fold the high half onto the low half, then multiply by an odd constant
+    (Fibonacci hashing): the table index is the product's top bits.
+    """
+    z = keys.view(np.uint64)
+    return (z ^ (z >> np.uint64(32))) * _GOLDEN
 
 
 class IdMap:
@@ -59,24 +59,20 @@ class IdMap:
 
     def _find(self, keys: np.ndarray) -> np.ndarray:
         """Ids of :obj:`keys`, :obj:`-1` for keys not stored."""
-        ids = np.full(keys.size, -1, dtype=np.int64)
-        todo = None
         slot = self._home(keys)
-        pending = keys
-        while slot.size:
-            row = self._table[slot]
-            val = row[:, 1]
-            used = val >= 0
-            hit = used & (row[:, 0] == pending)
-            more = used & ~hit
-            if todo is None:
-                ids[hit] = val[hit]
-                todo = np.flatnonzero(more)
-            else:
-                ids[todo[hit]] = val[hit]
-                todo = todo[more]
-            slot = (slot[more] + 1) & self._mask
-            pending = keys[todo]
+        flat = self._table.reshape(-1)
+        val = flat[2 * slot + 1]
+        hit = flat[2 * slot] == keys
+        ids = np.where(hit, val, -1)
+        todo = np.flatnonzero(~hit & (val >= 0))  # a collision: probe on
+        slot = slot[todo]
+        while todo.size:
+            slot = (slot + 1) & self._mask
+            val = flat[2 * slot + 1]
+            hit = flat[2 * slot] == keys[todo]
+            ids[todo[hit]] = val[hit]
+            more = ~hit & (val >= 0)
+            todo, slot = todo[more], slot[more]
         return ids
 
     def _insert(self, keys: np.ndarray, ids: np.ndarray):

@@ -118,11 +118,12 @@ class _Encoder:
         self._index: Dict[str, int] = {}
 
     def _ints(self, arr: np.ndarray) -> np.ndarray:
+        if arr.size == 0 or (int(arr.min()) >= 0 and int(arr.max()) < _PLAIN):
+            return arr
         out = arr.copy()
         wide = (arr < 0) | (arr >= _PLAIN)
-        if wide.any():
-            ids, _ = self.wide.lookup(arr[wide])
-            out[wide] = _PLAIN + 2 * ids
+        ids, _ = self.wide.lookup(arr[wide])
+        out[wide] = _PLAIN + 2 * ids
         return out
 
     def encode(self, values, name: str) -> np.ndarray:
@@ -542,20 +543,22 @@ class KongStream:
         c = bucket.size(0)
         rows = buf.size(0)
         if rows * c <= _MAX_AGG and code.numel() * p > rows * c // 4:
-            count = torch.bincount(row * c + code, minlength=rows * c)
+            count = torch.bincount(torch.add(code, row, alpha=c), minlength=rows * c)
             nz = torch.nonzero(count).view(-1)
             row, code = nz // c, nz % c
-            val = sign[code] * count[nz].to(buf.dtype).unsqueeze(1)
+            val = sign.index_select(0, code) * count.index_select(0, nz).to(buf.dtype).unsqueeze(1)
         else:
-            val = sign[code]
-        idx = row.unsqueeze(1) * (p * b) + bucket[code] + torch.arange(p) * b
+            val = sign.index_select(0, code)
+        idx = torch.add(bucket.index_select(0, code), row.unsqueeze(1), alpha=p * b)
+        if p > 1:
+            idx += torch.arange(p) * b
         buf.view(-1).index_add_(0, idx.view(-1), val.view(-1))
 
     def _targets(self, node: Tensor) -> Tuple[Tensor, Tensor]:
         """Where grams owned by :obj:`node` go in this pass: (buffer, rows)."""
         if self._needs_node_sketch(self.pass_index):
             return self._arrays["Y"], node
-        return self._rows, self._arrays["node_graph"][node]
+        return self._rows, self._arrays["node_graph"].index_select(0, node)
 
     def _level(self, level: int) -> Optional[int]:
         """The block grams of pass :obj:`level` go to in this pass's buffer."""
@@ -690,15 +693,16 @@ class KongStream:
             esym (torch.Tensor, optional): :obj:`[E]` edge symbol ids.
         """
         k, h = self.k, self.k - 1
+        take = torch.index_select
         if self.undirected:  # incidence 2e: source sees destination; 2e + 1: the reverse
             so, perm = _sort_by_owner(ends)
-            nb, edge = ends[perm ^ 1], perm >> 1
+            nb, edge = take(ends, 0, perm ^ 1), perm >> 1
         else:
             so, perm = _sort_by_owner(ends[0::2])
-            nb, edge = ends[2 * perm + 1], perm
+            nb, edge = take(ends, 0, 2 * perm + 1), perm
         m = so.numel()
-        lab = self._arrays["node_sym"][nb]
-        syms = [lab] if esym is None else [esym[edge], lab]
+        lab = take(self._arrays["node_sym"], 0, nb)
+        syms = [lab] if esym is None else [take(esym, 0, edge), lab]
         w = len(syms)
         buf, rows = self._targets(so)
         level = self._level(1)
@@ -713,37 +717,38 @@ class KongStream:
         run_id = torch.cumsum(change, 0) - 1
         starts = torch.nonzero(change).view(-1)
         u = starts.numel()
-        run_node = so[starts]
+        run_node = take(so, 0, starts)
         count = torch.diff(starts, append=torch.tensor([m]))
-        old_len = self._arrays["seg_len"][run_node]
+        old_len = take(self._arrays["seg_len"], 0, run_node)
         kept = old_len.clamp(max=h)
-        head_start = starts * w + h * torch.arange(u)
+        head_start = torch.add(torch.arange(u) * h, starts, alpha=w)
         total = u * h + m * w
         seq = torch.empty(total, dtype=torch.long)
-        base = torch.arange(m) * w + h * (run_id + 1)  # position of incidence j's first symbol
+        base = torch.add(torch.arange(m) * w, run_id, alpha=h) + h  # incidence j's first symbol
         for t, sym in enumerate(syms):
-            seq[base + t] = sym
-        suffix = self._arrays["seg_suf"][run_node]
+            seq.index_copy_(0, base + t if t else base, sym)
+        suffix = take(self._arrays["seg_suf"], 0, run_node)
         for q in range(h):  # the stored suffix, right-aligned before the new symbols
             src = q - h + kept
             head = suffix.gather(1, src.clamp(min=0).view(-1, 1)).view(-1)
-            seq[head_start + q] = torch.where(src >= 0, head, torch.full_like(src, BREAK))
+            seq.index_copy_(0, head_start + q, head.masked_fill_(src < 0, BREAK))
         table_ok = all(v**n <= _MAX_TABLE for n in self.lengths)
         for n in self.lengths:
             if n < 2:
                 continue
             for t_end in range(w):  # windows ending at symbol t_end of each incidence
                 before = n - 1 - t_end  # symbols of the window before this incidence
-                parts = [seq[base - j] for j in range(before, 0, -1)] + syms[max(0, -before) : t_end + 1]
+                parts = [take(seq, 0, base - j) for j in range(before, 0, -1)]
+                parts += syms[max(0, -before) : t_end + 1]
                 bad = None
                 for part in parts[:before]:  # BREAK: the owner's string is too short
                     bad = part < 0 if bad is None else bad | (part < 0)
                 if table_ok:
                     code = parts[0]
                     for part in parts[1:]:
-                        code = code * v + part
+                        code = torch.add(part, code, alpha=v)
                     if bad is not None:
-                        code = torch.where(bad, torch.full_like(code, v**n), code)
+                        code = code.masked_fill_(bad, v**n)
                     self._scatter_codes(buf, rows, code, n, level)
                 else:
                     grams, r = torch.stack(parts, dim=1), rows
