@@ -61,24 +61,29 @@ def rss_mb():
 
 def run_one(cfg):
     """One configuration, in this process; returns a dict of measurements."""
+    import kong_pyg.stream
     from kong_pyg import KongStream
 
     torch.set_num_threads(cfg["threads"])
+    kong_pyg.stream._PIPELINE = cfg.get("pipeline", False)
     gen = dict(num_edges=cfg["edges"], num_graphs=cfg["graphs"], nodes_per_graph=cfg["nodes"],
                chunk=cfg["chunk"], wide_ids=cfg["wide_ids"])
     base = rss_mb()
-    times = []
+    times, cpus = [], []
     for rep in range(cfg["repeats"]):
         ks = KongStream(k=cfg["k"], hops=1, dim=cfg["dim"])
-        busy = 0.0
+        busy = cpu = 0.0
         for chunk in make_stream(**gen):  # generation is not timed
-            t = time.perf_counter()
+            t, c = time.perf_counter(), time.process_time()
             ks.update(*chunk)
             busy += time.perf_counter() - t
-        t = time.perf_counter()
+            cpu += time.process_time() - c
+        t, c = time.perf_counter(), time.process_time()
         x = ks.sketches()
         busy += time.perf_counter() - t
+        cpu += time.process_time() - c
         times.append(busy)
+        cpus.append(cpu)
         state = ks.state_dict()
         state_mb = (sum(v.numel() * v.element_size() for v in state["arrays"].values())
                     + sum(state[k].numel() * 8 for k in ("graphs", "nodes", "symbols"))
@@ -87,7 +92,8 @@ def run_one(cfg):
         if rep + 1 < cfg["repeats"]:
             del ks, x
     med = statistics.median(times)
-    return dict(cfg, seconds=times, median_s=med, edges_per_s=cfg["edges"] / med,
+    return dict(cfg, seconds=times, cpu_seconds=cpus, median_s=med, edges_per_s=cfg["edges"] / med,
+                edges_per_cpu_s=cfg["edges"] / statistics.median(cpus), load=os.getloadavg()[0],
                 nodes_seen=ks.num_nodes, graphs_seen=ks.num_graphs, rss_after_import_mb=base,
                 peak_rss_mb=rss_mb(), state_mb=state_mb, out_norm=float(x.norm()))
 
@@ -127,9 +133,11 @@ def compare(cfg):
 
 def describe(r):
     if r["mode"] == "stream":
-        return (f"stream  b={r['dim']:5d} k={r['k']} h=1 threads={r['threads']}: {r['edges']:,} edges in "
+        mode = f"threads={r['threads']}" + (" +pipeline" if r.get("pipeline") else "")
+        return (f"stream  b={r['dim']:5d} k={r['k']} h=1 {mode}: {r['edges']:,} edges in "
                 f"{r['median_s']:.2f} s (median of {len(r['seconds'])}: "
-                f"{', '.join(f'{s:.2f}' for s in r['seconds'])}) = {r['edges_per_s'] / 1e6:.2f} M edges/s; "
+                f"{', '.join(f'{s:.2f}' for s in r['seconds'])}) = {r['edges_per_s'] / 1e6:.2f} M edges/s "
+                f"[CPU time: {r['edges_per_cpu_s'] / 1e6:.2f} M edges per CPU-second; load {r['load']:.1f}]; "
                 f"{r['nodes_seen']:,} nodes, {r['graphs_seen']} graphs; peak RSS {r['peak_rss_mb']:.0f} MB "
                 f"(after import {r['rss_after_import_mb']:.0f} MB), state {r['state_mb']:.1f} MB")
     both = (r["readout_s"] + r["build_graphs_s"]) / r["stream_s"]
@@ -151,6 +159,8 @@ def main():
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--threads", type=int, nargs="+", default=[2], help="torch threads (one run each)")
     ap.add_argument("--wide-ids", action="store_true", help="random 64-bit node ids")
+    ap.add_argument("--pipeline", action="store_true",
+                    help="also run with the id lookups of the next sub-chunk in a second thread")
     ap.add_argument("--memory-sweep", action="store_true",
                     help="also run 1/4 and 1/2 of the edges (first b): memory follows nodes, not edges")
     ap.add_argument("--compare-edges", type=int, default=0,
@@ -169,6 +179,10 @@ def main():
         for dim in args.dims:
             jobs.append(dict(base, mode="stream", edges=args.edges, dim=dim, repeats=args.repeats,
                              threads=threads))
+    if args.pipeline:
+        for dim in args.dims:
+            jobs.append(dict(base, mode="stream", edges=args.edges, dim=dim, repeats=args.repeats,
+                             threads=1, pipeline=True))
     if args.memory_sweep:
         for frac in (4, 2):
             jobs.append(dict(base, mode="stream", edges=args.edges // frac, dim=args.dims[-1], repeats=1,

@@ -43,8 +43,7 @@ class IdMap:
         self._bits = bits
         self._mask = (1 << bits) - 1
         # one row per slot, (key, id), id -1 when free: one cache line a probe
-        self._table = np.zeros((1 << bits, 2), dtype=np.int64)
-        self._table[:, 1] = -1
+        self._table = np.full((1 << bits, 2), -1, dtype=np.int64)
 
     def __len__(self) -> int:
         return self._count
@@ -60,16 +59,17 @@ class IdMap:
     def _find(self, keys: np.ndarray) -> np.ndarray:
         """Ids of :obj:`keys`, :obj:`-1` for keys not stored."""
         slot = self._home(keys)
-        flat = self._table.reshape(-1)
-        val = flat[2 * slot + 1]
-        hit = flat[2 * slot] == keys
+        row = np.take(self._table, slot, axis=0)  # one gather of (key, id) pairs
+        val = row[:, 1]
+        hit = row[:, 0] == keys
         ids = np.where(hit, val, -1)
         todo = np.flatnonzero(~hit & (val >= 0))  # a collision: probe on
         slot = slot[todo]
         while todo.size:
             slot = (slot + 1) & self._mask
-            val = flat[2 * slot + 1]
-            hit = flat[2 * slot] == keys[todo]
+            row = np.take(self._table, slot, axis=0)
+            val = row[:, 1]
+            hit = row[:, 0] == keys[todo]
             ids[todo[hit]] = val[hit]
             more = ~hit & (val >= 0)
             todo, slot = todo[more], slot[more]

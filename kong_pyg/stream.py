@@ -75,6 +75,7 @@ _STATE_VERSION = 1
 _MAX_TABLE = 1 << 16  # hash every n-gram code once when there are at most this many
 _MAX_AGG = 1 << 22  # count (graph, gram) pairs of a chunk before hashing, up to this many
 _DIRECT = 1 << 16  # symbol codes below this are looked up in a direct array
+_PIPELINE = False  # look up the ids of the next sub-chunk in a second thread (see docs/results/stream.md)
 
 
 # ---------------------------------------------------------------------------
@@ -629,36 +630,63 @@ class KongStream:
                 et = _type_labels(edge_type, "edge_type")
                 if et.size != e:
                     raise ValueError(f"'edge_type' has {et.size} entries but 'src' has {e}")
-            for lo in range(0, e, _MAX_SUB):
-                hi = min(lo + _MAX_SUB, e)
-                self._consume(s[lo:hi], st[lo:hi], d[lo:hi], dt[lo:hi],
-                              None if et is None else et[lo:hi], g[lo:hi])
+            parts = [(lo, min(lo + _MAX_SUB, e)) for lo in range(0, e, _MAX_SUB)]
+            first_pass = self.pass_index == 1
+
+            def lookup(j):
+                lo, hi = parts[j]
+                return self._lookup(s[lo:hi], d[lo:hi], g[lo:hi], first_pass)
+
+            # ids of sub-chunk j + 1 are looked up (NumPy, GIL released) while
+            # sub-chunk j is processed (PyTorch): two cores busy, one thread each
+            pool = self._pool() if len(parts) > 1 and _PIPELINE else None
+            ahead = pool.submit(lookup, 0) if pool else None
+            for j, (lo, hi) in enumerate(parts):
+                if pool:
+                    found = ahead.result()
+                    if j + 1 < len(parts):
+                        ahead = pool.submit(lookup, j + 1)
+                else:
+                    found = lookup(j)
+                self._consume(found, st[lo:hi], dt[lo:hi], None if et is None else et[lo:hi])
                 self.position += hi - lo
-                if self.pass_index == 1:
+                if first_pass:
                     self.num_edges += hi - lo
         return self
 
-    def _consume(self, s, st, d, dt, et, g):
-        first_pass = self.pass_index == 1
+    def _pool(self):
+        if getattr(self, "_executor", None) is None:
+            from concurrent.futures import ThreadPoolExecutor
+
+            self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kong-stream-ids")
+        return self._executor
+
+    def _lookup(self, s: np.ndarray, d: np.ndarray, g: np.ndarray, first_pass: bool) -> tuple:
+        """Dense graph and node ids of a sub-chunk (touches only the id tables)."""
         gid, _ = self._graphs.lookup(g, insert=first_pass)
         if not first_pass and (gid < 0).any():
             raise ValueError(f"pass {self.pass_index} met a graph not seen in pass 1: every pass "
                              "must read the same stream")
         if len(self._graphs) > MAX_GRAPHS:
             raise ValueError(f"a stream holds at most {MAX_GRAPHS} graphs")
-        self._grow_graphs(len(self._graphs))
         key = np.stack([(gid << _RID_BITS) | s, (gid << _RID_BITS) | d], axis=1).reshape(-1)
         ids, first = self._nodes.lookup(key, insert=first_pass)
         if not first_pass and (ids < 0).any():
             raise ValueError(f"pass {self.pass_index} met a node not seen in pass 1: every pass "
                              "must read the same stream")
+        return gid, ids, first, len(self._graphs), len(self._nodes)
+
+    def _consume(self, found: tuple, st, dt, et):
+        gid, ids, first, n_graphs, n_nodes = found
+        first_pass = self.pass_index == 1
+        self._grow_graphs(n_graphs)
         if first.size:
-            n0, n1 = self._n, len(self._nodes)
-            self._grow_nodes(n1)
-            self._n = n1
+            n0 = self._n
+            self._grow_nodes(n_nodes)
+            self._n = n_nodes
             types = np.stack([st, dt], axis=1).reshape(-1)[first]
-            self._arrays["node_graph"][n0:n1] = torch.from_numpy(gid[first // 2])
-            self._arrays["node_sym"][n0:n1] = self._symbol_ids(2 * types)
+            self._arrays["node_graph"][n0:n_nodes] = torch.from_numpy(gid[first // 2])
+            self._arrays["node_sym"][n0:n_nodes] = self._symbol_ids(2 * types)
         esym = None if et is None else self._symbol_ids(2 * et + 1)
         if self.hops == 0 or ids.size == 0:
             return
