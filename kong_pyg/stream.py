@@ -37,6 +37,12 @@ of size :math:`b` (in :obj:`dtype`), up to three sets of them for
 :math:`h \geq 2` (previous pass, current pass, BFS levels so far):
 :math:`O(N p b)`, never :math:`O(|E|)`.
 
+**Ids.** Node and graph ids are any 64-bit integers or strings (a decimal
+string is the integer it spells); node ids are per graph. They are mapped to
+dense indices by a vectorized hash table (:class:`~kong_pyg.idmap.IdMap`),
+in order of first appearance; graphs are numbered likewise, which is the row
+order of :meth:`KongStream.sketches` (:attr:`KongStream.graph_ids`).
+
 **Cosine** normalizes each node by the norm *estimated from its sketches*
 (:obj:`norm="sketch"` of :class:`~kong_pyg.nn.KongSketch`): exact norms need
 exact k-gram counts, which a stream does not keep.
@@ -553,7 +559,7 @@ class KongStream:
         idx = torch.add(bucket.index_select(0, code), row.unsqueeze(1), alpha=p * b)
         if p > 1:
             idx += torch.arange(p) * b
-        buf.view(-1).index_add_(0, idx.view(-1), val.view(-1))
+        buf.view(-1).index_add_(0, idx.view(-1), val.view(-1).to(buf.dtype))
 
     def _targets(self, node: Tensor) -> Tuple[Tensor, Tensor]:
         """Where grams owned by :obj:`node` go in this pass: (buffer, rows)."""
@@ -1354,6 +1360,9 @@ def register_cli(subparsers) -> None:
     p.add_argument("--checkpoint", default=None,
                    help="checkpoint file: resume from it if it exists, save to it as the run goes")
     p.add_argument("--checkpoint-every", type=int, default=16, help="chunks between checkpoints")
+    p.add_argument("--threads", type=int, default=1,
+                   help="PyTorch threads (default: 1; the work is many mid-sized tensor operations, "
+                        "which gain little from more threads and lose a lot on a busy machine)")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     p.set_defaults(func=_run_cli)
 
@@ -1376,6 +1385,7 @@ def _run_cli(args) -> int:
             undirected=not args.directed, edge_labels=not args.no_edge_labels,
         )
         check_int("chunk_size", args.chunk_size, 1)
+        torch.set_num_threads(check_int("threads", args.threads, 1))
     except (TypeError, ValueError) as e:
         print(f"{prog}: error: {e}", file=sys.stderr)
         return 2

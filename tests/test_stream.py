@@ -185,6 +185,23 @@ def test_h1_sketches_are_available_at_any_moment(cfg):
         torch.testing.assert_close(ks.sketches(), ref[rows], rtol=1e-9, atol=1e-9)
 
 
+@pytest.mark.parametrize("cfg", [dict(k=2, hops=1), dict(k=3, hops=2, kernel="cosine", degree=2),
+                                 dict(k=2, hops=2, traversal="wl")])
+def test_float32_state(cfg):
+    es, raw = random_stream(6)
+    a = run_all_passes(raw, dim=64, **cfg).sketches()
+    b = run_all_passes(raw, dim=64, dtype=torch.float32, **cfg).sketches()
+    assert b.dtype == torch.float32
+    torch.testing.assert_close(b.double(), a, rtol=1e-5, atol=1e-5)
+
+
+def test_empty_chunks_and_streams():
+    ks = KongStream(k=2, dim=16).update([], [], [], [], [])
+    assert ks.sketches().shape == (0, 16) and ks.num_nodes == 0
+    ks.update([1], [0], [2], [1], [3], ["g"]).update([], [], [], [], [], [])
+    assert ks.graph_ids == ["g"] and ks.num_edges == 1
+
+
 def test_ids_ints_strings_and_wide_ints_agree():
     es, raw = random_stream(3, edges=50)
     s, st, d, dt, et, g = raw

@@ -362,9 +362,11 @@ class StreamSpotReader:
     and tabs (all of a normal file) are split and converted with vectorized
     NumPy code; any other line goes through the line-by-line rules.
 
-    Iterating yields :class:`EdgeChunk` objects of about :obj:`chunk_size`
+    Iterating yields :class:`EdgeChunk` objects of at most :obj:`chunk_size`
     edges; every iteration reads the source from its start again (when it is
-    a path), numbering string tokens the same way each time.
+    a path), numbering string tokens the same way each time. Lines end at
+    ``\n`` (a ``\r`` before it is dropped); unlike a file opened in text
+    mode, a lone ``\r`` does not end a line.
 
     Args:
         source (str or file): A path, a binary or text file object, or an
@@ -416,7 +418,7 @@ class StreamSpotReader:
 
     def _blocks(self) -> Iterator[tuple]:
         carry = b""
-        block = max(1 << 16, min(1 << 24, 64 * self.chunk_size))
+        block = max(1 << 16, min(1 << 22, 64 * self.chunk_size))
         for data in _binary_blocks(self.source, block):
             data = carry + data
             cut = data.rfind(b"\n") + 1
