@@ -612,6 +612,12 @@ class KongStream:
             dst_type: Destination node types :obj:`[E]`.
             edge_type: Edge types :obj:`[E]` (needed when :obj:`edge_labels`).
             graph: Graph ids :obj:`[E]` (default: all edges in one graph).
+
+        In pass 1 a node's label is its type on its first edge (later types
+        of the same node are ignored). In a later pass (after
+        :meth:`end_pass`) the chunks must replay the stream of pass 1.
+        Input errors are raised before anything changes; should an update
+        fail midway nonetheless, reload the last checkpoint.
         """
         with torch.no_grad():
             s = self._enc.encode(src, "src")

@@ -304,6 +304,18 @@ def test_merge_of_consecutive_shards_is_the_whole_stream(cfg):
         merge_streams(whole, KongStream(dim=32, **cfg))
 
 
+def test_merge_first_pass_of_a_deeper_stream():
+    es, raw = random_stream(12, edges=60)
+    cfg = dict(k=3, hops=2, dim=32, kernel="cosine")
+    whole = run_all_passes(raw, **cfg)
+    merged = merge_streams(feed(KongStream(**cfg), raw, hi=25), feed(KongStream(**cfg), raw, lo=25))
+    merged.end_pass()
+    feed(merged, raw)
+    torch.testing.assert_close(merged.sketches(), whole.sketches(), rtol=1e-12, atol=1e-12)
+    with pytest.raises(ValueError, match="pass-1"):
+        merge_streams(merged, merged)
+
+
 def test_merge_with_string_and_wide_ids():
     es, raw = random_stream(9, edges=40)
     names = lambda t: [f"id{int(v)}" for v in t]  # noqa: E731
@@ -524,6 +536,13 @@ def test_cli_stream_file_stdin_malformed_and_strict(tmp_path, capsys, monkeypatc
     saved = torch.load(tmp_path / "f.pt", weights_only=True)
     assert saved["graph_ids"] == names and torch.equal(saved["x"], torch.from_numpy(x))
     assert cli_main(["stream", str(tmp_path / "missing.tsv"), "-q"]) == 2
+    # checkpoints: a finished run's checkpoint resumes to the same output
+    ckpt = str(tmp_path / "run.ckpt")
+    args = ["stream", str(path), "--dim", "64", "--hops", "2", "-q", "--chunk-size", "50",
+            "--checkpoint", ckpt, "--checkpoint-every", "2"]
+    assert cli_main(args + ["--out", str(tmp_path / "c1")]) == 0 and os.path.exists(ckpt)
+    assert cli_main(args + ["--out", str(tmp_path / "c2")]) == 0
+    assert np.array_equal(np.load(tmp_path / "c1.npy"), x) and np.array_equal(np.load(tmp_path / "c2.npy"), x)
 
 
 def test_distributed_example_runs():
