@@ -616,8 +616,9 @@ class KongStream:
         In pass 1 a node's label is its type on its first edge (later types
         of the same node are ignored). In a later pass (after
         :meth:`end_pass`) the chunks must replay the stream of pass 1.
-        Input errors are raised before anything changes; should an update
-        fail midway nonetheless, reload the last checkpoint.
+        Bad columns (lengths, dtypes, types) are rejected before any edge is
+        consumed; should an update fail midway nonetheless (a later pass
+        meeting an unknown node, too many graphs), reload the last checkpoint.
         """
         with torch.no_grad():
             s = self._enc.encode(src, "src")
