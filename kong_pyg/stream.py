@@ -750,7 +750,7 @@ class KongStream:
         v = len(self._symbols)
         if 1 in self.lengths:
             for sym in syms:
-                self._scatter_codes(buf, rows, sym, 1, level)
+                self._scatter(buf, rows, sym.view(-1, 1), level)
         if k == 1:
             return
         change = torch.ones(m, dtype=torch.bool)

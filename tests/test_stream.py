@@ -169,6 +169,17 @@ def test_chunking_and_sub_chunks_do_not_matter(monkeypatch):
             assert torch.equal(t, states[0][1][name]), name
 
 
+def test_without_gram_code_tables(monkeypatch):
+    """Many symbols (V^n too large to tabulate): grams are hashed one by one."""
+    es, raw = random_stream(13, edges=70, types=5)
+    for cfg in (dict(k=3, hops=1, blended=True), dict(k=2, hops=2, traversal="wl", degree=2)):
+        want = run_all_passes(raw, dim=64, **cfg).sketches()
+        monkeypatch.setattr(stream_mod, "_MAX_TABLE", 1)
+        got = run_all_passes(raw, dim=64, **cfg).sketches()
+        monkeypatch.undo()
+        torch.testing.assert_close(got, want, rtol=1e-12, atol=1e-12)
+
+
 @pytest.mark.parametrize("cfg", [dict(k=2), dict(k=3, traversal="wl", kernel="cosine", degree=2)])
 def test_h1_sketches_are_available_at_any_moment(cfg):
     es, raw = random_stream(5, edges=40)
