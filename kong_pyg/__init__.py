@@ -1,5 +1,6 @@
 """kong_pyg: KONG graph kernels (Kernels for Ordered-Neighborhood Graphs) for PyG."""
 from .nn import KongSketch
+from .stream import KongStream, merge_streams
 from .strings import brute_force_kernel, kgram_counts, kong_strings
 from .transforms import KongFeatures
 from .vectorizer import KongVectorizer
@@ -10,6 +11,8 @@ __all__ = [
     "KongSketch",
     "KongVectorizer",
     "KongFeatures",
+    "KongStream",
+    "merge_streams",
     "kong_strings",
     "kgram_counts",
     "brute_force_kernel",

@@ -348,3 +348,96 @@ def occurrences(
                 )
                 found.extend(crossing[ln] for ln in sorted(crossing))
         yield found
+
+
+def concat_pieces(
+    owner: Tensor,
+    pieces: StringState,
+    num_owners: int,
+    k: int,
+    lengths: List[int],
+) -> tuple:
+    r"""Concatenate strings known only by their states, owner by owner.
+
+    The general form of :func:`concat_step`: piece :math:`j` is any string,
+    given by its :class:`StringState` row (saturated length, prefix and
+    suffix codes), and belongs to :obj:`owner[j]`; each owner's string is the
+    concatenation of its pieces in the order given. Used for streams, where a
+    node's string grows chunk by chunk (its string so far is the first piece)
+    and two shards' strings are joined at a seam.
+
+    Args:
+        owner (torch.Tensor): :obj:`[M]` owner of each piece, in
+            :obj:`0 .. num_owners - 1`, non-decreasing.
+        pieces (StringState): :obj:`[M]` the pieces' states.
+        num_owners (int): The number of owners (an owner without pieces gets
+            the empty string).
+        k (int): The k-gram length (:math:`k \geq 2`).
+        lengths (List[int]): The n-gram lengths to return (those
+            :math:`\geq 2`).
+
+    Returns:
+        (dict, StringState): The n-grams that cross a piece boundary, per
+        length (:class:`Occurrences` with :obj:`node` the owner), and the
+        owners' new states :obj:`[num_owners]`.
+    """
+    device = owner.device
+    m = owner.numel()
+    count = torch.bincount(owner, minlength=num_owners)
+    ptr = exclusive_cumsum(count)
+    # items: the owner's pieces, then END
+    item_start = exclusive_cumsum(count + 1)
+    total_items = int(item_start[-1])
+    piece_pos = item_start[owner] + torch.arange(m, device=device) - ptr[owner]
+    ln = pieces.length
+    size = torch.ones(total_items, dtype=torch.long, device=device)
+    size[piece_pos] = torch.where(ln <= k - 1, ln, torch.full_like(ln, 2 * k - 1))
+    which = torch.full((total_items,), -1, dtype=torch.long, device=device)
+    which[piece_pos] = torch.arange(m, device=device)
+    offset = exclusive_cumsum(size)
+    total = int(offset[-1])
+    item = torch.repeat_interleave(torch.arange(total_items, device=device), size, output_size=total)
+    intra = torch.arange(total, device=device) - offset[item]
+    j = which[item]
+    is_end = j < 0
+    jj = j.clamp(min=0)
+    if m:
+        is_long = ln[jj] >= k
+        head = pieces.prefix[jj, intra.clamp(max=k - 2)]
+        tail = pieces.suffix[jj, (intra - k).clamp(min=0, max=k - 2)]
+        sym = torch.where(
+            ~is_long | (intra < k - 1),
+            head,
+            torch.where(intra == k - 1, torch.full_like(head, BREAK), tail),
+        )
+        sym = torch.where(is_end, torch.full_like(sym, BREAK), sym)
+    else:
+        sym = torch.full((total,), BREAK, dtype=torch.long, device=device)
+
+    node_of_item = torch.repeat_interleave(
+        torch.arange(num_owners, device=device), count + 1, output_size=total_items
+    )
+    breaks = exclusive_cumsum((sym == BREAK).long())
+    out = {}
+    for n in lengths:
+        if n < 2 or total < n:
+            continue
+        start = torch.arange(total - n + 1, device=device)
+        ok = (breaks[start + n] == breaks[start]) & (item[start] != item[start + n - 1])
+        start = start[ok]
+        grams = torch.stack([sym[start + t] for t in range(n)], dim=1)
+        out[n] = Occurrences(node_of_item[item[start]], grams)
+
+    length = torch.zeros(num_owners, dtype=torch.long, device=device)
+    length.index_add_(0, owner, ln)
+    length = length.clamp(max=k)
+    keep = length.clamp(max=k - 1)
+    begin = offset[item_start[:-1]]
+    end = offset[item_start[1:] - 1]  # position of the END item
+    t = torch.arange(k - 1, device=device)
+    valid = t.unsqueeze(0) < keep.unsqueeze(1)
+    last = max(total - 1, 0)
+    pre = sym[(begin.unsqueeze(1) + t).clamp(max=last)]
+    suf = sym[((end - keep).unsqueeze(1) + t).clamp(min=0, max=last)]
+    fill = torch.full_like(pre, BREAK)
+    return out, StringState(length, torch.where(valid, pre, fill), torch.where(valid, suf, fill))

@@ -2,9 +2,11 @@
 from .interactions import InteractionGraphs, build_ego_graphs, select_users
 from .movielens import MovieLensOrdered, read_ml100k
 from .streamspot import (
+    EdgeChunk,
     EdgeStream,
     MalformedLine,
     StreamSpotGraphs,
+    StreamSpotReader,
     format_malformed,
     read_graph_labels,
     read_streamspot,
@@ -19,6 +21,8 @@ __all__ = [
     "select_users",
     "MovieLensOrdered",
     "read_ml100k",
+    "EdgeChunk",
+    "StreamSpotReader",
     "EdgeStream",
     "MalformedLine",
     "StreamSpotGraphs",

@@ -1,0 +1,210 @@
+"""Throughput and memory of KongStream on a synthetic typed edge stream.
+
+Generates (as tensors, chunk by chunk, never the whole stream in memory) a
+stream of ``--edges`` edges over ``--graphs`` graphs whose node degrees follow
+a power law, with typed nodes and edges, and feeds it to ``KongStream`` in
+chunks. Every configuration runs in its own process, so its peak resident
+memory (``ru_maxrss``) is its own. Reports edges/s (median of ``--repeats``
+runs), peak memory, and the memory of the stream state itself.
+
+With ``--compare-edges N`` it also times the non-streaming route on the
+first N edges: ``stream_to_graphs`` + ``KongSketch.readout`` (one batch),
+against ``KongStream`` on the same N edges, and checks they agree.
+
+Run: python benchmarks/bench_stream.py --edges 10000000 --dims 256 1024
+"""
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import time
+
+import numpy as np
+import torch
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+
+def make_stream(num_edges, num_graphs, nodes_per_graph, chunk, seed=0, alpha=1.1,
+                node_types=8, edge_types=24, wide_ids=False):
+    """Yield chunks (src, src_type, dst, dst_type, edge_type, graph) as int64 tensors.
+
+    Node i of a graph is drawn with probability proportional to (i + 1)^-alpha
+    (power-law degrees); its type is a fixed function of (graph, i).
+    """
+    rank = np.arange(1, nodes_per_graph + 1, dtype=np.float64)
+    cdf = np.cumsum(rank ** -alpha)
+    cdf /= cdf[-1]
+    for c, lo in enumerate(range(0, num_edges, chunk)):
+        n = min(chunk, num_edges - lo)
+        rng = np.random.default_rng([seed, c])
+        g = rng.integers(0, num_graphs, n)
+        s = np.searchsorted(cdf, rng.random(n))
+        d = np.searchsorted(cdf, rng.random(n))
+        st = (s * 7 + g) % node_types
+        dt = (d * 7 + g) % node_types
+        et = rng.integers(0, edge_types, n)
+        if wide_ids:  # arbitrary 64-bit ids
+            s = (s * 0x9E3779B97F4A7C15 + g) & 0x7FFFFFFFFFFFFFFF
+            d = (d * 0x9E3779B97F4A7C15 + g) & 0x7FFFFFFFFFFFFFFF
+        gid = g * 1000003 + 17  # graph ids are not 0..G-1
+        cols = (s, st, d, dt, et, gid)
+        yield tuple(torch.from_numpy(np.ascontiguousarray(x, dtype=np.int64)) for x in cols)
+
+
+def rss_mb():
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def run_one(cfg):
+    """One configuration, in this process; returns a dict of measurements."""
+    import kong_pyg.stream
+    from kong_pyg import KongStream
+
+    torch.set_num_threads(cfg["threads"])
+    kong_pyg.stream._PIPELINE = cfg.get("pipeline", False)
+    gen = dict(num_edges=cfg["edges"], num_graphs=cfg["graphs"], nodes_per_graph=cfg["nodes"],
+               chunk=cfg["chunk"], wide_ids=cfg["wide_ids"])
+    base = rss_mb()
+    times, cpus = [], []
+    for rep in range(cfg["repeats"]):
+        ks = KongStream(k=cfg["k"], hops=1, dim=cfg["dim"])
+        busy = cpu = 0.0
+        for chunk in make_stream(**gen):  # generation is not timed
+            t, c = time.perf_counter(), time.process_time()
+            ks.update(*chunk)
+            busy += time.perf_counter() - t
+            cpu += time.process_time() - c
+        t, c = time.perf_counter(), time.process_time()
+        x = ks.sketches()
+        busy += time.perf_counter() - t
+        cpu += time.process_time() - c
+        times.append(busy)
+        cpus.append(cpu)
+        state = ks.state_dict()
+        state_mb = (sum(v.numel() * v.element_size() for v in state["arrays"].values())
+                    + sum(state[k].numel() * 8 for k in ("graphs", "nodes", "symbols"))
+                    + state["rows"].numel() * state["rows"].element_size()) / 2**20
+        del state
+        if rep + 1 < cfg["repeats"]:
+            del ks, x
+    med = statistics.median(times)
+    return dict(cfg, seconds=times, cpu_seconds=cpus, median_s=med, edges_per_s=cfg["edges"] / med,
+                edges_per_cpu_s=cfg["edges"] / statistics.median(cpus), load=os.getloadavg()[0],
+                nodes_seen=ks.num_nodes, graphs_seen=ks.num_graphs, rss_after_import_mb=base,
+                peak_rss_mb=rss_mb(), state_mb=state_mb, out_norm=float(x.norm()))
+
+
+def compare(cfg):
+    """KongSketch.readout on stream_to_graphs output vs KongStream, same edges."""
+    from torch_geometric.data import Batch
+
+    from kong_pyg import KongSketch, KongStream
+    from kong_pyg.datasets.streamspot import EdgeStream, stream_to_graphs
+
+    torch.set_num_threads(cfg["threads"])
+    cols = [torch.cat(c) for c in zip(*make_stream(cfg["edges"], cfg["graphs"], cfg["nodes"], cfg["chunk"]))]
+    s, st, d, dt, et, g = cols
+    t = time.perf_counter()
+    ks = KongStream(k=cfg["k"], hops=1, dim=cfg["dim"])
+    for lo in range(0, s.numel(), cfg["chunk"]):
+        ks.update(*(c[lo : lo + cfg["chunk"]] for c in cols))
+    xs = ks.sketches()
+    t_stream = time.perf_counter() - t
+    # EdgeStream needs dense node and graph indices: number (graph, node) pairs
+    t = time.perf_counter()
+    _, dense = torch.unique(torch.stack([torch.cat([g, g]), torch.cat([s, d])]), dim=1, return_inverse=True)
+    gids, gdense = torch.unique(g, return_inverse=True)
+    es = EdgeStream(dense[: s.numel()], st, dense[s.numel():], dt, et, gdense, gids.tolist())
+    graphs = stream_to_graphs(es)
+    batch = Batch.from_data_list(graphs)
+    t_build = time.perf_counter() - t
+    layer = KongSketch(k=cfg["k"], hops=1, dim=cfg["dim"], dtype=torch.float64)
+    t = time.perf_counter()
+    xr = layer.readout(batch.x, batch.edge_index, batch.batch, batch.edge_attr)
+    t_readout = time.perf_counter() - t
+    order = torch.searchsorted(gids, torch.tensor(ks.graph_ids))
+    return dict(cfg, stream_s=t_stream, build_graphs_s=t_build, readout_s=t_readout,
+                equal=bool(torch.equal(xs, xr[order])), peak_rss_mb=rss_mb())
+
+
+def describe(r):
+    if r["mode"] == "stream":
+        mode = f"threads={r['threads']}" + (" +pipeline" if r.get("pipeline") else "")
+        return (f"stream  b={r['dim']:5d} k={r['k']} h=1 {mode}: {r['edges']:,} edges in "
+                f"{r['median_s']:.2f} s (median of {len(r['seconds'])}: "
+                f"{', '.join(f'{s:.2f}' for s in r['seconds'])}) = {r['edges_per_s'] / 1e6:.2f} M edges/s "
+                f"[CPU time: {r['edges_per_cpu_s'] / 1e6:.2f} M edges per CPU-second; load {r['load']:.1f}]; "
+                f"{r['nodes_seen']:,} nodes, {r['graphs_seen']} graphs; peak RSS {r['peak_rss_mb']:.0f} MB "
+                f"(after import {r['rss_after_import_mb']:.0f} MB), state {r['state_mb']:.1f} MB")
+    both = (r["readout_s"] + r["build_graphs_s"]) / r["stream_s"]
+    return (f"compare b={r['dim']:5d} on {r['edges']:,} edges, threads={r['threads']}: KongStream "
+            f"{r['stream_s']:.2f} s; stream_to_graphs + Batch {r['build_graphs_s']:.2f} s, "
+            f"KongSketch.readout {r['readout_s']:.2f} s (readout / stream = "
+            f"{r['readout_s'] / r['stream_s']:.2f}x, with the graph building {both:.2f}x); "
+            f"equal: {r['equal']}; peak RSS {r['peak_rss_mb']:.0f} MB")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--edges", type=int, default=10_000_000)
+    ap.add_argument("--graphs", type=int, default=300)
+    ap.add_argument("--nodes", type=int, default=5000, help="nodes per graph (power-law degrees)")
+    ap.add_argument("--chunk", type=int, default=1 << 20)
+    ap.add_argument("--k", type=int, default=2)
+    ap.add_argument("--dims", type=int, nargs="+", default=[256, 1024])
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--threads", type=int, nargs="+", default=[2], help="torch threads (one run each)")
+    ap.add_argument("--wide-ids", action="store_true", help="random 64-bit node ids")
+    ap.add_argument("--pipeline", action="store_true",
+                    help="also run with the id lookups of the next sub-chunk in a second thread")
+    ap.add_argument("--memory-sweep", action="store_true",
+                    help="also run 1/4 and 1/2 of the edges (first b): memory follows nodes, not edges")
+    ap.add_argument("--compare-edges", type=int, default=0,
+                    help="also time stream_to_graphs + KongSketch.readout on this many edges")
+    ap.add_argument("--json", default=None, help="write the results here")
+    ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.child:
+        cfg = json.loads(args.child)
+        out = compare(cfg) if cfg["mode"] == "compare" else run_one(cfg)
+        print("RESULT " + json.dumps(out))
+        return
+    base = dict(graphs=args.graphs, nodes=args.nodes, chunk=args.chunk, k=args.k, wide_ids=args.wide_ids)
+    jobs = []
+    for threads in args.threads:
+        for dim in args.dims:
+            jobs.append(dict(base, mode="stream", edges=args.edges, dim=dim, repeats=args.repeats,
+                             threads=threads))
+    if args.pipeline:
+        for dim in args.dims:
+            jobs.append(dict(base, mode="stream", edges=args.edges, dim=dim, repeats=args.repeats,
+                             threads=1, pipeline=True))
+    if args.memory_sweep:
+        for frac in (4, 2):
+            jobs.append(dict(base, mode="stream", edges=args.edges // frac, dim=args.dims[-1], repeats=1,
+                             threads=args.threads[0]))
+    if args.compare_edges:
+        for dim in args.dims:
+            jobs.append(dict(base, mode="compare", edges=args.compare_edges, dim=dim,
+                             threads=args.threads[0]))
+    results = []
+    for job in jobs:
+        proc = subprocess.run([sys.executable, __file__, "--child", json.dumps(job)], capture_output=True,
+                              text=True)
+        line = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
+        if proc.returncode or not line:
+            print(proc.stdout, proc.stderr, file=sys.stderr)
+            raise SystemExit(f"run failed: {job}")
+        results.append(json.loads(line[0][7:]))
+        print(describe(results[-1]), flush=True)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(results, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

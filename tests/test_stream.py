@@ -1,0 +1,568 @@
+import io
+import itertools
+import os
+import random
+import signal
+import subprocess
+import sys
+import textwrap
+from collections import Counter
+
+import numpy as np
+import pytest
+import torch
+from torch_geometric.data import Batch
+
+import kong_pyg.stream as stream_mod
+from kong_pyg import KongSketch, KongStream, merge_streams
+from kong_pyg.cli import main as cli_main
+from kong_pyg.datasets import (
+    EdgeStream,
+    StreamSpotReader,
+    read_streamspot,
+    stream_to_graphs,
+    synthetic_event_stream,
+    write_streamspot,
+)
+from kong_pyg.hashing import BREAK
+from kong_pyg.idmap import IdMap
+from kong_pyg.kgrams import StringState, concat_pieces
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+@pytest.fixture(autouse=True)
+def one_thread():
+    """Tiny tensors: threads only add wake-up latency (a lot of it on a busy machine)."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+def canonical(ks):
+    """State arrays with symbol ids replaced by symbol codes (ids depend on lookup order)."""
+    state = ks.state_dict()
+    codes = state["symbols"]
+    out = {}
+    for name, t in state["arrays"].items():
+        if name == "node_sym" or name.endswith(("_pre", "_suf")):
+            t = torch.where(t >= 0, codes[t.clamp(min=0)], t)
+        out[name] = t
+    return out
+
+
+def random_stream(seed, graphs=4, edges=60, types=3, edge_types=2, max_nodes=6):
+    """A typed edge stream: raw per-graph node ids for KongStream, dense ones for EdgeStream.
+
+    Multi-edges, self-loops and graphs of one node all occur.
+    """
+    rng = random.Random(seed)
+    sizes = {g: rng.randint(1, max_nodes) for g in range(graphs)}
+    ntype = {(g, v): rng.randrange(types) for g in range(graphs) for v in range(sizes[g])}
+    rows = []
+    for _ in range(edges):
+        g = rng.randrange(graphs)
+        s, d = rng.randrange(sizes[g]), rng.randrange(sizes[g])
+        rows.append((s, ntype[g, s], d, ntype[g, d], rng.randrange(edge_types), g))
+    t = torch.tensor(rows, dtype=torch.long).view(-1, 6)
+    key = torch.stack([t[:, 5] * 1000 + t[:, 0], t[:, 5] * 1000 + t[:, 2]], dim=1)
+    _, dense = torch.unique(key, return_inverse=True)
+    es = EdgeStream(dense[:, 0], t[:, 1], dense[:, 1], t[:, 3], t[:, 4], t[:, 5], list(range(graphs)))
+    raw = (t[:, 0], t[:, 1], t[:, 2], t[:, 3], t[:, 4], t[:, 5])
+    return es, raw
+
+
+def reference(es, undirected=True, edge_labels=True, **cfg):
+    """KongSketch.readout on stream_to_graphs output, rows by graph index."""
+    graphs = stream_to_graphs(es, undirected=undirected)
+    b = Batch.from_data_list(graphs)
+    layer = KongSketch(norm="sketch", dtype=torch.float64, **cfg)
+    return layer.readout(b.x, b.edge_index, b.batch, b.edge_attr if edge_labels else None)
+
+
+def feed(ks, raw, chunk=7, lo=0, hi=None):
+    hi = raw[0].numel() if hi is None else hi
+    for a in range(lo, hi, chunk):
+        ks.update(*(c[a : min(a + chunk, hi)] for c in raw))
+    return ks
+
+
+def run_all_passes(raw, chunk=7, **cfg):
+    ks = KongStream(**cfg)
+    for p in range(ks.num_passes):
+        if p:
+            ks.end_pass()
+        feed(ks, raw, chunk)
+    return ks
+
+
+KERNELS = [dict(kernel="poly"), dict(kernel="poly", degree=2, const=1.0), dict(kernel="cosine"),
+           dict(kernel="cosine", degree=2)]
+
+
+@pytest.mark.parametrize("k,hops", list(itertools.product([1, 2, 3], [0, 1, 2])))
+def test_equals_kongsketch_readout_on_stream_to_graphs(k, hops):
+    es, raw = random_stream(k * 10 + hops)
+    for traversal, kern, undirected in itertools.product(["bfs", "wl"], KERNELS, [True, False]):
+        cfg = dict(k=k, hops=hops, traversal=traversal, dim=64, seed=3, **kern)
+        ref = reference(es, undirected, **cfg)
+        ks = run_all_passes(raw, undirected=undirected, **cfg)
+        got = ks.sketches()
+        rows = torch.tensor(ks.graph_ids)
+        assert ks.num_graphs == len(es.graph_ids)
+        if kern == dict(kernel="poly"):  # integer counts in float64: bit-exact
+            assert torch.equal(got, ref[rows]), cfg
+        else:
+            torch.testing.assert_close(got, ref[rows], rtol=1e-9, atol=1e-9)
+
+
+@pytest.mark.parametrize("edge_labels,blended", [(False, False), (False, True), (True, True)])
+def test_equals_readout_without_edge_labels_and_blended(edge_labels, blended):
+    es, raw = random_stream(7)
+    for k, hops, traversal in itertools.product([2, 3], [1, 2], ["bfs", "wl"]):
+        cfg = dict(k=k, hops=hops, traversal=traversal, dim=32, seed=1, blended=blended)
+        ref = reference(es, edge_labels=edge_labels, **cfg)
+        got = run_all_passes(raw, edge_labels=edge_labels, **cfg)
+        assert torch.equal(got.sketches(), ref[torch.tensor(got.graph_ids)])
+
+
+def test_synthetic_event_stream_deep_and_not_vacuous():
+    stream, y = synthetic_event_stream(30, seed=2)
+    for cfg in (dict(k=2, hops=1), dict(k=3, hops=3, traversal="wl"), dict(k=2, hops=2, degree=2)):
+        ks = KongStream(dim=128, **cfg).fit(stream, chunk_size=50)
+        ref = reference(stream, dim=128, **cfg)
+        torch.testing.assert_close(ks.sketches(), ref[torch.tensor(ks.graph_ids)], rtol=1e-9, atol=1e-9)
+    # the order matters for k = 2 (and the test would see it), not for k = 1
+    rev = EdgeStream(*(c.flip(0) for c in stream[:6]), stream.graph_ids)
+    for k, same in ((1, True), (2, False)):
+        a, b = KongStream(k=k, dim=128).fit(stream), KongStream(k=k, dim=128).fit(rev)
+        xa = a.sketches()[torch.argsort(torch.tensor(a.graph_ids))]
+        xb = b.sketches()[torch.argsort(torch.tensor(b.graph_ids))]
+        assert torch.equal(xa, xb) == same
+
+
+def test_hash_tables_are_the_layers_hashes():
+    ks = KongStream(k=3, dim=100, degree=2, seed=5)  # dim not a power of two
+    codes = np.array([0, 2, 4, 7, 2**57 + 1, 2 * 123456789], dtype=np.int64)
+    ids = ks._symbol_ids(codes)
+    grams = torch.tensor([[0, 1, 2], [5, 4, 3], [2, 2, 2], [1, 0, 5]])
+    bucket, sign = ks._hash(grams)
+    eb, es = KongSketch(k=3, dim=100, degree=2, seed=5).hashes.hash(torch.from_numpy(codes)[ids[grams]])
+    assert torch.equal(bucket, eb) and torch.equal(sign.double(), es)
+    tb, ts = ks._table(3, None)
+    code = (grams[:, 0] * len(codes) + grams[:, 1]) * len(codes) + grams[:, 2]
+    assert torch.equal(tb[code], eb) and torch.equal(ts[code], es) and ts[-1].abs().sum() == 0
+
+
+def test_chunking_and_sub_chunks_do_not_matter(monkeypatch):
+    es, raw = random_stream(11, edges=90)
+    cfg = dict(k=3, hops=2, traversal="bfs", dim=32, degree=2)
+    states = []
+    for chunk, sub in ((1, 1 << 18), (90, 1 << 18), (90, 4), (13, 3)):
+        monkeypatch.setattr(stream_mod, "_MAX_SUB", sub)
+        ks = run_all_passes(raw, chunk=chunk, **cfg)
+        states.append((ks.sketches(), canonical(ks)))
+    for x, st in states[1:]:
+        assert torch.equal(x, states[0][0])
+        for name, t in st.items():
+            assert torch.equal(t, states[0][1][name]), name
+
+
+def test_without_gram_code_tables(monkeypatch):
+    """Many symbols (V^n too large to tabulate): grams are hashed one by one."""
+    es, raw = random_stream(13, edges=70, types=5)
+    for cfg in (dict(k=3, hops=1, blended=True), dict(k=2, hops=2, traversal="wl", degree=2)):
+        want = run_all_passes(raw, dim=64, **cfg).sketches()
+        monkeypatch.setattr(stream_mod, "_MAX_TABLE", 1)
+        got = run_all_passes(raw, dim=64, **cfg).sketches()
+        monkeypatch.undo()
+        torch.testing.assert_close(got, want, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("cfg", [dict(k=2), dict(k=3, traversal="wl", kernel="cosine", degree=2)])
+def test_h1_sketches_are_available_at_any_moment(cfg):
+    es, raw = random_stream(5, edges=40)
+    ks = KongStream(hops=1, dim=32, **cfg)
+    for hi in range(5, 41, 5):
+        ks.update(*(c[hi - 5 : hi] for c in raw))
+        prefix = EdgeStream(*(c[:hi] for c in es[:6]), es.graph_ids)
+        present = sorted(set(prefix.graph.tolist()))
+        _, dense = torch.unique(torch.cat([prefix.src, prefix.dst]), return_inverse=True)
+        prefix = EdgeStream(dense[:hi], prefix.src_type, dense[hi:], prefix.dst_type, prefix.edge_type,
+                            torch.searchsorted(torch.tensor(present), prefix.graph), present)
+        ref = reference(prefix, hops=1, dim=32, **cfg)
+        rows = torch.searchsorted(torch.tensor(present), torch.tensor(ks.graph_ids))
+        torch.testing.assert_close(ks.sketches(), ref[rows], rtol=1e-9, atol=1e-9)
+
+
+@pytest.mark.parametrize("cfg", [dict(k=2, hops=1), dict(k=3, hops=2, kernel="cosine", degree=2),
+                                 dict(k=2, hops=2, traversal="wl")])
+def test_float32_state(cfg):
+    es, raw = random_stream(6)
+    a = run_all_passes(raw, dim=64, **cfg).sketches()
+    b = run_all_passes(raw, dim=64, dtype=torch.float32, **cfg).sketches()
+    assert b.dtype == torch.float32
+    torch.testing.assert_close(b.double(), a, rtol=1e-5, atol=1e-5)
+
+
+def test_empty_chunks_and_streams():
+    ks = KongStream(k=2, dim=16).update([], [], [], [], [])
+    assert ks.sketches().shape == (0, 16) and ks.num_nodes == 0
+    ks.update([1], [0], [2], [1], [3], ["g"]).update([], [], [], [], [], [])
+    assert ks.graph_ids == ["g"] and ks.num_edges == 1
+
+
+def test_ids_ints_strings_and_wide_ints_agree():
+    es, raw = random_stream(3, edges=50)
+    s, st, d, dt, et, g = raw
+    a = KongStream(k=2, dim=64).update(*raw)
+    as_str = [f"n{int(v)}" for v in s], [f"n{int(v)}" for v in d]
+    b = KongStream(k=2, dim=64).update(as_str[0], [f"t{int(v)}" for v in st], as_str[1],
+                                        [f"t{int(v)}" for v in dt], [f"e{int(v)}" for v in et],
+                                        [f"graph-{int(v)}" for v in g])
+    wide = lambda t: t * -7919 - 2**62  # noqa: E731
+    c = KongStream(k=2, dim=64).update(wide(s), st, wide(d), dt, et, wide(g) + 2**63 - 1)
+    # same structure: the same sketches up to the labels (types become other symbols)
+    assert a.graph_ids == g.unique_consecutive().tolist()[:0] + sorted(set(g.tolist()), key=g.tolist().index)
+    assert b.graph_ids == [f"graph-{i}" for i in a.graph_ids]
+    assert c.graph_ids == [int(i) * -7919 - 2**62 + 2**63 - 1 for i in a.graph_ids]
+    assert torch.equal(a.sketches(), c.sketches())
+    assert a.num_nodes == b.num_nodes == c.num_nodes
+    # decimal strings are the integers they spell
+    d2 = KongStream(k=2, dim=64).update([str(int(v)) for v in s], st, [str(int(v)) for v in d], dt, et,
+                                         [str(int(v)) for v in g])
+    assert torch.equal(a.sketches(), d2.sketches()) and d2.graph_ids == a.graph_ids
+    # numpy arrays and lists
+    e = KongStream(k=2, dim=64).update(*(c_.numpy() for c_ in raw))
+    assert torch.equal(a.sketches(), e.sketches())
+
+
+def test_bad_input():
+    ks = KongStream(k=2)
+    with pytest.raises(ValueError, match="edge_type"):
+        ks.update([1], [0], [2], [0])
+    with pytest.raises(ValueError, match="'dst' has 2 entries"):
+        ks.update([1], [0], [2, 3], [0, 0], [0])
+    with pytest.raises(TypeError, match="'src'"):
+        ks.update(torch.tensor([1.5]), [0], [2], [0], [0])
+    with pytest.raises(ValueError, match="src_type"):
+        ks.update([1], [-1], [2], [0], [0])
+    with pytest.raises(TypeError, match="'graph'"):
+        ks.update([1], [0], [2], [0], [0], [None])
+    with pytest.raises(ValueError, match="'k' must be >= 1"):
+        KongStream(k=0)
+    deep = KongStream(k=2, hops=2, dim=16)
+    deep.update([1, 2], [0, 1], [2, 3], [1, 0], [0, 0])
+    with pytest.raises(ValueError, match="need 2 passes"):
+        deep.sketches()
+    deep.end_pass()
+    with pytest.raises(ValueError, match="not seen in pass 1"):
+        deep.update([9], [0], [2], [1], [0])
+    with pytest.raises(ValueError, match="no next pass"):
+        deep.end_pass()
+    with pytest.raises(ValueError, match="re-iterable"):
+        KongStream(hops=2).fit(iter([([1], [0], [2], [0], [0])]))
+
+
+def test_state_dict_save_load_and_options(tmp_path):
+    es, raw = random_stream(4, edges=50)
+    for cfg in (dict(k=2, hops=1), dict(k=3, hops=2, kernel="cosine", traversal="wl")):
+        ks = KongStream(dim=32, **cfg)
+        feed(ks, raw, hi=30)
+        path = tmp_path / "s.pt"
+        ks.save(path)
+        back = KongStream.load(path)
+        assert repr(back) == repr(ks) and back.position == 30
+        feed(back, raw, lo=30)
+        feed(ks, raw, lo=30)
+        if ks.num_passes > 1:
+            for s_ in (ks, back):
+                s_.end_pass()
+                feed(s_, raw)
+        assert torch.equal(ks.sketches(), back.sketches())
+    assert not [p for p in os.listdir(tmp_path) if p.endswith(".tmp")]
+    with pytest.raises(ValueError, match="other options"):
+        KongStream(k=3, dim=32).load_state_dict(KongStream(k=2, dim=32).state_dict())
+    state = torch.load(path, weights_only=True)  # plain tensors and containers only
+    assert state["config"]["k"] == 3
+
+
+@pytest.mark.parametrize("cfg", [dict(k=2), dict(k=3, traversal="wl", blended=True),
+                                 dict(k=2, kernel="cosine", degree=2), dict(k=1),
+                                 dict(k=3, undirected=False, edge_labels=False)])
+def test_merge_of_consecutive_shards_is_the_whole_stream(cfg):
+    es, raw = random_stream(8, edges=80)
+    whole = feed(KongStream(dim=64, **cfg), raw)
+    cuts = [0, 0, 13, 14, 40, 80]  # an empty shard and a one-edge shard too
+    parts = [feed(KongStream(dim=64, **cfg), raw, lo=a, hi=b) for a, b in zip(cuts, cuts[1:])]
+    left = parts[0]
+    for p in parts[1:]:
+        left = merge_streams(left, p)
+    right = parts[-1]
+    for p in reversed(parts[:-1]):
+        right = p.merge(right)
+    for m in (left, right):
+        assert m.graph_ids == whole.graph_ids and m.num_edges == 80
+        assert torch.equal(m.sketches(), whole.sketches())
+        assert torch.equal(m.state_dict()["nodes"], whole.state_dict()["nodes"])
+        a, b = canonical(m), canonical(whole)
+        for name in b:
+            assert torch.equal(a[name], b[name]), name
+    # the inputs are unchanged
+    assert torch.equal(parts[1].sketches(), feed(KongStream(dim=64, **cfg), raw, lo=0, hi=13).sketches())
+    with pytest.raises(ValueError, match="different options"):
+        merge_streams(whole, KongStream(dim=32, **cfg))
+
+
+def test_merge_first_pass_of_a_deeper_stream():
+    es, raw = random_stream(12, edges=60)
+    cfg = dict(k=3, hops=2, dim=32, kernel="cosine")
+    whole = run_all_passes(raw, **cfg)
+    merged = merge_streams(feed(KongStream(**cfg), raw, hi=25), feed(KongStream(**cfg), raw, lo=25))
+    merged.end_pass()
+    feed(merged, raw)
+    torch.testing.assert_close(merged.sketches(), whole.sketches(), rtol=1e-12, atol=1e-12)
+    with pytest.raises(ValueError, match="pass-1"):
+        merge_streams(merged, merged)
+
+
+def test_merge_with_string_and_wide_ids():
+    es, raw = random_stream(9, edges=40)
+    names = lambda t: [f"id{int(v)}" for v in t]  # noqa: E731
+    cols = (names(raw[0]), raw[1], [int(v) - 2**62 for v in raw[2]], raw[3], raw[4], names(raw[5]))
+    whole = KongStream(k=3, dim=32).update(*cols)
+    a = KongStream(k=3, dim=32).update(*(c[:25] for c in cols))
+    b = KongStream(k=3, dim=32).update(*(c[25:] for c in cols))
+    m = merge_streams(a, b)
+    assert m.graph_ids == whole.graph_ids and torch.equal(m.sketches(), whole.sketches())
+
+
+CHILD = textwrap.dedent("""
+    import sys, time
+    from kong_pyg import KongStream
+    from kong_pyg.datasets import synthetic_event_stream
+    stream, _ = synthetic_event_stream(40, seed=5)
+    cols = (stream.src, stream.src_type, stream.dst, stream.dst_type, stream.edge_type, stream.graph)
+    def chunks():
+        for lo in range(0, stream.num_edges, 40):
+            yield tuple(c[lo:lo + 40] for c in cols)
+            print("chunk", flush=True)
+            time.sleep(float(sys.argv[2]))
+    KongStream(k=2, hops=2, dim=64).fit(chunks, checkpoint=sys.argv[1], checkpoint_every=3)
+    print("done", flush=True)
+""")
+
+
+def test_killed_run_resumes_from_its_checkpoint(tmp_path):
+    ckpt = str(tmp_path / "run.ckpt")
+    stream, _ = synthetic_event_stream(40, seed=5)
+    per_pass = -(-stream.num_edges // 40)
+    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    proc = subprocess.Popen([sys.executable, "-c", CHILD, ckpt, "0.05"], stdout=subprocess.PIPE, text=True,
+                            env=env)
+    seen = 0
+    for line in proc.stdout:  # kill it in the second pass, between checkpoints
+        seen += line.startswith("chunk")
+        if seen == per_pass + 5:
+            proc.send_signal(signal.SIGKILL)
+            break
+    proc.wait(timeout=60)
+    assert proc.returncode == -signal.SIGKILL
+    saved = KongStream.load(ckpt)
+    assert saved.pass_index == 2 and 0 < saved.position < stream.num_edges  # midway
+    # resume in a new process, from the checkpoint
+    done = subprocess.run([sys.executable, "-c", CHILD, ckpt, "0"], capture_output=True, text=True,
+                          env=env, timeout=120)
+    assert done.returncode == 0 and done.stdout.count("chunk") < 2 * per_pass, done.stderr
+    resumed = KongStream.load(ckpt).sketches()
+    whole = KongStream(k=2, hops=2, dim=64).fit(stream, chunk_size=40).sketches()
+    assert torch.equal(resumed, whole)
+
+
+def test_fit_sources_and_resume_in_process(tmp_path):
+    stream, _ = synthetic_event_stream(20, seed=1)
+    ref = KongStream(k=2, hops=2, dim=32).fit(stream).sketches()
+    cols = (stream.src, stream.src_type, stream.dst, stream.dst_type, stream.edge_type, stream.graph)
+    chunks = [tuple(c[lo : lo + 17] for c in cols) for lo in range(0, stream.num_edges, 17)]
+    dicts = [dict(zip(("src", "src_type", "dst", "dst_type", "edge_type", "graph"), c)) for c in chunks]
+    for source in (chunks, dicts, lambda: iter(chunks)):
+        assert torch.equal(KongStream(k=2, hops=2, dim=32).fit(source).sketches(), ref)
+    one = KongStream(k=2, hops=1, dim=32).fit(iter(chunks)).sketches()
+    assert torch.equal(one, KongStream(k=2, hops=1, dim=32).fit(stream).sketches())
+    # a checkpoint taken mid-pass, resumed by fit (which skips what was read)
+    ckpt = tmp_path / "c.pt"
+    part = KongStream(k=2, hops=2, dim=32)
+    feed(part, cols, chunk=17, hi=17 * 3 + 5)
+    part.save(ckpt)
+    assert torch.equal(KongStream(k=2, hops=2, dim=32).fit(chunks, checkpoint=ckpt).sketches(), ref)
+
+
+def test_concat_pieces_against_brute_force():
+    rng = random.Random(0)
+
+    def state(s, k):
+        keep = min(len(s), k - 1)
+        pre, suf = [BREAK] * (k - 1), [BREAK] * (k - 1)
+        pre[:keep] = s[:keep]
+        suf[:keep] = s[len(s) - keep :] if keep else []
+        return min(len(s), k), pre, suf
+
+    def grams(s, n):
+        return Counter(tuple(s[i : i + n]) for i in range(len(s) - n + 1))
+
+    for _ in range(150):
+        k = rng.randint(2, 4)
+        owners, strs = [], []
+        num = rng.randint(0, 5)
+        for o in range(num):
+            for _ in range(rng.randint(0, 5)):
+                owners.append(o)
+                strs.append([rng.randrange(3) for _ in range(rng.choice([0, 1, 2, 3, 5, 8]))])
+        st = [state(s, k) for s in strs]
+        pieces = StringState(torch.tensor([a for a, _, _ in st], dtype=torch.long),
+                             torch.tensor([b for _, b, _ in st], dtype=torch.long).view(-1, k - 1),
+                             torch.tensor([c for _, _, c in st], dtype=torch.long).view(-1, k - 1))
+        lengths = list(range(2, k + 1))
+        out, new = concat_pieces(torch.tensor(owners, dtype=torch.long), pieces, num, k, lengths)
+        for o in range(num):
+            ps = [s for ow, s in zip(owners, strs) if ow == o]
+            full = sum(ps, [])
+            for n in lengths:
+                want = grams(full, n)
+                for p in ps:
+                    want -= grams(p, n)
+                got = Counter(tuple(g) for node, g in zip(out[n].node.tolist(), out[n].grams.tolist())
+                              if node == o) if n in out else Counter()
+                assert got == want
+            length, pre, suf = state(full, k)
+            assert int(new.length[o]) == length and new.prefix[o].tolist() == pre
+            assert new.suffix[o].tolist() == suf
+
+
+def test_id_map():
+    rng = np.random.default_rng(0)
+    m, ref = IdMap(), {}
+    for _ in range(30):
+        q = np.concatenate([rng.integers(-2**63, 2**63 - 1, rng.integers(0, 300), dtype=np.int64),
+                            rng.integers(0, 500, 200)])
+        rng.shuffle(q)
+        ids, first = m.lookup(q)
+        want, new = [], []
+        for i, x in enumerate(q.tolist()):
+            if x not in ref:
+                ref[x] = len(ref)
+                new.append(i)
+            want.append(ref[x])
+        assert ids.tolist() == want and first.tolist() == new
+    assert m.keys.tolist() == list(ref)
+    back = IdMap.from_keys(m.keys)
+    q = rng.integers(0, 1000, 1000)
+    assert np.array_equal(back.lookup(q, insert=False)[0], m.lookup(q, insert=False)[0])
+    assert (m.lookup(np.array([12345678901], dtype=np.int64), insert=False)[0] == -1).all()
+
+
+# -- StreamSpot reader and CLI -----------------------------------------------------------
+
+
+def _reference_lines(text):
+    out, bad = [], []
+    for no, line in enumerate(text.split("\n")[: -1 if text.endswith("\n") else None], 1):
+        t = line.rstrip("\r\n")
+        if not t.strip():
+            continue
+        f = t.split("\t")
+        if len(f) != 6:
+            bad.append((no, f"expected 6 tab-separated fields, got {len(f)}"))
+        elif any(not x.strip() for x in f):
+            bad.append((no, "empty field"))
+        else:
+            out.append(tuple(x.strip() for x in f))
+    return out, bad
+
+
+def test_reader_matches_line_rules():
+    from kong_pyg.datasets.streamspot import type_code
+
+    rng = random.Random(1)
+    toks = ["0", "1", "12", "007", "abc", "a", "x" * 9, "123456789012345678", "1234567890123456789",
+            "\u00fc", "p 1", " q", "99999999999999999999", "-5", "\u00b2"]
+    for _ in range(60):
+        lines = []
+        for _ in range(rng.randint(0, 40)):
+            r = rng.random()
+            if r < 0.05:
+                lines.append("")
+            elif r < 0.08:
+                lines.append("  \t")
+            elif r < 0.12:
+                lines.append("\t".join(rng.choice(toks) for _ in range(rng.randint(1, 8))))
+            elif r < 0.15:
+                lines.append("1\t2\t\t4\t5\t6")
+            else:
+                end = "\r" if rng.random() < 0.1 else ""
+                lines.append("\t".join(rng.choice(toks) for _ in range(6)) + end)
+        text = "\n".join(lines) + ("\n" if rng.random() < 0.7 else "")
+        want, bad = _reference_lines(text)
+        for chunk in (1, 4, 1000):
+            reader = StreamSpotReader(io.BytesIO(text.encode()), chunk_size=chunk, keep=100)
+            got = []
+            for c in reader:
+                assert len(c.src) <= chunk
+                for s, st, d, dt, et, g in zip(*c):
+                    got.append((str(reader.decode(int(s))), int(st), str(reader.decode(int(d))), int(dt),
+                                int(et), str(reader.decode(int(g)))))
+            assert got == [(s, type_code(st), d, type_code(dt), type_code(et), g)
+                           for s, st, d, dt, et, g in want]
+            assert [(b.line_no, b.reason) for b in reader.malformed] == bad
+            assert reader.num_malformed == len(bad)
+        if bad:
+            with pytest.raises(ValueError, match=f"line {bad[0][0]}: "):
+                list(StreamSpotReader(io.BytesIO(text.encode()), strict=True))
+
+
+def test_cli_stream_file_stdin_malformed_and_strict(tmp_path, capsys, monkeypatch):
+    stream, _ = synthetic_event_stream(16, seed=4)
+    path = tmp_path / "s.tsv"
+    write_streamspot(stream, path)
+    with open(path, "a") as f:
+        f.write("broken line\n1\t2\t3\t4\t5\t\n")
+    out = tmp_path / "feat"
+    assert cli_main(["stream", str(path), "--out", str(out), "--dim", "64", "--hops", "2", "-q"]) == 0
+    err = capsys.readouterr().err
+    assert "2 malformed lines" in err and f"line {stream.num_edges + 1}" in err and "edges/s" in err
+    x = np.load(str(out) + ".npy")
+    ids = open(str(out) + ".ids.txt").read().split()
+    s2, _, _ = read_streamspot(path)
+    ks = KongStream(k=2, hops=2, dim=64).fit(s2)
+    ref = ks.sketches().numpy().astype(np.float32)
+    names = [s2.graph_ids[i] for i in ks.graph_ids]
+    assert ids == names and np.array_equal(x, ref)
+    # strict: fatal, names the line
+    assert cli_main(["stream", str(path), "--out", str(out), "--strict", "-q"]) == 1
+    assert f"line {stream.num_edges + 1}" in capsys.readouterr().err
+    # stdin, hops = 2 (spooled), .pt output
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(path.read_bytes())))
+    assert cli_main(["stream", "-", "--out", str(tmp_path / "f.pt"), "--dim", "64", "--hops", "2", "-q"]) == 0
+    saved = torch.load(tmp_path / "f.pt", weights_only=True)
+    assert saved["graph_ids"] == names and torch.equal(saved["x"], torch.from_numpy(x))
+    assert cli_main(["stream", str(tmp_path / "missing.tsv"), "-q"]) == 2
+    # checkpoints: a finished run's checkpoint resumes to the same output
+    ckpt = str(tmp_path / "run.ckpt")
+    args = ["stream", str(path), "--dim", "64", "--hops", "2", "-q", "--chunk-size", "50",
+            "--checkpoint", ckpt, "--checkpoint-every", "2"]
+    assert cli_main(args + ["--out", str(tmp_path / "c1")]) == 0 and os.path.exists(ckpt)
+    assert cli_main(args + ["--out", str(tmp_path / "c2")]) == 0
+    assert np.array_equal(np.load(tmp_path / "c1.npy"), x) and np.array_equal(np.load(tmp_path / "c2.npy"), x)
+
+
+def test_distributed_example_runs():
+    script = os.path.join(ROOT, "examples", "stream_distributed.py")
+    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    try:
+        done = subprocess.run([sys.executable, script, "--world-size", "2", "--graphs", "12"],
+                              capture_output=True, text=True, env=env, timeout=120)
+    except subprocess.TimeoutExpired:
+        pytest.skip("spawning processes timed out on this machine")
+    assert done.returncode == 0, done.stderr
+    assert "merged == single process: True" in done.stdout
