@@ -105,8 +105,8 @@ def header(args, ds, devices):
         f"- data: {args.dataset}, {len(ds)} graphs, {sum(g.num_nodes for g in ds)} nodes, "
         f"{sum(g.num_edges for g in ds)} directed edges"
         + (f" (first {args.max_graphs} graphs only)" if args.max_graphs else " (whole data set)"),
-        f"- work: `KongVectorizer(k, hops={args.hops}, dim, batch_size={args.batch_size}, device)"
-        ".fit_transform(dataset)`, default poly kernel p = 1; times include host-device transfers",
+        f"- work: `KongVectorizer(k, hops={args.hops}, dim, kernel={args.kernel!r}, degree={args.degree}, "
+        f"batch_size={args.batch_size}, device).fit_transform(dataset)`; times include host-device transfers",
         f"- timing: {args.repeats} timed runs after one warm-up, median (min-max) in seconds; "
         "CUDA synchronized before and after each run",
         f"- CPU: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
@@ -138,6 +138,8 @@ def main(argv=None):
     parser.add_argument("--ks", default="1,2")
     parser.add_argument("--dims", default="exact,1024", help="'exact' and/or sketch sizes")
     parser.add_argument("--hops", type=int, default=2)
+    parser.add_argument("--kernel", default="poly", choices=["poly", "cosine"])
+    parser.add_argument("--degree", type=int, default=1, help="kernel degree p (Tensor-Sketch when > 1)")
     parser.add_argument("--devices", default="cpu,cuda")
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--batch-size", type=int, default=1024)
@@ -160,7 +162,8 @@ def main(argv=None):
             ref, cpu_time = None, None
             for device in devices:
                 what = "exact (CSR)" if dim is None else f"sketch b={dim}"
-                vec = KongVectorizer(k=k, hops=args.hops, dim=dim, batch_size=args.batch_size, device=device)
+                vec = KongVectorizer(k=k, hops=args.hops, dim=dim, kernel=args.kernel, degree=args.degree,
+                                     batch_size=args.batch_size, device=device)
                 try:
                     med, times, out = timed(lambda: vec.fit_transform(ds), device, args.repeats)
                 except Exception as err:  # report and go on: one failure must not lose the other rows
