@@ -12,14 +12,6 @@ ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    # tiny data: threads only add scheduling waits (seconds on a busy machine)
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
 
 def run_example(name, args, monkeypatch, capsys):
     monkeypatch.setattr(sys, "argv", [str(EXAMPLES / name), *args])

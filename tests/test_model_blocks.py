@@ -13,14 +13,6 @@ from kong_pyg import KongSketch
 NUM_LABELS = 3
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    # tiny tensors: intra-op threads only add scheduling waits on a busy machine
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
 
 def batch_of(n=12, seed=0):
     rng = random.Random(seed)

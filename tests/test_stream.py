@@ -31,14 +31,6 @@ from kong_pyg.kgrams import StringState, concat_pieces
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    """Tiny tensors: threads only add wake-up latency (a lot of it on a busy machine)."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
 
 def canonical(ks):
     """State arrays with symbol ids replaced by symbol codes (ids depend on lookup order)."""
