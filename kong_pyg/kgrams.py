@@ -225,79 +225,27 @@ def concat_step(
     device = node_sym.device
     n = node_sym.numel()
     center, nbr, ptr = hood.center, hood.nbr, hood.ptr
-    deg = ptr[1:] - ptr[:-1]
     lab, esy = int(with_label), int(edge_sym is not None)
     per_edge = 1 + esy
-    # items: [label] (edge-symbol, neighbor)* end
-    n_items = lab + deg * per_edge + 1
+    # each node's pieces: [label] (edge symbol, neighbor's string)*
+    n_items = lab + (ptr[1:] - ptr[:-1]) * per_edge
     item_start = exclusive_cumsum(n_items)
-    total_items = int(item_start[-1])
-    LABEL, ESYM, NBR, END = 0, 1, 2, 3
-    kind = torch.full((total_items,), END, dtype=torch.long, device=device)
-    value = torch.zeros(total_items, dtype=torch.long, device=device)
-    size = torch.ones(total_items, dtype=torch.long, device=device)
-    first = item_start[:-1]
+    total = int(item_start[-1])
+    owner = torch.repeat_interleave(torch.arange(n, device=device), n_items, output_size=total)
+    length = torch.ones(total, dtype=torch.long, device=device)
+    prefix = torch.full((total, k - 1), BREAK, dtype=torch.long, device=device)
+    base = item_start.index_select(0, center) + lab
+    base += (torch.arange(nbr.numel(), device=device) - ptr.index_select(0, center)) * per_edge
     if lab:
-        kind[first] = LABEL
-        value[first] = node_sym
-    local = torch.arange(nbr.numel(), device=device) - ptr[center]
-    base = first[center] + lab + local * per_edge
+        prefix[item_start[:-1], 0] = node_sym
     if esy:
-        kind[base] = ESYM
-        value[base] = edge_sym
-    pos_n = base + esy
-    kind[pos_n] = NBR
-    value[pos_n] = nbr
-    ln = state.length[nbr]
-    size[pos_n] = torch.where(ln <= k - 1, ln, torch.full_like(ln, 2 * k - 1))
-    offset = exclusive_cumsum(size)
-    total = int(offset[-1])
-    item = torch.repeat_interleave(
-        torch.arange(total_items, device=device), size, output_size=total
-    )
-    intra = torch.arange(total, device=device) - offset[item]
-    pkind = kind[item]
-    pval = value[item]
-    u = torch.where(pkind == NBR, pval, torch.zeros_like(pval))
-    is_long = state.length[u] >= k
-    head = state.prefix[u, intra.clamp(max=k - 2)]
-    tail = state.suffix[u, (intra - k).clamp(min=0, max=k - 2)]
-    from_nbr = torch.where(
-        ~is_long | (intra < k - 1),
-        head,
-        torch.where(intra == k - 1, torch.full_like(head, BREAK), tail),
-    )
-    sym = torch.where(pkind == NBR, from_nbr, pval)
-    sym = torch.where(pkind == END, torch.full_like(sym, BREAK), sym)
-
-    # crossing windows: no BREAK inside, first and last symbol in other pieces
-    node_of_item = torch.repeat_interleave(
-        torch.arange(n, device=device), n_items, output_size=total_items
-    )
-    breaks = exclusive_cumsum((sym == BREAK).long())
-    out = {}
-    for ln_ in lengths:
-        if ln_ < 2 or total < ln_:
-            continue
-        start = torch.arange(total - ln_ + 1, device=device)
-        ok = (breaks[start + ln_] == breaks[start]) & (item[start] != item[start + ln_ - 1])
-        start = start[ok]
-        grams = torch.stack([sym[start + j] for j in range(ln_)], dim=1)
-        out[ln_] = Occurrences(node_of_item[item[start]], grams)
-
-    # the new state
-    length = _new_length(state, hood, n, lab, esy, k)
-    keep = length.clamp(max=k - 1)
-    begin = offset[first]
-    end = offset[item_start[1:] - 1]  # position of the END item
-    j = torch.arange(k - 1, device=device)
-    valid = j.unsqueeze(0) < keep.unsqueeze(1)
-    last = max(total - 1, 0)
-    pre = sym[(begin.unsqueeze(1) + j).clamp(max=last)] if total else begin.new_empty(n, k - 1)
-    suf_pos = (end - keep).unsqueeze(1) + j
-    suf = sym[suf_pos.clamp(min=0, max=last)] if total else pre
-    fill = torch.full_like(pre, BREAK)
-    return out, StringState(length, torch.where(valid, pre, fill), torch.where(valid, suf, fill))
+        prefix[base, 0] = edge_sym
+    suffix = prefix.clone()  # one-symbol pieces: prefix = suffix
+    pos = base + esy
+    length[pos] = state.length.index_select(0, nbr)
+    prefix[pos] = state.prefix.index_select(0, nbr)
+    suffix[pos] = state.suffix.index_select(0, nbr)
+    return concat_pieces(owner, StringState(length, prefix, suffix), n, k, lengths)
 
 
 def occurrences(
