@@ -11,7 +11,7 @@ from typing import List, Optional
 from . import __version__
 
 #: Modules that add a subcommand.
-COMMAND_MODULES: List[str] = []
+COMMAND_MODULES: List[str] = ["kong_pyg.evaluate"]
 
 
 def build_parser() -> argparse.ArgumentParser:
