@@ -36,7 +36,6 @@ badly scaled count features where the dual coordinate descent stalls) with
 :obj:`tol=1e-2`, LIBLINEAR's own default for that solver; fits that reach
 :obj:`max_iter` are counted and reported, not hidden.
 """
-import argparse
 import itertools
 import json
 import math
@@ -860,20 +859,24 @@ def sketch_curve(
     n_jobs: int = 1,
     max_iter: int = 1000,
     tol: float = 1e-2,
+    exact: bool = True,
     progress: bool = False,
 ) -> List[Dict[str, Any]]:
     r"""Accuracy of one KONG setting against the sketch size :math:`b`.
 
     The paper's Figure 3: for every :math:`b` in :obj:`sizes`, the sketched map
-    (:obj:`dim=b`) is scored with :math:`C` chosen by :obj:`protocol`.
+    (:obj:`dim=b`) of the setting :obj:`params` is scored with :math:`C`
+    chosen by :obj:`protocol` (the other arguments as in :func:`classify`).
+    With :obj:`exact=True` the exact map comes first (:obj:`dim=None`).
 
     Returns:
-        A list of dicts ``{dim, accuracy_mean, accuracy_std, feature_seconds}``.
+        A list of dicts ``{dim, accuracy_mean, accuracy_std, C, feature_seconds}``.
     """
     check_choice("protocol", protocol, ("paper", "nested"))
     sizes = [check_int("sizes", b, 1) for b in sizes]
     params = {k: v for k, v in params.items() if k != "C"}
-    settings = expand_grid("kong", [{**params, "dim": b} for b in sizes])
+    dims = ([None] if exact else []) + sizes
+    settings = expand_grid("kong", [{**params, "dim": b} for b in dims])
     y = _targets(graphs)
     out = []
     for setting in settings:
@@ -891,7 +894,7 @@ def sketch_curve(
     return out
 
 
-def plot_curve(curve: List[Dict[str, Any]], path, title: str = "", exact: Optional[float] = None) -> None:
+def plot_curve(curve: List[Dict[str, Any]], path, title: str = "") -> None:
     """Write the accuracy-against-b curve of :func:`sketch_curve` to an image.
 
     Needs matplotlib (``pip install 'kong-pyg[plot]'``).
@@ -903,13 +906,15 @@ def plot_curve(curve: List[Dict[str, Any]], path, title: str = "", exact: Option
         import matplotlib.pyplot as plt
     except ImportError as err:
         raise ImportError("--plot needs matplotlib: pip install 'kong-pyg[plot]'") from err
-    dims = [row["dim"] for row in curve]
-    mean = np.array([row["accuracy_mean"] for row in curve]) * 100
-    std = np.array([row["accuracy_std"] for row in curve]) * 100
+    rows = [row for row in curve if row["dim"] is not None]
+    dims = [row["dim"] for row in rows]
+    mean = np.array([row["accuracy_mean"] for row in rows]) * 100
+    std = np.array([row["accuracy_std"] for row in rows]) * 100
     fig, ax = plt.subplots(figsize=(6, 4))
     ax.errorbar(dims, mean, yerr=std, marker="o", capsize=3, label="sketch (dim = b)")
-    if exact is not None:
-        ax.axhline(100 * exact, color="gray", linestyle="--", label="exact map")
+    for row in curve:
+        if row["dim"] is None:
+            ax.axhline(100 * row["accuracy_mean"], color="gray", linestyle="--", label="exact map")
     ax.set_xscale("log", base=2)
     ax.set_xlabel("sketch size b")
     ax.set_ylabel("accuracy (%)")
@@ -1050,7 +1055,6 @@ def register_cli(subparsers) -> None:
             "MUTAG, bundled with the package (offline). Grid options take comma-separated values "
             "(integers also ranges like 1-4); the grid is their product."
         ),
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
     data = p.add_argument_group("data")
     data.add_argument("--dataset", default=None, metavar="NAME",
@@ -1063,12 +1067,12 @@ def register_cli(subparsers) -> None:
                       help="where processed data sets go (default: $KONG_PYG_CACHE or ~/.cache/kong_pyg)")
     model = p.add_argument_group("features")
     model.add_argument("--method", default="kong", choices=METHODS,
-                       help="kong; wl (PyG WLConv); wl-grakel, sp (GraKeL, needs kong-pyg[bench]); "
-                            "kw (k-walks)")
+                       help="kong (default); wl (PyG WLConv); wl-grakel, sp (GraKeL, needs "
+                            "kong-pyg[bench]); kw (k-walks)")
     model.add_argument("--grid", default="paper", choices=sorted(GRID_PRESETS),
                        help="KONG grid preset: paper = h 2, k 1, bfs, exact map, poly and cosine, p 1-4, "
                             "with and without rlb (16 settings); quick = the same with p 1 (4 settings). "
-                            "The options below replace single entries")
+                            "The options below replace single entries (default: paper)")
     for opt, (_, _, methods) in _GRID_OPTIONS.items():
         flag = "--" + opt.replace("_", "-")
         helps = {
@@ -1083,23 +1087,26 @@ def register_cli(subparsers) -> None:
             "walk_length": "walk length(s) k (kw; default 5,6)",
         }
         model.add_argument(flag, dest=opt, default=None, metavar="V[,V...]",
-                           help=helps[opt] + ("" if methods == ("kong",) else f" [{', '.join(methods)}]"))
+                           help=helps[opt] + ("" if methods == ("kong",) else f" [{', '.join(methods)}]")
+                           + " (default: from --grid)")
     ev = p.add_argument_group("evaluation")
     ev.add_argument("--protocol", default="both", choices=PROTOCOLS,
                     help="paper: best setting and C by mean CV accuracy (optimistic, as in the paper); "
-                         "nested: chosen on inner folds (honest); both")
-    ev.add_argument("--repeats", type=int, default=10, help="random permutations R")
-    ev.add_argument("--folds", type=int, default=10, help="outer folds")
+                         "nested: chosen on inner folds (honest); both (default)")
+    ev.add_argument("--repeats", type=int, default=10, help="random permutations R (default: 10)")
+    ev.add_argument("--folds", type=int, default=10, help="outer folds (default: 10)")
     ev.add_argument("--inner-folds", type=int, default=None, help="inner folds (nested; default 5)")
     ev.add_argument("--nested-repeats", type=int, default=None,
                     help="with --protocol both: nested protocol on the first N repeats only (default: all)")
-    ev.add_argument("--C", dest="C", default="0.1,1,10", metavar="C[,C...]", help="LinearSVC C grid")
-    ev.add_argument("--seed", type=int, default=0, help="seed of the splits and of sketches")
+    ev.add_argument("--C", dest="C", default="0.1,1,10", metavar="C[,C...]",
+                    help="LinearSVC C grid (default: 0.1,1,10)")
+    ev.add_argument("--seed", type=int, default=0, help="seed of the splits and of sketches (default: 0)")
     ev.add_argument("--jobs", type=int, default=min(os.cpu_count() or 1, 8),
                     help="threads fitting in parallel (default: the CPU count, at most 8)")
-    ev.add_argument("--max-iter", type=int, default=1000, help="LinearSVC max_iter (primal solver)")
+    ev.add_argument("--max-iter", type=int, default=1000,
+                    help="LinearSVC max_iter (primal solver; default: 1000)")
     ev.add_argument("--tol", type=float, default=1e-2,
-                    help="LinearSVC tol (1e-2: LIBLINEAR's default for the primal solver)")
+                    help="LinearSVC tol (default: 1e-2, LIBLINEAR's default for the primal solver)")
     out = p.add_argument_group("output")
     out.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
     out.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -1158,9 +1165,7 @@ def run_cli(args) -> int:
             head = res.primary
             proto = "nested" if args.protocol in ("nested", "both") else "paper"
             curve = sketch_curve(graphs, head.best_params, sizes, protocol=proto, **common)
-            exact = None if head.best_params.get("dim") is not None else head.accuracy_mean
-            plot_curve(curve, args.plot, title=f"{res.dataset}: {head.best_setting} ({proto} protocol)",
-                       exact=exact)
+            plot_curve(curve, args.plot, title=f"{res.dataset}: {head.best_setting} ({proto} protocol)")
             payload["plot"] = {"file": str(args.plot), "protocol": proto, "curve": curve}
     except (ValueError, TypeError, FileNotFoundError, ImportError, OSError) as err:
         return _error(str(err))
@@ -1171,7 +1176,7 @@ def run_cli(args) -> int:
         if args.plot is not None:
             print(f"\nplot: {args.plot} (accuracy against sketch size b, {proto} protocol)")
             for row in payload["plot"]["curve"]:
-                print(f"  b={row['dim']:>5}: {100 * row['accuracy_mean']:.2f} +- "
+                print(f"  b={row['dim'] or 'exact':>5}: {100 * row['accuracy_mean']:.2f} +- "
                       f"{100 * row['accuracy_std']:.2f}%  ({row['feature_seconds']:.2f} s features)")
     return 0
 

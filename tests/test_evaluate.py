@@ -246,5 +246,26 @@ def test_cli_plot(cache, tmp_path, capsys):
                        "--plot-sizes", "16,64", "--json", *FAST)
     assert rc == 0, err
     curve = json.loads(out)["plot"]["curve"]
-    assert [row["dim"] for row in curve] == [16, 64]
+    assert [row["dim"] for row in curve] == [None, 16, 64]
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_nested_on_fewer_repeats_and_api_on_a_list():
+    import torch
+    from torch_geometric.data import Data
+
+    graphs = []
+    for n, edges in paths_and_stars(16)[0]:
+        ei = torch.tensor(edges, dtype=torch.long).t()
+        deg = torch.bincount(ei[1], minlength=n)
+        graphs.append(Data(x=deg, edge_index=ei, y=torch.tensor([int(deg.max() > 2)])))
+    res = classify(graphs, grid={"kernel": ["cosine", "poly"]}, repeats=3, nested_repeats=2, folds=4,
+                   inner_folds=2)
+    assert res.cv.outer.shape == (2, 3, 3, 4) and res.cv.inner.shape == (2, 3, 2, 4, 2)
+    assert len(res.results["paper"].repeat_accuracies) == 3
+    assert len(res.results["nested"].repeat_accuracies) == 2
+    assert res.to_dict()["nested_repeats"] == 2 and res.dataset == "list"
+    with pytest.raises(ValueError, match="'nested_repeats' only applies"):
+        classify(graphs, protocol="paper", nested_repeats=1, folds=4)
+    with pytest.raises(ValueError, match="at most 'repeats'"):
+        cross_validate([np.eye(16)], [0, 1] * 8, repeats=1, nested_repeats=2, folds=2, inner_folds=2)
