@@ -12,6 +12,7 @@ from . import __version__
 
 #: Modules that add a subcommand.
 COMMAND_MODULES: List[str] = [
+    "kong_pyg.evaluate",
     "kong_pyg.ordered",
     "kong_pyg.stream",
 ]

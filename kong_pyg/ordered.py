@@ -85,7 +85,7 @@ def _kw(length: int) -> Callable:
     def run(graphs, seed):
         from .baselines import walk_features
 
-        return walk_features(graphs, length=length, node_norm=True)
+        return walk_features(graphs, length=length, cumulative=True, node_norm=True)
 
     return run
 

@@ -14,6 +14,7 @@ from .streamspot import (
     synthetic_event_stream,
     write_streamspot,
 )
+from .tu import NoNodeLabelsWarning, add_degree_labels, bundled_names, cache_dir, load_tu
 
 __all__ = [
     "InteractionGraphs",
@@ -32,4 +33,9 @@ __all__ = [
     "stream_to_graphs",
     "synthetic_event_stream",
     "format_malformed",
+    "load_tu",
+    "cache_dir",
+    "bundled_names",
+    "add_degree_labels",
+    "NoNodeLabelsWarning",
 ]

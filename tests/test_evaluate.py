@@ -1,0 +1,271 @@
+import json
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.svm import LinearSVC
+from tu_helpers import paths_and_stars, write_tu
+
+from kong_pyg import classify, expand_grid
+from kong_pyg.cli import main
+from kong_pyg.datasets import NoNodeLabelsWarning
+from kong_pyg.evaluate import CVResult, Gram, Setting, cross_validate, design_matrix, kernel_map, make_splits
+
+FAST = ["--repeats", "1", "--folds", "3", "--inner-folds", "2", "--quiet"]
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("KONG_PYG_CACHE", str(tmp_path / "cache"))
+    return tmp_path / "cache"
+
+
+def run(capsys, *argv):
+    rc = main(["classify", *argv])
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+# -- grids ---------------------------------------------------------------------
+
+
+def test_paper_grid():
+    names = [s.name for s in expand_grid("kong")]
+    assert names == [f"{k}{r}-{p}" for k in ("poly", "cosine") for p in (1, 2, 3, 4) for r in ("", "-rlb")]
+    first = expand_grid("kong")[0].config
+    assert first["k"] == 1 and first["hops"] == 2 and first["traversal"] == "bfs" and first["dim"] is None
+    assert [s.name for s in expand_grid("wl")] == ["wl-h1", "wl-h2"]
+    assert [s.name for s in expand_grid("kw")] == ["kw-5", "kw-6"]
+    assert [s.name for s in expand_grid("sp")] == ["sp"]
+
+
+def test_grid_rules():
+    # the cosine kernel has no constant: duplicates collapse
+    assert len(expand_grid("kong", {"kernel": ["cosine"], "const": [0, 1]})) == 1
+    assert len(expand_grid("kong", {"kernel": ["poly"], "const": [0, 1]})) == 2
+    s = expand_grid("kong", [{"k": 2, "traversal": "wl", "dim": 64, "normalize": True}])[0]
+    assert s.name == "poly-1 [k=2, wl, b=64, gnorm]"
+    with pytest.raises(ValueError, match="unknown setting 'p'"):
+        expand_grid("kong", {"p": [1]})
+    with pytest.raises(ValueError, match="'kernel' must be one of"):
+        expand_grid("kong", {"kernel": ["rbf"]})
+    with pytest.raises(TypeError, match="'relabel' must be True or False"):
+        expand_grid("kong", {"relabel": ["yes"]})
+    with pytest.raises(ValueError, match="unknown setting 'kernel' for method 'wl'"):
+        expand_grid("wl", {"kernel": ["poly"]})
+
+
+# -- protocols -------------------------------------------------------------------
+
+
+def test_protocols_on_known_scores():
+    S, nC, R, F, inner_folds = 2, 2, 2, 3, 2
+    outer = np.zeros((S, nC, R, F))
+    outer[0, 0] = 0.5
+    outer[1, 1] = [[0.9, 0.8, 1.0], [0.7, 0.9, 0.8]]  # best on the test folds: mean 0.85
+    outer[0, 1] = 0.6
+    inner = np.zeros((S, nC, R, F, inner_folds))
+    inner[0, 0] = 1.0  # the inner folds prefer (setting 0, C0) ...
+    inner[1, 1, 1, 2] = 2.0  # ... except in repeat 1, fold 2
+    settings = [Setting("features", (("index", i),)) for i in range(S)]
+    cv = CVResult(settings, [0.1, 1.0], outer, inner, [0.0, 0.0], 0.0, 0, 0)
+    paper = cv.protocol("paper")
+    assert paper.best_params == {"index": 1, "C": 1.0}
+    assert paper.accuracy_mean == pytest.approx(0.85)
+    assert paper.repeat_accuracies == pytest.approx([0.9, 0.8])
+    assert paper.accuracy_std == pytest.approx(0.05)
+    nested = cv.protocol("nested")
+    assert nested.repeat_accuracies == pytest.approx([0.5, (0.5 + 0.5 + 0.8) / 3])
+    assert nested.best_params == {"index": 0, "C": 0.1}
+    assert nested.chosen == {"features-0, C=0.1": 5, "features-1, C=1": 1}
+    # ties go to the earlier setting and the smaller C
+    flat = CVResult(settings, [0.1, 1.0], np.ones((S, nC, R, F)), None, [0, 0], 0, 0, 0)
+    assert flat.protocol("paper").best_params == {"index": 0, "C": 0.1}
+    with pytest.raises(ValueError, match="inner"):
+        flat.protocol("nested")
+
+
+def test_splits_are_seeded_and_stratified():
+    y = np.array([0] * 12 + [1] * 8)
+    a = make_splits(y, 2, 4, 2, seed=3)
+    b = make_splits(y, 2, 4, 2, seed=3)
+    for r in range(2):
+        for f in range(4):
+            assert np.array_equal(a.outer[r][f][1], b.outer[r][f][1])
+            test = a.outer[r][f][1]
+            assert sorted(np.bincount(y[test]).tolist()) == [2, 3]
+            for tr, te in a.inner[r][f]:
+                assert set(tr) | set(te) == set(a.outer[r][f][0])
+    assert not np.array_equal(a.outer[0][0][1], a.outer[1][0][1])
+    with pytest.raises(ValueError, match="smallest class has only 8"):
+        make_splits(y, 1, 10, None, 0)
+    with pytest.raises(ValueError, match="inner_folds=7"):
+        make_splits(y, 1, 4, 7, 0)
+    with pytest.raises(ValueError, match="single class"):
+        make_splits(np.zeros(10), 1, 2, None, 0)
+
+
+def test_kernel_map_fits_the_same_classifier():
+    rng = np.random.default_rng(0)
+    X = sp.random(40, 300, density=0.05, random_state=1, format="csr") * 3
+    y = (X @ rng.normal(size=300) > 0).astype(int)
+    P = design_matrix(X, project=True)
+    assert P.shape[0] == 40 and P.shape[1] <= 40
+    assert np.allclose(P @ P.T, (X @ X.T).toarray())
+    assert np.allclose(design_matrix(Gram((X @ X.T).toarray())) @ P.T, P @ P.T)
+    kw = dict(C=1.0, dual=False, tol=1e-10, max_iter=100000)
+    a = LinearSVC(**kw).fit(X[:30], y[:30]).decision_function(X[30:])
+    b = LinearSVC(**kw).fit(P[:30], y[:30]).decision_function(P[30:])
+    assert np.allclose(a, b, atol=1e-5)
+    # narrow features are used as they are
+    assert design_matrix(X[:, :20]).shape == (40, 20)
+    assert kernel_map(np.zeros((3, 3))).shape == (3, 1)
+
+
+def test_cross_validate_reads_each_setting_once():
+    rng = np.random.default_rng(1)
+    y = np.array([0, 1] * 20)
+    good = np.c_[y + 0.1 * rng.normal(size=40), rng.normal(size=40)]
+    calls = []
+
+    def noise():
+        calls.append(1)
+        return rng.normal(size=(40, 2))
+
+    cv = cross_validate([noise, good], y, repeats=2, folds=4, inner_folds=2, n_jobs=2)
+    assert len(calls) == 1
+    assert cv.outer.shape == (2, 3, 2, 4) and cv.inner.shape == (2, 3, 2, 4, 2)
+    assert cv.fits == 2 * 3 * 2 * 4 * 3
+    assert cv.protocol("paper").best_params["index"] == 1
+    assert cv.protocol("nested").accuracy_mean > 0.9
+    serial = cross_validate([noise, good], y, repeats=2, folds=4, inner_folds=2, n_jobs=1)
+    assert np.array_equal(serial.outer[1], cv.outer[1])
+    with pytest.raises(ValueError, match="'C' must be positive"):
+        cross_validate([good], y, C=[0])
+
+
+# -- the command line and the API ------------------------------------------------------
+
+
+def test_cli_json_on_bundled_mutag(cache, capsys):
+    rc, out, err = run(capsys, "--grid", "quick", "--json", *FAST)
+    assert rc == 0, err
+    res = json.loads(out)
+    for key in ("dataset", "num_graphs", "accuracy_mean", "accuracy_std", "best_params", "feature_seconds",
+                "protocol"):
+        assert key in res
+    assert res["dataset"] == "MUTAG" and res["num_graphs"] == 188 and res["protocol"] == "both"
+    assert set(res["protocols"]) == {"paper", "nested"}
+    assert res["accuracy_mean"] == res["protocols"]["nested"]["accuracy_mean"]
+    assert res["num_settings"] == 4 and len(res["settings"]) == 4
+    assert 0.7 < res["protocols"]["paper"]["accuracy_mean"] <= 1.0
+    assert {"kernel", "degree", "relabel", "C"} <= set(res["best_params"])
+    # the Python API gives the same numbers
+    api = classify("MUTAG", grid={"kernel": ["poly", "cosine"], "relabel": [False, True]}, repeats=1, folds=3,
+                   inner_folds=2)
+    assert api.to_dict()["protocols"] == res["protocols"]
+
+
+def test_cli_table_and_paper_protocol(cache, capsys):
+    rc, out, _ = run(capsys, "--kernel", "cosine", "--degree", "1", "--relabel", "no", "--protocol", "paper",
+                     "--repeats", "2", "--folds", "3", "--quiet")
+    assert rc == 0
+    assert "KONG on MUTAG: 188 graphs" in out and "cosine-1" in out and "paper" in out
+    assert "nested " not in out.split("protocol")[-1].splitlines()[1]
+    rc, out, _ = run(capsys, "--kernel", "cosine", "--degree", "1", "--relabel", "no", "--protocol", "nested",
+                     "--json", *FAST)
+    assert json.loads(out)["protocol"] == "nested" and list(json.loads(out)["protocols"]) == ["nested"]
+
+
+def test_cli_baselines(cache, capsys):
+    rc, out, err = run(capsys, "--method", "wl", "--json", *FAST)
+    assert rc == 0, err
+    assert [s["setting"] for s in json.loads(out)["settings"]] == ["wl-h1", "wl-h2"]
+    rc, out, err = run(capsys, "--method", "kw", "--walk-length", "2", "--json", *FAST)
+    assert rc == 0, err
+    assert json.loads(out)["best_params"]["length"] == 2
+
+
+def test_cli_grakel_baselines(cache, capsys):
+    pytest.importorskip("grakel")
+    for method, names in (("sp", ["sp"]), ("wl-grakel", ["wl-grakel-h1"])):
+        extra = ["--hops", "1"] if method == "wl-grakel" else []
+        rc, out, err = run(capsys, "--method", method, *extra, "--json", *FAST)
+        assert rc == 0, err
+        assert [s["setting"] for s in json.loads(out)["settings"]] == names
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--dataset", "NOPE"], "unknown data set 'NOPE'"),
+    (["--dataset", "mutag"], "did you mean 'MUTAG'"),
+    (["--data-root", "."], "--data-root needs --dataset"),
+    (["--method", "wl", "--kernel", "poly"], "--kernel applies to --method kong"),
+    (["--method", "sp", "--walk-length", "3"], "--walk-length applies to --method kw"),
+    (["--method", "wl", "--grid", "quick"], "does not apply to --method wl"),
+    (["--method", "wl", "--plot", "x.png"], "--plot draws KONG sketch sizes"),
+    (["--protocol", "paper", "--inner-folds", "3"], "--inner-folds only applies"),
+    (["--degree", "one"], "--degree expects integers"),
+    (["--relabel", "maybe"], "--relabel expects yes, no or both"),
+    (["--dim", "big"], "--dim expects 'exact'"),
+    (["--kernel", "rbf"], "--kernel expects values from poly, cosine"),
+    (["--folds", "100"], "smallest class has only 63"),
+    (["--C", "0"], "'C' must be positive"),
+    (["--plot-sizes", "64"], "--plot-sizes needs --plot"),
+])
+def test_cli_errors(cache, capsys, argv, message):
+    rc, out, err = run(capsys, *argv, "--quiet")
+    assert rc == 2 and out == ""
+    assert message in err and err.startswith("kong-pyg classify: error:")
+
+
+def test_cli_missing_raw_files(cache, tmp_path, capsys):
+    graphs, classes = paths_and_stars()
+    raw = write_tu(tmp_path / "root", "SHAPES", graphs, classes)
+    (raw / "SHAPES_graph_indicator.txt").unlink()
+    rc, _, err = run(capsys, "--data-root", str(tmp_path / "root"), "--dataset", "SHAPES")
+    assert rc == 2 and "SHAPES_graph_indicator.txt" in err
+
+
+def test_cli_degree_label_fallback(cache, tmp_path, capsys):
+    graphs, classes = paths_and_stars(12)
+    write_tu(tmp_path / "root", "SHAPES", graphs, classes)
+    with pytest.warns(NoNodeLabelsWarning, match="using node degrees as labels"):
+        rc, out, err = run(capsys, "--data-root", str(tmp_path / "root"), "--dataset", "SHAPES", "--grid",
+                           "quick", "--json", *FAST)
+    assert rc == 0, err
+    res = json.loads(out)
+    assert res["dataset"] == "SHAPES" and res["num_graphs"] == 12
+    # paths and stars differ in their degree labels: separable
+    assert res["protocols"]["paper"]["accuracy_mean"] == 1.0
+
+
+def test_cli_plot(cache, tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    png = tmp_path / "curve.png"
+    rc, out, err = run(capsys, "--kernel", "cosine", "--degree", "1", "--relabel", "no", "--plot", str(png),
+                       "--plot-sizes", "16,64", "--json", *FAST)
+    assert rc == 0, err
+    curve = json.loads(out)["plot"]["curve"]
+    assert [row["dim"] for row in curve] == [None, 16, 64]
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_nested_on_fewer_repeats_and_api_on_a_list():
+    import torch
+    from torch_geometric.data import Data
+
+    graphs = []
+    for n, edges in paths_and_stars(16)[0]:
+        ei = torch.tensor(edges, dtype=torch.long).t()
+        deg = torch.bincount(ei[1], minlength=n)
+        graphs.append(Data(x=deg, edge_index=ei, y=torch.tensor([int(deg.max() > 2)])))
+    res = classify(graphs, grid={"kernel": ["cosine", "poly"]}, repeats=3, nested_repeats=2, folds=4,
+                   inner_folds=2)
+    assert res.cv.outer.shape == (2, 3, 3, 4) and res.cv.inner.shape == (2, 3, 2, 4, 2)
+    assert len(res.results["paper"].repeat_accuracies) == 3
+    assert len(res.results["nested"].repeat_accuracies) == 2
+    assert res.to_dict()["nested_repeats"] == 2 and res.dataset == "list"
+    with pytest.raises(ValueError, match="'nested_repeats' only applies"):
+        classify(graphs, protocol="paper", nested_repeats=1, folds=4)
+    with pytest.raises(ValueError, match="at most 'repeats'"):
+        cross_validate([np.eye(16)], [0, 1] * 8, repeats=1, nested_repeats=2, folds=2, inner_folds=2)
