@@ -4,10 +4,10 @@
   (``DIR/NAME/raw/NAME_A.txt`` and friends, as downloaded by PyG's
   ``TUDataset``). The raw files are copied into a fresh temporary folder, so
   ``DIR`` may be read-only and nothing is downloaded.
-* No ``--data-root``: the default data set below, which needs no files.
-  It is the package's synthetic ordered-event data set (two classes that
-  differ only in the order of events; see
-  ``kong_pyg.datasets.synthetic_event_stream``).
+* No ``--data-root``: MUTAG, which ships with the package (offline), or
+  with ``--dataset synthetic`` the package's synthetic ordered-event data
+  set (two classes that differ only in the order of events; see
+  ``kong_pyg.datasets.synthetic_event_stream``). Neither needs files.
 
 Graphs come back with ``x`` as one-hot float rows (a GNN's input; KONG reads
 the same rows as labels), integer or one-hot ``edge_attr`` and ``y``.
@@ -21,13 +21,15 @@ import torch
 import torch.nn.functional as F
 
 
-def add_data_args(parser, num_graphs: int = 200):
+def add_data_args(parser, num_graphs: int = 200, dataset: str = "MUTAG"):
     parser.add_argument("--data-root", default=None,
                         help="folder holding NAME/raw/NAME_*.txt (PyG TUDataset raw layout); "
-                             "default: a built-in data set, no files needed")
-    parser.add_argument("--dataset", default="MUTAG", help="TU data set name under --data-root")
+                             "default: a data set that needs no files (--dataset)")
+    parser.add_argument("--dataset", default=dataset,
+                        help="TU data set name under --data-root; without it MUTAG (bundled with the "
+                             "package) or 'synthetic' (ordered events)")
     parser.add_argument("--num-graphs", type=int, default=num_graphs,
-                        help="graphs of the built-in synthetic data set")
+                        help="graphs used without --data-root (MUTAG: a seeded random subset, at most 188)")
 
 
 def find_raw(root, name: str) -> Path:
@@ -77,14 +79,21 @@ def one_hot_x(graphs):
     return graphs
 
 
-def default_graphs(args):
-    """The data used without ``--data-root``: (graphs, description).
+def bundled_graphs(name: str, num_graphs: int, seed: int = 0):
+    """A data set bundled with the package, a seeded random subset of at most ``num_graphs``."""
+    from kong_pyg.datasets import load_tu as load_bundled
 
-    The synthetic data set needs no files. To use a data set bundled with the
-    package instead, change the line below, e.g. to
-    ``return load_bundled("MUTAG"), "MUTAG (bundled)"``.
-    """
-    return synthetic_graphs(args.num_graphs, args.seed), "synthetic ordered events (built in)"
+    with tempfile.TemporaryDirectory(prefix="kong_tu_") as cache:
+        dataset = load_bundled(name, cache=cache)  # in memory once processed
+    keep = torch.randperm(len(dataset), generator=torch.Generator().manual_seed(seed))[:num_graphs]
+    return [dataset[int(i)] for i in keep.sort().values]
+
+
+def default_graphs(args):
+    """The data used without ``--data-root``: (graphs, description). Needs no files."""
+    if args.dataset.lower() == "synthetic":
+        return synthetic_graphs(args.num_graphs, args.seed), "synthetic ordered events (built in)"
+    return bundled_graphs(args.dataset, args.num_graphs, args.seed), f"{args.dataset} (bundled)"
 
 
 def load_graphs(args, pre_transform=None):

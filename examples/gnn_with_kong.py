@@ -13,7 +13,8 @@ events) a GIN cannot tell the classes apart: sum aggregation ignores the order
 of neighbors. KONG's k = 2 features see it.
 
 Run (offline, built-in data):   python examples/gnn_with_kong.py
-On a TU data set (raw files):   python examples/gnn_with_kong.py --data-root DIR --dataset MUTAG
+On the bundled MUTAG:           python examples/gnn_with_kong.py --dataset MUTAG
+On a TU data set (raw files):   python examples/gnn_with_kong.py --data-root DIR --dataset NCI1
 """
 import argparse
 import statistics
@@ -96,7 +97,7 @@ def run_fold(graphs, train_idx, test_idx, args, use_kong, num_classes, device):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    add_data_args(parser)
+    add_data_args(parser, dataset="synthetic")
     parser.add_argument("--k", type=int, default=2)
     parser.add_argument("--hops", type=int, default=2)
     parser.add_argument("--dim", type=int, default=64, help="KONG sketch size (extra input channels)")

@@ -12,7 +12,6 @@ ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
 
 
-
 def run_example(name, args, monkeypatch, capsys):
     monkeypatch.setattr(sys, "argv", [str(EXAMPLES / name), *args])
     monkeypatch.syspath_prepend(str(EXAMPLES))
@@ -46,10 +45,15 @@ def write_tu(root: Path, name: str, num_graphs: int = 12):
     return root
 
 
-def test_linear_head_builtin(monkeypatch, capsys):
+def test_linear_head_bundled_mutag(monkeypatch, capsys):
     out = run_example("linear_head.py", ["--quick"], monkeypatch, capsys)
-    assert "synthetic ordered events" in out and "epoch   3" in out
+    assert "MUTAG (bundled), 40 graphs, 2 classes" in out and "epoch   3" in out
     assert "final test accuracy" in out
+
+
+def test_linear_head_synthetic(monkeypatch, capsys):
+    out = run_example("linear_head.py", ["--quick", "--dataset", "synthetic"], monkeypatch, capsys)
+    assert "synthetic ordered events" in out and "final test accuracy" in out
 
 
 def test_linear_head_on_tu_raw_files(tmp_path, monkeypatch, capsys):
@@ -72,7 +76,7 @@ def test_missing_tu_files_say_where_they_were_looked_for(tmp_path, monkeypatch, 
 
 def test_gnn_with_kong(monkeypatch, capsys):
     out = run_example("gnn_with_kong.py", ["--quick"], monkeypatch, capsys)
-    assert "fold 2:" in out and "GIN + KONG  accuracy" in out and "GIN         accuracy" in out
+    assert "synthetic ordered events" in out and "fold 2:" in out and "GIN + KONG  accuracy" in out and "GIN         accuracy" in out
 
 
 def test_gnn_with_kong_in_model_on_tu(tmp_path, monkeypatch, capsys):
