@@ -77,11 +77,12 @@ def grakel_wl(graphs, hops: int = 2):
     )
 
 
-def timed(fn, repeats: int) -> float:
+def timed(fn, repeats: int, collect: bool = True) -> float:
     fn()  # warm-up
     out = []
     for _ in range(repeats):
-        gc.collect()
+        if collect:
+            gc.collect()
         t = time.perf_counter()
         fn()
         out.append(time.perf_counter() - t)
@@ -97,6 +98,8 @@ def main(argv=None) -> int:
     parser.add_argument("--out", type=Path, default=None, help="write the Markdown table here")
     parser.add_argument("--threads", type=int, default=0, help="torch threads (default: torch's choice)")
     parser.add_argument("--edge-labels", action="store_true", help="give KONG the edge labels too")
+    parser.add_argument("--no-gc", action="store_true",
+                        help="no gc.collect() before every timed run (warm caches: back-to-back calls)")
     args = parser.parse_args(argv)
     if not args.data_root.is_dir():
         print(f"no data at {args.data_root}: nothing to benchmark (pass --data-root)")
@@ -129,13 +132,14 @@ def main(argv=None) -> int:
                 continue
             m = int(ds._data.edge_index.size(1))
             times = {}
+            collect = not args.no_gc
             for label, cfg in methods.items():
                 vec = KongVectorizer(**common, **cfg)
-                times[label] = timed(lambda: vec.fit_transform(ds), args.repeats)
-            times["PyG WLConv histograms"] = timed(lambda: wlconv_features(ds, h), args.repeats)
+                times[label] = timed(lambda: vec.fit_transform(ds), args.repeats, collect)
+            times["PyG WLConv histograms"] = timed(lambda: wlconv_features(ds, h), args.repeats, collect)
             if have_grakel:
                 gk = grakel_input(ds)
-                times["GraKeL WL"] = timed(lambda: grakel_wl(gk, h), args.repeats)
+                times["GraKeL WL"] = timed(lambda: grakel_wl(gk, h), args.repeats, collect)
             rows.append((name, len(ds), m, times))
             base = times.get("GraKeL WL")
             print(f"\n{name}: {len(ds)} graphs, {m} directed edges (median of {args.repeats} runs)")
@@ -152,9 +156,13 @@ def write_markdown(path: Path, rows, args, h: int) -> None:
     lines = [
         "# Feature time: KONG vs WL tools",
         "",
-        f"Median of {args.repeats} runs after one warm-up, h = {h}, on {platform.processor() or 'CPU'} "
+        f"Median of {args.repeats} runs after one warm-up"
+        + (" (back to back: no gc.collect() between runs, warm caches)" if args.no_gc
+           else " (gc.collect() before every run: closer to one cold call)")
+        + f", h = {h}, on {platform.processor() or 'CPU'} "
         f"({os.cpu_count()} cores), torch {torch.__version__}. Produced by",
-        "`python benchmarks/bench_core.py --out docs/results/bench_core.md`"
+        "`python benchmarks/bench_core.py --threads 1 --repeats 15"
+        + (" --no-gc" if args.no_gc else "") + f" --out {args.out}`"
         + (" (with `--edge-labels`)." if args.edge_labels else "; KONG reads node labels only, as WL does."),
         "GraKeL's WL returns the n x n kernel matrix (its public output); KONG and WLConv return",
         "explicit features. Ratio = GraKeL WL time / method time (higher is faster).",
