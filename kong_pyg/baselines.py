@@ -27,6 +27,7 @@ import scipy.sparse as sp
 import torch
 from torch import Tensor
 
+from .exact import dense_rank
 from .inputs import check_int, labels
 from .vectorizer import iter_graph_batches
 
@@ -65,11 +66,6 @@ def _count_matrix(graph: Tensor, column: Tensor, num_graphs: int, num_columns: i
     return out
 
 
-def _dense_ids(t: Tensor) -> Tuple[Tensor, int]:
-    uniq, inv = torch.unique(t, return_inverse=True)
-    return inv, uniq.numel()
-
-
 def _normalize_rows(x: sp.csr_matrix) -> sp.csr_matrix:
     norm = np.sqrt(np.asarray(x.multiply(x).sum(axis=1)).ravel())
     norm[norm == 0] = 1.0
@@ -102,8 +98,8 @@ def wl_features(graphs, hops: int = 2, normalize: bool = False) -> sp.csr_matrix
 
     check_int("hops", hops, 0)
     g = graph_union(graphs)
-    color, width = _dense_ids(g.label)
-    columns, offset = [color], width
+    names, color = dense_rank(g.label)
+    columns, offset = [color], names.numel()
     for _ in range(hops):
         color = WLConv()(color, g.edge_index)
         width = int(color.max()) + 1 if color.numel() else 0
@@ -177,14 +173,13 @@ def walk_features(
         raise ValueError("'return_sequences' needs 'cumulative=False' (blocks of several lengths)")
     g = graph_union(graphs)
     n = g.label.numel()
-    label, _ = _dense_ids(g.label)
-    names = torch.unique(g.label)
+    names, label = dense_rank(g.label)
     src, dst = g.edge_index
     adj = torch.sparse_coo_tensor(
         torch.stack([dst, src]), torch.ones(src.numel(), dtype=torch.float64), (n, n), check_invariants=False
     ).coalesce()
     # W^(0): one walk per node, sequence id = its label id
-    width = int(label.max()) + 1 if n else 0
+    width = names.numel()
     walk = torch.sparse_coo_tensor(
         torch.stack([torch.arange(n), label]), torch.ones(n, dtype=torch.float64), (n, width),
         check_invariants=False,

@@ -262,11 +262,9 @@ class FeatureCache:
 
 
 def _labels(graphs) -> np.ndarray:
-    data = getattr(graphs, "_data", None)
-    if data is not None and getattr(graphs, "slices", None) is not None and "y" in graphs.slices \
-            and graphs.transform is None:
-        return data.y[np.asarray(graphs.indices())].numpy().astype(np.int64)
-    return np.asarray([int(g.y) for g in graphs], dtype=np.int64)
+    from .evaluate import _targets
+
+    return _targets(graphs).astype(np.int64)
 
 
 def _iter(it, progress: bool, desc: str, total: int):
