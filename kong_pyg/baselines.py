@@ -28,8 +28,8 @@ import torch
 from torch import Tensor
 
 from .exact import dense_rank
+from .graphs import iter_graph_batches
 from .inputs import check_int, labels
-from .vectorizer import iter_graph_batches
 
 
 class GraphUnion(NamedTuple):

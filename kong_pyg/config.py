@@ -1,0 +1,319 @@
+r"""Every KONG option, documented and validated in one place: :class:`KongConfig`.
+
+Each front-end (:class:`~kong_pyg.KongSketch`, :class:`~kong_pyg.KongVectorizer`,
+:class:`~kong_pyg.KongFeatures`, :class:`~kong_pyg.KongStream`, the
+``kong-pyg`` command line and the evaluation grids) takes either a
+:class:`KongConfig` (``config=``) or the same options as keyword arguments,
+and turns them into a :class:`KongConfig` with :func:`resolve_config`. So an
+option is added, documented and checked here once; front-ends only pass it
+on.
+
+A field's metadata holds its help text (``doc``, shown by :func:`option_docs`
+and the command line) and, for the evaluation tables, the short ``tag`` a
+non-default value adds to a setting's name (:meth:`KongConfig.short_name`).
+"""
+from dataclasses import MISSING, asdict, dataclass, field, fields, replace
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Tuple
+
+#: The traversals (see :mod:`kong_pyg.traversals`).
+TRAVERSALS: Tuple[str, ...] = ("bfs", "wl")
+#: The base kernels (see :mod:`kong_pyg.kernels`).
+KERNELS: Tuple[str, ...] = ("poly", "cosine")
+#: The neighbor orders (see :mod:`kong_pyg.ordering`).
+ORDERS: Tuple[str, ...] = ("edge", "label", "degree", "random")
+#: How cosine norms of sketched maps are taken.
+NORMS: Tuple[str, ...] = ("exact", "sketch")
+#: PyG's message-passing directions.
+FLOWS: Tuple[str, ...] = ("source_to_target", "target_to_source")
+
+
+# -- small validators (also used by the front-ends for their own arguments) ----
+
+
+def check_choice(name: str, value: Any, choices: Iterable[str]) -> str:
+    """Check that :obj:`value` is one of :obj:`choices`."""
+    choices = tuple(choices)
+    if not isinstance(value, str) or value not in choices:
+        raise ValueError(f"'{name}' must be one of {list(choices)} (got {value!r})")
+    return value
+
+
+def check_int(name: str, value: Any, minimum: int) -> int:
+    """Check that :obj:`value` is an integer (Python or NumPy) at least :obj:`minimum`."""
+    if not isinstance(value, bool) and type(value).__module__ == "numpy" and hasattr(value, "dtype"):
+        if value.dtype.kind in "iu" and getattr(value, "ndim", 0) == 0:
+            value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"'{name}' must be an integer (got {type(value).__name__})")
+    if value < minimum:
+        raise ValueError(f"'{name}' must be >= {minimum} (got {value})")
+    return int(value)
+
+
+def check_float(name: str, value: Any, minimum: float) -> float:
+    """Check that :obj:`value` is a finite real number at least :obj:`minimum`."""
+    kind = getattr(getattr(value, "dtype", None), "kind", "")
+    numpy_scalar = type(value).__module__ == "numpy" and kind in "iuf" and getattr(value, "ndim", 1) == 0
+    if isinstance(value, bool) or not (isinstance(value, (int, float)) or numpy_scalar):
+        raise TypeError(f"'{name}' must be a number (got {type(value).__name__})")
+    value = float(value)
+    if not value >= minimum or value == float("inf"):  # also rejects NaN
+        raise ValueError(f"'{name}' must be a finite number >= {minimum} (got {value})")
+    return value
+
+
+def _is_bool(value: Any) -> bool:
+    return isinstance(value, bool) or (type(value).__module__ == "numpy" and type(value).__name__ == "bool")
+
+
+def check_bool(name: str, value: Any) -> bool:
+    """Check that :obj:`value` is :obj:`True` or :obj:`False` (NumPy bools too)."""
+    if _is_bool(value):
+        return bool(value)
+    raise TypeError(f"'{name}' must be True or False (got {value!r})")
+
+
+def _opt(default: Any, doc: str, tag: Optional[Callable[[Any], str]] = None) -> Any:
+    return field(default=default, metadata={"doc": doc, "tag": tag})
+
+
+@dataclass(frozen=True)
+class KongConfig:
+    r"""The options of a KONG feature map.
+
+    Node :math:`v` gets strings :math:`s_v^0 = l(v)` and, for
+    :math:`i = 1..h`, :math:`s_v^i` = (WL only: :math:`l(v)`) then, for each
+    neighbor :math:`u` in neighbor order, the edge label (if any) and
+    :math:`s_u^{i-1}`. :math:`c_v` counts the k-grams of these strings (BFS:
+    every level its own block; WL: the last string), the base kernel is
+    :math:`\kappa(c, c') = (\langle c, c' \rangle + const)^p` (poly) or
+    :math:`(\langle c, c' \rangle / \|c\| \|c'\|)^p` (cosine), and the graph
+    kernel is :math:`K(G, H) = \sum_{v \in G} \sum_{w \in H}
+    \kappa(c_v, c_w)`, computed exactly or through a sketch of size
+    :obj:`dim`.
+
+    Args:
+        k (int, optional): The k-gram length; :obj:`1` counts labels and
+            ignores the neighbor order. (default: :obj:`1`)
+        hops (int, optional): The depth :math:`h` of the strings.
+            (default: :obj:`2`)
+        traversal (str, optional): :obj:`"bfs"` (one string per level, each
+            level its own block of the feature vector) or :obj:`"wl"`
+            (:math:`l(v)` then the neighbors' strings; the last string
+            only). (default: :obj:`"bfs"`)
+        dim (int, optional): The sketch size :math:`b`, or :obj:`None` for
+            the exact (sparse) map. (default: :obj:`None`)
+        kernel (str, optional): The base kernel, :obj:`"poly"` or
+            :obj:`"cosine"`. (default: :obj:`"poly"`)
+        degree (int, optional): The kernel degree :math:`p` (Tensor-Sketch
+            when sketched and :math:`p > 1`). (default: :obj:`1`)
+        const (float, optional): The polynomial constant :math:`c \geq 0`
+            (one extra coordinate :math:`\sqrt{c}`; the cosine kernel has
+            none). (default: :obj:`0.0`)
+        seed (int, optional): The seed of the hash tables and of
+            :obj:`order="random"`. (default: :obj:`0`)
+        order (str, optional): The neighbor order: :obj:`"edge"` (edge order,
+            or a per-edge key), :obj:`"label"` (by neighbor label),
+            :obj:`"degree"` (by neighbor degree) or :obj:`"random"` (a seeded
+            shuffle of every neighborhood; the paper's "shuffled"
+            control). Ties keep edge order. (default: :obj:`"edge"`)
+        relabel (int or bool, optional): Rounds of WL relabelling before the
+            strings are built (the paper's "rlb" is one round; :obj:`True`
+            means 1). (default: :obj:`0`)
+        blended (bool, optional): Count all n-grams :math:`n = 1..k`, each
+            length its own block (the authors' experiment code).
+            (default: :obj:`False`)
+        norm (str, optional): Cosine norms of a sketched map: :obj:`"exact"`
+            (from exact counts) or :obj:`"sketch"` (estimated from the
+            sketches; what a stream can do). (default: :obj:`"exact"`)
+        flow (str, optional): :obj:`"source_to_target"` (node
+            :obj:`edge_index[1]` collects from :obj:`edge_index[0]`, PyG's
+            default) or :obj:`"target_to_source"`.
+            (default: :obj:`"source_to_target"`)
+        normalize (bool, optional): L2-normalize every graph vector (the
+            normalized graph kernel). (default: :obj:`False`)
+        edge_labels (bool, optional): Use edge labels (:obj:`edge_attr`, a
+            stream's edge types) when the graphs have them.
+            (default: :obj:`True`)
+    """
+
+    k: int = _opt(1, "k-gram length (1 = label counts, order-free)",
+                  lambda v: f"k={v}")
+    hops: int = _opt(2, "depth h of the strings", lambda v: f"h={v}")
+    traversal: str = _opt("bfs", "bfs (one block per level) or wl (label, then the neighbors' strings)",
+                          lambda v: v)
+    dim: Optional[int] = _opt(None, "sketch size b ('exact' or none: the exact sparse map)",
+                              lambda v: f"b={v}")
+    kernel: str = _opt("poly", "base kernel: poly or cosine")
+    degree: int = _opt(1, "kernel degree p")
+    const: float = _opt(0.0, "polynomial constant c >= 0", lambda v: f"c={v:g}")
+    seed: int = _opt(0, "seed of the hash tables and of order=random")
+    order: str = _opt("edge", "neighbor order: edge, label, degree or random (a seeded shuffle)",
+                      lambda v: f"order={v}")
+    relabel: int = _opt(0, "rounds of WL relabelling first (rlb; yes = 1)",
+                        lambda v: "" if v == 1 else f"rlb={v}")
+    blended: bool = _opt(False, "count all n-grams n = 1..k, each length its own block",
+                         lambda v: "blended")
+    norm: str = _opt("exact", "cosine norms of a sketch: exact or sketch (estimated)",
+                     lambda v: f"norm={v}")
+    flow: str = _opt("source_to_target", "source_to_target (PyG's default) or target_to_source",
+                     lambda v: f"flow={v}")
+    normalize: bool = _opt(False, "L2-normalize every graph vector", lambda v: "gnorm")
+    edge_labels: bool = _opt(True, "use edge labels when the graphs have them",
+                             lambda v: "no-edge-labels")
+
+    def __post_init__(self) -> None:
+        put = object.__setattr__
+        put(self, "k", check_int("k", self.k, 1))
+        put(self, "hops", check_int("hops", self.hops, 0))
+        put(self, "traversal", check_choice("traversal", self.traversal, TRAVERSALS))
+        if self.dim is not None:
+            put(self, "dim", check_int("dim", self.dim, 1))
+        put(self, "kernel", check_choice("kernel", self.kernel, KERNELS))
+        put(self, "degree", check_int("degree", self.degree, 1))
+        put(self, "const", check_float("const", self.const, 0.0))
+        put(self, "seed", check_int("seed", self.seed, 0))
+        put(self, "order", check_choice("order", self.order, ORDERS))
+        relabel = int(bool(self.relabel)) if _is_bool(self.relabel) else self.relabel
+        put(self, "relabel", check_int("relabel", relabel, 0))
+        put(self, "blended", check_bool("blended", self.blended))
+        put(self, "norm", check_choice("norm", self.norm, NORMS))
+        put(self, "flow", check_choice("flow", self.flow, FLOWS))
+        put(self, "normalize", check_bool("normalize", self.normalize))
+        put(self, "edge_labels", check_bool("edge_labels", self.edge_labels))
+
+    # -- conveniences ----------------------------------------------------------
+
+    @property
+    def exact(self) -> bool:
+        """Whether this is the exact (unsketched) map."""
+        return self.dim is None
+
+    def replace(self, **changes: Any) -> "KongConfig":
+        """A copy with some options changed (and checked)."""
+        return replace(self, **changes)
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The options as a plain dict (JSON-ready)."""
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, values: Mapping[str, Any]) -> "KongConfig":
+        """Build from a dict; unknown keys are an error naming them."""
+        unknown = sorted(set(values) - set(option_names()))
+        if unknown:
+            raise ValueError(f"unknown KONG option(s) {unknown}; expected some of {option_names()}")
+        return cls(**dict(values))
+
+    def canonical(self) -> "KongConfig":
+        """The same map with options that cannot change it set to their defaults.
+
+        The cosine kernel has no constant; :obj:`norm` only matters for a
+        sketched cosine map. Two configs with the same canonical form give
+        the same features.
+        """
+        out = self
+        if self.kernel == "cosine" and self.const:
+            out = out.replace(const=0.0)
+        if (self.dim is None or self.kernel != "cosine") and self.norm != "exact":
+            out = out.replace(norm="exact")
+        return out
+
+    def short_name(self) -> str:
+        """A short name in the KONG paper's style, with a tag per non-default option.
+
+        ``cosine-rlb-2`` is the cosine kernel of degree 2 after one WL
+        relabelling round; options off their defaults follow in brackets,
+        e.g. ``poly-1 [k=2, b=1024]`` (see :func:`option_docs` for what each
+        tag means).
+        """
+        c = self.canonical()
+        base = f"{c.kernel}{'-rlb' if c.relabel else ''}-{c.degree}"
+        extra = []
+        for f in fields(c):
+            tag = f.metadata.get("tag")
+            value = getattr(c, f.name)
+            if tag is None or value == f.default:
+                continue
+            text = tag(value)
+            if text:
+                extra.append(text)
+        return base + (f" [{', '.join(extra)}]" if extra else "")
+
+    def __repr__(self) -> str:
+        changed = [f"{f.name}={getattr(self, f.name)!r}" for f in fields(self)
+                   if getattr(self, f.name) != f.default]
+        return f"KongConfig({', '.join(changed)})"
+
+
+def option_names() -> List[str]:
+    """The names of the options, in order."""
+    return [f.name for f in fields(KongConfig)]
+
+
+def option_defaults() -> Dict[str, Any]:
+    """Every option and its default."""
+    return {f.name: f.default for f in fields(KongConfig)}
+
+
+def option_docs() -> Dict[str, str]:
+    """Every option and its one-line help text."""
+    return {f.name: f.metadata["doc"] for f in fields(KongConfig)}
+
+
+def resolve_config(
+    config: Optional[KongConfig],
+    options: Mapping[str, Any],
+    defaults: Mapping[str, Any],
+    owner: str,
+) -> KongConfig:
+    """The :class:`KongConfig` of a front-end called with :obj:`config` or keyword options.
+
+    Args:
+        config (KongConfig, optional): A config passed as :obj:`config=`.
+        options (dict): The front-end's KONG keyword arguments as received.
+        defaults (dict): The front-end's defaults of those arguments (they
+            may differ from :class:`KongConfig`'s, e.g. a sketch size).
+        owner (str): The front-end's name, for error messages.
+
+    Raises:
+        TypeError: :obj:`config` is not a :class:`KongConfig`.
+        ValueError: Both :obj:`config` and options off their defaults.
+    """
+    if config is None:
+        return KongConfig(**dict(options))
+    if not isinstance(config, KongConfig):
+        raise TypeError(f"'config' must be a KongConfig (got {type(config).__name__})")
+    clash = [name for name, value in options.items()
+             if defaults.get(name, MISSING) is not MISSING and not _same(value, defaults[name])]
+    if clash:
+        raise ValueError(
+            f"{owner} got both 'config' and the option(s) {clash}; pass the options inside the "
+            f"config (config.replace({clash[0]}=...)) or drop 'config'"
+        )
+    return config
+
+
+def _same(a: Any, b: Any) -> bool:
+    try:
+        return a is b or bool(a == b)
+    except Exception:  # arrays and other odd values: not the default
+        return False
+
+
+__all__ = [
+    "KongConfig",
+    "resolve_config",
+    "option_names",
+    "option_defaults",
+    "option_docs",
+    "check_choice",
+    "check_int",
+    "check_float",
+    "check_bool",
+    "TRAVERSALS",
+    "KERNELS",
+    "ORDERS",
+    "NORMS",
+    "FLOWS",
+]

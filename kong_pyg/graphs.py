@@ -1,0 +1,159 @@
+r"""Sequences of PyG graphs (lists of :class:`~torch_geometric.data.Data`, datasets) as disjoint unions.
+
+Front-ends and baselines that work on many graphs at once read them through
+:func:`iter_graph_batches`: consecutive graphs are concatenated into one
+disjoint union (node indices shifted), straight from an in-memory dataset's
+collated storage when it has one (no per-graph Python work).
+"""
+from typing import Iterator, NamedTuple, Optional
+
+import torch
+from torch import Tensor
+
+from .kgrams import exclusive_cumsum
+
+
+class GraphBatch(NamedTuple):
+    """A disjoint union of consecutive graphs of the input.
+
+    Attributes:
+        x, edge_index, edge_attr, edge_order: The union's tensors.
+        batch (torch.Tensor): :obj:`[N]` graph of each node (0-based here).
+        start (int): The index of the first graph in the input.
+        num_graphs (int): How many graphs.
+    """
+
+    x: Tensor
+    edge_index: Tensor
+    edge_attr: Optional[Tensor]
+    edge_order: Optional[Tensor]
+    batch: Tensor
+    start: int
+    num_graphs: int
+
+
+def _ranges(starts: Tensor, sizes: Tensor) -> Tensor:
+    """Concatenated :obj:`arange(start, start + size)` for every pair."""
+    total = int(sizes.sum())
+    owner = torch.repeat_interleave(torch.arange(sizes.numel()), sizes, output_size=total)
+    return starts[owner] + torch.arange(total) - exclusive_cumsum(sizes)[owner]
+
+
+def _collated(graphs):
+    """The collated storage of an in-memory PyG dataset, if it has one."""
+    from torch_geometric.data import InMemoryDataset
+
+    if not isinstance(graphs, InMemoryDataset) or graphs.transform is not None:
+        return None
+    data, slices = graphs._data, graphs.slices
+    if slices is None or "x" not in slices or "edge_index" not in slices:
+        return None
+    return data, slices
+
+
+def iter_graph_batches(
+    graphs,
+    batch_size: int,
+    edge_labels: bool = True,
+    edge_order_attr: Optional[str] = "edge_order",
+) -> Iterator[GraphBatch]:
+    """Yield disjoint unions of :obj:`batch_size` consecutive graphs.
+
+    Reads :obj:`x`, :obj:`edge_index` and, when present, :obj:`edge_attr`
+    and the per-edge order key :obj:`edge_order_attr`. An in-memory PyG
+    dataset without a transform is sliced straight from its collated
+    storage (no per-graph Python work); other inputs (lists of
+    :class:`~torch_geometric.data.Data`, datasets with transforms) are
+    concatenated graph by graph.
+    """
+    total = len(graphs)
+    store = _collated(graphs)
+    for start in range(0, total, batch_size):
+        stop = min(start + batch_size, total)
+        if store is not None:
+            yield _slice_store(graphs, store, start, stop, edge_labels, edge_order_attr)
+        else:
+            chunk = [graphs[i] for i in range(start, stop)]
+            yield _concat(chunk, start, edge_labels, edge_order_attr)
+
+
+def _slice_store(dataset, store, start, stop, edge_labels, edge_order_attr) -> GraphBatch:
+    data, slices = store
+    indices = dataset.indices()
+    xs, es = slices["x"], slices["edge_index"]
+    if isinstance(indices, range) and indices.step == 1:  # consecutive graphs: plain slices
+        g0 = indices.start + start
+        idx = torch.arange(g0, g0 + stop - start)
+    else:
+        idx = torch.as_tensor(indices[start:stop], dtype=torch.long)
+    n_sizes = xs[idx + 1] - xs[idx]
+    e_sizes = es[idx + 1] - es[idx]
+    if bool((n_sizes == 0).any()):
+        bad = start + int((n_sizes == 0).nonzero()[0])
+        raise ValueError(f"graph {bad} is empty (no nodes); KONG needs at least one node")
+    if isinstance(indices, range) and indices.step == 1:
+        nodes = slice(int(xs[g0]), int(xs[g0 + stop - start]))
+        edges = slice(int(es[g0]), int(es[g0 + stop - start]))
+    else:
+        nodes = _ranges(xs[idx], n_sizes)
+        edges = _ranges(es[idx], e_sizes)
+    offset = exclusive_cumsum(n_sizes)
+    g_of_edge = torch.repeat_interleave(torch.arange(idx.numel()), e_sizes)
+    edge_index = data.edge_index[:, edges] + offset[g_of_edge]
+    batch = torch.repeat_interleave(torch.arange(idx.numel()), n_sizes)
+    attr = None
+    if edge_labels and "edge_attr" in slices and data.edge_attr is not None:
+        attr = data.edge_attr[edges]
+    order = None
+    if edge_order_attr and edge_order_attr in slices:
+        order = data[edge_order_attr][edges]
+    return GraphBatch(data.x[nodes], edge_index, attr, order, batch, start, idx.numel())
+
+
+def _concat(chunk, start, edge_labels, edge_order_attr) -> GraphBatch:
+    xs, eis, attrs, orders, sizes = [], [], [], [], []
+    for i, d in enumerate(chunk):
+        x = getattr(d, "x", None)
+        if x is None:
+            raise ValueError(
+                f"graph {start + i} has no 'x': KONG needs node labels (set "
+                "data.x, for instance to node degrees)"
+            )
+        if x.size(0) == 0:
+            raise ValueError(f"graph {start + i} is empty (no nodes); KONG needs at least one node")
+        xs.append(x)
+        eis.append(d.edge_index)
+        sizes.append(x.size(0))
+        if edge_labels:
+            attrs.append(getattr(d, "edge_attr", None))
+        if edge_order_attr:
+            orders.append(getattr(d, edge_order_attr, None))
+    n_sizes = torch.tensor(sizes)
+    offset = exclusive_cumsum(n_sizes)
+    for i, ei in enumerate(eis):
+        if not isinstance(ei, Tensor) or ei.dim() != 2 or ei.size(0) != 2:
+            raise ValueError(f"graph {start + i}: 'edge_index' must be a [2, num_edges] tensor")
+        if ei.numel() and (int(ei.min()) < 0 or int(ei.max()) >= sizes[i]):
+            raise ValueError(
+                f"graph {start + i}: 'edge_index' holds node indices outside "
+                f"[0, {sizes[i]})"
+            )
+    edge_index = torch.cat([ei + off for ei, off in zip(eis, offset.tolist())], dim=1)
+
+    def _all_or_none(values, name):
+        present = [v is not None for v in values]
+        if not values or not any(present):
+            return None
+        if not all(present):
+            first = present.index(False)
+            raise ValueError(f"graph {start + first} has no '{name}' but others have one")
+        return torch.cat(values, dim=0)
+
+    batch = torch.repeat_interleave(torch.arange(len(chunk)), n_sizes)
+    return GraphBatch(
+        torch.cat(xs, dim=0), edge_index, _all_or_none(attrs, "edge_attr"),
+        _all_or_none(orders, edge_order_attr), batch, start, len(chunk),
+    )
+
+
+__all__ = ["GraphBatch", "iter_graph_batches"]
