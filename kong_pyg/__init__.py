@@ -1,14 +1,58 @@
-"""kong_pyg: KONG graph kernels (Kernels for Ordered-Neighborhood Graphs) for PyG."""
-from .evaluate import ClassifyResult, classify, cross_validate, expand_grid, paper_grid, sketch_curve
-from .nn import KongSketch
-from .stream import KongStream, merge_streams
-from .strings import brute_force_kernel, kgram_counts, kong_strings
-from .transforms import KongFeatures
-from .vectorizer import KongVectorizer
+"""kong_pyg: KONG graph kernels (Kernels for Ordered-Neighborhood Graphs) for PyG.
+
+``import kong_pyg`` is light: the public names below are loaded on first use,
+so scikit-learn, SciPy, tqdm, matplotlib, the streams and the evaluation
+harness are imported only by code that uses them.
+"""
+import importlib
+from typing import TYPE_CHECKING, Any, Dict, List
+
+from .config import KongConfig
 
 __version__ = "0.1.0"
 
+#: Public name -> the module that defines it (imported on first access).
+_LAZY: Dict[str, str] = {
+    "KongSketch": "kong_pyg.nn.kong_sketch",
+    "KongVectorizer": "kong_pyg.vectorizer",
+    "KongFeatures": "kong_pyg.transforms",
+    "KongStream": "kong_pyg.stream",
+    "merge_streams": "kong_pyg.stream",
+    "kong_strings": "kong_pyg.strings",
+    "kgram_counts": "kong_pyg.strings",
+    "brute_force_kernel": "kong_pyg.strings",
+    "classify": "kong_pyg.evaluate",
+    "ClassifyResult": "kong_pyg.evaluate",
+    "cross_validate": "kong_pyg.evaluate",
+    "expand_grid": "kong_pyg.evaluate",
+    "paper_grid": "kong_pyg.evaluate",
+    "sketch_curve": "kong_pyg.evaluate",
+}
+
+if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
+    from .evaluate import ClassifyResult, classify, cross_validate, expand_grid, paper_grid, sketch_curve
+    from .nn.kong_sketch import KongSketch
+    from .stream import KongStream, merge_streams
+    from .strings import brute_force_kernel, kgram_counts, kong_strings
+    from .transforms import KongFeatures
+    from .vectorizer import KongVectorizer
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'kong_pyg' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> List[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
+
 __all__ = [
+    "KongConfig",
     "KongSketch",
     "KongVectorizer",
     "KongFeatures",
