@@ -58,7 +58,7 @@ def check_float(name: str, value: Any, minimum: float) -> float:
         raise TypeError(f"'{name}' must be a number (got {type(value).__name__})")
     value = float(value)
     if not value >= minimum or value == float("inf"):  # also rejects NaN
-        raise ValueError(f"'{name}' must be a finite number >= {minimum} (got {value})")
+        raise ValueError(f"'{name}' must be >= {minimum} and finite (got {value})")
     return value
 
 

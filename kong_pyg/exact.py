@@ -12,8 +12,8 @@ step recursion :math:`Y^{(i)} = A Y^{(i-1)} + X^i` of
     \qquad \omega_0 = \mathbf{1},\ \omega_d = A^\top \omega_{d-1},
 
 so graph rows need only node weights, never node count vectors.
-:class:`KeyVocab` and :class:`TupleVocab` map local ids to global columns
-that stay fixed across calls (as scikit-learn's ``DictVectorizer`` does).
+The global columns of :class:`~kong_pyg.KongVectorizer` live in
+:mod:`kong_pyg.vocab`; the full pipeline in :mod:`kong_pyg.engine`.
 """
 import math
 from typing import Iterator, List, NamedTuple, Optional
@@ -24,6 +24,7 @@ from torch_geometric.utils import scatter
 
 from .kgrams import Occurrences, exclusive_cumsum
 from .ordering import Neighborhoods
+from .traversals import Traversal
 
 
 class Rows(NamedTuple):
@@ -63,7 +64,7 @@ def sum_duplicates(
         num_rows = int(row.max()) + 1 if key.numel() else 0
     space = num_rows * num_cols
     if space <= 4 * key.numel() + 65536:
-        dense = torch.bincount(key, weights=val, minlength=space)
+        dense = torch.bincount(key, weights=val, minlength=space).to(val.dtype)  # (empty input: int64)
         uniq = dense.nonzero().view(-1)
         return Rows(uniq // num_cols, uniq % num_cols, dense.index_select(0, uniq))
     uniq, inv = dense_rank(key)
@@ -180,13 +181,14 @@ def empty_rows(device) -> Rows:
     return Rows(z, z, torch.zeros(0, dtype=torch.float64, device=device))
 
 
-def tag_blocks(levels: List[Rows], num_grams: int, traversal: str) -> Rows:
+def tag_blocks(levels: List[Rows], num_grams: int, traversal: Traversal) -> Rows:
     r"""Node count vectors :math:`c_v` from the steps' rows.
 
-    BFS levels become blocks (column :obj:`level * G + gram`); WL keeps the
-    last step alone.
+    With :attr:`~kong_pyg.traversals.Traversal.all_levels` (BFS) the levels
+    become blocks (column :obj:`level * G + gram`); otherwise (WL) the last
+    step stands alone in block 0.
     """
-    if traversal == "wl":
+    if not traversal.all_levels:
         return levels[-1]
     g = max(num_grams, 1)
     parts = [Rows(y.row, y.col + level * g, y.val) for level, y in enumerate(levels)]
@@ -194,12 +196,9 @@ def tag_blocks(levels: List[Rows], num_grams: int, traversal: str) -> Rows:
 
 
 def node_count_rows(
-    grams: LocalGrams, hood: Neighborhoods, num_nodes: int, traversal: str
+    grams: LocalGrams, hood: Neighborhoods, num_nodes: int, traversal: Traversal
 ) -> Rows:
-    r"""Exact node count vectors, columns :obj:`block * G + gram`.
-
-    Blocks are the BFS levels (:math:`0..h`) or the single WL block 0.
-    """
+    r"""Exact node count vectors, columns :obj:`block * G + gram` (see :func:`tag_blocks`)."""
     levels = list(node_count_steps(grams, hood, num_nodes))
     return tag_blocks(levels, grams.num_grams, traversal)
 
@@ -207,11 +206,6 @@ def node_count_rows(
 def row_norms(rows: Rows, num_rows: int) -> Tensor:
     """Euclidean norm of every row (``float64``)."""
     return scatter(rows.val * rows.val, rows.row, 0, num_rows, "sum").sqrt()
-
-
-def inverse_or_zero(norm: Tensor) -> Tensor:
-    """:math:`1 / x`, and 0 where :math:`x = 0` (empty count vectors)."""
-    return torch.where(norm > 0, 1.0 / norm.clamp(min=1e-300), torch.zeros_like(norm))
 
 
 def walk_weights(hood: Neighborhoods, weight: Tensor, hops: int) -> List[Tensor]:
@@ -222,31 +216,22 @@ def walk_weights(hood: Neighborhoods, weight: Tensor, hops: int) -> List[Tensor]
     return out
 
 
-def linear_blocks(num_steps: int, hops: int, traversal: str):
-    r"""Yield :obj:`(step, level, block)` of the linear map's terms.
-
-    The block-:math:`\ell` part of :math:`\sum_v \omega_0(v) Y_v^{(\ell)}`
-    is :math:`\sum_{j \le \ell} \omega_{\ell-j}^\top X^j`: occurrences of
-    step :math:`j` count in blocks :math:`\ell \geq j` (BFS) or in the one
-    block of level :math:`h` (WL, block id 0).
-    """
-    for j in range(num_steps):
-        for level in range(j, hops + 1) if traversal == "bfs" else [hops]:
-            yield j, level, level if traversal == "bfs" else 0
-
-
 def graph_linear_rows(
     grams: LocalGrams,
     omega: List[Tensor],
     batch: Tensor,
     hops: int,
-    traversal: str,
+    traversal: Traversal,
     num_graphs: Optional[int] = None,
 ) -> Rows:
-    r"""Graph rows of :math:`\sum_v \omega_0(v) c_v` without node rows."""
+    r"""Graph rows of :math:`\sum_v \omega_0(v) c_v` without node rows.
+
+    :obj:`omega` are the walk weights of :func:`walk_weights`; see
+    :meth:`~kong_pyg.traversals.Traversal.linear_terms`.
+    """
     g = max(grams.num_grams, 1)
     rows, cols, vals = [batch.new_zeros(0)], [batch.new_zeros(0)], [omega[0].new_zeros(0)]
-    for j, level, block in linear_blocks(len(grams.steps), hops, traversal):
+    for j, level, block in traversal.linear_terms(len(grams.steps), hops):
         if grams.steps[j] is None:
             continue
         node, gid = grams.steps[j]
@@ -295,232 +280,20 @@ def symmetric_power(rows: Rows, degree: int) -> tuple:
     return rows.row[last], cols, val * weight
 
 
-# ---------------------------------------------------------------------------
-# Global vocabularies
-# ---------------------------------------------------------------------------
-
-
-class KeyVocab:
-    """Dense ids for ``int64`` keys, in order of first appearance.
-
-    Lookups are vectorized (:func:`torch.searchsorted`); keys first seen in
-    one call get consecutive ids in sorted key order.
-    """
-
-    def __init__(self):
-        self.keys = torch.zeros(0, dtype=torch.long)  # by id
-        self._sorted = torch.zeros(0, dtype=torch.long)
-        self._ids = torch.zeros(0, dtype=torch.long)
-
-    def __len__(self) -> int:
-        return self.keys.numel()
-
-    def lookup(self, keys: Tensor, grow: bool, distinct: bool = False) -> Tensor:
-        """Ids of :obj:`keys`; unseen keys get new ids or :obj:`-1`.
-
-        :obj:`distinct` promises that :obj:`keys` has no repeats.
-        """
-        dev = keys.device
-        sorted_keys, sorted_ids = self._sorted.to(dev), self._ids.to(dev)
-        if distinct:
-            uniq, inv = keys, None
-        else:
-            uniq, inv = torch.unique(keys, return_inverse=True)
-        ids = torch.full_like(uniq, -1)
-        if sorted_keys.numel():
-            pos = torch.searchsorted(sorted_keys, uniq).clamp(max=sorted_keys.numel() - 1)
-            found = sorted_keys.index_select(0, pos) == uniq
-            ids = torch.where(found, sorted_ids.index_select(0, pos), ids)
-        if grow:
-            new = ids < 0
-            fresh = uniq[new]
-            ids[new] = len(self) + torch.arange(fresh.numel(), device=dev)
-            self.keys = torch.cat([self.keys, fresh.cpu()])
-            merged = torch.cat([self._sorted, fresh.cpu()])
-            merged_ids = torch.cat([self._ids, ids[new].cpu()])
-            order = torch.argsort(merged)
-            self._sorted, self._ids = merged[order], merged_ids[order]
-        return ids if inv is None else ids.index_select(0, inv)
-
-    def state(self) -> Tensor:
-        """The keys by id (enough to rebuild the vocabulary)."""
-        return self.keys.clone()
-
-    @classmethod
-    def from_keys(cls, keys: Tensor) -> "KeyVocab":
-        """Rebuild from :meth:`state`."""
-        v = cls()
-        v.lookup(keys, grow=True)
-        return v
-
-
-_SHIFT = 31
-_PAIR = -(1 << 62) - 1  # pair keys: _PAIR - (a << 31 | b), below every single-value key
-
-
-class TupleVocab:
-    r"""Dense column ids for rows of small non-negative integers.
-
-    Rows of one or two values (below :math:`2^{31}`) are packed into one
-    negative ``int64`` key. A longer row is a path in a trie whose nodes are
-    :class:`KeyVocab` ids of :math:`(parent \cdot 2^{31} + value)`, keyed by
-    its final (positive) trie node. A second vocabulary maps keys to columns,
-    so rows of any length map exactly, and prefixes are not columns.
-    """
-
-    def __init__(self):
-        self.trie = KeyVocab()
-        self.columns = KeyVocab()
-
-    def __len__(self) -> int:
-        return len(self.columns)
-
-    def lookup(self, rows: Tensor, grow: bool, distinct: bool = False) -> Tensor:
-        """Columns of :obj:`rows [M, w]`; unseen rows get new ids or -1.
-
-        :obj:`distinct` promises that no row repeats.
-        """
-        if rows.size(1) == 1:
-            return self.columns.lookup(-1 - rows[:, 0], grow, distinct)
-        if rows.size(1) == 2:
-            return self.columns.lookup(_PAIR - ((rows[:, 0] << _SHIFT) | rows[:, 1]), grow, distinct)
-        node = torch.zeros(rows.size(0), dtype=torch.long, device=rows.device)
-        ok = torch.ones(rows.size(0), dtype=torch.bool, device=rows.device)
-        for j in range(rows.size(1)):
-            nxt = self.trie.lookup((node << _SHIFT) | rows[:, j], grow)
-            ok &= nxt >= 0
-            node = torch.where(ok, nxt + 1, torch.zeros_like(nxt))
-        col = self.columns.lookup(node, grow, distinct)
-        return torch.where(ok, col, torch.full_like(col, -1))
-
-    def row(self, col: int) -> List[int]:
-        """The row of column :obj:`col` (for feature names)."""
-        node = int(self.columns.keys[col])
-        if node < 0:
-            if node >= -(1 << _SHIFT):
-                return [-1 - node]
-            pair = _PAIR - node
-            return [pair >> _SHIFT, pair & ((1 << _SHIFT) - 1)]
-        out = []
-        while node > 0:
-            key = int(self.trie.keys[node - 1])
-            out.append(key & ((1 << _SHIFT) - 1))
-            node = key >> _SHIFT
-        return out[::-1]
-
-    def state(self) -> dict:
-        """The vocabulary's tensors."""
-        return {"trie": self.trie.state(), "columns": self.columns.state()}
-
-    @classmethod
-    def from_state(cls, state: dict) -> "TupleVocab":
-        """Rebuild from :meth:`state`."""
-        v = cls()
-        v.trie = KeyVocab.from_keys(state["trie"])
-        v.columns = KeyVocab.from_keys(state["columns"])
-        return v
-
-
-class ExactRows(NamedTuple):
-    """Graph rows of one call, in local columns.
-
-    Attributes:
-        rows (Rows): Graph rows. With :math:`p = 1` a column is
-            :obj:`block * G + gram` or :obj:`const_col`; with :math:`p > 1` it
-            indexes :obj:`multisets`.
-        grams (LocalGrams): The call's grams.
-        const_col (int): The local column of the polynomial constant.
-        multisets (torch.Tensor, optional): :obj:`[U, p]` local columns of
-            each multiset column (:math:`p > 1`).
-    """
-
-    rows: Rows
-    grams: LocalGrams
-    const_col: int
-    multisets: Optional[Tensor]
-
-
-def exact_graph_rows(
-    steps: List[List[Occurrences]],
-    hood: Neighborhoods,
-    num_nodes: int,
-    batch: Tensor,
-    hops: int,
-    traversal: str,
-    kernel: str,
-    degree: int,
-    const: float,
-    num_graphs: Optional[int] = None,
-) -> ExactRows:
-    r"""The exact explicit map :math:`\Phi(G) = \sum_v \phi_\kappa(c_v)`.
-
-    For the polynomial kernel :math:`\phi_\kappa(c)` is the symmetric
-    :math:`p`-th power of :math:`c \oplus \sqrt{const}`; for the cosine
-    kernel that of :math:`c / |c|` (0 for an empty :math:`c`).
-    """
-    grams = index_grams(steps)
-    g = max(grams.num_grams, 1)
-    const_col = (hops + 1) * g
-    dev = batch.device
-    if num_graphs is None:
-        num_graphs = int(batch.max()) + 1
-    one = torch.ones(num_nodes, dtype=torch.float64, device=dev)
-    if degree == 1 and kernel == "poly":
-        rows = graph_linear_rows(grams, walk_weights(hood, one, hops), batch, hops, traversal, num_graphs)
-        if const > 0:
-            sizes = scatter(one * math.sqrt(const), batch, 0, num_graphs, "sum")
-            graphs = torch.arange(sizes.numel(), device=dev)
-            rows = sum_duplicates(
-                torch.cat([rows.row, graphs]),
-                torch.cat([rows.col, torch.full_like(graphs, const_col)]),
-                torch.cat([rows.val, sizes]),
-                const_col + 1,
-            )
-        return ExactRows(rows, grams, const_col, None)
-    node = node_count_rows(grams, hood, num_nodes, traversal)
-    if node.row.numel() == 0 and not (kernel == "poly" and const > 0):
-        empty = Rows(batch.new_zeros(0), batch.new_zeros(0), one.new_zeros(0))
-        none = batch.new_zeros(0, degree) if degree > 1 else None
-        return ExactRows(empty, grams, const_col, none)
-    if kernel == "cosine":
-        scale = inverse_or_zero(row_norms(node, num_nodes))
-        node = Rows(node.row, node.col, node.val * scale[node.row])
-    elif const > 0:
-        nodes = torch.arange(num_nodes, device=dev)
-        node = sum_duplicates(
-            torch.cat([node.row, nodes]),
-            torch.cat([node.col, torch.full_like(nodes, const_col)]),
-            torch.cat([node.val, one * math.sqrt(const)]),
-            const_col + 1,
-        )
-    if degree == 1:
-        rows = sum_duplicates(batch.index_select(0, node.row), node.col, node.val, const_col + 1, num_graphs)
-        return ExactRows(rows, grams, const_col, None)
-    row, cols, val = symmetric_power(node, degree)
-    uid, multisets = dense_row_ids(cols)
-    rows = sum_duplicates(batch.index_select(0, row), uid, val, max(multisets.size(0), 1), num_graphs)
-    return ExactRows(rows, grams, const_col, multisets)
-
-
 __all__ = [
     "Rows",
+    "dense_rank",
     "sum_duplicates",
     "propagate_rows",
-    "LocalGrams",
     "dense_row_ids",
+    "LocalGrams",
     "index_grams",
     "node_count_steps",
     "empty_rows",
     "tag_blocks",
     "node_count_rows",
     "row_norms",
-    "inverse_or_zero",
     "walk_weights",
-    "linear_blocks",
     "graph_linear_rows",
-    "ExactRows",
-    "exact_graph_rows",
     "symmetric_power",
-    "KeyVocab",
-    "TupleVocab",
 ]

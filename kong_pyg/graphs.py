@@ -5,7 +5,7 @@ Front-ends and baselines that work on many graphs at once read them through
 disjoint union (node indices shifted), straight from an in-memory dataset's
 collated storage when it has one (no per-graph Python work).
 """
-from typing import Iterator, NamedTuple, Optional
+from typing import Any, Iterator, NamedTuple, Optional, Sequence, Union
 
 import torch
 from torch import Tensor
@@ -49,6 +49,33 @@ def _collated(graphs):
     if slices is None or "x" not in slices or "edge_index" not in slices:
         return None
     return data, slices
+
+
+def as_graph_sequence(graphs: Any) -> Union[Sequence[Any], Any]:
+    """Check that :obj:`graphs` is a non-empty sequence of graphs; a single graph becomes one.
+
+    Accepts a PyG dataset, a list or tuple of :class:`~torch_geometric.data.Data`,
+    a :class:`~torch_geometric.data.Batch` (its graphs) or a single
+    :class:`~torch_geometric.data.Data` (one graph).
+    """
+    from torch_geometric.data import Batch, Data
+
+    if isinstance(graphs, Batch):
+        graphs = graphs.to_data_list()
+    elif isinstance(graphs, Data):
+        graphs = [graphs]
+    if isinstance(graphs, (str, bytes, dict)) or not hasattr(graphs, "__getitem__"):
+        raise TypeError(
+            "'graphs' must be a sequence of Data objects, a Batch or a PyG dataset "
+            f"(got {type(graphs).__name__})"
+        )
+    try:
+        total = len(graphs)
+    except TypeError as err:
+        raise TypeError("'graphs' must be a sequence of Data objects, a Batch or a PyG dataset") from err
+    if total == 0:
+        raise ValueError("'graphs' is empty")
+    return graphs
 
 
 def iter_graph_batches(
@@ -99,7 +126,15 @@ def _slice_store(dataset, store, start, stop, edge_labels, edge_order_attr) -> G
         edges = _ranges(es[idx], e_sizes)
     offset = exclusive_cumsum(n_sizes)
     g_of_edge = torch.repeat_interleave(torch.arange(idx.numel()), e_sizes)
-    edge_index = data.edge_index[:, edges] + offset[g_of_edge]
+    local = data.edge_index[:, edges]
+    bad = ((local < 0) | (local >= n_sizes[g_of_edge])).any(dim=0)
+    if bool(bad.any()):
+        g = start + int(g_of_edge[bad.nonzero()[0, 0]])
+        raise ValueError(
+            f"graph {g}: 'edge_index' holds node indices outside [0, {int(n_sizes[g - start])}) "
+            "(an edge into another graph, or a negative index)"
+        )
+    edge_index = local + offset[g_of_edge]
     batch = torch.repeat_interleave(torch.arange(idx.numel()), n_sizes)
     attr = None
     if edge_labels and "edge_attr" in slices and data.edge_attr is not None:
@@ -156,4 +191,4 @@ def _concat(chunk, start, edge_labels, edge_order_attr) -> GraphBatch:
     )
 
 
-__all__ = ["GraphBatch", "iter_graph_batches"]
+__all__ = ["GraphBatch", "as_graph_sequence", "iter_graph_batches"]

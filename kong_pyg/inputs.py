@@ -22,72 +22,9 @@ from typing import NamedTuple, Optional
 import torch
 from torch import Tensor
 
+from .config import KERNELS, NORMS, ORDERS, TRAVERSALS, check_choice, check_float, check_int  # noqa: F401 (TEMP)
 from .hashing import MAX_LABEL, edge_code, node_code, row_fingerprint, sequence_fingerprint
 from .ordering import Neighborhoods, ordered_neighborhoods
-
-TRAVERSALS = ("bfs", "wl")
-KERNELS = ("poly", "cosine")
-ORDERS = ("edge", "label", "degree", "random")
-FLOWS = ("source_to_target", "target_to_source")
-NORMS = ("exact", "sketch")
-
-
-def check_choice(name: str, value, choices) -> str:
-    """Check that :obj:`value` is one of :obj:`choices`."""
-    if not isinstance(value, str) or value not in choices:
-        raise ValueError(f"'{name}' must be one of {list(choices)} (got {value!r})")
-    return value
-
-
-def check_int(name: str, value, minimum: int) -> int:
-    """Check that :obj:`value` is an integer at least :obj:`minimum`."""
-    if isinstance(value, bool) or not isinstance(value, int):
-        try:
-            import numpy as np
-
-            if isinstance(value, np.integer):
-                value = int(value)
-        except ImportError:  # pragma: no cover
-            pass
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"'{name}' must be an integer (got {type(value).__name__})")
-    if value < minimum:
-        raise ValueError(f"'{name}' must be >= {minimum} (got {value})")
-    return value
-
-
-def check_float(name: str, value, minimum: float) -> float:
-    """Check that :obj:`value` is a real number at least :obj:`minimum`."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise TypeError(f"'{name}' must be a number (got {type(value).__name__})")
-    value = float(value)
-    if not value >= minimum:  # also rejects NaN
-        raise ValueError(f"'{name}' must be >= {minimum} (got {value})")
-    return value
-
-
-def check_options(
-    k, hops, traversal, dim, kernel, degree, const, seed, order, norm, flow, allow_exact: bool = False
-) -> dict:
-    """Check the options shared by every KONG entry point; returns them cleaned.
-
-    :obj:`dim=None` (the exact map) is allowed with :obj:`allow_exact`.
-    """
-    if flow not in FLOWS:
-        raise ValueError(f"'flow' must be one of {list(FLOWS)} (got {flow!r})")
-    return dict(
-        k=check_int("k", k, 1),
-        hops=check_int("hops", hops, 0),
-        traversal=check_choice("traversal", traversal, TRAVERSALS),
-        dim=None if dim is None and allow_exact else check_int("dim", dim, 1),
-        kernel=check_choice("kernel", kernel, KERNELS),
-        degree=check_int("degree", degree, 1),
-        const=check_float("const", const, 0.0),
-        seed=check_int("seed", seed, 0),
-        order=check_choice("order", order, ORDERS),
-        norm=check_choice("norm", norm, NORMS),
-        flow=flow,
-    )
 
 
 def check_edge_index(edge_index, num_nodes: int) -> Tensor:
@@ -262,7 +199,7 @@ def prepare_graph(
     *,
     flow: str = "source_to_target",
     order: str = "edge",
-    relabel: bool = False,
+    relabel: int = 0,
     seed: int = 0,
     grouped: bool = True,
 ) -> PreparedGraph:
@@ -276,7 +213,7 @@ def prepare_graph(
             :obj:`order="edge"`.
         flow (str): As in :class:`~torch_geometric.nn.conv.MessagePassing`.
         order (str): See :func:`~kong_pyg.ordering.ordered_neighborhoods`.
-        relabel (bool): One WL relabelling round first.
+        relabel (int): Rounds of WL relabelling first (:obj:`True` is 1).
         seed (int): The seed of :obj:`order="random"`.
         grouped (bool): Group edges by center in neighbor order (needed for
             :math:`k \geq 2`); see
@@ -303,7 +240,8 @@ def prepare_graph(
         )
     if relabel:
         plain = ordered_neighborhoods(edge_index, n, flow)
-        node_label = wl_relabel(node_label, plain)
+        for _ in range(int(relabel)):
+            node_label = wl_relabel(node_label, plain)
     node_sym = node_code(node_label)
     hood = ordered_neighborhoods(edge_index, n, flow, order, edge_order, node_sym, seed, grouped)
     edge_sym = None

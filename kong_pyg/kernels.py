@@ -78,7 +78,7 @@ class BaseKernel:
         return sum_duplicates(
             torch.cat([rows.row, nodes]),
             torch.cat([rows.col, torch.full_like(nodes, const_col)]),
-            torch.cat([rows.val, torch.full((num_nodes,), const, dtype=rows.val.dtype, device=nodes.device)]),
+            torch.cat([rows.val.double(), torch.full((num_nodes,), const, dtype=torch.float64, device=nodes.device)]),
             const_col + 1,
         )
 

@@ -24,13 +24,14 @@ adds on top of its neighbors' step-:math:`(i-1)` strings: crossing n-grams,
 and for :math:`n = 1` the node's own label (WL; BFS at step 0) and the edge
 symbols.
 """
-from typing import Iterator, List, NamedTuple, Optional
+from typing import Iterator, List, NamedTuple, Optional, Union
 
 import torch
 from torch import Tensor
 
 from .hashing import BREAK
 from .ordering import Neighborhoods
+from .traversals import Traversal, get_traversal
 
 
 class Occurrences(NamedTuple):
@@ -254,7 +255,7 @@ def occurrences(
     edge_sym: Optional[Tensor],
     k: int,
     hops: int,
-    traversal: str,
+    traversal: Union[str, Traversal],
     blended: bool = False,
 ) -> Iterator[List[Occurrences]]:
     r"""Yield, for steps :math:`i = 0..h`, the n-grams step :math:`i` adds.
@@ -271,28 +272,29 @@ def occurrences(
             :obj:`hood` order.
         k (int): The k-gram length.
         hops (int): The number of steps :math:`h`.
-        traversal (str): :obj:`"bfs"` or :obj:`"wl"`.
+        traversal (str or Traversal): The string rule (see
+            :mod:`kong_pyg.traversals`).
         blended (bool, optional): Count all lengths :math:`1..k`.
 
     Yields:
         List[Occurrences]: One entry per n-gram length with occurrences.
     """
+    rule = get_traversal(traversal) if isinstance(traversal, str) else traversal
     lengths = gram_lengths(k, blended)
-    wl = traversal == "wl"
     n = node_sym.numel()
     nodes = torch.arange(n, device=node_sym.device)
     labels = Occurrences(nodes, node_sym.view(-1, 1))
     state = initial_state(node_sym, k)
     for step in range(hops + 1):
         found = []
-        if 1 in lengths and (step == 0 or wl):
+        if 1 in lengths and rule.label_step(step):
             found.append(labels)
         if step > 0:
             if 1 in lengths and edge_sym is not None:
                 found.append(Occurrences(hood.center, edge_sym.view(-1, 1)))
             if k > 1:
                 crossing, state = concat_step(
-                    state, hood, node_sym, edge_sym, k, wl, lengths
+                    state, hood, node_sym, edge_sym, k, rule.label_in_string, lengths
                 )
                 found.extend(crossing[ln] for ln in sorted(crossing))
         yield found

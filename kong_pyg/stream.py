@@ -64,7 +64,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from .exact import inverse_or_zero
+from .kernels import inverse_or_zero
 from .hashing import BREAK, MAX_LABEL, P, split30
 from .idmap import IdMap
 from .inputs import KERNELS, TRAVERSALS, check_choice, check_float, check_int

@@ -15,7 +15,7 @@ from typing import Hashable, List, Optional, Sequence, Tuple, Union
 import torch
 from torch import Tensor
 
-from .inputs import FLOWS, ORDERS, TRAVERSALS, check_choice
+from .config import FLOWS, ORDERS, TRAVERSALS, check_choice
 from .ordering import ordered_neighborhoods
 
 NodeString = Union[Tuple[Hashable, ...], List[Tuple[Hashable, ...]]]
@@ -38,7 +38,7 @@ def kong_strings(
     flow: str = "source_to_target",
     edge_order: Optional[Sequence[float]] = None,
     order: str = "edge",
-    relabel: bool = False,
+    relabel: int = 0,
     seed: int = 0,
 ) -> List[NodeString]:
     r"""The explicit KONG strings of every node (brute force).
@@ -74,7 +74,8 @@ def kong_strings(
         order (str, optional): :obj:`"edge"`, :obj:`"label"`,
             :obj:`"degree"` or :obj:`"random"` (this one uses the library's
             seeded shuffle).
-        relabel (bool, optional): One WL relabelling round first.
+        relabel (int, optional): Rounds of WL relabelling first
+            (:obj:`True` is one round).
         seed (int, optional): The seed of :obj:`order="random"`.
 
     Returns:
@@ -107,7 +108,8 @@ def kong_strings(
     if relabel:
         for e in edge_ids:
             neighbors[centers[e]].append(others[e])
-        labels = _relabel(labels, neighbors)
+        for _ in range(int(relabel)):
+            labels = _relabel(labels, neighbors)
         neighbors = [[] for _ in range(n)]
     if order == "label":
         edge_ids.sort(key=lambda e: _label_key(labels[others[e]]))

@@ -1,13 +1,18 @@
 r"""The :class:`KongFeatures` transform: KONG features as PyG data attributes."""
-from typing import Optional, Sequence, Tuple, Union
+from typing import Any, Optional, Sequence, Tuple, Union
 
 import torch
 from torch import Tensor
 from torch_geometric.data import Batch, Data
 from torch_geometric.transforms import BaseTransform
 
-from .inputs import check_choice
+from .config import KongConfig, check_choice, option_names, resolve_config
 from .nn.kong_sketch import KongSketch
+
+#: KongFeatures' keyword defaults for the KONG options (a sketch, as KongSketch).
+_DEFAULTS = dict(k=1, hops=2, traversal="bfs", dim=1024, kernel="poly", degree=1, const=0.0, seed=0,
+                 order="edge", relabel=False, blended=False, norm="exact", flow="source_to_target",
+                 normalize=False, edge_labels=True)
 
 LEVELS = ("node", "graph", "both")
 
@@ -71,11 +76,9 @@ class KongFeatures(BaseTransform):
 
     Args:
         k, hops, traversal, dim, kernel, degree, const, seed, order,
-            relabel, blended, norm, flow: As in :class:`~kong_pyg.KongSketch`.
-            (defaults: :obj:`k=1`, :obj:`hops=2`, :obj:`"bfs"`, :obj:`1024`,
-            :obj:`"poly"`, :obj:`1`, :obj:`0.0`, :obj:`0`, :obj:`"edge"`,
-            :obj:`False`, :obj:`False`, :obj:`"exact"`,
-            :obj:`"source_to_target"`)
+            relabel, blended, norm, flow: The KONG options, documented in
+            :class:`~kong_pyg.KongConfig` (defaults as there, except
+            :obj:`dim=1024`: the transform always sketches).
         level (str, optional): :obj:`"node"`, :obj:`"graph"` or
             :obj:`"both"`. (default: :obj:`"node"`)
         attr_name (str or (str, str), optional): The attribute name (for
@@ -93,6 +96,9 @@ class KongFeatures(BaseTransform):
             (default: :obj:`"edge_order"`)
         dtype (torch.dtype, optional): The dtype of the stored features
             (computed in :obj:`torch.float64`). (default: :obj:`torch.float32`)
+        config (KongConfig, optional): All KONG options at once, instead of
+            the keyword arguments above (:obj:`normalize` and
+            :obj:`edge_labels` included).
 
     Example:
         >>> from torch_geometric.datasets import TUDataset
@@ -123,13 +129,17 @@ class KongFeatures(BaseTransform):
         edge_labels: bool = True,
         edge_order_attr: Optional[str] = "edge_order",
         dtype: torch.dtype = torch.float32,
+        *,
+        config: Optional[KongConfig] = None,
     ):
+        options = dict(k=k, hops=hops, traversal=traversal, dim=dim, kernel=kernel, degree=degree,
+                       const=const, seed=seed, order=order, relabel=relabel, blended=blended, norm=norm,
+                       flow=flow, normalize=normalize, edge_labels=edge_labels)
+        cfg = resolve_config(config, options, _DEFAULTS, "KongFeatures")
         self.level = check_choice("level", level, LEVELS)
         self.node_attr, self.graph_attr = self._names(attr_name)
-        self.normalize = bool(normalize)
-        if self.normalize and self.level == "node":
+        if cfg.normalize and self.level == "node":
             raise ValueError("'normalize' L2-normalizes graph features; use level='graph' or 'both'")
-        self.edge_labels = bool(edge_labels)
         if edge_order_attr is not None and (not isinstance(edge_order_attr, str) or not edge_order_attr):
             raise TypeError(f"'edge_order_attr' must be a non-empty string or None (got {edge_order_attr!r})")
         self.edge_order_attr = edge_order_attr
@@ -138,11 +148,22 @@ class KongFeatures(BaseTransform):
         self.dtype = dtype
         #: The :class:`~kong_pyg.KongSketch` that computes the features (in
         #: ``float64``; the result is cast to :obj:`dtype`).
-        self.sketch = KongSketch(
-            k=k, hops=hops, traversal=traversal, dim=dim, kernel=kernel, degree=degree, const=const,
-            seed=seed, order=order, relabel=relabel, blended=blended, norm=norm, flow=flow,
-            dtype=torch.float64,
-        )
+        self.sketch = KongSketch(config=cfg, dtype=torch.float64)
+
+    @property
+    def config(self) -> KongConfig:
+        """The KONG options."""
+        return self.sketch.config
+
+    @property
+    def normalize(self) -> bool:
+        """Whether graph features are L2-normalized."""
+        return self.config.normalize
+
+    @property
+    def edge_labels(self) -> bool:
+        """Whether :obj:`data.edge_attr` is used as edge labels."""
+        return self.config.edge_labels
 
     def _names(self, attr_name) -> Tuple[Optional[str], Optional[str]]:
         if self.level == "both":
@@ -176,7 +197,7 @@ class KongFeatures(BaseTransform):
         edge_index = data.edge_index
         if edge_index is None:
             edge_index = torch.empty(2, 0, dtype=torch.long, device=x.device)
-        edge_attr = data.edge_attr if self.edge_labels else None
+        edge_attr = data.edge_attr
         edge_order = None
         if self.edge_order_attr is not None:
             edge_order = getattr(data, self.edge_order_attr, None)
@@ -189,25 +210,19 @@ class KongFeatures(BaseTransform):
             if isinstance(data, Batch):
                 batch, num_graphs = data.batch, data.num_graphs
             out = self.sketch.readout(x, edge_index, batch, edge_attr, edge_order, num_graphs)
-            if self.normalize:
-                norm = out.norm(dim=1, keepdim=True)
-                out = out / torch.where(norm > 0, norm, torch.ones_like(norm))
             data[self.graph_attr] = out.to(self.dtype)
         return data
 
     def __repr__(self) -> str:
-        s = self.sketch
+        c = self.config
         if self.level == "both":
-            name = (self.node_attr, self.graph_attr)
+            name: Any = (self.node_attr, self.graph_attr)
         else:
             name = self.node_attr or self.graph_attr
-        args = [
-            f"k={s.k}", f"hops={s.hops}", f"traversal={s.traversal!r}", f"dim={s.dim}",
-            f"kernel={s.kernel!r}", f"degree={s.degree}", f"const={s.const!r}", f"seed={s.seed}",
-            f"order={s.order!r}", f"relabel={s.relabel}", f"blended={s.blended}", f"norm={s.norm!r}",
-            f"flow={s.flow!r}", f"level={self.level!r}", f"attr_name={name!r}",
-            f"normalize={self.normalize}", f"edge_labels={self.edge_labels}",
-            f"edge_order_attr={self.edge_order_attr!r}", f"dtype={self.dtype}",
+        args = [f"{n}={getattr(c, n)!r}" for n in option_names()]
+        args += [
+            f"level={self.level!r}", f"attr_name={name!r}", f"edge_order_attr={self.edge_order_attr!r}",
+            f"dtype={self.dtype}",
         ]
         return f"{self.__class__.__name__}({', '.join(args)})"
 

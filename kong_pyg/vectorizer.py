@@ -1,5 +1,5 @@
 r"""The :class:`KongVectorizer`: explicit KONG features of many graphs."""
-from typing import Optional
+from typing import Any, Optional
 
 import numpy as np
 import scipy.sparse as sp
@@ -9,11 +9,20 @@ from sklearn.utils.validation import check_is_fitted
 from torch import Tensor
 from torch_geometric.utils import scatter
 
-from .exact import ExactRows, KeyVocab, TupleVocab, dense_rank, exact_graph_rows
-from .graphs import GraphBatch, iter_graph_batches
-from .inputs import check_int, check_options, prepare_graph
-from .kgrams import exclusive_cumsum, occurrences
-from .nn.kong_sketch import KongSketch
+from . import engine
+from .config import KongConfig, check_int, option_names, resolve_config
+from .engine import ExactRows
+from .exact import dense_rank
+from .graphs import GraphBatch, as_graph_sequence, iter_graph_batches
+from .kgrams import exclusive_cumsum
+from .sketch import SketchHashes
+from .traversals import get_traversal
+from .vocab import KeyVocab, TupleVocab
+
+#: KongVectorizer's keyword defaults (the exact map, as in KongConfig).
+_DEFAULTS = dict(k=1, hops=2, traversal="bfs", dim=None, kernel="poly", degree=1, const=0.0, seed=0,
+                 order="edge", relabel=False, blended=False, normalize=False, norm="exact",
+                 flow="source_to_target", edge_labels=True)
 
 #: The block id of the polynomial kernel's constant coordinate.
 CONST_BLOCK = 2**31 - 1
@@ -43,16 +52,11 @@ class KongVectorizer(TransformerMixin, BaseEstimator):
 
     Args:
         k, hops, traversal, dim, kernel, degree, const, seed, order,
-            relabel, blended, norm, flow: As in :class:`KongSketch`
-            (:obj:`dim=None` gives the exact map). (defaults: :obj:`k=1`,
-            :obj:`hops=2`, :obj:`"bfs"`, :obj:`None`, :obj:`"poly"`,
-            :obj:`1`, :obj:`0.0`, :obj:`0`, :obj:`"edge"`, :obj:`False`,
-            :obj:`False`, :obj:`"exact"`, :obj:`"source_to_target"`)
-        normalize (bool, optional): L2-normalize every graph's row (the
-            normalized kernel :math:`K(G,H)/\sqrt{K(G,G)K(H,H)}`).
-            (default: :obj:`False`)
-        edge_labels (bool, optional): Use :obj:`edge_attr` as edge labels
-            when graphs have it. (default: :obj:`True`)
+            relabel, blended, normalize, norm, flow, edge_labels: The KONG
+            options, documented in :class:`~kong_pyg.KongConfig` (same
+            defaults: :obj:`dim=None` is the exact map; :obj:`normalize`
+            L2-normalizes every graph's row, the normalized kernel
+            :math:`K(G,H)/\sqrt{K(G,G)K(H,H)}`).
         edge_order_attr (str, optional): The attribute holding a per-edge
             sort key that defines the neighbor order, used when present.
             (default: :obj:`"edge_order"`)
@@ -61,6 +65,13 @@ class KongVectorizer(TransformerMixin, BaseEstimator):
         device (str or torch.device, optional): Where to compute.
             (default: the CPU)
         progress (bool, optional): Show a progress bar. (default: :obj:`False`)
+        config (KongConfig, optional): All KONG options at once, instead of
+            the keyword arguments above.
+
+    Attributes:
+        config_ (KongConfig): The options :meth:`fit` used (:meth:`transform`
+            uses them too).
+        n_features_out_ (int): The number of columns.
     """
 
     def __init__(
@@ -84,6 +95,7 @@ class KongVectorizer(TransformerMixin, BaseEstimator):
         batch_size: int = 4096,
         device=None,
         progress: bool = False,
+        config: Optional[KongConfig] = None,
     ):
         self.k = k
         self.hops = hops
@@ -104,6 +116,7 @@ class KongVectorizer(TransformerMixin, BaseEstimator):
         self.batch_size = batch_size
         self.device = device
         self.progress = progress
+        self.config = config
 
     # -- scikit-learn API ----------------------------------------------------
 
@@ -124,10 +137,11 @@ class KongVectorizer(TransformerMixin, BaseEstimator):
     def get_feature_names_out(self, input_features=None) -> np.ndarray:
         """Readable column names (exact mode): ``L<level>:<gram>``."""
         check_is_fitted(self, "n_features_out_")
-        if self.dim is not None:
-            return np.array([f"kong{i}" for i in range(self.dim)], dtype=object)
+        cfg = self.config_
+        if cfg.dim is not None:
+            return np.array([f"kong{i}" for i in range(cfg.dim)], dtype=object)
         names = [self._gram_name(c) for c in range(len(self.grams_))]
-        if self.degree == 1:
+        if cfg.degree == 1:
             return np.array(names, dtype=object)
         return np.array(
             ["*".join(names[c] for c in self.multisets_.row(i)) for i in range(len(self.multisets_))],
@@ -136,64 +150,52 @@ class KongVectorizer(TransformerMixin, BaseEstimator):
 
     # -- internals -----------------------------------------------------------
 
-    def _check_params(self):
-        check_options(
-            self.k, self.hops, self.traversal, self.dim, self.kernel, self.degree, self.const,
-            self.seed, self.order, self.norm, self.flow, allow_exact=True,
-        )
-        check_int("batch_size", self.batch_size, 1)
+    def _config(self) -> KongConfig:
+        options = {name: getattr(self, name) for name in option_names()}
+        return resolve_config(self.config, options, _DEFAULTS, "KongVectorizer")
 
-    def _layer(self) -> KongSketch:
-        layer = KongSketch(
-            k=self.k, hops=self.hops, traversal=self.traversal, dim=self.dim or 1,
-            kernel=self.kernel, degree=self.degree, const=self.const, seed=self.seed,
-            order=self.order, relabel=self.relabel, blended=self.blended,
-            norm=self.norm, flow=self.flow, dtype=torch.float64,
-        )
-        return layer.to(self.device) if self.device is not None else layer
-
-    def _run(self, graphs, fit: bool, keep: bool):
+    def _run(self, graphs: Any, fit: bool, keep: bool) -> Any:
         if fit:
-            self._check_params()
+            self.config_ = self._config()
+            check_int("batch_size", self.batch_size, 1)
             self.symbols_ = KeyVocab()
             self.strings_ = TupleVocab()
             self.grams_ = TupleVocab()
             self.multisets_ = TupleVocab()
-        layer = self._layer() if self.dim is not None else None
-        try:
-            total = len(graphs)
-        except TypeError as err:
-            raise TypeError("'graphs' must be a sequence of Data objects or a PyG dataset") from err
-        if total == 0:
-            raise ValueError("'graphs' is empty")
+        cfg = self.config_
+        graphs = as_graph_sequence(graphs)
+        hashes = None
+        if cfg.dim is not None:
+            hashes = SketchHashes(cfg.dim, cfg.degree, cfg.k, cfg.hops + 1, cfg.seed)
+            hashes = hashes.to(self.device) if self.device is not None else hashes
         bar = None
         if self.progress:
             from tqdm.auto import tqdm
 
-            bar = tqdm(total=total, desc="KONG features", unit="graph")
+            bar = tqdm(total=len(graphs), desc="KONG features", unit="graph")
         parts = []
-        for gb in iter_graph_batches(graphs, self.batch_size, self.edge_labels, self.edge_order_attr):
-            gb = self._to_device(gb)
-            if self.dim is None:
-                parts.append(self._exact_batch(gb, grow=fit))
-            else:
-                out = layer.readout(gb.x, gb.edge_index, gb.batch, gb.edge_attr, gb.edge_order, gb.num_graphs)
-                if self.normalize:
-                    norm = out.norm(dim=1, keepdim=True)
-                    out = out / torch.where(norm > 0, norm, torch.ones_like(norm))
-                if keep:
-                    parts.append(out.cpu().numpy())
-            if bar is not None:
-                bar.update(gb.num_graphs)
+        with torch.no_grad():
+            for gb in iter_graph_batches(graphs, self.batch_size, cfg.edge_labels, self.edge_order_attr):
+                gb = self._to_device(gb)
+                prep = engine.prepare(cfg, gb.x, gb.edge_index, gb.edge_attr, gb.edge_order)
+                steps = engine.kgram_steps(cfg, prep)
+                if hashes is None:
+                    parts.append(self._exact_batch(cfg, prep, steps, gb, grow=fit))
+                else:
+                    out = engine.graph_sketch(cfg, hashes, prep, steps, gb.batch, gb.num_graphs)
+                    if keep:
+                        parts.append(out.cpu().numpy())
+                if bar is not None:
+                    bar.update(gb.num_graphs)
         if bar is not None:
             bar.close()
         if fit:
-            self.n_features_out_ = self.dim if self.dim is not None else (
-                len(self.grams_) if self.degree == 1 else len(self.multisets_)
+            self.n_features_out_ = cfg.dim if cfg.dim is not None else (
+                len(self.grams_) if cfg.degree == 1 else len(self.multisets_)
             )
         if not keep:
             return None
-        if self.dim is not None:
+        if cfg.dim is not None:
             return np.concatenate(parts, axis=0)
         width = self.n_features_out_
         mats = [sp.csr_matrix(part, shape=(part[2].size - 1, width)) for part in parts]
@@ -204,29 +206,21 @@ class KongVectorizer(TransformerMixin, BaseEstimator):
     def _to_device(self, gb: GraphBatch) -> GraphBatch:
         if self.device is None:
             return gb
-        move = lambda t: None if t is None else t.to(self.device)  # noqa: E731
-        return GraphBatch(*(move(t) for t in gb[:5]), gb.start, gb.num_graphs)
 
-    def _exact_batch(self, gb: GraphBatch, grow: bool):
-        prep = prepare_graph(
-            gb.x, gb.edge_index, gb.edge_attr, gb.edge_order,
-            flow=self.flow, order=self.order, relabel=self.relabel, seed=self.seed, grouped=self.k > 1,
-        )
-        steps = list(
-            occurrences(
-                prep.node_sym, prep.hood, prep.edge_sym, self.k, self.hops, self.traversal, self.blended
-            )
-        )
-        er = exact_graph_rows(
-            steps, prep.hood, prep.num_nodes, gb.batch, self.hops, self.traversal,
-            self.kernel, self.degree, float(self.const), gb.num_graphs,
-        )
+        def move(t: Optional[Tensor]) -> Optional[Tensor]:
+            return None if t is None else t.to(self.device)
+
+        return GraphBatch(move(gb.x), move(gb.edge_index), move(gb.edge_attr), move(gb.edge_order),
+                          move(gb.batch), gb.start, gb.num_graphs)
+
+    def _exact_batch(self, cfg: KongConfig, prep: Any, steps: Any, gb: GraphBatch, grow: bool) -> tuple:
+        er = engine.exact_graph_map(cfg, prep, steps, gb.batch, gb.num_graphs)
         rows = er.rows
         scale = None
-        if self.normalize:
+        if cfg.normalize:
             sq = scatter(rows.val * rows.val, rows.row, 0, gb.num_graphs, "sum")
             scale = torch.where(sq > 0, sq.rsqrt(), torch.zeros_like(sq))
-        cols = self._global_columns(er, grow)
+        cols = self._global_columns(cfg, er, grow)
         keep = (cols >= 0).nonzero().view(-1)
         val = rows.val if scale is None else rows.val * scale[rows.row]
         # CSR parts straight away: entries are sorted by graph already
@@ -236,12 +230,13 @@ class KongVectorizer(TransformerMixin, BaseEstimator):
             indptr.cpu().numpy(),
         )
 
-    def _global_columns(self, er: ExactRows, grow: bool) -> Tensor:
+    def _global_columns(self, cfg: KongConfig, er: ExactRows, grow: bool) -> Tensor:
         """Global column of every entry of :obj:`er.rows` (-1: unseen)."""
         rows = er.rows
-        if self.degree == 1:
+        if cfg.degree == 1:
             used, inv = dense_rank(rows.col)
             return self._gram_columns(er, used, grow)[inv]
+        assert er.multisets is not None
         used, inv = dense_rank(er.multisets.reshape(-1))
         gram_cols = self._gram_columns(er, used, grow)[inv].view(er.multisets.shape)
         ok = (gram_cols >= 0).all(dim=1)
@@ -288,7 +283,7 @@ class KongVectorizer(TransformerMixin, BaseEstimator):
             code = int(self.symbols_.keys[sid])
             symbols.append(str(code // 2) if code % 2 == 0 else f"e{code // 2}")
         gram = ",".join(symbols)
-        return f"L{path[0]}:{gram}" if self.traversal == "bfs" else gram
+        return f"L{path[0]}:{gram}" if get_traversal(self.config_.traversal).all_levels else gram
 
 
 __all__ = ["KongVectorizer"]

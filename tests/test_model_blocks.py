@@ -104,13 +104,20 @@ def test_buffers_move_and_round_trip():
     assert torch.equal(layer(b.x, b.edge_index), ref)
     layer.double()
     assert torch.equal(layer(b.x, b.edge_index), ref)
-    # the hash tables live in the state dict
+    # the hash tables live in the state dict and round-trip
+    same = KongSketch(k=2, hops=2, dim=32, seed=3)
+    same.load_state_dict(layer.state_dict())
+    assert torch.equal(same(b.x, b.edge_index), ref)
+    # tables of another seed or sketch size are refused (they would make .seed and the repr lie)
     other = KongSketch(k=2, hops=2, dim=32, seed=9)
-    assert not torch.equal(other(b.x, b.edge_index), ref)
-    other.load_state_dict(KongSketch(k=2, hops=2, dim=32, seed=3).state_dict())
-    assert torch.equal(other(b.x, b.edge_index), ref)
+    own = other(b.x, b.edge_index)
+    assert not torch.equal(own, ref)
+    for foreign in (KongSketch(k=2, hops=2, dim=32, seed=3), KongSketch(k=2, hops=2, dim=31, seed=9)):
+        with pytest.raises(ValueError, match="seed=9 and dim=32"):
+            other.load_state_dict(foreign.state_dict())
+        assert torch.equal(other(b.x, b.edge_index), own)  # its own tables are kept
     other.reset_parameters()  # redraws from its own seed
-    assert torch.equal(other(b.x, b.edge_index), KongSketch(k=2, hops=2, dim=32, seed=9)(b.x, b.edge_index))
+    assert torch.equal(other(b.x, b.edge_index), own)
 
 
 def test_torch_compile_runs_kong_eagerly_inside_a_compiled_model():

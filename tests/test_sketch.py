@@ -76,19 +76,28 @@ def test_layer_readout_pool_and_vectorizer_agree(cfg):
 
 @pytest.mark.parametrize("cfg", CONFIGS)
 def test_dense_propagation_equals_sparse_rows(cfg, monkeypatch):
+    """forward() propagates dense sketches with MessagePassing.propagate; readout() and
+    engine.node_maps go through exact sparse rows, switching to dense propagation past a
+    budget: all three give the same node maps."""
+    from kong_pyg import engine
+
     if cfg.get("kernel") == "cosine":
         cfg = dict(cfg, norm="sketch")
     graphs = _graphs(6)
     batch = Batch.from_data_list(graphs)
     layer = KongSketch(dim=64, seed=2, dtype=torch.float64, **cfg)
-    sparse = layer(batch.x, batch.edge_index, batch.edge_attr)
+    prep = layer.prepare(batch.x, batch.edge_index, batch.edge_attr)
+    steps = layer.occurrences(prep)
+    assert layer.node_counts(prep, steps).rows is not None
+    sparse = engine.node_maps(layer.config, layer.hashes, prep, steps)
+    propagated = layer(batch.x, batch.edge_index, batch.edge_attr)
+    torch.testing.assert_close(propagated, sparse, rtol=1e-10, atol=1e-9)
     monkeypatch.setattr(KongSketch, "switch_ratio", 0.0)
-    counts = layer.node_counts(layer.prepare(batch.x, batch.edge_index, batch.edge_attr),
-                               layer.occurrences(layer.prepare(batch.x, batch.edge_index, batch.edge_attr)))
+    counts = layer.node_counts(prep, steps)
     if cfg["hops"] > 1:  # (k = 2, hops = 1: nothing to switch after step 0)
         assert counts.dense is not None
-    dense = layer(batch.x, batch.edge_index, batch.edge_attr)
-    torch.testing.assert_close(dense, sparse, rtol=1e-10, atol=1e-9)
+    readout = layer.readout(batch.x, batch.edge_index, batch.batch, batch.edge_attr)
+    torch.testing.assert_close(readout, global_add_pool(sparse, batch.batch), rtol=1e-10, atol=1e-9)
 
 
 def test_same_seed_same_output_other_seed_other_output():

@@ -160,7 +160,7 @@ def test_repr_lists_every_option():
     t = KongFeatures(k=2, dim=8, level="both", attr_name=("a", "b"), seed=4, dtype=torch.float64)
     text = repr(t)
     for part in ["k=2", "hops=2", "traversal='bfs'", "dim=8", "kernel='poly'", "degree=1", "const=0.0",
-                 "seed=4", "order='edge'", "relabel=False", "blended=False", "norm='exact'",
+                 "seed=4", "order='edge'", "relabel=0", "blended=False", "norm='exact'",
                  "flow='source_to_target'", "level='both'", "attr_name=('a', 'b')", "normalize=False",
                  "edge_labels=True", "edge_order_attr='edge_order'", "dtype=torch.float64"]:
         assert part in text, part

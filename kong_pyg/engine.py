@@ -1,0 +1,508 @@
+r"""The KONG pipeline, written once.
+
+Every front-end (:class:`~kong_pyg.KongSketch`, :class:`~kong_pyg.KongVectorizer`,
+:class:`~kong_pyg.KongFeatures`) runs the same steps, configured by a
+:class:`~kong_pyg.KongConfig`:
+
+1. :func:`prepare`: check the input, turn labels into symbols and group the
+   edges into ordered neighborhoods (:mod:`kong_pyg.inputs`,
+   :mod:`kong_pyg.ordering`);
+2. :func:`kgram_steps`: the n-grams each step :math:`i = 0..h` adds
+   (:mod:`kong_pyg.kgrams`; the traversal decides the string rule);
+3. node count vectors :math:`c_v`: exact sparse rows
+   (:func:`kong_pyg.exact.node_count_rows`) or Count-Sketches propagated by
+   sum aggregation (:func:`propagate_sketches`);
+4. node maps :math:`\phi(c_v)` (the base kernel, :mod:`kong_pyg.kernels`);
+5. the graph readout :math:`\Phi(G) = \sum_{v \in G} \phi(c_v)`:
+   :func:`exact_graph_map` (sparse rows) or :func:`graph_sketch` (dense).
+
+Where the map is linear in :math:`c_v` (:meth:`BaseKernel.is_linear
+<kong_pyg.kernels.BaseKernel.is_linear>`), step 3 and 4 are skipped: the sum
+over nodes commutes with the propagation, so every k-gram goes straight into
+its graph's row with a walk-count weight (:func:`linear_graph_sketch`).
+
+Sum aggregation is pluggable (:data:`Aggregate`): the default multiplies by
+a sparse adjacency matrix; :class:`~kong_pyg.KongSketch` passes its own
+:meth:`~torch_geometric.nn.conv.MessagePassing.propagate`.
+"""
+import warnings
+from typing import Callable, List, NamedTuple, Optional, Sequence, Tuple
+
+import torch
+from torch import Tensor
+from torch_geometric.nn import global_add_pool
+from torch_geometric.utils import scatter
+
+from .config import KongConfig
+from .exact import (
+    LocalGrams,
+    Rows,
+    dense_row_ids,
+    graph_linear_rows,
+    index_grams,
+    node_count_rows,
+    node_count_steps,
+    row_norms,
+    sum_duplicates,
+    symmetric_power,
+    tag_blocks,
+    walk_weights,
+)
+from .inputs import PreparedGraph, prepare_graph
+from .kernels import get_kernel
+from .kgrams import Occurrences, exclusive_cumsum, occurrences
+from .sketch import SketchHashes, place, shift_level
+from .traversals import get_traversal
+
+#: :obj:`aggregate(y, inject)` returns :math:`A y + inject`, where
+#: :math:`(A y)_v = \sum_{u \in N_v} y_u` (:obj:`inject` may be :obj:`None`).
+Aggregate = Callable[[Tensor, Optional[Tensor]], Tensor]
+
+#: Exact node rows give way to dense sketches once they hold more than this
+#: fraction of the :obj:`N * p * b` sketch entries.
+SWITCH_RATIO = 0.25
+#: Node maps are formed in chunks of at most this many sketch entries.
+CHUNK_ENTRIES = 1 << 22
+
+Steps = List[List[Occurrences]]
+
+
+# -- 1, 2: input and k-grams ---------------------------------------------------
+
+
+def prepare(
+    cfg: KongConfig,
+    x: Tensor,
+    edge_index: Tensor,
+    edge_attr: Optional[Tensor] = None,
+    edge_order: Optional[Tensor] = None,
+) -> PreparedGraph:
+    """Check a graph (or a batch) and turn it into symbols and ordered neighborhoods.
+
+    Edge labels are used when :obj:`edge_attr` is given and
+    :obj:`cfg.edge_labels` is set; :math:`k = 1` needs no neighbor order,
+    so its edges are not sorted.
+    """
+    return prepare_graph(
+        x, edge_index, edge_attr if cfg.edge_labels else None, edge_order,
+        flow=cfg.flow, order=cfg.order, relabel=cfg.relabel, seed=cfg.seed, grouped=cfg.k > 1,
+    )
+
+
+def kgram_steps(cfg: KongConfig, prep: PreparedGraph) -> Steps:
+    """The n-grams that steps :math:`0..h` add (see :func:`kong_pyg.kgrams.occurrences`)."""
+    return list(occurrences(prep.node_sym, prep.hood, prep.edge_sym, cfg.k, cfg.hops,
+                            get_traversal(cfg.traversal), cfg.blended))
+
+
+# -- 3: exact node counts --------------------------------------------------------
+
+
+def exact_counts(cfg: KongConfig, prep: PreparedGraph, grams: LocalGrams) -> Rows:
+    """Exact node count vectors :math:`c_v` (columns :obj:`block * G + gram`)."""
+    return node_count_rows(grams, prep.hood, prep.num_nodes, get_traversal(cfg.traversal))
+
+
+def exact_norms(cfg: KongConfig, prep: PreparedGraph, grams: LocalGrams) -> Tensor:
+    r"""Exact norms :math:`\|c_v\|` of every node (``float64``)."""
+    return row_norms(exact_counts(cfg, prep, grams), prep.num_nodes)
+
+
+# -- 5 (exact): the explicit graph map ---------------------------------------
+
+
+class ExactRows(NamedTuple):
+    """Graph rows of one call, in local columns.
+
+    Attributes:
+        rows (Rows): Graph rows. With :math:`p = 1` a column is
+            :obj:`block * G + gram` or :obj:`const_col`; with :math:`p > 1` it
+            indexes :obj:`multisets`.
+        grams (LocalGrams): The call's grams.
+        const_col (int): The local column of the polynomial constant.
+        multisets (torch.Tensor, optional): :obj:`[U, p]` local columns of
+            each multiset column (:math:`p > 1`).
+    """
+
+    rows: Rows
+    grams: LocalGrams
+    const_col: int
+    multisets: Optional[Tensor]
+
+
+def exact_graph_map(
+    cfg: KongConfig,
+    prep: PreparedGraph,
+    steps: Steps,
+    batch: Tensor,
+    num_graphs: Optional[int] = None,
+) -> ExactRows:
+    r"""The exact explicit map :math:`\Phi(G) = \sum_v \phi_\kappa(c_v)` as sparse rows.
+
+    :math:`\phi_\kappa(c)` is the symmetric :math:`p`-th power of the base
+    kernel's :math:`g(c)` (:mod:`kong_pyg.kernels`), so that
+    :math:`\langle \Phi(G), \Phi(H) \rangle = K(G, H)` exactly.
+    """
+    grams = index_grams(steps)
+    g = max(grams.num_grams, 1)
+    const_col = (cfg.hops + 1) * g
+    dev = batch.device
+    n = prep.num_nodes
+    if num_graphs is None:
+        num_graphs = int(batch.max()) + 1
+    rule, kernel = get_traversal(cfg.traversal), get_kernel(cfg.kernel)
+    one = torch.ones(n, dtype=torch.float64, device=dev)
+    const = kernel.const_value(cfg)
+    if cfg.degree == 1 and not kernel.needs_norms(cfg):
+        omega = walk_weights(prep.hood, one, cfg.hops)
+        rows = graph_linear_rows(grams, omega, batch, cfg.hops, rule, num_graphs)
+        if const:
+            sizes = scatter(one * const, batch, 0, num_graphs, "sum")
+            graphs = torch.arange(sizes.numel(), device=dev)
+            rows = sum_duplicates(
+                torch.cat([rows.row, graphs]), torch.cat([rows.col, torch.full_like(graphs, const_col)]),
+                torch.cat([rows.val, sizes]), const_col + 1,
+            )
+        return ExactRows(rows, grams, const_col, None)
+    node = node_count_rows(grams, prep.hood, n, rule)
+    if node.row.numel() == 0 and not const:
+        empty = Rows(batch.new_zeros(0), batch.new_zeros(0), one.new_zeros(0))
+        return ExactRows(empty, grams, const_col, batch.new_zeros(0, cfg.degree) if cfg.degree > 1 else None)
+    norms = row_norms(node, n) if kernel.needs_norms(cfg) else None
+    node = kernel.exact_node_rows(cfg, node, norms, n, const_col)
+    if cfg.degree == 1:
+        rows = sum_duplicates(batch.index_select(0, node.row), node.col, node.val, const_col + 1, num_graphs)
+        return ExactRows(rows, grams, const_col, None)
+    row, cols, val = symmetric_power(node, cfg.degree)
+    uid, multisets = dense_row_ids(cols)
+    rows = sum_duplicates(batch.index_select(0, row), uid, val, max(multisets.size(0), 1), num_graphs)
+    return ExactRows(rows, grams, const_col, multisets)
+
+
+# -- 3 (sketched): Count-Sketches of the node counts -----------------------------
+
+
+class GramHashes(NamedTuple):
+    """Buckets :obj:`[G, p]` (long) and signs :obj:`[G, p]` (float64) of a call's grams."""
+
+    bucket: Tensor
+    sign: Tensor
+
+
+def gram_hashes(hashes: SketchHashes, grams: LocalGrams) -> GramHashes:
+    """Hash every distinct gram of the call once."""
+    dev = hashes.coef.device
+    if not grams.tables:
+        z = torch.zeros(0, hashes.degree, dtype=torch.long, device=dev)
+        return GramHashes(z, z.to(torch.float64))
+    parts = [hashes.hash(rows) for _, _, rows in grams.tables]
+    return GramHashes(torch.cat([b for b, _ in parts]), torch.cat([s for _, s in parts]))
+
+
+def block_hashes(cfg: KongConfig, hashes: SketchHashes, bucket: Tensor, sign: Tensor,
+                 level: Tensor) -> Tuple[Tensor, Tensor]:
+    """Buckets and signs :obj:`[M, p]` of grams placed in their level's block."""
+    if not get_traversal(cfg.traversal).shifted():
+        return bucket, sign
+    shift, flip = hashes.shift.t()[level], hashes.flip.t()[level].to(sign.dtype)
+    return (bucket + shift) % hashes.dim, sign * flip
+
+
+def scatter_sketch(out: Tensor, node: Tensor, bucket: Tensor, sign: Tensor, val: Tensor) -> None:
+    """Add :obj:`val * sign[:, f]` into sketch :math:`f` of :obj:`node`.
+
+    :obj:`out` is :obj:`[N, p * b]`, sketch :math:`f` its columns
+    :obj:`f * b .. (f + 1) * b - 1`; :obj:`bucket` and :obj:`sign` are
+    :obj:`[M, p]`.
+    """
+    p = bucket.size(1)
+    b = out.size(1) // max(p, 1)
+    offset = torch.arange(p, device=out.device) * b
+    value = (sign * val.unsqueeze(1)).view(-1).to(out.dtype)
+    place(out, node.repeat_interleave(p), (bucket + offset).view(-1), value)
+
+
+def step_injection(grams: LocalGrams, gh: GramHashes, step: int, num_nodes: int, width: int,
+                   device: torch.device) -> Optional[Tensor]:
+    """The Count-Sketches :obj:`[N, p * b]` of the occurrences of :obj:`step` (None: none)."""
+    entry = grams.steps[step]
+    if entry is None:
+        return None
+    node, gid = entry
+    out = torch.zeros(num_nodes, width, dtype=torch.float64, device=device)
+    ones = torch.ones(node.numel(), dtype=torch.float64, device=device)
+    scatter_sketch(out, node, gh.bucket[gid], gh.sign[gid], ones)
+    return out
+
+
+def sparse_aggregator(prep: PreparedGraph) -> Aggregate:
+    r"""The default :data:`Aggregate`: a sparse adjacency product.
+
+    Sum aggregation is order-free, so a sorted sparse matrix is fine here;
+    the neighbor order lives in the occurrences, never in this.
+    """
+    n, hood = prep.num_nodes, prep.hood
+    adj = torch.sparse_coo_tensor(
+        torch.stack([hood.center, hood.nbr]),
+        torch.ones(hood.nbr.numel(), dtype=torch.float64, device=hood.nbr.device),
+        (n, n), check_invariants=False,
+    )
+    with warnings.catch_warnings():  # "sparse CSR support is in beta"
+        warnings.simplefilter("ignore", UserWarning)
+        csr = adj.coalesce().to_sparse_csr()  # sums multi-edges (order-free)
+
+    def aggregate(y: Tensor, inject: Optional[Tensor]) -> Tensor:
+        out = csr @ y
+        return out if inject is None else out + inject
+
+    return aggregate
+
+
+def _shift_into(out: Tensor, y: Tensor, hashes: SketchHashes, level: int) -> None:
+    """:obj:`out += ` the level-free :obj:`y` :obj:`[N, p * b]` moved into its level's block."""
+    b = hashes.dim
+    for f in range(hashes.degree):
+        shift, flip = hashes.level(f, level)
+        out[:, f * b : (f + 1) * b] += shift_level(y[:, f * b : (f + 1) * b], shift, flip.to(y.dtype))
+
+
+def propagate_sketches(
+    cfg: KongConfig,
+    hashes: SketchHashes,
+    grams: LocalGrams,
+    gh: GramHashes,
+    num_nodes: int,
+    aggregate: Aggregate,
+    levels: Sequence[Rows] = (),
+) -> Tensor:
+    r"""Count-Sketches :obj:`[N, p, b]` of the node counts, propagated densely.
+
+    :math:`Y^{(i)} = A Y^{(i-1)} + X^i` on Count-Sketches (they are linear):
+    :obj:`aggregate` sums the neighbors' sketches and adds the sketch of the
+    step's new k-grams. With :obj:`levels`, the exact count rows of the first
+    steps, the propagation continues from them. BFS places every level in
+    its own (shifted) block. Costs :math:`O(m p b)` per step, whatever the
+    strings' lengths.
+    """
+    p, b = hashes.degree, hashes.dim
+    dev = hashes.coef.device
+    width = p * b
+    shifted = get_traversal(cfg.traversal).shifted()
+    y = torch.zeros(num_nodes, width, dtype=torch.float64, device=dev)
+    out = torch.zeros_like(y) if shifted else None
+    if levels:
+        last = levels[-1]
+        scatter_sketch(y, last.row, gh.bucket[last.col], gh.sign[last.col], last.val)
+        if out is not None:
+            for level, lv in enumerate(levels):
+                bucket, sign = block_hashes(cfg, hashes, gh.bucket[lv.col], gh.sign[lv.col],
+                                            torch.full_like(lv.col, level))
+                scatter_sketch(out, lv.row, bucket, sign, lv.val)
+    for step in range(len(levels), cfg.hops + 1):
+        inject = step_injection(grams, gh, step, num_nodes, width, dev)
+        if step == 0:
+            y = y if inject is None else inject
+        else:
+            y = aggregate(y, inject)
+        if out is not None:
+            _shift_into(out, y, hashes, step)
+    return (y if out is None else out).view(num_nodes, p, b)
+
+
+class NodeCounts(NamedTuple):
+    """Node count vectors, exact or sketched.
+
+    Either exact sparse :obj:`rows` (columns :obj:`block * G + gram`) or
+    :obj:`dense` Count-Sketches :obj:`[N, p, b]`.
+    """
+
+    grams: LocalGrams
+    rows: Optional[Rows]
+    dense: Optional[Tensor]
+
+
+def node_counts(
+    cfg: KongConfig,
+    hashes: SketchHashes,
+    prep: PreparedGraph,
+    grams: LocalGrams,
+    gh: GramHashes,
+    aggregate: Optional[Aggregate] = None,
+    switch_ratio: Optional[float] = None,
+) -> NodeCounts:
+    r"""The node count vectors :math:`c_v`, exact or already sketched.
+
+    Exact sparse rows are propagated while they hold fewer entries than
+    :obj:`switch_ratio` (default :data:`SWITCH_RATIO`) of the dense
+    :obj:`[N, p, b]` sketches would; past
+    that (deep :obj:`hops` on dense graphs) the Count-Sketches themselves are
+    propagated (:func:`propagate_sketches`). Exact cosine norms need the
+    exact rows, so they never switch.
+    """
+    n = prep.num_nodes
+    kernel = get_kernel(cfg.kernel)
+    may_switch = not (kernel.needs_norms(cfg) and cfg.norm == "exact")
+    ratio = SWITCH_RATIO if switch_ratio is None else switch_ratio
+    budget = int(n * hashes.degree * hashes.dim * ratio)
+    levels: List[Rows] = []
+    gen = node_count_steps(grams, prep.hood, n)
+    for step, y in enumerate(gen):
+        levels.append(y)
+        if may_switch and step < cfg.hops and y.row.numel() > budget:
+            gen.close()
+            agg = aggregate if aggregate is not None else sparse_aggregator(prep)
+            return NodeCounts(grams, None, propagate_sketches(cfg, hashes, grams, gh, n, agg, levels))
+    return NodeCounts(grams, tag_blocks(levels, grams.num_grams, get_traversal(cfg.traversal)), None)
+
+
+def _chunk_sketches(cfg: KongConfig, hashes: SketchHashes, counts: NodeCounts, gh: GramHashes,
+                    lo: int, hi: int, rowptr: Optional[Tensor]) -> Tensor:
+    """Count-Sketches :obj:`[p, hi - lo, b]` of nodes :obj:`lo .. hi - 1`."""
+    if counts.dense is not None:
+        return counts.dense[lo:hi].permute(1, 0, 2).clone()
+    assert counts.rows is not None and rowptr is not None
+    rows = counts.rows
+    a, z = int(rowptr[lo]), int(rowptr[hi])
+    col, val = rows.col[a:z], rows.val[a:z]
+    g = max(counts.grams.num_grams, 1)
+    bucket, sign = block_hashes(cfg, hashes, gh.bucket[col % g], gh.sign[col % g], col // g)
+    out = torch.zeros(hi - lo, hashes.degree * hashes.dim, dtype=torch.float64, device=val.device)
+    scatter_sketch(out, rows.row[a:z] - lo, bucket, sign, val)
+    return out.view(hi - lo, hashes.degree, hashes.dim).permute(1, 0, 2)
+
+
+def node_maps(
+    cfg: KongConfig,
+    hashes: SketchHashes,
+    prep: PreparedGraph,
+    steps: Steps,
+    batch: Optional[Tensor] = None,
+    num_graphs: Optional[int] = None,
+    aggregate: Optional[Aggregate] = None,
+    switch_ratio: Optional[float] = None,
+) -> Tensor:
+    r"""Sketched node maps :obj:`[N, b]` (``float64``); with :obj:`batch` their sums per graph.
+
+    Works through the nodes in chunks, so with :obj:`batch` the memory beyond
+    the count vectors is one chunk of :obj:`[p, chunk, b]`.
+    """
+    n, p, b = prep.num_nodes, hashes.degree, hashes.dim
+    dev = prep.node_sym.device
+    kernel = get_kernel(cfg.kernel)
+    grams = index_grams(steps)
+    gh = gram_hashes(hashes, grams)
+    counts = node_counts(cfg, hashes, prep, grams, gh, aggregate, switch_ratio)
+    rowptr, norms = None, None
+    if counts.rows is not None:
+        rowptr = exclusive_cumsum(torch.bincount(counts.rows.row, minlength=n))
+        if kernel.needs_norms(cfg) and cfg.norm == "exact":
+            norms = row_norms(counts.rows, n)
+    rows_out = n if batch is None else num_graphs
+    assert rows_out is not None
+    out = torch.zeros(rows_out, b, dtype=torch.float64, device=dev)
+    chunk = max(1, CHUNK_ENTRIES // (p * b))
+    for lo in range(0, n, chunk):
+        hi = min(lo + chunk, n)
+        cs = _chunk_sketches(cfg, hashes, counts, gh, lo, hi, rowptr)
+        ts = kernel.sketch_node_maps(cfg, hashes, cs, None if norms is None else norms[lo:hi])
+        if batch is None:
+            out[lo:hi] = ts
+        else:
+            out += global_add_pool(ts, batch[lo:hi], size=out.size(0))
+    return out
+
+
+# -- 5 (sketched): graph readout ------------------------------------------------------
+
+
+def linear_graph_sketch(
+    cfg: KongConfig,
+    hashes: SketchHashes,
+    prep: PreparedGraph,
+    steps: Steps,
+    weight: Tensor,
+    batch: Tensor,
+    num_graphs: int,
+) -> Tensor:
+    r""":math:`\sum_v w_v\, CS(c_v)` per graph, for a linear map (:math:`p = 1`).
+
+    The sum over nodes commutes with the propagation (walk weights
+    :math:`\omega`, :func:`~kong_pyg.exact.walk_weights`), so no node
+    sketch is ever built.
+    """
+    b = hashes.dim
+    rule = get_traversal(cfg.traversal)
+    out = torch.zeros(num_graphs, b, dtype=torch.float64, device=weight.device)
+    omega = walk_weights(prep.hood, weight, cfg.hops)
+    hashed = [[hashes.hash(o.grams) for o in occ] for occ in steps]
+    for j, level, _ in rule.linear_terms(len(steps), cfg.hops):
+        shift, flip = hashes.level(0, level) if rule.shifted() else (0, torch.ones((), dtype=torch.float64))
+        for o, (bucket, sign) in zip(steps[j], hashed[j]):
+            col = (bucket[:, 0] + shift) % b
+            place(out, batch[o.node], col, sign[:, 0] * flip.to(sign.dtype) * omega[level - j][o.node])
+    const = get_kernel(cfg.kernel).const_value(cfg)
+    if const:
+        bucket, sign = hashes.const_token()
+        sizes = global_add_pool(weight.unsqueeze(1), batch, size=num_graphs).squeeze(1)
+        out[:, int(bucket[0])] += sign[0].to(out.dtype) * const * sizes
+    return out
+
+
+def graph_sketch(
+    cfg: KongConfig,
+    hashes: SketchHashes,
+    prep: PreparedGraph,
+    steps: Steps,
+    batch: Tensor,
+    num_graphs: int,
+    aggregate: Optional[Aggregate] = None,
+    switch_ratio: Optional[float] = None,
+) -> Tensor:
+    r"""Sketched graph maps :obj:`[num_graphs, b]` (``float64``): :math:`\sum_{v \in G} \phi(c_v)`.
+
+    Linear maps go through :func:`linear_graph_sketch`, the others through
+    :func:`node_maps`; with :obj:`cfg.normalize` every row is L2-normalized.
+    """
+    kernel = get_kernel(cfg.kernel)
+    if kernel.is_linear(cfg):
+        norms = None
+        if kernel.needs_norms(cfg):
+            norms = exact_norms(cfg, prep, index_grams(steps))
+        weight = kernel.node_weight(cfg, norms, torch.ones(prep.num_nodes, dtype=torch.float64,
+                                                            device=prep.node_sym.device))
+        out = linear_graph_sketch(cfg, hashes, prep, steps, weight, batch, num_graphs)
+    else:
+        out = node_maps(cfg, hashes, prep, steps, batch, num_graphs, aggregate, switch_ratio)
+    return normalize_rows(out) if cfg.normalize else out
+
+
+def normalize_rows(out: Tensor) -> Tensor:
+    """L2-normalize every row (a zero row stays zero)."""
+    norm = out.norm(dim=1, keepdim=True)
+    return out / torch.where(norm > 0, norm, torch.ones_like(norm))
+
+
+__all__ = [
+    "Aggregate",
+    "ExactRows",
+    "GramHashes",
+    "NodeCounts",
+    "prepare",
+    "kgram_steps",
+    "exact_counts",
+    "exact_norms",
+    "exact_graph_map",
+    "gram_hashes",
+    "block_hashes",
+    "scatter_sketch",
+    "step_injection",
+    "sparse_aggregator",
+    "propagate_sketches",
+    "node_counts",
+    "node_maps",
+    "linear_graph_sketch",
+    "graph_sketch",
+    "normalize_rows",
+    "SWITCH_RATIO",
+    "CHUNK_ENTRIES",
+]

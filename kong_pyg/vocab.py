@@ -1,0 +1,137 @@
+r"""Global columns of exact KONG features: vocabularies that stay fixed across calls.
+
+Inside one call every distinct n-gram has a dense *local* id
+(:func:`kong_pyg.exact.index_grams`); :class:`~kong_pyg.KongVectorizer` maps
+local ids to *global* columns learned in :meth:`fit`, as scikit-learn's
+``DictVectorizer`` does, with a :class:`KeyVocab` for symbol codes and
+:class:`TupleVocab` for tuples (n-grams as symbol ids, (block, n-gram) pairs,
+multisets of columns).
+"""
+from typing import List
+
+import torch
+from torch import Tensor
+
+
+class KeyVocab:
+    """Dense ids for ``int64`` keys, in order of first appearance.
+
+    Lookups are vectorized (:func:`torch.searchsorted`); keys first seen in
+    one call get consecutive ids in sorted key order.
+    """
+
+    def __init__(self):
+        self.keys = torch.zeros(0, dtype=torch.long)  # by id
+        self._sorted = torch.zeros(0, dtype=torch.long)
+        self._ids = torch.zeros(0, dtype=torch.long)
+
+    def __len__(self) -> int:
+        return self.keys.numel()
+
+    def lookup(self, keys: Tensor, grow: bool, distinct: bool = False) -> Tensor:
+        """Ids of :obj:`keys`; unseen keys get new ids or :obj:`-1`.
+
+        :obj:`distinct` promises that :obj:`keys` has no repeats.
+        """
+        dev = keys.device
+        sorted_keys, sorted_ids = self._sorted.to(dev), self._ids.to(dev)
+        if distinct:
+            uniq, inv = keys, None
+        else:
+            uniq, inv = torch.unique(keys, return_inverse=True)
+        ids = torch.full_like(uniq, -1)
+        if sorted_keys.numel():
+            pos = torch.searchsorted(sorted_keys, uniq).clamp(max=sorted_keys.numel() - 1)
+            found = sorted_keys.index_select(0, pos) == uniq
+            ids = torch.where(found, sorted_ids.index_select(0, pos), ids)
+        if grow:
+            new = ids < 0
+            fresh = uniq[new]
+            ids[new] = len(self) + torch.arange(fresh.numel(), device=dev)
+            self.keys = torch.cat([self.keys, fresh.cpu()])
+            merged = torch.cat([self._sorted, fresh.cpu()])
+            merged_ids = torch.cat([self._ids, ids[new].cpu()])
+            order = torch.argsort(merged)
+            self._sorted, self._ids = merged[order], merged_ids[order]
+        return ids if inv is None else ids.index_select(0, inv)
+
+    def state(self) -> Tensor:
+        """The keys by id (enough to rebuild the vocabulary)."""
+        return self.keys.clone()
+
+    @classmethod
+    def from_keys(cls, keys: Tensor) -> "KeyVocab":
+        """Rebuild from :meth:`state`."""
+        v = cls()
+        v.lookup(keys, grow=True)
+        return v
+
+
+_SHIFT = 31
+_PAIR = -(1 << 62) - 1  # pair keys: _PAIR - (a << 31 | b), below every single-value key
+
+
+class TupleVocab:
+    r"""Dense column ids for rows of small non-negative integers.
+
+    Rows of one or two values (below :math:`2^{31}`) are packed into one
+    negative ``int64`` key. A longer row is a path in a trie whose nodes are
+    :class:`KeyVocab` ids of :math:`(parent \cdot 2^{31} + value)`, keyed by
+    its final (positive) trie node. A second vocabulary maps keys to columns,
+    so rows of any length map exactly, and prefixes are not columns.
+    """
+
+    def __init__(self):
+        self.trie = KeyVocab()
+        self.columns = KeyVocab()
+
+    def __len__(self) -> int:
+        return len(self.columns)
+
+    def lookup(self, rows: Tensor, grow: bool, distinct: bool = False) -> Tensor:
+        """Columns of :obj:`rows [M, w]`; unseen rows get new ids or -1.
+
+        :obj:`distinct` promises that no row repeats.
+        """
+        if rows.size(1) == 1:
+            return self.columns.lookup(-1 - rows[:, 0], grow, distinct)
+        if rows.size(1) == 2:
+            return self.columns.lookup(_PAIR - ((rows[:, 0] << _SHIFT) | rows[:, 1]), grow, distinct)
+        node = torch.zeros(rows.size(0), dtype=torch.long, device=rows.device)
+        ok = torch.ones(rows.size(0), dtype=torch.bool, device=rows.device)
+        for j in range(rows.size(1)):
+            nxt = self.trie.lookup((node << _SHIFT) | rows[:, j], grow)
+            ok &= nxt >= 0
+            node = torch.where(ok, nxt + 1, torch.zeros_like(nxt))
+        col = self.columns.lookup(node, grow, distinct)
+        return torch.where(ok, col, torch.full_like(col, -1))
+
+    def row(self, col: int) -> List[int]:
+        """The row of column :obj:`col` (for feature names)."""
+        node = int(self.columns.keys[col])
+        if node < 0:
+            if node >= -(1 << _SHIFT):
+                return [-1 - node]
+            pair = _PAIR - node
+            return [pair >> _SHIFT, pair & ((1 << _SHIFT) - 1)]
+        out = []
+        while node > 0:
+            key = int(self.trie.keys[node - 1])
+            out.append(key & ((1 << _SHIFT) - 1))
+            node = key >> _SHIFT
+        return out[::-1]
+
+    def state(self) -> dict:
+        """The vocabulary's tensors."""
+        return {"trie": self.trie.state(), "columns": self.columns.state()}
+
+    @classmethod
+    def from_state(cls, state: dict) -> "TupleVocab":
+        """Rebuild from :meth:`state`."""
+        v = cls()
+        v.trie = KeyVocab.from_keys(state["trie"])
+        v.columns = KeyVocab.from_keys(state["columns"])
+        return v
+
+
+__all__ = ["KeyVocab", "TupleVocab"]
