@@ -16,7 +16,7 @@ The global columns of :class:`~kong_pyg.KongVectorizer` live in
 :mod:`kong_pyg.vocab`; the full pipeline in :mod:`kong_pyg.engine`.
 """
 import math
-from typing import Iterator, List, NamedTuple, Optional
+from typing import Dict, Generator, List, NamedTuple, Optional, Tuple
 
 import torch
 from torch import Tensor
@@ -131,24 +131,26 @@ class LocalGrams(NamedTuple):
         num_grams (int): The number of distinct grams.
     """
 
-    steps: list
-    tables: list
+    steps: List[Optional[Tuple[Tensor, Tensor]]]
+    tables: List[Tuple[int, int, Tensor]]
     num_grams: int
 
 
 def index_grams(steps: List[List[Occurrences]]) -> LocalGrams:
     """Give every distinct gram of the call a dense id."""
-    by_len = {}
+    by_len: Dict[int, List[Tensor]] = {}
     for occ in steps:
         for o in occ:
             by_len.setdefault(o.grams.size(1), []).append(o.grams)
-    tables, base, ids = [], 0, {}
+    tables: List[Tuple[int, int, Tensor]] = []
+    ids: Dict[int, List[Tensor]] = {}
+    base = 0
     for n in sorted(by_len):
         inv, rows = dense_row_ids(torch.cat(by_len[n]))
         tables.append((n, base, rows))
         ids[n] = list((inv + base).split([g.size(0) for g in by_len[n]]))
         base += rows.size(0)
-    out = []
+    out: List[Optional[Tuple[Tensor, Tensor]]] = []
     for occ in steps:
         node = [o.node for o in occ]
         gid = [ids[o.grams.size(1)].pop(0) for o in occ]
@@ -159,11 +161,19 @@ def index_grams(steps: List[List[Occurrences]]) -> LocalGrams:
     return LocalGrams(out, tables, base)
 
 
-def node_count_steps(grams: LocalGrams, hood: Neighborhoods, num_nodes: int) -> Iterator[Rows]:
+def cat_rows(parts: List[Rows]) -> Rows:
+    """The entries of several :class:`Rows` together (not summed)."""
+    return Rows(torch.cat([p.row for p in parts]), torch.cat([p.col for p in parts]),
+                torch.cat([p.val for p in parts]))
+
+
+def node_count_steps(
+    grams: LocalGrams, hood: Neighborhoods, num_nodes: int
+) -> Generator[Rows, None, None]:
     r"""Yield the exact count rows :math:`Y^{(i)}` (columns: gram ids)."""
     g = max(grams.num_grams, 1)
     dev = hood.center.device
-    y = None
+    y: Optional[Rows] = None
     for entry in grams.steps:
         parts = [] if y is None else [propagate_rows(y, hood, num_nodes)]
         if entry is not None:
@@ -171,11 +181,12 @@ def node_count_steps(grams: LocalGrams, hood: Neighborhoods, num_nodes: int) -> 
             parts.append(Rows(node, gid, torch.ones(node.numel(), dtype=torch.float64, device=dev)))
         if not parts:
             parts.append(empty_rows(dev))
-        y = sum_duplicates(*(torch.cat(t) for t in zip(*parts)), g)
+        cat = cat_rows(parts)
+        y = sum_duplicates(cat.row, cat.col, cat.val, g)
         yield y
 
 
-def empty_rows(device) -> Rows:
+def empty_rows(device: torch.device) -> Rows:
     """Rows with no entries."""
     z = torch.zeros(0, dtype=torch.long, device=device)
     return Rows(z, z, torch.zeros(0, dtype=torch.float64, device=device))
@@ -191,8 +202,8 @@ def tag_blocks(levels: List[Rows], num_grams: int, traversal: Traversal) -> Rows
     if not traversal.all_levels:
         return levels[-1]
     g = max(num_grams, 1)
-    parts = [Rows(y.row, y.col + level * g, y.val) for level, y in enumerate(levels)]
-    return sum_duplicates(*(torch.cat(t) for t in zip(*parts)), len(levels) * g)
+    cat = cat_rows([Rows(y.row, y.col + level * g, y.val) for level, y in enumerate(levels)])
+    return sum_duplicates(cat.row, cat.col, cat.val, len(levels) * g)
 
 
 def node_count_rows(
@@ -232,9 +243,10 @@ def graph_linear_rows(
     g = max(grams.num_grams, 1)
     rows, cols, vals = [batch.new_zeros(0)], [batch.new_zeros(0)], [omega[0].new_zeros(0)]
     for j, level, block in traversal.linear_terms(len(grams.steps), hops):
-        if grams.steps[j] is None:
+        entry = grams.steps[j]
+        if entry is None:
             continue
-        node, gid = grams.steps[j]
+        node, gid = entry
         rows.append(batch.index_select(0, node))
         cols.append(gid + block * g)
         vals.append(omega[level - j].index_select(0, node))

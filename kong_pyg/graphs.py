@@ -118,6 +118,8 @@ def _slice_store(dataset, store, start, stop, edge_labels, edge_order_attr) -> G
     if bool((n_sizes == 0).any()):
         bad = start + int((n_sizes == 0).nonzero()[0])
         raise ValueError(f"graph {bad} is empty (no nodes); KONG needs at least one node")
+    nodes: Union[slice, Tensor]
+    edges: Union[slice, Tensor]
     if isinstance(indices, range) and indices.step == 1:
         nodes = slice(int(xs[g0]), int(xs[g0 + stop - start]))
         edges = slice(int(es[g0]), int(es[g0 + stop - start]))

@@ -139,8 +139,8 @@ def check_edge_vector(t: Optional[Tensor], name: str, num_edges: int) -> Optiona
     return t
 
 
-def check_batch(batch: Optional[Tensor], num_nodes: int) -> Tensor:
-    """Check a node-to-graph assignment vector; returns it (or zeros)."""
+def check_batch(batch: Optional[Tensor], num_nodes: int) -> Optional[Tensor]:
+    """Check an optional node-to-graph assignment vector; returns it."""
     if batch is None:
         return None
     if not isinstance(batch, Tensor) or batch.dtype != torch.long:
@@ -187,7 +187,7 @@ def wl_relabel(label: Tensor, hood: Neighborhoods) -> Tensor:
     perm = torch.sort(nb, stable=True).indices
     perm = perm[torch.sort(hood.center[perm], stable=True).indices]
     owner = hood.center[perm]
-    position = torch.arange(owner.numel(), device=label.device) - hood.ptr[owner] + 1
+    position = torch.arange(owner.numel(), device=label.device) - hood.segments[owner] + 1
     return sequence_fingerprint(label, nb[perm], owner, position, hood.degree)
 
 

@@ -75,10 +75,11 @@ class BaseKernel:
         if not const:
             return rows
         nodes = torch.arange(num_nodes, device=rows.row.device)
+        value = torch.full((num_nodes,), const, dtype=torch.float64, device=nodes.device)
         return sum_duplicates(
             torch.cat([rows.row, nodes]),
             torch.cat([rows.col, torch.full_like(nodes, const_col)]),
-            torch.cat([rows.val.double(), torch.full((num_nodes,), const, dtype=torch.float64, device=nodes.device)]),
+            torch.cat([rows.val.double(), value]),
             const_col + 1,
         )
 

@@ -108,7 +108,7 @@ def _bigram_step_simple(
     """
     device = node_sym.device
     n = node_sym.numel()
-    center, nbr, ptr = hood.center, hood.nbr, hood.ptr
+    center, nbr, ptr = hood.center, hood.nbr, hood.segments
     head = state.prefix[:, 0].index_select(0, nbr)
     tail = state.suffix[:, 0].index_select(0, nbr)
     lead = head if edge_sym is None else edge_sym  # first symbol of each edge's pieces
@@ -153,7 +153,7 @@ def _bigram_step(
     """
     device = node_sym.device
     n = node_sym.numel()
-    center, nbr, ptr = hood.center, hood.nbr, hood.ptr
+    center, nbr, ptr = hood.center, hood.nbr, hood.segments
     lab, esy = int(with_label), int(edge_sym is not None)
     nbr_len = state.length.index_select(0, nbr)
     if bool((nbr_len > 0).all()):
@@ -169,7 +169,7 @@ def _bigram_step(
     base += (torch.arange(nbr.numel(), device=device) - ptr.index_select(0, center)) * per_edge
     if lab:  # WL: every node has its label item, even without neighbors
         head.index_copy_(0, item_start[:-1], node_sym)
-    if esy:
+    if edge_sym is not None:
         head.index_copy_(0, base, edge_sym)
     tail = head.clone()
     pos = base + esy
@@ -225,7 +225,7 @@ def concat_step(
         return _bigram_step(state, hood, node_sym, edge_sym, with_label)
     device = node_sym.device
     n = node_sym.numel()
-    center, nbr, ptr = hood.center, hood.nbr, hood.ptr
+    center, nbr, ptr = hood.center, hood.nbr, hood.segments
     lab, esy = int(with_label), int(edge_sym is not None)
     per_edge = 1 + esy
     # each node's pieces: [label] (edge symbol, neighbor's string)*
@@ -239,7 +239,7 @@ def concat_step(
     base += (torch.arange(nbr.numel(), device=device) - ptr.index_select(0, center)) * per_edge
     if lab:
         prefix[item_start[:-1], 0] = node_sym
-    if esy:
+    if edge_sym is not None:
         prefix[base, 0] = edge_sym
     suffix = prefix.clone()  # one-symbol pieces: prefix = suffix
     pos = base + esy

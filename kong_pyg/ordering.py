@@ -39,14 +39,20 @@ class Neighborhoods(NamedTuple):
     center: Tensor
     nbr: Tensor
     perm: Tensor
-    ptr: Tensor
+    ptr: Optional[Tensor]
+
+    @property
+    def segments(self) -> Tensor:
+        """The segment boundaries :obj:`ptr` (an error if the edges are not grouped)."""
+        if self.ptr is None:
+            raise ValueError("these neighborhoods are not grouped by center")
+        return self.ptr
 
     @property
     def degree(self) -> Tensor:
         """Neighborhood sizes :obj:`[n]`."""
-        if self.ptr is None:
-            raise ValueError("these neighborhoods are not grouped by center")
-        return self.ptr[1:] - self.ptr[:-1]
+        ptr = self.segments
+        return ptr[1:] - ptr[:-1]
 
 
 def _stable_argsort(key: Tensor) -> Tensor:
@@ -95,6 +101,8 @@ def ordered_neighborhoods(
     if order == "edge":
         key = edge_order
     elif order == "label":
+        if node_label is None:
+            raise ValueError("order='label' needs the node labels")
         key = node_label[nbr]
     elif order == "degree":
         deg = torch.zeros(num_nodes, dtype=torch.long, device=device)

@@ -33,6 +33,10 @@ class SketchHashes(torch.nn.Module):
             device.
     """
 
+    coef: Tensor
+    shift: Tensor
+    flip: Tensor
+
     def __init__(self, dim: int, degree: int, max_length: int, levels: int, seed: int):
         super().__init__()
         self.dim, self.degree, self.seed = dim, degree, seed

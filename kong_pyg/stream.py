@@ -64,10 +64,10 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from .kernels import inverse_or_zero
 from .hashing import BREAK, MAX_LABEL, P, split30
 from .idmap import IdMap
 from .inputs import KERNELS, TRAVERSALS, check_choice, check_float, check_int
+from .kernels import inverse_or_zero
 from .kgrams import StringState, concat_pieces, gram_lengths, initial_state
 from .sketch import SketchHashes, tensor_sketch
 

@@ -23,7 +23,7 @@ NodeString = Union[Tuple[Hashable, ...], List[Tuple[Hashable, ...]]]
 
 def _relabel(labels: List[Hashable], neighbors: List[List[int]]) -> List[Hashable]:
     """One round of classic WL relabelling (exact, by value)."""
-    keys = []
+    keys: List[Hashable] = []
     for v, nb in enumerate(neighbors):
         keys.append((labels[v], tuple(sorted((labels[u] for u in nb), key=repr))))
     return keys
@@ -122,12 +122,12 @@ def kong_strings(
         lead = () if edge_labels is None else (("edge", edge_labels[e]),)
         return lead + prev[u]
 
-    prev = [(lab,) for lab in labels]
-    levels = [[p] for p in prev]
+    prev: List[Tuple[Hashable, ...]] = [(lab,) for lab in labels]
+    levels: List[List[Tuple[Hashable, ...]]] = [[p] for p in prev]
     for _ in range(hops):
-        cur = []
+        cur: List[Tuple[Hashable, ...]] = []
         for v in range(n):
-            s = (labels[v],) if traversal == "wl" else ()
+            s: Tuple[Hashable, ...] = (labels[v],) if traversal == "wl" else ()
             for j in range(len(neighbors[v])):
                 s = s + piece(v, j, prev)
             cur.append(s)
@@ -136,7 +136,7 @@ def kong_strings(
             levels[v].append(cur[v])
     if traversal == "wl":
         return [lv[-1] for lv in levels]
-    return levels
+    return list(levels)
 
 
 def _label_key(label: Hashable):

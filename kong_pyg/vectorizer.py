@@ -1,5 +1,5 @@
 r"""The :class:`KongVectorizer`: explicit KONG features of many graphs."""
-from typing import Any, Optional
+from typing import Any, List, Optional
 
 import numpy as np
 import scipy.sparse as sp
@@ -173,7 +173,7 @@ class KongVectorizer(TransformerMixin, BaseEstimator):
             from tqdm.auto import tqdm
 
             bar = tqdm(total=len(graphs), desc="KONG features", unit="graph")
-        parts = []
+        parts: List[Any] = []
         with torch.no_grad():
             for gb in iter_graph_batches(graphs, self.batch_size, cfg.edge_labels, self.edge_order_attr):
                 gb = self._to_device(gb)
@@ -210,8 +210,8 @@ class KongVectorizer(TransformerMixin, BaseEstimator):
         def move(t: Optional[Tensor]) -> Optional[Tensor]:
             return None if t is None else t.to(self.device)
 
-        return GraphBatch(move(gb.x), move(gb.edge_index), move(gb.edge_attr), move(gb.edge_order),
-                          move(gb.batch), gb.start, gb.num_graphs)
+        return GraphBatch(gb.x.to(self.device), gb.edge_index.to(self.device), move(gb.edge_attr),
+                          move(gb.edge_order), gb.batch.to(self.device), gb.start, gb.num_graphs)
 
     def _exact_batch(self, cfg: KongConfig, prep: Any, steps: Any, gb: GraphBatch, grow: bool) -> tuple:
         er = engine.exact_graph_map(cfg, prep, steps, gb.batch, gb.num_graphs)

@@ -332,7 +332,8 @@ for _name in option_names():  # layer.k, layer.dim, ... read the config (flow is
 
 def _check_loaded_tables(module: torch.nn.Module, incompatible: Any) -> None:
     """Refuse a state dict whose hash tables were drawn with another seed or sketch size."""
-    hashes = module.hashes  # type: ignore[attr-defined]
+    hashes = module.hashes
+    assert isinstance(hashes, SketchHashes)
     fresh = SketchHashes(hashes.dim, hashes.degree, hashes.coef.size(1) // 2 - 1, hashes.shift.size(1),
                          hashes.seed).to(hashes.coef.device)
     same = all(torch.equal(getattr(fresh, n).to(getattr(hashes, n).dtype), getattr(hashes, n))
