@@ -1,0 +1,112 @@
+"""KongConfig: every option checked once, and every front-end takes it."""
+import dataclasses
+
+import numpy as np
+import pytest
+import torch
+from torch_geometric.data import Data
+
+from kong_pyg import KongConfig, KongFeatures, KongSketch, KongVectorizer
+from kong_pyg.config import option_defaults, option_docs, option_names, resolve_config
+
+X = torch.tensor([0, 1, 2, 1])
+EI = torch.tensor([[1, 2, 3, 0, 2], [0, 0, 0, 1, 3]])
+
+
+def test_defaults_docs_and_names_cover_every_field():
+    names = [f.name for f in dataclasses.fields(KongConfig)]
+    assert option_names() == names
+    assert set(option_defaults()) == set(names) and set(option_docs()) == set(names)
+    assert all(option_docs()[n] for n in names)
+    assert KongConfig() == KongConfig(**option_defaults())
+
+
+@pytest.mark.parametrize("kwargs,error,match", [
+    (dict(k=0), ValueError, "'k' must be >= 1"),
+    (dict(k=2.0), TypeError, "'k' must be an integer"),
+    (dict(hops=-1), ValueError, "'hops' must be >= 0"),
+    (dict(dim=0), ValueError, "'dim' must be >= 1"),
+    (dict(traversal="dfs"), ValueError, "'traversal' must be one of"),
+    (dict(kernel="rbf"), ValueError, "'kernel' must be one of"),
+    (dict(const=float("nan")), ValueError, "'const' must be >= 0"),
+    (dict(const=float("inf")), ValueError, "finite"),
+    (dict(const="1"), TypeError, "'const' must be a number"),
+    (dict(relabel=-1), ValueError, "'relabel' must be >= 0"),
+    (dict(relabel="yes"), TypeError, "'relabel' must be an integer"),
+    (dict(blended=1), TypeError, "'blended' must be True or False"),
+    (dict(normalize="no"), TypeError, "'normalize' must be True or False"),
+    (dict(flow="both"), ValueError, "'flow' must be one of"),
+])
+def test_bad_options_name_the_option(kwargs, error, match):
+    with pytest.raises(error, match=match):
+        KongConfig(**kwargs)
+
+
+def test_numpy_scalars_and_bools_are_accepted_and_normalized():
+    c = KongConfig(k=np.int64(2), const=np.float32(0.5), relabel=True, blended=np.bool_(True))
+    assert (c.k, c.const, c.relabel, c.blended) == (2, 0.5, 1, True)
+    assert type(c.k) is int and type(c.relabel) is int
+
+
+def test_canonical_and_short_names():
+    c = KongConfig(kernel="cosine", const=2.0, norm="sketch")
+    assert c.canonical() == KongConfig(kernel="cosine")  # exact map: sketch norms do not matter
+    assert KongConfig(kernel="cosine", degree=2, relabel=1).short_name() == "cosine-rlb-2"
+    assert KongConfig(k=2, dim=1024).short_name() == "poly-1 [k=2, b=1024]"
+    assert KongConfig(relabel=2, normalize=True).short_name() == "poly-rlb-1 [rlb=2, gnorm]"
+    assert KongConfig.from_dict(KongConfig(k=3).to_dict()) == KongConfig(k=3)
+    with pytest.raises(ValueError, match="unknown KONG option"):
+        KongConfig.from_dict({"kk": 1})
+
+
+def test_resolve_config_refuses_config_plus_options():
+    cfg = KongConfig(k=2, dim=64)
+    assert resolve_config(cfg, {"k": 1}, {"k": 1}, "X") is cfg
+    with pytest.raises(ValueError, match=r"both 'config' and the option\(s\) \['k'\]"):
+        resolve_config(cfg, {"k": 3}, {"k": 1}, "X")
+    with pytest.raises(TypeError, match="must be a KongConfig"):
+        resolve_config({"k": 2}, {}, {}, "X")
+
+
+def test_every_front_end_takes_a_config_and_gives_the_same_numbers():
+    cfg = KongConfig(k=2, hops=2, dim=64, kernel="cosine", degree=2, seed=3)
+    kwargs = cfg.to_dict()
+    g = Data(x=X, edge_index=EI)
+    by_kwargs = KongSketch(**kwargs, dtype=torch.float64)
+    by_config = KongSketch(config=cfg, dtype=torch.float64)
+    assert by_config.config == cfg and by_config.k == 2 and by_config.seed == 3
+    torch.testing.assert_close(by_config(X, EI), by_kwargs(X, EI), rtol=0, atol=0)
+    rows = KongVectorizer(config=cfg).fit_transform([g, g])
+    np.testing.assert_array_equal(rows[0], by_config.readout(X, EI)[0].numpy())
+    t = KongFeatures(config=cfg, level="graph", dtype=torch.float64)(g)
+    torch.testing.assert_close(t.kong_graph, by_config.readout(X, EI), rtol=0, atol=0)
+    assert t.kong_graph.shape == (1, 64) and KongFeatures(config=cfg).config == cfg
+    for front in (lambda: KongSketch(k=3, config=cfg), lambda: KongFeatures(dim=8, config=cfg),
+                  lambda: KongVectorizer(k=3, config=cfg).fit([g])):
+        with pytest.raises(ValueError, match="both 'config' and"):
+            front()
+
+
+def test_sketch_front_ends_need_a_sketch_size():
+    with pytest.raises(ValueError, match="'dim' must be a sketch size"):
+        KongSketch(config=KongConfig())  # dim=None: the exact map
+    X_exact = KongVectorizer(config=KongConfig(k=2)).fit_transform([Data(x=X, edge_index=EI)])
+    assert X_exact.shape[0] == 1
+
+
+def test_layer_options_are_read_only_views_of_the_config():
+    layer = KongSketch(k=2, relabel=True, dim=8)
+    assert (layer.k, layer.relabel, layer.dim, layer.flow) == (2, 1, 8, "source_to_target")
+    with pytest.raises(AttributeError):
+        layer.k = 3
+    assert "relabel=1" in repr(layer) and repr(layer).startswith("KongSketch(k=2")
+
+
+def test_import_is_light():
+    import subprocess
+    import sys
+
+    code = ("import sys, kong_pyg; heavy = [m for m in ('sklearn', 'scipy', 'tqdm', 'matplotlib', "
+            "'kong_pyg.stream', 'kong_pyg.evaluation', 'kong_pyg.evaluate') if m in sys.modules]; "
+            "print(heavy); assert not heavy, heavy")
+    subprocess.run([sys.executable, "-c", code], check=True, capture_output=True)
