@@ -37,18 +37,20 @@ from .config import KongConfig
 from .exact import (
     LocalGrams,
     Rows,
+    check_entries,
     dense_row_ids,
     graph_linear_rows,
     index_grams,
     node_count_rows,
     node_count_steps,
+    power_size,
     row_norms,
     sum_duplicates,
     symmetric_power,
     tag_blocks,
     walk_weights,
 )
-from .inputs import PreparedGraph, prepare_graph
+from .inputs import PreparedGraph, edge_index_from_sparse, is_sparse_adjacency, prepare_graph
 from .kernels import get_kernel
 from .kgrams import Occurrences, exclusive_cumsum, occurrences
 from .sketch import SketchHashes, place, shift_level
@@ -83,10 +85,29 @@ def prepare(
     :obj:`cfg.edge_labels` is set; :math:`k = 1` needs no neighbor order,
     so its edges are not sorted.
     """
+    if is_sparse_adjacency(edge_index):
+        if cfg.k > 1:
+            raise TypeError(
+                "a sparse adjacency ('adj_t', SparseTensor) stores neighbors sorted by id and so has no "
+                f"neighbor order, which k={cfg.k} reads; pass 'edge_index' [2, num_edges] in neighbor "
+                "order (sparse input is accepted with k=1, where the order cannot matter)"
+            )
+        if (edge_attr is not None and cfg.edge_labels) or edge_order is not None:
+            raise ValueError("edge labels and edge order keys need 'edge_index', not a sparse adjacency")
+        n = x.size(0) if isinstance(x, Tensor) and x.dim() > 0 else 0
+        edge_index = edge_index_from_sparse(edge_index, n, cfg.flow)
     return prepare_graph(
         x, edge_index, edge_attr if cfg.edge_labels else None, edge_order,
         flow=cfg.flow, order=cfg.order, relabel=cfg.relabel, seed=cfg.seed, grouped=cfg.k > 1,
     )
+
+
+def edges_of(cfg: KongConfig, prep: PreparedGraph) -> Tensor:
+    """The prepared edges as an :obj:`edge_index` for :obj:`cfg.flow` (in neighborhood order)."""
+    hood = prep.hood
+    if cfg.flow == "source_to_target":
+        return torch.stack([hood.nbr, hood.center])
+    return torch.stack([hood.center, hood.nbr])
 
 
 def kgram_steps(cfg: KongConfig, prep: PreparedGraph) -> Steps:
@@ -163,6 +184,7 @@ def exact_graph_map(
                 torch.cat([rows.row, graphs]), torch.cat([rows.col, torch.full_like(graphs, const_col)]),
                 torch.cat([rows.val, sizes]), const_col + 1,
             )
+        check_finite(rows.val, cfg, "exact map")
         return ExactRows(rows, grams, const_col, None)
     node = node_count_rows(grams, prep.hood, n, rule)
     if node.row.numel() == 0 and not const:
@@ -172,10 +194,14 @@ def exact_graph_map(
     node = kernel.exact_node_rows(cfg, node, norms, n, const_col)
     if cfg.degree == 1:
         rows = sum_duplicates(batch.index_select(0, node.row), node.col, node.val, const_col + 1, num_graphs)
+        check_finite(rows.val, cfg, "exact map")
         return ExactRows(rows, grams, const_col, None)
+    check_entries(power_size(node, n, cfg.degree), f"degree-{cfg.degree} map",
+                  "use a sketch (dim=4096 or so), a lower degree or fewer hops", 64 + 8 * cfg.degree)
     row, cols, val = symmetric_power(node, cfg.degree)
     uid, multisets = dense_row_ids(cols)
     rows = sum_duplicates(batch.index_select(0, row), uid, val, max(multisets.size(0), 1), num_graphs)
+    check_finite(rows.val, cfg, "exact map")
     return ExactRows(rows, grams, const_col, multisets)
 
 
@@ -473,7 +499,31 @@ def graph_sketch(
         out = linear_graph_sketch(cfg, hashes, prep, steps, weight, batch, num_graphs)
     else:
         out = node_maps(cfg, hashes, prep, steps, batch, num_graphs, aggregate, switch_ratio)
+    check_finite(out, cfg, "sketch")
     return normalize_rows(out) if cfg.normalize else out
+
+
+def check_finite(values: Tensor, cfg: KongConfig, what: str) -> None:
+    """Raise a clear error instead of returning an overflowed (inf/NaN) result."""
+    if values.numel() and not bool(torch.isfinite(values).all()):
+        hint = "fewer hops" + ("" if cfg.kernel == "cosine" else " or kernel='cosine' (bounded node maps)")
+        raise ValueError(
+            f"the KONG {what} overflowed float64: with hops={cfg.hops} (degree={cfg.degree}) the k-gram "
+            f"counts of these graphs exceed ~1e308 (strings grow like degree^hops); use {hint}"
+        )
+
+
+def cast_checked(out: Tensor, dtype: torch.dtype, cfg: KongConfig) -> Tensor:
+    """:obj:`out` (``float64``, finite) in :obj:`dtype`, or a clear error where it overflows there."""
+    res = out.to(dtype)
+    if res.dtype != out.dtype and res.numel() and not bool(torch.isfinite(res).all()):
+        big = float(out.abs().max())
+        hint = "dtype=torch.float64" + ("" if cfg.kernel == "cosine" else ", kernel='cosine'")
+        raise ValueError(
+            f"KONG features reach {big:.3g}, beyond the range of {dtype} (hops={cfg.hops}, "
+            f"degree={cfg.degree}); pass {hint} or fewer hops"
+        )
+    return res
 
 
 def normalize_rows(out: Tensor) -> Tensor:
@@ -489,6 +539,7 @@ __all__ = [
     "NodeCounts",
     "prepare",
     "kgram_steps",
+    "edges_of",
     "exact_counts",
     "exact_norms",
     "exact_graph_map",
@@ -503,6 +554,8 @@ __all__ = [
     "linear_graph_sketch",
     "graph_sketch",
     "normalize_rows",
+    "check_finite",
+    "cast_checked",
     "SWITCH_RATIO",
     "CHUNK_ENTRIES",
 ]

@@ -26,6 +26,35 @@ from .kgrams import Occurrences, exclusive_cumsum
 from .ordering import Neighborhoods
 from .traversals import Traversal
 
+#: Exact maps refuse to hold more than this many bytes of sparse entries at once
+#: (:class:`ExactMapTooLarge`); front-ends then split their batch of graphs.
+EXACT_MAP_BYTES = 2 << 30
+#: Bytes per sparse entry (row, column, value) with the working copies of a step.
+ENTRY_BYTES = 64
+
+
+class ExactMapTooLarge(ValueError):
+    """An exact map would not fit in :data:`EXACT_MAP_BYTES`.
+
+    Attributes:
+        entries (float): The estimated number of sparse entries.
+        what (str): Which part of the map.
+    """
+
+    def __init__(self, entries: float, what: str, advice: str):
+        self.entries, self.what = entries, what
+        gib = entries * ENTRY_BYTES / 2**30
+        super().__init__(
+            f"the exact {what} would hold about {entries:.3g} sparse entries (~{gib:.1f} GiB, over the "
+            f"{EXACT_MAP_BYTES / 2**30:.0f} GiB budget of kong_pyg.exact.EXACT_MAP_BYTES); {advice}"
+        )
+
+
+def check_entries(entries: float, what: str, advice: str, entry_bytes: int = ENTRY_BYTES) -> None:
+    """Raise :class:`ExactMapTooLarge` if :obj:`entries` would not fit the budget."""
+    if entries * entry_bytes > EXACT_MAP_BYTES:
+        raise ExactMapTooLarge(entries, what, advice)
+
 
 class Rows(NamedTuple):
     """Sparse rows, sorted by :obj:`(row, col)`, no duplicates."""
@@ -79,6 +108,8 @@ def propagate_rows(y: Rows, hood: Neighborhoods, num_nodes: int) -> Rows:
     rowptr = exclusive_cumsum(count)
     per_edge = count.index_select(0, hood.nbr)
     total = int(per_edge.sum())
+    check_entries(total, "node count vectors",
+                  "use a sketch (dim=...), fewer hops, or smaller batches of graphs")
     edge = torch.repeat_interleave(
         torch.arange(per_edge.numel(), device=y.row.device), per_edge, output_size=total
     )
@@ -215,8 +246,12 @@ def node_count_rows(
 
 
 def row_norms(rows: Rows, num_rows: int) -> Tensor:
-    """Euclidean norm of every row (``float64``)."""
-    return scatter(rows.val * rows.val, rows.row, 0, num_rows, "sum").sqrt()
+    """Euclidean norm of every row (``float64``), scaled so that squares never overflow."""
+    val = rows.val.double()
+    big = scatter(val.abs(), rows.row, 0, num_rows, "max")
+    scale = torch.where(big > 0, big, torch.ones_like(big))
+    unit = val / scale.index_select(0, rows.row)
+    return scatter(unit * unit, rows.row, 0, num_rows, "sum").sqrt() * scale
 
 
 def walk_weights(hood: Neighborhoods, weight: Tensor, hops: int) -> List[Tensor]:
@@ -254,6 +289,15 @@ def graph_linear_rows(
     return sum_duplicates(
         torch.cat(rows), torch.cat(cols), torch.cat(vals), (hops + 1) * g + 1, num_graphs
     )
+
+
+def power_size(rows: Rows, num_rows: int, degree: int) -> float:
+    r"""The number of entries :func:`symmetric_power` would make: :math:`\sum_v \binom{n_v + p - 1}{p}`."""
+    nnz = torch.bincount(rows.row, minlength=num_rows).double()
+    size = torch.ones_like(nnz)
+    for j in range(degree):
+        size = size * (nnz + j) / (j + 1)
+    return float(size.sum())
 
 
 def symmetric_power(rows: Rows, degree: int) -> tuple:
@@ -308,4 +352,8 @@ __all__ = [
     "walk_weights",
     "graph_linear_rows",
     "symmetric_power",
+    "power_size",
+    "ExactMapTooLarge",
+    "check_entries",
+    "EXACT_MAP_BYTES",
 ]

@@ -5,7 +5,7 @@ Front-ends and baselines that work on many graphs at once read them through
 disjoint union (node indices shifted), straight from an in-memory dataset's
 collated storage when it has one (no per-graph Python work).
 """
-from typing import Any, Iterator, NamedTuple, Optional, Sequence, Union
+from typing import Any, Iterator, NamedTuple, Optional, Sequence, Tuple, Union
 
 import torch
 from torch import Tensor
@@ -193,4 +193,27 @@ def _concat(chunk, start, edge_labels, edge_order_attr) -> GraphBatch:
     )
 
 
-__all__ = ["GraphBatch", "as_graph_sequence", "iter_graph_batches"]
+def split_batch(gb: GraphBatch) -> Tuple[GraphBatch, GraphBatch]:
+    """The first and second half (by graphs) of a union of at least two graphs."""
+    if gb.num_graphs < 2:
+        raise ValueError("a batch of one graph cannot be split")
+    half = gb.num_graphs // 2
+    first = gb.batch < half
+    node_start = int(first.sum())
+    edge_first = first.index_select(0, gb.edge_index[0])
+    parts = []
+    for keep_nodes, keep_edges, shift, g0, count in (
+        (first, edge_first, 0, 0, half),
+        (~first, ~edge_first, node_start, half, gb.num_graphs - half),
+    ):
+        e = keep_edges.nonzero().view(-1)
+        parts.append(GraphBatch(
+            gb.x[keep_nodes], gb.edge_index.index_select(1, e) - shift,
+            None if gb.edge_attr is None else gb.edge_attr.index_select(0, e),
+            None if gb.edge_order is None else gb.edge_order.index_select(0, e),
+            gb.batch[keep_nodes] - g0, gb.start + g0, count,
+        ))
+    return parts[0], parts[1]
+
+
+__all__ = ["GraphBatch", "as_graph_sequence", "iter_graph_batches", "split_batch"]

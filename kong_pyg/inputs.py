@@ -17,7 +17,7 @@ Floating-point values that are not one-hot rows are rejected with a
 attributes first). The rule is applied to every row on its own, so a row
 gives the same symbol whatever batch it arrives in.
 """
-from typing import NamedTuple, Optional
+from typing import Any, NamedTuple, Optional
 
 import torch
 from torch import Tensor
@@ -27,7 +27,45 @@ from .hashing import MAX_LABEL, edge_code, node_code, row_fingerprint, sequence_
 from .ordering import Neighborhoods, ordered_neighborhoods
 
 
-def check_edge_index(edge_index, num_nodes: int) -> Tensor:
+def is_sparse_adjacency(adj: Any) -> bool:
+    """Whether :obj:`adj` is a sparse adjacency matrix (``torch.sparse`` or ``SparseTensor``)."""
+    if isinstance(adj, Tensor):
+        return adj.layout != torch.strided
+    return type(adj).__name__ == "SparseTensor" and hasattr(adj, "coo")
+
+
+def edge_index_from_sparse(adj_t: Any, num_nodes: int, flow: str) -> Tensor:
+    r"""The edges of a sparse adjacency :obj:`adj_t` as :obj:`[2, m]`.
+
+    An entry of value :math:`w` is :math:`w` parallel edges. As in PyG,
+    :obj:`adj_t[i, j] != 0` means node :math:`i` collects from node
+    :math:`j` (:obj:`flow="source_to_target"` only). A sparse matrix
+    holds each row's neighbors sorted by id: its edges have no neighbor
+    order, which only :math:`k = 1` (label counts) may ignore.
+    """
+    if flow != "source_to_target":
+        raise ValueError("a sparse adjacency ('adj_t') needs flow='source_to_target', as in PyG")
+    if isinstance(adj_t, Tensor):
+        coo = adj_t.to_sparse_coo().coalesce()
+        row, col = coo.indices()
+        value: Optional[Tensor] = coo.values()
+        shape = tuple(adj_t.shape)
+    else:  # torch_sparse.SparseTensor
+        row, col, value = adj_t.coo()
+        shape = tuple(adj_t.sparse_sizes())
+    if len(shape) != 2 or shape[0] != num_nodes or shape[1] != num_nodes:
+        raise ValueError(f"the sparse adjacency must be [{num_nodes}, {num_nodes}] (got {list(shape)})")
+    if value is not None and value.numel():
+        if value.is_floating_point() and not bool((value == value.round()).all()):
+            raise ValueError("the sparse adjacency holds non-integer values; KONG counts edges (1 per edge)")
+        count = value.long()
+        if int(count.min()) < 0:
+            raise ValueError("the sparse adjacency holds negative values; KONG counts edges (1 per edge)")
+        row, col = row.repeat_interleave(count), col.repeat_interleave(count)
+    return torch.stack([col, row]).long()
+
+
+def check_edge_index(edge_index: Any, num_nodes: int) -> Tensor:
     """Check a :obj:`[2, num_edges]` index tensor against :obj:`num_nodes`."""
     if not isinstance(edge_index, Tensor):
         raise TypeError(
@@ -38,7 +76,8 @@ def check_edge_index(edge_index, num_nodes: int) -> Tensor:
     if edge_index.is_sparse or edge_index.layout != torch.strided:
         raise TypeError(
             "'edge_index' must be a dense [2, num_edges] tensor: sparse "
-            "adjacency sorts neighbors by id and loses the neighbor order"
+            "adjacency sorts neighbors by id and loses the neighbor order "
+            "(it is accepted only where the order cannot matter, k=1)"
         )
     if edge_index.dtype != torch.long:
         raise TypeError(f"'edge_index' must have dtype torch.long (got {edge_index.dtype})")

@@ -7,6 +7,7 @@ from torch_geometric.data import Batch, Data
 from torch_geometric.transforms import BaseTransform
 
 from .config import KongConfig, check_choice, option_names, resolve_config
+from .engine import cast_checked
 from .nn.kong_sketch import KongSketch
 
 #: KongFeatures' keyword defaults for the KONG options (a sketch, as KongSketch).
@@ -204,13 +205,14 @@ class KongFeatures(BaseTransform):
         if isinstance(x, Tensor) and x.device != self.sketch.hashes.coef.device:
             self.sketch.to(x.device)
         if self.node_attr is not None:
-            data[self.node_attr] = self.sketch(x, edge_index, edge_attr, edge_order).to(self.dtype)
+            node = self.sketch(x, edge_index, edge_attr, edge_order)
+            data[self.node_attr] = cast_checked(node, self.dtype, self.config)
         if self.graph_attr is not None:
             batch, num_graphs = None, None
             if isinstance(data, Batch):
                 batch, num_graphs = data.batch, data.num_graphs
             out = self.sketch.readout(x, edge_index, batch, edge_attr, edge_order, num_graphs)
-            data[self.graph_attr] = out.to(self.dtype)
+            data[self.graph_attr] = cast_checked(out, self.dtype, self.config)
         return data
 
     def __repr__(self) -> str:

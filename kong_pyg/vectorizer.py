@@ -12,8 +12,8 @@ from torch_geometric.utils import scatter
 from . import engine
 from .config import KongConfig, check_int, option_names, resolve_config
 from .engine import ExactRows
-from .exact import dense_rank
-from .graphs import GraphBatch, as_graph_sequence, iter_graph_batches
+from .exact import ExactMapTooLarge, dense_rank
+from .graphs import GraphBatch, as_graph_sequence, iter_graph_batches, split_batch
 from .kgrams import exclusive_cumsum
 from .sketch import SketchHashes
 from .traversals import get_traversal
@@ -177,11 +177,11 @@ class KongVectorizer(TransformerMixin, BaseEstimator):
         with torch.no_grad():
             for gb in iter_graph_batches(graphs, self.batch_size, cfg.edge_labels, self.edge_order_attr):
                 gb = self._to_device(gb)
-                prep = engine.prepare(cfg, gb.x, gb.edge_index, gb.edge_attr, gb.edge_order)
-                steps = engine.kgram_steps(cfg, prep)
                 if hashes is None:
-                    parts.append(self._exact_batch(cfg, prep, steps, gb, grow=fit))
+                    parts.extend(self._exact_parts(cfg, gb, grow=fit))
                 else:
+                    prep = engine.prepare(cfg, gb.x, gb.edge_index, gb.edge_attr, gb.edge_order)
+                    steps = engine.kgram_steps(cfg, prep)
                     out = engine.graph_sketch(cfg, hashes, prep, steps, gb.batch, gb.num_graphs)
                     if keep:
                         parts.append(out.cpu().numpy())
@@ -213,8 +213,20 @@ class KongVectorizer(TransformerMixin, BaseEstimator):
         return GraphBatch(gb.x.to(self.device), gb.edge_index.to(self.device), move(gb.edge_attr),
                           move(gb.edge_order), gb.batch.to(self.device), gb.start, gb.num_graphs)
 
-    def _exact_batch(self, cfg: KongConfig, prep: Any, steps: Any, gb: GraphBatch, grow: bool) -> tuple:
-        er = engine.exact_graph_map(cfg, prep, steps, gb.batch, gb.num_graphs)
+    def _exact_parts(self, cfg: KongConfig, gb: GraphBatch, grow: bool) -> List[tuple]:
+        """CSR parts of a batch; a batch whose exact map is too large is split in halves."""
+        prep = engine.prepare(cfg, gb.x, gb.edge_index, gb.edge_attr, gb.edge_order)
+        try:
+            er = engine.exact_graph_map(cfg, prep, engine.kgram_steps(cfg, prep), gb.batch, gb.num_graphs)
+        except ExactMapTooLarge as err:
+            if gb.num_graphs < 2:
+                raise ExactMapTooLarge(err.entries, f"{err.what} of graph {gb.start}",
+                                       str(err).split("; ", 1)[-1]) from None
+            first, second = split_batch(gb)
+            return self._exact_parts(cfg, first, grow) + self._exact_parts(cfg, second, grow)
+        return [self._exact_batch(cfg, er, gb, grow)]
+
+    def _exact_batch(self, cfg: KongConfig, er: ExactRows, gb: GraphBatch, grow: bool) -> tuple:
         rows = er.rows
         scale = None
         if cfg.normalize:

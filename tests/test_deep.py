@@ -1,10 +1,11 @@
 import time
 
 import numpy as np
+import pytest
 import torch
 from torch_geometric.data import Data
 
-from kong_pyg import KongSketch, KongVectorizer
+from kong_pyg import KongFeatures, KongSketch, KongVectorizer
 
 
 def _complete(n, labels=3):
@@ -38,3 +39,49 @@ def test_dense_propagation_takes_over_when_rows_outgrow_sketches():
     out = layer(x, ei)
     ro = layer.readout(x, ei)
     torch.testing.assert_close(out.sum(0, keepdim=True), ro, rtol=1e-9, atol=1e-6)
+
+
+def test_overflow_is_a_clear_error_never_a_silent_inf():
+    x, ei = _complete(50)
+    # float32 output overflows long before float64 does
+    with pytest.raises(ValueError, match="beyond the range of torch.float32.*dtype=torch.float64"):
+        KongSketch(hops=30, dim=64)(x, ei)
+    with pytest.raises(ValueError, match="beyond the range of torch.float32"):
+        KongFeatures(hops=30, dim=64, level="graph")(Data(x=x, edge_index=ei))
+    out = KongSketch(hops=30, dim=64, dtype=torch.float64).readout(x, ei)
+    assert torch.isfinite(out).all() and out.abs().max() > 1e49
+    # float64 itself: the counts of 49^200-long strings exceed 1e308
+    for make in (lambda: KongSketch(hops=200, dim=64, dtype=torch.float64)(x, ei),
+                 lambda: KongSketch(hops=200, dim=64, dtype=torch.float64).readout(x, ei),
+                 lambda: KongVectorizer(hops=200).fit_transform([Data(x=x, edge_index=ei)])):
+        with pytest.raises(ValueError, match="overflowed float64.*hops=200"):
+            make()
+
+
+def test_cosine_norms_of_huge_counts_stay_finite():
+    # counts ~ 49^100 = 1e169: their squares overflow float64, the norms must not
+    x, ei = _complete(50)
+    X = KongVectorizer(hops=100, kernel="cosine").fit_transform([Data(x=x, edge_index=ei)])
+    assert np.isfinite(X.data).all() and 0 < X.data.max() <= 50
+    S = KongSketch(hops=100, kernel="cosine", dim=64, dtype=torch.float64)(x, ei)
+    assert torch.isfinite(S).all()
+
+
+def test_exact_maps_too_large_are_refused_before_memory_runs_out(monkeypatch):
+    import resource
+
+    import kong_pyg.exact as exact
+
+    x, ei = _complete(50, labels=50)
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    t = time.perf_counter()
+    with pytest.raises(ValueError, match=r"degree-3 map of graph 0 would hold about 2\.8\de\+10 .*use a sketch"):
+        KongVectorizer(degree=3, hops=30).fit_transform([Data(x=x, edge_index=ei)])
+    assert time.perf_counter() - t < 10
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 500_000  # KiB
+    # a batch over budget is split; the result equals graph-by-graph features
+    graphs = [Data(x=torch.arange(6) % 3, edge_index=_complete(6)[1]) for _ in range(4)]
+    whole = KongVectorizer(degree=3, hops=2).fit_transform(graphs).toarray()
+    monkeypatch.setattr(exact, "EXACT_MAP_BYTES", 100_000)  # one graph fits, four do not
+    split = KongVectorizer(degree=3, hops=2).fit_transform(graphs).toarray()
+    np.testing.assert_array_equal(split, whole)

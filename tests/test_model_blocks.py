@@ -194,3 +194,28 @@ def test_torch_compile_of_models_around_the_layer_matches_eager():
 def test_output_dtype(dtype):
     b = batch_of(3)
     assert KongSketch(dim=8, dtype=dtype)(b.x, b.edge_index).dtype == dtype
+
+
+def test_pyg_assert_module_with_sparse_layouts_where_order_cannot_matter():
+    from torch_geometric.testing import assert_module
+
+    b = batch_of(4, seed=6)
+    # PyG's sparse conversions drop repeated edges, so test on a simple graph
+    edge_index = torch.unique(b.edge_index, dim=1)
+    for cfg in (dict(k=1, hops=2), dict(k=1, hops=3, kernel="cosine", degree=2, relabel=True)):
+        layer = KongSketch(dim=32, dtype=torch.float64, **cfg)
+        out = assert_module(layer, b.x, edge_index, expected_size=(b.num_nodes, 32),
+                            test_edge_permutation=True)
+        torch.testing.assert_close(out, layer(b.x, edge_index))
+    # a weighted sparse entry w is w parallel edges
+    adj_t = torch.sparse_coo_tensor(torch.stack([b.edge_index[1], b.edge_index[0]]),
+                                    torch.ones(b.edge_index.size(1)), (b.num_nodes, b.num_nodes)).coalesce()
+    torch.testing.assert_close(KongSketch(dim=32)(b.x, adj_t), KongSketch(dim=32)(b.x, b.edge_index))
+    # k >= 2 reads the neighbor order: sparse input is refused with a clear error
+    from torch_geometric.utils import to_torch_csc_tensor
+
+    adj_t = to_torch_csc_tensor(b.edge_index, size=(b.num_nodes, b.num_nodes)).t()
+    with pytest.raises(TypeError, match="no neighbor order, which k=2 reads"):
+        KongSketch(k=2, dim=8)(b.x, adj_t)
+    with pytest.raises(ValueError, match="flow='source_to_target'"):
+        KongSketch(k=1, dim=8, flow="target_to_source")(b.x, adj_t)

@@ -73,8 +73,9 @@ class KongSketch(MessagePassing):
         :func:`~torch_geometric.utils.sort_edge_index`,
         :class:`~torch_geometric.transforms.ToSparseTensor` and
         :class:`~torch_geometric.datasets.TUDataset`'s loader reorder edges;
-        sparse adjacency input is rejected. With :obj:`k = 1` the output does
-        not depend on the order.
+        sparse adjacency input (:obj:`adj_t`, :class:`torch_sparse.SparseTensor`)
+        is rejected where the order matters; with :obj:`k = 1` the output does
+        not depend on the order and sparse input is accepted.
 
     .. note::
         :meth:`forward` and :meth:`readout` have data-dependent shapes and
@@ -239,7 +240,8 @@ class KongSketch(MessagePassing):
 
         Args:
             x (torch.Tensor): Node labels.
-            edge_index (torch.Tensor): Edge indices, in neighbor order.
+            edge_index (torch.Tensor): Edge indices, in neighbor order (or, with
+                :obj:`k = 1`, a sparse adjacency :obj:`adj_t`).
             edge_attr (torch.Tensor, optional): Edge labels.
             edge_order (torch.Tensor, optional): A per-edge sort key (for
                 example a timestamp) that defines the neighbor order.
@@ -254,14 +256,16 @@ class KongSketch(MessagePassing):
             norms = None
             if kernel.needs_norms(cfg) and cfg.norm == "exact":
                 norms = engine.exact_norms(cfg, prep, grams)
-            cs = engine.propagate_sketches(cfg, hashes, grams, gh, n, self.aggregator(edge_index, n))
+            agg = self.aggregator(engine.edges_of(cfg, prep), n)
+            cs = engine.propagate_sketches(cfg, hashes, grams, gh, n, agg)
             out = torch.empty(n, hashes.dim, dtype=self.out_dtype, device=cs.device)
             chunk = max(1, engine.CHUNK_ENTRIES // (hashes.degree * hashes.dim))
             for lo in range(0, n, chunk):
                 hi = min(lo + chunk, n)
                 part = cs[lo:hi].permute(1, 0, 2).clone()
                 maps = kernel.sketch_node_maps(cfg, hashes, part, None if norms is None else norms[lo:hi])
-                out[lo:hi] = maps.to(self.out_dtype)
+                engine.check_finite(maps, cfg, "sketch")
+                out[lo:hi] = engine.cast_checked(maps, self.out_dtype, cfg)
             return out
 
     # -- graph level -----------------------------------------------------------------
@@ -285,7 +289,8 @@ class KongSketch(MessagePassing):
 
         Args:
             x (torch.Tensor): Node labels.
-            edge_index (torch.Tensor): Edge indices, in neighbor order.
+            edge_index (torch.Tensor): Edge indices, in neighbor order (or, with
+                :obj:`k = 1`, a sparse adjacency :obj:`adj_t`).
             batch (torch.Tensor, optional): :obj:`[num_nodes]` graph index of
                 each node (a single graph when :obj:`None`).
             edge_attr (torch.Tensor, optional): Edge labels.
@@ -305,9 +310,10 @@ class KongSketch(MessagePassing):
             elif num_graphs < size:
                 raise ValueError(f"'num_graphs' is {num_graphs} but 'batch' refers to graph {size - 1}")
             steps = engine.kgram_steps(self.config, prep)
-            out = engine.graph_sketch(self.config, self.hashes, prep, steps, batch, num_graphs,
-                                      self.aggregator(edge_index, n), self.switch_ratio)
-            return out.to(self.out_dtype)
+            agg = self.aggregator(engine.edges_of(self.config, prep), n)
+            out = engine.graph_sketch(self.config, self.hashes, prep, steps, batch, num_graphs, agg,
+                                      self.switch_ratio)
+            return engine.cast_checked(out, self.out_dtype, self.config)
 
     def __repr__(self) -> str:
         c = self.config
