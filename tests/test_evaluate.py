@@ -9,7 +9,9 @@ from tu_helpers import paths_and_stars, write_tu
 from kong_pyg import classify, expand_grid
 from kong_pyg.cli import main
 from kong_pyg.datasets import NoNodeLabelsWarning
-from kong_pyg.evaluate import CVResult, Gram, Setting, cross_validate, design_matrix, kernel_map, make_splits
+from kong_pyg.evaluation.cv import CVResult, cross_validate, make_splits
+from kong_pyg.evaluation.features import Gram, design_matrix, kernel_map
+from kong_pyg.evaluation.grid import Setting
 
 FAST = ["--repeats", "1", "--folds", "3", "--inner-folds", "2", "--quiet"]
 
@@ -49,7 +51,7 @@ def test_grid_rules():
         expand_grid("kong", {"p": [1]})
     with pytest.raises(ValueError, match="'kernel' must be one of"):
         expand_grid("kong", {"kernel": ["rbf"]})
-    with pytest.raises(TypeError, match="'relabel' must be True or False"):
+    with pytest.raises(TypeError, match="'relabel' must be an integer"):
         expand_grid("kong", {"relabel": ["yes"]})
     with pytest.raises(ValueError, match="unknown setting 'kernel' for method 'wl'"):
         expand_grid("wl", {"kernel": ["poly"]})
@@ -204,12 +206,12 @@ def test_cli_grakel_baselines(cache, capsys):
     (["--method", "wl", "--grid", "quick"], "does not apply to --method wl"),
     (["--method", "wl", "--plot", "x.png"], "--plot draws KONG sketch sizes"),
     (["--protocol", "paper", "--inner-folds", "3"], "--inner-folds only applies"),
-    (["--degree", "one"], "--degree expects integers"),
-    (["--relabel", "maybe"], "--relabel expects yes, no or both"),
-    (["--dim", "big"], "--dim expects 'exact'"),
-    (["--kernel", "rbf"], "--kernel expects values from poly, cosine"),
+    (["--degree", "one"], "argument --degree: expects integers"),
+    (["--relabel", "maybe"], "argument --relabel: expects yes, no, both"),
+    (["--dim", "big"], "argument --dim: expects 'exact'"),
+    (["--kernel", "rbf"], "argument --kernel: 'kernel' must be one of ['poly', 'cosine']"),
     (["--folds", "100"], "smallest class has only 63"),
-    (["--C", "0"], "'C' must be positive"),
+    (["--C", "0"], "argument --C: must be > 0"),
     (["--plot-sizes", "64"], "--plot-sizes needs --plot"),
 ])
 def test_cli_errors(cache, capsys, argv, message):
