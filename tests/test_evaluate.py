@@ -8,10 +8,11 @@ from tu_helpers import paths_and_stars, write_tu
 
 from kong_pyg import classify, expand_grid
 from kong_pyg.cli import main
+from kong_pyg.config import option_defaults
 from kong_pyg.datasets import NoNodeLabelsWarning
 from kong_pyg.evaluation.cv import CVResult, cross_validate, make_splits
 from kong_pyg.evaluation.features import Gram, design_matrix, kernel_map
-from kong_pyg.evaluation.grid import Setting
+from kong_pyg.evaluation.grid import KONG_DEFAULTS, Setting, name_legend
 
 FAST = ["--repeats", "1", "--folds", "3", "--inner-folds", "2", "--quiet"]
 
@@ -55,6 +56,18 @@ def test_grid_rules():
         expand_grid("kong", {"relabel": ["yes"]})
     with pytest.raises(ValueError, match="unknown setting 'kernel' for method 'wl'"):
         expand_grid("wl", {"kernel": ["poly"]})
+
+
+def test_kong_settings_come_from_the_config():
+    assert KONG_DEFAULTS == {k: v for k, v in option_defaults().items() if k != "seed"}
+    s = expand_grid("kong", [{"k": 2, "dim": 64, "relabel": True}])[0]
+    assert s.name == s.kong_config().short_name() == "poly-rlb-1 [k=2, b=64]"
+    assert s.config["relabel"] == 1 and s.kong_config(seed=3).seed == 3
+    legend = name_legend(expand_grid("kong", {"k": [1, 2], "dim": [None, 64]}))
+    assert legend.startswith("names: kernel-degree") and "[...] = options off their defaults" in legend
+    assert legend.index("k=2 (") < legend.index("b=64 (")
+    assert name_legend(expand_grid("kong", {"kernel": ["poly"]})).count("[...]") == 0
+    assert "wl-hH" in name_legend(expand_grid("wl"))
 
 
 # -- protocols -------------------------------------------------------------------
@@ -173,6 +186,7 @@ def test_cli_table_and_paper_protocol(cache, capsys):
                      "--repeats", "2", "--folds", "3", "--quiet")
     assert rc == 0
     assert "KONG on MUTAG: 188 graphs" in out and "cosine-1" in out and "paper" in out
+    assert "names: kernel-degree" in out and "rlb = WL relabelling first" in out
     assert "nested " not in out.split("protocol")[-1].splitlines()[1]
     rc, out, _ = run(capsys, "--kernel", "cosine", "--degree", "1", "--relabel", "no", "--protocol", "nested",
                      "--json", *FAST)

@@ -51,9 +51,13 @@ def main(argv: Optional[List[str]] = None) -> int:
     """
     parser = build_parser()
     try:
-        args = parser.parse_args(argv)
+        args, extra = parser.parse_known_args(argv)
     except SystemExit as done:  # --help, --version, or a usage error already printed
         return done.code if isinstance(done.code, int) else (0 if done.code is None else 2)
+    if extra:  # reported by the subcommand, like its other errors
+        prog = f"kong-pyg {args.command}" if getattr(args, "command", None) else "kong-pyg"
+        print(f"{prog}: error: unrecognized arguments: {' '.join(extra)}", file=sys.stderr)
+        return 2
     if getattr(args, "func", None) is None:
         parser.print_help(sys.stderr)
         return 2

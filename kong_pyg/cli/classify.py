@@ -111,22 +111,22 @@ def _add_evaluation_options(p: argparse.ArgumentParser) -> None:
     ev.add_argument("--protocol", default="both", choices=PROTOCOLS,
                     help="paper: best setting and C by mean CV accuracy (optimistic, as in the paper); "
                          "nested: chosen on inner folds (honest); both")
-    ev.add_argument("--repeats", type=int_at_least(1), default=10, help="random permutations R")
-    ev.add_argument("--folds", type=int_at_least(2), default=10, help="outer folds")
-    ev.add_argument("--inner-folds", type=int_at_least(2), default=None,
+    ev.add_argument("--repeats", metavar="N", type=int_at_least(1), default=10, help="random permutations R")
+    ev.add_argument("--folds", metavar="N", type=int_at_least(2), default=10, help="outer folds")
+    ev.add_argument("--inner-folds", metavar="N", type=int_at_least(2), default=None,
                     help="inner folds of the nested protocol (default: 5)")
-    ev.add_argument("--nested-repeats", type=int_at_least(1), default=None,
+    ev.add_argument("--nested-repeats", metavar="N", type=int_at_least(1), default=None,
                     help="with --protocol both: nested protocol on the first N repeats only "
                          "(default: all repeats)")
     ev.add_argument("--C", dest="C", default=show_default(list(DEFAULT_C)), metavar="C[,C...]",
                     type=list_of(number_in(0.0)), help="LinearSVC C grid")
-    ev.add_argument("--seed", type=int_at_least(0), default=0,
+    ev.add_argument("--seed", metavar="N", type=int_at_least(0), default=0,
                     help="seed of the splits and of the sketches' hash tables")
     ev.add_argument("--jobs", type=int_at_least(1), default=min(os.cpu_count() or 1, 8),
                     help="threads fitting in parallel (default: the CPU count, at most 8)")
-    ev.add_argument("--max-iter", type=int_at_least(1), default=1000,
+    ev.add_argument("--max-iter", metavar="N", type=int_at_least(1), default=1000,
                     help="LinearSVC max_iter (primal solver)")
-    ev.add_argument("--tol", type=number_in(0.0), default=1e-2,
+    ev.add_argument("--tol", metavar="X", type=number_in(0.0), default=1e-2,
                     help="LinearSVC tol (default: 1e-2, LIBLINEAR's default for the primal solver)")
 
 

@@ -18,6 +18,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from ..config import option_names
 from .common import (
+    CommandError,
     add_command,
     add_kong_options,
     add_quiet,
@@ -69,7 +70,8 @@ def register(subparsers: Any) -> None:
     kong.add_argument("--directed", action="store_true",
                       help="an edge extends only its source's neighborhood (default: off: both endpoints)")
     run_group = p.add_argument_group("reading")
-    run_group.add_argument("--chunk-size", type=int_at_least(1), default=1 << 20, help="edges per chunk")
+    run_group.add_argument("--chunk-size", metavar="N", type=int_at_least(1), default=1 << 20,
+                           help="edges per chunk")
     run_group.add_argument("--strict", action="store_true", help="stop at the first malformed line (exit 1)")
     run_group.add_argument("--show-malformed", type=int_at_least(0), default=5, metavar="N",
                            help="malformed lines to print")
@@ -77,9 +79,9 @@ def register(subparsers: Any) -> None:
     run_group.add_argument("--checkpoint", default=None, metavar="FILE",
                            help="checkpoint file: resume from it if it exists, save to it as the run goes "
                                 "(default: none)")
-    run_group.add_argument("--checkpoint-every", type=int_at_least(1), default=16,
+    run_group.add_argument("--checkpoint-every", metavar="N", type=int_at_least(1), default=16,
                            help="chunks between checkpoints")
-    run_group.add_argument("--threads", type=int_at_least(1), default=1,
+    run_group.add_argument("--threads", metavar="N", type=int_at_least(1), default=1,
                            help="PyTorch threads (the work is many mid-sized tensor operations, which gain "
                                 "little from more threads and lose a lot on a busy machine)")
     add_quiet(run_group)
@@ -98,6 +100,8 @@ def _make_stream(args: argparse.Namespace) -> Any:
     from ..stream import KongStream
 
     options = {name: getattr(args, name) for name in stream_options()}
+    if "dim" in options and options["dim"] is None:
+        raise CommandError("--dim exact: a stream keeps sketches, not exact counts; give a sketch size b")
     return KongStream(undirected=not args.directed, **options)
 
 

@@ -59,8 +59,8 @@ def register(subparsers: Any) -> None:
                       help="movies with exactly one genre (the paper) or every movie by its first genre")
     data.add_argument("--no-balance", action="store_true",
                       help="keep all users (default: off: as many men as women)")
-    data.add_argument("--max-graphs", type=int_at_least(1), default=None, help="at most this many users "
-                      "(default: all)")
+    data.add_argument("--max-graphs", metavar="N", type=int_at_least(1), default=None,
+                      help="at most this many users (default: all)")
     data.add_argument("--symmetric", action="store_true", help="2-hop users also see the ego's movies")
     rows = p.add_argument_group("rows")
     rows.add_argument("--methods", type=list_of(one_of(list(table2_methods()))),
@@ -69,16 +69,19 @@ def register(subparsers: Any) -> None:
     rows.add_argument("--extra", action="store_true", help="add the variant rows (blended, graph-norm, KW-2)")
     rows.add_argument("--list", action="store_true", help="list the methods and exit")
     ev = p.add_argument_group("protocol")
-    ev.add_argument("--splits", type=int_at_least(2), default=100, help="stratified random splits")
-    ev.add_argument("--test-size", type=number_in(0.0, 1.0), default=0.2, help="test fraction of a split")
-    ev.add_argument("--inner-folds", type=int_at_least(2), default=5, help="inner folds choosing C")
+    ev.add_argument("--splits", metavar="N", type=int_at_least(2), default=100,
+                    help="stratified random splits")
+    ev.add_argument("--test-size", metavar="X", type=number_in(0.0, 1.0), default=0.2,
+                    help="test fraction of a split")
+    ev.add_argument("--inner-folds", metavar="N", type=int_at_least(2), default=5,
+                    help="inner folds choosing C")
     ev.add_argument("--C", dest="C_grid", type=list_of(number_in(0.0)), default=show_default(list(C_GRID)),
                     metavar="C[,C...]", help="LinearSVC C grid")
-    ev.add_argument("--curve-splits", type=int_at_least(0), default=20,
+    ev.add_argument("--curve-splits", metavar="N", type=int_at_least(0), default=20,
                     help="splits per fraction of the accuracy curve (0: no curve)")
     ev.add_argument("--fractions", type=list_of(number_in(0.0, 1.0)), default=show_default(list(FRACTIONS)),
                     metavar="F[,F...]", help="training fractions of the accuracy curve")
-    ev.add_argument("--seed", type=int_at_least(0), default=0,
+    ev.add_argument("--seed", metavar="N", type=int_at_least(0), default=0,
                     help="seed of the splits and of the class balancing")
     out = p.add_argument_group("output")
     out.add_argument("--out", type=not_a_file, default=".", metavar="DIR",

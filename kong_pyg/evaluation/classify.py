@@ -129,7 +129,7 @@ class ClassifyResult:
                 f"{row['setting']:<34} {row['C']:>6g} {100 * row['accuracy']:>11.2f}% "
                 f"{row['feature_seconds']:>10.2f}"
             )
-        lines += [name_legend(cv.settings), ""]
+        lines += ["", name_legend(cv.settings), ""]
         lines += self._protocol_lines()
         lines += [
             "",

@@ -226,20 +226,17 @@ def name_legend(settings: Sequence[Setting]) -> str:
 
 
 def _tags_in_use(configs: Sequence[KongConfig]) -> Dict[str, str]:
-    """Tag text -> the option's help, for tags some config shows (first example of each option)."""
+    """Tag text -> the option's help, for the tags some config shows (one example per option, in order)."""
     docs = option_docs()
     out: Dict[str, str] = {}
-    shown: Set[str] = set()
-    for cfg in configs:
-        for f in fields(cfg):
-            tag = f.metadata.get("tag")
-            value = getattr(cfg, f.name)
-            if tag is None or value == f.default or f.name in shown:
-                continue
-            text = tag(value)
-            if text:
-                shown.add(f.name)
-                out[text] = docs[f.name]
+    for f in fields(KongConfig):
+        tag = f.metadata.get("tag")
+        if tag is None:
+            continue
+        texts = [tag(getattr(cfg, f.name)) for cfg in configs if getattr(cfg, f.name) != f.default]
+        texts = [text for text in texts if text]
+        if texts:
+            out[texts[0]] = docs[f.name]
     return out
 
 
