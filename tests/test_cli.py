@@ -60,12 +60,15 @@ def test_kong_flags_come_from_the_config(capsys):
             continue
         assert classify[name].option_strings == ["--" + name.replace("_", "-")]
         assert classify[name].help.startswith(docs[name])
+    from kong_pyg.cli.stream import stream_options
     from kong_pyg.stream import KongStream
 
     stream = {a.dest: a for a in options(subparsers()["stream"])}
     params = inspect.signature(KongStream.__init__).parameters
+    takes_all = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+    assert {"k", "hops", "dim", "kernel", "degree", "seed", "edge_labels"} <= set(stream_options())
     for name in option_names():
-        assert (name in stream) == (name in params)
+        assert (name in stream) == (name in stream_options()) == (name in params or takes_all)
         if name in stream:
             assert stream[name].help.startswith(docs[name])
 

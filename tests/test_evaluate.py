@@ -1,4 +1,7 @@
 import json
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -285,3 +288,19 @@ def test_nested_on_fewer_repeats_and_api_on_a_list():
         classify(graphs, protocol="paper", nested_repeats=1, folds=4)
     with pytest.raises(ValueError, match="at most 'repeats'"):
         cross_validate([np.eye(16)], [0, 1] * 8, repeats=1, nested_repeats=2, folds=2, inner_folds=2)
+
+
+def test_lazy_public_names_and_a_light_import():
+    code = (
+        "import sys, kong_pyg, kong_pyg.evaluation\n"
+        "heavy = [m for m in sys.modules if m.split('.')[0] in ('sklearn', 'scipy', 'tqdm', 'matplotlib')\n"
+        "         or m.startswith(('kong_pyg.evaluation.', 'kong_pyg.stream', 'kong_pyg.experiments'))]\n"
+        "assert not heavy, heavy\n"
+        "for name in ('classify', 'ClassifyResult', 'cross_validate', 'expand_grid', 'paper_grid',\n"
+        "             'sketch_curve'):\n"
+        "    assert kong_pyg._LAZY[name].startswith('kong_pyg.evaluation.'), name\n"
+        "    assert getattr(kong_pyg, name).__name__ == name\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                          cwd=str(Path(__file__).resolve().parents[1]))
+    assert done.returncode == 0, done.stderr

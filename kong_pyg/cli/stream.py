@@ -16,7 +16,7 @@ import tempfile
 import time
 from typing import Any, Dict, List, Optional, Tuple
 
-from ..config import option_names
+from ..config import option_defaults, option_names
 from .common import (
     CommandError,
     add_command,
@@ -28,20 +28,27 @@ from .common import (
 )
 
 PROG = "kong-pyg stream"
-#: Defaults of the command line that differ from :class:`~kong_pyg.KongStream`'s.
-CLI_DEFAULTS: Dict[str, Any] = {"k": 2}
+#: The command line's defaults where they are not :class:`~kong_pyg.KongStream`'s
+#: (a k-gram length of 2; one pass and a sketch, as the stream's own defaults).
+CLI_DEFAULTS: Dict[str, Any] = {"k": 2, "hops": 1, "dim": 1024}
 
 
 def stream_options() -> Dict[str, Any]:
-    """The KONG options :class:`~kong_pyg.KongStream` takes, with the command line's defaults."""
+    """The KONG options :class:`~kong_pyg.KongStream` takes, with the command line's defaults.
+
+    The options named in its constructor, with its defaults; all of
+    :class:`~kong_pyg.KongConfig`'s when it takes them as keyword arguments
+    (``**options``). :obj:`CLI_DEFAULTS` override both.
+    """
     from ..stream import KongStream
 
     params = inspect.signature(KongStream.__init__).parameters
-    out = {}
-    for name in option_names():
-        if name in params and params[name].default is not inspect.Parameter.empty:
-            out[name] = CLI_DEFAULTS.get(name, params[name].default)
-    return out
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+        defaults = option_defaults()
+    else:
+        defaults = {name: params[name].default for name in option_names()
+                    if name in params and params[name].default is not inspect.Parameter.empty}
+    return {name: CLI_DEFAULTS.get(name, value) for name, value in defaults.items()}
 
 
 def register(subparsers: Any) -> None:
@@ -65,8 +72,9 @@ def register(subparsers: Any) -> None:
     options = stream_options()
     add_kong_options(kong, list(options), grid=False, defaults=options,
                      suffix={"hops": " (the input is read max(h, 1) times)"})
-    kong.add_argument("--no-edge-labels", dest="edge_labels", action="store_const", const=False,
-                      help=argparse.SUPPRESS)
+    if "edge_labels" in options:  # the old flag
+        kong.add_argument("--no-edge-labels", dest="edge_labels", action="store_const", const=False,
+                          help=argparse.SUPPRESS)
     kong.add_argument("--directed", action="store_true",
                       help="an edge extends only its source's neighborhood (default: off: both endpoints)")
     run_group = p.add_argument_group("reading")
