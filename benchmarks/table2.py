@@ -36,7 +36,7 @@ if __name__ == "__main__":
             sys.exit("give --ml-dir PATH/ml-100k (or set KONG_ML100K)")
         argv = ["--ml-dir", ml] + argv
     if "--methods" not in argv:
-        argv = ["--methods", *METHODS] + argv
+        argv = ["--methods", ",".join(METHODS)] + argv
     if "--out" not in argv:
         argv += ["--out", str(REPO / "docs" / "results")]
     sys.exit(main(["table2", *argv]))

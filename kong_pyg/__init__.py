@@ -21,16 +21,18 @@ _LAZY: Dict[str, str] = {
     "kong_strings": "kong_pyg.strings",
     "kgram_counts": "kong_pyg.strings",
     "brute_force_kernel": "kong_pyg.strings",
-    "classify": "kong_pyg.evaluate",
-    "ClassifyResult": "kong_pyg.evaluate",
-    "cross_validate": "kong_pyg.evaluate",
-    "expand_grid": "kong_pyg.evaluate",
-    "paper_grid": "kong_pyg.evaluate",
-    "sketch_curve": "kong_pyg.evaluate",
+    "classify": "kong_pyg.evaluation.classify",
+    "ClassifyResult": "kong_pyg.evaluation.classify",
+    "cross_validate": "kong_pyg.evaluation.cv",
+    "expand_grid": "kong_pyg.evaluation.grid",
+    "paper_grid": "kong_pyg.evaluation.grid",
+    "sketch_curve": "kong_pyg.evaluation.classify",
 }
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
-    from .evaluate import ClassifyResult, classify, cross_validate, expand_grid, paper_grid, sketch_curve
+    from .evaluation.classify import ClassifyResult, classify, sketch_curve
+    from .evaluation.cv import cross_validate
+    from .evaluation.grid import expand_grid, paper_grid
     from .nn.kong_sketch import KongSketch
     from .stream import KongStream, merge_streams
     from .strings import brute_force_kernel, kgram_counts, kong_strings

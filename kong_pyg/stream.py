@@ -57,8 +57,7 @@ import math
 import os
 import sys
 import tempfile
-import time
-from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple, Union
+from typing import Callable, Dict, Iterable, List, Optional, Tuple, Union
 
 import numpy as np
 import torch
@@ -1323,137 +1322,6 @@ def merge_streams(a: KongStream, b: KongStream) -> KongStream:
         out.position = a.position + b.position
         out.num_edges = a.num_edges + b.num_edges
     return out
-
-
-# ---------------------------------------------------------------------------
-# command line: kong-pyg stream FILE
-# ---------------------------------------------------------------------------
-
-
-def register_cli(subparsers) -> None:
-    """Add ``kong-pyg stream``."""
-    p = subparsers.add_parser(
-        "stream",
-        help="KONG sketches of a StreamSpot edge stream (file or stdin)",
-        description=(
-            "Read a StreamSpot edge stream (tab-separated: source-id, source-type, dest-id, "
-            "dest-type, edge-type, graph-id; one edge per line, in arrival order) and write one "
-            "KONG feature row per graph. Malformed lines are counted, reported (first few, with "
-            "line numbers) and skipped; --strict makes the first one fatal. hops >= 2 reads the "
-            "input hops times (stdin is first copied to a temporary file)."
-        ),
-    )
-    p.add_argument("file", help="the stream file, or - for stdin")
-    p.add_argument("--out", "-o", default="kong_stream",
-                   help="output prefix: PREFIX.npy (or PREFIX.pt when it ends in .pt, PREFIX.npy when "
-                        "it ends in .npy) and PREFIX.ids.txt, the graph ids in row order "
-                        "(default: kong_stream)")
-    p.add_argument("--k", type=int, default=2, help="k-gram length (default: 2)")
-    p.add_argument("--hops", type=int, default=1, help="depth h (default: 1, a single pass)")
-    p.add_argument("--traversal", choices=TRAVERSALS, default="bfs")
-    p.add_argument("--dim", type=int, default=1024, help="sketch size b (default: 1024)")
-    p.add_argument("--kernel", choices=KERNELS, default="poly")
-    p.add_argument("--degree", type=int, default=1, help="kernel degree p (default: 1)")
-    p.add_argument("--const", type=float, default=0.0, help="polynomial constant (default: 0)")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--blended", action="store_true", help="count all n-grams n = 1..k")
-    p.add_argument("--directed", action="store_true",
-                   help="an edge extends only its source's neighborhood (default: both endpoints)")
-    p.add_argument("--no-edge-labels", action="store_true", help="ignore edge types")
-    p.add_argument("--chunk-size", type=int, default=1 << 20, help="edges per chunk (default: 2^20)")
-    p.add_argument("--strict", action="store_true", help="stop at the first malformed line (exit 1)")
-    p.add_argument("--show-malformed", type=int, default=5, help="malformed lines to print (default: 5)")
-    p.add_argument("--float64", action="store_true", help="write float64 (default: float32)")
-    p.add_argument("--checkpoint", default=None,
-                   help="checkpoint file: resume from it if it exists, save to it as the run goes")
-    p.add_argument("--checkpoint-every", type=int, default=16, help="chunks between checkpoints")
-    p.add_argument("--threads", type=int, default=1,
-                   help="PyTorch threads (default: 1; the work is many mid-sized tensor operations, "
-                        "which gain little from more threads and lose a lot on a busy machine)")
-    p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
-    p.set_defaults(func=_run_cli)
-
-
-def _output_paths(out: str) -> Tuple[str, str]:
-    root, ext = os.path.splitext(out)
-    if ext in (".npy", ".pt"):
-        return out, root + ".ids.txt"
-    return out + ".npy", out + ".ids.txt"
-
-
-def _run_cli(args) -> int:
-    from .datasets.streamspot import StreamSpotReader, format_malformed
-
-    prog = "kong-pyg stream"
-    try:
-        ks = KongStream(
-            k=args.k, hops=args.hops, traversal=args.traversal, dim=args.dim, kernel=args.kernel,
-            degree=args.degree, const=args.const, seed=args.seed, blended=args.blended,
-            undirected=not args.directed, edge_labels=not args.no_edge_labels,
-        )
-        check_int("chunk_size", args.chunk_size, 1)
-        torch.set_num_threads(check_int("threads", args.threads, 1))
-    except (TypeError, ValueError) as e:
-        print(f"{prog}: error: {e}", file=sys.stderr)
-        return 2
-    spooled = None
-    source: Any = args.file
-    if args.file == "-":
-        source = sys.stdin.buffer
-        if ks.num_passes > 1:
-            fd, spooled = tempfile.mkstemp(prefix="kong-stream-", suffix=".tsv")
-            with os.fdopen(fd, "wb") as f:
-                import shutil
-
-                shutil.copyfileobj(sys.stdin.buffer, f, 1 << 24)
-            source = spooled
-            print(f"{prog}: hops={ks.hops} reads the input {ks.num_passes} times: stdin was copied "
-                  f"to a temporary file", file=sys.stderr)
-    elif not os.path.exists(args.file):
-        print(f"{prog}: error: no such file: {args.file}", file=sys.stderr)
-        return 2
-    readers = []
-
-    def chunks():
-        reader = StreamSpotReader(source, args.chunk_size, strict=args.strict, keep=args.show_malformed)
-        readers.append(reader)
-        return reader
-
-    start = time.perf_counter()
-    try:
-        ks.fit(chunks, chunk_size=args.chunk_size, checkpoint=args.checkpoint,
-               checkpoint_every=args.checkpoint_every, progress=not args.quiet)
-    except ValueError as e:
-        print(f"{prog}: error: {e}", file=sys.stderr)
-        return 1
-    finally:
-        if spooled is not None:
-            os.unlink(spooled)
-    seconds = time.perf_counter() - start
-    x = ks.sketches().to(torch.float64 if args.float64 else torch.float32)
-    reader = readers[-1] if readers else None
-    ids = [str(reader.decode(i)) if reader is not None else str(i) for i in ks.graph_ids]
-    matrix_path, ids_path = _output_paths(args.out)
-    folder = os.path.dirname(os.path.abspath(matrix_path))
-    os.makedirs(folder, exist_ok=True)
-    if matrix_path.endswith(".pt"):
-        torch.save({"x": x, "graph_ids": ids, "config": repr(ks)}, matrix_path)
-    else:
-        np.save(matrix_path, x.numpy())
-    with open(ids_path, "w", encoding="utf-8") as f:
-        f.write("".join(i + "\n" for i in ids))
-    n_bad = reader.num_malformed if reader is not None else 0
-    rate = ks.num_edges * ks.num_passes / max(seconds, 1e-9)
-    print(
-        f"{prog}: {ks.num_edges:,} edges, {ks.num_graphs:,} graphs, {ks.num_nodes:,} nodes; "
-        f"{ks.num_passes} pass{'es' if ks.num_passes > 1 else ''} in {seconds:.1f} s ({rate:,.0f} edges/s); "
-        f"{n_bad:,} malformed line{'s' if n_bad != 1 else ''}; wrote {matrix_path} {tuple(x.shape)} "
-        f"and {ids_path}",
-        file=sys.stderr,
-    )
-    if n_bad:
-        print(format_malformed(reader.malformed, n_bad), file=sys.stderr)
-    return 0
 
 
 __all__ = ["KongStream", "merge_streams", "MAX_GRAPHS"]

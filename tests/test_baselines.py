@@ -6,8 +6,8 @@ import pytest
 import torch
 from helpers import random_graph, to_data
 
-from kong_pyg.baselines import grakel_gram, walk_features, wl_features
 from kong_pyg.datasets import load_tu
+from kong_pyg.evaluation.baselines import grakel_gram, walk_features, wl_features
 
 
 def brute_walks_per_node(g, length):

@@ -1,4 +1,7 @@
 import json
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -8,8 +11,11 @@ from tu_helpers import paths_and_stars, write_tu
 
 from kong_pyg import classify, expand_grid
 from kong_pyg.cli import main
+from kong_pyg.config import option_defaults
 from kong_pyg.datasets import NoNodeLabelsWarning
-from kong_pyg.evaluate import CVResult, Gram, Setting, cross_validate, design_matrix, kernel_map, make_splits
+from kong_pyg.evaluation.cv import CVResult, cross_validate, make_splits
+from kong_pyg.evaluation.features import Gram, design_matrix, kernel_map
+from kong_pyg.evaluation.grid import KONG_DEFAULTS, Setting, name_legend
 
 FAST = ["--repeats", "1", "--folds", "3", "--inner-folds", "2", "--quiet"]
 
@@ -49,10 +55,22 @@ def test_grid_rules():
         expand_grid("kong", {"p": [1]})
     with pytest.raises(ValueError, match="'kernel' must be one of"):
         expand_grid("kong", {"kernel": ["rbf"]})
-    with pytest.raises(TypeError, match="'relabel' must be True or False"):
+    with pytest.raises(TypeError, match="'relabel' must be an integer"):
         expand_grid("kong", {"relabel": ["yes"]})
     with pytest.raises(ValueError, match="unknown setting 'kernel' for method 'wl'"):
         expand_grid("wl", {"kernel": ["poly"]})
+
+
+def test_kong_settings_come_from_the_config():
+    assert KONG_DEFAULTS == {k: v for k, v in option_defaults().items() if k != "seed"}
+    s = expand_grid("kong", [{"k": 2, "dim": 64, "relabel": True}])[0]
+    assert s.name == s.kong_config().short_name() == "poly-rlb-1 [k=2, b=64]"
+    assert s.config["relabel"] == 1 and s.kong_config(seed=3).seed == 3
+    legend = name_legend(expand_grid("kong", {"k": [1, 2], "dim": [None, 64]}))
+    assert legend.startswith("names: kernel-degree") and "[...] = options off their defaults" in legend
+    assert legend.index("k=2 (") < legend.index("b=64 (")
+    assert name_legend(expand_grid("kong", {"kernel": ["poly"]})).count("[...]") == 0
+    assert "wl-hH" in name_legend(expand_grid("wl"))
 
 
 # -- protocols -------------------------------------------------------------------
@@ -171,6 +189,7 @@ def test_cli_table_and_paper_protocol(cache, capsys):
                      "--repeats", "2", "--folds", "3", "--quiet")
     assert rc == 0
     assert "KONG on MUTAG: 188 graphs" in out and "cosine-1" in out and "paper" in out
+    assert "names: kernel-degree" in out and "rlb = WL relabelling first" in out
     assert "nested " not in out.split("protocol")[-1].splitlines()[1]
     rc, out, _ = run(capsys, "--kernel", "cosine", "--degree", "1", "--relabel", "no", "--protocol", "nested",
                      "--json", *FAST)
@@ -204,12 +223,12 @@ def test_cli_grakel_baselines(cache, capsys):
     (["--method", "wl", "--grid", "quick"], "does not apply to --method wl"),
     (["--method", "wl", "--plot", "x.png"], "--plot draws KONG sketch sizes"),
     (["--protocol", "paper", "--inner-folds", "3"], "--inner-folds only applies"),
-    (["--degree", "one"], "--degree expects integers"),
-    (["--relabel", "maybe"], "--relabel expects yes, no or both"),
-    (["--dim", "big"], "--dim expects 'exact'"),
-    (["--kernel", "rbf"], "--kernel expects values from poly, cosine"),
+    (["--degree", "one"], "argument --degree: expects integers"),
+    (["--relabel", "maybe"], "argument --relabel: expects yes, no, both"),
+    (["--dim", "big"], "argument --dim: expects 'exact'"),
+    (["--kernel", "rbf"], "argument --kernel: 'kernel' must be one of ['poly', 'cosine']"),
     (["--folds", "100"], "smallest class has only 63"),
-    (["--C", "0"], "'C' must be positive"),
+    (["--C", "0"], "argument --C: must be > 0"),
     (["--plot-sizes", "64"], "--plot-sizes needs --plot"),
 ])
 def test_cli_errors(cache, capsys, argv, message):
@@ -269,3 +288,19 @@ def test_nested_on_fewer_repeats_and_api_on_a_list():
         classify(graphs, protocol="paper", nested_repeats=1, folds=4)
     with pytest.raises(ValueError, match="at most 'repeats'"):
         cross_validate([np.eye(16)], [0, 1] * 8, repeats=1, nested_repeats=2, folds=2, inner_folds=2)
+
+
+def test_lazy_public_names_and_a_light_import():
+    code = (
+        "import sys, kong_pyg, kong_pyg.evaluation\n"
+        "heavy = [m for m in sys.modules if m.split('.')[0] in ('sklearn', 'scipy', 'tqdm', 'matplotlib')\n"
+        "         or m.startswith(('kong_pyg.evaluation.', 'kong_pyg.stream', 'kong_pyg.experiments'))]\n"
+        "assert not heavy, heavy\n"
+        "for name in ('classify', 'ClassifyResult', 'cross_validate', 'expand_grid', 'paper_grid',\n"
+        "             'sketch_curve'):\n"
+        "    assert kong_pyg._LAZY[name].startswith('kong_pyg.evaluation.'), name\n"
+        "    assert getattr(kong_pyg, name).__name__ == name\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                          cwd=str(Path(__file__).resolve().parents[1]))
+    assert done.returncode == 0, done.stderr

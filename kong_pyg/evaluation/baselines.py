@@ -27,9 +27,10 @@ import scipy.sparse as sp
 import torch
 from torch import Tensor
 
-from .exact import dense_rank
-from .graphs import iter_graph_batches
-from .inputs import check_int, labels
+from ..config import check_int
+from ..exact import dense_rank
+from ..graphs import iter_graph_batches
+from ..inputs import labels
 
 
 class GraphUnion(NamedTuple):

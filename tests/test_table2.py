@@ -9,7 +9,8 @@ from scipy import stats
 
 from kong_pyg.cli import main
 from kong_pyg.datasets import stream_to_graphs, synthetic_event_stream
-from kong_pyg.ordered import mean_ci, paired_comparison, run_table2, table2_methods, verdict
+from kong_pyg.evaluation.stats import mean_ci, paired_comparison, verdict
+from kong_pyg.experiments.table2 import run_table2, table2_methods
 
 
 def test_mean_ci():
@@ -72,8 +73,8 @@ def test_cli_table2_on_tiny_data(tmp_path, capsys):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         code = main(["table2", "--ml-dir", str(ml), "--root", str(tmp_path / "root"), "--genre", "first",
-                     "--splits", "2", "--inner-folds", "2", "--C", "1", "10", "--curve-splits", "2",
-                     "--fractions", "0.5", "0.8", "--out", str(out), "--no-plot"])
+                     "--splits", "2", "--inner-folds", "2", "--C", "1,10", "--curve-splits", "2",
+                     "--fractions", "0.5,0.8", "--out", str(out), "--no-plot", "-q"])
     assert code == 0
     text = (out / "table2.md").read_text()
     for row in ("| K-1 |", "| K-2 |", "| K-2 shuffled |", "| WL |", "| KW |", "K-2 vs K-2 shuffled",
@@ -89,11 +90,11 @@ def test_cli_table2_on_tiny_data(tmp_path, capsys):
     assert main(["table2"]) == 2  # neither --ml-dir nor --root
 
 
-def test_plot_curve(tmp_path):
+def test_plot_fraction_curve(tmp_path):
     pytest.importorskip("matplotlib")
-    from kong_pyg.ordered import plot_curve
+    from kong_pyg.evaluation.plots import plot_fraction_curve
 
     s = mean_ci([0.6, 0.7])
     curve = {"fractions": [0.1, 0.8], "n_splits": 2, "acc": {"K-1": {"0.1": s, "0.8": s}}}
-    plot_curve(curve, str(tmp_path / "c.png"))
+    plot_fraction_curve(curve, str(tmp_path / "c.png"))
     assert (tmp_path / "c.png").read_bytes()[:4] == b"\x89PNG"

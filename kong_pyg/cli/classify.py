@@ -1,0 +1,234 @@
+"""``kong-pyg classify``: graph classification accuracy of KONG features (and baselines).
+
+Wraps :func:`kong_pyg.classify` (and, with ``--plot``,
+:func:`kong_pyg.sketch_curve`). The KONG options take comma lists and make a
+grid (their product) on top of a ``--grid`` preset.
+"""
+import argparse
+import json
+import os
+from typing import Any, Dict, List, Optional, Tuple
+
+from ..config import option_names
+from ..evaluation.classify import PLOT_SIZES, PROTOCOLS
+from ..evaluation.cv import DEFAULT_C
+from ..evaluation.grid import GRID_PRESETS, KONG_DEFAULTS, METHODS, expand_grid, paper_grid
+from .common import (
+    CommandError,
+    add_command,
+    add_kong_options,
+    add_quiet,
+    check_output_file,
+    input_dir,
+    int_at_least,
+    list_of,
+    not_a_file,
+    number_in,
+    show_default,
+    show_kong,
+)
+
+#: The KONG options of a grid (the seed is ``--seed``, shared with the splits).
+KONG_OPTIONS: List[str] = [name for name in option_names() if name != "seed"]
+
+#: Grid flags -> (setting key, the methods they apply to); the KONG ones apply to kong only.
+GRID_FLAGS: Dict[str, Tuple[str, Tuple[str, ...]]] = {
+    **{name: (name, ("kong",)) for name in KONG_OPTIONS},
+    "hops": ("hops", ("kong", "wl", "wl-grakel")),
+    "walk_length": ("length", ("kw",)),
+}
+
+
+def _grid_default(name: str) -> str:
+    """Where a grid flag's values come from when it is absent."""
+    if name not in GRID_PRESETS["paper"]:
+        return show_kong(name, KONG_DEFAULTS[name])
+    values = {preset: show_kong(name, grid[name]) for preset, grid in GRID_PRESETS.items()}
+    text = ("from --grid: " + ", ".join(f"{p} {v}" for p, v in values.items())
+            if len(set(values.values())) > 1 else f"{next(iter(values.values()))}, from --grid")
+    if name == "hops":
+        text += f"; wl, wl-grakel: {show_kong(name, paper_grid('wl')['hops'])}"
+    return text
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``classify`` subcommand."""
+    p = add_command(
+        subparsers, "classify",
+        help="graph classification accuracy of KONG features (and baselines)",
+        description=(
+            "Compute KONG features (or a baseline's) for a graph-classification data set and "
+            "evaluate a LinearSVC with repeated stratified k-fold CV. Without --dataset it runs on "
+            "MUTAG, bundled with the package (offline). Grid options take comma-separated values "
+            "(integers also ranges like 1-4; yes/no options also 'both'); the grid is their product."
+        ),
+    )
+    data = p.add_argument_group("data")
+    data.add_argument("--dataset", default=None, metavar="NAME",
+                      help="TU data set name (default: the bundled MUTAG)")
+    data.add_argument("--data-root", default=None, metavar="DIR", type=input_dir,
+                      help="folder holding NAME/raw/NAME_*.txt (PyG TUDataset layout); only read "
+                           "(default: none: bundled or cached data)")
+    data.add_argument("--download", action="store_true",
+                      help="let PyG download a data set that is neither in DIR nor bundled")
+    data.add_argument("--cache-dir", default=None, metavar="DIR", type=not_a_file,
+                      help="where processed data sets go (default: $KONG_PYG_CACHE or ~/.cache/kong_pyg)")
+    _add_feature_options(p)
+    _add_evaluation_options(p)
+    out = p.add_argument_group("output")
+    out.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
+    add_quiet(out)
+    out.add_argument("--plot", default=None, metavar="FILE.png",
+                     help="also plot accuracy against sketch size b for the best setting (needs "
+                          "matplotlib) (default: no plot)")
+    out.add_argument("--plot-sizes", default=None, metavar="B[,B...]", type=list_of(int_at_least(1)),
+                     help=f"sketch sizes of --plot (default: {show_default(list(PLOT_SIZES))})")
+    p.set_defaults(func=run)
+
+
+def _add_feature_options(p: argparse.ArgumentParser) -> None:
+    model = p.add_argument_group("features")
+    model.add_argument("--method", default="kong", choices=METHODS,
+                       help="kong; wl (PyG WLConv); wl-grakel, sp (GraKeL, needs kong-pyg[bench]); "
+                            "kw (k-walks)")
+    model.add_argument("--grid", default="paper", choices=sorted(GRID_PRESETS),
+                       help="KONG grid preset: paper = h 2, k 1, bfs, exact map, poly and cosine, p 1-4, "
+                            "with and without rlb (16 settings); quick = the same with p 1 (4 settings). "
+                            "The options below replace single entries")
+    add_kong_options(
+        model, KONG_OPTIONS, grid=True, defaults={name: None for name in KONG_OPTIONS},
+        default_text={name: _grid_default(name) for name in KONG_OPTIONS},
+        suffix={"hops": " [kong, wl, wl-grakel]"},
+    )
+    model.add_argument("--walk-length", dest="walk_length", default=None, metavar="N[,N...]",
+                       type=list_of(int_at_least(0), ranges=True),
+                       help=f"walk length(s) k [kw] (default: "
+                            f"{show_default(paper_grid('kw')['length'])}, from --grid)")
+
+
+def _add_evaluation_options(p: argparse.ArgumentParser) -> None:
+    ev = p.add_argument_group("evaluation")
+    ev.add_argument("--protocol", default="both", choices=PROTOCOLS,
+                    help="paper: best setting and C by mean CV accuracy (optimistic, as in the paper); "
+                         "nested: chosen on inner folds (honest); both")
+    ev.add_argument("--repeats", metavar="N", type=int_at_least(1), default=10, help="random permutations R")
+    ev.add_argument("--folds", metavar="N", type=int_at_least(2), default=10, help="outer folds")
+    ev.add_argument("--inner-folds", metavar="N", type=int_at_least(2), default=None,
+                    help="inner folds of the nested protocol (default: 5)")
+    ev.add_argument("--nested-repeats", metavar="N", type=int_at_least(1), default=None,
+                    help="with --protocol both: nested protocol on the first N repeats only "
+                         "(default: all repeats)")
+    ev.add_argument("--C", dest="C", default=show_default(list(DEFAULT_C)), metavar="C[,C...]",
+                    type=list_of(number_in(0.0)), help="LinearSVC C grid")
+    ev.add_argument("--seed", metavar="N", type=int_at_least(0), default=0,
+                    help="seed of the splits and of the sketches' hash tables")
+    ev.add_argument("--jobs", type=int_at_least(1), default=min(os.cpu_count() or 1, 8),
+                    help="threads fitting in parallel (default: the CPU count, at most 8)")
+    ev.add_argument("--max-iter", metavar="N", type=int_at_least(1), default=1000,
+                    help="LinearSVC max_iter (primal solver)")
+    ev.add_argument("--tol", metavar="X", type=number_in(0.0), default=1e-2,
+                    help="LinearSVC tol (default: 1e-2, LIBLINEAR's default for the primal solver)")
+
+
+def grid_from_args(args: argparse.Namespace) -> Dict[str, List[Any]]:
+    """The grid of a ``classify`` command line: the preset with the given flags replacing entries."""
+    method = args.method
+    if method == "kong":
+        grid = dict(GRID_PRESETS[args.grid])
+    else:
+        if args.grid != "paper":
+            raise CommandError(f"--grid {args.grid} is a KONG grid; it does not apply to --method {method}")
+        grid = dict(paper_grid(method))
+    for dest, (key, methods) in GRID_FLAGS.items():
+        values = getattr(args, dest)
+        if values is None:
+            continue
+        if method not in methods:
+            flag = "--" + dest.replace("_", "-")
+            raise CommandError(f"{flag} applies to --method {' or '.join(methods)}, not {method}")
+        grid[key] = values
+    return grid
+
+
+def _check_combinations(args: argparse.Namespace) -> None:
+    """Options that only make sense together."""
+    if args.data_root is not None and args.dataset is None:
+        raise CommandError("--data-root needs --dataset NAME (the folder DIR/NAME/raw to read)")
+    if args.protocol == "paper" and args.inner_folds is not None:
+        raise CommandError("--inner-folds only applies to --protocol nested or both")
+    if args.nested_repeats is not None and args.protocol != "both":
+        raise CommandError("--nested-repeats only applies to --protocol both (use --repeats otherwise)")
+    if args.plot is not None and args.method != "kong":
+        raise CommandError("--plot draws KONG sketch sizes; it needs --method kong")
+    if args.plot_sizes is not None and args.plot is None:
+        raise CommandError("--plot-sizes needs --plot FILE.png")
+
+
+def _check_extras(args: argparse.Namespace) -> None:
+    """The optional packages a run needs, and that --plot can be written (before any work)."""
+    if args.plot is not None:
+        try:
+            from matplotlib.backend_bases import FigureCanvasBase
+        except ImportError:
+            raise CommandError("--plot needs matplotlib: pip install 'kong-pyg[plot]'") from None
+        suffix = os.path.splitext(args.plot)[1].lower().lstrip(".")
+        formats = FigureCanvasBase.get_supported_filetypes()
+        if suffix and suffix not in formats:
+            raise CommandError(f"--plot: unknown image format {suffix!r}; use one of "
+                               f"{', '.join(sorted(formats))}")
+        check_output_file(args.plot, "--plot")
+    if args.method in ("sp", "wl-grakel"):
+        try:
+            import grakel  # noqa: F401
+        except ImportError:
+            raise CommandError(
+                f"--method {args.method} needs GraKeL: pip install 'kong-pyg[bench]'") from None
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``kong-pyg classify``."""
+    grid = grid_from_args(args)
+    _check_combinations(args)
+    expand_grid(args.method, grid)  # check the settings before loading anything
+    _check_extras(args)
+    inner = 5 if args.inner_folds is None else args.inner_folds
+    common = dict(
+        repeats=args.repeats, folds=args.folds, inner_folds=inner, C=args.C, seed=args.seed,
+        n_jobs=args.jobs, max_iter=args.max_iter, tol=args.tol, progress=not args.quiet,
+    )
+    from ..datasets.tu import load_tu
+    from ..evaluation.classify import classify
+
+    graphs = load_tu(args.dataset, args.data_root, cache=args.cache_dir, download=args.download)
+    res = classify(graphs, method=args.method, grid=grid, protocol=args.protocol,
+                   nested_repeats=args.nested_repeats, **common)
+    payload = res.to_dict()
+    if args.plot is not None:
+        payload["plot"] = _plot(args, graphs, res, common)
+    if args.json:
+        print(json.dumps(payload, indent=2))
+        return 0
+    print(res.table())
+    if args.plot is not None:
+        plot = payload["plot"]
+        print(f"\nplot: {args.plot} (accuracy against sketch size b, {plot['protocol']} protocol)")
+        for row in plot["curve"]:
+            print(f"  b={row['dim'] or 'exact':>5}: {100 * row['accuracy_mean']:.2f} +- "
+                  f"{100 * row['accuracy_std']:.2f}%  ({row['feature_seconds']:.2f} s features)")
+    return 0
+
+
+def _plot(args: argparse.Namespace, graphs: Any, res: Any, common: Dict[str, Any]) -> Dict[str, Any]:
+    """The accuracy-against-b curve of the headline setting, drawn to ``--plot``."""
+    from ..evaluation.classify import sketch_curve
+    from ..evaluation.plots import plot_sketch_curve
+
+    sizes: Optional[List[int]] = args.plot_sizes
+    head = res.primary
+    proto = "nested" if args.protocol in ("nested", "both") else "paper"
+    curve = sketch_curve(graphs, head.best_params, sizes or list(PLOT_SIZES), protocol=proto, **common)
+    plot_sketch_curve(curve, args.plot, title=f"{res.dataset}: {head.best_setting} ({proto} protocol)")
+    return {"file": str(args.plot), "protocol": proto, "curve": curve}
+
+
+__all__ = ["register", "run", "grid_from_args", "GRID_FLAGS", "KONG_OPTIONS"]

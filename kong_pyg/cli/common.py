@@ -1,0 +1,406 @@
+"""What every ``kong-pyg`` subcommand shares: one argument style.
+
+* Lists are comma-separated (``--C 0.1,1,10``; integers also ranges like
+  ``1-4``).
+* Every option's help states its default (:class:`HelpFormatter` adds it
+  when the text does not).
+* Progress bars are on; ``--quiet`` (``-q``) silences them.
+* Errors are one line, ``kong-pyg CMD: error: ...``, exit status 2, no
+  traceback (:class:`Parser`, :class:`CommandError` and
+  :func:`kong_pyg.cli.main`); paths are checked while parsing, outputs
+  before any computing.
+* The KONG options (``--k``, ``--hops``, ..., ``--edge-labels``) are made by
+  :func:`add_kong_options` from :class:`~kong_pyg.KongConfig`'s fields:
+  their help is :func:`~kong_pyg.config.option_docs`, their values are
+  checked by :class:`~kong_pyg.KongConfig`.
+"""
+import argparse
+import os
+import tempfile
+from typing import Any, Callable, Dict, Iterable, List, Mapping, NoReturn, Optional, Sequence
+
+from ..config import FLOWS, KERNELS, NORMS, ORDERS, TRAVERSALS, KongConfig, option_defaults, option_docs
+
+
+class CommandError(Exception):
+    """A user error: :func:`kong_pyg.cli.main` prints it as one line and exits with 2."""
+
+
+def one_line(text: str) -> str:
+    """:obj:`text` with its lines joined (error messages are one line)."""
+    return "; ".join(part.strip() for part in str(text).splitlines() if part.strip())
+
+
+class HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """Help that shows every option's default (unless the text already does)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        if (not action.option_strings or "(default" in text or action.default is argparse.SUPPRESS
+                or text is argparse.SUPPRESS):
+            return text
+        return f"{text} (default: {show_default(action.default, action)})".strip()
+
+
+def show_default(value: Any, action: Optional[argparse.Action] = None) -> str:
+    """A default as the command line spells it (``%`` escaped for argparse)."""
+    if isinstance(action, (argparse._StoreTrueAction, argparse._StoreFalseAction)):
+        text = "on" if value else "off"
+    elif value is None:
+        text = "none"
+    elif isinstance(value, bool):
+        text = "yes" if value else "no"
+    elif isinstance(value, (list, tuple)):
+        text = ",".join(show_default(v) for v in value)
+    elif isinstance(value, float):
+        text = f"{value:g}"
+    else:
+        text = str(value)
+    return text.replace("%", "%%")
+
+
+class Parser(argparse.ArgumentParser):
+    """An argument parser whose errors are one line: ``PROG: error: MESSAGE`` (exit 2)."""
+
+    def error(self, message: str) -> NoReturn:
+        """Print one line and exit with status 2."""
+        self.exit(2, f"{self.prog}: error: {one_line(message)}\n")
+
+
+def add_command(subparsers: Any, name: str, help: str, description: str) -> Parser:
+    """A subcommand's parser, in the common style."""
+    parser: Parser = subparsers.add_parser(name, help=help, description=description,
+                                           formatter_class=HelpFormatter)
+    return parser
+
+
+def add_quiet(parser: Any) -> None:
+    """``--quiet``/``-q`` (progress bars are on by default) and a hidden no-op ``--progress``."""
+    parser.add_argument("--quiet", "-q", action="store_true",
+                        help="no progress bars on stderr (default: off: progress bars are shown)")
+    parser.add_argument("--progress", action="store_true", help=argparse.SUPPRESS)
+
+
+# ---------------------------------------------------------------------------
+# values: single and comma-separated
+# ---------------------------------------------------------------------------
+
+
+def split_list(text: str) -> List[str]:
+    """The comma-separated items of :obj:`text`, stripped, empty ones dropped."""
+    return [t.strip() for t in str(text).split(",") if t.strip()]
+
+
+def _fail(message: str) -> NoReturn:
+    raise argparse.ArgumentTypeError(message)
+
+
+def int_at_least(minimum: int) -> Callable[[str], int]:
+    """An argparse type: an integer at least :obj:`minimum`."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            _fail(f"expects an integer (got {text!r})")
+        if value < minimum:
+            _fail(f"must be >= {minimum} (got {value})")
+        return value
+
+    return parse
+
+
+def number_in(low: float, high: float = float("inf"), closed: bool = False) -> Callable[[str], float]:
+    """An argparse type: a number in :math:`(low, high)` (:math:`[low, high]` when :obj:`closed`)."""
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            _fail(f"expects a number (got {text!r})")
+        inside = low <= value <= high if closed else low < value < high
+        if not inside or value != value:
+            if high == float("inf"):
+                _fail(f"must be {'>=' if closed else '>'} {low:g} (got {text})")
+            bounds = f"[{low:g}, {high:g}]" if closed else f"({low:g}, {high:g})"
+            _fail(f"must be in {bounds} (got {text})")
+        return value
+
+    return parse
+
+
+def list_of(item: Callable[[str], Any], ranges: bool = False) -> Callable[[str], List[Any]]:
+    """An argparse type: a comma-separated list of :obj:`item` values.
+
+    With :obj:`ranges`, an integer item may also be a range ``LO-HI``.
+    """
+    def parse(text: str) -> List[Any]:
+        out: List[Any] = []
+        for token in split_list(text):
+            if ranges and "-" in token[1:]:
+                lo, hi = token.split("-", 1)
+                try:
+                    out.extend(item(str(v)) for v in range(int(lo), int(hi) + 1))
+                except ValueError:
+                    _fail(f"expects integers or ranges like 1-4 (got {token!r})")
+            else:
+                out.append(item(token))
+        if not out:
+            _fail(f"expects a comma-separated list (got {text!r})")
+        return out
+
+    return parse
+
+
+def one_of(choices: Sequence[str]) -> Callable[[str], str]:
+    """An argparse type: one of :obj:`choices` (names may hold spaces)."""
+    def parse(text: str) -> str:
+        if text not in choices:
+            _fail(f"unknown value {text!r}; expected one of: {', '.join(choices)}")
+        return text
+
+    return parse
+
+
+# ---------------------------------------------------------------------------
+# the KONG options, from KongConfig's fields
+# ---------------------------------------------------------------------------
+
+#: Options whose values are a fixed set of names.
+CHOICES: Dict[str, Sequence[str]] = {"traversal": TRAVERSALS, "kernel": KERNELS, "order": ORDERS,
+                                     "norm": NORMS, "flow": FLOWS}
+#: Integer options that also take yes (1) and no (0).
+YES_NO_INTS = ("relabel",)
+_WORDS = {"yes": True, "true": True, "on": True, "no": False, "false": False, "off": False}
+
+
+def _kind(name: str) -> str:
+    default = option_defaults()[name]
+    if name == "dim":
+        return "dim"
+    if isinstance(default, bool):
+        return "bool"
+    if isinstance(default, int):
+        return "int"
+    if isinstance(default, float):
+        return "float"
+    return "str"
+
+
+def _raw_value(name: str, token: str) -> Any:
+    kind, low = _kind(name), token.strip().lower()
+    if kind == "bool":
+        if low not in _WORDS:
+            _fail(f"expects yes or no (got {token!r})")
+        return _WORDS[low]
+    if name in YES_NO_INTS and low in _WORDS:
+        return int(_WORDS[low])
+    if kind == "dim" and low in ("exact", "none"):
+        return None
+    try:
+        if kind in ("int", "dim"):
+            return int(token)
+        if kind == "float":
+            return float(token)
+    except ValueError:
+        if kind == "dim":
+            _fail(f"expects 'exact' or sketch sizes (got {token!r})")
+        if name in YES_NO_INTS:
+            _fail(f"expects yes, no, both or a number of rounds (got {token!r})")
+        _fail(f"expects {'integers or ranges like 1-4' if kind == 'int' else 'numbers'} (got {token!r})")
+    return token
+
+
+def kong_value(name: str, token: str) -> Any:
+    """One value of the KONG option :obj:`name`, checked by :class:`~kong_pyg.KongConfig`."""
+    value = _raw_value(name, token)
+    try:
+        KongConfig(**{name: value})
+    except (TypeError, ValueError) as err:
+        _fail(str(err))
+    return value
+
+
+def kong_values(name: str, text: str) -> List[Any]:
+    """The values of a comma list for the KONG option :obj:`name` (``both`` = no and yes)."""
+    out: List[Any] = []
+    for token in split_list(text):
+        if token.lower() == "both" and (_kind(name) == "bool" or name in YES_NO_INTS):
+            out.extend([False, True] if _kind(name) == "bool" else [0, 1])
+        elif _kind(name) == "int" and "-" in token[1:]:
+            lo, hi = token.split("-", 1)
+            try:
+                span = range(int(lo), int(hi) + 1)
+            except ValueError:
+                _fail(f"expects integers or ranges like 1-4 (got {token!r})")
+            out.extend(kong_value(name, str(v)) for v in span)
+        else:
+            out.append(kong_value(name, token))
+    if not out:
+        _fail(f"is empty (got {text!r})")
+    return out
+
+
+def show_kong(name: str, value: Any) -> str:
+    """A KONG option's value as the command line spells it."""
+    if isinstance(value, (list, tuple)):
+        return ",".join(show_kong(name, v) for v in value)
+    if name == "dim" and value is None:
+        return "exact"
+    return show_default(value)
+
+
+def _metavar(name: str, grid: bool) -> str:
+    kind = _kind(name)
+    if name in CHOICES:
+        one = "|".join(CHOICES[name])
+    elif kind == "bool":
+        one = "yes|no" + ("|both" if grid else "")
+    elif name in YES_NO_INTS:
+        one = "N|yes|no" + ("|both" if grid else "")
+    elif kind == "dim":
+        one = "exact|B"
+    else:
+        one = "N" if kind == "int" else "X"
+    return f"{one}[,...]" if grid else one
+
+
+def add_kong_options(
+    group: Any,
+    names: Iterable[str],
+    *,
+    grid: bool,
+    defaults: Mapping[str, Any],
+    default_text: Optional[Mapping[str, str]] = None,
+    suffix: Optional[Mapping[str, str]] = None,
+) -> None:
+    """Add a flag per KONG option, made from :class:`~kong_pyg.KongConfig`'s fields.
+
+    Args:
+        group: The parser or argument group.
+        names (iterable): The options (:func:`~kong_pyg.config.option_names`).
+        grid (bool): Comma lists (a grid; ``both`` for yes/no options;
+            integer ranges like ``1-4``) stored as lists, or one value each.
+        defaults (dict): The value of each option when its flag is absent.
+        default_text (dict, optional): The help's default, where not
+            :obj:`defaults`' value.
+        suffix (dict, optional): Text added to an option's help.
+    """
+    docs = option_docs()
+    for name in names:
+        shown = (default_text or {}).get(name) or show_kong(name, defaults[name])
+        extra = (suffix or {}).get(name, "")
+        help_text = f"{docs[name]}{extra} (default: {shown})".replace("%", "%%")
+        flag = "--" + name.replace("_", "-")
+        if grid:
+            group.add_argument(flag, dest=name, default=defaults[name], metavar=_metavar(name, True),
+                               type=lambda text, n=name: kong_values(n, text), help=help_text)
+        else:
+            bare = {"nargs": "?", "const": True} if _kind(name) == "bool" else {}
+            group.add_argument(flag, dest=name, default=defaults[name], metavar=_metavar(name, False),
+                               type=lambda text, n=name: kong_value(n, text), help=help_text, **bare)
+
+
+# ---------------------------------------------------------------------------
+# paths
+# ---------------------------------------------------------------------------
+
+
+def input_file(allow_stdin: bool = False) -> Callable[[str], str]:
+    """An argparse type: an existing file (or ``-`` for stdin)."""
+    def parse(text: str) -> str:
+        if allow_stdin and text == "-":
+            return text
+        if os.path.isdir(text):
+            _fail(f"{text!r} is a folder, not a file")
+        if not os.path.isfile(text):
+            _fail(f"no such file: {text!r}")
+        return text
+
+    return parse
+
+
+def input_dir(text: str) -> str:
+    """An argparse type: an existing folder."""
+    if not os.path.exists(text):
+        _fail(f"no such folder: {text!r}")
+    if not os.path.isdir(text):
+        _fail(f"{text!r} is a file, not a folder")
+    return text
+
+
+def not_a_file(text: str) -> str:
+    """An argparse type: a folder that exists or can be made (not a file)."""
+    if os.path.exists(text) and not os.path.isdir(text):
+        _fail(f"{text!r} is a file, not a folder")
+    return text
+
+
+def _nearest_folder(path: str) -> str:
+    """The nearest existing ancestor of :obj:`path` (:obj:`path` itself if it exists)."""
+    current = os.path.abspath(path)
+    while not os.path.exists(current):
+        parent = os.path.dirname(current)
+        if parent == current:
+            break
+        current = parent
+    return current
+
+
+def _probe(folder: str, flag: str) -> None:
+    """Raise :class:`CommandError` unless a file can be created in :obj:`folder`."""
+    if not os.path.isdir(folder):
+        raise CommandError(f"{flag}: cannot create a folder under {folder!r}: it is a file")
+    try:
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as err:
+        raise CommandError(f"{flag}: cannot write in {folder!r}: {err.strerror or err}") from None
+
+
+def check_output_file(path: str, flag: str) -> None:
+    """Check, before any work, that :obj:`path` can be written (its folder is made if needed).
+
+    Raises:
+        CommandError: :obj:`path` is a folder, or its folder cannot be made
+            or written to.
+    """
+    if os.path.isdir(path):
+        raise CommandError(f"{flag}: {path!r} is a folder, not a file")
+    if os.path.exists(path) and not os.access(path, os.W_OK):
+        raise CommandError(f"{flag}: {path!r} is not writable")
+    _probe(_nearest_folder(os.path.dirname(os.path.abspath(path))), flag)
+
+
+def check_output_dir(path: str, flag: str) -> None:
+    """Check, before any work, that files can be written in the folder :obj:`path` (made if needed).
+
+    Raises:
+        CommandError: :obj:`path` is a file, or it cannot be made or written to.
+    """
+    if os.path.exists(path) and not os.path.isdir(path):
+        raise CommandError(f"{flag}: {path!r} is a file, not a folder")
+    _probe(_nearest_folder(path), flag)
+
+
+__all__ = [
+    "CommandError",
+    "Parser",
+    "HelpFormatter",
+    "add_command",
+    "add_quiet",
+    "add_kong_options",
+    "kong_value",
+    "kong_values",
+    "show_kong",
+    "show_default",
+    "split_list",
+    "list_of",
+    "int_at_least",
+    "number_in",
+    "one_of",
+    "input_file",
+    "input_dir",
+    "not_a_file",
+    "check_output_file",
+    "check_output_dir",
+    "one_line",
+]

@@ -1,0 +1,197 @@
+"""``kong-pyg table2``: the KONG paper's Table 2 on MovieLens-100k.
+
+Runs :func:`kong_pyg.experiments.table2.run_table2` (and the accuracy curve)
+and writes ``table2.md``, ``table2.json`` and ``table2_curve.png`` to
+``--out``.
+"""
+import argparse
+import json
+import os
+import sys
+import tempfile
+from typing import Any, List, Optional
+
+from ..experiments.table2 import (
+    C_GRID,
+    DEFAULT_METHODS,
+    FRACTIONS,
+    FeatureCache,
+    accuracy_curve,
+    dataset_summary,
+    run_table2,
+    table2_methods,
+    write_markdown,
+)
+from .common import (
+    CommandError,
+    add_command,
+    add_quiet,
+    check_output_dir,
+    check_output_file,
+    input_dir,
+    int_at_least,
+    list_of,
+    not_a_file,
+    number_in,
+    one_of,
+    show_default,
+)
+
+#: The files ``--out`` receives.
+OUTPUTS = ("table2.md", "table2.json", "table2_curve.png")
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``table2`` subcommand."""
+    p = add_command(
+        subparsers, "table2", help="the paper's Table 2 on MovieLens-100k (true vs shuffled neighbor order)",
+        description="Run the KONG paper's Table 2 protocol on MovieLens-100k ordered ego graphs and "
+                    "write table2.md, table2.json and a Figure 2 analogue plot. Lists are "
+                    "comma-separated (--methods 'K-1,K-2,K-2 shuffled', --C 0.1,1,10).",
+    )
+    data = p.add_argument_group("data")
+    data.add_argument("--ml-dir", type=input_dir, default=None, metavar="DIR",
+                      help="a folder with u.data, u.user, u.item (copied into ROOT/raw) "
+                           "(default: none; needed unless ROOT/raw has them)")
+    data.add_argument("--root", type=not_a_file, default=None, metavar="ROOT",
+                      help="dataset root (raw/ and processed/) (default: a temporary folder)")
+    data.add_argument("--genre", choices=("single", "first"), default="single",
+                      help="movies with exactly one genre (the paper) or every movie by its first genre")
+    data.add_argument("--no-balance", action="store_true",
+                      help="keep all users (default: off: as many men as women)")
+    data.add_argument("--max-graphs", metavar="N", type=int_at_least(1), default=None,
+                      help="at most this many users (default: all)")
+    data.add_argument("--symmetric", action="store_true", help="2-hop users also see the ego's movies")
+    rows = p.add_argument_group("rows")
+    rows.add_argument("--methods", type=list_of(one_of(list(table2_methods()))),
+                      default=",".join(DEFAULT_METHODS), metavar="NAME[,NAME...]",
+                      help="rows, comma-separated (see --list)")
+    rows.add_argument("--extra", action="store_true", help="add the variant rows (blended, graph-norm, KW-2)")
+    rows.add_argument("--list", action="store_true", help="list the methods and exit")
+    ev = p.add_argument_group("protocol")
+    ev.add_argument("--splits", metavar="N", type=int_at_least(2), default=100,
+                    help="stratified random splits")
+    ev.add_argument("--test-size", metavar="X", type=number_in(0.0, 1.0), default=0.2,
+                    help="test fraction of a split")
+    ev.add_argument("--inner-folds", metavar="N", type=int_at_least(2), default=5,
+                    help="inner folds choosing C")
+    ev.add_argument("--C", dest="C_grid", type=list_of(number_in(0.0)), default=show_default(list(C_GRID)),
+                    metavar="C[,C...]", help="LinearSVC C grid")
+    ev.add_argument("--curve-splits", metavar="N", type=int_at_least(0), default=20,
+                    help="splits per fraction of the accuracy curve (0: no curve)")
+    ev.add_argument("--fractions", type=list_of(number_in(0.0, 1.0)), default=show_default(list(FRACTIONS)),
+                    metavar="F[,F...]", help="training fractions of the accuracy curve")
+    ev.add_argument("--seed", metavar="N", type=int_at_least(0), default=0,
+                    help="seed of the splits and of the class balancing")
+    out = p.add_argument_group("output")
+    out.add_argument("--out", type=not_a_file, default=".", metavar="DIR",
+                     help="folder for table2.md, table2.json, table2_curve.png (made if missing)")
+    out.add_argument("--no-plot", action="store_true", help="no table2_curve.png")
+    add_quiet(out)
+    p.set_defaults(func=run)
+
+
+def command_line(args: argparse.Namespace) -> str:
+    """The command line that reproduces a run (from the parsed options)."""
+    parts = ["kong-pyg table2"]
+    if args.ml_dir:
+        parts.append("--ml-dir PATH/ml-100k")
+    parts.append(f"--genre {args.genre}")
+    for flag in ("no_balance", "symmetric", "extra", "no_plot"):
+        if getattr(args, flag):
+            parts.append("--" + flag.replace("_", "-"))
+    if args.max_graphs is not None:
+        parts.append(f"--max-graphs {args.max_graphs}")
+    if list(args.methods) != list(DEFAULT_METHODS):
+        parts.append("--methods '" + ",".join(args.methods) + "'")
+    parts.append(f"--splits {args.splits} --test-size {args.test_size} --inner-folds {args.inner_folds}")
+    if list(args.C_grid) != list(C_GRID):
+        parts.append("--C " + ",".join(f"{c:g}" for c in args.C_grid))
+    parts.append(f"--curve-splits {args.curve_splits}")
+    if args.curve_splits:
+        parts.append("--fractions " + ",".join(f"{f:g}" for f in args.fractions))
+    parts.append(f"--seed {args.seed} --out {os.path.relpath(args.out)}")
+    return " ".join(parts)
+
+
+def _check(args: argparse.Namespace) -> None:
+    """Inputs given and outputs writable, before any work."""
+    if args.root is None and args.ml_dir is None:
+        raise CommandError("give --ml-dir (a MovieLens-100k folder) or --root")
+    check_output_dir(args.out, "--out")
+    for name in OUTPUTS:
+        check_output_file(os.path.join(args.out, name), "--out")
+    if args.root is not None:
+        check_output_dir(args.root, "--root")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``kong-pyg table2``."""
+    methods = table2_methods()
+    if args.list:
+        for m in methods.values():
+            print(f"{m.name}: {m.note}")
+        return 0
+    names: List[str] = list(args.methods)
+    if args.extra:
+        names += [m for m in methods if m not in names and m not in DEFAULT_METHODS]
+    _check(args)
+    tmp: Optional[tempfile.TemporaryDirectory] = None
+    root = args.root
+    if root is None:
+        tmp = tempfile.TemporaryDirectory()
+        root = tmp.name
+    try:
+        _run(args, names, root)
+    finally:
+        if tmp is not None:
+            tmp.cleanup()
+    return 0
+
+
+def _run(args: argparse.Namespace, names: List[str], root: str) -> None:
+    from ..datasets.movielens import MovieLensOrdered
+    from ..evaluation.stats import format_ci, format_p
+
+    progress = not args.quiet
+    ds = MovieLensOrdered(root, ml_dir=args.ml_dir, genre=args.genre, symmetric=args.symmetric,
+                          balance=not args.no_balance, max_graphs=args.max_graphs, seed=args.seed)
+    cache = FeatureCache(ds, table2_methods())
+    result = run_table2(ds, names, args.splits, args.test_size, args.C_grid, args.inner_folds,
+                        args.seed, progress, cache)
+    curve = None
+    if args.curve_splits > 0:
+        curve_methods = [m for m in ("K-1", "K-2", "K-2 shuffled") if m in names] or names[:3]
+        curve = accuracy_curve(ds, curve_methods, args.fractions, args.curve_splits, args.C_grid,
+                               args.inner_folds, args.seed, progress, cache)
+    os.makedirs(args.out, exist_ok=True)
+    figure = _figure(curve, args) if curve is not None else None
+    info = dataset_summary(ds)
+    write_markdown(result, os.path.join(args.out, "table2.md"), info, curve, figure, command_line(args))
+    with open(os.path.join(args.out, "table2.json"), "w", encoding="utf-8") as f:
+        json.dump({"dataset": info, "table": result, "curve": curve}, f)
+    for name, r in result["summary"].items():
+        print(f"{name:24s} D={r['dim']:7.0f}  acc {format_ci(r['acc'])}  auc {format_ci(r['auc'])}  "
+              f"features {r['feature_s']:.2f}s  train {r['train_s']:.3f}s/split")
+    for key, by_metric in result["paired"].items():
+        c = by_metric["acc"]
+        print(f"{key}: acc diff {100 * c['mean_diff']:+.2f} points, "
+              f"corrected p = {format_p(c['corrected_p'])}")
+    print(f"wrote {os.path.join(args.out, 'table2.md')}")
+
+
+def _figure(curve: Any, args: argparse.Namespace) -> Optional[str]:
+    """Draw the accuracy curve to ``--out``/table2_curve.png unless ``--no-plot``; its name or None."""
+    if args.no_plot:
+        return None
+    from ..evaluation.plots import plot_fraction_curve
+
+    try:
+        plot_fraction_curve(curve, os.path.join(args.out, "table2_curve.png"))
+    except ImportError:
+        print("matplotlib is not installed (pip install kong-pyg[plot]); no plot", file=sys.stderr)
+        return None
+    return "table2_curve.png"
+
+
+__all__ = ["register", "run", "command_line", "OUTPUTS"]

@@ -1,0 +1,254 @@
+r"""Grids of settings: which feature map, with which options.
+
+A :class:`Setting` is one point of a grid: a method (:obj:`"kong"` or a
+baseline) and all its parameters. :func:`expand_grid` turns a dict of lists
+(their product) or a list of dicts into settings, fills in the defaults and
+checks them. KONG settings take every :class:`~kong_pyg.KongConfig` option
+but the seed (the evaluation's seed seeds the sketches and the splits), with
+:class:`~kong_pyg.KongConfig`'s defaults, and are checked by it.
+"""
+import itertools
+from dataclasses import fields
+from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Sequence, Set, Tuple, Union
+
+from ..config import KongConfig, check_choice, check_int, option_defaults, option_docs
+
+#: The feature maps: KONG and the baselines of the paper's Table 1.
+METHODS: Tuple[str, ...] = ("kong", "wl", "wl-grakel", "sp", "kw")
+
+#: The KONG options a grid may set, with their defaults: every
+#: :class:`~kong_pyg.KongConfig` option but :obj:`seed`.
+KONG_DEFAULTS: Dict[str, Any] = {name: value for name, value in option_defaults().items() if name != "seed"}
+
+#: The settings of each method and their defaults.
+METHOD_DEFAULTS: Dict[str, Dict[str, Any]] = {
+    "kong": KONG_DEFAULTS,
+    "wl": {"hops": 2},
+    "wl-grakel": {"hops": 2},
+    "sp": {},
+    "kw": {"length": 5},
+}
+
+#: A grid: a dict of values or lists of values, or a list of dicts.
+Grid = Union[Mapping[str, Any], Sequence[Mapping[str, Any]]]
+
+
+def paper_grid(method: str = "kong") -> Dict[str, List[Any]]:
+    r"""The grid of the KONG paper's Table 1 for :obj:`method`.
+
+    KONG: :math:`h = 2`, :math:`k = 1`, BFS traversal, exact explicit map,
+    polynomial and cosine kernels of degree :math:`p = 1, \ldots, 4`, with
+    and without one WL relabelling round ("rlb"): 16 settings. WL:
+    :math:`h \in \{1, 2\}`; k-walk: :math:`k \in \{5, 6\}`; shortest path:
+    one setting.
+
+    Args:
+        method (str, optional): One of :obj:`METHODS`. (default: :obj:`"kong"`)
+
+    Returns:
+        A dict of lists (the grid is their product).
+    """
+    check_choice("method", method, METHODS)
+    grids: Dict[str, Dict[str, List[Any]]] = {
+        "kong": {
+            "k": [1], "hops": [2], "traversal": ["bfs"], "kernel": ["poly", "cosine"],
+            "degree": [1, 2, 3, 4], "relabel": [0, 1],
+        },
+        "wl": {"hops": [1, 2]},
+        "wl-grakel": {"hops": [1, 2]},
+        "sp": {},
+        "kw": {"length": [5, 6]},
+    }
+    return grids[method]
+
+
+#: Named KONG grids (``kong-pyg classify --grid``).
+GRID_PRESETS: Dict[str, Dict[str, List[Any]]] = {
+    "paper": paper_grid("kong"),
+    "quick": {"k": [1], "hops": [2], "traversal": ["bfs"], "kernel": ["poly", "cosine"], "degree": [1],
+              "relabel": [0, 1]},
+}
+
+
+class Setting(NamedTuple):
+    """One point of a grid: a method and all its parameters."""
+
+    method: str
+    params: Tuple[Tuple[str, Any], ...]
+
+    @property
+    def config(self) -> Dict[str, Any]:
+        """The parameters as a dict."""
+        return dict(self.params)
+
+    def kong_config(self, seed: int = 0) -> KongConfig:
+        """The :class:`~kong_pyg.KongConfig` of a KONG setting, with :obj:`seed`."""
+        if self.method != "kong":
+            raise ValueError(f"a {self.method!r} setting has no KONG options")
+        return KongConfig(seed=seed, **self.config)
+
+    @property
+    def name(self) -> str:
+        """A short name in the paper's style (``cosine-rlb-2``, ``wl-h2``, ``kw-5``)."""
+        p = self.config
+        if self.method == "kong":
+            return self.kong_config().short_name()
+        if self.method in ("wl", "wl-grakel"):
+            return f"{self.method}-h{p['hops']}"
+        if self.method == "kw":
+            return f"kw-{p['length']}"
+        if self.method == "features":
+            return f"features-{p['index']}"
+        return self.method
+
+
+def as_list(value: Any) -> List[Any]:
+    """:obj:`value` itself when it is a list or tuple, else :obj:`[value]`."""
+    if isinstance(value, (list, tuple)):
+        return list(value)
+    return [value]
+
+
+def _check_keys(method: str, keys: Sequence[str]) -> None:
+    defaults = METHOD_DEFAULTS[method]
+    for key in keys:
+        if key not in defaults:
+            raise ValueError(
+                f"unknown setting {key!r} for method {method!r}; expected one of {sorted(defaults)}"
+            )
+
+
+def _grid_points(method: str, grid: Grid) -> List[Dict[str, Any]]:
+    """The points of a grid (a dict of lists: their product; a list of dicts: itself)."""
+    if isinstance(grid, Mapping):
+        keys = list(grid)
+        _check_keys(method, keys)
+        values = [as_list(grid[key]) for key in keys]
+        for key, vals in zip(keys, values):
+            if not vals:
+                raise ValueError(f"grid entry {key!r} is empty")
+        return [dict(zip(keys, combo)) for combo in itertools.product(*values)]
+    points = [dict(p) for p in grid]
+    if not points:
+        raise ValueError("'grid' is an empty list of settings")
+    for point in points:
+        _check_keys(method, list(point))
+    return points
+
+
+def make_setting(method: str, params: Mapping[str, Any]) -> Setting:
+    """A checked :class:`Setting`: missing parameters take their defaults.
+
+    KONG parameters are checked by :class:`~kong_pyg.KongConfig` and put in
+    its canonical form (the cosine kernel has no constant; :obj:`norm` only
+    matters for a sketched cosine map), so settings that give the same
+    features are equal.
+
+    Args:
+        method (str): One of :obj:`METHODS`.
+        params (dict): Some of the method's parameters.
+
+    Returns:
+        :class:`Setting`
+    """
+    check_choice("method", method, METHODS)
+    _check_keys(method, list(params))
+    defaults = METHOD_DEFAULTS[method]
+    full = {**defaults, **params}
+    if method == "kong":
+        cfg = KongConfig(**full).canonical()
+        full = {key: getattr(cfg, key) for key in defaults}
+    elif method in ("wl", "wl-grakel"):
+        full["hops"] = check_int("hops", full["hops"], 0)
+    elif method == "kw":
+        full["length"] = check_int("length", full["length"], 0)
+    return Setting(method, tuple((key, full[key]) for key in defaults))
+
+
+def expand_grid(method: str = "kong", grid: Optional[Grid] = None) -> List[Setting]:
+    r"""The settings of a grid, in order, without duplicates.
+
+    Args:
+        method (str, optional): One of :obj:`"kong"`, :obj:`"wl"`,
+            :obj:`"wl-grakel"`, :obj:`"sp"`, :obj:`"kw"`. (default: :obj:`"kong"`)
+        grid (dict or list of dicts, optional): A dict of values or lists of
+            values (their product is the grid; missing keys take their
+            default), or an explicit list of dicts. (default:
+            :func:`paper_grid`)
+
+    Returns:
+        A list of :class:`Setting`.
+    """
+    check_choice("method", method, METHODS)
+    points = _grid_points(method, paper_grid(method) if grid is None else grid)
+    settings: List[Setting] = []
+    seen: Set[Setting] = set()
+    for point in points:
+        setting = make_setting(method, point)
+        if setting not in seen:
+            seen.add(setting)
+            settings.append(setting)
+    return settings
+
+
+_BASELINE_NAMES = {
+    "wl": "wl-hH = Weisfeiler-Lehman subtree features with H iterations (PyG WLConv)",
+    "wl-grakel": "wl-grakel-hH = GraKeL's Weisfeiler-Lehman kernel with H iterations",
+    "sp": "sp = GraKeL's labelled shortest-path kernel",
+    "kw": "kw-K = label sequences of walks with K edges",
+}
+
+
+def name_legend(settings: Sequence[Setting]) -> str:
+    """One line explaining the setting names of a report.
+
+    For KONG: ``kernel-degree``, ``-rlb`` and, for every option off its
+    default in some setting, its tag with the option's help text
+    (:func:`~kong_pyg.config.option_docs`).
+
+    Args:
+        settings (list): The settings of the report.
+
+    Returns:
+        str
+    """
+    methods = list(dict.fromkeys(s.method for s in settings))
+    parts = [_BASELINE_NAMES[m] for m in methods if m in _BASELINE_NAMES]
+    kong = [s.kong_config().canonical() for s in settings if s.method == "kong"]
+    if kong:
+        parts.insert(0, "kernel-degree (e.g. cosine-2: cosine base kernel, degree p = 2); "
+                        "rlb = WL relabelling first")
+        tags = _tags_in_use(kong)
+        if tags:
+            parts.append("[...] = options off their defaults: "
+                         + ", ".join(f"{tag} ({doc})" for tag, doc in tags.items()))
+    return "names: " + "; ".join(parts)
+
+
+def _tags_in_use(configs: Sequence[KongConfig]) -> Dict[str, str]:
+    """Tag text -> the option's help, for the tags some config shows (one example per option, in order)."""
+    docs = option_docs()
+    out: Dict[str, str] = {}
+    for f in fields(KongConfig):
+        tag = f.metadata.get("tag")
+        if tag is None:
+            continue
+        texts = [tag(getattr(cfg, f.name)) for cfg in configs if getattr(cfg, f.name) != f.default]
+        texts = [text for text in texts if text]
+        if texts:
+            out[texts[0]] = docs[f.name]
+    return out
+
+
+__all__ = [
+    "METHODS",
+    "KONG_DEFAULTS",
+    "METHOD_DEFAULTS",
+    "GRID_PRESETS",
+    "Setting",
+    "paper_grid",
+    "expand_grid",
+    "make_setting",
+    "name_legend",
+    "as_list",
+]

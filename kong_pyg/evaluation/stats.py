@@ -1,0 +1,132 @@
+r"""Summaries and comparisons of scores over repeated splits.
+
+:func:`mean_ci` summarizes one method's scores; :func:`paired_comparison`
+compares two methods scored on the same splits, with the Nadeau-Bengio
+corrected resampled t-test for the overlap of repeated random splits;
+:func:`verdict` says in one sentence what the comparison shows.
+"""
+import math
+from typing import Any, Dict, Sequence
+
+import numpy as np
+
+
+def mean_ci(values: Sequence[float], level: float = 0.95) -> Dict[str, float]:
+    r"""Mean, standard deviation and a t confidence interval of the mean.
+
+    The interval is :math:`\bar x \pm t_{(1+level)/2, n-1}\, s / \sqrt{n}`
+    over the :math:`n` values (repeated splits): it describes the
+    uncertainty of the mean over splits of this data set, not of a new
+    data set (see :func:`paired_comparison` for the corrected test).
+
+    Args:
+        values (sequence): The scores, one per split.
+        level (float, optional): The confidence level. (default: :obj:`0.95`)
+
+    Returns:
+        A dict with :obj:`mean`, :obj:`sd`, :obj:`n`, :obj:`lo`, :obj:`hi`
+        and :obj:`half` (the half-width; NaN for one value).
+    """
+    from scipy import stats
+
+    x = np.asarray(values, dtype=float)
+    n = x.size
+    if n == 0:
+        raise ValueError("'values' is empty")
+    mean = float(x.mean())
+    sd = float(x.std(ddof=1)) if n > 1 else 0.0
+    half = float(stats.t.ppf((1 + level) / 2, n - 1) * sd / math.sqrt(n)) if n > 1 else float("nan")
+    return {"mean": mean, "sd": sd, "n": n, "lo": mean - half, "hi": mean + half, "half": half}
+
+
+def paired_comparison(a: Sequence[float], b: Sequence[float], test_fraction: float) -> Dict[str, Any]:
+    r"""Compare two methods scored on the same splits.
+
+    Returns the mean difference :math:`\bar d` (a - b), its sd, the
+    win/tie/loss counts, and three two-sided p-values: the paired t-test,
+    the Wilcoxon signed-rank test (Pratt's treatment of zero differences),
+    and the Nadeau-Bengio corrected resampled t-test
+
+    .. math::
+        t = \bar d \Big/ \sqrt{\big(\tfrac{1}{n} + \tfrac{n_{test}}{n_{train}}\big) s_d^2},
+
+    which widens the variance for the overlap of repeated random splits
+    (`Nadeau and Bengio, 2003 <https://doi.org/10.1023/A:1024068626366>`_).
+    The plain tests treat splits as independent and are optimistic.
+
+    Args:
+        a (sequence): The scores of the first method, one per split.
+        b (sequence): The scores of the second method on the same splits.
+        test_fraction (float): The fraction of the data in each test part.
+
+    Returns:
+        A dict with :obj:`mean_diff`, :obj:`sd_diff`, :obj:`n`, :obj:`wins`,
+        :obj:`ties`, :obj:`losses`, :obj:`t_p`, :obj:`wilcoxon_p`,
+        :obj:`corrected_t` and :obj:`corrected_p`.
+    """
+    from scipy import stats
+
+    x, z = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if x.shape != z.shape or x.ndim != 1 or x.size < 2:
+        raise ValueError("'a' and 'b' must be 1-D with the same length >= 2")
+    if not 0 < test_fraction < 1:
+        raise ValueError(f"'test_fraction' must be in (0, 1) (got {test_fraction})")
+    d = x - z
+    n = d.size
+    sd = float(d.std(ddof=1))
+    out: Dict[str, Any] = {"mean_diff": float(d.mean()), "sd_diff": sd, "n": n, "wins": int((d > 0).sum()),
+                           "ties": int((d == 0).sum()), "losses": int((d < 0).sum())}
+    if sd == 0:
+        p = 1.0 if d.mean() == 0 else 0.0
+        out.update(t_p=p, wilcoxon_p=p, corrected_p=p, corrected_t=float("nan"))
+        return out
+    out["t_p"] = float(stats.ttest_rel(x, z).pvalue)
+    if np.all(d == 0):
+        out["wilcoxon_p"] = 1.0
+    else:
+        out["wilcoxon_p"] = float(stats.wilcoxon(x, z, zero_method="pratt").pvalue)
+    ratio = test_fraction / (1 - test_fraction)
+    t = d.mean() / math.sqrt((1 / n + ratio) * sd * sd)
+    out["corrected_t"] = float(t)
+    out["corrected_p"] = float(2 * stats.t.sf(abs(t), n - 1))
+    return out
+
+
+def format_p(p: float) -> str:
+    """A p-value in a few characters (``0.034``, ``2.1e-07``)."""
+    return f"{p:.2g}" if p >= 1e-4 else f"{p:.1e}"
+
+
+def format_ci(s: Dict[str, float]) -> str:
+    """A :func:`mean_ci` summary of fractions as ``mean ± half-width`` in percent."""
+    return f"{100 * s['mean']:.2f} ± {100 * s['half']:.2f}"
+
+
+def verdict(cmp: Dict[str, Any], a: str, b: str, metric: str, alpha: float = 0.05) -> str:
+    """One honest sentence on a paired comparison (the corrected test decides).
+
+    Args:
+        cmp (dict): A :func:`paired_comparison` of :obj:`a` against :obj:`b`.
+        a (str): The first method's name.
+        b (str): The second method's name.
+        metric (str): The metric's name, e.g. :obj:`"accuracy"`.
+        alpha (float, optional): The significance level. (default: :obj:`0.05`)
+
+    Returns:
+        str
+    """
+    d = 100 * cmp["mean_diff"]
+    head = f"{a} − {b}: {d:+.2f} points of {metric} on average"
+    tail = (f"(wins/ties/losses {cmp['wins']}/{cmp['ties']}/{cmp['losses']}; paired t p = "
+            f"{format_p(cmp['t_p'])}, Wilcoxon p = {format_p(cmp['wilcoxon_p'])}, corrected resampled t p = "
+            f"{format_p(cmp['corrected_p'])})")
+    if cmp["corrected_p"] < alpha:
+        word = "significantly better" if d > 0 else "significantly worse"
+        return f"{head}: {a} is {word} than {b} {tail}."
+    if cmp["t_p"] < alpha:
+        return (f"{head}: significant only under the plain tests that treat overlapping splits as "
+                f"independent, not under the corrected test {tail}.")
+    return f"{head}: no significant difference {tail}."
+
+
+__all__ = ["mean_ci", "paired_comparison", "verdict", "format_p", "format_ci"]

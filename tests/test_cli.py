@@ -1,0 +1,198 @@
+"""The one argument style of every ``kong-pyg`` subcommand (kong_pyg.cli.common)."""
+import argparse
+import inspect
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from kong_pyg.cli import build_parser, main
+from kong_pyg.cli.table2 import command_line
+from kong_pyg.config import option_docs, option_names
+
+COMMANDS = ("classify", "table2", "stream")
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def subparsers():
+    parser = build_parser()
+    action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return action.choices
+
+
+def options(parser):
+    return [a for a in parser._actions if a.option_strings and a.help is not argparse.SUPPRESS
+            and not isinstance(a, argparse._HelpAction)]
+
+
+@pytest.fixture
+def files(tmp_path):
+    a_file = tmp_path / "a.txt"
+    a_file.write_text("x\n")
+    return tmp_path, a_file
+
+
+# -- help ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("cmd", COMMANDS)
+def test_help_shows_a_default_for_every_option(cmd, capsys):
+    assert main([cmd, "--help"]) == 0
+    text = capsys.readouterr().out
+    parser = subparsers()[cmd]
+    formatter = parser._get_formatter()
+    opts = options(parser)
+    assert len(opts) > 5
+    for action in opts:
+        help_text = formatter._get_help_string(action)
+        assert "(default:" in help_text, f"{cmd} {action.option_strings} shows no default"
+        assert action.option_strings[0] in text
+    assert text.count("(default:") >= len(opts)
+
+
+def test_kong_flags_come_from_the_config(capsys):
+    docs = option_docs()
+    classify = {a.dest: a for a in options(subparsers()["classify"])}
+    for name in option_names():
+        if name == "seed":  # classify's --seed also seeds the splits
+            continue
+        assert classify[name].option_strings == ["--" + name.replace("_", "-")]
+        assert classify[name].help.startswith(docs[name])
+    from kong_pyg.cli.stream import stream_options
+    from kong_pyg.stream import KongStream
+
+    stream = {a.dest: a for a in options(subparsers()["stream"])}
+    params = inspect.signature(KongStream.__init__).parameters
+    takes_all = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+    assert {"k", "hops", "dim", "kernel", "degree", "seed", "edge_labels"} <= set(stream_options())
+    for name in option_names():
+        assert (name in stream) == (name in stream_options()) == (name in params or takes_all)
+        if name in stream:
+            assert stream[name].help.startswith(docs[name])
+
+
+def test_python_dash_m_runs_the_command_line():
+    done = subprocess.run([sys.executable, "-m", "kong_pyg", "--version"], capture_output=True, text=True,
+                          cwd=ROOT, timeout=120)
+    assert done.returncode == 0 and done.stdout.startswith("kong-pyg ")
+
+
+# -- values -----------------------------------------------------------------------------------
+
+
+def test_comma_lists_in_table2():
+    args = build_parser().parse_args(["table2", "--methods", "K-1,K-2 shuffled", "--C", "0.1,1,10",
+                                      "--fractions", "0.1,0.2", "--ml-dir", "."])
+    assert args.methods == ["K-1", "K-2 shuffled"]
+    assert args.C_grid == [0.1, 1.0, 10.0] and args.fractions == [0.1, 0.2]
+    assert args.quiet is False  # progress bars are on by default
+    line = command_line(args)
+    assert "--methods 'K-1,K-2 shuffled'" in line and "--C 0.1,1,10" in line and "--fractions 0.1,0.2" in line
+    defaults = build_parser().parse_args(["table2", "--progress"])  # the old flag: a no-op
+    assert defaults.methods == ["K-1", "K-2", "K-2 shuffled", "WL", "KW"]
+    assert defaults.C_grid == [0.1, 1.0, 10.0, 100.0, 1000.0, 10000.0] and defaults.fractions[-1] == 0.8
+
+
+def test_grid_values_in_classify():
+    args = build_parser().parse_args(["classify", "--degree", "1-3", "--relabel", "both", "--dim", "exact,64",
+                                      "--blended", "no", "--kernel", "cosine", "--C", "1,10"])
+    assert args.degree == [1, 2, 3] and args.relabel == [0, 1] and args.dim == [None, 64]
+    assert args.blended == [False] and args.kernel == ["cosine"] and args.C == [1.0, 10.0]
+    assert args.k is None and args.quiet is False  # absent: from --grid
+
+
+def test_single_values_in_stream():
+    args = build_parser().parse_args(["stream", "-", "--k", "3", "--blended", "--edge-labels", "no"])
+    assert args.k == 3 and args.blended is True and args.edge_labels is False
+    args = build_parser().parse_args(["stream", "-", "--no-edge-labels", "--blended", "no"])
+    assert args.edge_labels is False and args.blended is False
+    assert build_parser().parse_args(["stream", "-"]).k == 2
+
+
+# -- errors: one line, exit 2, no traceback, before any work -----------------------------------
+
+
+@pytest.fixture
+def no_work(monkeypatch):
+    """Fail loudly if a command gets past its checks."""
+    def boom(*args, **kwargs):
+        raise AssertionError("the command started working")
+
+    monkeypatch.setattr("kong_pyg.datasets.tu.load_tu", boom)
+    monkeypatch.setattr("kong_pyg.datasets.movielens.MovieLensOrdered", boom)
+    monkeypatch.setattr("kong_pyg.datasets.streamspot.StreamSpotReader", boom)
+
+
+def error_cases(tmp, a_file):
+    stream = tmp / "s.tsv"
+    stream.write_text("1\t2\t3\t4\t5\t6\n")
+    (tmp / "taken.npy").mkdir()
+    return [
+        (["classify", "--repeats", "x"], "argument --repeats: expects an integer"),
+        (["classify", "--k", "0"], "argument --k: 'k' must be >= 1"),
+        (["classify", "--kernel", "poly,rbf"], "'kernel' must be one of"),
+        (["classify", "--C", "1,-1"], "argument --C: must be > 0"),
+        (["classify", "--method", "nope"], "argument --method: invalid choice"),
+        (["classify", "--dataset", "X", "--data-root", str(tmp / "missing")], "no such folder"),
+        (["classify", "--dataset", "X", "--data-root", str(a_file)], "is a file, not a folder"),
+        (["classify", "--cache-dir", str(a_file)], "is a file, not a folder"),
+        (["classify", "--plot", str(tmp)], "--plot: "),
+        (["classify", "--plot", str(a_file / "x.png")], "cannot create a folder under"),
+        (["classify", "--plot", str(tmp / "x.nope")], "unknown image format 'nope'"),
+        (["classify", "--unknown"], "unrecognized arguments: --unknown"),
+        (["table2", "--ml-dir", str(tmp / "missing")], "no such folder"),
+        (["table2", "--ml-dir", str(a_file)], "is a file, not a folder"),
+        (["table2", "--ml-dir", str(tmp), "--out", str(a_file)], "is a file, not a folder"),
+        (["table2", "--ml-dir", str(tmp), "--out", str(a_file / "sub")], "cannot create a folder under"),
+        (["table2", "--ml-dir", str(tmp), "--root", str(a_file)], "is a file, not a folder"),
+        (["table2", "--methods", "K-1,nope"], "unknown value 'nope'"),
+        (["table2", "--test-size", "1.5"], "must be in (0, 1)"),
+        (["table2", "--C", "1 10"], "argument --C: expects a number"),
+        (["table2"], "give --ml-dir"),
+        (["stream", str(tmp / "missing.tsv")], "no such file"),
+        (["stream", str(tmp)], "is a folder, not a file"),
+        (["stream", str(stream), "--k", "0"], "'k' must be >= 1"),
+        (["stream", str(stream), "--blended", "maybe"], "expects yes or no"),
+        (["stream", str(stream), "--dim", "exact"], "--dim exact: a stream keeps sketches"),
+        (["stream", str(stream), "--out", str(tmp / "taken")], "is a folder, not a file"),
+        (["stream", str(stream), "--out", str(a_file / "feat")], "cannot create a folder under"),
+        (["stream", str(stream), "--checkpoint", str(tmp)], "--checkpoint: "),
+    ]
+
+
+def test_errors_are_one_line_with_exit_2(files, capsys, no_work):
+    pytest.importorskip("matplotlib")
+    tmp, a_file = files
+    for argv, message in error_cases(tmp, a_file):
+        rc = main(argv)
+        out, err = capsys.readouterr()
+        assert rc == 2, (argv, err)
+        assert out == "" and "Traceback" not in err, argv
+        assert err.count("\n") == 1 and err.startswith(f"kong-pyg {argv[0]}: error: "), (argv, err)
+        assert message in err, (argv, err)
+
+
+def test_stream_output_checked_before_reading(files, capsys, monkeypatch):
+    tmp, a_file = files
+    from kong_pyg.datasets import synthetic_event_stream, write_streamspot
+
+    stream, _ = synthetic_event_stream(4, seed=1)
+    path = tmp / "s.tsv"
+    write_streamspot(stream, path)
+    out = tmp / "new" / "feat"  # a missing folder is made
+    assert main(["stream", str(path), "--out", str(out), "--dim", "16", "-q"]) == 0
+    assert np.load(str(out) + ".npy").shape == (4, 16)
+    capsys.readouterr()
+
+
+def test_progress_bar_counts_fits(capsys):
+    from kong_pyg import cross_validate
+
+    y = np.array([0, 1] * 10)
+    X = np.c_[y + 0.1 * np.arange(20) % 3, np.ones(20)]
+    cv = cross_validate([X, X[:, ::-1]], y, repeats=2, folds=2, inner_folds=2, C=[1.0, 10.0], progress=True)
+    err = capsys.readouterr().err
+    assert cv.fits == 2 * 2 * (2 * 2 + 2 * 2 * 2)
+    assert f"{cv.fits}/{cv.fits}" in err and "fit" in err
