@@ -75,7 +75,8 @@ def test_exact_maps_too_large_are_refused_before_memory_runs_out(monkeypatch):
     x, ei = _complete(50, labels=50)
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     t = time.perf_counter()
-    with pytest.raises(ValueError, match=r"degree-3 map of graph 0 would hold about 2\.8\de\+10 .*use a sketch"):
+    msg = r"degree-3 map of graph 0 would hold about 2\.8\de\+10 .*use a sketch"
+    with pytest.raises(ValueError, match=msg):
         KongVectorizer(degree=3, hops=30).fit_transform([Data(x=x, edge_index=ei)])
     assert time.perf_counter() - t < 10
     assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 500_000  # KiB
