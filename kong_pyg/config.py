@@ -20,7 +20,7 @@ TRAVERSALS: Tuple[str, ...] = ("bfs", "wl")
 #: The base kernels (see :mod:`kong_pyg.kernels`).
 KERNELS: Tuple[str, ...] = ("poly", "cosine")
 #: The neighbor orders (see :mod:`kong_pyg.ordering`).
-ORDERS: Tuple[str, ...] = ("edge", "label", "degree", "random")
+ORDERS: Tuple[str, ...] = ("edge", "reverse", "consistent", "label", "degree", "random")
 #: How cosine norms of sketched maps are taken.
 NORMS: Tuple[str, ...] = ("exact", "sketch")
 #: PyG's message-passing directions.
@@ -113,10 +113,15 @@ class KongConfig:
         seed (int, optional): The seed of the hash tables and of
             :obj:`order="random"`. (default: :obj:`0`)
         order (str, optional): The neighbor order: :obj:`"edge"` (edge order,
-            or a per-edge key), :obj:`"label"` (by neighbor label),
-            :obj:`"degree"` (by neighbor degree) or :obj:`"random"` (a seeded
-            shuffle of every neighborhood; the paper's "shuffled"
-            control). Ties keep edge order. (default: :obj:`"edge"`)
+            or a per-edge key :obj:`edge_order` such as timestamps),
+            :obj:`"reverse"` (that order backwards), :obj:`"consistent"` (a
+            seeded shuffle by the per-edge key: an event keeps its random
+            position in every graph it appears in, the honest "shuffled"
+            control), :obj:`"label"` (by neighbor label), :obj:`"degree"`
+            (by neighbor degree) or :obj:`"random"` (a seeded shuffle of
+            every neighborhood of the call: the paper's "shuffled" control,
+            which also turns a node's order, the same in every graph, into
+            per-graph noise). Ties keep edge order. (default: :obj:`"edge"`)
         relabel (int or bool, optional): Rounds of WL relabelling before the
             strings are built (the paper's "rlb" is one round; :obj:`True`
             means 1). (default: :obj:`0`)
@@ -135,6 +140,10 @@ class KongConfig:
         edge_labels (bool, optional): Use edge labels (:obj:`edge_attr`, a
             stream's edge types) when the graphs have them.
             (default: :obj:`True`)
+        own_label (bool, optional): Whether the node's own label is part of
+            its strings. :obj:`False` (the KONG authors' experiment code) counts
+            the neighbors' strings only: BFS drops the level-0 block, WL the
+            leading :math:`l(v)`. (default: :obj:`True`)
     """
 
     k: int = _opt(1, "k-gram length (1 = label counts, order-free)",
@@ -148,7 +157,8 @@ class KongConfig:
     degree: int = _opt(1, "kernel degree p")
     const: float = _opt(0.0, "polynomial constant c >= 0", lambda v: f"c={v:g}")
     seed: int = _opt(0, "seed of the hash tables and of order=random")
-    order: str = _opt("edge", "neighbor order: edge, label, degree or random (a seeded shuffle)",
+    order: str = _opt("edge", "neighbor order: edge (or the edge_order key), reverse, consistent (seeded "
+                      "shuffle by edge key), label, degree or random (per-call shuffle)",
                       lambda v: f"order={v}")
     relabel: int = _opt(0, "rounds of WL relabelling first (rlb; yes = 1)",
                         lambda v: "" if v == 1 else f"rlb={v}")
@@ -161,6 +171,8 @@ class KongConfig:
     normalize: bool = _opt(False, "L2-normalize every graph vector", lambda v: "gnorm")
     edge_labels: bool = _opt(True, "use edge labels when the graphs have them",
                              lambda v: "no-edge-labels")
+    own_label: bool = _opt(True, "the node's own label is part of its strings (no: neighbors' strings only)",
+                           lambda v: "no-own-label")
 
     def __post_init__(self) -> None:
         put = object.__setattr__
@@ -181,6 +193,9 @@ class KongConfig:
         put(self, "flow", check_choice("flow", self.flow, FLOWS))
         put(self, "normalize", check_bool("normalize", self.normalize))
         put(self, "edge_labels", check_bool("edge_labels", self.edge_labels))
+        put(self, "own_label", check_bool("own_label", self.own_label))
+        if not self.own_label and self.hops == 0:
+            raise ValueError("own_label=False leaves no string at hops=0 (the level-0 string is the label)")
 
     # -- conveniences ----------------------------------------------------------
 

@@ -54,7 +54,7 @@ from .inputs import PreparedGraph, edge_index_from_sparse, is_sparse_adjacency, 
 from .kernels import get_kernel
 from .kgrams import Occurrences, exclusive_cumsum, occurrences
 from .sketch import SketchHashes, place, shift_level
-from .traversals import get_traversal
+from .traversals import traversal_rule
 
 #: :obj:`aggregate(y, inject)` returns :math:`A y + inject`, where
 #: :math:`(A y)_v = \sum_{u \in N_v} y_u` (:obj:`inject` may be :obj:`None`).
@@ -113,7 +113,7 @@ def edges_of(cfg: KongConfig, prep: PreparedGraph) -> Tensor:
 def kgram_steps(cfg: KongConfig, prep: PreparedGraph) -> Steps:
     """The n-grams that steps :math:`0..h` add (see :func:`kong_pyg.kgrams.occurrences`)."""
     return list(occurrences(prep.node_sym, prep.hood, prep.edge_sym, cfg.k, cfg.hops,
-                            get_traversal(cfg.traversal), cfg.blended))
+                            traversal_rule(cfg), cfg.blended))
 
 
 # -- 3: exact node counts --------------------------------------------------------
@@ -121,7 +121,7 @@ def kgram_steps(cfg: KongConfig, prep: PreparedGraph) -> Steps:
 
 def exact_counts(cfg: KongConfig, prep: PreparedGraph, grams: LocalGrams) -> Rows:
     """Exact node count vectors :math:`c_v` (columns :obj:`block * G + gram`)."""
-    return node_count_rows(grams, prep.hood, prep.num_nodes, get_traversal(cfg.traversal))
+    return node_count_rows(grams, prep.hood, prep.num_nodes, traversal_rule(cfg))
 
 
 def exact_norms(cfg: KongConfig, prep: PreparedGraph, grams: LocalGrams) -> Tensor:
@@ -171,7 +171,7 @@ def exact_graph_map(
     n = prep.num_nodes
     if num_graphs is None:
         num_graphs = int(batch.max()) + 1
-    rule, kernel = get_traversal(cfg.traversal), get_kernel(cfg.kernel)
+    rule, kernel = traversal_rule(cfg), get_kernel(cfg.kernel)
     one = torch.ones(n, dtype=torch.float64, device=dev)
     const = kernel.const_value(cfg)
     if cfg.degree == 1 and not kernel.needs_norms(cfg):
@@ -228,7 +228,7 @@ def gram_hashes(hashes: SketchHashes, grams: LocalGrams) -> GramHashes:
 def block_hashes(cfg: KongConfig, hashes: SketchHashes, bucket: Tensor, sign: Tensor,
                  level: Tensor) -> Tuple[Tensor, Tensor]:
     """Buckets and signs :obj:`[M, p]` of grams placed in their level's block."""
-    if not get_traversal(cfg.traversal).shifted():
+    if not traversal_rule(cfg).shifted():
         return bucket, sign
     shift, flip = hashes.shift.t()[level], hashes.flip.t()[level].to(sign.dtype)
     return (bucket + shift) % hashes.dim, sign * flip
@@ -313,14 +313,17 @@ def propagate_sketches(
     p, b = hashes.degree, hashes.dim
     dev = hashes.coef.device
     width = p * b
-    shifted = get_traversal(cfg.traversal).shifted()
+    rule = traversal_rule(cfg)
     y = torch.zeros(num_nodes, width, dtype=torch.float64, device=dev)
-    out = torch.zeros_like(y) if shifted else None
+    out = torch.zeros_like(y) if rule.shifted() else None
+    blocks = set(rule.blocks(cfg.hops))
     if levels:
         last = levels[-1]
         scatter_sketch(y, last.row, gh.bucket[last.col], gh.sign[last.col], last.val)
         if out is not None:
             for level, lv in enumerate(levels):
+                if level not in blocks:
+                    continue
                 bucket, sign = block_hashes(cfg, hashes, gh.bucket[lv.col], gh.sign[lv.col],
                                             torch.full_like(lv.col, level))
                 scatter_sketch(out, lv.row, bucket, sign, lv.val)
@@ -330,7 +333,7 @@ def propagate_sketches(
             y = y if inject is None else inject
         else:
             y = aggregate(y, inject)
-        if out is not None:
+        if out is not None and step in blocks:
             _shift_into(out, y, hashes, step)
     return (y if out is None else out).view(num_nodes, p, b)
 
@@ -378,7 +381,7 @@ def node_counts(
             gen.close()
             agg = aggregate if aggregate is not None else sparse_aggregator(prep)
             return NodeCounts(grams, None, propagate_sketches(cfg, hashes, grams, gh, n, agg, levels))
-    return NodeCounts(grams, tag_blocks(levels, grams.num_grams, get_traversal(cfg.traversal)), None)
+    return NodeCounts(grams, tag_blocks(levels, grams.num_grams, traversal_rule(cfg)), None)
 
 
 def _chunk_sketches(cfg: KongConfig, hashes: SketchHashes, counts: NodeCounts, gh: GramHashes,
@@ -457,7 +460,7 @@ def linear_graph_sketch(
     sketch is ever built.
     """
     b = hashes.dim
-    rule = get_traversal(cfg.traversal)
+    rule = traversal_rule(cfg)
     out = torch.zeros(num_graphs, b, dtype=torch.float64, device=weight.device)
     omega = walk_weights(prep.hood, weight, cfg.hops)
     hashed = [[hashes.hash(o.grams) for o in occ] for occ in steps]

@@ -233,7 +233,9 @@ def tag_blocks(levels: List[Rows], num_grams: int, traversal: Traversal) -> Rows
     if not traversal.all_levels:
         return levels[-1]
     g = max(num_grams, 1)
-    cat = cat_rows([Rows(y.row, y.col + level * g, y.val) for level, y in enumerate(levels)])
+    kept = [(level, y) for level, y in enumerate(levels) if level >= traversal.first_level]
+    parts = [Rows(y.row, y.col + level * g, y.val) for level, y in kept]
+    cat = cat_rows(parts or [empty_rows(levels[0].row.device)])
     return sum_duplicates(cat.row, cat.col, cat.val, len(levels) * g)
 
 

@@ -144,3 +144,23 @@ def row_fingerprint(rows: Tensor) -> Tensor:
 def optional_generator(seed: Optional[int]) -> torch.Generator:
     """A CPU generator seeded with :obj:`seed` (0 when :obj:`None`)."""
     return torch.Generator().manual_seed(0 if seed is None else int(seed))
+
+
+def keyed_hash(keys: Tensor, seed: int) -> Tensor:
+    r"""A seeded random 62-bit value for every ``int64`` key (a pure function of key and seed).
+
+    Two independent random affine functions modulo :math:`P` of the key's
+    30-, 30- and 4-bit digits, side by side: equal keys get equal values in
+    every call and on every device; two different keys collide with
+    probability about :math:`2^{-62}`.
+    """
+    gen = torch.Generator().manual_seed(int(seed) ^ 0x5EED)
+    coef = random_coefficients((2, 4), gen).to(keys.device)
+    digits = (keys & _MASK30, (keys >> 30) & _MASK30, (keys >> 60) & 15)
+    out = []
+    for r in range(2):
+        acc = coef[r, 0].expand_as(keys)
+        for j, d in enumerate(digits):
+            acc = (acc + d * coef[r, j + 1]) % P
+        out.append(acc)
+    return (out[0] << 31) | out[1]

@@ -24,7 +24,7 @@ from torch import Tensor
 
 from .config import KERNELS, NORMS, ORDERS, TRAVERSALS, check_choice, check_float, check_int  # noqa: F401 (TEMP)
 from .hashing import MAX_LABEL, edge_code, node_code, row_fingerprint, sequence_fingerprint
-from .ordering import Neighborhoods, ordered_neighborhoods
+from .ordering import ORDERS_WITH_KEY, Neighborhoods, ordered_neighborhoods
 
 
 def is_sparse_adjacency(adj: Any) -> bool:
@@ -248,8 +248,8 @@ def prepare_graph(
         x (torch.Tensor): Node labels (see the module doc).
         edge_index (torch.Tensor): :obj:`[2, m]` edges, in neighbor order.
         edge_attr (torch.Tensor, optional): Edge labels.
-        edge_order (torch.Tensor, optional): A per-edge sort key; needs
-            :obj:`order="edge"`.
+        edge_order (torch.Tensor, optional): A per-edge sort key (for
+            :obj:`order` "edge", "reverse" or "consistent").
         flow (str): As in :class:`~torch_geometric.nn.conv.MessagePassing`.
         order (str): See :func:`~kong_pyg.ordering.ordered_neighborhoods`.
         relabel (int): Rounds of WL relabelling first (:obj:`True` is 1).
@@ -272,10 +272,10 @@ def prepare_graph(
         )
     edge_label = None if edge_attr is None else labels(edge_attr, "edge_attr", m)
     edge_order = check_edge_vector(edge_order, "edge_order", m)
-    if edge_order is not None and order != "edge":
+    if edge_order is not None and order not in ORDERS_WITH_KEY:
         raise ValueError(
             f"'edge_order' defines the neighbor order, but order='{order}' asks "
-            "for another one; pass order='edge' or drop 'edge_order'"
+            f"for another one; pass order in {list(ORDERS_WITH_KEY)} or drop 'edge_order'"
         )
     if relabel:
         plain = ordered_neighborhoods(edge_index, n, flow)

@@ -21,6 +21,8 @@ from typing import NamedTuple, Optional
 import torch
 from torch import Tensor
 
+from .hashing import keyed_hash
+
 
 class Neighborhoods(NamedTuple):
     """Ordered neighborhoods in CSR form.
@@ -55,8 +57,27 @@ class Neighborhoods(NamedTuple):
         return ptr[1:] - ptr[:-1]
 
 
+#: The orders that read a per-edge key (:obj:`edge_order`).
+ORDERS_WITH_KEY = ("edge", "reverse", "consistent")
+
+
 def _stable_argsort(key: Tensor) -> Tensor:
     return torch.sort(key, stable=True).indices
+
+
+def consistent_key(edge_order: Tensor, seed: int) -> Tensor:
+    r"""A seeded random sort key that depends only on each edge's key value.
+
+    Edges with the same :obj:`edge_order` value (the same event seen from
+    several graphs) get the same random key in every graph, batch and call,
+    so a node's neighbors are shuffled the same way wherever it appears
+    ("random timestamps"); equal values stay tied (edge order).
+    """
+    if edge_order.is_floating_point():
+        bits = edge_order.double().view(torch.long)  # exact: equal values, equal bits
+    else:
+        bits = edge_order.long()
+    return keyed_hash(bits, seed)
 
 
 def ordered_neighborhoods(
@@ -77,10 +98,13 @@ def ordered_neighborhoods(
         flow (str, optional): :obj:`"source_to_target"` or
             :obj:`"target_to_source"`. (default: :obj:`"source_to_target"`)
         order (str, optional): :obj:`"edge"` (edge order, or
-            :obj:`edge_order` when given), :obj:`"label"` (by neighbor
-            label), :obj:`"degree"` (by neighbor degree) or :obj:`"random"`
-            (a seeded shuffle). Ties always keep edge order.
-            (default: :obj:`"edge"`)
+            :obj:`edge_order` when given), :obj:`"reverse"` (that order
+            backwards: time reversal), :obj:`"consistent"` (a seeded shuffle
+            by :obj:`edge_order` values, the same wherever an edge key
+            appears), :obj:`"label"` (by neighbor label), :obj:`"degree"` (by
+            neighbor degree) or :obj:`"random"` (a seeded shuffle of each
+            call's edges). Ties keep edge order (reversed with
+            :obj:`"reverse"`). (default: :obj:`"edge"`)
         edge_order (torch.Tensor, optional): A per-edge sort key :obj:`[m]`.
         node_label (torch.Tensor, optional): Symbol codes :obj:`[n]`, needed
             for :obj:`order="label"`.
@@ -98,8 +122,16 @@ def ordered_neighborhoods(
     device = edge_index.device
     if not grouped:
         return Neighborhoods(center, nbr, torch.arange(m, device=device), None)
-    if order == "edge":
+    reverse = order == "reverse"
+    if order in ("edge", "reverse"):
         key = edge_order
+    elif order == "consistent":
+        if edge_order is None:
+            raise ValueError(
+                "order='consistent' shuffles by a per-edge key that is the same in every graph "
+                "(a timestamp or a global edge id): pass 'edge_order'"
+            )
+        key = consistent_key(edge_order, seed)
     elif order == "label":
         if node_label is None:
             raise ValueError("order='label' needs the node labels")
@@ -114,6 +146,8 @@ def ordered_neighborhoods(
     perm = torch.arange(m, device=device)
     if key is not None:
         perm = _stable_argsort(key)
+    if reverse:  # the whole order backwards, ties included
+        perm = perm.flip(0)
     by_center = center[perm]
     if num_nodes < 2**31:  # a 32-bit key sorts about twice as fast
         by_center = by_center.int()

@@ -16,7 +16,7 @@ import torch
 from torch import Tensor
 
 from .config import FLOWS, ORDERS, TRAVERSALS, check_choice
-from .ordering import ordered_neighborhoods
+from .ordering import consistent_key, ordered_neighborhoods
 
 NodeString = Union[Tuple[Hashable, ...], List[Tuple[Hashable, ...]]]
 
@@ -40,6 +40,7 @@ def kong_strings(
     order: str = "edge",
     relabel: int = 0,
     seed: int = 0,
+    own_label: bool = True,
 ) -> List[NodeString]:
     r"""The explicit KONG strings of every node (brute force).
 
@@ -76,7 +77,10 @@ def kong_strings(
             seeded shuffle).
         relabel (int, optional): Rounds of WL relabelling first
             (:obj:`True` is one round).
-        seed (int, optional): The seed of :obj:`order="random"`.
+        seed (int, optional): The seed of :obj:`order="random"` and
+            :obj:`"consistent"`.
+        own_label (bool, optional): Without it, strings hold the neighbors'
+            strings only: BFS drops level 0, WL the leading :math:`l(v)`.
 
     Returns:
         list: Per node, a list of level tuples (BFS) or one tuple (WL).
@@ -94,8 +98,15 @@ def kong_strings(
         centers = [a for a, b in pairs]
         others = [b for a, b in pairs]
     edge_ids = list(range(len(pairs)))
-    if order == "edge" and edge_order is not None:
+    if order in ("edge", "reverse") and edge_order is not None:
         edge_ids.sort(key=lambda e: edge_order[e])
+    if order == "reverse":
+        edge_ids.reverse()
+    elif order == "consistent":
+        if edge_order is None:
+            raise ValueError("order='consistent' needs 'edge_order'")
+        hashed = consistent_key(torch.as_tensor(list(edge_order)), seed).tolist()
+        edge_ids.sort(key=lambda e: hashed[e])
     elif order == "degree":
         deg = Counter(centers)
         edge_ids.sort(key=lambda e: deg[others[e]])
@@ -127,7 +138,7 @@ def kong_strings(
     for _ in range(hops):
         cur: List[Tuple[Hashable, ...]] = []
         for v in range(n):
-            s: Tuple[Hashable, ...] = (labels[v],) if traversal == "wl" else ()
+            s: Tuple[Hashable, ...] = (labels[v],) if traversal == "wl" and own_label else ()
             for j in range(len(neighbors[v])):
                 s = s + piece(v, j, prev)
             cur.append(s)
@@ -136,7 +147,7 @@ def kong_strings(
             levels[v].append(cur[v])
     if traversal == "wl":
         return [lv[-1] for lv in levels]
-    return list(levels)
+    return [lv if own_label else lv[1:] for lv in levels]
 
 
 def _label_key(label: Hashable):

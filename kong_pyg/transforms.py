@@ -6,14 +6,12 @@ from torch import Tensor
 from torch_geometric.data import Batch, Data
 from torch_geometric.transforms import BaseTransform
 
-from .config import KongConfig, check_choice, option_names, resolve_config
+from .config import KongConfig, check_choice, option_defaults, option_names, resolve_config
 from .engine import cast_checked
 from .nn.kong_sketch import KongSketch
 
-#: KongFeatures' keyword defaults for the KONG options (a sketch, as KongSketch).
-_DEFAULTS = dict(k=1, hops=2, traversal="bfs", dim=1024, kernel="poly", degree=1, const=0.0, seed=0,
-                 order="edge", relabel=False, blended=False, norm="exact", flow="source_to_target",
-                 normalize=False, edge_labels=True)
+#: KongFeatures' keyword defaults: KongConfig's, with a sketch size (the transform always sketches).
+_DEFAULTS = {**option_defaults(), "dim": 1024}
 
 LEVELS = ("node", "graph", "both")
 
@@ -77,7 +75,7 @@ class KongFeatures(BaseTransform):
 
     Args:
         k, hops, traversal, dim, kernel, degree, const, seed, order,
-            relabel, blended, norm, flow: The KONG options, documented in
+            relabel, blended, norm, flow, own_label: The KONG options, documented in
             :class:`~kong_pyg.KongConfig` (defaults as there, except
             :obj:`dim=1024`: the transform always sketches).
         level (str, optional): :obj:`"node"`, :obj:`"graph"` or
@@ -130,12 +128,12 @@ class KongFeatures(BaseTransform):
         edge_labels: bool = True,
         edge_order_attr: Optional[str] = "edge_order",
         dtype: torch.dtype = torch.float32,
+        own_label: bool = True,
         *,
         config: Optional[KongConfig] = None,
     ):
-        options = dict(k=k, hops=hops, traversal=traversal, dim=dim, kernel=kernel, degree=degree,
-                       const=const, seed=seed, order=order, relabel=relabel, blended=blended, norm=norm,
-                       flow=flow, normalize=normalize, edge_labels=edge_labels)
+        given = locals()
+        options = {name: given[name] for name in option_names()}
         cfg = resolve_config(config, options, _DEFAULTS, "KongFeatures")
         self.level = check_choice("level", level, LEVELS)
         self.node_attr, self.graph_attr = self._names(attr_name)

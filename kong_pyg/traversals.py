@@ -11,13 +11,19 @@ A traversal fixes two things (SPEC section 2):
   counted apart); otherwise only :math:`s_v^h` counts, in one block.
 
 ``"bfs"`` is (no label, all levels), ``"wl"`` is (label, last level).
+Without the node's own label (:obj:`own_label=False`, the KONG authors'
+experiment code) the strings hold the neighbors' strings only: BFS drops
+the level-0 block (the label alone), WL drops the leading :math:`l(v)`.
 Everything downstream (k-gram steps, exact rows, sketches, the linear
-readout, streams) asks the :class:`Traversal` object, so a new traversal is
-one entry of :data:`TRAVERSAL_RULES` (and its name in
-:data:`kong_pyg.config.TRAVERSALS`).
+readout, streams) asks the :class:`Traversal` object
+(:func:`traversal_rule`), so a new traversal is one entry of
+:data:`TRAVERSAL_RULES` (and its name in :data:`kong_pyg.config.TRAVERSALS`).
 """
-from dataclasses import dataclass
-from typing import Dict, Iterator, List, Tuple
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Dict, Iterator, List, Tuple
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .config import KongConfig
 
 
 @dataclass(frozen=True)
@@ -30,11 +36,18 @@ class Traversal:
             every :math:`i` (WL); otherwise only :math:`s_v^0 = l(v)` holds it.
         all_levels (bool): Every level :math:`0..h` is a block (BFS);
             otherwise only level :math:`h` counts.
+        first_level (int): With :attr:`all_levels`, the first level that is
+            a block (1 drops the label-only level 0).
     """
 
     name: str
     label_in_string: bool
     all_levels: bool
+    first_level: int = 0
+
+    def without_own_label(self) -> "Traversal":
+        """The same traversal on strings that hold the neighbors' strings only."""
+        return replace(self, label_in_string=False, first_level=1 if self.all_levels else 0)
 
     def label_step(self, step: int) -> bool:
         """Whether :math:`l(v)` is a symbol of :math:`s_v^{step}` (its 1-gram counts)."""
@@ -42,14 +55,10 @@ class Traversal:
 
     def blocks(self, hops: int) -> List[int]:
         """The levels that are blocks of the feature vector, in block order."""
-        return list(range(hops + 1)) if self.all_levels else [hops]
-
-    def num_blocks(self, hops: int) -> int:
-        """How many blocks the feature vector has."""
-        return hops + 1 if self.all_levels else 1
+        return list(range(self.first_level, hops + 1)) if self.all_levels else [hops]
 
     def block_of(self, level: int, hops: int) -> int:
-        """The block index of level :obj:`level` (which must be one of :meth:`blocks`)."""
+        """The block id of level :obj:`level` (one of :meth:`blocks`): the level itself, or 0 alone."""
         return level if self.all_levels else 0
 
     def shifted(self) -> bool:
@@ -81,6 +90,12 @@ TRAVERSAL_RULES: Dict[str, Traversal] = {
 }
 
 
+def traversal_rule(cfg: "KongConfig") -> Traversal:
+    """The :class:`Traversal` of a config (its :obj:`traversal` and :obj:`own_label`)."""
+    rule = get_traversal(cfg.traversal)
+    return rule if cfg.own_label else rule.without_own_label()
+
+
 def get_traversal(name: str) -> Traversal:
     """The :class:`Traversal` called :obj:`name`."""
     try:
@@ -89,4 +104,4 @@ def get_traversal(name: str) -> Traversal:
         raise ValueError(f"'traversal' must be one of {list(TRAVERSAL_RULES)} (got {name!r})") from None
 
 
-__all__ = ["Traversal", "TRAVERSAL_RULES", "get_traversal"]
+__all__ = ["Traversal", "TRAVERSAL_RULES", "get_traversal", "traversal_rule"]

@@ -10,19 +10,17 @@ from torch import Tensor
 from torch_geometric.utils import scatter
 
 from . import engine
-from .config import KongConfig, check_int, option_names, resolve_config
+from .config import KongConfig, check_int, option_defaults, option_names, resolve_config
 from .engine import ExactRows
 from .exact import ExactMapTooLarge, dense_rank
 from .graphs import GraphBatch, as_graph_sequence, iter_graph_batches, split_batch
 from .kgrams import exclusive_cumsum
 from .sketch import SketchHashes
-from .traversals import get_traversal
+from .traversals import traversal_rule
 from .vocab import KeyVocab, TupleVocab
 
-#: KongVectorizer's keyword defaults (the exact map, as in KongConfig).
-_DEFAULTS = dict(k=1, hops=2, traversal="bfs", dim=None, kernel="poly", degree=1, const=0.0, seed=0,
-                 order="edge", relabel=False, blended=False, normalize=False, norm="exact",
-                 flow="source_to_target", edge_labels=True)
+#: KongVectorizer's keyword defaults: KongConfig's (the exact map).
+_DEFAULTS = option_defaults()
 
 #: The block id of the polynomial kernel's constant coordinate.
 CONST_BLOCK = 2**31 - 1
@@ -52,7 +50,7 @@ class KongVectorizer(TransformerMixin, BaseEstimator):
 
     Args:
         k, hops, traversal, dim, kernel, degree, const, seed, order,
-            relabel, blended, normalize, norm, flow, edge_labels: The KONG
+            relabel, blended, normalize, norm, flow, edge_labels, own_label: The KONG
             options, documented in :class:`~kong_pyg.KongConfig` (same
             defaults: :obj:`dim=None` is the exact map; :obj:`normalize`
             L2-normalizes every graph's row, the normalized kernel
@@ -95,6 +93,7 @@ class KongVectorizer(TransformerMixin, BaseEstimator):
         batch_size: int = 4096,
         device=None,
         progress: bool = False,
+        own_label: bool = True,
         config: Optional[KongConfig] = None,
     ):
         self.k = k
@@ -116,6 +115,7 @@ class KongVectorizer(TransformerMixin, BaseEstimator):
         self.batch_size = batch_size
         self.device = device
         self.progress = progress
+        self.own_label = own_label
         self.config = config
 
     # -- scikit-learn API ----------------------------------------------------
@@ -295,7 +295,7 @@ class KongVectorizer(TransformerMixin, BaseEstimator):
             code = int(self.symbols_.keys[sid])
             symbols.append(str(code // 2) if code % 2 == 0 else f"e{code // 2}")
         gram = ",".join(symbols)
-        return f"L{path[0]}:{gram}" if get_traversal(self.config_.traversal).all_levels else gram
+        return f"L{path[0]}:{gram}" if traversal_rule(self.config_).all_levels else gram
 
 
 __all__ = ["KongVectorizer"]

@@ -11,10 +11,11 @@ from kong_pyg import KongVectorizer, brute_force_kernel, kgram_counts, kong_stri
 
 
 def _oracle(graphs, k, hops, traversal, kernel, degree, const=0.0, relabel=False,
-            blended=False, normalize=False, order="edge"):
+            blended=False, normalize=False, order="edge", own_label=True, orders=None, seed=0):
     strings = [
-        kong_strings(e, lab, hops, traversal, edge_labels=el, relabel=relabel, order=order)
-        for lab, e, el in graphs
+        kong_strings(e, lab, hops, traversal, edge_labels=el, relabel=relabel, order=order,
+                     own_label=own_label, seed=seed, edge_order=None if orders is None else orders[i])
+        for i, (lab, e, el) in enumerate(graphs)
     ]
     return np.array(brute_force_kernel(strings, k, kernel, degree, const, blended, normalize))
 
@@ -50,6 +51,28 @@ def test_exact_variants_equal_brute_force(seed):
     graphs = [random_graph(rng, max_nodes=5, max_edges=7, edge_labels=use_el) for _ in range(5)]
     X = KongVectorizer(**cfg).fit_transform([to_data(g) for g in graphs])
     K = _oracle(graphs, **cfg)
+    np.testing.assert_allclose(_gram(X), K, rtol=1e-9, atol=1e-9)
+
+
+@pytest.mark.parametrize("seed", range(24))
+def test_new_options_equal_brute_force(seed):
+    """own_label=False, order reverse/consistent over an edge key, relabel rounds 0..2."""
+    import torch
+
+    rng = random.Random(5000 + seed)
+    cfg = dict(k=rng.randint(1, 3), hops=rng.randint(1, 3), traversal=rng.choice(["bfs", "wl"]),
+               kernel=rng.choice(["poly", "cosine"]), degree=rng.randint(1, 2),
+               relabel=rng.randint(0, 2), own_label=rng.random() < 0.6,
+               order=rng.choice(["edge", "reverse", "consistent"]))
+    use_el = rng.random() < 0.5
+    graphs = [random_graph(rng, max_nodes=5, max_edges=8, edge_labels=use_el) for _ in range(5)]
+    # an edge key shared across graphs (timestamps with ties)
+    orders = [[rng.randint(0, 5) for _ in g[1]] for g in graphs]
+    data = [to_data(g) for g in graphs]
+    for d, o in zip(data, orders):
+        d.edge_order = torch.tensor(o, dtype=torch.long)
+    X = KongVectorizer(seed=3, **cfg).fit_transform(data)
+    K = _oracle(graphs, orders=orders, seed=3, **cfg)
     np.testing.assert_allclose(_gram(X), K, rtol=1e-9, atol=1e-9)
 
 

@@ -119,3 +119,42 @@ def test_random_order_is_seeded():
     mk = lambda s: KongSketch(k=2, dim=64, order="random", seed=s)(d.x, d.edge_index)  # noqa: E731
     assert torch.equal(mk(1), mk(1))
     assert not torch.equal(mk(1), mk(2))
+
+
+def test_consistent_shuffle_is_the_same_permutation_in_every_graph():
+    """A node seen in several graphs (its incoming events keyed by timestamps) gets the same
+    shuffled neighbor order in each of them, whatever the batch and the edge positions;
+    the per-call shuffle (order='random') does not."""
+    times = torch.tensor([5, 9, 2, 7, 3, 8])  # six events into node 0
+    labels = torch.tensor([0, 1, 2, 3, 4, 5, 6])
+    a = torch.stack([torch.arange(1, 7), torch.zeros(6, dtype=torch.long)])
+    perm = torch.tensor([3, 0, 5, 1, 4, 2])  # graph B lists the same events in another order,
+    b = a[:, perm] + torch.tensor([[1], [1]])  # with node 0 renumbered to 1 and one more node
+    xb = torch.cat([torch.tensor([6]), labels])
+    seqs = {}
+    for seed in (0, 1):
+        for name, (x, ei, t) in {"A": (labels, a, times), "B": (xb, b, times[perm])}.items():
+            hood = ordered_neighborhoods(ei, x.numel(), order="consistent", edge_order=t, seed=seed)
+            center = int(ei[1].min())
+            nb = hood.nbr[hood.center == center]
+            seqs[seed, name] = x[nb].tolist()
+        assert seqs[seed, "A"] == seqs[seed, "B"]
+        assert sorted(seqs[seed, "A"]) == [1, 2, 3, 4, 5, 6]
+    assert seqs[0, "A"] != seqs[1, "A"]  # another seed, another order
+    assert seqs[0, "A"] != [x for _, x in sorted(zip(times.tolist(), range(1, 7)))]  # not the time order
+    # KONG features of the shared node agree too
+    layer = KongSketch(k=2, hops=1, dim=64, order="consistent", seed=0, dtype=torch.float64)
+    fa = layer(labels, a, edge_order=times)[0]
+    fb = layer(xb, b, edge_order=times[perm])[1]
+    torch.testing.assert_close(fa, fb, rtol=0, atol=0)
+
+
+def test_reverse_is_time_reversal():
+    t = torch.tensor([3, 1, 2, 2])
+    ei = torch.tensor([[1, 2, 3, 4], [0, 0, 0, 0]])
+    fwd = ordered_neighborhoods(ei, 5, edge_order=t).nbr.tolist()
+    rev = ordered_neighborhoods(ei, 5, order="reverse", edge_order=t).nbr.tolist()
+    assert fwd == [2, 3, 4, 1] and rev == fwd[::-1]
+    assert ordered_neighborhoods(ei, 5, order="reverse").nbr.tolist() == [4, 3, 2, 1]
+    with pytest.raises(ValueError, match="order='consistent' .* pass 'edge_order'"):
+        ordered_neighborhoods(ei, 5, order="consistent")

@@ -7,17 +7,15 @@ from torch_geometric.nn.conv import MessagePassing
 from torch_geometric.utils import spmm
 
 from .. import engine
-from ..config import KongConfig, option_names, resolve_config
+from ..config import KongConfig, option_defaults, option_names, resolve_config
 from ..exact import index_grams
 from ..inputs import PreparedGraph, check_batch
 from ..kernels import get_kernel
 from ..kgrams import Occurrences
 from ..sketch import SketchHashes
 
-#: KongSketch's keyword defaults (its sketch size differs from KongConfig's exact map).
-_DEFAULTS = dict(k=1, hops=2, traversal="bfs", dim=1024, kernel="poly", degree=1, const=0.0, seed=0,
-                 order="edge", relabel=False, blended=False, norm="exact", flow="source_to_target",
-                 normalize=False, edge_labels=True)
+#: KongSketch's keyword defaults: KongConfig's, with a sketch size (the layer always sketches).
+_DEFAULTS = {**option_defaults(), "dim": 1024}
 #: Messages of one :meth:`propagate` call hold at most this many entries
 #: (wider sketches are propagated in column blocks).
 _MESSAGE_ENTRIES = 1 << 24
@@ -86,7 +84,7 @@ class KongSketch(MessagePassing):
 
     Args:
         k, hops, traversal, dim, kernel, degree, const, seed, order, relabel,
-            blended, norm, flow, normalize, edge_labels: The KONG options,
+            blended, norm, flow, normalize, edge_labels, own_label: The KONG options,
             documented in :class:`~kong_pyg.KongConfig` (defaults as there,
             except :obj:`dim=1024`: this layer always sketches;
             :obj:`normalize` L2-normalizes :meth:`readout`'s rows).
@@ -129,12 +127,12 @@ class KongSketch(MessagePassing):
         dtype: torch.dtype = torch.float32,
         normalize: bool = False,
         edge_labels: bool = True,
+        own_label: bool = True,
         *,
         config: Optional[KongConfig] = None,
     ):
-        options = dict(k=k, hops=hops, traversal=traversal, dim=dim, kernel=kernel, degree=degree,
-                       const=const, seed=seed, order=order, relabel=relabel, blended=blended, norm=norm,
-                       flow=flow, normalize=normalize, edge_labels=edge_labels)
+        given = locals()
+        options = {name: given[name] for name in option_names()}
         cfg = resolve_config(config, options, _DEFAULTS, "KongSketch")
         if cfg.dim is None:
             raise ValueError("KongSketch computes sketches: 'dim' must be a sketch size (got None, the "
