@@ -11,13 +11,27 @@ cache misses on every step.
 :func:`first_appearance` gives the same numbering to one tensor known in full
 (a sort, which is faster when nothing is stored yet).
 """
-from typing import Tuple
+from typing import Optional, Tuple
 
 import numpy as np
 import torch
 from torch import Tensor
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+#: Decimal id tokens of at most this many digits (so below 2^60) are integers.
+MAX_ID_DIGITS = 18
+
+
+def canonical_int(token: str) -> Optional[int]:
+    """The integer a canonical decimal id token spells (:obj:`"12"`; not :obj:`"012"`, :obj:`"+1"`), or None.
+
+    Tokens of more than :data:`MAX_ID_DIGITS` digits are not integers either:
+    they stay tokens.
+    """
+    canonical = token == "0" or token[:1] != "0"
+    if token.isascii() and token.isdigit() and canonical and len(token) <= MAX_ID_DIGITS:
+        return int(token)
+    return None
 
 
 def _mix(keys: np.ndarray) -> np.ndarray:
@@ -173,4 +187,4 @@ def first_appearance(keys: Tensor) -> Tuple[Tensor, Tensor]:
     return uniq[order], rank[inv]
 
 
-__all__ = ["IdMap", "first_appearance"]
+__all__ = ["IdMap", "first_appearance", "canonical_int", "MAX_ID_DIGITS"]

@@ -9,7 +9,7 @@ from torch import Tensor
 
 from ..config import KongConfig, check_bool, resolve_config
 from ..kernels import get_kernel
-from ..kgrams import gram_lengths
+from ..kgrams import StringState, gram_lengths
 from ..sketch import SketchHashes, SymbolHashTable
 from ..traversals import Traversal, get_traversal
 from .ids import Columns, Found, StreamIds
@@ -344,7 +344,7 @@ class KongStream:
             self.position = 0
         return self
 
-    def _close_strings(self, y: Tensor) -> Any:
+    def _close_strings(self, y: Tensor) -> Optional[StringState]:
         """Every node's full string :math:`s^i` (label in front if the traversal puts it there)."""
         state = self._nodes
         if not self.traversal_rule.label_in_string:

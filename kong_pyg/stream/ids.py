@@ -13,20 +13,13 @@ import torch
 from torch import Tensor
 
 from ..hashing import MAX_LABEL, type_code
-from ..idmap import IdMap
+from ..idmap import IdMap, canonical_int
 
 #: At most this many graphs per stream (graph index bits of a node key).
 MAX_GRAPHS = 1 << 22
 _PLAIN = 1 << 40  # integer ids in [0, 2^40) are their own key
 _RID_BITS = 41  # a node key is (graph index << 41) | encoded node id
 _RID_MASK = (1 << _RID_BITS) - 1
-
-
-def _canonical_int(s: str) -> Optional[int]:
-    """The integer a decimal token stands for (:obj:`"12"`, not :obj:`"012"`)."""
-    if s.isascii() and s.isdigit() and (s == "0" or s[0] != "0") and len(s) < 19:
-        return int(s)
-    return None
 
 
 def _is_int(v: Any) -> bool:
@@ -90,7 +83,7 @@ class IdEncoder:
         for i, v in enumerate(values):
             if not _is_int(v) and not isinstance(v, str):
                 raise TypeError(f"'{name}' must hold integers or strings (got {type(v).__name__})")
-            iv = int(v) if _is_int(v) else _canonical_int(v)
+            iv = int(v) if _is_int(v) else canonical_int(v)
             if iv is not None:
                 out[i], is_int[i] = iv, True
             else:

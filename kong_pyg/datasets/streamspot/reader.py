@@ -6,10 +6,8 @@ import numpy as np
 import torch
 
 from ...hashing import type_code
-from ...idmap import IdMap, first_appearance
+from ...idmap import MAX_ID_DIGITS, IdMap, canonical_int, first_appearance
 from .records import EdgeChunk, EdgeStream, MalformedLine
-
-_MAX_DIGITS = 18  # canonical integer ids up to 18 digits stay integers (< 2^60)
 
 
 def _binary_blocks(source: Any, block_size: int) -> Iterator[bytes]:
@@ -171,8 +169,9 @@ class StreamSpotReader:
         return tuple(rows[:, c].copy() for c in range(6))
 
     def _id_token(self, tok: str) -> int:
-        if tok.isascii() and tok.isdigit() and (tok == "0" or tok[0] != "0") and len(tok) <= _MAX_DIGITS:
-            return int(tok)
+        value = canonical_int(tok)
+        if value is not None:
+            return value
         j = self._long_tokens.get(tok)
         if j is None:
             packed = _pack(tok)
@@ -226,7 +225,7 @@ class StreamSpotReader:
         # digit-only fields (a non-digit byte count of zero)
         nondigit = np.zeros(a.size + 1, dtype=np.int32)
         np.cumsum((a - np.uint8(48)) > np.uint8(9), out=nondigit[1:])
-        num = ((nondigit[end] - nondigit[start]) == 0) & (length <= _MAX_DIGITS)
+        num = ((nondigit[end] - nondigit[start]) == 0) & (length <= MAX_ID_DIGITS)
         ids_ok = ~is_type & ((length == 1) | (a[start] != 48))  # canonical ids: no leading zero
         cand = np.flatnonzero(num & (is_type | ids_ok))
         if cand.size:

@@ -33,9 +33,6 @@ class EdgeStream(NamedTuple):
         return self.src.numel()
 
 
-_MAX_DIGITS = 18  # canonical integer ids up to 18 digits stay integers (< 2^60)
-
-
 class EdgeChunk(NamedTuple):
     """One chunk of a StreamSpot stream, columns as ``int64`` NumPy arrays.
 
