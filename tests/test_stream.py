@@ -120,6 +120,17 @@ def test_equals_readout_without_edge_labels_and_blended(edge_labels, blended):
         assert torch.equal(got.sketches(), ref[torch.tensor(got.graph_ids)])
 
 
+@pytest.mark.parametrize("traversal", ["bfs", "wl"])
+def test_equals_readout_without_the_own_label(traversal):
+    es, raw = random_stream(11)
+    for k, hops, kern in itertools.product([1, 2, 3], [1, 2], KERNELS[:3]):
+        cfg = dict(k=k, hops=hops, traversal=traversal, dim=32, seed=2, own_label=False, **kern)
+        ref = reference(es, **cfg)
+        ks = run_all_passes(raw, **cfg)
+        torch.testing.assert_close(ks.sketches(), ref[torch.tensor(ks.graph_ids)], rtol=1e-9, atol=1e-9)
+        assert KongStream.from_state_dict(ks.state_dict()).cfg.own_label is False
+
+
 def test_synthetic_event_stream_deep_and_not_vacuous():
     stream, y = synthetic_event_stream(30, seed=2)
     for cfg in (dict(k=2, hops=1), dict(k=3, hops=3, traversal="wl"), dict(k=2, hops=2, degree=2)):

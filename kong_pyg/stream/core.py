@@ -11,7 +11,7 @@ from ..config import KongConfig, check_bool, resolve_config
 from ..kernels import get_kernel
 from ..kgrams import StringState, gram_lengths
 from ..sketch import SketchHashes, SymbolHashTable
-from ..traversals import Traversal, get_traversal
+from ..traversals import Traversal, traversal_rule
 from .ids import Columns, Found, StreamIds
 from .output import linear_sketches, node_map_sketches
 from .passes import Sink, first_pass_chunk, label_head, later_pass_chunk
@@ -24,7 +24,8 @@ _STATE_VERSION = 1
 
 #: The stream's defaults of the KONG options (they differ from KongConfig's).
 STREAM_DEFAULTS: Dict[str, Any] = dict(k=1, hops=1, traversal="bfs", dim=1024, kernel="poly", degree=1,
-                                       const=0.0, seed=0, blended=False, edge_labels=True, norm="sketch")
+                                       const=0.0, seed=0, blended=False, edge_labels=True, norm="sketch",
+                                       own_label=True)
 
 
 def stream_config(cfg: KongConfig) -> KongConfig:
@@ -132,9 +133,11 @@ class KongStream:
         edge_labels: bool = True,
         dtype: torch.dtype = torch.float64,
         config: Optional[KongConfig] = None,
+        own_label: bool = True,
     ):
         options = dict(k=k, hops=hops, traversal=traversal, dim=dim, kernel=kernel, degree=degree,
-                       const=const, seed=seed, blended=blended, edge_labels=edge_labels, norm="sketch")
+                       const=const, seed=seed, blended=blended, edge_labels=edge_labels, norm="sketch",
+                       own_label=own_label)
         #: The KONG options (:class:`~kong_pyg.KongConfig`).
         self.cfg = stream_config(resolve_config(config, options, STREAM_DEFAULTS, "KongStream"))
         cfg = self.cfg
@@ -148,7 +151,7 @@ class KongStream:
             raise TypeError(f"'dtype' must be a floating-point torch.dtype (got {dtype})")
         self.dtype = dtype
         #: The traversal's rules (which levels are blocks, whether the label heads every string).
-        self.traversal_rule: Traversal = get_traversal(cfg.traversal)
+        self.traversal_rule: Traversal = traversal_rule(cfg)
         self.hashes = SketchHashes(self.dim, self.degree, self.k, self.hops + 1, self.seed)
         self.lengths: List[int] = gram_lengths(self.k, self.blended)
         #: The number of passes over the stream, :math:`\max(h, 1)`.
@@ -162,11 +165,14 @@ class KongStream:
 
     def config(self) -> Dict[str, Any]:
         """The constructor arguments (what :meth:`state_dict` stores; without :obj:`config`)."""
-        return dict(
+        out = dict(
             k=self.k, hops=self.hops, traversal=self.traversal, dim=self.dim, kernel=self.kernel,
             degree=self.degree, const=self.const, seed=self.seed, blended=self.blended,
             undirected=self.undirected, edge_labels=self.edge_labels, dtype=self.dtype,
         )
+        if not self.cfg.own_label:  # (only when set: checkpoints of version 1 have no such key)
+            out["own_label"] = False
+        return out
 
     def _saved_config(self) -> Dict[str, Any]:
         cfg = self.config()
