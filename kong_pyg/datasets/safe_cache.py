@@ -20,7 +20,6 @@ archives.
 import hashlib
 import os
 import os.path as osp
-import sys
 from pathlib import Path
 from typing import Dict, Iterable, NamedTuple, Optional, Tuple, Type, Union
 
@@ -137,7 +136,8 @@ class SafeInMemoryDataset(InMemoryDataset):
     safely, or whose key differs, is rebuilt. The key covers the class, the
     processed file name (where subclasses encode their options) and the
     content of the raw files. :obj:`pre_transform` and :obj:`pre_filter`
-    are not supported (their PyG bookkeeping files are pickles).
+    are not supported (their PyG bookkeeping files are pickles). Nothing is
+    printed while processing (so command-line errors stay one line).
     """
 
     def cache_key(self) -> str:
@@ -151,8 +151,6 @@ class SafeInMemoryDataset(InMemoryDataset):
             raise ValueError(f"{type(self).__name__} does not take 'pre_transform' or 'pre_filter'")
         if not self.force_reload and self._cached(self.processed_paths[0]):
             return
-        if self.log and "PYTEST_CURRENT_TEST" not in os.environ:
-            print("Processing...", file=sys.stderr)
         os.makedirs(self.processed_dir, exist_ok=True)
         self.process()
 

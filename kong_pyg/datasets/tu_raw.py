@@ -102,8 +102,9 @@ def read_table(where: str, content: bytes, columns: Optional[int] = None) -> np.
             bad = ~np.isfinite(values) | (values != np.round(values)) | (np.abs(values) > _EXACT)
             if bad.any():
                 row, col = (int(i) for i in np.argwhere(bad)[0])
-                raise ValueError(f"{where}, line {_line_of(text, row)}: {float(values[row, col])!r} is not an "
-                                 "integer (or is too large)") from None
+                value = float(values[row, col])
+                raise ValueError(f"{where}, line {_line_of(text, row)}: {value!r} is not an integer (or is "
+                                 "too large)") from None
             table = values.astype(np.int64)
     if columns is not None and table.shape[1] != columns:
         raise ValueError(f"{where}, line {_line_of(text, 0)}: expected {columns} comma-separated "
