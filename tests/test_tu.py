@@ -261,3 +261,36 @@ def test_same_tensors_as_pyg_tudataset(tmp_path):
         assert torch.equal(ref.slices[k], ours.slices[k]), k
     assert (ref.num_node_labels, ref.num_edge_labels) == (ours.num_node_labels, ours.num_edge_labels)
     assert repr(ours) == repr(ref) == "MUTAG(188)"
+
+
+def test_download_goes_into_the_cache_and_is_parsed_by_us(tmp_path, monkeypatch):
+    import shutil as sh
+    import urllib.error
+    import zipfile
+
+    import torch_geometric.data
+
+    archive = tmp_path / "T.zip"
+    with zipfile.ZipFile(archive, "w") as z:
+        for part, text in GOOD.items():
+            z.writestr(f"T/T_{part}.txt", text)
+    urls = []
+
+    def fake_download(url, folder, log=True):
+        urls.append(url)
+        return sh.copy(archive, folder)
+
+    monkeypatch.setattr(torch_geometric.data, "download_url", fake_download)
+    ds = load_tu("T", download=True, cache=tmp_path / "c")
+    assert urls == ["https://www.chrsmrrs.com/graphkerneldatasets/T.zip"]
+    assert len(ds) == 3 and ds.raw_dir == str(tmp_path / "c" / "download" / "T" / "raw")
+    assert sorted(p.name for p in Path(ds.raw_dir).iterdir()) == sorted(f"T_{p}.txt" for p in GOOD)
+    load_tu("T", download=True, cache=tmp_path / "c")  # a complete folder is not fetched again
+    assert len(urls) == 1
+
+    def offline(url, folder, log=True):
+        raise urllib.error.URLError("no network")
+
+    monkeypatch.setattr(torch_geometric.data, "download_url", offline)
+    with pytest.raises(ValueError, match="could not download the TU data set 'U' .*no network"):
+        load_tu("U", download=True, cache=tmp_path / "c")
