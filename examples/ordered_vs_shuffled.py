@@ -13,17 +13,21 @@ edges in arrival order, and KONG reads a node's neighbors in edge order.
 Features: the exact KONG map (KongVectorizer, hops = 1, graph rows
 L2-normalized), classifier: LinearSVC, stratified cross-validation.
 
-Run: python examples/ordered_vs_shuffled.py [--num-graphs 200] [--noise 0.1]
+Run (about 5 s): python examples/ordered_vs_shuffled.py [--num-graphs 200] [--noise 0.1]
 """
-import argparse
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 from sklearn.model_selection import StratifiedKFold, cross_val_score
 from sklearn.svm import LinearSVC
 
-from kong_pyg import KongVectorizer, kong_strings
-from kong_pyg.datasets import stream_to_graphs, synthetic_event_stream
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from example_data import int_at_least, make_parser, number_in, start  # noqa: E402
+
+from kong_pyg import KongVectorizer, kong_strings  # noqa: E402
+from kong_pyg.datasets import stream_to_graphs, synthetic_event_stream  # noqa: E402
 
 SETTINGS = [
     ("k = 1 (unordered label counts)", dict(k=1)),
@@ -42,15 +46,17 @@ def process_string(graph, max_symbols=14):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--num-graphs", type=int, default=200)
-    parser.add_argument("--noise", type=float, default=0.0,
+    parser = make_parser(__doc__)
+    parser.add_argument("--num-graphs", type=int_at_least(10), default=200, metavar="N", help="graphs")
+    parser.add_argument("--noise", type=number_in(0.0, 1.0, closed=True), default=0.0, metavar="P",
                         help="probability of swapping adjacent events of a session")
-    parser.add_argument("--hops", type=int, default=1)
-    parser.add_argument("--folds", type=int, default=5)
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--hops", type=int_at_least(1), default=1, metavar="N", help="depth of the strings")
+    parser.add_argument("--folds", type=int_at_least(2), default=5, metavar="N",
+                        help="cross-validation folds")
+    parser.add_argument("--seed", type=int_at_least(0), default=0, metavar="N", help="seed of data and folds")
     parser.add_argument("--quick", action="store_true", help="tiny run (smoke test)")
     args = parser.parse_args(argv)
+    start(args)
     if args.quick:
         args.num_graphs, args.folds = min(args.num_graphs, 40), 3
 
