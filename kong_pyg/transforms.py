@@ -194,6 +194,8 @@ class KongFeatures(BaseTransform):
                 "the graph has no 'x': KONG needs node labels (set data.x, for instance to node degrees)"
             )
         edge_index = data.edge_index
+        if edge_index is None and getattr(data, "adj_t", None) is not None:
+            edge_index = data.adj_t  # (after ToSparseTensor: accepted where the order cannot matter)
         if edge_index is None:
             edge_index = torch.empty(2, 0, dtype=torch.long, device=x.device)
         edge_attr = data.edge_attr

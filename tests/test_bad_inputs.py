@@ -444,9 +444,8 @@ for id, data, error, match in [
     case(f"features-call-{id}", lambda tmp, d=data: F(d), error, match)
 
 case("features-call-sparse-adj-t",
-     lambda tmp: KongFeatures(k=2, dim=8, level="graph")(Data(x=X3, adj_t=sparse_adj())), ValueError, "adj_t",
-     xfail="core (transforms.py KongFeatures.forward): a Data whose edges are in 'adj_t' (after "
-     "ToSparseTensor) is read as a graph without edges: silently wrong features (all zeros for k = 2)")
+     lambda tmp: KongFeatures(k=2, dim=8, level="graph")(Data(x=X3, adj_t=sparse_adj())), TypeError,
+     "sparse adjacency \\('adj_t'.*no neighbor order, which k=2 reads")
 case("features-overflow-float32", lambda tmp: KongFeatures(hops=30, dim=16, level="graph")(DENSE),
      ValueError, "beyond the range of torch.float32")
 
