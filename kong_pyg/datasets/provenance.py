@@ -113,7 +113,8 @@ def _script_ranks(scripts) -> np.ndarray:
         raise ValueError(f"'scripts' must hold two orders of the actions {list(ACTIONS)}")
     for c, script in enumerate(scripts):
         if sorted(script) != sorted(ACTIONS):
-            raise ValueError(f"'scripts'[{c}] must be an order of the actions {list(ACTIONS)} (got {script!r})")
+            raise ValueError(f"'scripts'[{c}] must be an order of the actions {list(ACTIONS)} "
+                             f"(got {script!r})")
         ranks[c] = [list(script).index(a) for a in ACTIONS]
     return ranks
 
@@ -289,7 +290,8 @@ class ProvenanceGraphs(InMemoryDataset):
         transform: Optional[Callable] = None,
     ):
         super().__init__(None, transform)
-        gen = provenance_stream(num_graphs, strength, processes, events, files, sockets, scripts, paired, seed)
+        gen = provenance_stream(num_graphs, strength, processes, events, files, sockets, scripts, paired,
+                                seed)
         self.stream = gen.stream
         graphs = stream_to_graphs(gen.stream, gen.y, undirected=undirected)
         data, slices = self.collate(graphs)
