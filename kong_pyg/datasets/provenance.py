@@ -192,8 +192,8 @@ def provenance_stream(
     begin = rng.uniform(0, num_graphs / 4, num_graphs)
     arrival = np.argsort(begin[graph] + t_local, kind="stable")
     cols = (src, rows["src_type"][row], dst, rows["dst_type"][row], rows["edge_type"][row], graph)
-    as_t = [torch.from_numpy(np.ascontiguousarray(c[arrival]).astype(np.int64)) for c in cols]
-    stream = EdgeStream(*as_t, graph_ids=list(range(num_graphs)))
+    s_, st, d_, dt, et, gr = (torch.from_numpy(np.ascontiguousarray(c[arrival]).astype(np.int64)) for c in cols)
+    stream = EdgeStream(s_, st, d_, dt, et, gr, list(range(num_graphs)))
     return ProvenanceStream(stream, torch.from_numpy(graph_class), torch.arange(arrival.size))
 
 
