@@ -192,7 +192,7 @@ def provenance_stream(
     begin = rng.uniform(0, num_graphs / 4, num_graphs)
     arrival = np.argsort(begin[graph] + t_local, kind="stable")
     cols = (src, rows["src_type"][row], dst, rows["dst_type"][row], rows["edge_type"][row], graph)
-    s_, st, d_, dt, et, gr = (torch.from_numpy(np.ascontiguousarray(c[arrival]).astype(np.int64)) for c in cols)
+    s_, st, d_, dt, et, gr = (torch.from_numpy(c[arrival].astype(np.int64)) for c in cols)
     stream = EdgeStream(s_, st, d_, dt, et, gr, list(range(num_graphs)))
     return ProvenanceStream(stream, torch.from_numpy(graph_class), torch.arange(arrival.size))
 
