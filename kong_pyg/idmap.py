@@ -7,12 +7,31 @@ probing, load at most 1/2) held in NumPy arrays: a lookup of :math:`n` keys is
 a few vectorized probe rounds, expected :math:`O(n)` work whatever the number
 of keys stored, where a sorted table would cost :math:`O(n \log N)` with
 cache misses on every step.
+
+:func:`first_appearance` gives the same numbering to one tensor known in full
+(a sort, which is faster when nothing is stored yet).
 """
-from typing import Tuple
+from typing import Optional, Tuple
 
 import numpy as np
+import torch
+from torch import Tensor
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+#: Decimal id tokens of at most this many digits (so below 2^60) are integers.
+MAX_ID_DIGITS = 18
+
+
+def canonical_int(token: str) -> Optional[int]:
+    """The integer a canonical decimal id token spells (:obj:`"12"`; not :obj:`"012"`, :obj:`"+1"`), or None.
+
+    Tokens of more than :data:`MAX_ID_DIGITS` digits are not integers either:
+    they stay tokens.
+    """
+    canonical = token == "0" or token[:1] != "0"
+    if token.isascii() and token.isdigit() and canonical and len(token) <= MAX_ID_DIGITS:
+        return int(token)
+    return None
 
 
 def _mix(keys: np.ndarray) -> np.ndarray:
@@ -33,12 +52,12 @@ class IdMap:
             power of two; the table doubles when half full).
     """
 
-    def __init__(self, capacity: int = 1024):
+    def __init__(self, capacity: int = 1024) -> None:
         self._count = 0
         self._by_id = np.zeros(16, dtype=np.int64)
         self._alloc(max(16, int(capacity)))
 
-    def _alloc(self, capacity: int):
+    def _alloc(self, capacity: int) -> None:
         bits = max(4, int(capacity - 1).bit_length())
         self._bits = bits
         self._mask = (1 << bits) - 1
@@ -75,7 +94,7 @@ class IdMap:
             todo, slot = todo[more], slot[more]
         return ids
 
-    def _insert(self, keys: np.ndarray, ids: np.ndarray):
+    def _insert(self, keys: np.ndarray, ids: np.ndarray) -> None:
         """Store distinct new :obj:`keys` with distinct :obj:`ids`."""
         slot = self._home(keys)
         while slot.size:
@@ -89,7 +108,7 @@ class IdMap:
             lose[win] = False
             keys, ids, slot = keys[lose], ids[lose], (slot[lose] + 1) & self._mask
 
-    def _reserve(self, count: int):
+    def _reserve(self, count: int) -> None:
         if count > self._by_id.size:
             grown = np.zeros(max(count, 2 * self._by_id.size), dtype=np.int64)
             grown[: self._count] = self._by_id[: self._count]
@@ -143,3 +162,29 @@ class IdMap:
         m._by_id[: keys.size] = keys
         m._count = keys.size
         return m
+
+
+def first_appearance(keys: Tensor) -> Tuple[Tensor, Tensor]:
+    """Number the distinct entries of :obj:`keys` ``0, 1, ...`` in order of first appearance.
+
+    The one-shot form of :class:`IdMap` (the same numbering, for one tensor
+    known in full): a sort (:func:`torch.unique`), on the device of
+    :obj:`keys`, which beats the hash table when nothing is stored yet.
+
+    Args:
+        keys (torch.Tensor): Integer keys :obj:`[n]`.
+
+    Returns:
+        (torch.Tensor, torch.Tensor): The distinct keys in order of first
+        appearance, and the number of every entry.
+    """
+    uniq, inv = torch.unique(keys, return_inverse=True)
+    first = torch.full((uniq.numel(),), keys.numel(), dtype=torch.long, device=keys.device)
+    first.scatter_reduce_(0, inv, torch.arange(keys.numel(), device=keys.device), reduce="amin")
+    order = torch.argsort(first)
+    rank = torch.empty_like(order)
+    rank[order] = torch.arange(order.numel(), device=keys.device)
+    return uniq[order], rank[inv]
+
+
+__all__ = ["IdMap", "first_appearance", "canonical_int", "MAX_ID_DIGITS"]

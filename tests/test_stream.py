@@ -13,7 +13,7 @@ import pytest
 import torch
 from torch_geometric.data import Batch
 
-import kong_pyg.stream as stream_mod
+import kong_pyg.stream.core as stream_core
 from kong_pyg import KongSketch, KongStream, merge_streams
 from kong_pyg.cli import main as cli_main
 from kong_pyg.datasets import (
@@ -27,6 +27,7 @@ from kong_pyg.datasets import (
 from kong_pyg.hashing import BREAK
 from kong_pyg.idmap import IdMap
 from kong_pyg.kgrams import StringState, concat_pieces
+from kong_pyg.sketch import SketchHashes, SymbolHashTable
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -119,6 +120,17 @@ def test_equals_readout_without_edge_labels_and_blended(edge_labels, blended):
         assert torch.equal(got.sketches(), ref[torch.tensor(got.graph_ids)])
 
 
+@pytest.mark.parametrize("traversal", ["bfs", "wl"])
+def test_equals_readout_without_the_own_label(traversal):
+    es, raw = random_stream(11)
+    for k, hops, kern in itertools.product([1, 2, 3], [1, 2], KERNELS[:3]):
+        cfg = dict(k=k, hops=hops, traversal=traversal, dim=32, seed=2, own_label=False, **kern)
+        ref = reference(es, **cfg)
+        ks = run_all_passes(raw, **cfg)
+        torch.testing.assert_close(ks.sketches(), ref[torch.tensor(ks.graph_ids)], rtol=1e-9, atol=1e-9)
+        assert KongStream.from_state_dict(ks.state_dict()).cfg.own_label is False
+
+
 def test_synthetic_event_stream_deep_and_not_vacuous():
     stream, y = synthetic_event_stream(30, seed=2)
     for cfg in (dict(k=2, hops=1), dict(k=3, hops=3, traversal="wl"), dict(k=2, hops=2, degree=2)):
@@ -134,25 +146,53 @@ def test_synthetic_event_stream_deep_and_not_vacuous():
         assert torch.equal(xa, xb) == same
 
 
-def test_hash_tables_are_the_layers_hashes():
-    ks = KongStream(k=3, dim=100, degree=2, seed=5)  # dim not a power of two
+@pytest.mark.parametrize("dim", [100, 64])  # not a power of two, and one
+def test_hash_tables_are_the_layers_hashes(dim):
+    layer_hashes = KongSketch(k=3, dim=dim, degree=2, seed=5).hashes
+    table = SymbolHashTable(layer_hashes)
+    assert torch.equal(KongStream(k=3, dim=dim, degree=2, seed=5).hashes.coef, layer_hashes.coef)
     codes = np.array([0, 2, 4, 7, 2**57 + 1, 2 * 123456789], dtype=np.int64)
-    ids = ks._symbol_ids(codes)
+    ids = table.ids(codes)
+    assert ids.tolist() == list(range(6)) and table.ids(codes[::-1].copy()).tolist() == list(range(5, -1, -1))
     grams = torch.tensor([[0, 1, 2], [5, 4, 3], [2, 2, 2], [1, 0, 5]])
-    bucket, sign = ks._hash(grams)
-    eb, es = KongSketch(k=3, dim=100, degree=2, seed=5).hashes.hash(torch.from_numpy(codes)[ids[grams]])
+    bucket, sign = table.hash(grams)
+    eb, es = layer_hashes.hash(torch.from_numpy(codes)[ids[grams]])
     assert torch.equal(bucket, eb) and torch.equal(sign.double(), es)
-    tb, ts = ks._table(3, None)
+    tb, ts = table.code_table(3, None)
     code = (grams[:, 0] * len(codes) + grams[:, 1]) * len(codes) + grams[:, 2]
     assert torch.equal(tb[code], eb) and torch.equal(ts[code], es) and ts[-1].abs().sum() == 0
+    # a level block: buckets shifted, signs flipped, as SketchHashes.shift and flip say
+    lb, ls = table.code_table(3, 1)
+    assert torch.equal(lb[code], (eb + layer_hashes.shift[:, 1]) % dim)
+    assert torch.equal(ls[code], es * layer_hashes.flip[:, 1])
+    # scatter by code and gram by gram agree (and place_rows is the same shift for whole sketches)
+    rows = torch.tensor([0, 1, 0, 1])
+    a = torch.zeros(2, 2 * dim, dtype=torch.float64)
+    table.scatter(a, rows, grams, 1)
+    b = torch.zeros(2, 2 * dim, dtype=torch.float64)
+    table.max_table = 0
+    table.scatter(b, rows, grams, 1)
+    c = torch.zeros(2, 2 * dim, dtype=torch.float64)
+    table.scatter(c, rows, grams, None)
+    assert torch.equal(a, b) and torch.equal(table.place_rows(c, 1), a)
+
+
+def test_symbol_hash_table_keys_round_trip():
+    table = SymbolHashTable(SketchHashes(16, 1, 2, 2, 0))
+    codes = np.array([9, 2**40, 3, 9], dtype=np.int64)
+    table.ids(codes)
+    back = SymbolHashTable(SketchHashes(16, 1, 2, 2, 0), keys=table.keys)
+    assert len(back) == 3 and back.ids(codes).tolist() == [0, 1, 2, 0]
 
 
 def test_chunking_and_sub_chunks_do_not_matter(monkeypatch):
     es, raw = random_stream(11, edges=90)
     cfg = dict(k=3, hops=2, traversal="bfs", dim=32, degree=2)
     states = []
-    for chunk, sub in ((1, 1 << 18), (90, 1 << 18), (90, 4), (13, 3)):
-        monkeypatch.setattr(stream_mod, "_MAX_SUB", sub)
+    for chunk, sub, pipeline in ((1, 1 << 18, False), (90, 1 << 18, False), (90, 4, False), (13, 3, False),
+                                 (90, 7, True)):  # ids of the next sub-chunk looked up in a thread
+        monkeypatch.setattr(stream_core, "_MAX_SUB", sub)
+        monkeypatch.setattr(stream_core, "_PIPELINE", pipeline)
         ks = run_all_passes(raw, chunk=chunk, **cfg)
         states.append((ks.sketches(), canonical(ks)))
     for x, st in states[1:]:
@@ -166,7 +206,7 @@ def test_without_gram_code_tables(monkeypatch):
     es, raw = random_stream(13, edges=70, types=5)
     for cfg in (dict(k=3, hops=1, blended=True), dict(k=2, hops=2, traversal="wl", degree=2)):
         want = run_all_passes(raw, dim=64, **cfg).sketches()
-        monkeypatch.setattr(stream_mod, "_MAX_TABLE", 1)
+        monkeypatch.setattr(SymbolHashTable, "max_table", 1)
         got = run_all_passes(raw, dim=64, **cfg).sketches()
         monkeypatch.undo()
         torch.testing.assert_close(got, want, rtol=1e-12, atol=1e-12)
@@ -514,6 +554,7 @@ def test_reader_matches_line_rules():
 
 
 def test_cli_stream_file_stdin_malformed_and_strict(tmp_path, capsys, monkeypatch):
+    pytest.importorskip("kong_pyg.cli.stream", reason="'kong-pyg stream' lives in kong_pyg/cli/stream.py")
     stream, _ = synthetic_event_stream(16, seed=4)
     path = tmp_path / "s.tsv"
     write_streamspot(stream, path)
@@ -558,3 +599,33 @@ def test_distributed_example_runs():
         pytest.skip("spawning processes timed out on this machine")
     assert done.returncode == 0, done.stderr
     assert "merged == single process: True" in done.stdout
+
+
+def test_config_object_and_unsupported_options():
+    from kong_pyg import KongConfig
+
+    es, raw = random_stream(2, edges=40)
+    cfg = KongConfig(k=2, hops=2, dim=32, kernel="cosine", degree=2, norm="sketch", traversal="wl", seed=4)
+    a = run_all_passes(raw, config=cfg)
+    b = run_all_passes(raw, k=2, hops=2, dim=32, kernel="cosine", degree=2, traversal="wl", seed=4)
+    assert a.config() == b.config() and torch.equal(a.sketches(), b.sketches())
+    assert KongStream(config=cfg, undirected=False, dtype=torch.float32).config()["undirected"] is False
+    # poly ignores norm; the stream's defaults are hops=1, dim=1024
+    assert KongStream(config=KongConfig(k=2, dim=16)).cfg == KongConfig(k=2, dim=16)
+    assert KongStream().cfg.replace(norm="exact") == KongConfig(hops=1, dim=1024)
+    with pytest.raises(ValueError, match="both 'config' and the option"):
+        KongStream(k=3, config=cfg)
+    with pytest.raises(ValueError, match="'dim' must be a sketch size, not None"):
+        KongStream(config=KongConfig(k=2))
+    with pytest.raises(ValueError, match="order='edge'.*order='label'"):
+        KongStream(config=KongConfig(dim=16, order="label"))
+    with pytest.raises(ValueError, match="relabel=0.*relabel=1"):
+        KongStream(config=KongConfig(dim=16, relabel=1))
+    with pytest.raises(ValueError, match="norm='sketch'.*norm='exact'"):
+        KongStream(config=KongConfig(dim=16, kernel="cosine"))
+    with pytest.raises(ValueError, match="flow"):
+        KongStream(config=KongConfig(dim=16, flow="target_to_source"))
+    with pytest.raises(ValueError, match="normalize"):
+        KongStream(config=KongConfig(dim=16, normalize=True))
+    with pytest.raises(TypeError, match="'config' must be a KongConfig"):
+        KongStream(config={"k": 2})

@@ -57,3 +57,43 @@ def test_synthetic_classes_differ_only_in_order():
     assert acc[2] > 0.95 and acc[1] < 0.7, acc
     # and k = 1 features have the same distribution: same label multiset sizes
     assert np.isclose(float(y.float().mean()), 0.5)
+
+
+def test_one_parser_for_whole_and_chunked_reading(tmp_path):
+    """read_streamspot reads through StreamSpotReader: the same edges and malformed lines, any source."""
+    from kong_pyg.datasets import StreamSpotReader
+
+    stream, _ = synthetic_event_stream(30, seed=7)
+    buf = io.StringIO()
+    write_streamspot(stream, buf)
+    lines = buf.getvalue().split("\n")
+    # a lone \r (kept inside a line), \r\n, a blank line, a malformed line, a missing final newline
+    lines[3] = lines[3] + "\r" + lines[4]  # one malformed line of 11 fields
+    lines[5] = lines[5] + "\r"
+    lines[8:8] = ["", "one\ttwo"]
+    text = "\n".join(lines).rstrip("\n")
+    path = tmp_path / "s.tsv"
+    path.write_bytes(text.encode())
+    reader = StreamSpotReader(str(path), chunk_size=17)
+    chunks = list(reader)
+    want_edges = sum(len(c.src) for c in chunks)
+    want_bad = [(b.line_no, b.reason) for b in reader.malformed]
+    assert reader.num_malformed == 2 and want_edges == stream.num_edges - 1  # line 4 is malformed
+    for source in (str(path), io.StringIO(text), io.BytesIO(text.encode()), text.split("\n")):
+        got, bad, n_bad = read_streamspot(source)
+        assert got.num_edges == want_edges and [(b.line_no, b.reason) for b in bad] == want_bad
+        assert n_bad == 2
+        assert torch.equal(got.edge_type, torch.from_numpy(np.concatenate([c.edge_type for c in chunks])))
+        assert got.graph_ids == [str(g) for g in dict.fromkeys(
+            reader.decode(int(g)) for c in chunks for g in c.graph)]
+
+
+def test_first_appearance_is_the_id_map_numbering():
+    from kong_pyg.idmap import IdMap, first_appearance
+
+    gen = torch.Generator().manual_seed(0)
+    for n in (0, 1, 50, 5000):
+        keys = torch.randint(-(2**62), 2**62, (n,), generator=gen) // (1 << 55)  # many repeats
+        uniq, number = first_appearance(keys)
+        ids, first = IdMap().lookup(keys.numpy())
+        assert number.tolist() == ids.tolist() and uniq.tolist() == keys[first].tolist()

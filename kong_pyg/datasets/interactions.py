@@ -101,16 +101,11 @@ import torch
 from torch import Tensor
 from torch_geometric.data import Data, InMemoryDataset
 
+from ..idmap import first_appearance as dense_first_appearance
+from ..kgrams import exclusive_cumsum
+
 #: The graph layouts (see the module documentation).
 LAYOUTS = ("ego", "authors")
-
-
-def exclusive_cumsum(t: Tensor) -> Tensor:
-    """:obj:`[0, t[0], t[0] + t[1], ...]` without the total."""
-    out = torch.zeros_like(t)
-    if t.numel() > 1:
-        torch.cumsum(t[:-1], 0, out=out[1:])
-    return out
 
 
 def ranges(starts: Tensor, sizes: Tensor) -> Tensor:
@@ -124,6 +119,8 @@ def first_appearance(group: Tensor, key: Tensor, num_groups: int) -> Tuple[Tenso
     r"""Number the distinct keys of each group in order of first appearance.
 
     :obj:`group` must be non-decreasing (entries listed group by group).
+    The (group, key) pairs are numbered by
+    :func:`kong_pyg.idmap.first_appearance`, which lists them group by group.
 
     Returns:
         (torch.Tensor, torch.Tensor, torch.Tensor): For every entry its local
@@ -131,23 +128,15 @@ def first_appearance(group: Tensor, key: Tensor, num_groups: int) -> Tuple[Tenso
         two tensors in (group, first appearance) order. The local number of
         distinct pair :math:`j` is its rank within its group.
     """
-    n = key.numel()
-    if n == 0:
+    if key.numel() == 0:
         empty = torch.zeros(0, dtype=torch.long)
         return empty, empty, empty
     span = int(key.max()) + 1
-    pair = group * span + key
-    uniq, inv = torch.unique(pair, return_inverse=True)
-    first = torch.full((uniq.numel(),), n, dtype=torch.long)
-    first.scatter_reduce_(0, inv, torch.arange(n), reduce="amin")
-    order = torch.argsort(first)  # distinct pairs by first appearance: grouped, since group is sorted
-    d_group = uniq[order] // span
-    d_key = uniq[order] % span
+    pairs, number = dense_first_appearance(group * span + key)
+    d_group, d_key = pairs // span, pairs % span
     count = torch.bincount(d_group, minlength=num_groups)
-    local_of_distinct = torch.arange(order.numel()) - exclusive_cumsum(count)[d_group]
-    rank = torch.empty_like(order)
-    rank[order] = torch.arange(order.numel())
-    return local_of_distinct[rank[inv]], d_group, d_key
+    local = torch.arange(pairs.numel()) - exclusive_cumsum(count)[d_group]
+    return local[number], d_group, d_key
 
 
 class InteractionLog(NamedTuple):

@@ -1,0 +1,269 @@
+r"""Ids of a stream: node, graph and type tokens to dense indices.
+
+Node and graph ids are any 64-bit integers or strings (a decimal string is
+the integer it spells); node ids are per graph. :class:`IdEncoder` turns them
+into ``int64`` keys below :math:`2^{41}`, and :class:`StreamIds` numbers
+graphs and (graph, node) pairs ``0, 1, ...`` in order of first appearance
+with vectorized hash tables (:class:`~kong_pyg.idmap.IdMap`).
+"""
+from typing import Any, Dict, List, NamedTuple, Optional, Tuple
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from ..hashing import MAX_LABEL, type_code
+from ..idmap import IdMap, canonical_int
+
+#: At most this many graphs per stream (graph index bits of a node key).
+MAX_GRAPHS = 1 << 22
+_PLAIN = 1 << 40  # integer ids in [0, 2^40) are their own key
+_RID_BITS = 41  # a node key is (graph index << 41) | encoded node id
+_RID_MASK = (1 << _RID_BITS) - 1
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
+
+
+def as_int64(values: Any, name: str) -> Optional[np.ndarray]:
+    """An ``int64`` array if :obj:`values` is an integer tensor or array, else None."""
+    if isinstance(values, Tensor):
+        if values.is_floating_point() or values.is_complex() or values.dtype == torch.bool:
+            raise TypeError(f"'{name}' must hold integer ids or strings (got {values.dtype})")
+        return values.detach().reshape(-1).cpu().to(torch.long).numpy()
+    if isinstance(values, np.ndarray) and values.dtype.kind in "iu":
+        if values.dtype == np.uint64 and values.size and int(values.max()) >= 2**63:
+            raise ValueError(f"'{name}' holds ids >= 2^63")
+        return values.reshape(-1).astype(np.int64, copy=False)
+    if isinstance(values, np.ndarray) and values.dtype.kind not in "OUS":
+        raise TypeError(f"'{name}' must hold integer ids or strings (got {values.dtype})")
+    return None
+
+
+class IdEncoder:
+    """Integer or string ids to ``int64`` keys below :math:`2^{41}`, injectively.
+
+    Integers in :math:`[0, 2^{40})` are their own key; other integers and
+    strings get table entries. A decimal string such as :obj:`"12"` is the
+    integer 12 (so a text file and a tensor of the same ids agree).
+    """
+
+    def __init__(self) -> None:
+        self.wide = IdMap()
+        self.strings: List[str] = []
+        self._index: Dict[str, int] = {}
+
+    def _ints(self, arr: np.ndarray) -> np.ndarray:
+        if arr.size == 0 or (int(arr.min()) >= 0 and int(arr.max()) < _PLAIN):
+            return arr
+        out = arr.copy()
+        wide = (arr < 0) | (arr >= _PLAIN)
+        ids, _ = self.wide.lookup(arr[wide])
+        out[wide] = _PLAIN + 2 * ids
+        return out
+
+    def _string(self, v: str) -> int:
+        j = self._index.get(v)
+        if j is None:
+            j = self._index[v] = len(self.strings)
+            self.strings.append(v)
+        return _PLAIN + 2 * j + 1
+
+    def encode(self, values: Any, name: str) -> np.ndarray:
+        """Keys :obj:`[n]` of ids (an integer tensor or array, or a sequence of integers and strings)."""
+        arr = as_int64(values, name)
+        if arr is not None:
+            return self._ints(arr)
+        if isinstance(values, (str, bytes)):
+            raise TypeError(f"'{name}' must be a sequence of ids, not a single string")
+        values = list(values)
+        out = np.empty(len(values), dtype=np.int64)
+        is_int = np.zeros(len(values), dtype=bool)
+        for i, v in enumerate(values):
+            if not _is_int(v) and not isinstance(v, str):
+                raise TypeError(f"'{name}' must hold integers or strings (got {type(v).__name__})")
+            iv = int(v) if _is_int(v) else canonical_int(v)
+            if iv is not None:
+                out[i], is_int[i] = iv, True
+            else:
+                out[i] = self._string(v)
+        if is_int.any():
+            out[is_int] = self._ints(out[is_int])
+        return out
+
+    def decode(self, keys: np.ndarray) -> List[Any]:
+        """The ids (integers or strings) of keys."""
+        out: List[Any] = []
+        wide = self.wide.keys
+        for key in keys.tolist():
+            if key < _PLAIN:
+                out.append(key)
+            elif (key - _PLAIN) % 2 == 0:
+                out.append(int(wide[(key - _PLAIN) // 2]))
+            else:
+                out.append(self.strings[(key - _PLAIN) // 2])
+        return out
+
+    def state(self) -> Dict[str, Any]:
+        """The tables, as tensors and lists."""
+        return {"wide": torch.from_numpy(self.wide.keys.copy()), "strings": list(self.strings)}
+
+    @classmethod
+    def from_state(cls, state: Dict[str, Any]) -> "IdEncoder":
+        """Rebuild from :meth:`state`."""
+        enc = cls()
+        enc.wide = IdMap.from_keys(state["wide"].numpy())
+        enc.strings = list(state["strings"])
+        enc._index = {s: i for i, s in enumerate(enc.strings)}
+        return enc
+
+
+def type_labels(values: Any, name: str) -> np.ndarray:
+    """Node or edge type labels as non-negative ``int64`` (strings: :func:`~kong_pyg.hashing.type_code`)."""
+    arr = as_int64(values, name)
+    if arr is None:
+        if isinstance(values, (str, bytes)):
+            raise TypeError(f"'{name}' must be a sequence of types, not a single string")
+        out = []
+        for v in values:
+            if isinstance(v, str):
+                out.append(type_code(v))
+            elif _is_int(v):
+                out.append(int(v))
+            else:
+                raise TypeError(f"'{name}' must hold integer types or strings (got {type(v).__name__})")
+        arr = np.asarray(out, dtype=np.int64).reshape(-1)
+    if arr.size and (int(arr.min()) < 0 or int(arr.max()) >= MAX_LABEL):
+        raise ValueError(f"'{name}' must hold types in [0, 2^58) (got {int(arr.min())}..{int(arr.max())})")
+    return arr
+
+
+class Columns(NamedTuple):
+    """A checked chunk: encoded ids and type labels, ``int64`` arrays :obj:`[E]`."""
+
+    src: np.ndarray
+    dst: np.ndarray
+    graph: np.ndarray
+    src_type: np.ndarray
+    dst_type: np.ndarray
+    edge_type: Optional[np.ndarray]
+
+    def part(self, lo: int, hi: int) -> "Columns":
+        """Edges :obj:`lo` to :obj:`hi`."""
+        et = None if self.edge_type is None else self.edge_type[lo:hi]
+        return Columns(self.src[lo:hi], self.dst[lo:hi], self.graph[lo:hi], self.src_type[lo:hi],
+                       self.dst_type[lo:hi], et)
+
+
+class Found(NamedTuple):
+    """The dense ids of a sub-chunk's edges (see :meth:`StreamIds.lookup`)."""
+
+    graph: np.ndarray  # [E] graph indices
+    ends: np.ndarray  # [2E] node indices, source and destination of each edge in turn
+    first: np.ndarray  # positions in ends of the nodes new in this sub-chunk, in id order
+    num_graphs: int
+    num_nodes: int
+
+
+class StreamIds:
+    """The id tables of a stream: the encoder, the graphs and the (graph, node) pairs."""
+
+    def __init__(self) -> None:
+        self.enc = IdEncoder()
+        self.graphs = IdMap()
+        self.nodes = IdMap()
+
+    def graph_ids(self) -> List[Any]:
+        """The graph ids, by graph index."""
+        return self.enc.decode(self.graphs.keys)
+
+    def columns(self, src: Any, src_type: Any, dst: Any, dst_type: Any, edge_type: Any, graph: Any,
+                edge_labels: bool) -> Columns:
+        """Check and encode one chunk's columns (nothing is numbered yet but string ids)."""
+        s = self.enc.encode(src, "src")
+        d = self.enc.encode(dst, "dst")
+        e = s.size
+        if d.size != e:
+            raise ValueError(f"'dst' has {d.size} entries but 'src' has {e}")
+        if graph is None:
+            g = np.zeros(e, dtype=np.int64)
+        else:
+            g = self.enc.encode(graph, "graph")
+            if g.size != e:
+                raise ValueError(f"'graph' has {g.size} entries but 'src' has {e}")
+        st = type_labels(src_type, "src_type")
+        dt = type_labels(dst_type, "dst_type")
+        if st.size != e or dt.size != e:
+            raise ValueError(f"'src_type' and 'dst_type' must have {e} entries")
+        et = None
+        if edge_labels:
+            if edge_type is None:
+                raise ValueError("'edge_type' is needed when edge_labels=True")
+            et = type_labels(edge_type, "edge_type")
+            if et.size != e:
+                raise ValueError(f"'edge_type' has {et.size} entries but 'src' has {e}")
+        return Columns(s, d, g, st, dt, et)
+
+    def lookup(self, cols: Columns, insert: bool, pass_index: int) -> Found:
+        """Dense graph and node ids of a sub-chunk (touches only the id tables).
+
+        Args:
+            cols (Columns): The sub-chunk.
+            insert (bool): Number unseen graphs and nodes (pass 1); otherwise
+                they are an error (a later pass must replay pass 1's stream).
+            pass_index (int): The pass, for error messages.
+        """
+        gid, _ = self.graphs.lookup(cols.graph, insert=insert)
+        if not insert and (gid < 0).any():
+            raise ValueError(f"pass {pass_index} met a graph not seen in pass 1: every pass "
+                             "must read the same stream")
+        self._check_graphs()
+        key = np.stack([(gid << _RID_BITS) | cols.src, (gid << _RID_BITS) | cols.dst], axis=1).reshape(-1)
+        ids, first = self.nodes.lookup(key, insert=insert)
+        if not insert and (ids < 0).any():
+            raise ValueError(f"pass {pass_index} met a node not seen in pass 1: every pass "
+                             "must read the same stream")
+        return Found(gid, ids, first, len(self.graphs), len(self.nodes))
+
+    def _check_graphs(self) -> None:
+        if len(self.graphs) > MAX_GRAPHS:
+            raise ValueError(f"a stream holds at most {MAX_GRAPHS} graphs")
+
+    def absorb(self, other: "StreamIds") -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Number :obj:`other`'s graphs and nodes here (new ones after ours, in its order).
+
+        Returns:
+            (numpy.ndarray, numpy.ndarray, numpy.ndarray): Our index of each of
+            :obj:`other`'s graphs and nodes, and the positions (in
+            :obj:`other`'s node order) of the nodes new here, in id order.
+        """
+
+        def rekey(keys: np.ndarray) -> np.ndarray:  # other's encoded ids -> ours
+            keys = keys.copy()
+            rid = keys & _RID_MASK
+            table = rid >= _PLAIN
+            if table.any():
+                rid[table] = self.enc.encode(other.enc.decode(rid[table]), "ids")
+            return (keys >> _RID_BITS << _RID_BITS) | rid
+
+        gmap, _ = self.graphs.lookup(rekey(other.graphs.keys))
+        self._check_graphs()
+        keys = rekey(other.nodes.keys)
+        keys = (gmap[keys >> _RID_BITS] << _RID_BITS) | (keys & _RID_MASK)
+        ids, first = self.nodes.lookup(keys)
+        return gmap, ids, first
+
+    def state(self) -> Dict[str, Any]:
+        """The tables (the ``encoder``, ``graphs`` and ``nodes`` entries of a stream's state)."""
+        return {"encoder": self.enc.state(), "graphs": torch.from_numpy(self.graphs.keys.copy()),
+                "nodes": torch.from_numpy(self.nodes.keys.copy())}
+
+    @classmethod
+    def from_state(cls, state: Dict[str, Any]) -> "StreamIds":
+        """Rebuild from :meth:`state` (or a whole stream state holding those entries)."""
+        out = cls()
+        out.enc = IdEncoder.from_state(state["encoder"])
+        out.graphs = IdMap.from_keys(state["graphs"].numpy())
+        out.nodes = IdMap.from_keys(state["nodes"].numpy())
+        return out
