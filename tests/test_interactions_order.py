@@ -166,3 +166,26 @@ def test_authors_layout_matches_the_brute_force_on_random_logs():
             x, strings = authors_brute_force(user, item, time, ul, il, int(g.user_id), 3)
             assert g.x.tolist() == x
             assert [v[1] for v in kong_strings(g.edge_index, g.x.tolist(), 1)] == strings
+
+
+def test_an_item_gets_the_same_order_in_every_ego_graph_under_the_consistent_shuffle():
+    """The mechanism behind the bias of the per-graph shuffle: an item seen from several ego
+    graphs has one audience order (true or consistently shuffled) in all of them; the per-graph
+    shuffle gives it a different order in each graph."""
+    from kong_pyg import KongSketch
+
+    rng = random.Random(5)
+    pairs = rng.sample([(u, i) for u in range(12) for i in range(3)], 30)
+    user, item = [p[0] for p in pairs], [p[1] for p in pairs]
+    ds = build(user, item, [rng.randrange(1000) for _ in pairs], ul=list(range(12)), il=[0, 1, 2])
+    rows = {}
+    for order in ("edge", "consistent", "random"):
+        layer = KongSketch(k=2, hops=1, dim=256, order=order, seed=1, dtype=torch.float64)
+        for g in graphs(ds):
+            node = layer(g.x, g.edge_index, edge_order=None if order == "random" else g.edge_order)
+            for v in range(1, 1 + int((g.node_type == 1).sum())):  # the ego's items
+                rows.setdefault((order, int(g.n_id[v])), []).append(node[v])
+    same = {order: all(all(torch.equal(r[0], x) for x in r) for (o, _), r in rows.items() if o == order)
+            for order in ("edge", "consistent", "random")}
+    assert same == {"edge": True, "consistent": True, "random": False}
+    assert min(len(r) for r in rows.values()) >= 5  # every item is seen from several graphs
