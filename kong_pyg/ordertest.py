@@ -162,7 +162,7 @@ class OrderTestResult:
                + " | feature CPU s |", "|---|" + "---|" * (len(metrics) + 1)]
         for s in self.settings:
             cells = [format_ci(self.summary(m)[s]) for m in metrics]
-            out.append(f"| {SETTINGS[s]} | " + " | ".join(cells) + f" | {info['feature_cpu_s'][s]:.1f} |")
+            out.append(f"| {SETTINGS[s]} | " + " | ".join(cells) + f" | {info['feature_cpu_s'][s]:.2f} |")
         out += ["", "Paired differences over the same splits (a - b, points); the corrected resampled "
                 "t-test (Nadeau-Bengio) accounts for overlapping training sets:", "",
                 "| a - b | metric | mean | corrected 95 % CI | wins/ties/losses | corrected p | paired t p |",
@@ -237,7 +237,7 @@ def order_test(
     reverse: bool = True,
     seed: int = 0,
     labels: Any = None,
-    edge_order_attr: str = "edge_order",
+    edge_order_attr: Optional[str] = "edge_order",
     **options: Any,
 ) -> OrderTestResult:
     r"""Test whether neighbor order matters for classifying these graphs (see :mod:`kong_pyg.ordertest`).
@@ -268,7 +268,8 @@ def order_test(
         seed (int, optional): Seed of the splits and the shuffles. (default: :obj:`0`)
         labels (optional): Graph labels of a StreamSpot input (a dict, a
             labels file or a tensor; see :class:`~kong_pyg.datasets.StreamSpotGraphs`).
-        edge_order_attr (str, optional): The per-edge key attribute.
+        edge_order_attr (str, optional): The per-edge key attribute;
+            :obj:`None` ignores any key (edge order; no consistent shuffle).
             (default: :obj:`"edge_order"`)
         **options: Other KONG options for every setting (see
             :class:`~kong_pyg.KongConfig`; defaults here :obj:`normalize=True`
@@ -320,8 +321,9 @@ def order_test(
             if len(runs) > 1:
                 seed_scores.setdefault(metric, {})[s] = [list(v) for v in per_seed]
         chosen[s] = {f"{c:g}": sum(r["chosen"].count(c) for r in runs) for c in grid}
-        notes += [f"{s}: {r['not_converged']} of {r['fits']} LinearSVC fits stopped at max_iter"
-                  for r in runs[:1] if r["not_converged"]]
+        stopped, fits = sum(r["not_converged"] for r in runs), sum(r["fits"] for r in runs)
+        if stopped:
+            notes.append(f"{s}: {stopped} of {fits} LinearSVC fits stopped at max_iter")
     test_fraction = float(np.mean([len(te) / len(y) for _, te in parts]))
     comparisons = _compare(settings, scores, test_fraction)
     info = {"num_graphs": len(y), "class_counts": np.bincount(y).tolist(), "key": key, "k": k,
@@ -362,7 +364,7 @@ def order_features(
 
 
 def load_ordered_graphs(source: Any, labels: Any = None,
-                        edge_order_attr: str = "edge_order") -> Tuple[Any, Optional[str]]:
+                        edge_order_attr: Optional[str] = "edge_order") -> Tuple[Any, Optional[str]]:
     """Turn any accepted input of :func:`order_test` into graphs; also say which per-edge key they carry.
 
     Returns:
@@ -391,15 +393,18 @@ def load_ordered_graphs(source: Any, labels: Any = None,
         # arrival order, each as the two directions)
         key = torch.sort(stream.graph, stable=True).indices.repeat_interleave(2)
         assert key.numel() == int(source.slices["edge_index"][-1])
-        source._data[edge_order_attr] = key
-        source.slices[edge_order_attr] = source.slices["edge_index"]
-        source._data_list = None
+        if edge_order_attr:
+            source._data[edge_order_attr] = key
+            source.slices[edge_order_attr] = source.slices["edge_index"]
+            source._data_list = None
     if isinstance(source, InMemoryDataset) and source.slices is not None:
-        return source, edge_order_attr if edge_order_attr in source.slices else None
+        has = bool(edge_order_attr) and edge_order_attr in source.slices
+        return source, edge_order_attr if has else None
     from .graphs import as_graph_sequence
 
     graphs = as_graph_sequence(source)
-    has = all(getattr(graphs[i], edge_order_attr, None) is not None for i in range(len(graphs)))
+    has = bool(edge_order_attr) and all(getattr(graphs[i], str(edge_order_attr), None) is not None
+                                        for i in range(len(graphs)))
     return graphs, edge_order_attr if has else None
 
 

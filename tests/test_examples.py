@@ -93,6 +93,7 @@ def test_ordered_vs_shuffled_as_a_script():
                          capture_output=True, text=True, env=env, timeout=120, cwd=ROOT)
     assert res.returncode == 0, res.stderr
     assert "k = 2 in true order" in res.stdout and "neighbors shuffled" in res.stdout
+    assert "| true - consistent | accuracy |" in res.stdout
 
 
 def test_ordered_vs_shuffled_separates(monkeypatch, capsys):
@@ -100,6 +101,6 @@ def test_ordered_vs_shuffled_separates(monkeypatch, capsys):
     monkeypatch.syspath_prepend(str(EXAMPLES))
     import ordered_vs_shuffled
 
-    res = ordered_vs_shuffled.main(["--num-graphs", "80", "--folds", "4"])
-    acc1, acc2, shuffled = res.values()
-    assert acc2 > 0.9 and acc1 < 0.7 and shuffled < 0.75, res
+    res = ordered_vs_shuffled.main(["--num-graphs", "120", "--splits", "4", "--shuffles", "1"])
+    assert res["true"] > 0.9 and res["k1"] < 0.7, res
+    assert res["consistent"] < 0.75 and res["random"] < 0.75, res

@@ -127,3 +127,11 @@ def test_bad_arguments():
         warnings.simplefilter("ignore")
         with pytest.raises(ValueError, match="at least two classes"):
             kong_pyg.order_test(ds, y=[0] * 20)
+
+
+def test_edge_order_attr_none_ignores_the_key():
+    ds = ProvenanceGraphs(20, seed=3)
+    graphs, key = load_ordered_graphs(ds, edge_order_attr=None)
+    assert key is None and graphs is ds
+    graphs, key = load_ordered_graphs([ds[i] for i in range(4)], edge_order_attr=None)
+    assert key is None and len(graphs) == 4

@@ -208,7 +208,8 @@ def tie_share(time) -> float:
 
     This is the share of the time order that a tie rule decides: 0.507 for
     the 100,000 ratings of MovieLens-100k (99.5 % of those ties are two
-    ratings of the same user in the same second).
+    ratings of the same user in the same second), 0.256 for the 30,062
+    ratings of its single-genre movies.
     """
     t = torch.sort(torch.as_tensor(time).view(-1)).values
     if t.numel() < 2:

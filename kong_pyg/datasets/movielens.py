@@ -15,8 +15,9 @@ github.com/kokiche/KONG) fixes the details; against it:
   :obj:`max_graphs` (seeded subsets).
 * **Ties in time** (:obj:`ties`): 50.7 % of consecutive ratings of
   ``u.data`` share their second with the previous one (99.5 % of those are
-  one user's ratings), so the tie rule decides half of every user's item
-  order. :obj:`"row"` (the default) keeps the file's row order;
+  one user's ratings; 25.6 % among the 30,062 ratings of single-genre
+  movies), so the tie rule decides much of every user's item order.
+  :obj:`"row"` (the default) keeps the file's row order;
   :obj:`"authors"` sorts ties by user id, then movie id, both compared as
   strings (their ``sorted()`` of ``(timestamp, [user, movie, rating])``
   string triples).
