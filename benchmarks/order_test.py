@@ -5,8 +5,10 @@
 
 Each case writes ``<out>/order_test/<case>.json`` and ``<case>.png``; then
 ``<out>/order_test.md`` is rebuilt from every case file present (so cases can
-be re-run one at a time; ``--report-only`` just rebuilds it), followed by
-``<out>/order_test_notes.md`` (the discussion, written by hand) if present.
+be re-run one at a time; ``--report-only`` just rebuilds it), with
+``<out>/order_test_summary.md`` after the header and
+``<out>/order_test_notes.md`` at the end (both written by hand after the runs)
+if present.
 Run from the repository root with the package installed (or
 ``PYTHONPATH=.``). The MovieLens files are copied to a temporary
 folder first (the data folder is never written). The MovieLens folder
@@ -117,6 +119,9 @@ def write_report(args):
 
     out = Path(args.out)
     parts = [HEADER.format(splits=args.splits, shuffles=args.shuffles, num_graphs=args.num_graphs)]
+    summary = out / "order_test_summary.md"
+    if summary.is_file():
+        parts.append(summary.read_text())
     for name in CASES:
         path = out / "order_test" / f"{name}.json"
         if not path.is_file():
