@@ -9,18 +9,23 @@ in from the suffix and prefix codes); the merge is associative, so a tree of
 merges is used. It then checks the result against one process reading the
 whole stream.
 
-Run: python examples/stream_distributed.py --world-size 4
+Run (about 15 s with 2 processes, most of it starting them): python examples/stream_distributed.py
+More shards: python examples/stream_distributed.py --world-size 4
 """
-import argparse
 import socket
+import sys
 import time
+from pathlib import Path
 
 import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
 
-from kong_pyg import KongStream, merge_streams
-from kong_pyg.datasets import synthetic_event_stream
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from example_data import int_at_least, make_parser  # noqa: E402
+
+from kong_pyg import KongStream, merge_streams  # noqa: E402
+from kong_pyg.datasets import synthetic_event_stream  # noqa: E402
 
 
 def columns(stream, lo, hi):
@@ -38,7 +43,7 @@ def tree_merge(states):
 
 def worker(rank, world, port, args):
     dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=world)
-    torch.set_num_threads(1)
+    torch.set_num_threads(args.threads)
     # every process rebuilds the same synthetic stream here; in practice each reads its own shard file
     stream, _ = synthetic_event_stream(args.graphs, seed=args.seed)
     bounds = [stream.num_edges * r // world for r in range(world + 1)]
@@ -63,14 +68,14 @@ def free_port():
         return s.getsockname()[1]
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--world-size", type=int, default=4)
-    ap.add_argument("--graphs", type=int, default=200)
-    ap.add_argument("--k", type=int, default=2)
-    ap.add_argument("--dim", type=int, default=256)
-    ap.add_argument("--seed", type=int, default=0)
-    args = ap.parse_args()
+def main(argv=None):
+    ap = make_parser(__doc__)
+    ap.add_argument("--world-size", type=int_at_least(1), default=2, metavar="N", help="processes (shards)")
+    ap.add_argument("--graphs", type=int_at_least(1), default=200, metavar="N", help="graphs in the stream")
+    ap.add_argument("--k", type=int_at_least(1), default=2, metavar="N", help="k-gram length")
+    ap.add_argument("--dim", type=int_at_least(1), default=256, metavar="B", help="sketch size")
+    ap.add_argument("--seed", type=int_at_least(0), default=0, metavar="N", help="seed of the stream")
+    args = ap.parse_args(argv)
     mp.spawn(worker, args=(args.world_size, free_port(), args), nprocs=args.world_size, join=True)
 
 

@@ -15,7 +15,7 @@ from .streamspot import (
     synthetic_event_stream,
     write_streamspot,
 )
-from .tu import NoNodeLabelsWarning, add_degree_labels, bundled_names, cache_dir, load_tu
+from .tu import NoNodeLabelsWarning, TUGraphs, add_degree_labels, bundled_names, cache_dir, load_tu
 
 __all__ = [
     "InteractionGraphs",
@@ -38,6 +38,7 @@ __all__ = [
     "synthetic_event_stream",
     "format_malformed",
     "load_tu",
+    "TUGraphs",
     "cache_dir",
     "bundled_names",
     "add_degree_labels",

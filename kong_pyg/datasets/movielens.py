@@ -48,10 +48,10 @@ from typing import Callable, List, NamedTuple, Optional
 
 import torch
 from torch import Tensor
-from torch_geometric.data import Data, InMemoryDataset, download_url, extract_zip
-from torch_geometric.io import fs
+from torch_geometric.data import download_url, extract_zip
 
 from .interactions import LAYOUTS, build_ego_graphs
+from .safe_cache import SafeInMemoryDataset
 
 #: The MovieLens-100k archive (the one PyG's ``MovieLens100K`` downloads).
 ML100K_URL = "https://files.grouplens.org/datasets/movielens/ml-100k.zip"
@@ -191,7 +191,7 @@ def read_ml100k(folder: str) -> MovieLensTables:
     )
 
 
-class MovieLensOrdered(InMemoryDataset):
+class MovieLensOrdered(SafeInMemoryDataset):
     r"""MovieLens-100k users as ordered 2-hop ego graphs, class = gender.
 
     The data of the `"KONG: Kernels for ordered-neighborhood graphs"
@@ -220,7 +220,10 @@ class MovieLensOrdered(InMemoryDataset):
     :obj:`ml_dir` copies missing raw files from an existing MovieLens-100k
     folder; otherwise the archive is downloaded from
     :obj:`ML100K_URL` (the URL of PyG's
-    :class:`~torch_geometric.datasets.MovieLens100K`).
+    :class:`~torch_geometric.datasets.MovieLens100K`). The processed file
+    is a plain-array cache keyed by the options and the raw files' content
+    (see :class:`~kong_pyg.datasets.safe_cache.SafeInMemoryDataset`): it is
+    rebuilt when they change, and never unpickled.
 
     .. warning::
         The neighbor order is the order of :obj:`edge_index`; never
@@ -302,7 +305,7 @@ class MovieLensOrdered(InMemoryDataset):
         parts = [self.genre, "sym" if self.symmetric else "dir", "el" if self.edge_labels else "nl",
                  "bal" if self.balance else "all", f"max{self.max_graphs}", f"seed{self.seed}",
                  f"ties-{self.ties}", self.layout]
-        return "ordered2_" + "_".join(parts) + ".pt"
+        return "ordered2_" + "_".join(parts) + ".npz"
 
     def _copy_raw(self, root: str, ml_dir: str) -> None:
         raw_dir = osp.join(root, "raw")
@@ -353,7 +356,7 @@ class MovieLensOrdered(InMemoryDataset):
         n_id[~is_item] = t.user_ids[data.n_id[~is_item]]
         data.n_id = n_id
         data.user_id = t.user_ids[data.user_id]
-        fs.torch_save((data.to_dict(), slices, Data), self.processed_paths[0])
+        self.save_collated(data, slices, self.processed_paths[0])
 
     def __repr__(self) -> str:
         return (f"{self.__class__.__name__}({len(self)}, genre={self.genre!r}, ties={self.ties!r}, "
