@@ -27,6 +27,8 @@ _LAZY: Dict[str, str] = {
     "expand_grid": "kong_pyg.evaluation.grid",
     "paper_grid": "kong_pyg.evaluation.grid",
     "sketch_curve": "kong_pyg.evaluation.classify",
+    "order_test": "kong_pyg.ordertest",
+    "OrderTestResult": "kong_pyg.ordertest",
 }
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
@@ -34,6 +36,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
     from .evaluation.cv import cross_validate
     from .evaluation.grid import expand_grid, paper_grid
     from .nn.kong_sketch import KongSketch
+    from .ordertest import OrderTestResult, order_test
     from .stream import KongStream, merge_streams
     from .strings import brute_force_kernel, kgram_counts, kong_strings
     from .transforms import KongFeatures
@@ -69,5 +72,7 @@ __all__ = [
     "expand_grid",
     "paper_grid",
     "sketch_curve",
+    "order_test",
+    "OrderTestResult",
     "__version__",
 ]

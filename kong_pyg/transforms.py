@@ -9,6 +9,7 @@ from torch_geometric.transforms import BaseTransform
 from .config import KongConfig, check_choice, option_defaults, option_names, resolve_config
 from .engine import cast_checked
 from .nn.kong_sketch import KongSketch
+from .ordering import ORDERS_WITH_KEY
 
 #: KongFeatures' keyword defaults: KongConfig's, with a sketch size (the transform always sketches).
 _DEFAULTS = {**option_defaults(), "dim": 1024}
@@ -91,7 +92,9 @@ class KongFeatures(BaseTransform):
             labels when present. (default: :obj:`True`)
         edge_order_attr (str, optional): The attribute holding a per-edge
             sort key (for example timestamps) that defines the neighbor
-            order, used when present; :obj:`None` ignores any.
+            order, used when present by the orders that read a key
+            (:obj:`"edge"`, :obj:`"reverse"`, :obj:`"consistent"`);
+            :obj:`None` ignores any.
             (default: :obj:`"edge_order"`)
         dtype (torch.dtype, optional): The dtype of the stored features
             (computed in :obj:`torch.float64`). (default: :obj:`torch.float32`)
@@ -200,7 +203,7 @@ class KongFeatures(BaseTransform):
             edge_index = torch.empty(2, 0, dtype=torch.long, device=x.device)
         edge_attr = data.edge_attr
         edge_order = None
-        if self.edge_order_attr is not None:
+        if self.edge_order_attr is not None and self.config.order in ORDERS_WITH_KEY:
             edge_order = getattr(data, self.edge_order_attr, None)
         if isinstance(x, Tensor) and x.device != self.sketch.hashes.coef.device:
             self.sketch.to(x.device)

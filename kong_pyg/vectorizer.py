@@ -15,6 +15,7 @@ from .engine import ExactRows
 from .exact import ExactMapTooLarge, dense_rank
 from .graphs import GraphBatch, as_graph_sequence, iter_graph_batches, split_batch
 from .kgrams import exclusive_cumsum
+from .ordering import ORDERS_WITH_KEY
 from .sketch import SketchHashes
 from .traversals import traversal_rule
 from .vocab import KeyVocab, TupleVocab
@@ -56,7 +57,9 @@ class KongVectorizer(TransformerMixin, BaseEstimator):
             L2-normalizes every graph's row, the normalized kernel
             :math:`K(G,H)/\sqrt{K(G,G)K(H,H)}`).
         edge_order_attr (str, optional): The attribute holding a per-edge
-            sort key that defines the neighbor order, used when present.
+            sort key that defines the neighbor order, used when present by
+            the orders that read a key (:obj:`"edge"`, :obj:`"reverse"`,
+            :obj:`"consistent"`); the others ignore it.
             (default: :obj:`"edge_order"`)
         batch_size (int, optional): Graphs processed together (memory
             stays bounded by one batch). (default: :obj:`4096`)
@@ -175,7 +178,8 @@ class KongVectorizer(TransformerMixin, BaseEstimator):
             bar = tqdm(total=len(graphs), desc="KONG features", unit="graph")
         parts: List[Any] = []
         with torch.no_grad():
-            for gb in iter_graph_batches(graphs, self.batch_size, cfg.edge_labels, self.edge_order_attr):
+            key_attr = self.edge_order_attr if cfg.order in ORDERS_WITH_KEY else None
+            for gb in iter_graph_batches(graphs, self.batch_size, cfg.edge_labels, key_attr):
                 gb = self._to_device(gb)
                 if hashes is None:
                     parts.extend(self._exact_parts(cfg, gb, grow=fit))

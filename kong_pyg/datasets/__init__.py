@@ -1,6 +1,7 @@
 """Graph data sets and streams with ordered neighborhoods."""
 from .interactions import InteractionGraphs, build_ego_graphs, select_users
 from .movielens import MovieLensOrdered, read_ml100k
+from .provenance import ProvenanceGraphs, ProvenanceStream, provenance_stream
 from .streamspot import (
     EdgeChunk,
     EdgeStream,
@@ -22,6 +23,9 @@ __all__ = [
     "select_users",
     "MovieLensOrdered",
     "read_ml100k",
+    "ProvenanceGraphs",
+    "ProvenanceStream",
+    "provenance_stream",
     "EdgeChunk",
     "StreamSpotReader",
     "EdgeStream",
