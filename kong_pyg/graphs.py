@@ -5,7 +5,7 @@ Front-ends and baselines that work on many graphs at once read them through
 disjoint union (node indices shifted), straight from an in-memory dataset's
 collated storage when it has one (no per-graph Python work).
 """
-from typing import Any, Iterator, NamedTuple, Optional, Sequence, Tuple, Union
+from typing import Any, Iterator, List, NamedTuple, Optional, Sequence, Tuple, Union
 
 import torch
 from torch import Tensor
@@ -126,17 +126,7 @@ def _slice_store(dataset, store, start, stop, edge_labels, edge_order_attr) -> G
     else:
         nodes = _ranges(xs[idx], n_sizes)
         edges = _ranges(es[idx], e_sizes)
-    offset = exclusive_cumsum(n_sizes)
-    g_of_edge = torch.repeat_interleave(torch.arange(idx.numel()), e_sizes)
-    local = data.edge_index[:, edges]
-    bad = ((local < 0) | (local >= n_sizes[g_of_edge])).any(dim=0)
-    if bool(bad.any()):
-        g = start + int(g_of_edge[bad.nonzero()[0, 0]])
-        raise ValueError(
-            f"graph {g}: 'edge_index' holds node indices outside [0, {int(n_sizes[g - start])}) "
-            "(an edge into another graph, or a negative index)"
-        )
-    edge_index = local + offset[g_of_edge]
+    edge_index = _union_edges(data.edge_index[:, edges], n_sizes, e_sizes, start)
     batch = torch.repeat_interleave(torch.arange(idx.numel()), n_sizes)
     attr = None
     if edge_labels and "edge_attr" in slices and data.edge_attr is not None:
@@ -147,49 +137,103 @@ def _slice_store(dataset, store, start, stop, edge_labels, edge_order_attr) -> G
     return GraphBatch(data.x[nodes], edge_index, attr, order, batch, start, idx.numel())
 
 
+def _union_edges(local: Tensor, n_sizes: Tensor, e_sizes: Tensor, start: int) -> Tensor:
+    """Shift each graph's local :obj:`edge_index` by its node offset, checking it first."""
+    dev = local.device
+    n_sizes, e_sizes = n_sizes.to(dev), e_sizes.to(dev)
+    g_of_edge = torch.repeat_interleave(torch.arange(n_sizes.numel(), device=dev), e_sizes,
+                                        output_size=local.size(1))
+    size_of_edge = n_sizes.index_select(0, g_of_edge)
+    bad = ((local < 0) | (local >= size_of_edge)).any(dim=0)
+    if bool(bad.any()):
+        g = int(g_of_edge[bad.nonzero()[0, 0]])
+        raise ValueError(
+            f"graph {start + g}: 'edge_index' holds node indices outside [0, {int(n_sizes[g])}) "
+            "(an edge into another graph, or a negative index)"
+        )
+    return local + exclusive_cumsum(n_sizes)[:-1].index_select(0, g_of_edge)
+
+
+def _attributes(d: Any) -> Any:
+    """A graph's attributes as a mapping (a ``Data``'s own dict: no ``getattr`` per key)."""
+    mapping = getattr(getattr(d, "_store", None), "_mapping", None)
+    return mapping if isinstance(mapping, dict) else _GetAttr(d)
+
+
+class _GetAttr:
+    """``getattr`` as a mapping (graphs that are not :class:`~torch_geometric.data.Data`)."""
+
+    def __init__(self, obj: Any):
+        self.obj = obj
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return getattr(self.obj, key, default)
+
+
+def _cat(parts: List[Tensor], dim: int) -> Tensor:
+    """:func:`torch.cat`, or a view where the parts lie side by side in one storage.
+
+    Graphs taken from a PyG dataset one by one are views into its collated
+    storage, so their union is one more view (no copy).
+    """
+    first = parts[0]
+    if len(parts) > 1 and all(isinstance(t, Tensor) for t in parts):
+        ptr, stride = first.untyped_storage().data_ptr(), first.stride()
+        offset, step = first.storage_offset(), stride[dim] if first.dim() > dim else 0
+        shape = list(first.shape)
+        ok = step > 0 and all(
+            t.dtype == first.dtype and t.device == first.device and t.dim() == first.dim() for t in parts
+        )
+        total = 0
+        if ok:
+            for t in parts:
+                if (t.storage_offset() != offset + total * step or t.stride() != stride
+                        or t.untyped_storage().data_ptr() != ptr
+                        or any(a != b for j, (a, b) in enumerate(zip(t.shape, shape)) if j != dim)):
+                    ok = False
+                    break
+                total += t.size(dim)
+        if ok:
+            shape[dim] = total
+            return first.as_strided(shape, stride, offset)
+    return torch.cat(parts, dim=dim)
+
+
 def _concat(chunk, start, edge_labels, edge_order_attr) -> GraphBatch:
-    xs, eis, attrs, orders, sizes = [], [], [], [], []
-    for i, d in enumerate(chunk):
-        x = getattr(d, "x", None)
+    maps = [_attributes(d) for d in chunk]
+    xs = [a.get("x") for a in maps]
+    eis = [a.get("edge_index") for a in maps]
+    for i, (x, ei) in enumerate(zip(xs, eis)):
         if x is None:
             raise ValueError(
                 f"graph {start + i} has no 'x': KONG needs node labels (set "
                 "data.x, for instance to node degrees)"
             )
-        if x.size(0) == 0:
-            raise ValueError(f"graph {start + i} is empty (no nodes); KONG needs at least one node")
-        xs.append(x)
-        eis.append(d.edge_index)
-        sizes.append(x.size(0))
-        if edge_labels:
-            attrs.append(getattr(d, "edge_attr", None))
-        if edge_order_attr:
-            orders.append(getattr(d, edge_order_attr, None))
-    n_sizes = torch.tensor(sizes)
-    offset = exclusive_cumsum(n_sizes)
-    for i, ei in enumerate(eis):
         if not isinstance(ei, Tensor) or ei.dim() != 2 or ei.size(0) != 2:
             raise ValueError(f"graph {start + i}: 'edge_index' must be a [2, num_edges] tensor")
-        if ei.numel() and (int(ei.min()) < 0 or int(ei.max()) >= sizes[i]):
-            raise ValueError(
-                f"graph {start + i}: 'edge_index' holds node indices outside "
-                f"[0, {sizes[i]})"
-            )
-    edge_index = torch.cat([ei + off for ei, off in zip(eis, offset.tolist())], dim=1)
+    n_sizes = torch.tensor([x.size(0) for x in xs], dtype=torch.long)
+    if bool((n_sizes == 0).any()):
+        raise ValueError(f"graph {start + int((n_sizes == 0).nonzero()[0])} is empty (no nodes); "
+                         "KONG needs at least one node")
+    e_sizes = torch.tensor([ei.size(1) for ei in eis], dtype=torch.long)
+    edge_index = _union_edges(_cat(eis, 1), n_sizes, e_sizes, start)
 
-    def _all_or_none(values, name):
+    def _all_or_none(key: Optional[str]) -> Optional[Tensor]:
+        if not key:
+            return None
+        values = [a.get(key) for a in maps]
         present = [v is not None for v in values]
-        if not values or not any(present):
+        if not any(present):
             return None
         if not all(present):
             first = present.index(False)
-            raise ValueError(f"graph {start + first} has no '{name}' but others have one")
-        return torch.cat(values, dim=0)
+            raise ValueError(f"graph {start + first} has no '{key}' but others have one")
+        return _cat(values, 0)
 
     batch = torch.repeat_interleave(torch.arange(len(chunk)), n_sizes)
     return GraphBatch(
-        torch.cat(xs, dim=0), edge_index, _all_or_none(attrs, "edge_attr"),
-        _all_or_none(orders, edge_order_attr), batch, start, len(chunk),
+        _cat(xs, 0), edge_index, _all_or_none("edge_attr" if edge_labels else None),
+        _all_or_none(edge_order_attr), batch, start, len(chunk),
     )
 
 
