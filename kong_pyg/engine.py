@@ -444,6 +444,20 @@ def node_maps(
 # -- 5 (sketched): graph readout ------------------------------------------------------
 
 
+def _hash_steps(hashes: SketchHashes, steps: Steps) -> List[List[Tuple[Tensor, Tensor]]]:
+    """Bucket and sign :obj:`[M]` of every occurrence of every step (first sketch), one hash per length."""
+    by_len: dict = {}
+    for occ in steps:
+        for o in occ:
+            by_len.setdefault(o.grams.size(1), []).append(o.grams)
+    parts: dict = {}
+    for n, grams in by_len.items():
+        bucket, sign = hashes.hash(grams[0] if len(grams) == 1 else torch.cat(grams))
+        sizes = [g.size(0) for g in grams]
+        parts[n] = list(zip(bucket[:, 0].split(sizes), sign[:, 0].split(sizes)))
+    return [[parts[o.grams.size(1)].pop(0) for o in occ] for occ in steps]
+
+
 def linear_graph_sketch(
     cfg: KongConfig,
     hashes: SketchHashes,
@@ -463,12 +477,22 @@ def linear_graph_sketch(
     rule = traversal_rule(cfg)
     out = torch.zeros(num_graphs, b, dtype=torch.float64, device=weight.device)
     omega = walk_weights(prep.hood, weight, cfg.hops)
-    hashed = [[hashes.hash(o.grams) for o in occ] for occ in steps]
+    hashed = _hash_steps(hashes, steps)
+    shifted = rule.shifted()
+    shift = hashes.shift[0].tolist() if shifted else None
+    flip = hashes.flip[0].tolist() if shifted else None
+    index: List[Tensor] = []
+    value: List[Tensor] = []
     for j, level, _ in rule.linear_terms(len(steps), cfg.hops):
-        shift, flip = hashes.level(0, level) if rule.shifted() else (0, torch.ones((), dtype=torch.float64))
         for o, (bucket, sign) in zip(steps[j], hashed[j]):
-            col = (bucket[:, 0] + shift) % b
-            place(out, batch[o.node], col, sign[:, 0] * flip.to(sign.dtype) * omega[level - j][o.node])
+            col = bucket if shift is None else (bucket + shift[level]) % b
+            val = sign if flip is None else sign * flip[level]
+            # one graph (a transform's call): every row is 0
+            index.append(col if num_graphs == 1 else batch.index_select(0, o.node) * b + col)
+            value.append(val * omega[level - j].index_select(0, o.node))
+    if index:  # one scatter, in the order of the terms (the same sums as one scatter per term)
+        out.view(-1).scatter_add_(0, index[0] if len(index) == 1 else torch.cat(index),
+                                  value[0] if len(value) == 1 else torch.cat(value))
     const = get_kernel(cfg.kernel).const_value(cfg)
     if const:
         bucket, sign = hashes.const_token()
@@ -486,11 +510,14 @@ def graph_sketch(
     num_graphs: int,
     aggregate: Optional[Aggregate] = None,
     switch_ratio: Optional[float] = None,
+    check: bool = True,
 ) -> Tensor:
     r"""Sketched graph maps :obj:`[num_graphs, b]` (``float64``): :math:`\sum_{v \in G} \phi(c_v)`.
 
     Linear maps go through :func:`linear_graph_sketch`, the others through
     :func:`node_maps`; with :obj:`cfg.normalize` every row is L2-normalized.
+    With :obj:`check`, an overflow is an error here (callers that cast the
+    result with :func:`cast_checked` may leave it to that).
     """
     kernel = get_kernel(cfg.kernel)
     if kernel.is_linear(cfg):
@@ -502,7 +529,8 @@ def graph_sketch(
         out = linear_graph_sketch(cfg, hashes, prep, steps, weight, batch, num_graphs)
     else:
         out = node_maps(cfg, hashes, prep, steps, batch, num_graphs, aggregate, switch_ratio)
-    check_finite(out, cfg, "sketch")
+    if check:
+        check_finite(out, cfg, "sketch")
     return normalize_rows(out) if cfg.normalize else out
 
 
@@ -519,7 +547,8 @@ def check_finite(values: Tensor, cfg: KongConfig, what: str) -> None:
 def cast_checked(out: Tensor, dtype: torch.dtype, cfg: KongConfig) -> Tensor:
     """:obj:`out` (``float64``, finite) in :obj:`dtype`, or a clear error where it overflows there."""
     res = out.to(dtype)
-    if res.dtype != out.dtype and res.numel() and not bool(torch.isfinite(res).all()):
+    if res.numel() and not bool(torch.isfinite(res).all()):
+        check_finite(out, cfg, "sketch")  # overflowed already in float64
         big = float(out.abs().max())
         hint = "dtype=torch.float64" + ("" if cfg.kernel == "cosine" else ", kernel='cosine'")
         raise ValueError(

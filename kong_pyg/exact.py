@@ -259,8 +259,8 @@ def row_norms(rows: Rows, num_rows: int) -> Tensor:
 def walk_weights(hood: Neighborhoods, weight: Tensor, hops: int) -> List[Tensor]:
     r""":math:`\omega_0 = weight`, :math:`\omega_d = A^\top \omega_{d-1}`."""
     out = [weight]
-    for _ in range(hops):
-        out.append(scatter(out[-1].index_select(0, hood.center), hood.nbr, 0, weight.numel(), "sum"))
+    for _ in range(hops):  # (index_add_ sums in edge order, as a scatter does)
+        out.append(torch.zeros_like(weight).index_add_(0, hood.nbr, out[-1].index_select(0, hood.center)))
     return out
 
 

@@ -136,7 +136,7 @@ def labels(t, name: str, length: int) -> Tensor:
         top = t.gather(1, arg.view(-1, 1)).view(-1)
         onehot = (t.sum(dim=1) == 1) & (top == 1)
         if t.is_floating_point():
-            if not (bool(onehot.all()) and float(t.min()) >= 0):
+            if not bool(onehot.all() & (t.min() >= 0)):  # (one sync)
                 raise TypeError(
                     f"'{name}' holds floating-point values that are not one-hot "
                     "rows; KONG needs discrete labels (integers or one-hot)"

@@ -97,9 +97,9 @@ def _bigram_step_simple(
     node_sym: Tensor,
     edge_sym: Optional[Tensor],
     with_label: bool,
-    nbr_len: Tensor,
+    nbr_len: Optional[Tensor],
 ) -> tuple:
-    """:func:`_bigram_step` when no neighbor string is empty.
+    """:func:`_bigram_step` when no neighbor string is empty (:obj:`nbr_len` None: all of length 1).
 
     Then the pieces of a node are [label] (edge symbol, neighbor)* with no
     gaps, so the crossings come straight from consecutive edges: (edge
@@ -113,9 +113,9 @@ def _bigram_step_simple(
     # one-symbol strings (the first step) have the same first and last symbol
     tail = head if state.suffix is state.prefix else state.suffix[:, 0].index_select(0, nbr)
     lead = head if edge_sym is None else edge_sym  # first symbol of each edge's pieces
-    same = center[1:] == center[:-1]
-    node = [center[:-1][same]]
-    grams = [torch.stack([tail[:-1][same], lead[1:][same]], dim=1)]
+    pair = (center[1:] == center[:-1]).nonzero().view(-1)  # consecutive edges of one node
+    node = [center.index_select(0, pair)]
+    grams = [torch.stack([tail.index_select(0, pair), lead[1:].index_select(0, pair)], dim=1)]
     if edge_sym is not None:
         node.append(center)
         grams.append(torch.stack([edge_sym, head], dim=1))
@@ -132,8 +132,11 @@ def _bigram_step_simple(
     else:
         prefix = torch.where(has, first_sym, BREAK)
         suffix = torch.where(has, last_sym, BREAK)
-    length = torch.full((n,), int(with_label), dtype=torch.long, device=node_sym.device)
-    length.index_add_(0, center, nbr_len if edge_sym is None else nbr_len + 1)
+    if nbr_len is None:  # one-symbol neighbor strings: the length is a function of the degree
+        length = deg * (1 + int(edge_sym is not None)) + int(with_label)
+    else:
+        length = torch.full((n,), int(with_label), dtype=torch.long, device=node_sym.device)
+        length.index_add_(0, center, nbr_len if edge_sym is None else nbr_len + 1)
     cat_node = node[0] if len(node) == 1 else torch.cat(node)
     cat_grams = grams[0] if len(grams) == 1 else torch.cat(grams)
     out = {2: Occurrences(cat_node, cat_grams)}
@@ -158,6 +161,8 @@ def _bigram_step(
     n = node_sym.numel()
     center, nbr, ptr = hood.center, hood.nbr, hood.segments
     lab, esy = int(with_label), int(edge_sym is not None)
+    if state.suffix is state.prefix:  # the first step's one-symbol strings (see occurrences)
+        return _bigram_step_simple(state, hood, node_sym, edge_sym, with_label, None)
     nbr_len = state.length.index_select(0, nbr)
     if bool((nbr_len > 0).all()):
         return _bigram_step_simple(state, hood, node_sym, edge_sym, with_label, nbr_len)
@@ -287,9 +292,11 @@ def occurrences(
     n = node_sym.numel()
     nodes = torch.arange(n, device=node_sym.device)
     labels = Occurrences(nodes, node_sym.view(-1, 1))
-    state = initial_state(node_sym, k)
-    if k == 2:  # one-symbol strings: the suffix is the prefix (read-only here)
-        state = StringState(state.length, state.prefix, state.prefix)
+    if k == 2:  # one-symbol strings of length 1: the suffix is the prefix (read-only here)
+        sym = node_sym.view(-1, 1)
+        state = StringState(torch.ones_like(node_sym), sym, sym)
+    else:
+        state = initial_state(node_sym, k)
     for step in range(hops + 1):
         found = []
         if 1 in lengths and rule.label_step(step):

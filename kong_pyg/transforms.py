@@ -7,7 +7,6 @@ from torch_geometric.data import Batch, Data
 from torch_geometric.transforms import BaseTransform
 
 from .config import KongConfig, check_choice, option_defaults, option_names, resolve_config
-from .engine import cast_checked
 from .nn.kong_sketch import KongSketch
 
 #: KongFeatures' keyword defaults: KongConfig's, with a sketch size (the transform always sketches).
@@ -145,9 +144,9 @@ class KongFeatures(BaseTransform):
         if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
             raise TypeError(f"'dtype' must be a floating-point torch.dtype (got {dtype})")
         self.dtype = dtype
-        #: The :class:`~kong_pyg.KongSketch` that computes the features (in
-        #: ``float64``; the result is cast to :obj:`dtype`).
-        self.sketch = KongSketch(config=cfg, dtype=torch.float64)
+        #: The :class:`~kong_pyg.KongSketch` that computes the features
+        #: (in ``float64``, returned as :obj:`dtype`).
+        self.sketch = KongSketch(config=cfg, dtype=dtype)
 
     @property
     def config(self) -> KongConfig:
@@ -204,13 +203,13 @@ class KongFeatures(BaseTransform):
             self.sketch.to(x.device)
         if self.node_attr is not None:
             node = self.sketch(x, edge_index, edge_attr, edge_order)
-            data[self.node_attr] = cast_checked(node, self.dtype, self.config)
+            data[self.node_attr] = node
         if self.graph_attr is not None:
             batch, num_graphs = None, None
             if isinstance(data, Batch):
                 batch, num_graphs = data.batch, data.num_graphs
             out = self.sketch.readout(x, edge_index, batch, edge_attr, edge_order, num_graphs)
-            data[self.graph_attr] = cast_checked(out, self.dtype, self.config)
+            data[self.graph_attr] = out
         return data
 
     def __repr__(self) -> str:
