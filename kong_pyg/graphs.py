@@ -5,6 +5,7 @@ Front-ends and baselines that work on many graphs at once read them through
 disjoint union (node indices shifted), straight from an in-memory dataset's
 collated storage when it has one (no per-graph Python work).
 """
+import copy
 from typing import Any, Iterator, List, NamedTuple, Optional, Sequence, Tuple, Union
 
 import torch
@@ -260,4 +261,38 @@ def split_batch(gb: GraphBatch) -> Tuple[GraphBatch, GraphBatch]:
     return parts[0], parts[1]
 
 
-__all__ = ["GraphBatch", "as_graph_sequence", "iter_graph_batches", "split_batch"]
+
+def compact_graphs(graphs: Any) -> List[Any]:
+    r"""The graphs as a list whose tensors own just their own memory: small when pickled.
+
+    A graph taken from a PyG data set (:obj:`dataset[i]`, or a list of them)
+    holds *views* into the data set's collated storage, and pickling a view
+    pickles the whole storage: 188 MUTAG graphs pickle to about 60 MB (the
+    data set itself too, once it has cached its graphs), and
+    :class:`~sklearn.model_selection.GridSearchCV` with :obj:`n_jobs > 1`
+    sends that to every worker task. The compact list pickles to about
+    0.5 MB and gives the same features.
+
+    Args:
+        graphs (Sequence[Data] or Dataset): The graphs.
+
+    Returns:
+        List[Data]: Shallow copies whose tensors are copies of the viewed rows.
+
+    Example:
+        >>> X = compact_graphs(TUDataset(root, "MUTAG"))
+        >>> GridSearchCV(make_pipeline(KongVectorizer(k=2), SVC()), grid, n_jobs=2).fit(X, y)
+    """
+    graphs = as_graph_sequence(graphs)
+    out = []
+    for i in range(len(graphs)):
+        d = copy.copy(graphs[i])
+        attrs = _attributes(d)
+        for key, value in list(attrs.items()) if isinstance(attrs, dict) else []:
+            if isinstance(value, Tensor) and value.untyped_storage().nbytes() > value.nbytes:
+                d[key] = value.clone()
+        out.append(d)
+    return out
+
+
+__all__ = ["GraphBatch", "as_graph_sequence", "compact_graphs", "iter_graph_batches", "split_batch"]
