@@ -262,6 +262,23 @@ def split_batch(gb: GraphBatch) -> Tuple[GraphBatch, GraphBatch]:
 
 
 
+def count_nodes(graphs: Any) -> int:
+    """The total number of nodes (rows of :obj:`x`) of a sequence of graphs."""
+    store = _collated(graphs)
+    if store is not None:
+        sizes = store[1]["x"]
+        idx = torch.as_tensor(graphs.indices(), dtype=torch.long)
+        return int((sizes[idx + 1] - sizes[idx]).sum())
+    total = 0
+    for i in range(len(graphs)):
+        x = _attributes(graphs[i]).get("x")
+        if x is None:
+            raise ValueError(f"graph {i} has no 'x': KONG needs node labels (set data.x, for instance to "
+                             "node degrees)")
+        total += x.size(0)
+    return total
+
+
 def compact_graphs(graphs: Any) -> List[Any]:
     r"""The graphs as a list whose tensors own just their own memory: small when pickled.
 
@@ -295,4 +312,6 @@ def compact_graphs(graphs: Any) -> List[Any]:
     return out
 
 
-__all__ = ["GraphBatch", "as_graph_sequence", "compact_graphs", "iter_graph_batches", "split_batch"]
+__all__ = [
+    "GraphBatch", "as_graph_sequence", "compact_graphs", "count_nodes", "iter_graph_batches", "split_batch",
+]

@@ -153,8 +153,8 @@ def ordered_neighborhoods(
         by_center = center.index_select(0, perm)
     if num_nodes < 2**31:  # a 32-bit key sorts about twice as fast
         by_center = by_center.int()
-    sorted_center, order = torch.sort(by_center, stable=True)
-    perm = order if perm is None else perm.index_select(0, order)
+    sorted_center, grouping = torch.sort(by_center, stable=True)
+    final = grouping if perm is None else perm.index_select(0, grouping)
     ptr = torch.zeros(num_nodes + 1, dtype=torch.long, device=device)
     torch.cumsum(torch.bincount(center, minlength=num_nodes), 0, out=ptr[1:])
-    return Neighborhoods(sorted_center.long(), nbr.index_select(0, perm), perm, ptr)
+    return Neighborhoods(sorted_center.long(), nbr.index_select(0, final), final, ptr)

@@ -8,7 +8,8 @@ from torch_geometric.data import Batch, Data
 from torch_geometric.transforms import BaseTransform
 
 from .config import KongConfig, check_choice, check_int, option_defaults, option_names, resolve_config
-from .graphs import as_graph_sequence, iter_graph_batches
+from .engine import torch_threads
+from .graphs import as_graph_sequence, count_nodes, iter_graph_batches
 from .nn.kong_sketch import KongSketch
 
 #: KongFeatures' keyword defaults: KongConfig's, with a sketch size (the transform always sketches).
@@ -156,6 +157,11 @@ class KongFeatures(BaseTransform):
         return self.sketch.config
 
     @property
+    def out_dim(self) -> int:
+        """The feature dimension :obj:`dim`."""
+        return int(self.config.dim or 0)
+
+    @property
     def normalize(self) -> bool:
         """Whether graph features are L2-normalized."""
         return self.config.normalize
@@ -214,7 +220,8 @@ class KongFeatures(BaseTransform):
             data[self.graph_attr] = out
         return data
 
-    def transform_dataset(self, dataset: Any, batch_size: int = 1024, progress: bool = False) -> Any:
+    def transform_dataset(self, dataset: Any, batch_size: int = 1024, progress: bool = False,
+                          threads: Optional[int] = 1) -> Any:
         r"""Adds the features to every graph of a data set at once: the fast path.
 
         The same numbers as applying the transform graph by graph (same
@@ -239,6 +246,9 @@ class KongFeatures(BaseTransform):
             dataset (InMemoryDataset or Sequence[Data]): The graphs.
             batch_size (int, optional): Graphs per batch. (default: :obj:`1024`)
             progress (bool, optional): Show a progress bar. (default: :obj:`False`)
+            threads (int, optional): PyTorch threads meanwhile (see
+                :class:`~kong_pyg.KongVectorizer`; :obj:`None` keeps PyTorch's
+                setting). (default: :obj:`1`)
 
         Returns:
             The same :obj:`dataset` (in-memory) or a new list.
@@ -247,27 +257,38 @@ class KongFeatures(BaseTransform):
         store = _stored_graphs(dataset)
         graphs = as_graph_sequence(dataset if store is None else store)
         total = len(graphs)
-        node_parts: List[Tensor] = []
-        graph_parts: List[Tensor] = []
+        dim = self.out_dim
+        # the outputs are filled batch by batch: the peak is the output plus one batch
+        node = graph = None
+        if self.node_attr is not None:
+            node = torch.empty(count_nodes(graphs), dim, dtype=self.dtype)
+        if self.graph_attr is not None:
+            graph = torch.empty(total, dim, dtype=self.dtype)
         bar = None
         if progress:
             from tqdm.auto import tqdm
 
             bar = tqdm(total=total, desc="KONG features", unit="graph")
-        for gb in iter_graph_batches(graphs, batch_size, self.config.edge_labels, self.edge_order_attr):
-            if gb.x.device != self.sketch.hashes.coef.device:
-                self.sketch.to(gb.x.device)
-            if self.node_attr is not None:
-                node_parts.append(self.sketch(gb.x, gb.edge_index, gb.edge_attr, gb.edge_order))
-            if self.graph_attr is not None:
-                graph_parts.append(self.sketch.readout(gb.x, gb.edge_index, gb.batch, gb.edge_attr,
-                                                       gb.edge_order, gb.num_graphs))
-            if bar is not None:
-                bar.update(gb.num_graphs)
+        lo = 0
+        with torch_threads(threads):
+            for gb in iter_graph_batches(graphs, batch_size, self.config.edge_labels, self.edge_order_attr):
+                if gb.x.device != self.sketch.hashes.coef.device:
+                    self.sketch.to(gb.x.device)
+                if node is not None:
+                    if node.device != gb.x.device:
+                        node = node.to(gb.x.device)
+                    hi = lo + gb.x.size(0)
+                    node[lo:hi] = self.sketch(gb.x, gb.edge_index, gb.edge_attr, gb.edge_order)
+                    lo = hi
+                if graph is not None:
+                    if graph.device != gb.x.device:
+                        graph = graph.to(gb.x.device)
+                    graph[gb.start : gb.start + gb.num_graphs] = self.sketch.readout(
+                        gb.x, gb.edge_index, gb.batch, gb.edge_attr, gb.edge_order, gb.num_graphs)
+                if bar is not None:
+                    bar.update(gb.num_graphs)
         if bar is not None:
             bar.close()
-        node = _joined(node_parts)
-        graph = _joined(graph_parts)
         if store is not None:
             return _store_features(dataset, self.node_attr, node, self.graph_attr, graph)
         return _attach_features(graphs, self.node_attr, node, self.graph_attr, graph)
@@ -285,12 +306,6 @@ class KongFeatures(BaseTransform):
         ]
         return f"{self.__class__.__name__}({', '.join(args)})"
 
-
-
-def _joined(parts: List[Tensor]) -> Optional[Tensor]:
-    if not parts:
-        return None
-    return parts[0] if len(parts) == 1 else torch.cat(parts)
 
 
 def _stored_graphs(dataset: Any) -> Any:
