@@ -111,7 +111,8 @@ def test_compact_graphs_pickle_small_and_give_the_same_features(mutag):
     small = compact_graphs(mutag)
     big_size, small_size = len(pickle.dumps(views)), len(pickle.dumps(small))
     assert small_size * 20 < big_size and small_size < 2_000_000
-    assert all(torch.equal(a.x, b.x) and torch.equal(a.edge_index, b.edge_index) for a, b in zip(views, small))
+    assert all(torch.equal(a.x, b.x) and torch.equal(a.edge_index, b.edge_index)
+               for a, b in zip(views, small))
     assert views[0].x.untyped_storage().nbytes() > views[0].x.nbytes  # the input still views its storage
     assert same_csr(KongVectorizer(k=2).fit_transform(small), KongVectorizer(k=2).fit_transform(mutag))
     assert count_nodes(small) == count_nodes(mutag) == mutag._data.x.size(0)
