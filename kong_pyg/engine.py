@@ -411,11 +411,13 @@ def node_maps(
     num_graphs: Optional[int] = None,
     aggregate: Optional[Aggregate] = None,
     switch_ratio: Optional[float] = None,
+    out: Optional[Tensor] = None,
 ) -> Tensor:
     r"""Sketched node maps :obj:`[N, b]` (``float64``); with :obj:`batch` their sums per graph.
 
     Works through the nodes in chunks, so with :obj:`batch` the memory beyond
-    the count vectors is one chunk of :obj:`[p, chunk, b]`.
+    the count vectors is one chunk of :obj:`[p, chunk, b]`. :obj:`out`, if
+    given, receives the result (``float64``, the right shape).
     """
     n, p, b = prep.num_nodes, hashes.degree, hashes.dim
     dev = prep.node_sym.device
@@ -430,7 +432,7 @@ def node_maps(
             norms = row_norms(counts.rows, n)
     rows_out = n if batch is None else num_graphs
     assert rows_out is not None
-    out = torch.zeros(rows_out, b, dtype=torch.float64, device=dev)
+    out = torch.zeros(rows_out, b, dtype=torch.float64, device=dev) if out is None else out.zero_()
     chunk = max(1, CHUNK_ENTRIES // (p * b))
     for lo in range(0, n, chunk):
         hi = min(lo + chunk, n)
@@ -468,16 +470,20 @@ def linear_graph_sketch(
     weight: Tensor,
     batch: Tensor,
     num_graphs: int,
+    out: Optional[Tensor] = None,
 ) -> Tensor:
     r""":math:`\sum_v w_v\, CS(c_v)` per graph, for a linear map (:math:`p = 1`).
 
     The sum over nodes commutes with the propagation (walk weights
     :math:`\omega`, :func:`~kong_pyg.exact.walk_weights`), so no node
-    sketch is ever built.
+    sketch is ever built. :obj:`out`, if given, receives the result.
     """
     b = hashes.dim
     rule = traversal_rule(cfg)
-    out = torch.zeros(num_graphs, b, dtype=torch.float64, device=weight.device)
+    if out is None:
+        out = torch.zeros(num_graphs, b, dtype=torch.float64, device=weight.device)
+    else:
+        out.zero_()
     omega = walk_weights(prep.hood, weight, cfg.hops)
     hashed = _hash_steps(hashes, steps)
     shifted = rule.shifted()
@@ -513,13 +519,16 @@ def graph_sketch(
     aggregate: Optional[Aggregate] = None,
     switch_ratio: Optional[float] = None,
     check: bool = True,
+    out: Optional[Tensor] = None,
 ) -> Tensor:
     r"""Sketched graph maps :obj:`[num_graphs, b]` (``float64``): :math:`\sum_{v \in G} \phi(c_v)`.
 
     Linear maps go through :func:`linear_graph_sketch`, the others through
     :func:`node_maps`; with :obj:`cfg.normalize` every row is L2-normalized.
     With :obj:`check`, an overflow is an error here (callers that cast the
-    result with :func:`cast_checked` may leave it to that).
+    result with :func:`cast_checked` may leave it to that). :obj:`out`, if
+    given (``float64`` :obj:`[num_graphs, b]`), receives the result, so that
+    a caller can write batch after batch into one output array.
     """
     kernel = get_kernel(cfg.kernel)
     if kernel.is_linear(cfg):
@@ -528,12 +537,12 @@ def graph_sketch(
             norms = exact_norms(cfg, prep, index_grams(steps))
         weight = kernel.node_weight(cfg, norms, torch.ones(prep.num_nodes, dtype=torch.float64,
                                                             device=prep.node_sym.device))
-        out = linear_graph_sketch(cfg, hashes, prep, steps, weight, batch, num_graphs)
+        out = linear_graph_sketch(cfg, hashes, prep, steps, weight, batch, num_graphs, out)
     else:
-        out = node_maps(cfg, hashes, prep, steps, batch, num_graphs, aggregate, switch_ratio)
+        out = node_maps(cfg, hashes, prep, steps, batch, num_graphs, aggregate, switch_ratio, out)
     if check:
         check_finite(out, cfg, "sketch")
-    return normalize_rows(out) if cfg.normalize else out
+    return normalize_rows(out, in_place=True) if cfg.normalize else out
 
 
 def check_finite(values: Tensor, cfg: KongConfig, what: str) -> None:
@@ -601,10 +610,11 @@ def torch_threads(threads: Optional[int]) -> Iterator[None]:
         torch.set_num_threads(old)
 
 
-def normalize_rows(out: Tensor) -> Tensor:
-    """L2-normalize every row (a zero row stays zero)."""
+def normalize_rows(out: Tensor, in_place: bool = False) -> Tensor:
+    """L2-normalize every row (a zero row stays zero); :obj:`in_place` overwrites :obj:`out`."""
     norm = out.norm(dim=1, keepdim=True)
-    return out / torch.where(norm > 0, norm, torch.ones_like(norm))
+    scale = torch.where(norm > 0, norm, torch.ones_like(norm))
+    return out.div_(scale) if in_place else out / scale
 
 
 __all__ = [

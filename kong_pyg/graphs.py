@@ -178,25 +178,25 @@ def _cat(parts: List[Tensor], dim: int) -> Tensor:
     storage, so their union is one more view (no copy).
     """
     first = parts[0]
-    if len(parts) > 1 and all(isinstance(t, Tensor) for t in parts):
-        ptr, stride = first.untyped_storage().data_ptr(), first.stride()
-        offset, step = first.storage_offset(), stride[dim] if first.dim() > dim else 0
-        shape = list(first.shape)
-        ok = step > 0 and all(
-            t.dtype == first.dtype and t.device == first.device and t.dim() == first.dim() for t in parts
-        )
-        total = 0
-        if ok:
-            for t in parts:
-                if (t.storage_offset() != offset + total * step or t.stride() != stride
-                        or t.untyped_storage().data_ptr() != ptr
-                        or any(a != b for j, (a, b) in enumerate(zip(t.shape, shape)) if j != dim)):
-                    ok = False
-                    break
-                total += t.size(dim)
-        if ok:
-            shape[dim] = total
-            return first.as_strided(shape, stride, offset)
+    if len(parts) > 1 and isinstance(first, Tensor) and first.dim() > dim and first.layout == torch.strided:
+        stride, dtype, shape = first.stride(), first.dtype, first.shape
+        other = shape[:dim] + shape[dim + 1:]
+        step = stride[dim] * first.element_size()
+        expect, total = first.data_ptr(), 0
+        for t in parts:  # each part starts where the previous one ends, with the same layout
+            if not isinstance(t, Tensor) or t.data_ptr() != expect or t.dtype != dtype or t.stride() != stride:
+                break
+            size = t.shape
+            if size[:dim] + size[dim + 1:] != other:
+                break
+            expect += size[dim] * step
+            total += size[dim]
+        else:
+            last = parts[-1]
+            if step > 0 and last.untyped_storage().data_ptr() == first.untyped_storage().data_ptr():
+                new_shape = list(shape)
+                new_shape[dim] = total
+                return first.as_strided(new_shape, stride, first.storage_offset())
     return torch.cat(parts, dim=dim)
 
 
@@ -212,11 +212,11 @@ def _concat(chunk, start, edge_labels, edge_order_attr) -> GraphBatch:
             )
         if not isinstance(ei, Tensor) or ei.dim() != 2 or ei.size(0) != 2:
             raise ValueError(f"graph {start + i}: 'edge_index' must be a [2, num_edges] tensor")
-    n_sizes = torch.tensor([x.size(0) for x in xs], dtype=torch.long)
+    n_sizes = torch.tensor([x.shape[0] for x in xs], dtype=torch.long)
     if bool((n_sizes == 0).any()):
         raise ValueError(f"graph {start + int((n_sizes == 0).nonzero()[0])} is empty (no nodes); "
                          "KONG needs at least one node")
-    e_sizes = torch.tensor([ei.size(1) for ei in eis], dtype=torch.long)
+    e_sizes = torch.tensor([ei.shape[1] for ei in eis], dtype=torch.long)
     edge_index = _union_edges(_cat(eis, 1), n_sizes, e_sizes, start)
 
     def _all_or_none(key: Optional[str]) -> Optional[Tensor]:

@@ -203,9 +203,16 @@ class KongVectorizer(TransformerMixin, BaseEstimator):
                 else:
                     prep = engine.prepare(cfg, gb.x, gb.edge_index, gb.edge_attr, gb.edge_order)
                     steps = engine.kgram_steps(cfg, prep)
-                    out = engine.graph_sketch(cfg, hashes, prep, steps, gb.batch, gb.num_graphs)
+                    rows = None
                     if dense is not None:
-                        dense[gb.start : gb.start + gb.num_graphs] = out.cpu().numpy()
+                        rows = dense[gb.start : gb.start + gb.num_graphs]
+                    if rows is not None and gb.x.device.type == "cpu":  # written in place
+                        engine.graph_sketch(cfg, hashes, prep, steps, gb.batch, gb.num_graphs,
+                                            out=torch.from_numpy(rows))
+                    else:
+                        out = engine.graph_sketch(cfg, hashes, prep, steps, gb.batch, gb.num_graphs)
+                        if rows is not None:
+                            rows[:] = out.cpu().numpy()
                 if bar is not None:
                     bar.update(gb.num_graphs)
         if bar is not None:
