@@ -232,7 +232,8 @@ def write_markdown(path: Path, results, meta, args) -> None:
         "# Feature time: KONG vs GraKeL's WL feature extraction",
         "",
         f"CPU time (`time.process_time`), median of {meta['repeats']} interleaved runs after one warm-up,",
-        f"h = {meta['hops']}, one PyTorch thread, {meta['cpu']} ({meta['cores']} cores), torch {meta['torch']};",
+        f"h = {meta['hops']}, one PyTorch thread, {meta['cpu']} ({meta['cores']} cores), "
+        f"torch {meta['torch']};",
         f"{meta['load_before']} before, {meta['load_after']} after. Produced by",
         f"`python benchmarks/bench_core.py --repeats {meta['repeats']} --out {args.out}"
         + (f" --json {args.json}`." if args.json else "`."),
@@ -251,15 +252,18 @@ def write_markdown(path: Path, results, meta, args) -> None:
         for r in results:
             s = r["seconds"]
             base = s.get(GRAKEL)
-            cells = [f"{s[f'{n} | {source}'] * 1000:.1f}" + (f" ({base / s[f'{n} | {source}']:.1f}x)" if base else "")
-                     for n in names]
+            cells = []
+            for n in names:
+                t = s[f"{n} | {source}"]
+                cells.append(f"{t * 1000:.1f}" + (f" ({base / t:.1f}x)" if base else ""))
             lines.append(f"| {r['dataset']} | {r['graphs']} | {r['edges']} | "
                          + (f"{base * 1000:.1f}" if base else "-") + " | " + " | ".join(cells) + " |")
         lines.append("")
     floors = [r for r in results if FLOOR in r["seconds"]]
     if floors:
         lines += ["## Against a compiled loop (exact k = 2, h = 2, BFS)", "",
-                  "| data set | C floor | KONG dataset | KONG list | ratio dataset | ratio list | same counts |",
+                  "| data set | C floor | KONG dataset | KONG list | ratio dataset | ratio list "
+                  "| same counts |",
                   "|---|---|---|---|---|---|---|"]
         for r in floors:
             s = r["seconds"]

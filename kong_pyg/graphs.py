@@ -184,7 +184,9 @@ def _cat(parts: List[Tensor], dim: int) -> Tensor:
         step = stride[dim] * first.element_size()
         expect, total = first.data_ptr(), 0
         for t in parts:  # each part starts where the previous one ends, with the same layout
-            if not isinstance(t, Tensor) or t.data_ptr() != expect or t.dtype != dtype or t.stride() != stride:
+            if not isinstance(t, Tensor) or t.data_ptr() != expect:
+                break
+            if t.dtype != dtype or t.stride() != stride:
                 break
             size = t.shape
             if size[:dim] + size[dim + 1:] != other:
