@@ -210,7 +210,7 @@ class KongFeatures(BaseTransform):
         if isinstance(x, Tensor) and x.device != self.sketch.hashes.coef.device:
             self.sketch.to(x.device)
         if self.node_attr is not None:
-            node = self.sketch(x, edge_index, edge_attr, edge_order)
+            node = self.sketch.node_maps(x, edge_index, edge_attr, edge_order)  # = self.sketch(...)
             data[self.node_attr] = node
         if self.graph_attr is not None:
             batch, num_graphs = None, None
@@ -278,7 +278,7 @@ class KongFeatures(BaseTransform):
                     if node.device != gb.x.device:
                         node = node.to(gb.x.device)
                     hi = lo + gb.x.size(0)
-                    node[lo:hi] = self.sketch(gb.x, gb.edge_index, gb.edge_attr, gb.edge_order)
+                    node[lo:hi] = self.sketch.node_maps(gb.x, gb.edge_index, gb.edge_attr, gb.edge_order)
                     lo = hi
                 if graph is not None:
                     if graph.device != gb.x.device:

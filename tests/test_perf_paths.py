@@ -159,3 +159,16 @@ def test_sketched_maps_of_one_graph_and_of_a_batch_agree_bitwise(mutag):
         assert torch.equal(layer.readout(g.x, g.edge_index, edge_attr=g.edge_attr)[0], batched[i])
     dense = KongVectorizer(k=2, dim=64, batch_size=5).fit_transform(mutag[:12])
     assert np.array_equal(dense, batched.numpy())
+
+
+@pytest.mark.parametrize("opts", [
+    dict(k=2), dict(k=3, hops=3, traversal="wl"), dict(k=2, kernel="cosine", degree=2, const=1.0),
+    dict(k=2, kernel="cosine", norm="sketch", blended=True), dict(k=1, hops=3, degree=3, const=2.0),
+])
+def test_node_maps_from_exact_rows_equal_forward(mutag, opts):
+    layer = KongSketch(dim=64, dtype=torch.float64, **opts)
+    gb = next(iter_graph_batches(mutag[:20], 100))
+    ref = layer(gb.x, gb.edge_index, gb.edge_attr)
+    assert torch.equal(layer.node_maps(gb.x, gb.edge_index, gb.edge_attr), ref)
+    layer.switch_ratio = 0.0  # straight to dense propagation
+    assert torch.equal(layer.node_maps(gb.x, gb.edge_index, gb.edge_attr), ref)

@@ -265,6 +265,37 @@ class KongSketch(MessagePassing):
                 out[lo:hi] = engine.cast_checked(maps, self.out_dtype, cfg)  # (checks for overflow)
             return out
 
+    def node_maps(
+        self,
+        x: Tensor,
+        edge_index: Tensor,
+        edge_attr: Optional[Tensor] = None,
+        edge_order: Optional[Tensor] = None,
+    ) -> Tensor:
+        r"""The node features of :meth:`forward`, computed as :meth:`readout` computes node sketches.
+
+        Exact sparse count rows, sketched at the end, switching to
+        :meth:`propagate` once they outgrow the dense sketches
+        (:func:`kong_pyg.engine.node_maps`): much cheaper than dense
+        propagation while the strings are short (few k-grams per node), and
+        the same numbers (Count-Sketches of integer counts are exact).
+        """
+        with torch.no_grad():
+            cfg = self.config
+            prep = self.prepare(x, edge_index, edge_attr, edge_order)
+            n = prep.num_nodes
+            steps = engine.kgram_steps(cfg, prep)
+            built: List[engine.Aggregate] = []
+
+            def agg(y: Tensor, inject: Optional[Tensor]) -> Tensor:  # built on first use only
+                if not built:
+                    built.append(self.aggregator(engine.edges_of(cfg, prep), n))
+                return built[0](y, inject)
+
+            maps = engine.node_maps(cfg, self.hashes, prep, steps, aggregate=agg,
+                                    switch_ratio=self.switch_ratio)
+            return engine.cast_checked(maps, self.out_dtype, cfg)
+
     # -- graph level -----------------------------------------------------------------
 
     @torch.compiler.disable
