@@ -545,9 +545,20 @@ def graph_sketch(
     return normalize_rows(out, in_place=True) if cfg.normalize else out
 
 
+def all_finite(values: Tensor) -> bool:
+    """Whether every entry is finite: one pass, no temporary (``isfinite`` makes two full-size ones).
+
+    The minimum and maximum are finite iff no entry is infinite or NaN (NaN propagates).
+    """
+    if values.numel() == 0:
+        return True
+    low, high = torch.aminmax(values)
+    return bool(torch.isfinite(low) & torch.isfinite(high))
+
+
 def check_finite(values: Tensor, cfg: KongConfig, what: str) -> None:
     """Raise a clear error instead of returning an overflowed (inf/NaN) result."""
-    if values.numel() and not bool(torch.isfinite(values).all()):
+    if not all_finite(values):
         hint = "fewer hops" + ("" if cfg.kernel == "cosine" else " or kernel='cosine' (bounded node maps)")
         raise ValueError(
             f"the KONG {what} overflowed float64: with hops={cfg.hops} (degree={cfg.degree}) the k-gram "
@@ -558,7 +569,7 @@ def check_finite(values: Tensor, cfg: KongConfig, what: str) -> None:
 def cast_checked(out: Tensor, dtype: torch.dtype, cfg: KongConfig) -> Tensor:
     """:obj:`out` (``float64``, finite) in :obj:`dtype`, or a clear error where it overflows there."""
     res = out.to(dtype)
-    if res.numel() and not bool(torch.isfinite(res).all()):
+    if not all_finite(res):
         check_finite(out, cfg, "sketch")  # overflowed already in float64
         big = float(out.abs().max())
         hint = "dtype=torch.float64" + ("" if cfg.kernel == "cosine" else ", kernel='cosine'")
@@ -642,6 +653,7 @@ __all__ = [
     "available_cores",
     "torch_threads",
     "check_finite",
+    "all_finite",
     "cast_checked",
     "SWITCH_RATIO",
     "CHUNK_ENTRIES",
