@@ -119,8 +119,8 @@ def main(argv=None) -> int:
         res["threads_seconds"] = threads_under_load(nci1, args.repeats)
         print(res["threads_seconds"])
         code = PEAK.format(root=str(ROOT), folder=tmp, name=nci1.name, dim=4096)
-        base, peak, size = map(int, subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                                                  check=True).stdout.split())
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+        base, peak, size = map(int, done.stdout.split())
         res["peak_memory"] = {"output_bytes": size, "peak_above_start_bytes": peak - base,
                               "dataset": nci1.name, "dim": 4096}
         print(res["peak_memory"])
