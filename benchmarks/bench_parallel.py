@@ -6,8 +6,8 @@
   ``SVC`` pipeline on MUTAG, with both (wall time: workers are processes);
 * ``KongVectorizer`` with 1 and 2 PyTorch threads, alone and next to a
   competing CPU-bound process (wall time, median of interleaved runs);
-* peak memory (max RSS, in a fresh process) of a sketched map against its
-  output size.
+* peak memory of a sketched map against its output size (Linux: the peak
+  RSS ``VmHWM`` of a fresh process, reset after the warm-up).
 
     python benchmarks/bench_parallel.py --data-root ../shared/data/tu \\
         --out docs/results/bench_parallel.md --json docs/results/bench_parallel.json
@@ -34,17 +34,24 @@ from kong_pyg import KongVectorizer, compact_graphs  # noqa: E402
 DEFAULT_ROOT = Path(__file__).resolve().parents[2] / "shared" / "data" / "tu"
 
 PEAK = """
-import resource, sys, torch
+import sys, torch
 sys.path.insert(0, {root!r})
 torch.set_num_threads(1)
 from torch_geometric.datasets import TUDataset
 from kong_pyg import KongVectorizer
+
+def status(key):
+    for line in open("/proc/self/status"):
+        if line.startswith(key):
+            return int(line.split()[1]) * 1024
+
 ds = TUDataset({folder!r}, {name!r})
 KongVectorizer(k=2, dim={dim}).fit_transform(ds[:20])  # imports and warm-up
-base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+with open("/proc/self/clear_refs", "w") as f:  # reset the peak (VmHWM) to the current RSS
+    f.write("5")
+base = status("VmRSS")
 out = KongVectorizer(k=2, dim={dim}).fit_transform(ds)
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-print(base * 1024, peak * 1024, out.nbytes)
+print(base, status("VmHWM"), out.nbytes)
 """
 
 
