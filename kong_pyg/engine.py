@@ -603,8 +603,8 @@ def torch_threads(threads: Optional[int]) -> Iterator[None]:
     :obj:`None` leaves PyTorch's setting alone. The KONG pipeline is many
     mid-sized tensor operations: a second thread gains little on a quiet
     machine and, when another process competes for the cores, makes every
-    parallel operation wait for a descheduled thread (batch maps measured 5
-    to 15 times slower with 2 threads than with 1 on a loaded 2-core machine).
+    parallel operation wait for a descheduled thread (batch maps measured 6
+    to 14 times slower with 2 threads than with 1 on a loaded 2-core machine).
     """
     if threads is None:
         yield
