@@ -25,10 +25,8 @@ Sum aggregation is pluggable (:data:`Aggregate`): the default multiplies by
 a sparse adjacency matrix; :class:`~kong_pyg.KongSketch` passes its own
 :meth:`~torch_geometric.nn.conv.MessagePassing.propagate`.
 """
-import os
 import warnings
-from contextlib import contextmanager
-from typing import Callable, Iterator, List, NamedTuple, Optional, Sequence, Tuple
+from typing import Callable, List, NamedTuple, Optional, Sequence, Tuple
 
 import torch
 from torch import Tensor
@@ -580,47 +578,6 @@ def cast_checked(out: Tensor, dtype: torch.dtype, cfg: KongConfig) -> Tensor:
     return res
 
 
-def available_cores() -> int:
-    """The CPU cores this process is given: its affinity mask, capped by a cgroup CPU quota."""
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):  # not on Linux
-        cores = os.cpu_count() or 1
-    try:
-        with open("/sys/fs/cgroup/cpu.max") as f:  # cgroup v2: "quota period" or "max period"
-            quota, period = f.read().split()[:2]
-        if quota != "max":
-            cores = min(cores, max(1, int(int(quota) / int(period))))
-    except (OSError, ValueError):
-        pass
-    return max(1, cores)
-
-
-@contextmanager
-def torch_threads(threads: Optional[int]) -> Iterator[None]:
-    """Run a block with :obj:`threads` PyTorch threads (at most :func:`available_cores`), then restore.
-
-    :obj:`None` leaves PyTorch's setting alone. The KONG pipeline is many
-    mid-sized tensor operations: a second thread gains little on a quiet
-    machine and, when another process competes for the cores, makes every
-    parallel operation wait for a descheduled thread (batch maps measured 6
-    to 14 times slower with 2 threads than with 1 on a loaded 2-core machine).
-    """
-    if threads is None:
-        yield
-        return
-    old = torch.get_num_threads()
-    want = max(1, min(int(threads), available_cores()))
-    if want == old:
-        yield
-        return
-    torch.set_num_threads(want)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(old)
-
-
 def normalize_rows(out: Tensor, in_place: bool = False) -> Tensor:
     """L2-normalize every row (a zero row stays zero); :obj:`in_place` overwrites :obj:`out`."""
     norm = out.norm(dim=1, keepdim=True)
@@ -650,8 +607,6 @@ __all__ = [
     "linear_graph_sketch",
     "graph_sketch",
     "normalize_rows",
-    "available_cores",
-    "torch_threads",
     "check_finite",
     "all_finite",
     "cast_checked",

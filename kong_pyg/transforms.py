@@ -8,9 +8,9 @@ from torch_geometric.data import Batch, Data
 from torch_geometric.transforms import BaseTransform
 
 from .config import KongConfig, check_choice, check_int, option_defaults, option_names, resolve_config
-from .engine import torch_threads
 from .graphs import as_graph_sequence, count_nodes, iter_graph_batches
 from .nn.kong_sketch import KongSketch
+from .threads import torch_threads
 
 #: KongFeatures' keyword defaults: KongConfig's, with a sketch size (the transform always sketches).
 _DEFAULTS = {**option_defaults(), "dim": 1024}

@@ -16,6 +16,7 @@ from .exact import ExactMapTooLarge, dense_rank
 from .graphs import GraphBatch, as_graph_sequence, iter_graph_batches, split_batch
 from .kgrams import exclusive_cumsum
 from .sketch import SketchHashes
+from .threads import torch_threads
 from .traversals import traversal_rule
 from .vocab import KeyVocab, TupleVocab
 
@@ -68,7 +69,7 @@ class KongVectorizer(TransformerMixin, BaseEstimator):
             keeps PyTorch's setting. One thread is the robust choice: the
             work is many mid-sized tensor operations that gain little from a
             second thread and slow down several-fold when another process
-            competes for the cores (see :func:`kong_pyg.engine.torch_threads`).
+            competes for the cores (see :func:`kong_pyg.threads.torch_threads`).
             Process-level parallelism (:obj:`n_jobs`) is not offered: on the
             TU data sets one process computes the maps in well under a
             second, and graphs sent to workers must first be made small to
@@ -134,19 +135,19 @@ class KongVectorizer(TransformerMixin, BaseEstimator):
 
     def fit(self, graphs, y=None) -> "KongVectorizer":
         """Learn the columns (exact mode) from :obj:`graphs`."""
-        with engine.torch_threads(self._threads()):
+        with torch_threads(self._threads()):
             self._run(graphs, fit=True, keep=False)
         return self
 
     def fit_transform(self, graphs, y=None):
         """:meth:`fit` and :meth:`transform` in one pass."""
-        with engine.torch_threads(self._threads()):
+        with torch_threads(self._threads()):
             return self._run(graphs, fit=True, keep=True)
 
     def transform(self, graphs):
         """Features :obj:`[n_graphs, n_features]` of :obj:`graphs`."""
         check_is_fitted(self, "n_features_out_")
-        with engine.torch_threads(self._threads()):
+        with torch_threads(self._threads()):
             return self._run(graphs, fit=False, keep=True)
 
     def get_feature_names_out(self, input_features=None) -> np.ndarray:

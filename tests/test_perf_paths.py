@@ -9,9 +9,9 @@ from torch_geometric.loader import DataLoader
 
 from kong_pyg import KongFeatures, KongSketch, KongVectorizer, compact_graphs
 from kong_pyg.datasets import load_tu
-from kong_pyg.engine import available_cores, torch_threads
 from kong_pyg.graphs import _cat, count_nodes, iter_graph_batches
 from kong_pyg.inputs import labels
+from kong_pyg.threads import available_cores, torch_threads
 
 
 @pytest.fixture(scope="module")
