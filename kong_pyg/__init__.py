@@ -16,6 +16,7 @@ _LAZY: Dict[str, str] = {
     "KongSketch": "kong_pyg.nn.kong_sketch",
     "KongVectorizer": "kong_pyg.vectorizer",
     "KongFeatures": "kong_pyg.transforms",
+    "compact_graphs": "kong_pyg.graphs",
     "KongStream": "kong_pyg.stream",
     "merge_streams": "kong_pyg.stream",
     "kong_strings": "kong_pyg.strings",
@@ -35,6 +36,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
     from .evaluation.classify import ClassifyResult, classify, sketch_curve
     from .evaluation.cv import cross_validate
     from .evaluation.grid import expand_grid, paper_grid
+    from .graphs import compact_graphs
     from .nn.kong_sketch import KongSketch
     from .ordertest import OrderTestResult, order_test
     from .stream import KongStream, merge_streams
@@ -61,6 +63,7 @@ __all__ = [
     "KongSketch",
     "KongVectorizer",
     "KongFeatures",
+    "compact_graphs",
     "KongStream",
     "merge_streams",
     "kong_strings",

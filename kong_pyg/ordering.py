@@ -168,17 +168,18 @@ def ordered_neighborhoods(
     else:  # random: a seeded permutation drawn on the CPU, same on any device
         gen = torch.Generator().manual_seed(int(seed))
         key = torch.randperm(m, generator=gen).to(device)
-    perm = torch.arange(m, device=device)
+    by_center = center
+    perm: Optional[Tensor] = None
     if key is not None:
         perm = _stable_argsort(key)
     if reverse:  # the whole order backwards, ties included
-        perm = perm.flip(0)
-    by_center = center[perm]
+        perm = torch.arange(m - 1, -1, -1, device=device) if perm is None else perm.flip(0)
+    if perm is not None:
+        by_center = center.index_select(0, perm)
     if num_nodes < 2**31:  # a 32-bit key sorts about twice as fast
         by_center = by_center.int()
-    perm = perm[_stable_argsort(by_center)]
-    count = torch.zeros(num_nodes, dtype=torch.long, device=device)
-    count.index_add_(0, center, torch.ones_like(center))
+    sorted_center, grouping = torch.sort(by_center, stable=True)
+    final = grouping if perm is None else perm.index_select(0, grouping)
     ptr = torch.zeros(num_nodes + 1, dtype=torch.long, device=device)
-    torch.cumsum(count, 0, out=ptr[1:])
-    return Neighborhoods(center[perm], nbr[perm], perm, ptr)
+    torch.cumsum(torch.bincount(center, minlength=num_nodes), 0, out=ptr[1:])
+    return Neighborhoods(sorted_center.long(), nbr.index_select(0, final), final, ptr)
