@@ -11,7 +11,7 @@ cache misses on every step.
 :func:`first_appearance` gives the same numbering to one tensor known in full
 (a sort, which is faster when nothing is stored yet).
 """
-from typing import Optional, Tuple
+from typing import Optional, Tuple, Union
 
 import numpy as np
 import torch
@@ -22,13 +22,15 @@ _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 MAX_ID_DIGITS = 18
 
 
-def canonical_int(token: str) -> Optional[int]:
+def canonical_int(token: Union[str, bytes]) -> Optional[int]:
     """The integer a canonical decimal id token spells (:obj:`"12"`; not :obj:`"012"`, :obj:`"+1"`), or None.
 
     Tokens of more than :data:`MAX_ID_DIGITS` digits are not integers either:
-    they stay tokens.
+    they stay tokens. A :obj:`bytes` token follows the same rule (ASCII
+    digits only).
     """
-    canonical = token == "0" or token[:1] != "0"
+    zero = "0" if isinstance(token, str) else b"0"
+    canonical = token == zero or token[:1] != zero
     if token.isascii() and token.isdigit() and canonical and len(token) <= MAX_ID_DIGITS:
         return int(token)
     return None

@@ -67,25 +67,30 @@ def test_one_parser_for_whole_and_chunked_reading(tmp_path):
     buf = io.StringIO()
     write_streamspot(stream, buf)
     lines = buf.getvalue().split("\n")
-    # a lone \r (kept inside a line), \r\n, a blank line, a malformed line, a missing final newline
-    lines[3] = lines[3] + "\r" + lines[4]  # one malformed line of 11 fields
+    # a lone \r (a line end, as in text mode), \r\n, a blank line, a malformed line, no final newline
+    lines[3] = lines[3] + "\r" + lines[4]
+    del lines[4]
     lines[5] = lines[5] + "\r"
-    lines[8:8] = ["", "one\ttwo"]
-    text = "\n".join(lines).rstrip("\n")
+    lines[8:8] = ["", "one\ttwo", " \t "]
+    text = "\ufeff" + "\n".join(lines).rstrip("\n")
     path = tmp_path / "s.tsv"
     path.write_bytes(text.encode())
     reader = StreamSpotReader(str(path), chunk_size=17)
     chunks = list(reader)
     want_edges = sum(len(c.src) for c in chunks)
     want_bad = [(b.line_no, b.reason) for b in reader.malformed]
-    assert reader.num_malformed == 2 and want_edges == stream.num_edges - 1  # line 4 is malformed
-    for source in (str(path), io.StringIO(text), io.BytesIO(text.encode()), text.split("\n")):
-        got, bad, n_bad = read_streamspot(source)
-        assert got.num_edges == want_edges and [(b.line_no, b.reason) for b in bad] == want_bad
-        assert n_bad == 2
-        assert torch.equal(got.edge_type, torch.from_numpy(np.concatenate([c.edge_type for c in chunks])))
-        assert got.graph_ids == [str(g) for g in dict.fromkeys(
-            reader.decode(int(g)) for c in chunks for g in c.graph)]
+    assert reader.num_malformed == 1 and want_edges == stream.num_edges and reader.num_blank == 2
+    assert reader.num_lines == want_edges + 3
+    assert want_bad == [(11, "expected 6 tab-separated fields, got 2")]
+    with open(path, encoding="utf-8") as text_mode, open(path, "rb") as binary:
+        sources = (str(path), io.StringIO(text), io.BytesIO(text.encode()), text.split("\n"), text_mode, binary)
+        for source in sources:
+            got, bad, n_bad = read_streamspot(source)
+            assert got.num_edges == want_edges and [(b.line_no, b.reason) for b in bad] == want_bad
+            assert n_bad == 1
+            assert torch.equal(got.edge_type, torch.from_numpy(np.concatenate([c.edge_type for c in chunks])))
+            assert got.graph_ids == [str(g) for g in dict.fromkeys(
+                reader.decode(int(g)) for c in chunks for g in c.graph)]
 
 
 def test_first_appearance_is_the_id_map_numbering():
