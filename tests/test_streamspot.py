@@ -83,7 +83,8 @@ def test_one_parser_for_whole_and_chunked_reading(tmp_path):
     assert reader.num_lines == want_edges + 3
     assert want_bad == [(11, "expected 6 tab-separated fields, got 2")]
     with open(path, encoding="utf-8") as text_mode, open(path, "rb") as binary:
-        sources = (str(path), io.StringIO(text), io.BytesIO(text.encode()), text.split("\n"), text_mode, binary)
+        sources = (str(path), io.StringIO(text), io.BytesIO(text.encode()), text.split("\n"), text_mode,
+                   binary)
         for source in sources:
             got, bad, n_bad = read_streamspot(source)
             assert got.num_edges == want_edges and [(b.line_no, b.reason) for b in bad] == want_bad

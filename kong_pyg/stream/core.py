@@ -1,7 +1,7 @@
 r""":class:`KongStream`: the state of a stream and its passes (see :mod:`kong_pyg.stream`)."""
 import os
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Dict, List, Optional, Union
+from typing import Any, Dict, List, Optional, Tuple, Union
 
 import numpy as np
 import torch
@@ -12,15 +12,19 @@ from ..kernels import get_kernel
 from ..kgrams import StringState, gram_lengths
 from ..sketch import SketchHashes, SymbolHashTable
 from ..traversals import Traversal, traversal_rule
+from .checkpoint import check_arrays, check_layout, load_checkpoint, save_checkpoint
 from .ids import Columns, Found, StreamIds
 from .output import linear_sketches, node_map_sketches
 from .passes import Sink, first_pass_chunk, label_head, later_pass_chunk
-from .sources import atomic_save, fit_source
+from .replay import to_signed, to_unsigned
+from .sources import fit_source
 from .state import NodeState, add_rows, grow_rows, row_blocks
 
 _MAX_SUB = 1 << 18  # edges per internal sub-chunk
 _PIPELINE = False  # look up the ids of the next sub-chunk in a second thread (see docs/results/stream.md)
-_STATE_VERSION = 1
+_STATE_VERSION = 2  # 2: replay checksums and the source's fingerprint; 1 still loads
+_MASK = (1 << 64) - 1
+_DTYPES = ("float64", "float32", "float16", "bfloat16")
 
 #: The stream's defaults of the KONG options (they differ from KongConfig's).
 STREAM_DEFAULTS: Dict[str, Any] = dict(k=1, hops=1, traversal="bfs", dim=1024, kernel="poly", degree=1,
@@ -188,13 +192,18 @@ class KongStream:
         self._ids = StreamIds()
         self._table = SymbolHashTable(self.hashes, self.dtype)
         self._nodes = NodeState(self.k)
-        self._rows = torch.zeros(0, self.dim, dtype=self.dtype)
+        self._rows = torch.zeros(0, self.dim, dtype=self.dtype)  # graph rows (linear map)
+        self._pass_rows = torch.zeros(0, self.dim, dtype=self.dtype)  # grams of a pass >= 2 (linear, last)
         #: The pass being read (1-based).
         self.pass_index = 1
         #: Edges consumed in the current pass.
         self.position = 0
         #: Edges of the stream (counted in pass 1).
         self.num_edges = 0
+        #: The fingerprint of the source, if the caller gave one (see :meth:`fit`).
+        self.source: Optional[str] = None
+        self._first: Optional[int] = None  # checksum of pass 1 (unknown: None)
+        self._current: Optional[int] = 0  # checksum of the current pass so far (unknown: None)
         self._nodes.add("node_graph", (), torch.long, 0)
         self._nodes.add("node_sym", (), torch.long, 0)
         self._nodes.add_strings("seg")
@@ -229,12 +238,16 @@ class KongStream:
         """Where the grams of the current pass go (call after the arrays grew)."""
         if self._needs_node_sketch(self.pass_index):  # node sketches are level-free
             return Sink(self._table, self._nodes["Y"], None, None)
-        return Sink(self._table, self._rows, self._nodes["node_graph"], self._block(self.pass_index))
+        # pass 1 (h = 1) adds into the graph rows, which then hold nothing else; a later (last) pass
+        # into rows of its own: the rows of the earlier levels stay apart (shards of the pass then add up)
+        rows = self._rows if self.pass_index == 1 else self._pass_rows
+        return Sink(self._table, rows, self._nodes["node_graph"], self._block(self.pass_index))
 
     def _rows_for(self, g: int) -> None:
         """Graph rows for :obj:`g` graphs (the linear map only)."""
         if self.linear:
             self._rows = grow_rows(self._rows, g)
+            self._pass_rows = grow_rows(self._pass_rows, g)
 
     # -- input --------------------------------------------------------------
 
@@ -254,14 +267,22 @@ class KongStream:
 
         In pass 1 a node's label is its type on its first edge (later types
         of the same node are ignored). In a later pass (after
-        :meth:`end_pass`) the chunks must replay the stream of pass 1.
-        Bad columns (lengths, dtypes, types) are rejected before any edge is
-        consumed; should an update fail midway nonetheless (a later pass
-        meeting an unknown node, too many graphs), reload the last checkpoint.
+        :meth:`end_pass`) the chunks must replay the stream of pass 1: a
+        chunk that would read past pass 1's edge count is refused, and the
+        end of the pass checks the count and a checksum of the edges
+        (:meth:`check_replay`). Bad columns (lengths, dtypes, types) are
+        rejected before any edge is consumed; should an update fail midway
+        nonetheless (a later pass meeting an unknown node, too many graphs),
+        reload the last checkpoint.
         """
         with torch.no_grad():
             cols = self._ids.columns(src, src_type, dst, dst_type, edge_type, graph, self.edge_labels)
             e = cols.src.size
+            if self.pass_index > 1 and self.position + e > self.num_edges:
+                raise ValueError(
+                    f"pass {self.pass_index} would read {self.position + e} edges but pass 1 read "
+                    f"{self.num_edges}: every pass must read the same stream"
+                )
             parts = [cols.part(lo, min(lo + _MAX_SUB, e)) for lo in range(0, e, _MAX_SUB)]
             first_pass = self.pass_index == 1
 
@@ -279,6 +300,8 @@ class KongStream:
                         ahead = pool.submit(lookup, j + 1)
                 else:
                     found = lookup(j)
+                if self._current is not None:
+                    self._current = (self._current + self._ids.checksum(part, self.position)) & _MASK
                 self._consume(found, part)
                 self.position += part.src.size
                 if first_pass:
@@ -329,6 +352,11 @@ class KongStream:
         if self.pass_index >= self.num_passes:
             raise ValueError(f"pass {self.pass_index} is the last of {self.num_passes} "
                              f"(hops={self.hops}); there is no next pass")
+        if self.pass_index == 1:
+            self._first = self._current
+        else:
+            self.check_replay()
+        self._current = 0
         with torch.no_grad():
             i, state = self.pass_index, self._nodes
             y = state["Y"]
@@ -349,6 +377,26 @@ class KongStream:
             state.clear_strings("seg")
             self.position = 0
         return self
+
+    def check_replay(self) -> None:
+        r"""Check that the current pass :math:`i \geq 2` read pass 1's stream: its edge count and checksum.
+
+        Raises:
+            ValueError: The pass read fewer or more edges than pass 1, or
+                other edges (a different checksum; see
+                :mod:`~kong_pyg.stream.replay`). States of version 1 carry no
+                checksum: only the count is checked.
+        """
+        i = self.pass_index
+        if i == 1:
+            return
+        if self.position != self.num_edges:
+            raise ValueError(f"pass {i} read {self.position} edges but pass 1 read {self.num_edges}: every "
+                             "pass must read the same stream (the sketches would be wrong)")
+        if self._first is not None and self._current is not None and self._first != self._current:
+            raise ValueError(f"pass {i} read other edges than pass 1 (the same number, {self.num_edges}, "
+                             "but a different checksum): every pass must read the same stream, in the "
+                             "same order")
 
     def _close_strings(self, y: Tensor) -> Optional[StringState]:
         """Every node's full string :math:`s^i` (label in front if the traversal puts it there)."""
@@ -378,13 +426,17 @@ class KongStream:
         r"""The graph features :obj:`[num_graphs, dim]` of what was read.
 
         With :math:`h \leq 1` at any moment (the stream so far); with
-        :math:`h \geq 2` once the last pass has read the whole stream.
+        :math:`h \geq 2` once the last pass has read the whole stream
+        (:meth:`check_replay`). Rows are in order of each graph's first edge
+        (:attr:`graph_ids`), the order of
+        :func:`~kong_pyg.datasets.streamspot.stream_to_graphs`.
         """
         if self.pass_index != self.num_passes:
             raise ValueError(
                 f"the sketches need {self.num_passes} passes (hops={self.hops}) but the stream "
                 f"is in pass {self.pass_index}; read it again after end_pass(), or use fit()"
             )
+        self.check_replay()
         with torch.no_grad():
             if self.linear:
                 return linear_sketches(self)
@@ -393,7 +445,7 @@ class KongStream:
     # -- state --------------------------------------------------------------
 
     def state_dict(self) -> Dict[str, Any]:
-        """Everything needed to resume: configuration, id tables, node states.
+        """Everything needed to resume: configuration, id tables, node states, replay checksums.
 
         Holds only tensors, numbers, strings, lists and dicts (loads with
         :obj:`torch.load(..., weights_only=True)`); its size grows with the
@@ -409,50 +461,116 @@ class KongStream:
             "symbols": torch.from_numpy(self._table.keys.copy()),
             "arrays": self._nodes.state(),
             "rows": self._rows[: self.num_graphs].clone(),
+            "pass_rows": self._pass_rows[: self.num_graphs].clone(),
+            "replay": {"first": None if self._first is None else to_signed(self._first),
+                       "current": None if self._current is None else to_signed(self._current)},
+            "source": self.source,
         }
 
+    def _arrays_of_pass(self, i: int) -> Tuple[Dict[str, Optional[int]], Dict[str, Optional[int]]]:
+        """The per-node arrays pass :obj:`i` holds, and those it may hold, with their widths."""
+        width = self.degree * self.dim
+        need: Dict[str, Optional[int]] = dict(node_graph=None, node_sym=None, seg_len=None, seg_pre=0,
+                                              seg_suf=0)
+        if self._needs_node_sketch(i):
+            need["Y"] = width
+        if i >= 2:
+            need.update(prev_len=None, prev_pre=0, prev_suf=0, Yprev=width)
+            if not self._needs_node_sketch(i):
+                need["nbr_w"] = None
+        return need, ({} if self.linear else {"acc": width})
+
     def load_state_dict(self, state: Dict[str, Any]) -> "KongStream":
-        """Restore :meth:`state_dict` (the configuration must be the same)."""
-        if state.get("version") != _STATE_VERSION:
-            raise ValueError(f"unsupported KongStream state version {state.get('version')!r}")
+        """Restore :meth:`state_dict` (the configuration must be the same).
+
+        States of version 1 (before replay checksums) load too. Every entry
+        is checked first (:mod:`~kong_pyg.stream.checkpoint`): a damaged or
+        foreign state is a :class:`ValueError`, and this stream is left as
+        it was.
+        """
+        version = state.get("version") if isinstance(state, dict) else None
+        if version not in (1, _STATE_VERSION):
+            raise ValueError(f"unsupported KongStream state version {version!r} (this version reads 1 and "
+                             f"{_STATE_VERSION})")
         mine = self._saved_config()
-        if state["config"] != mine:
-            diff = {k: (v, mine.get(k)) for k, v in state["config"].items() if mine.get(k) != v}
+        if state.get("config") != mine:
+            saved = state.get("config")
+            if not isinstance(saved, dict):
+                raise ValueError("invalid KongStream state: 'config' must be a dict")
+            keys = list(mine) + [k for k in saved if k not in mine]
+            diff = {k: (saved.get(k), mine.get(k)) for k in keys if mine.get(k) != saved.get(k)}
             raise ValueError(f"the state was made with other options (saved, current): {diff}")
+        check_layout(state)
+        if state["pass_index"] > self.num_passes:
+            raise ValueError(f"invalid KongStream state: pass {state['pass_index']} of {self.num_passes}")
+        if state["pass_index"] > 1 and state["position"] > state["num_edges"]:
+            raise ValueError("invalid KongStream state: the position is past the stream's end")
+        need, optional = self._arrays_of_pass(state["pass_index"])
+        check_arrays(state, need, optional, self.k, self.dtype, state["graphs"].numel(),
+                     state["symbols"].numel(), self.linear, self.dim)
+        pass_rows = state.get("pass_rows", torch.zeros_like(state["rows"]))  # version 1: in 'rows'
+        if not isinstance(pass_rows, Tensor) or pass_rows.shape != state["rows"].shape or \
+                pass_rows.dtype != self.dtype or not bool(torch.isfinite(pass_rows).all()):
+            raise ValueError("invalid KongStream state: 'pass_rows' must be finite, shaped like 'rows'")
+        replay = state.get("replay", {"first": None, "current": None})
         self.reset()
-        self.pass_index = int(state["pass_index"])
-        self.position = int(state["position"])
-        self.num_edges = int(state["num_edges"])
+        self.pass_index, self.position = state["pass_index"], state["position"]
+        self.num_edges, self.source = state["num_edges"], state.get("source")
+        self._first = None if replay["first"] is None else to_unsigned(replay["first"])
+        self._current = None if replay["current"] is None else to_unsigned(replay["current"])
         self._ids = StreamIds.from_state(state)
         self._table = SymbolHashTable(self.hashes, self.dtype, keys=state["symbols"].numpy())
         self._nodes = NodeState.from_state(self.k, state["arrays"], len(self._ids.nodes))
         self._rows = state["rows"].clone()
+        self._pass_rows = pass_rows.clone()
         return self
 
     @classmethod
     def from_state_dict(cls, state: Dict[str, Any]) -> "KongStream":
-        """A stream rebuilt from :meth:`state_dict`."""
-        cfg = dict(state["config"])
-        cfg["dtype"] = getattr(torch, cfg["dtype"])
-        return cls(**cfg).load_state_dict(state)
+        """A stream rebuilt from :meth:`state_dict` (checked as :meth:`load_state_dict` does)."""
+        version = state.get("version") if isinstance(state, dict) else None
+        if version not in (1, _STATE_VERSION):
+            raise ValueError(f"unsupported KongStream state version {version!r}")
+        cfg = state.get("config")
+        if not isinstance(cfg, dict) or cfg.get("dtype") not in _DTYPES:
+            raise ValueError("invalid KongStream state: 'config' must be a dict of options with a float "
+                             "dtype")
+        cfg = dict(cfg, dtype=getattr(torch, cfg["dtype"]))
+        try:
+            stream = cls(**cfg)
+        except TypeError as err:
+            raise ValueError(f"invalid KongStream state: bad options ({err})") from None
+        return stream.load_state_dict(state)
 
     def copy(self) -> "KongStream":
         """An independent copy."""
         return self.from_state_dict(self.state_dict())
 
     def save(self, path: Union[str, "os.PathLike[str]"]) -> None:
-        """Write :meth:`state_dict` to :obj:`path` atomically.
+        """Write :meth:`state_dict` to :obj:`path` atomically, with a checksum.
 
-        The state goes to a temporary file in the same folder, flushed to
-        disk, then renamed over :obj:`path`: a run killed at any moment
-        leaves the previous checkpoint or the new one, never a torn file.
+        See :mod:`~kong_pyg.stream.checkpoint`: the state goes to a temporary
+        file in the same folder, flushed to disk, then renamed over
+        :obj:`path` (a run killed at any moment leaves the previous
+        checkpoint or the new one; temporary files of killed saves are
+        removed by the next save); the file carries a digest of its contents
+        that :meth:`load` checks.
         """
-        atomic_save(self.state_dict(), path)
+        save_checkpoint(self.state_dict(), path)
 
     @classmethod
     def load(cls, path: Union[str, "os.PathLike[str]"]) -> "KongStream":
-        """A stream restored from a file written by :meth:`save`."""
-        return cls.from_state_dict(torch.load(path, weights_only=True))
+        """A stream restored from a file written by :meth:`save` (or by a version writing format 1).
+
+        Raises:
+            ValueError: The file is empty, truncated, damaged, foreign or
+                holds an invalid state (the message names the file).
+        """
+        state = load_checkpoint(path)
+        try:
+            return cls.from_state_dict(state)
+        except ValueError as err:
+            raise ValueError(f"{os.fspath(path)}: {err}") from None
 
     # -- whole sources --------------------------------------------------------
 
@@ -463,8 +581,14 @@ class KongStream:
         checkpoint: Optional[Union[str, "os.PathLike[str]"]] = None,
         checkpoint_every: int = 1,
         progress: bool = False,
+        fingerprint: Optional[str] = None,
     ) -> "KongStream":
         r"""Read a whole source, all passes, optionally with checkpoints.
+
+        Every pass after the first is checked to replay pass 1
+        (:meth:`check_replay`); a resumed run first checks that the edges it
+        skips are those the checkpoint read (their checksum), so a
+        checkpoint resumed against another source is refused.
 
         Args:
             source: The stream: an object with :obj:`src`, :obj:`src_type`,
@@ -482,9 +606,23 @@ class KongStream:
                 at every pass end and at the end.
             checkpoint_every (int, optional): Chunks between checkpoints.
             progress (bool, optional): A progress bar (edges/s) on stderr.
+            fingerprint (str, optional): A fingerprint of the source (for a
+                file, say, its size and a hash of its contents), kept in the
+                state: a checkpoint with another one is refused before any
+                reading. (default: :obj:`None`: none)
         """
-        fit_source(self, source, chunk_size, checkpoint, checkpoint_every, progress)
+        fit_source(self, source, chunk_size, checkpoint, checkpoint_every, progress, fingerprint)
         return self
+
+    def replay_checksum(self, src: Any, src_type: Any, dst: Any, dst_type: Any, edge_type: Any = None,
+                        graph: Any = None, offset: int = 0) -> int:
+        """The checksum term (:mod:`~kong_pyg.stream.replay`) of a chunk at position :obj:`offset` of a pass.
+
+        Reads nothing into the stream (ids it has not seen are numbered in its
+        id tables, nothing else).
+        """
+        cols = self._ids.columns(src, src_type, dst, dst_type, edge_type, graph, self.edge_labels)
+        return self._ids.checksum(cols, offset)
 
     # -- merging ------------------------------------------------------------
 

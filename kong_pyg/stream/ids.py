@@ -6,6 +6,7 @@ into ``int64`` keys below :math:`2^{41}`, and :class:`StreamIds` numbers
 graphs and (graph, node) pairs ``0, 1, ...`` in order of first appearance
 with vectorized hash tables (:class:`~kong_pyg.idmap.IdMap`).
 """
+import hashlib
 from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 
 import numpy as np
@@ -14,6 +15,7 @@ from torch import Tensor
 
 from ..hashing import MAX_LABEL, type_code
 from ..idmap import IdMap, canonical_int
+from .replay import chunk_checksum
 
 #: At most this many graphs per stream (graph index bits of a node key).
 MAX_GRAPHS = 1 << 22
@@ -28,6 +30,8 @@ def _is_int(v: Any) -> bool:
 
 def as_int64(values: Any, name: str) -> Optional[np.ndarray]:
     """An ``int64`` array if :obj:`values` is an integer tensor or array, else None."""
+    if isinstance(values, (Tensor, np.ndarray)) and values.ndim != 1:
+        raise ValueError(f"'{name}' must be one-dimensional (got shape {tuple(values.shape)})")
     if isinstance(values, Tensor):
         if values.is_floating_point() or values.is_complex() or values.dtype == torch.bool:
             raise TypeError(f"'{name}' must hold integer ids or strings (got {values.dtype})")
@@ -39,6 +43,22 @@ def as_int64(values: Any, name: str) -> Optional[np.ndarray]:
     if isinstance(values, np.ndarray) and values.dtype.kind not in "OUS":
         raise TypeError(f"'{name}' must hold integer ids or strings (got {values.dtype})")
     return None
+
+
+def as_list(values: Any, name: str, what: str) -> List[Any]:
+    """The items of a sequence column (a clear error for a single value or a non-sequence)."""
+    if isinstance(values, (str, bytes)):
+        raise TypeError(f"'{name}' must be a sequence of {what}, not a single string")
+    try:
+        return list(values)
+    except TypeError:
+        raise TypeError(f"'{name}' must be a sequence of {what} (got {type(values).__name__})") from None
+
+
+def string_content(text: str) -> int:
+    """A 64-bit value of a string id's text (:meth:`IdEncoder.content`)."""
+    raw = text.encode("utf-8", errors="surrogatepass")
+    return int.from_bytes(hashlib.blake2b(raw, digest_size=8).digest(), "little", signed=True)
 
 
 class IdEncoder:
@@ -53,6 +73,7 @@ class IdEncoder:
         self.wide = IdMap()
         self.strings: List[str] = []
         self._index: Dict[str, int] = {}
+        self._content = np.zeros(16, dtype=np.int64)  # string_content of every string, by index
 
     def _ints(self, arr: np.ndarray) -> np.ndarray:
         if arr.size == 0 or (int(arr.min()) >= 0 and int(arr.max()) < _PLAIN):
@@ -68,6 +89,9 @@ class IdEncoder:
         if j is None:
             j = self._index[v] = len(self.strings)
             self.strings.append(v)
+            if j >= self._content.size:
+                self._content = np.concatenate([self._content, np.zeros_like(self._content)])
+            self._content[j] = string_content(v)
         return _PLAIN + 2 * j + 1
 
     def encode(self, values: Any, name: str) -> np.ndarray:
@@ -75,9 +99,7 @@ class IdEncoder:
         arr = as_int64(values, name)
         if arr is not None:
             return self._ints(arr)
-        if isinstance(values, (str, bytes)):
-            raise TypeError(f"'{name}' must be a sequence of ids, not a single string")
-        values = list(values)
+        values = as_list(values, name, "ids")
         out = np.empty(len(values), dtype=np.int64)
         is_int = np.zeros(len(values), dtype=bool)
         for i, v in enumerate(values):
@@ -90,6 +112,24 @@ class IdEncoder:
                 out[i] = self._string(v)
         if is_int.any():
             out[is_int] = self._ints(out[is_int])
+        return out
+
+    def content(self, keys: np.ndarray) -> np.ndarray:
+        """What keys stand for, as ``int64``: an integer id itself, a string id a hash of its text.
+
+        Unlike the keys (table entries are numbered in order of first
+        appearance), the same in every process: what checksums are made of.
+        """
+        table = np.flatnonzero(keys >= _PLAIN)
+        if table.size == 0:
+            return keys
+        off = keys[table] - _PLAIN
+        idx, string = off >> 1, (off & 1) == 1
+        values = np.empty(table.size, dtype=np.int64)
+        values[string] = self._content[idx[string]]
+        values[~string] = self.wide.keys[idx[~string]]
+        out = keys.copy()
+        out[table] = values
         return out
 
     def decode(self, keys: np.ndarray) -> List[Any]:
@@ -116,6 +156,7 @@ class IdEncoder:
         enc.wide = IdMap.from_keys(state["wide"].numpy())
         enc.strings = list(state["strings"])
         enc._index = {s: i for i, s in enumerate(enc.strings)}
+        enc._content = np.array([string_content(s) for s in enc.strings] + [0], dtype=np.int64)
         return enc
 
 
@@ -123,10 +164,8 @@ def type_labels(values: Any, name: str) -> np.ndarray:
     """Node or edge type labels as non-negative ``int64`` (strings: :func:`~kong_pyg.hashing.type_code`)."""
     arr = as_int64(values, name)
     if arr is None:
-        if isinstance(values, (str, bytes)):
-            raise TypeError(f"'{name}' must be a sequence of types, not a single string")
         out = []
-        for v in values:
+        for v in as_list(values, name, "types"):
             if isinstance(v, str):
                 out.append(type_code(v))
             elif _is_int(v):
@@ -204,6 +243,12 @@ class StreamIds:
             if et.size != e:
                 raise ValueError(f"'edge_type' has {et.size} entries but 'src' has {e}")
         return Columns(s, d, g, st, dt, et)
+
+    def checksum(self, cols: Columns, offset: int) -> int:
+        """The replay checksum term of a chunk starting at position :obj:`offset` (see :mod:`.replay`)."""
+        enc = self.enc
+        return chunk_checksum([enc.content(cols.src), enc.content(cols.dst), enc.content(cols.graph),
+                               cols.src_type, cols.dst_type, cols.edge_type], offset)
 
     def lookup(self, cols: Columns, insert: bool, pass_index: int) -> Found:
         """Dense graph and node ids of a sub-chunk (touches only the id tables).

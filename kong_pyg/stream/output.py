@@ -38,12 +38,15 @@ def linear_sketches(ks: "KongStream") -> Tensor:
     r"""Graph features of the linear map: graph rows plus the output-time grams and levels.
 
     After the last pass of :math:`h \geq 2` the rows hold every level but the
-    last, whose sketch is :math:`\sum_v w_v Y^{(h-1)}_v` (:math:`w_v`: how
-    often :math:`v` was a neighbor in the last pass).
+    last; the last level is the grams that pass added (into rows of their
+    own) plus :math:`\sum_v w_v Y^{(h-1)}_v` (:math:`w_v`: how often
+    :math:`v` was a neighbor in the last pass).
     """
     table, state = ks._table, ks._nodes
     n, b = state.n, ks.dim
     out = ks._rows[: ks.num_graphs].clone()
+    if ks.pass_index > 1:
+        out += ks._pass_rows[: ks.num_graphs]
     graph = state["node_graph"][:n]
     for lo, hi in row_blocks(n, 1, 1 << 20):
         nodes = torch.arange(lo, hi)
