@@ -72,9 +72,64 @@ def _binary_blocks(source: Any, block_size: int) -> Iterator[bytes]:
         yield raw if raw.endswith((b"\n", b"\r")) else raw + b"\n"
 
 
-def _normalized(blocks: Iterable[bytes]) -> Iterator[bytes]:
+def line_start(f: Any, x: int, size: int) -> int:
+    """The first position :math:`\\geq x` where a line starts in the binary file :obj:`f` of :obj:`size` bytes."""
+    if x <= 0:
+        return 0
+    if x >= size:
+        return size
+    f.seek(x - 1)
+    prev = f.read(1)
+    if prev == b"\n":
+        return x
+    if prev == b"\r":
+        return x + 1 if f.read(1) == b"\n" else x
+    pos = x
+    while pos < size:
+        block = f.read(1 << 16)
+        ends = [i for i in (block.find(b"\n"), block.find(b"\r")) if i >= 0]
+        if not ends:
+            pos += len(block)
+            continue
+        at = pos + min(ends)
+        if block[min(ends) : min(ends) + 1] == b"\n":
+            return at + 1
+        f.seek(at + 1)
+        return at + 2 if f.read(1) == b"\n" else at + 1
+    return size
+
+
+def count_lines(f: Any, end: int) -> int:
+    """The number of line ends (``\\n``, ``\\r\\n``, ``\\r``) in the first :obj:`end` bytes of :obj:`f`."""
+    f.seek(0)
+    count, done, last = 0, 0, b""
+    while done < end:
+        block = f.read(min(1 << 24, end - done))
+        if not block:
+            break
+        count += block.count(b"\n") + block.count(b"\r") - block.count(b"\r\n")
+        if last == b"\r" and block[:1] == b"\n":
+            count -= 1
+        done, last = done + len(block), block[-1:]
+    return count
+
+
+def _range_blocks(path: Any, lo: int, hi: int, block_size: int) -> Iterator[bytes]:
+    """Blocks of bytes of the file :obj:`path` from :obj:`lo` to :obj:`hi`."""
+    with open(path, "rb") as f:
+        f.seek(lo)
+        left = hi - lo
+        while left > 0:
+            data = f.read(min(block_size, left))
+            if not data:
+                return
+            left -= len(data)
+            yield data
+
+
+def _normalized(blocks: Iterable[bytes], bom: bool = True) -> Iterator[bytes]:
     r"""The blocks without a leading BOM, every line end (``\r\n``, ``\r``) turned into ``\n``."""
-    head: Optional[bytes] = b""
+    head: Optional[bytes] = b"" if bom else None
     cr = False
     for block in blocks:
         if head is not None:  # the first bytes: drop a BOM
@@ -111,19 +166,35 @@ class StreamSpotReader:
     edges; every iteration reads the source from its start again (when it is
     a path), numbering string tokens the same way each time.
 
+    With :obj:`byte_range` :obj:`(lo, hi)` (a path only) it reads the lines
+    that *start* in bytes :obj:`lo` to :obj:`hi` of the file: the ranges
+    :math:`[0, b_1), [b_1, b_2), \ldots, [b_{n-1}, size)` split the file into
+    consecutive time shards, every line in exactly one, whatever the cut
+    points; line numbers stay those of the whole file.
+
     Args:
         source (str or file): A path, a binary or text file object, or an
             iterable of lines (each item is one line, its line end optional).
         chunk_size (int, optional): Edges per chunk. (default: :obj:`2**20`)
         strict (bool, optional): Fail on the first malformed line.
         keep (int, optional): How many malformed lines to keep.
+        byte_range (tuple, optional): Read only the lines starting in this
+            range of bytes of the file :obj:`source`. (default: :obj:`None`)
     """
 
-    def __init__(self, source: Any, chunk_size: int = 1 << 20, strict: bool = False, keep: int = 10) -> None:
+    def __init__(self, source: Any, chunk_size: int = 1 << 20, strict: bool = False, keep: int = 10,
+                 byte_range: Optional[Tuple[int, int]] = None) -> None:
         if isinstance(chunk_size, bool) or not isinstance(chunk_size, (int, np.integer)) or chunk_size < 1:
             raise ValueError(f"'chunk_size' must be an integer >= 1 (got {chunk_size!r})")
         if isinstance(keep, bool) or not isinstance(keep, (int, np.integer)) or keep < 0:
             raise ValueError(f"'keep' must be an integer >= 0 (got {keep!r})")
+        if byte_range is not None:
+            if not isinstance(source, (str, os.PathLike)):
+                raise TypeError("'byte_range' needs 'source' to be a path")
+            lo, hi = (int(v) for v in byte_range)
+            if not 0 <= lo <= hi:
+                raise ValueError(f"'byte_range' must be (lo, hi) with 0 <= lo <= hi (got {byte_range!r})")
+        self.byte_range = byte_range
         self.source = source
         self.chunk_size = int(chunk_size)
         self.strict = bool(strict)
@@ -140,6 +211,7 @@ class StreamSpotReader:
         self.num_lines = 0
         #: Edges read.
         self.num_edges = 0
+        self._line0 = 0  # lines before the first one read (a byte range)
         #: String tokens of ids that are not canonical integers, by index (see :func:`show_token`).
         self.tokens: List[str] = []
         self._long_tokens: Dict[bytes, int] = {}
@@ -166,10 +238,20 @@ class StreamSpotReader:
         if size:
             yield EdgeChunk(*(np.concatenate(c) for c in zip(*parts)))
 
+    def _raw_blocks(self, block: int) -> Iterator[bytes]:
+        if self.byte_range is None:
+            yield from _normalized(_binary_blocks(self.source, block))
+            return
+        with open(self.source, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            lo, hi = (line_start(f, min(v, size), size) for v in self.byte_range)
+            self._line0 = count_lines(f, lo)
+        yield from _normalized(_range_blocks(self.source, lo, hi, block), bom=lo == 0)
+
     def _blocks(self) -> Iterator[Tuple[np.ndarray, ...]]:
         carry, skipping = b"", False
         block = max(1 << 16, min(1 << 22, 64 * self.chunk_size))
-        for data in _normalized(_binary_blocks(self.source, block)):
+        for data in self._raw_blocks(block):
             if skipping:  # inside a line too long to keep: drop bytes up to its end
                 end = data.find(b"\n")
                 if end < 0:
@@ -192,6 +274,7 @@ class StreamSpotReader:
     # -- one block of whole lines --------------------------------------------
 
     def _bad(self, line_no: int, raw: bytes, reason: str) -> None:
+        line_no += self._line0
         text = show_token(raw[:200])
         if self.strict:
             raise MalformedLineError(f"line {line_no}: {reason}: {text!r}")
