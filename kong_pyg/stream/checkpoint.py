@@ -56,6 +56,12 @@ def remove_stale_temps(path: PathLike) -> None:
                 pass
 
 
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 def atomic_write(data: Sequence[bytes], path: PathLike) -> None:
     """Write the byte strings :obj:`data` to :obj:`path` atomically (temporary file, fsync, rename)."""
     path = os.fspath(path)
@@ -65,6 +71,7 @@ def atomic_write(data: Sequence[bytes], path: PathLike) -> None:
     remove_stale_temps(path)
     fd, tmp = tempfile.mkstemp(prefix=_temp_prefix(path), suffix=".tmp", dir=folder)
     try:
+        os.chmod(tmp, 0o666 & ~_umask())  # as open() would make it (mkstemp makes it private)
         with os.fdopen(fd, "wb") as f:
             for part in data:
                 f.write(part)
