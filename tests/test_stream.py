@@ -16,7 +16,6 @@ from kong_pyg import KongSketch, KongStream, merge_streams
 from kong_pyg.cli import main as cli_main
 from kong_pyg.datasets import (
     EdgeStream,
-    StreamSpotReader,
     read_streamspot,
     stream_to_graphs,
     synthetic_event_stream,
@@ -499,62 +498,6 @@ def test_id_map():
 # -- StreamSpot reader and CLI -----------------------------------------------------------
 
 
-def _reference_lines(text):
-    out, bad = [], []
-    for no, line in enumerate(text.split("\n")[: -1 if text.endswith("\n") else None], 1):
-        t = line.rstrip("\r\n")
-        if not t.strip():
-            continue
-        f = t.split("\t")
-        if len(f) != 6:
-            bad.append((no, f"expected 6 tab-separated fields, got {len(f)}"))
-        elif any(not x.strip() for x in f):
-            bad.append((no, "empty field"))
-        else:
-            out.append(tuple(x.strip() for x in f))
-    return out, bad
-
-
-def test_reader_matches_line_rules():
-    from kong_pyg.datasets.streamspot import type_code
-
-    rng = random.Random(1)
-    toks = ["0", "1", "12", "007", "abc", "a", "x" * 9, "123456789012345678", "1234567890123456789",
-            "\u00fc", "p 1", " q", "99999999999999999999", "-5", "\u00b2"]
-    for _ in range(60):
-        lines = []
-        for _ in range(rng.randint(0, 40)):
-            r = rng.random()
-            if r < 0.05:
-                lines.append("")
-            elif r < 0.08:
-                lines.append("  \t")
-            elif r < 0.12:
-                lines.append("\t".join(rng.choice(toks) for _ in range(rng.randint(1, 8))))
-            elif r < 0.15:
-                lines.append("1\t2\t\t4\t5\t6")
-            else:
-                end = "\r" if rng.random() < 0.1 else ""
-                lines.append("\t".join(rng.choice(toks) for _ in range(6)) + end)
-        text = "\n".join(lines) + ("\n" if rng.random() < 0.7 else "")
-        want, bad = _reference_lines(text)
-        for chunk in (1, 4, 1000):
-            reader = StreamSpotReader(io.BytesIO(text.encode()), chunk_size=chunk, keep=100)
-            got = []
-            for c in reader:
-                assert len(c.src) <= chunk
-                for s, st, d, dt, et, g in zip(*c):
-                    got.append((str(reader.decode(int(s))), int(st), str(reader.decode(int(d))), int(dt),
-                                int(et), str(reader.decode(int(g)))))
-            assert got == [(s, type_code(st), d, type_code(dt), type_code(et), g)
-                           for s, st, d, dt, et, g in want]
-            assert [(b.line_no, b.reason) for b in reader.malformed] == bad
-            assert reader.num_malformed == len(bad)
-        if bad:
-            with pytest.raises(ValueError, match=f"line {bad[0][0]}: "):
-                list(StreamSpotReader(io.BytesIO(text.encode()), strict=True))
-
-
 def test_cli_stream_file_stdin_malformed_and_strict(tmp_path, capsys, monkeypatch):
     pytest.importorskip("kong_pyg.cli.stream", reason="'kong-pyg stream' lives in kong_pyg/cli/stream.py")
     stream, _ = synthetic_event_stream(16, seed=4)
@@ -631,3 +574,29 @@ def test_config_object_and_unsupported_options():
         KongStream(config=KongConfig(dim=16, normalize=True))
     with pytest.raises(TypeError, match="'config' must be a KongConfig"):
         KongStream(config={"k": 2})
+
+
+def test_rows_in_the_order_of_stream_to_graphs():
+    """KongStream rows and stream_to_graphs graphs: both in order of each graph's first edge (issue 13)."""
+    for seed in range(4):
+        es, raw = random_stream(30 + seed, graphs=6, edges=50)
+        graphs = stream_to_graphs(es)
+        first = list(dict.fromkeys(es.graph.tolist()))
+        assert [d.graph_id for d in graphs][: len(first)] == first
+        ks = KongStream(k=2, dim=32).fit([raw])
+        assert ks.graph_ids == first  # the raw graph ids are the indices here
+        b = Batch.from_data_list(graphs[: len(first)])
+        ref = KongSketch(k=2, hops=1, dim=32, norm="sketch", dtype=torch.float64).readout(
+            b.x, b.edge_index, b.batch, b.edge_attr)
+        assert torch.equal(ks.sketches(), ref)
+    assert first != sorted(first)  # the test would see another order
+    # graphs of graph_ids without any edge come last, in index order
+    es = EdgeStream(*(c[:3] for c in es[:6]), list(range(8)))
+    order = [d.graph_id for d in stream_to_graphs(es)]
+    seen = list(dict.fromkeys(es.graph.tolist()))
+    assert order == seen + [g for g in range(8) if g not in seen]
+    # the generator numbers graphs by first edge: labels, graphs and rows line up
+    stream, y = synthetic_event_stream(20, seed=3)
+    graphs = stream_to_graphs(stream, y)
+    assert [d.graph_id for d in graphs] == list(range(20)) == KongStream(k=2, dim=8).fit(stream).graph_ids
+    assert all(int(d.y) == int(v) for d, v in zip(graphs, y))

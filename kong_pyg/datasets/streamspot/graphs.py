@@ -39,7 +39,9 @@ def first_types(stream: EdgeStream) -> Tensor:
     first = torch.full((num_nodes,), 2 * e, dtype=torch.long)
     first.scatter_reduce_(0, torch.cat([stream.src, stream.dst]),
                           torch.cat([2 * arrival, 2 * arrival + 1]), reduce="amin")
-    edge = first // 2
+    if e == 0:
+        return torch.zeros(num_nodes, dtype=torch.long)
+    edge = (first // 2).clamp(max=e - 1)  # (indices of no edge get a type they never use)
     return torch.where(first % 2 == 0, stream.src_type[edge], stream.dst_type[edge])
 
 

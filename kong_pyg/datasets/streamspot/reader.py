@@ -73,7 +73,7 @@ def _binary_blocks(source: Any, block_size: int) -> Iterator[bytes]:
 
 
 def line_start(f: Any, x: int, size: int) -> int:
-    """The first position :math:`\\geq x` where a line starts in the binary file :obj:`f` of :obj:`size` bytes."""
+    r"""The first position :math:`\geq x` where a line starts in the binary file :obj:`f` of that size."""
     if x <= 0:
         return 0
     if x >= size:
@@ -100,7 +100,7 @@ def line_start(f: Any, x: int, size: int) -> int:
 
 
 def count_lines(f: Any, end: int) -> int:
-    """The number of line ends (``\\n``, ``\\r\\n``, ``\\r``) in the first :obj:`end` bytes of :obj:`f`."""
+    r"""The number of line ends (``\n``, ``\r\n``, ``\r``) in the first :obj:`end` bytes of :obj:`f`."""
     f.seek(0)
     count, done, last = 0, 0, b""
     while done < end:
