@@ -154,6 +154,16 @@ class IdMap:
         ids[miss[order]] = new_ids[run]
         return ids, miss[np.sort(first)]
 
+    def extend(self, keys: np.ndarray) -> np.ndarray:
+        """Number new keys (distinct and not stored: the caller knows) in their order; returns their ids."""
+        keys = np.ascontiguousarray(keys, dtype=np.int64)
+        ids = np.arange(self._count, self._count + keys.size, dtype=np.int64)
+        self._reserve(self._count + keys.size)
+        self._insert(keys, ids)
+        self._by_id[ids] = keys
+        self._count += keys.size
+        return ids
+
     @classmethod
     def from_keys(cls, keys: np.ndarray) -> "IdMap":
         """Rebuild from :attr:`keys` (distinct keys in id order)."""

@@ -13,6 +13,7 @@ from ..kgrams import StringState, gram_lengths
 from ..sketch import SketchHashes, SymbolHashTable
 from ..traversals import Traversal, traversal_rule
 from .checkpoint import check_arrays, check_layout, load_checkpoint, save_checkpoint
+from .counts import GramCounts
 from .ids import Columns, Found, StreamIds
 from .output import linear_sketches, node_map_sketches
 from .passes import Sink, first_pass_chunk, label_head, later_pass_chunk
@@ -190,7 +191,7 @@ class KongStream:
     def reset(self) -> "KongStream":
         """Forget everything seen (keeps the configuration)."""
         self._ids = StreamIds()
-        self._table = SymbolHashTable(self.hashes, self.dtype)
+        self._set_table(SymbolHashTable(self.hashes, self.dtype))
         self._nodes = NodeState(self.k)
         self._rows = torch.zeros(0, self.dim, dtype=self.dtype)  # graph rows (linear map)
         self._pass_rows = torch.zeros(0, self.dim, dtype=self.dtype)  # grams of a pass >= 2 (linear, last)
@@ -210,6 +211,15 @@ class KongStream:
         if self._needs_node_sketch(1):
             self._nodes.add("Y", (self.degree * self.dim,), self.dtype, 0)
         return self
+
+    def _set_table(self, table: SymbolHashTable) -> None:
+        self._table = table
+        self._counts = GramCounts(table)  # grams for graph rows, counted first (see .counts)
+        table.on_grow = self._counts.flush
+
+    def _settle(self) -> None:
+        """Add the counted grams into the graph rows (before the rows are read, copied or regrown)."""
+        self._counts.flush()
 
     @property
     def num_graphs(self) -> int:
@@ -241,11 +251,12 @@ class KongStream:
         # pass 1 (h = 1) adds into the graph rows, which then hold nothing else; a later (last) pass
         # into rows of its own: the rows of the earlier levels stay apart (shards of the pass then add up)
         rows = self._rows if self.pass_index == 1 else self._pass_rows
-        return Sink(self._table, rows, self._nodes["node_graph"], self._block(self.pass_index))
+        return Sink(self._table, rows, self._nodes["node_graph"], self._block(self.pass_index), self._counts)
 
     def _rows_for(self, g: int) -> None:
         """Graph rows for :obj:`g` graphs (the linear map only)."""
-        if self.linear:
+        if self.linear and g > self._rows.size(0):
+            self._settle()
             self._rows = grow_rows(self._rows, g)
             self._pass_rows = grow_rows(self._pass_rows, g)
 
@@ -357,6 +368,7 @@ class KongStream:
         else:
             self.check_replay()
         self._current = 0
+        self._settle()
         with torch.no_grad():
             i, state = self.pass_index, self._nodes
             y = state["Y"]
@@ -437,6 +449,7 @@ class KongStream:
                 f"is in pass {self.pass_index}; read it again after end_pass(), or use fit()"
             )
         self.check_replay()
+        self._settle()
         with torch.no_grad():
             if self.linear:
                 return linear_sketches(self)
@@ -451,6 +464,7 @@ class KongStream:
         :obj:`torch.load(..., weights_only=True)`); its size grows with the
         number of nodes and graphs, never with the number of edges.
         """
+        self._settle()
         return {
             "version": _STATE_VERSION,
             "config": self._saved_config(),
@@ -519,7 +533,7 @@ class KongStream:
         self._first = None if replay["first"] is None else to_unsigned(replay["first"])
         self._current = None if replay["current"] is None else to_unsigned(replay["current"])
         self._ids = StreamIds.from_state(state)
-        self._table = SymbolHashTable(self.hashes, self.dtype, keys=state["symbols"].numpy())
+        self._set_table(SymbolHashTable(self.hashes, self.dtype, keys=state["symbols"].numpy()))
         self._nodes = NodeState.from_state(self.k, state["arrays"], len(self._ids.nodes))
         self._rows = state["rows"].clone()
         self._pass_rows = pass_rows.clone()

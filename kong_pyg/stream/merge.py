@@ -105,6 +105,7 @@ def merge_streams(a: KongStream, b: KongStream) -> KongStream:
                              f"more than pass 1 ({a.num_edges}): they are not consecutive shards of the "
                              "stream")
     out = a.copy()
+    b._settle()  # (its counted grams into its rows: the same state, another form)
     with torch.no_grad():
         gmap_np, ids_np, first_np = out._ids.absorb(b._ids)
         out._rows_for(out.num_graphs)
