@@ -369,11 +369,11 @@ class StreamIds:
             return (gid[edge] << _RID_BITS) | np.where(at & 1, dst[edge], src[edge])
 
         if direct.table.size and top < direct.width and len(self.graphs) <= direct.rows:  # all covered
-            slot = np.empty((e, 2), dtype=np.int64)
+            pairs = np.empty((e, 2), dtype=np.int64)
             base = gid * direct.width
-            np.add(base, src, out=slot[:, 0])
-            np.add(base, dst, out=slot[:, 1])
-            slot = slot.reshape(-1)
+            np.add(base, src, out=pairs[:, 0])
+            np.add(base, dst, out=pairs[:, 1])
+            slot = pairs.reshape(-1)
             inside = np.ones(2 * e, dtype=bool)
             ids = direct.table[slot].astype(np.int64)
         else:
