@@ -56,6 +56,7 @@ class IdMap:
 
     def __init__(self, capacity: int = 1024) -> None:
         self._count = 0
+        self._hashed = 0  # keys 0.._hashed - 1 are in the hash table (see extend)
         self._by_id = np.zeros(16, dtype=np.int64)
         self._alloc(max(16, int(capacity)))
 
@@ -110,15 +111,21 @@ class IdMap:
             lose[win] = False
             keys, ids, slot = keys[lose], ids[lose], (slot[lose] + 1) & self._mask
 
-    def _reserve(self, count: int) -> None:
+    def _reserve_ids(self, count: int) -> None:
         if count > self._by_id.size:
             grown = np.zeros(max(count, 2 * self._by_id.size), dtype=np.int64)
             grown[: self._count] = self._by_id[: self._count]
             self._by_id = grown
+
+    def _reserve(self, count: int) -> None:
+        """Room for :obj:`count` keys, all of them hashed (the pending ones of :meth:`extend` too)."""
+        self._reserve_ids(count)
         if 2 * count > self._table.shape[0]:
             self._alloc(max(4 * count, 2 * self._table.shape[0]))
-            if self._count:
-                self._insert(self._by_id[: self._count], np.arange(self._count))
+            self._hashed = 0
+        if self._hashed < self._count:
+            self._insert(self._by_id[self._hashed : self._count], np.arange(self._hashed, self._count))
+        self._hashed = self._count
 
     def lookup(self, keys: np.ndarray, insert: bool = True) -> Tuple[np.ndarray, np.ndarray]:
         """Ids of :obj:`keys`; new keys get the next ids (or :obj:`-1`).
@@ -134,6 +141,8 @@ class IdMap:
             :obj:`keys`.
         """
         keys = np.ascontiguousarray(keys, dtype=np.int64)
+        if self._hashed < self._count:
+            self._reserve(self._count)
         ids = self._find(keys)
         miss = np.flatnonzero(ids < 0)
         if not insert or miss.size == 0:
@@ -151,15 +160,20 @@ class IdMap:
         self._insert(sk[start], new_ids)
         self._by_id[new_ids] = sk[start]
         self._count += start.size
+        self._hashed = self._count
         ids[miss[order]] = new_ids[run]
         return ids, miss[np.sort(first)]
 
     def extend(self, keys: np.ndarray) -> np.ndarray:
-        """Number new keys (distinct and not stored: the caller knows) in their order; returns their ids."""
+        """Number new keys (distinct and not stored: the caller knows) in their order; returns their ids.
+
+        They are hashed lazily, at the next :meth:`lookup` (a caller with its
+        own index of the keys, such as a direct-address cache, may never need
+        the hash table).
+        """
         keys = np.ascontiguousarray(keys, dtype=np.int64)
         ids = np.arange(self._count, self._count + keys.size, dtype=np.int64)
-        self._reserve(self._count + keys.size)
-        self._insert(keys, ids)
+        self._reserve_ids(self._count + keys.size)
         self._by_id[ids] = keys
         self._count += keys.size
         return ids
@@ -172,7 +186,7 @@ class IdMap:
         m._reserve(keys.size)
         m._insert(keys, np.arange(keys.size))
         m._by_id[: keys.size] = keys
-        m._count = keys.size
+        m._count = m._hashed = keys.size
         return m
 
 
