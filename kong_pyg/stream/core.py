@@ -423,14 +423,16 @@ class KongStream:
     def _add_level(self, y: Tensor, level: int) -> None:
         """Add the level-free node sketches :obj:`y` into level :obj:`level`'s block."""
         state = self._nodes
-        if "acc" not in state and not self.linear:
+        if self.linear:  # sum per graph, then place (a signed permutation of columns: the same numbers)
+            rows = torch.zeros(self.num_graphs, self.dim, dtype=self.dtype)
+            for lo, hi in row_blocks(state.n, self.dim):
+                add_rows(rows, state["node_graph"][lo:hi], y[lo:hi])
+            self._rows[: self.num_graphs] += self._table.place_rows(rows, self._block(level))
+            return
+        if "acc" not in state:
             state.add("acc", (self.degree * self.dim,), self.dtype, 0)
         for lo, hi in row_blocks(state.n, self.degree * self.dim):
-            part = self._table.place_rows(y[lo:hi], self._block(level))
-            if self.linear:
-                add_rows(self._rows, state["node_graph"][lo:hi], part)
-            else:
-                state["acc"][lo:hi] += part
+            state["acc"][lo:hi] += self._table.place_rows(y[lo:hi], self._block(level))
 
     # -- output -------------------------------------------------------------
 

@@ -316,11 +316,58 @@ def later_pass_chunk(state: NodeState, sink: Sink, lengths: List[int], owner: Te
     if state.k == 1:
         return
     so, perm = sort_by_owner(owner)
-    node, item_owner, pieces = _pieces(state, so, nbr[perm], None if esym is None else esym[perm])
+    nb, es = nbr.index_select(0, perm), None if esym is None else esym.index_select(0, perm)
+    if state.k == 2 and sink.table.tabulated(2) and _later_pairs(state, sink, so, nb, es):
+        return
+    node, item_owner, pieces = _pieces(state, so, nb, es)
     crossing, new = concat_pieces(item_owner, pieces, node.numel(), state.k, lengths)
     for n in sorted(crossing):
         sink.emit(node[crossing[n].node], crossing[n].grams)
     state.set_strings("seg", node, new)
+
+
+def _later_pairs(state: NodeState, sink: Sink, so: Tensor, nb: Tensor, es: Optional[Tensor]) -> bool:
+    r""":func:`later_pass_chunk`'s crossing 2-grams and string codes for :math:`k = 2` (tabulated codes).
+
+    The pieces of incidence :math:`j` are its edge symbol :math:`e_j` (if
+    any) and :math:`s_{u_j}^{i-1}` (saturated length :math:`L_j`, first and
+    last symbols :math:`P_j, S_j`); the grams that cross a piece boundary
+    are (last symbol so far, :math:`e_j`) and (:math:`e_j, P_j`) when
+    :math:`L_j > 0`, or (last symbol so far, :math:`P_j`) without edge
+    symbols. The same grams and codes as :func:`~kong_pyg.kgrams.concat_pieces`,
+    with fewer passes. Returns False (nothing done) when a piece could be
+    empty with no edge symbol to carry the last symbol (then use the general
+    path).
+    """
+    prev = state.strings("prev", nb)
+    length, first, last = prev.length, prev.prefix.view(-1), prev.suffix.view(-1)
+    if es is None and bool((length == 0).any()):
+        return False
+    m, v = so.numel(), len(sink.table)
+    rows = sink.rows(so)
+    start = torch.ones(m, dtype=torch.bool)
+    torch.ne(so[1:], so[:-1], out=start[1:])
+    starts = torch.nonzero(start).view(-1)
+    node = so.index_select(0, starts)
+    old_len = state["seg_len"].index_select(0, node)
+    end_sym = last if es is None else torch.where(length > 0, last, es)  # the last symbol after j
+    before = torch.empty(m, dtype=torch.long)  # the last symbol before j (BREAK: none)
+    before[1:] = end_sym[:-1]
+    before.index_copy_(0, starts, state["seg_suf"].view(-1).index_select(0, node))
+    head = first if es is None else es  # the first symbol of j's pieces
+    sink.add_codes(rows, torch.add(head, before, alpha=v).masked_fill_(before < 0, v * v), 2)
+    if es is not None:
+        sink.add_codes(rows, torch.add(first, es, alpha=v).masked_fill_(length == 0, v * v), 2)
+    count = torch.diff(starts, append=torch.tensor([m]))
+    added = torch.zeros(node.numel(), dtype=torch.long).index_add_(
+        0, torch.repeat_interleave(torch.arange(node.numel()), count, output_size=m),
+        length + int(es is not None))
+    state["seg_len"][node] = (old_len + added).clamp_(max=2)
+    state["seg_suf"].view(-1)[node] = end_sym.index_select(0, starts + count - 1)
+    empty = torch.nonzero(old_len == 0).view(-1)
+    if empty.numel():
+        state["seg_pre"].view(-1)[node[empty]] = head.index_select(0, starts[empty])
+    return True
 
 
 # -- strings with the label in front ------------------------------------------------

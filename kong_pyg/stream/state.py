@@ -21,10 +21,14 @@ Index = Union[Tensor, slice]
 def add_rows(buf: Tensor, rows: Tensor, src: Tensor) -> None:
     """:obj:`buf[rows[i]] += src[i]` for 2-D tensors (repeated rows add up).
 
-    A flat 1-D :meth:`index_add_`: PyTorch's 2-D one goes through a
-    ``scatter_add_`` whose cost on CPU follows the size of :obj:`buf`.
+    PyTorch's 2-D :meth:`index_add_` when :obj:`buf` is not much larger than
+    :obj:`src` (summing many rows into few: graph rows); otherwise a flat
+    1-D one, as the 2-D one's cost on CPU follows the size of :obj:`buf`.
     """
     if rows.numel() == 0:
+        return
+    if buf.numel() <= 4 * src.numel():
+        buf.index_add_(0, rows, src.to(buf.dtype))
         return
     d = buf.size(1)
     idx = (rows * d).unsqueeze(1) + torch.arange(d, device=rows.device)
@@ -109,10 +113,11 @@ class NodeState:
     def grow(self, n: int) -> None:
         """Room for :obj:`n` nodes, and :obj:`n` nodes in use (new rows hold the fills)."""
         if n > self.cap:
-            cap = max(n, self.cap + self.cap // 2, 1024)
+            cap = max(n, 2 * self.cap, 1024)
             for name, t in self.arrays.items():
-                new = torch.full((cap, *t.shape[1:]), self.fill[name], dtype=t.dtype)
-                new[: self.cap] = t
+                new = torch.empty((cap, *t.shape[1:]), dtype=t.dtype)
+                new[: self.cap] = t[: self.cap]
+                new[self.cap :].fill_(self.fill[name])
                 self.arrays[name] = new
             self.cap = cap
         self.n = max(self.n, n)
