@@ -54,10 +54,10 @@ def linear_sketches(ks: "KongStream") -> Tensor:
             table.scatter(out, graph[nodes][owner], grams, level)
     if ks.hops >= 2:  # sum per graph, then place in the block (a signed permutation: the same numbers)
         w, prev = state["nbr_w"], state["Yprev"]
-        level = torch.zeros_like(out)
+        last = torch.zeros_like(out)
         for lo, hi in row_blocks(n, b):
-            add_rows(level, graph[lo:hi], prev[lo:hi] * w[lo:hi].view(-1, 1))
-        out += table.place_rows(level, ks._block(ks.hops))
+            add_rows(last, graph[lo:hi], prev[lo:hi] * w[lo:hi].view(-1, 1))
+        out += table.place_rows(last, ks._block(ks.hops))
     const = get_kernel(ks.kernel).const_value(ks.cfg)
     if const:
         bucket, sign = ks.hashes.const_token()
