@@ -337,3 +337,22 @@ def test_killed_cli_runs_resume_bit_identical(tmp_path):
     assert np.load(tmp_path / "out.npy").tobytes() == np.load(tmp_path / "ref.npy").tobytes()
     assert (tmp_path / "out.ids.txt").read_bytes() == (tmp_path / "ref.ids.txt").read_bytes()
     assert not [p for p in os.listdir(tmp_path) if p.endswith(".tmp")]
+
+
+def test_threads_are_set_around_the_work_and_restored(stream):
+    old = torch.get_num_threads()
+    seen = []
+    ks = KongStream(k=2, hops=2, dim=16, threads=1)
+    real = ks._consume
+
+    def spy(*args):
+        seen.append(torch.get_num_threads())
+        return real(*args)
+
+    ks._consume = spy
+    ks.update(*columns(stream)).end_pass().update(*columns(stream))
+    ks.sketches()
+    assert seen and set(seen) == {1} and torch.get_num_threads() == old
+    assert ks.copy().threads == 1 and KongStream(threads=None).threads is None
+    with pytest.raises(ValueError, match="'threads' must be >= 1"):
+        KongStream(threads=0)

@@ -107,8 +107,9 @@ def register(subparsers: Any) -> None:
     run_group.add_argument("--checkpoint-every", metavar="N", type=int_at_least(1), default=16,
                            help="chunks between checkpoints")
     run_group.add_argument("--threads", metavar="N", type=int_at_least(1), default=1,
-                           help="PyTorch threads (the work is many mid-sized tensor operations, which gain "
-                                "little from more threads and lose a lot on a busy machine)")
+                           help="PyTorch threads per process (the work is many mid-sized tensor operations: "
+                                "a second thread gains little on a free core and makes a busy machine many "
+                                "times slower; use --workers for more cores)")
     add_quiet(run_group)
     p.set_defaults(func=run)
 
@@ -152,7 +153,7 @@ def _make_stream(args: argparse.Namespace) -> Any:
     options = {name: getattr(args, name) for name in stream_options()}
     if "dim" in options and options["dim"] is None:
         raise CommandError("--dim exact: a stream keeps sketches, not exact counts; give a sketch size b")
-    return KongStream(undirected=not args.directed, **options)
+    return KongStream(undirected=not args.directed, threads=args.threads, **options)
 
 
 def _spool_stdin(passes: int) -> Tuple[Any, Optional[str]]:

@@ -1,13 +1,14 @@
 r""":class:`KongStream`: the state of a stream and its passes (see :mod:`kong_pyg.stream`)."""
 import os
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Dict, List, Optional, Tuple, Union
+from contextlib import contextmanager
+from typing import Any, Dict, Iterator, List, Optional, Tuple, Union
 
 import numpy as np
 import torch
 from torch import Tensor
 
-from ..config import KongConfig, check_bool, resolve_config
+from ..config import KongConfig, check_bool, check_int, resolve_config
 from ..kernels import get_kernel
 from ..kgrams import StringState, gram_lengths
 from ..sketch import SketchHashes, SymbolHashTable
@@ -53,6 +54,20 @@ def stream_config(cfg: KongConfig) -> KongConfig:
     if cfg.normalize:
         raise ValueError("KongStream does not support normalize=True: normalize the rows of sketches()")
     return cfg
+
+
+@contextmanager
+def torch_threads(threads: Optional[int]) -> Iterator[None]:
+    """PyTorch's intra-op thread count set to :obj:`threads` inside the block (None: unchanged)."""
+    old = torch.get_num_threads()
+    if threads is None or threads == old:
+        yield
+        return
+    torch.set_num_threads(threads)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(old)
 
 
 class KongStream:
@@ -112,8 +127,17 @@ class KongStream:
             returned in; ``float64`` keeps integer counts exact.
             (default: :obj:`torch.float64`)
         config (KongConfig, optional): The KONG options as one object, instead
-            of the keyword arguments above (:obj:`undirected` and
-            :obj:`dtype` are the stream's own). (default: :obj:`None`)
+            of the keyword arguments above (:obj:`undirected`, :obj:`dtype`
+            and :obj:`threads` are the stream's own). (default: :obj:`None`)
+        own_label (bool, optional): As in :class:`~kong_pyg.KongConfig`.
+            (default: :obj:`True`)
+        threads (int, optional): PyTorch's intra-op threads while the stream
+            works (set and restored around each call; None: PyTorch's own
+            setting). Its work is many mid-sized operations: a second thread
+            gains little on a free core, and on a busy machine waiting for
+            descheduled threads makes it many times slower (see
+            ``docs/results/stream.md``). Run more processes instead
+            (:mod:`~kong_pyg.stream.distributed`). (default: :obj:`1`)
 
     Shapes:
         - **input** (:meth:`update`): :obj:`src`, :obj:`src_type`,
@@ -139,6 +163,7 @@ class KongStream:
         dtype: torch.dtype = torch.float64,
         config: Optional[KongConfig] = None,
         own_label: bool = True,
+        threads: Optional[int] = 1,
     ):
         options = dict(k=k, hops=hops, traversal=traversal, dim=dim, kernel=kernel, degree=degree,
                        const=const, seed=seed, blended=blended, edge_labels=edge_labels, norm="sketch",
@@ -164,6 +189,10 @@ class KongStream:
         #: Whether graph features are a sum of node count sketches (no node maps).
         self.linear = get_kernel(cfg.kernel).is_linear(cfg)
         self._executor: Optional[ThreadPoolExecutor] = None
+        if threads is not None:
+            check_int("threads", threads, 1)
+        #: PyTorch's intra-op threads while the stream works (None: PyTorch's setting).
+        self.threads = threads
         self.reset()
 
     # -- configuration and state ----------------------------------------------
@@ -286,7 +315,7 @@ class KongStream:
         nonetheless (a later pass meeting an unknown node, too many graphs),
         reload the last checkpoint.
         """
-        with torch.no_grad():
+        with torch.no_grad(), torch_threads(self.threads):
             cols = self._ids.columns(src, src_type, dst, dst_type, edge_type, graph, self.edge_labels)
             e = cols.src.size
             if self.pass_index > 1 and self.position + e > self.num_edges:
@@ -368,8 +397,8 @@ class KongStream:
         else:
             self.check_replay()
         self._current = 0
-        self._settle()
-        with torch.no_grad():
+        with torch.no_grad(), torch_threads(self.threads):
+            self._settle()
             i, state = self.pass_index, self._nodes
             y = state["Y"]
             full = self._close_strings(y)
@@ -451,8 +480,8 @@ class KongStream:
                 f"is in pass {self.pass_index}; read it again after end_pass(), or use fit()"
             )
         self.check_replay()
-        self._settle()
-        with torch.no_grad():
+        with torch.no_grad(), torch_threads(self.threads):
+            self._settle()
             if self.linear:
                 return linear_sketches(self)
             return node_map_sketches(self).to(self.dtype)
@@ -560,7 +589,9 @@ class KongStream:
 
     def copy(self) -> "KongStream":
         """An independent copy."""
-        return self.from_state_dict(self.state_dict())
+        out = self.from_state_dict(self.state_dict())
+        out.threads = self.threads
+        return out
 
     def save(self, path: Union[str, "os.PathLike[str]"]) -> None:
         """Write :meth:`state_dict` to :obj:`path` atomically, with a checksum.
