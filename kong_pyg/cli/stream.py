@@ -276,7 +276,10 @@ def _sharded(args: argparse.Namespace) -> int:
             write_output(args, merged, counts, time.perf_counter() - start, max(int(args.hops), 1),
                          decode=lambda g: tokens.get(g, g))
             sent = sum(stats["bytes_sent"]) + sum(stats["bytes_broadcast"])
-            print(f"{PROG}: {dist.get_world_size()} processes; {sent / 2**20:.1f} MiB sent between them",
+            read = max(sum(r) for r in stats["cpu_read"])
+            merge = sum(stats["cpu_merge"][0])
+            print(f"{PROG}: {dist.get_world_size()} processes; {sent / 2**20:.1f} MiB sent between them; "
+                  f"CPU seconds: reading {read:.2f} (the slowest process), merging {merge:.2f} (process 0)",
                   file=sys.stderr)
         return 0
     finally:

@@ -519,11 +519,13 @@ class KongStream:
                                               seg_suf=0)
         if self._needs_node_sketch(i):
             need["Y"] = width
+        optional: Dict[str, Optional[int]] = {} if self.linear else {"acc": width}
         if i >= 2:
             need.update(prev_len=None, prev_pre=0, prev_suf=0, Yprev=width)
-            if not self._needs_node_sketch(i):
+            if not self._needs_node_sketch(i):  # the linear map's last pass: Yprev only for the output
                 need["nbr_w"] = None
-        return need, ({} if self.linear else {"acc": width})
+                optional["Yprev"] = need.pop("Yprev")
+        return need, optional
 
     def load_state_dict(self, state: Dict[str, Any]) -> "KongStream":
         """Restore :meth:`state_dict` (the configuration must be the same).

@@ -37,6 +37,7 @@ forever for one that failed.
 import hashlib
 import io
 import os
+import time
 from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
@@ -144,6 +145,13 @@ def _all_ok(error: Optional[BaseException]) -> None:
 # -- the passes ------------------------------------------------------------------------
 
 
+def _without(state: Optional[Dict[str, Any]], names: Tuple[str, ...]) -> Optional[Dict[str, Any]]:
+    """A state without some of its arrays."""
+    if state is None:
+        return None
+    return dict(state, arrays={k: v for k, v in state["arrays"].items() if k not in names})
+
+
 def _strip(state: Dict[str, Any]) -> Dict[str, Any]:
     """A pass >= 2 shard's state without what every process has (the base's arrays and tables)."""
     out = {k: v for k, v in state.items() if k not in _TABLES}
@@ -193,7 +201,8 @@ def read_shards(ks: KongStream, path: str, chunk_size: int = 1 << 20, strict: bo
         (KongStream or None, dict): The state of the whole stream on process
         0 (None elsewhere), and on process 0 the run's counts: lines, edges,
         blank and malformed lines (the first ones kept), bytes sent per pass,
-        and the string graph ids (key to token).
+        the string graph ids (key to token), and every process's CPU seconds
+        per pass reading its shard (``cpu_read``) and merging (``cpu_merge``).
     """
     from ..datasets.streamspot import MalformedLine, StreamSpotReader
 
@@ -201,10 +210,13 @@ def read_shards(ks: KongStream, path: str, chunk_size: int = 1 << 20, strict: bo
     size = os.path.getsize(path)
     byte_range = (size * rank // world, size * (rank + 1) // world)
     stats: Dict[str, Any] = {"bytes_sent": [], "bytes_broadcast": []}
+    cpu: Dict[str, List[float]] = {"read": [], "merge": []}  # this process's CPU seconds per pass
     base: Optional[Dict[str, Any]] = None
+    full: Optional[Dict[str, Any]] = None
     local, reader, keys = ks, None, None
     for i in range(1, ks.num_passes + 1):
         error: Optional[BaseException] = None
+        clock = time.process_time()
         try:
             local = ks if base is None else KongStream.from_state_dict(base)
             reader = StreamSpotReader(path, chunk_size, strict=strict, keep=keep, byte_range=byte_range)
@@ -214,7 +226,9 @@ def read_shards(ks: KongStream, path: str, chunk_size: int = 1 << 20, strict: bo
                              keys(c.graph, graph=True))
         except (ValueError, TypeError, OSError) as err:
             error = err
+        cpu["read"].append(time.process_time() - clock)
         _all_ok(error)
+        clock = time.process_time()
         merged, sent = _tree_merge(local, rank, world, base)
         stats["bytes_sent"].append(_sum_over(sent))
         error = None
@@ -225,21 +239,29 @@ def read_shards(ks: KongStream, path: str, chunk_size: int = 1 << 20, strict: bo
             except ValueError as err:
                 error = err
         _all_ok(error)
+        cpu["merge"].append(time.process_time() - clock)
         if i < ks.num_passes:
-            base, sent = _broadcast(merged.state_dict() if rank == 0 else None, rank)
+            full = merged.state_dict() if rank == 0 else None
+            light = full is not None and not ks._needs_node_sketch(i + 1)
+            # the linear map's last pass reads no sketches: they stay in process 0
+            base, sent = _broadcast(_without(full, ("Yprev", "acc")) if light else full, rank)
             stats["bytes_broadcast"].append(sent * (world - 1))
         if progress is not None and rank == 0:
             progress(f"pass {i}/{ks.num_passes} read and merged")
+    if rank == 0 and full is not None and "Yprev" not in merged._nodes:  # the sketches kept back
+        merged = KongStream.from_state_dict(_restore(merged.state_dict(), full))
     assert reader is not None and keys is not None
     counts = torch.tensor([reader.num_lines, reader.num_edges, reader.num_blank, reader.num_malformed])
     dist.all_reduce(counts)
     found = [(b.line_no, b.text, b.reason) for b in reader.malformed]
-    gathered = _gather_small({"malformed": found, "graphs": keys.graph_tokens}, rank, world)
+    gathered = _gather_small({"malformed": found, "graphs": keys.graph_tokens, "cpu": cpu}, rank, world)
     if rank != 0:
         return None, stats
     stats.update(zip(("num_lines", "num_edges", "num_blank", "num_malformed"), counts.tolist()))
     stats["malformed"] = [MalformedLine(*m) for g in gathered for m in g["malformed"]][:keep]
     stats["graph_tokens"] = {k: v for g in gathered for k, v in g["graphs"].items()}
+    stats["cpu_read"] = [g["cpu"]["read"] for g in gathered]  # per process, per pass
+    stats["cpu_merge"] = [g["cpu"]["merge"] for g in gathered]
     return merged, stats
 
 

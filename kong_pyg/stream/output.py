@@ -53,6 +53,9 @@ def linear_sketches(ks: "KongStream") -> Tensor:
         for owner, grams, level in final_grams(ks, nodes):
             table.scatter(out, graph[nodes][owner], grams, level)
     if ks.hops >= 2:  # sum per graph, then place in the block (a signed permutation: the same numbers)
+        if "Yprev" not in state:
+            raise ValueError("this state has no sketches of the previous pass (a shard's state of the last "
+                             "pass, see kong_pyg.stream.distributed): merge it into the full state first")
         w, prev = state["nbr_w"], state["Yprev"]
         last = torch.zeros_like(out)
         for lo, hi in row_blocks(n, b):
