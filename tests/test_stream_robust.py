@@ -356,3 +356,18 @@ def test_threads_are_set_around_the_work_and_restored(stream):
     assert ks.copy().threads == 1 and KongStream(threads=None).threads is None
     with pytest.raises(ValueError, match="'threads' must be >= 1"):
         KongStream(threads=0)
+
+
+def test_memory_and_dtype_limits_are_clear_errors(tmp_path, capsys, monkeypatch):
+    import kong_pyg.stream.state as state_module
+
+    with pytest.raises(TypeError, match="'dtype' must be torch.float64 or torch.float32"):
+        KongStream(dtype=torch.float16)
+    monkeypatch.setattr(state_module, "available_memory", lambda: 1 << 28)
+    with pytest.raises(MemoryError, match="graph rows for 1 graphs needs .* GiB"):
+        KongStream(k=2, dim=1 << 20).update([1], [0], [2], [0], [0])
+    (tmp_path / "s.tsv").write_text("1\ta\t2\tb\tc\tg\n")
+    argv = ["stream", str(tmp_path / "s.tsv"), "--dim", str(1 << 20), "-q", "--out", str(tmp_path / "f")]
+    assert cli_main(argv) == 2
+    err = capsys.readouterr().err
+    assert "needs" in err and err.count("\n") == 1

@@ -208,6 +208,8 @@ def run(args: argparse.Namespace) -> int:
     except MalformedLineError as e:  # --strict: the data, not the command, is at fault
         print(f"{PROG}: error: {e}", file=sys.stderr)
         return 1
+    except MemoryError as e:
+        raise CommandError(str(e) or "out of memory") from None
     finally:
         if spooled is not None:
             os.unlink(spooled)

@@ -26,7 +26,7 @@ _MAX_SUB = 1 << 18  # edges per internal sub-chunk
 _PIPELINE = False  # look up the ids of the next sub-chunk in a second thread (see docs/results/stream.md)
 _STATE_VERSION = 2  # 2: replay checksums and the source's fingerprint; 1 still loads
 _MASK = (1 << 64) - 1
-_DTYPES = ("float64", "float32", "float16", "bfloat16")
+_DTYPES = ("float64", "float32")
 
 #: The stream's defaults of the KONG options (they differ from KongConfig's).
 STREAM_DEFAULTS: Dict[str, Any] = dict(k=1, hops=1, traversal="bfs", dim=1024, kernel="poly", degree=1,
@@ -177,8 +177,9 @@ class KongStream:
         self.degree, self.const, self.seed, self.blended = cfg.degree, cfg.const, cfg.seed, cfg.blended
         self.edge_labels = cfg.edge_labels
         self.undirected = check_bool("undirected", undirected)
-        if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
-            raise TypeError(f"'dtype' must be a floating-point torch.dtype (got {dtype})")
+        if dtype not in (torch.float32, torch.float64):
+            raise TypeError(f"'dtype' must be torch.float64 or torch.float32 (got {dtype}): sketches hold "
+                            "counts, which float16 and bfloat16 round and overflow")
         self.dtype = dtype
         #: The traversal's rules (which levels are blocks, whether the label heads every string).
         self.traversal_rule: Traversal = traversal_rule(cfg)

@@ -10,7 +10,8 @@ Per pass:
    :meth:`~kong_pyg.KongStream.end_pass`) in pass :math:`i \geq 2`;
 2. the states are merged in time order by a tree of point-to-point
    messages (:math:`\lceil \log_2 W \rceil` rounds; process :math:`r`
-   receives from :math:`r + 2^d` and merges, :func:`~kong_pyg.stream.merge_streams`),
+   receives from :math:`r + 2^d` and merges into its own state,
+   :func:`~kong_pyg.stream.merge.merge_into`),
    so process 0 ends with the state of the whole pass;
 3. for :math:`i < h`, process 0 closes the pass (which checks its count and
    checksum against pass 1) and broadcasts the base of pass :math:`i + 1`.
@@ -45,7 +46,7 @@ import torch
 import torch.distributed as dist
 
 from .core import KongStream
-from .merge import merge_streams
+from .merge import merge_into
 
 _BASE_ONLY = ("prev_len", "prev_pre", "prev_suf", "Yprev", "acc")
 _TABLES = ("encoder", "graphs", "nodes", "symbols", "rows")
@@ -176,7 +177,7 @@ def _tree_merge(ks: KongStream, rank: int, world: int, base: Optional[Dict[str, 
         if rank % (2 * step) == 0 and rank + step < world:
             other = _recv(rank + step)
             other = other if base is None else _restore(other, base)
-            ks = merge_streams(ks, KongStream.from_state_dict(other))
+            ks = merge_into(ks, KongStream.from_state_dict(other))
         step *= 2
     return ks, sent
 

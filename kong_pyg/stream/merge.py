@@ -97,15 +97,28 @@ def merge_streams(a: KongStream, b: KongStream) -> KongStream:
         raise ValueError(f"cannot merge streams with different options: {a!r} and {b!r}")
     if a.pass_index != b.pass_index:
         raise ValueError(f"cannot merge a state in pass {a.pass_index} with one in pass {b.pass_index}")
-    later = a.pass_index > 1
-    if later:
+    _check_mergeable(a, b)
+    return merge_into(a.copy(), b)
+
+
+def _check_mergeable(a: KongStream, b: KongStream) -> None:
+    if a.pass_index > 1:
         _check_same_base(a, b)
         if a.position + b.position > a.num_edges:
             raise ValueError(f"the two pass-{a.pass_index} states read {a.position + b.position} edges, "
                              f"more than pass 1 ({a.num_edges}): they are not consecutive shards of the "
                              "stream")
-    out = a.copy()
+
+
+def merge_into(out: KongStream, b: KongStream) -> KongStream:
+    """:func:`merge_streams` into :obj:`out` itself (no copy of it; :obj:`b` is left unchanged)."""
+    if out.config() != b.config() or out.pass_index != b.pass_index:
+        raise ValueError(f"cannot merge {out!r} in pass {out.pass_index} with {b!r} in pass {b.pass_index}")
+    _check_mergeable(out, b)
+    later = out.pass_index > 1
+    out._settle()
     b._settle()  # (its counted grams into its rows: the same state, another form)
+    a_current, a_position = out._current, out.position
     with torch.no_grad():
         gmap_np, ids_np, first_np = out._ids.absorb(b._ids)
         out._rows_for(out.num_graphs)
@@ -127,11 +140,11 @@ def merge_streams(a: KongStream, b: KongStream) -> KongStream:
                 add_rows(out._pass_rows, gmap, b._pass_rows[: b.num_graphs])
             else:
                 add_rows(out._rows, gmap, b._rows[: b.num_graphs])
-        if a._current is None or b._current is None:
+        if a_current is None or b._current is None:
             out._current = None
         else:
-            out._current = combine(a._current, a.position, b._current)
-        out.position = a.position + b.position
+            out._current = combine(a_current, a_position, b._current)
+        out.position = a_position + b.position
         if not later:
-            out.num_edges = a.num_edges + b.num_edges
+            out.num_edges += b.num_edges
     return out
