@@ -22,10 +22,13 @@ import hashlib
 import io
 import os
 import tempfile
-from typing import Any, Dict, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Dict, NoReturn, Optional, Sequence, Tuple, Union
 
 import torch
 from torch import Tensor
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .core import KongStream
 
 PathLike = Union[str, "os.PathLike[str]"]
 MAGIC = b"KONGSTRM"
@@ -135,7 +138,7 @@ def load_checkpoint(path: PathLike) -> Dict[str, Any]:
 # -- checks of a state ---------------------------------------------------------------
 
 
-def _fail(what: str) -> None:
+def _fail(what: str) -> NoReturn:
     raise ValueError(f"invalid KongStream state: {what}")
 
 
@@ -238,5 +241,53 @@ def check_arrays(state: Dict[str, Any], need: Dict[str, Optional[int]], optional
         _fail(f"'rows' must be finite {dtype} of shape {want} (got {rows.dtype} {tuple(rows.shape)})")
 
 
+def arrays_of_pass(ks: "KongStream", i: int) -> Tuple[Dict[str, Optional[int]], Dict[str, Optional[int]]]:
+    """The per-node arrays pass :obj:`i` of :obj:`ks` holds, and those it may hold, with their widths."""
+    width = ks.degree * ks.dim
+    need: Dict[str, Optional[int]] = dict(node_graph=None, node_sym=None, seg_len=None, seg_pre=0, seg_suf=0)
+    if ks._needs_node_sketch(i):
+        need["Y"] = width
+    optional: Dict[str, Optional[int]] = {} if ks.linear else {"acc": width}
+    if i >= 2:
+        need.update(prev_len=None, prev_pre=0, prev_suf=0, Yprev=width)
+        if not ks._needs_node_sketch(i):  # the linear map's last pass: Yprev only for the output
+            need["nbr_w"] = None
+            optional["Yprev"] = need.pop("Yprev")
+    return need, optional
+
+
+def check_state(ks: "KongStream", state: Any, versions: Tuple[int, ...]) -> Tensor:
+    """Check a state for :obj:`ks` (its options, layout, arrays); returns its pass rows.
+
+    Raises:
+        ValueError: Another version, other options, or an invalid entry.
+    """
+    version = state.get("version") if isinstance(state, dict) else None
+    if version not in versions:
+        raise ValueError(f"unsupported KongStream state version {version!r} (this version reads "
+                         f"{', '.join(map(str, versions))})")
+    mine = ks._saved_config()
+    saved = state.get("config")
+    if saved != mine:
+        if not isinstance(saved, dict):
+            _fail("'config' must be a dict")
+        keys = list(mine) + [k for k in saved if k not in mine]
+        diff = {k: (saved.get(k), mine.get(k)) for k in keys if mine.get(k) != saved.get(k)}
+        raise ValueError(f"the state was made with other options (saved, current): {diff}")
+    check_layout(state)
+    if state["pass_index"] > ks.num_passes:
+        _fail(f"pass {state['pass_index']} of {ks.num_passes}")
+    if state["pass_index"] > 1 and state["position"] > state["num_edges"]:
+        _fail("the position is past the stream's end")
+    need, optional = arrays_of_pass(ks, state["pass_index"])
+    check_arrays(state, need, optional, ks.k, ks.dtype, state["graphs"].numel(), state["symbols"].numel(),
+                 ks.linear, ks.dim)
+    pass_rows = state.get("pass_rows", torch.zeros_like(state["rows"]))  # version 1: in 'rows'
+    if not isinstance(pass_rows, Tensor) or pass_rows.shape != state["rows"].shape or \
+            pass_rows.dtype != ks.dtype or not bool(torch.isfinite(pass_rows).all()):
+        _fail("'pass_rows' must be finite, shaped like 'rows'")
+    return pass_rows
+
+
 __all__ = ["save_checkpoint", "load_checkpoint", "remove_stale_temps", "atomic_write", "check_layout",
-           "check_arrays", "MAGIC", "FORMAT"]
+           "check_arrays", "check_state", "arrays_of_pass", "MAGIC", "FORMAT"]

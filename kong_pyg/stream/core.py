@@ -1,8 +1,7 @@
 r""":class:`KongStream`: the state of a stream and its passes (see :mod:`kong_pyg.stream`)."""
 import os
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
-from typing import Any, Dict, Iterator, List, Optional, Tuple, Union
+from typing import Any, Dict, List, Optional, Union
 
 import numpy as np
 import torch
@@ -13,9 +12,10 @@ from ..kernels import get_kernel
 from ..kgrams import StringState, gram_lengths
 from ..sketch import SketchHashes, SymbolHashTable
 from ..traversals import Traversal, traversal_rule
-from .checkpoint import check_arrays, check_layout, load_checkpoint, save_checkpoint
+from .checkpoint import check_state, load_checkpoint, save_checkpoint
 from .counts import GramCounts
 from .ids import Columns, Found, StreamIds
+from .options import STREAM_DEFAULTS, stream_config, torch_threads
 from .output import linear_sketches, node_map_sketches
 from .passes import Sink, first_pass_chunk, label_head, later_pass_chunk
 from .replay import to_signed, to_unsigned
@@ -27,48 +27,6 @@ _PIPELINE = False  # look up the ids of the next sub-chunk in a second thread (s
 _STATE_VERSION = 2  # 2: replay checksums and the source's fingerprint; 1 still loads
 _MASK = (1 << 64) - 1
 _DTYPES = ("float64", "float32")
-
-#: The stream's defaults of the KONG options (they differ from KongConfig's).
-STREAM_DEFAULTS: Dict[str, Any] = dict(k=1, hops=1, traversal="bfs", dim=1024, kernel="poly", degree=1,
-                                       const=0.0, seed=0, blended=False, edge_labels=True, norm="sketch",
-                                       own_label=True)
-
-
-def stream_config(cfg: KongConfig) -> KongConfig:
-    """Check that :obj:`cfg` is a map a stream computes: sketched, arrival order, no relabelling."""
-    if cfg.dim is None:
-        raise ValueError("KongStream always sketches: 'dim' must be a sketch size, not None (the exact map "
-                         "needs every k-gram count, which a stream does not keep)")
-    if cfg.order != "edge":
-        raise ValueError(f"KongStream supports only order='edge' (the arrival order is the neighbor "
-                         f"order); got order={cfg.order!r}")
-    if cfg.relabel != 0:
-        raise ValueError(f"KongStream supports only relabel=0 (WL relabelling needs whole graphs); got "
-                         f"relabel={cfg.relabel!r}")
-    if get_kernel(cfg.kernel).needs_norms(cfg) and cfg.norm != "sketch":
-        raise ValueError(f"KongStream supports only norm='sketch' for the {cfg.kernel} kernel (exact norms "
-                         f"need exact k-gram counts); got norm={cfg.norm!r}")
-    if cfg.flow != "source_to_target":
-        raise ValueError(f"KongStream supports only flow='source_to_target' (use undirected=False for "
-                         f"edges that extend only their source); got flow={cfg.flow!r}")
-    if cfg.normalize:
-        raise ValueError("KongStream does not support normalize=True: normalize the rows of sketches()")
-    return cfg
-
-
-@contextmanager
-def torch_threads(threads: Optional[int]) -> Iterator[None]:
-    """PyTorch's intra-op thread count set to :obj:`threads` inside the block (None: unchanged)."""
-    old = torch.get_num_threads()
-    if threads is None or threads == old:
-        yield
-        return
-    torch.set_num_threads(threads)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(old)
-
 
 class KongStream:
     r"""KONG graph sketches of an edge stream, in bounded memory.
@@ -513,21 +471,6 @@ class KongStream:
             "source": self.source,
         }
 
-    def _arrays_of_pass(self, i: int) -> Tuple[Dict[str, Optional[int]], Dict[str, Optional[int]]]:
-        """The per-node arrays pass :obj:`i` holds, and those it may hold, with their widths."""
-        width = self.degree * self.dim
-        need: Dict[str, Optional[int]] = dict(node_graph=None, node_sym=None, seg_len=None, seg_pre=0,
-                                              seg_suf=0)
-        if self._needs_node_sketch(i):
-            need["Y"] = width
-        optional: Dict[str, Optional[int]] = {} if self.linear else {"acc": width}
-        if i >= 2:
-            need.update(prev_len=None, prev_pre=0, prev_suf=0, Yprev=width)
-            if not self._needs_node_sketch(i):  # the linear map's last pass: Yprev only for the output
-                need["nbr_w"] = None
-                optional["Yprev"] = need.pop("Yprev")
-        return need, optional
-
     def load_state_dict(self, state: Dict[str, Any]) -> "KongStream":
         """Restore :meth:`state_dict` (the configuration must be the same).
 
@@ -536,30 +479,7 @@ class KongStream:
         foreign state is a :class:`ValueError`, and this stream is left as
         it was.
         """
-        version = state.get("version") if isinstance(state, dict) else None
-        if version not in (1, _STATE_VERSION):
-            raise ValueError(f"unsupported KongStream state version {version!r} (this version reads 1 and "
-                             f"{_STATE_VERSION})")
-        mine = self._saved_config()
-        if state.get("config") != mine:
-            saved = state.get("config")
-            if not isinstance(saved, dict):
-                raise ValueError("invalid KongStream state: 'config' must be a dict")
-            keys = list(mine) + [k for k in saved if k not in mine]
-            diff = {k: (saved.get(k), mine.get(k)) for k in keys if mine.get(k) != saved.get(k)}
-            raise ValueError(f"the state was made with other options (saved, current): {diff}")
-        check_layout(state)
-        if state["pass_index"] > self.num_passes:
-            raise ValueError(f"invalid KongStream state: pass {state['pass_index']} of {self.num_passes}")
-        if state["pass_index"] > 1 and state["position"] > state["num_edges"]:
-            raise ValueError("invalid KongStream state: the position is past the stream's end")
-        need, optional = self._arrays_of_pass(state["pass_index"])
-        check_arrays(state, need, optional, self.k, self.dtype, state["graphs"].numel(),
-                     state["symbols"].numel(), self.linear, self.dim)
-        pass_rows = state.get("pass_rows", torch.zeros_like(state["rows"]))  # version 1: in 'rows'
-        if not isinstance(pass_rows, Tensor) or pass_rows.shape != state["rows"].shape or \
-                pass_rows.dtype != self.dtype or not bool(torch.isfinite(pass_rows).all()):
-            raise ValueError("invalid KongStream state: 'pass_rows' must be finite, shaped like 'rows'")
+        pass_rows = check_state(self, state, (1, _STATE_VERSION))
         replay = state.get("replay", {"first": None, "current": None})
         self.reset()
         self.pass_index, self.position = state["pass_index"], state["position"]
