@@ -600,3 +600,44 @@ def test_rows_in_the_order_of_stream_to_graphs():
     graphs = stream_to_graphs(stream, y)
     assert [d.graph_id for d in graphs] == list(range(20)) == KongStream(k=2, dim=8).fit(stream).graph_ids
     assert all(int(d.y) == int(v) for d, v in zip(graphs, y))
+
+
+@pytest.mark.parametrize("cfg", [dict(k=2, hops=2), dict(k=2, hops=3, traversal="wl", degree=2),
+                                 dict(k=2, hops=2, undirected=False, edge_labels=False),
+                                 dict(k=2, hops=2, kernel="cosine", blended=True)])
+def test_fast_paths_equal_the_general_ones(cfg, monkeypatch):
+    """k = 2 shortcuts (first and later passes), gram counting and the id caches change no state."""
+    import kong_pyg.stream.counts as counts
+    import kong_pyg.stream.ids as ids
+
+    es, raw = random_stream(17, edges=90, types=4)
+    fast = run_all_passes(raw, chunk=11, dim=32, **cfg)
+    monkeypatch.setattr(SymbolHashTable, "max_table", 1)  # no code tables: the general paths
+    monkeypatch.setattr(counts.GramCounts, "_counts", lambda self, buf, n, level: None)  # hash every gram
+    monkeypatch.setattr(ids.DirectNodes, "budget", 0)  # every id through the hash table
+    slow = run_all_passes(raw, chunk=11, dim=32, **cfg)
+    torch.testing.assert_close(fast.sketches(), slow.sketches(), rtol=1e-12, atol=1e-12)
+    a, b = canonical(fast), canonical(slow)
+    for name in b:
+        torch.testing.assert_close(a[name], b[name], rtol=1e-12, atol=1e-12, msg=name)
+
+
+def test_mixed_ids_in_one_chunk():
+    """Small, wide and string ids in the same chunks (the id caches and the hash table together)."""
+    es, raw = random_stream(19, edges=120, max_nodes=9)
+    s, st, d, dt, et, g = (c.tolist() for c in raw)
+    mix = lambda v: v if v % 3 == 0 else (v * 2**45 + 7 if v % 3 == 1 else f"n{v}")  # noqa: E731
+    cols = ([mix(v) for v in s], st, [mix(v) for v in d], dt, et, [f"g{v}" if v % 2 else v for v in g])
+    names = ([f"n{v}" for v in s], st, [f"n{v}" for v in d], dt, et, [f"g{v}" for v in g])
+    for hops in (1, 2):
+        a = KongStream(k=3, hops=hops, dim=32)
+        b = KongStream(k=3, hops=hops, dim=32)
+        for p in range(a.num_passes):
+            if p:
+                a.end_pass()
+                b.end_pass()
+            for lo in range(0, 120, 17):
+                a.update(*(c[lo : lo + 17] for c in cols))
+                b.update(*(c[lo : lo + 17] for c in names))
+        assert torch.equal(a.sketches(), b.sketches()) and a.num_nodes == b.num_nodes
+        assert [str(x).lstrip("g") for x in a.graph_ids] == [x[1:] for x in b.graph_ids]
