@@ -136,8 +136,8 @@ class KongStream:
         self.edge_labels = cfg.edge_labels
         self.undirected = check_bool("undirected", undirected)
         if dtype not in (torch.float32, torch.float64):
-            raise TypeError(f"'dtype' must be torch.float64 or torch.float32 (got {dtype}): sketches hold "
-                            "counts, which float16 and bfloat16 round and overflow")
+            raise TypeError(f"'dtype' must be a floating-point torch.dtype, float64 or float32 (got "
+                            f"{dtype}): sketches hold counts, which float16 and bfloat16 round and overflow")
         self.dtype = dtype
         #: The traversal's rules (which levels are blocks, whether the label heads every string).
         self.traversal_rule: Traversal = traversal_rule(cfg)
@@ -540,7 +540,7 @@ class KongStream:
         try:
             return cls.from_state_dict(state)
         except ValueError as err:
-            raise ValueError(f"{os.fspath(path)}: {err}") from None
+            raise ValueError(f"{err} (checkpoint {os.fspath(path)})") from None
 
     # -- whole sources --------------------------------------------------------
 

@@ -140,7 +140,7 @@ def _resume(ks: "KongStream", checkpoint: PathLike, fingerprint: Optional[str]) 
         try:
             ks.load_state_dict(state)
         except ValueError as err:
-            raise ValueError(f"{os.fspath(checkpoint)}: {err}") from None
+            raise ValueError(f"{err} (checkpoint {os.fspath(checkpoint)})") from None
         if fingerprint is not None and ks.source is not None and ks.source != fingerprint:
             raise ValueError(f"{os.fspath(checkpoint)}: the checkpoint was made from another source "
                              f"(fingerprint {ks.source!r}, this source {fingerprint!r}); remove the "
