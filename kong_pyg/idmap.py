@@ -11,7 +11,7 @@ cache misses on every step.
 :func:`first_appearance` gives the same numbering to one tensor known in full
 (a sort, which is faster when nothing is stored yet).
 """
-from typing import Optional, Tuple
+from typing import Optional, Tuple, Union
 
 import numpy as np
 import torch
@@ -22,13 +22,15 @@ _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 MAX_ID_DIGITS = 18
 
 
-def canonical_int(token: str) -> Optional[int]:
+def canonical_int(token: Union[str, bytes]) -> Optional[int]:
     """The integer a canonical decimal id token spells (:obj:`"12"`; not :obj:`"012"`, :obj:`"+1"`), or None.
 
     Tokens of more than :data:`MAX_ID_DIGITS` digits are not integers either:
-    they stay tokens.
+    they stay tokens. A :obj:`bytes` token follows the same rule (ASCII
+    digits only).
     """
-    canonical = token == "0" or token[:1] != "0"
+    zero = "0" if isinstance(token, str) else b"0"
+    canonical = token == zero or token[:1] != zero
     if token.isascii() and token.isdigit() and canonical and len(token) <= MAX_ID_DIGITS:
         return int(token)
     return None
@@ -54,6 +56,7 @@ class IdMap:
 
     def __init__(self, capacity: int = 1024) -> None:
         self._count = 0
+        self._hashed = 0  # keys 0.._hashed - 1 are in the hash table (see extend)
         self._by_id = np.zeros(16, dtype=np.int64)
         self._alloc(max(16, int(capacity)))
 
@@ -108,15 +111,21 @@ class IdMap:
             lose[win] = False
             keys, ids, slot = keys[lose], ids[lose], (slot[lose] + 1) & self._mask
 
-    def _reserve(self, count: int) -> None:
+    def _reserve_ids(self, count: int) -> None:
         if count > self._by_id.size:
             grown = np.zeros(max(count, 2 * self._by_id.size), dtype=np.int64)
             grown[: self._count] = self._by_id[: self._count]
             self._by_id = grown
+
+    def _reserve(self, count: int) -> None:
+        """Room for :obj:`count` keys, all of them hashed (the pending ones of :meth:`extend` too)."""
+        self._reserve_ids(count)
         if 2 * count > self._table.shape[0]:
             self._alloc(max(4 * count, 2 * self._table.shape[0]))
-            if self._count:
-                self._insert(self._by_id[: self._count], np.arange(self._count))
+            self._hashed = 0
+        if self._hashed < self._count:
+            self._insert(self._by_id[self._hashed : self._count], np.arange(self._hashed, self._count))
+        self._hashed = self._count
 
     def lookup(self, keys: np.ndarray, insert: bool = True) -> Tuple[np.ndarray, np.ndarray]:
         """Ids of :obj:`keys`; new keys get the next ids (or :obj:`-1`).
@@ -132,6 +141,8 @@ class IdMap:
             :obj:`keys`.
         """
         keys = np.ascontiguousarray(keys, dtype=np.int64)
+        if self._hashed < self._count:
+            self._reserve(self._count)
         ids = self._find(keys)
         miss = np.flatnonzero(ids < 0)
         if not insert or miss.size == 0:
@@ -149,8 +160,23 @@ class IdMap:
         self._insert(sk[start], new_ids)
         self._by_id[new_ids] = sk[start]
         self._count += start.size
+        self._hashed = self._count
         ids[miss[order]] = new_ids[run]
         return ids, miss[np.sort(first)]
+
+    def extend(self, keys: np.ndarray) -> np.ndarray:
+        """Number new keys (distinct and not stored: the caller knows) in their order; returns their ids.
+
+        They are hashed lazily, at the next :meth:`lookup` (a caller with its
+        own index of the keys, such as a direct-address cache, may never need
+        the hash table).
+        """
+        keys = np.ascontiguousarray(keys, dtype=np.int64)
+        ids = np.arange(self._count, self._count + keys.size, dtype=np.int64)
+        self._reserve_ids(self._count + keys.size)
+        self._by_id[ids] = keys
+        self._count += keys.size
+        return ids
 
     @classmethod
     def from_keys(cls, keys: np.ndarray) -> "IdMap":
@@ -160,7 +186,7 @@ class IdMap:
         m._reserve(keys.size)
         m._insert(keys, np.arange(keys.size))
         m._by_id[: keys.size] = keys
-        m._count = keys.size
+        m._count = m._hashed = keys.size
         return m
 
 

@@ -15,7 +15,7 @@ over (gram, level) pairs, so the sketch is unbiased, and a level's sketch is
 a cyclic shift of a level-free one, which lets level-free sketches propagate
 and be shifted into their block at the end.
 """
-from typing import Dict, Optional, Tuple, cast
+from typing import Callable, Dict, Optional, Tuple, cast
 
 import numpy as np
 import torch
@@ -146,6 +146,8 @@ class SymbolHashTable:
         self._terms_for = -1
         self._codes: Dict[Tuple[int, Optional[int]], Tuple[Tensor, Tensor]] = {}
         self._codes_for = -1
+        #: Called (no arguments) just before new symbols are numbered (the gram codes change).
+        self.on_grow: Optional[Callable[[], None]] = None
 
     def __len__(self) -> int:
         """The number :math:`V` of symbols numbered so far."""
@@ -159,6 +161,8 @@ class SymbolHashTable:
     def ids(self, codes: np.ndarray) -> Tensor:
         """Dense ids of symbol codes :obj:`[M]`; unseen codes get the next ids."""
         if codes.size == 0 or int(codes.max()) >= self.max_direct:
+            if self.on_grow is not None and (self._symbols.lookup(codes, insert=False)[0] < 0).any():
+                self.on_grow()
             return torch.from_numpy(self._symbols.lookup(codes)[0])
         top = int(codes.max()) + 1
         if self._direct.size < top:
@@ -168,6 +172,8 @@ class SymbolHashTable:
         ids = self._direct[codes]
         miss = ids < 0
         if miss.any():
+            if self.on_grow is not None and (self._symbols.lookup(codes[miss], insert=False)[0] < 0).any():
+                self.on_grow()
             ids[miss] = self._symbols.lookup(codes[miss])[0]
             self._direct[codes[miss]] = ids[miss]
         return torch.from_numpy(ids)

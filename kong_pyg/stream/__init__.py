@@ -41,7 +41,9 @@ of size :math:`b` (in :obj:`dtype`), up to three sets of them for
 string is the integer it spells); node ids are per graph. They are mapped to
 dense indices by a vectorized hash table (:class:`~kong_pyg.idmap.IdMap`),
 in order of first appearance; graphs are numbered likewise, which is the row
-order of :meth:`KongStream.sketches` (:attr:`KongStream.graph_ids`).
+order of :meth:`KongStream.sketches` (:attr:`KongStream.graph_ids`): the
+order of each graph's first edge, the order of
+:func:`~kong_pyg.datasets.streamspot.stream_to_graphs`'s graphs too.
 
 **Cosine** normalizes each node by the norm *estimated from its sketches*
 (:obj:`norm="sketch"` of :class:`~kong_pyg.nn.KongSketch`): exact norms need
@@ -51,17 +53,28 @@ exact k-gram counts, which a stream does not keep.
 string over A concatenated with its string over B, and sketches are linear:
 :func:`merge_streams` joins the states of two consecutive time shards (sums
 the sketches, hashes in the k-grams that cross the seam from A's suffix codes
-to B's prefix codes, joins the codes) into the state of the whole stream.
+to B's prefix codes, joins the codes) into the state of the whole stream, in
+any pass (shards of pass :math:`i \geq 2` are read into copies of the merged
+state after pass :math:`i - 1`), so an :math:`h`-pass stream can be read by
+many processes pass by pass (:mod:`~kong_pyg.stream.distributed`).
+
+**Checks.** Every pass after the first must replay pass 1: its edge count
+and a checksum are compared (:mod:`~kong_pyg.stream.replay`); checkpoints
+carry a digest, the replay checksums and the source's fingerprint, and every
+entry is checked when loaded (:mod:`~kong_pyg.stream.checkpoint`).
 
 **Modules.** :mod:`~kong_pyg.stream.core` (:class:`KongStream`: options,
 node arrays, passes, output, checkpoints), :mod:`~kong_pyg.stream.ids` (ids
-to dense indices), :mod:`~kong_pyg.stream.state` (per-node arrays),
-:mod:`~kong_pyg.stream.passes` (the k-gram work of a chunk),
-:mod:`~kong_pyg.stream.output` (graph features),
-:mod:`~kong_pyg.stream.sources` (whole sources, checkpoint files) and
-:mod:`~kong_pyg.stream.merge` (:func:`merge_streams`). The n-gram hashes are
-:class:`~kong_pyg.sketch.SymbolHashTable`'s, the node maps
-:mod:`kong_pyg.kernels`', the level layout :mod:`kong_pyg.traversals`'.
+to dense indices, with direct-address caches), :mod:`~kong_pyg.stream.state`
+(per-node arrays), :mod:`~kong_pyg.stream.passes` (the k-gram work of a
+chunk), :mod:`~kong_pyg.stream.counts` (grams counted per graph before
+hashing), :mod:`~kong_pyg.stream.output` (graph features),
+:mod:`~kong_pyg.stream.sources` (whole sources), :mod:`~kong_pyg.stream.checkpoint`
+(files and state checks), :mod:`~kong_pyg.stream.replay` (pass checksums),
+:mod:`~kong_pyg.stream.merge` (:func:`merge_streams`) and
+:mod:`~kong_pyg.stream.distributed` (many processes, :mod:`torch.distributed`).
+The n-gram hashes are :class:`~kong_pyg.sketch.SymbolHashTable`'s, the node
+maps :mod:`kong_pyg.kernels`', the level layout :mod:`kong_pyg.traversals`'.
 """
 from .core import KongStream
 from .ids import MAX_GRAPHS

@@ -7,48 +7,26 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from ..config import KongConfig, check_bool, resolve_config
+from ..config import KongConfig, check_bool, check_int, resolve_config
 from ..kernels import get_kernel
 from ..kgrams import StringState, gram_lengths
 from ..sketch import SketchHashes, SymbolHashTable
 from ..traversals import Traversal, traversal_rule
+from .checkpoint import check_state, load_checkpoint, save_checkpoint
+from .counts import GramCounts
 from .ids import Columns, Found, StreamIds
+from .options import STREAM_DEFAULTS, stream_config, torch_threads
 from .output import linear_sketches, node_map_sketches
 from .passes import Sink, first_pass_chunk, label_head, later_pass_chunk
-from .sources import atomic_save, fit_source
+from .replay import to_signed, to_unsigned
+from .sources import fit_source
 from .state import NodeState, add_rows, grow_rows, row_blocks
 
 _MAX_SUB = 1 << 18  # edges per internal sub-chunk
 _PIPELINE = False  # look up the ids of the next sub-chunk in a second thread (see docs/results/stream.md)
-_STATE_VERSION = 1
-
-#: The stream's defaults of the KONG options (they differ from KongConfig's).
-STREAM_DEFAULTS: Dict[str, Any] = dict(k=1, hops=1, traversal="bfs", dim=1024, kernel="poly", degree=1,
-                                       const=0.0, seed=0, blended=False, edge_labels=True, norm="sketch",
-                                       own_label=True)
-
-
-def stream_config(cfg: KongConfig) -> KongConfig:
-    """Check that :obj:`cfg` is a map a stream computes: sketched, arrival order, no relabelling."""
-    if cfg.dim is None:
-        raise ValueError("KongStream always sketches: 'dim' must be a sketch size, not None (the exact map "
-                         "needs every k-gram count, which a stream does not keep)")
-    if cfg.order != "edge":
-        raise ValueError(f"KongStream supports only order='edge' (the arrival order is the neighbor "
-                         f"order); got order={cfg.order!r}")
-    if cfg.relabel != 0:
-        raise ValueError(f"KongStream supports only relabel=0 (WL relabelling needs whole graphs); got "
-                         f"relabel={cfg.relabel!r}")
-    if get_kernel(cfg.kernel).needs_norms(cfg) and cfg.norm != "sketch":
-        raise ValueError(f"KongStream supports only norm='sketch' for the {cfg.kernel} kernel (exact norms "
-                         f"need exact k-gram counts); got norm={cfg.norm!r}")
-    if cfg.flow != "source_to_target":
-        raise ValueError(f"KongStream supports only flow='source_to_target' (use undirected=False for "
-                         f"edges that extend only their source); got flow={cfg.flow!r}")
-    if cfg.normalize:
-        raise ValueError("KongStream does not support normalize=True: normalize the rows of sketches()")
-    return cfg
-
+_STATE_VERSION = 2  # 2: replay checksums and the source's fingerprint; 1 still loads
+_MASK = (1 << 64) - 1
+_DTYPES = ("float64", "float32")
 
 class KongStream:
     r"""KONG graph sketches of an edge stream, in bounded memory.
@@ -107,8 +85,17 @@ class KongStream:
             returned in; ``float64`` keeps integer counts exact.
             (default: :obj:`torch.float64`)
         config (KongConfig, optional): The KONG options as one object, instead
-            of the keyword arguments above (:obj:`undirected` and
-            :obj:`dtype` are the stream's own). (default: :obj:`None`)
+            of the keyword arguments above (:obj:`undirected`, :obj:`dtype`
+            and :obj:`threads` are the stream's own). (default: :obj:`None`)
+        own_label (bool, optional): As in :class:`~kong_pyg.KongConfig`.
+            (default: :obj:`True`)
+        threads (int, optional): PyTorch's intra-op threads while the stream
+            works (set and restored around each call; None: PyTorch's own
+            setting). Its work is many mid-sized operations: a second thread
+            gains little on a free core, and on a busy machine waiting for
+            descheduled threads makes it many times slower (see
+            ``docs/results/stream.md``). Run more processes instead
+            (:mod:`~kong_pyg.stream.distributed`). (default: :obj:`1`)
 
     Shapes:
         - **input** (:meth:`update`): :obj:`src`, :obj:`src_type`,
@@ -134,6 +121,7 @@ class KongStream:
         dtype: torch.dtype = torch.float64,
         config: Optional[KongConfig] = None,
         own_label: bool = True,
+        threads: Optional[int] = 1,
     ):
         options = dict(k=k, hops=hops, traversal=traversal, dim=dim, kernel=kernel, degree=degree,
                        const=const, seed=seed, blended=blended, edge_labels=edge_labels, norm="sketch",
@@ -147,8 +135,9 @@ class KongStream:
         self.degree, self.const, self.seed, self.blended = cfg.degree, cfg.const, cfg.seed, cfg.blended
         self.edge_labels = cfg.edge_labels
         self.undirected = check_bool("undirected", undirected)
-        if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
-            raise TypeError(f"'dtype' must be a floating-point torch.dtype (got {dtype})")
+        if dtype not in (torch.float32, torch.float64):
+            raise TypeError(f"'dtype' must be a floating-point torch.dtype, float64 or float32 (got "
+                            f"{dtype}): sketches hold counts, which float16 and bfloat16 round and overflow")
         self.dtype = dtype
         #: The traversal's rules (which levels are blocks, whether the label heads every string).
         self.traversal_rule: Traversal = traversal_rule(cfg)
@@ -159,6 +148,10 @@ class KongStream:
         #: Whether graph features are a sum of node count sketches (no node maps).
         self.linear = get_kernel(cfg.kernel).is_linear(cfg)
         self._executor: Optional[ThreadPoolExecutor] = None
+        if threads is not None:
+            check_int("threads", threads, 1)
+        #: PyTorch's intra-op threads while the stream works (None: PyTorch's setting).
+        self.threads = threads
         self.reset()
 
     # -- configuration and state ----------------------------------------------
@@ -186,21 +179,35 @@ class KongStream:
     def reset(self) -> "KongStream":
         """Forget everything seen (keeps the configuration)."""
         self._ids = StreamIds()
-        self._table = SymbolHashTable(self.hashes, self.dtype)
+        self._set_table(SymbolHashTable(self.hashes, self.dtype))
         self._nodes = NodeState(self.k)
-        self._rows = torch.zeros(0, self.dim, dtype=self.dtype)
+        self._rows = torch.zeros(0, self.dim, dtype=self.dtype)  # graph rows (linear map)
+        self._pass_rows = torch.zeros(0, self.dim, dtype=self.dtype)  # grams of a pass >= 2 (linear, last)
         #: The pass being read (1-based).
         self.pass_index = 1
         #: Edges consumed in the current pass.
         self.position = 0
         #: Edges of the stream (counted in pass 1).
         self.num_edges = 0
+        #: The fingerprint of the source, if the caller gave one (see :meth:`fit`).
+        self.source: Optional[str] = None
+        self._first: Optional[int] = None  # checksum of pass 1 (unknown: None)
+        self._current: Optional[int] = 0  # checksum of the current pass so far (unknown: None)
         self._nodes.add("node_graph", (), torch.long, 0)
         self._nodes.add("node_sym", (), torch.long, 0)
         self._nodes.add_strings("seg")
         if self._needs_node_sketch(1):
             self._nodes.add("Y", (self.degree * self.dim,), self.dtype, 0)
         return self
+
+    def _set_table(self, table: SymbolHashTable) -> None:
+        self._table = table
+        self._counts = GramCounts(table)  # grams for graph rows, counted first (see .counts)
+        table.on_grow = self._counts.flush
+
+    def _settle(self) -> None:
+        """Add the counted grams into the graph rows (before the rows are read, copied or regrown)."""
+        self._counts.flush()
 
     @property
     def num_graphs(self) -> int:
@@ -229,12 +236,17 @@ class KongStream:
         """Where the grams of the current pass go (call after the arrays grew)."""
         if self._needs_node_sketch(self.pass_index):  # node sketches are level-free
             return Sink(self._table, self._nodes["Y"], None, None)
-        return Sink(self._table, self._rows, self._nodes["node_graph"], self._block(self.pass_index))
+        # pass 1 (h = 1) adds into the graph rows, which then hold nothing else; a later (last) pass
+        # into rows of its own: the rows of the earlier levels stay apart (shards of the pass then add up)
+        rows = self._rows if self.pass_index == 1 else self._pass_rows
+        return Sink(self._table, rows, self._nodes["node_graph"], self._block(self.pass_index), self._counts)
 
     def _rows_for(self, g: int) -> None:
         """Graph rows for :obj:`g` graphs (the linear map only)."""
-        if self.linear:
+        if self.linear and g > self._rows.size(0):
+            self._settle()
             self._rows = grow_rows(self._rows, g)
+            self._pass_rows = grow_rows(self._pass_rows, g)
 
     # -- input --------------------------------------------------------------
 
@@ -254,14 +266,22 @@ class KongStream:
 
         In pass 1 a node's label is its type on its first edge (later types
         of the same node are ignored). In a later pass (after
-        :meth:`end_pass`) the chunks must replay the stream of pass 1.
-        Bad columns (lengths, dtypes, types) are rejected before any edge is
-        consumed; should an update fail midway nonetheless (a later pass
-        meeting an unknown node, too many graphs), reload the last checkpoint.
+        :meth:`end_pass`) the chunks must replay the stream of pass 1: a
+        chunk that would read past pass 1's edge count is refused, and the
+        end of the pass checks the count and a checksum of the edges
+        (:meth:`check_replay`). Bad columns (lengths, dtypes, types) are
+        rejected before any edge is consumed; should an update fail midway
+        nonetheless (a later pass meeting an unknown node, too many graphs),
+        reload the last checkpoint.
         """
-        with torch.no_grad():
+        with torch.no_grad(), torch_threads(self.threads):
             cols = self._ids.columns(src, src_type, dst, dst_type, edge_type, graph, self.edge_labels)
             e = cols.src.size
+            if self.pass_index > 1 and self.position + e > self.num_edges:
+                raise ValueError(
+                    f"pass {self.pass_index} would read {self.position + e} edges but pass 1 read "
+                    f"{self.num_edges}: every pass must read the same stream"
+                )
             parts = [cols.part(lo, min(lo + _MAX_SUB, e)) for lo in range(0, e, _MAX_SUB)]
             first_pass = self.pass_index == 1
 
@@ -279,6 +299,8 @@ class KongStream:
                         ahead = pool.submit(lookup, j + 1)
                 else:
                     found = lookup(j)
+                if self._current is not None:
+                    self._current = (self._current + self._ids.checksum(part, self.position)) & _MASK
                 self._consume(found, part)
                 self.position += part.src.size
                 if first_pass:
@@ -329,7 +351,13 @@ class KongStream:
         if self.pass_index >= self.num_passes:
             raise ValueError(f"pass {self.pass_index} is the last of {self.num_passes} "
                              f"(hops={self.hops}); there is no next pass")
-        with torch.no_grad():
+        if self.pass_index == 1:
+            self._first = self._current
+        else:
+            self.check_replay()
+        self._current = 0
+        with torch.no_grad(), torch_threads(self.threads):
+            self._settle()
             i, state = self.pass_index, self._nodes
             y = state["Y"]
             full = self._close_strings(y)
@@ -350,6 +378,26 @@ class KongStream:
             self.position = 0
         return self
 
+    def check_replay(self) -> None:
+        r"""Check that the current pass :math:`i \geq 2` read pass 1's stream: its edge count and checksum.
+
+        Raises:
+            ValueError: The pass read fewer or more edges than pass 1, or
+                other edges (a different checksum; see
+                :mod:`~kong_pyg.stream.replay`). States of version 1 carry no
+                checksum: only the count is checked.
+        """
+        i = self.pass_index
+        if i == 1:
+            return
+        if self.position != self.num_edges:
+            raise ValueError(f"pass {i} read {self.position} edges but pass 1 read {self.num_edges}: every "
+                             "pass must read the same stream (the sketches would be wrong)")
+        if self._first is not None and self._current is not None and self._first != self._current:
+            raise ValueError(f"pass {i} read other edges than pass 1 (the same number, {self.num_edges}, "
+                             "but a different checksum): every pass must read the same stream, in the "
+                             "same order")
+
     def _close_strings(self, y: Tensor) -> Optional[StringState]:
         """Every node's full string :math:`s^i` (label in front if the traversal puts it there)."""
         state = self._nodes
@@ -363,14 +411,16 @@ class KongStream:
     def _add_level(self, y: Tensor, level: int) -> None:
         """Add the level-free node sketches :obj:`y` into level :obj:`level`'s block."""
         state = self._nodes
-        if "acc" not in state and not self.linear:
+        if self.linear:  # sum per graph, then place (a signed permutation of columns: the same numbers)
+            rows = torch.zeros(self.num_graphs, self.dim, dtype=self.dtype)
+            for lo, hi in row_blocks(state.n, self.dim):
+                add_rows(rows, state["node_graph"][lo:hi], y[lo:hi])
+            self._rows[: self.num_graphs] += self._table.place_rows(rows, self._block(level))
+            return
+        if "acc" not in state:
             state.add("acc", (self.degree * self.dim,), self.dtype, 0)
         for lo, hi in row_blocks(state.n, self.degree * self.dim):
-            part = self._table.place_rows(y[lo:hi], self._block(level))
-            if self.linear:
-                add_rows(self._rows, state["node_graph"][lo:hi], part)
-            else:
-                state["acc"][lo:hi] += part
+            state["acc"][lo:hi] += self._table.place_rows(y[lo:hi], self._block(level))
 
     # -- output -------------------------------------------------------------
 
@@ -378,14 +428,19 @@ class KongStream:
         r"""The graph features :obj:`[num_graphs, dim]` of what was read.
 
         With :math:`h \leq 1` at any moment (the stream so far); with
-        :math:`h \geq 2` once the last pass has read the whole stream.
+        :math:`h \geq 2` once the last pass has read the whole stream
+        (:meth:`check_replay`). Rows are in order of each graph's first edge
+        (:attr:`graph_ids`), the order of
+        :func:`~kong_pyg.datasets.streamspot.stream_to_graphs`.
         """
         if self.pass_index != self.num_passes:
             raise ValueError(
                 f"the sketches need {self.num_passes} passes (hops={self.hops}) but the stream "
                 f"is in pass {self.pass_index}; read it again after end_pass(), or use fit()"
             )
-        with torch.no_grad():
+        self.check_replay()
+        with torch.no_grad(), torch_threads(self.threads):
+            self._settle()
             if self.linear:
                 return linear_sketches(self)
             return node_map_sketches(self).to(self.dtype)
@@ -393,12 +448,13 @@ class KongStream:
     # -- state --------------------------------------------------------------
 
     def state_dict(self) -> Dict[str, Any]:
-        """Everything needed to resume: configuration, id tables, node states.
+        """Everything needed to resume: configuration, id tables, node states, replay checksums.
 
         Holds only tensors, numbers, strings, lists and dicts (loads with
         :obj:`torch.load(..., weights_only=True)`); its size grows with the
         number of nodes and graphs, never with the number of edges.
         """
+        self._settle()
         return {
             "version": _STATE_VERSION,
             "config": self._saved_config(),
@@ -409,50 +465,82 @@ class KongStream:
             "symbols": torch.from_numpy(self._table.keys.copy()),
             "arrays": self._nodes.state(),
             "rows": self._rows[: self.num_graphs].clone(),
+            "pass_rows": self._pass_rows[: self.num_graphs].clone(),
+            "replay": {"first": None if self._first is None else to_signed(self._first),
+                       "current": None if self._current is None else to_signed(self._current)},
+            "source": self.source,
         }
 
     def load_state_dict(self, state: Dict[str, Any]) -> "KongStream":
-        """Restore :meth:`state_dict` (the configuration must be the same)."""
-        if state.get("version") != _STATE_VERSION:
-            raise ValueError(f"unsupported KongStream state version {state.get('version')!r}")
-        mine = self._saved_config()
-        if state["config"] != mine:
-            diff = {k: (v, mine.get(k)) for k, v in state["config"].items() if mine.get(k) != v}
-            raise ValueError(f"the state was made with other options (saved, current): {diff}")
+        """Restore :meth:`state_dict` (the configuration must be the same).
+
+        States of version 1 (before replay checksums) load too. Every entry
+        is checked first (:mod:`~kong_pyg.stream.checkpoint`): a damaged or
+        foreign state is a :class:`ValueError`, and this stream is left as
+        it was.
+        """
+        pass_rows = check_state(self, state, (1, _STATE_VERSION))
+        replay = state.get("replay", {"first": None, "current": None})
         self.reset()
-        self.pass_index = int(state["pass_index"])
-        self.position = int(state["position"])
-        self.num_edges = int(state["num_edges"])
+        self.pass_index, self.position = state["pass_index"], state["position"]
+        self.num_edges, self.source = state["num_edges"], state.get("source")
+        self._first = None if replay["first"] is None else to_unsigned(replay["first"])
+        self._current = None if replay["current"] is None else to_unsigned(replay["current"])
         self._ids = StreamIds.from_state(state)
-        self._table = SymbolHashTable(self.hashes, self.dtype, keys=state["symbols"].numpy())
+        self._set_table(SymbolHashTable(self.hashes, self.dtype, keys=state["symbols"].numpy()))
         self._nodes = NodeState.from_state(self.k, state["arrays"], len(self._ids.nodes))
         self._rows = state["rows"].clone()
+        self._pass_rows = pass_rows.clone()
         return self
 
     @classmethod
     def from_state_dict(cls, state: Dict[str, Any]) -> "KongStream":
-        """A stream rebuilt from :meth:`state_dict`."""
-        cfg = dict(state["config"])
-        cfg["dtype"] = getattr(torch, cfg["dtype"])
-        return cls(**cfg).load_state_dict(state)
+        """A stream rebuilt from :meth:`state_dict` (checked as :meth:`load_state_dict` does)."""
+        version = state.get("version") if isinstance(state, dict) else None
+        if version not in (1, _STATE_VERSION):
+            raise ValueError(f"unsupported KongStream state version {version!r}")
+        cfg = state.get("config")
+        if not isinstance(cfg, dict) or cfg.get("dtype") not in _DTYPES:
+            raise ValueError("invalid KongStream state: 'config' must be a dict of options with a float "
+                             "dtype")
+        cfg = dict(cfg, dtype=getattr(torch, cfg["dtype"]))
+        try:
+            stream = cls(**cfg)
+        except TypeError as err:
+            raise ValueError(f"invalid KongStream state: bad options ({err})") from None
+        return stream.load_state_dict(state)
 
     def copy(self) -> "KongStream":
         """An independent copy."""
-        return self.from_state_dict(self.state_dict())
+        out = self.from_state_dict(self.state_dict())
+        out.threads = self.threads
+        return out
 
     def save(self, path: Union[str, "os.PathLike[str]"]) -> None:
-        """Write :meth:`state_dict` to :obj:`path` atomically.
+        """Write :meth:`state_dict` to :obj:`path` atomically, with a checksum.
 
-        The state goes to a temporary file in the same folder, flushed to
-        disk, then renamed over :obj:`path`: a run killed at any moment
-        leaves the previous checkpoint or the new one, never a torn file.
+        See :mod:`~kong_pyg.stream.checkpoint`: the state goes to a temporary
+        file in the same folder, flushed to disk, then renamed over
+        :obj:`path` (a run killed at any moment leaves the previous
+        checkpoint or the new one; temporary files of killed saves are
+        removed by the next save); the file carries a digest of its contents
+        that :meth:`load` checks.
         """
-        atomic_save(self.state_dict(), path)
+        save_checkpoint(self.state_dict(), path)
 
     @classmethod
     def load(cls, path: Union[str, "os.PathLike[str]"]) -> "KongStream":
-        """A stream restored from a file written by :meth:`save`."""
-        return cls.from_state_dict(torch.load(path, weights_only=True))
+        """A stream restored from a file written by :meth:`save` (or by a version writing format 1).
+
+        Raises:
+            ValueError: The file is empty, truncated, damaged, foreign or
+                holds an invalid state (the message names the file).
+        """
+        state = load_checkpoint(path)
+        try:
+            return cls.from_state_dict(state)
+        except ValueError as err:
+            raise ValueError(f"{err} (checkpoint {os.fspath(path)})") from None
 
     # -- whole sources --------------------------------------------------------
 
@@ -463,8 +551,14 @@ class KongStream:
         checkpoint: Optional[Union[str, "os.PathLike[str]"]] = None,
         checkpoint_every: int = 1,
         progress: bool = False,
+        fingerprint: Optional[str] = None,
     ) -> "KongStream":
         r"""Read a whole source, all passes, optionally with checkpoints.
+
+        Every pass after the first is checked to replay pass 1
+        (:meth:`check_replay`); a resumed run first checks that the edges it
+        skips are those the checkpoint read (their checksum), so a
+        checkpoint resumed against another source is refused.
 
         Args:
             source: The stream: an object with :obj:`src`, :obj:`src_type`,
@@ -482,9 +576,23 @@ class KongStream:
                 at every pass end and at the end.
             checkpoint_every (int, optional): Chunks between checkpoints.
             progress (bool, optional): A progress bar (edges/s) on stderr.
+            fingerprint (str, optional): A fingerprint of the source (for a
+                file, say, its size and a hash of its contents), kept in the
+                state: a checkpoint with another one is refused before any
+                reading. (default: :obj:`None`: none)
         """
-        fit_source(self, source, chunk_size, checkpoint, checkpoint_every, progress)
+        fit_source(self, source, chunk_size, checkpoint, checkpoint_every, progress, fingerprint)
         return self
+
+    def replay_checksum(self, src: Any, src_type: Any, dst: Any, dst_type: Any, edge_type: Any = None,
+                        graph: Any = None, offset: int = 0) -> int:
+        """The checksum term (:mod:`~kong_pyg.stream.replay`) of a chunk at position :obj:`offset` of a pass.
+
+        Reads nothing into the stream (ids it has not seen are numbered in its
+        id tables, nothing else).
+        """
+        cols = self._ids.columns(src, src_type, dst, dst_type, edge_type, graph, self.edge_labels)
+        return self._ids.checksum(cols, offset)
 
     # -- merging ------------------------------------------------------------
 

@@ -38,22 +38,29 @@ def linear_sketches(ks: "KongStream") -> Tensor:
     r"""Graph features of the linear map: graph rows plus the output-time grams and levels.
 
     After the last pass of :math:`h \geq 2` the rows hold every level but the
-    last, whose sketch is :math:`\sum_v w_v Y^{(h-1)}_v` (:math:`w_v`: how
-    often :math:`v` was a neighbor in the last pass).
+    last; the last level is the grams that pass added (into rows of their
+    own) plus :math:`\sum_v w_v Y^{(h-1)}_v` (:math:`w_v`: how often
+    :math:`v` was a neighbor in the last pass).
     """
     table, state = ks._table, ks._nodes
     n, b = state.n, ks.dim
     out = ks._rows[: ks.num_graphs].clone()
+    if ks.pass_index > 1:
+        out += ks._pass_rows[: ks.num_graphs]
     graph = state["node_graph"][:n]
     for lo, hi in row_blocks(n, 1, 1 << 20):
         nodes = torch.arange(lo, hi)
         for owner, grams, level in final_grams(ks, nodes):
             table.scatter(out, graph[nodes][owner], grams, level)
-    if ks.hops >= 2:
+    if ks.hops >= 2:  # sum per graph, then place in the block (a signed permutation: the same numbers)
+        if "Yprev" not in state:
+            raise ValueError("this state has no sketches of the previous pass (a shard's state of the last "
+                             "pass, see kong_pyg.stream.distributed): merge it into the full state first")
         w, prev = state["nbr_w"], state["Yprev"]
+        last = torch.zeros_like(out)
         for lo, hi in row_blocks(n, b):
-            part = table.place_rows(prev[lo:hi] * w[lo:hi].view(-1, 1), ks._block(ks.hops))
-            add_rows(out, graph[lo:hi], part)
+            add_rows(last, graph[lo:hi], prev[lo:hi] * w[lo:hi].view(-1, 1))
+        out += table.place_rows(last, ks._block(ks.hops))
     const = get_kernel(ks.kernel).const_value(ks.cfg)
     if const:
         bucket, sign = ks.hashes.const_token()

@@ -14,16 +14,14 @@ level block).
 """
 from typing import Dict, List, NamedTuple, Optional, Tuple
 
-import numpy as np
 import torch
 from torch import Tensor
 
 from ..hashing import BREAK
 from ..kgrams import StringState, concat_pieces, initial_state
 from ..sketch import SymbolHashTable
+from .counts import GramCounts
 from .state import NodeState, add_rows, row_blocks
-
-_POS_BITS = 22  # sub-chunks hold fewer than 2^22 incidences
 
 
 class Sink(NamedTuple):
@@ -36,12 +34,15 @@ class Sink(NamedTuple):
             :obj:`buf` holds graph rows; None when it holds node sketches.
         level (int, optional): The level block grams are placed in (None:
             level-free).
+        counts (GramCounts, optional): Where grams for graph rows are
+            counted first (see :mod:`~kong_pyg.stream.counts`).
     """
 
     table: SymbolHashTable
     buf: Tensor
     graph: Optional[Tensor]
     level: Optional[int]
+    counts: Optional[GramCounts] = None
 
     def rows(self, nodes: Tensor) -> Tensor:
         """The rows of :obj:`buf` that grams owned by :obj:`nodes` go to."""
@@ -49,7 +50,21 @@ class Sink(NamedTuple):
 
     def add(self, rows: Tensor, grams: Tensor) -> None:
         """Add grams (symbol ids :obj:`[M, n]`) into rows :obj:`rows`."""
-        self.table.scatter(self.buf, rows, grams, self.level)
+        n = grams.size(1)
+        if self.counts is None or not self.table.tabulated(n):
+            self.table.scatter(self.buf, rows, grams, self.level)
+            return
+        code, v = grams[:, 0], len(self.table)
+        for t in range(1, n):
+            code = torch.add(grams[:, t], code, alpha=v)
+        self.add_codes(rows, code, n)
+
+    def add_codes(self, rows: Tensor, code: Tensor, n: int) -> None:
+        """Add n-grams given by code (:meth:`SymbolHashTable.code_table`) into rows :obj:`rows`."""
+        if self.counts is not None:
+            self.counts.add(self.buf, rows, code, n, self.level)
+        else:
+            self.table.scatter_codes(self.buf, rows, code, n, self.level)
 
     def emit(self, nodes: Tensor, grams: Tensor) -> None:
         """Add grams owned by :obj:`nodes`."""
@@ -57,22 +72,17 @@ class Sink(NamedTuple):
 
 
 def sort_by_owner(owner: Tensor) -> Tuple[Tensor, Tensor]:
-    """Stable sort of :obj:`owner` (non-negative, fewer than :math:`2^{22}` entries).
+    """Stable sort of :obj:`owner` (non-negative, below :math:`2^{31}`).
 
-    Sorts the unique keys :obj:`owner * 2^22 + position` by value (NumPy's
-    vectorized sort is far faster than an argsort), which keeps arrival order
-    within each owner.
+    PyTorch's stable sort of 32-bit integers (a radix sort on the CPU) keeps
+    arrival order within each owner and is several times faster than a
+    comparison sort of 64-bit keys.
 
     Returns:
         (torch.Tensor, torch.Tensor): The sorted owners and the permutation.
     """
-    m = owner.numel()
-    key = (owner << _POS_BITS) | torch.arange(m)
-    if key.device.type == "cpu":
-        key = torch.from_numpy(np.sort(key.numpy()))
-    else:  # pragma: no cover - accelerators sort fast
-        key = torch.sort(key).values
-    return key >> _POS_BITS, key & ((1 << _POS_BITS) - 1)
+    values, perm = torch.sort(owner.to(torch.int32), stable=True)
+    return values.long(), perm
 
 
 def _runs(so: Tensor) -> Tuple[Tensor, Tensor, Tensor]:
@@ -142,7 +152,7 @@ def _add_windows(sink: Sink, rows: Tensor, lay: _Layout, syms: List[Tensor], n: 
                 code = torch.add(part, code, alpha=v)
             if bad is not None:
                 code = code.masked_fill_(bad, v**n)
-            sink.table.scatter_codes(sink.buf, rows, code, n, sink.level)
+            sink.add_codes(rows, code, n)
         else:
             grams, r = torch.stack(parts, dim=1), rows
             if bad is not None:
@@ -204,12 +214,45 @@ def first_pass_chunk(state: NodeState, sink: Sink, lengths: List[int], ends: Ten
             sink.add(rows, sym.view(-1, 1))
     if state.k == 1:
         return
-    lay = _lay_out(state, so, syms)
     codes = all(sink.table.tabulated(n) for n in lengths)
+    if state.k == 2 and codes:
+        _pairs(state, sink, rows, so, syms)
+        return
+    lay = _lay_out(state, so, syms)
     for n in lengths:
         if n >= 2:
             _add_windows(sink, rows, lay, syms, n, codes)
     _store_strings(state, lay, len(syms))
+
+
+def _pairs(state: NodeState, sink: Sink, rows: Tensor, so: Tensor, syms: List[Tensor]) -> None:
+    """:func:`first_pass_chunk`'s windows and string codes for :math:`k = 2` (tabulated codes).
+
+    The same grams and codes as :func:`_lay_out`, :func:`_add_windows` and
+    :func:`_store_strings`, with fewer passes: the symbol before an
+    incidence's first one is the previous incidence's last symbol within a
+    run of one owner, and the stored suffix (one symbol) at a run's start.
+    """
+    m, w, v = so.numel(), len(syms), len(sink.table)
+    start = torch.ones(m, dtype=torch.bool)
+    torch.ne(so[1:], so[:-1], out=start[1:])
+    starts = torch.nonzero(start).view(-1)
+    node = so.index_select(0, starts)
+    old_len = state["seg_len"].index_select(0, node)
+    stored = state["seg_suf"].view(-1).index_select(0, node)  # BREAK for an empty string
+    prev = torch.empty(m, dtype=torch.long)
+    prev[1:] = syms[-1][:-1]
+    prev.index_copy_(0, starts, stored)
+    code = torch.add(syms[0], prev, alpha=v).masked_fill_(prev < 0, v * v)  # v^2: no gram
+    sink.add_codes(rows, code, 2)
+    for t in range(1, w):
+        sink.add_codes(rows, torch.add(syms[t], syms[t - 1], alpha=v), 2)
+    count = torch.diff(starts, append=torch.tensor([m]))
+    state["seg_len"][node] = (old_len + w * count).clamp_(max=2)
+    state["seg_suf"].view(-1)[node] = syms[-1].index_select(0, starts + count - 1)
+    empty = torch.nonzero(old_len == 0).view(-1)
+    if empty.numel():
+        state["seg_pre"].view(-1)[node[empty]] = syms[0].index_select(0, starts[empty])
 
 
 # -- pass i >= 2: the pieces are the neighbors' previous strings ------------------
@@ -273,11 +316,58 @@ def later_pass_chunk(state: NodeState, sink: Sink, lengths: List[int], owner: Te
     if state.k == 1:
         return
     so, perm = sort_by_owner(owner)
-    node, item_owner, pieces = _pieces(state, so, nbr[perm], None if esym is None else esym[perm])
+    nb, es = nbr.index_select(0, perm), None if esym is None else esym.index_select(0, perm)
+    if state.k == 2 and sink.table.tabulated(2) and _later_pairs(state, sink, so, nb, es):
+        return
+    node, item_owner, pieces = _pieces(state, so, nb, es)
     crossing, new = concat_pieces(item_owner, pieces, node.numel(), state.k, lengths)
     for n in sorted(crossing):
         sink.emit(node[crossing[n].node], crossing[n].grams)
     state.set_strings("seg", node, new)
+
+
+def _later_pairs(state: NodeState, sink: Sink, so: Tensor, nb: Tensor, es: Optional[Tensor]) -> bool:
+    r""":func:`later_pass_chunk`'s crossing 2-grams and string codes for :math:`k = 2` (tabulated codes).
+
+    The pieces of incidence :math:`j` are its edge symbol :math:`e_j` (if
+    any) and :math:`s_{u_j}^{i-1}` (saturated length :math:`L_j`, first and
+    last symbols :math:`P_j, S_j`); the grams that cross a piece boundary
+    are (last symbol so far, :math:`e_j`) and (:math:`e_j, P_j`) when
+    :math:`L_j > 0`, or (last symbol so far, :math:`P_j`) without edge
+    symbols. The same grams and codes as :func:`~kong_pyg.kgrams.concat_pieces`,
+    with fewer passes. Returns False (nothing done) when a piece could be
+    empty with no edge symbol to carry the last symbol (then use the general
+    path).
+    """
+    prev = state.strings("prev", nb)
+    length, first, last = prev.length, prev.prefix.view(-1), prev.suffix.view(-1)
+    if es is None and bool((length == 0).any()):
+        return False
+    m, v = so.numel(), len(sink.table)
+    rows = sink.rows(so)
+    start = torch.ones(m, dtype=torch.bool)
+    torch.ne(so[1:], so[:-1], out=start[1:])
+    starts = torch.nonzero(start).view(-1)
+    node = so.index_select(0, starts)
+    old_len = state["seg_len"].index_select(0, node)
+    end_sym = last if es is None else torch.where(length > 0, last, es)  # the last symbol after j
+    before = torch.empty(m, dtype=torch.long)  # the last symbol before j (BREAK: none)
+    before[1:] = end_sym[:-1]
+    before.index_copy_(0, starts, state["seg_suf"].view(-1).index_select(0, node))
+    head = first if es is None else es  # the first symbol of j's pieces
+    sink.add_codes(rows, torch.add(head, before, alpha=v).masked_fill_(before < 0, v * v), 2)
+    if es is not None:
+        sink.add_codes(rows, torch.add(first, es, alpha=v).masked_fill_(length == 0, v * v), 2)
+    count = torch.diff(starts, append=torch.tensor([m]))
+    added = torch.zeros(node.numel(), dtype=torch.long).index_add_(
+        0, torch.repeat_interleave(torch.arange(node.numel()), count, output_size=m),
+        length + int(es is not None))
+    state["seg_len"][node] = (old_len + added).clamp_(max=2)
+    state["seg_suf"].view(-1)[node] = end_sym.index_select(0, starts + count - 1)
+    empty = torch.nonzero(old_len == 0).view(-1)
+    if empty.numel():
+        state["seg_pre"].view(-1)[node[empty]] = head.index_select(0, starts[empty])
+    return True
 
 
 # -- strings with the label in front ------------------------------------------------

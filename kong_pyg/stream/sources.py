@@ -3,24 +3,24 @@ r"""Reading whole sources into a stream, with checkpoints (:meth:`KongStream.fit
 A source is read once per pass, so :math:`h \geq 2` needs a re-iterable one:
 an object with the six columns (an :class:`~kong_pyg.datasets.EdgeStream`,
 read in slices), a list of chunks, or a callable returning a fresh iterable
-of chunks. A checkpoint is written atomically (:func:`atomic_save`), so a run
-killed at any moment resumes from the last one, skipping the edges its pass
-had read.
+of chunks. A checkpoint is written atomically
+(:mod:`~kong_pyg.stream.checkpoint`), so a run killed at any moment resumes
+from the last one, skipping the edges its pass had read after checking that
+they are the edges the checkpoint read (:mod:`~kong_pyg.stream.replay`).
 """
 import os
 import sys
-import tempfile
 from typing import TYPE_CHECKING, Any, Callable, Iterable, List, Optional, Tuple, Union
 
-import torch
-
 from ..config import check_int
+from .checkpoint import load_checkpoint, remove_stale_temps
 
 if TYPE_CHECKING:  # pragma: no cover
     from .core import KongStream
 
 PathLike = Union[str, "os.PathLike[str]"]
 Chunk = Tuple[Any, ...]
+_MASK = (1 << 64) - 1
 _COLUMNS = ("src", "src_type", "dst", "dst_type", "edge_type", "graph")
 
 
@@ -69,27 +69,6 @@ def chunk_source(source: Any, chunk_size: int, passes: int) -> Callable[[], Iter
     raise TypeError(f"cannot read edges from {type(source).__name__}")
 
 
-def atomic_save(obj: Any, path: PathLike) -> None:
-    """:func:`torch.save` to a temporary file in the same folder, flushed, then renamed over :obj:`path`.
-
-    A run killed at any moment leaves the previous file or the new one,
-    never a torn file.
-    """
-    path = os.fspath(path)
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".kong-stream-", suffix=".tmp", dir=folder)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            torch.save(obj, f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
 class _Progress:
     """A tqdm bar of edges on stderr, or nothing."""
 
@@ -114,22 +93,35 @@ class _Progress:
             self.bar.close()
 
 
+def _skipped(ks: "KongStream", cols: Chunk, take: int, at: int) -> int:
+    """The checksum term (at position :obj:`at`) of the first :obj:`take` edges of a chunk, read before."""
+    head = cols if take == len(cols[0]) else tuple(None if c is None else c[:take] for c in cols)
+    src, src_type, dst, dst_type, edge_type, graph = head
+    return ks.replay_checksum(src, src_type, dst, dst_type, edge_type, graph, offset=at)
+
+
 def _read_pass(ks: "KongStream", chunks: Iterable[Any], bar: _Progress, checkpoint: Optional[PathLike],
                checkpoint_every: int) -> None:
-    """Read one pass's chunks, skipping the :attr:`KongStream.position` edges already read."""
-    skip, done = ks.position, 0
+    """Read one pass's chunks, skipping (and checking) the :attr:`KongStream.position` edges already read."""
+    skip, done, at, seen = ks.position, 0, 0, 0
+    expected = ks._current  # the checksum of the edges the checkpoint read in this pass (None: unknown)
     for chunk in chunks:
         cols = chunk_columns(chunk)
         e = len(cols[0])
-        if skip >= e:
-            skip -= e
-            bar.update(e)
-            continue
         if skip:
-            cols = tuple(None if c is None else c[skip:] for c in cols)
-            bar.update(skip)
-            e -= skip
-            skip = 0
+            take = min(skip, e)
+            term = _skipped(ks, cols, take, at)
+            seen, at, skip = (seen + term) & _MASK, at + take, skip - take
+            bar.update(take)
+            if skip == 0 and expected is not None and seen != expected:
+                raise ValueError(
+                    f"the source is not the one the checkpoint was made from: its first {at} edges of "
+                    f"pass {ks.pass_index} differ from those the checkpoint read (another checksum)"
+                )
+            if take == e:
+                continue
+            cols = tuple(None if c is None else c[take:] for c in cols)
+            e -= take
         ks.update(*cols)
         bar.update(e)
         done += 1
@@ -140,14 +132,33 @@ def _read_pass(ks: "KongStream", chunks: Iterable[Any], bar: _Progress, checkpoi
                          f"({ks.position}) in pass {ks.pass_index}")
 
 
+def _resume(ks: "KongStream", checkpoint: PathLike, fingerprint: Optional[str]) -> None:
+    """Load the checkpoint file, if there is one, and check the source's fingerprint."""
+    remove_stale_temps(checkpoint)
+    if os.path.exists(checkpoint):
+        state = load_checkpoint(checkpoint)
+        try:
+            ks.load_state_dict(state)
+        except ValueError as err:
+            raise ValueError(f"{err} (checkpoint {os.fspath(checkpoint)})") from None
+        if fingerprint is not None and ks.source is not None and ks.source != fingerprint:
+            raise ValueError(f"{os.fspath(checkpoint)}: the checkpoint was made from another source "
+                             f"(fingerprint {ks.source!r}, this source {fingerprint!r}); remove the "
+                             "checkpoint to start again")
+
+
 def fit_source(ks: "KongStream", source: Any, chunk_size: int, checkpoint: Optional[PathLike],
-               checkpoint_every: int, progress: bool) -> None:
+               checkpoint_every: int, progress: bool, fingerprint: Optional[str] = None) -> None:
     """Read every pass of :obj:`source` into :obj:`ks` (:meth:`KongStream.fit <kong_pyg.KongStream.fit>`)."""
     check_int("chunk_size", chunk_size, 1)
     check_int("checkpoint_every", checkpoint_every, 1)
+    if fingerprint is not None and not isinstance(fingerprint, str):
+        raise TypeError(f"'fingerprint' must be a string or None (got {type(fingerprint).__name__})")
     fresh = chunk_source(source, chunk_size, ks.num_passes)
-    if checkpoint is not None and os.path.exists(checkpoint):
-        ks.load_state_dict(torch.load(checkpoint, weights_only=True))
+    if checkpoint is not None:
+        _resume(ks, checkpoint, fingerprint)
+    if fingerprint is not None:
+        ks.source = fingerprint
     bar = _Progress(progress, getattr(source, "num_edges", None))
     try:
         while True:
@@ -158,6 +169,7 @@ def fit_source(ks: "KongStream", source: Any, chunk_size: int, checkpoint: Optio
             ks.end_pass()
             if checkpoint is not None:
                 ks.save(checkpoint)
+        ks.check_replay()
         if checkpoint is not None:
             ks.save(checkpoint)
     finally:

@@ -21,10 +21,14 @@ Index = Union[Tensor, slice]
 def add_rows(buf: Tensor, rows: Tensor, src: Tensor) -> None:
     """:obj:`buf[rows[i]] += src[i]` for 2-D tensors (repeated rows add up).
 
-    A flat 1-D :meth:`index_add_`: PyTorch's 2-D one goes through a
-    ``scatter_add_`` whose cost on CPU follows the size of :obj:`buf`.
+    PyTorch's 2-D :meth:`index_add_` when :obj:`buf` is not much larger than
+    :obj:`src` (summing many rows into few: graph rows); otherwise a flat
+    1-D one, as the 2-D one's cost on CPU follows the size of :obj:`buf`.
     """
     if rows.numel() == 0:
+        return
+    if buf.numel() <= 4 * src.numel():
+        buf.index_add_(0, rows, src.to(buf.dtype))
         return
     d = buf.size(1)
     idx = (rows * d).unsqueeze(1) + torch.arange(d, device=rows.device)
@@ -37,11 +41,41 @@ def row_blocks(n: int, width: int, budget: int = 1 << 22) -> Tuple[Tuple[int, in
     return tuple((lo, min(lo + step, n)) for lo in range(0, n, step))
 
 
+def available_memory() -> Optional[int]:
+    """The bytes of memory the system could still give (``MemAvailable``; None where unknown)."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def check_memory(nbytes: int, what: str) -> None:
+    """Refuse (:class:`MemoryError`) an allocation larger than the memory available.
+
+    Checked only for allocations of 256 MiB or more: a clear error instead
+    of the out-of-memory killer.
+    """
+    if nbytes < 1 << 28:
+        return
+    free = available_memory()
+    if free is not None and nbytes > free:
+        raise MemoryError(f"KongStream: {what} needs {nbytes / 2**30:.1f} GiB but only "
+                          f"{free / 2**30:.1f} GiB are available (a smaller 'dim' or 'degree', "
+                          "dtype=torch.float32, or fewer nodes and graphs; node sketches take p * b numbers "
+                          "per node, see kong_pyg.stream)")
+
+
 def grow_rows(rows: Tensor, g: int) -> Tensor:
     """:obj:`rows` :obj:`[G, b]` with at least :obj:`g` rows (zeros appended, capacity doubled)."""
     if g <= rows.size(0):
         return rows
-    new = torch.zeros(max(g, 2 * rows.size(0), 64), rows.size(1), dtype=rows.dtype)
+    cap = max(g, 2 * rows.size(0), 64)
+    check_memory(cap * rows.size(1) * rows.element_size(), f"graph rows for {g:,} graphs")
+    new = torch.zeros(cap, rows.size(1), dtype=rows.dtype)
     new[: rows.size(0)] = rows
     return new
 
@@ -109,10 +143,13 @@ class NodeState:
     def grow(self, n: int) -> None:
         """Room for :obj:`n` nodes, and :obj:`n` nodes in use (new rows hold the fills)."""
         if n > self.cap:
-            cap = max(n, self.cap + self.cap // 2, 1024)
+            cap = max(n, 2 * self.cap, 1024)
+            per_node = sum(t[:1].numel() * t.element_size() for t in self.arrays.values())
+            check_memory(cap * per_node, f"the state of {n:,} nodes")
             for name, t in self.arrays.items():
-                new = torch.full((cap, *t.shape[1:]), self.fill[name], dtype=t.dtype)
-                new[: self.cap] = t
+                new = torch.empty((cap, *t.shape[1:]), dtype=t.dtype)
+                new[: self.cap] = t[: self.cap]
+                new[self.cap :].fill_(self.fill[name])
                 self.arrays[name] = new
             self.cap = cap
         self.n = max(self.n, n)

@@ -21,7 +21,7 @@ clearest case where k = 2 sees what k = 1 cannot.
 from ...hashing import type_code
 from .graphs import StreamSpotGraphs, first_types, read_graph_labels, stream_to_graphs
 from .reader import StreamSpotReader, read_streamspot
-from .records import EdgeChunk, EdgeStream, MalformedLine, format_malformed
+from .records import EdgeChunk, EdgeStream, MalformedLine, MalformedLineError, format_malformed
 from .synthetic import synthetic_event_stream
 from .writer import write_streamspot
 
@@ -29,6 +29,7 @@ __all__ = [
     "EdgeStream",
     "EdgeChunk",
     "MalformedLine",
+    "MalformedLineError",
     "format_malformed",
     "type_code",
     "StreamSpotReader",

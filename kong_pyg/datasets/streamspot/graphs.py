@@ -12,12 +12,22 @@ from .records import EdgeStream, MalformedLine
 
 
 def _lines(source: Any) -> Iterable[str]:
-    """The lines of a path (text, UTF-8) or of an open text file or iterable of lines."""
+    """The lines of a path or of an open text file or iterable of lines.
+
+    A path is read as UTF-8 (a BOM dropped, undecodable bytes as
+    ``surrogateescape`` escapes, as the stream reader shows id tokens), with
+    universal newlines.
+    """
     if isinstance(source, (str, os.PathLike)):
-        with open(source, "r", encoding="utf-8", errors="replace") as f:
+        with open(source, "r", encoding="utf-8-sig", errors="surrogateescape") as f:
             yield from f
     else:
         yield from source
+
+
+def _is_integer(text: str) -> bool:
+    digits = text[1:] if text[:1] == "-" else text
+    return digits.isascii() and digits.isdigit()
 
 
 def first_types(stream: EdgeStream) -> Tensor:
@@ -29,14 +39,32 @@ def first_types(stream: EdgeStream) -> Tensor:
     first = torch.full((num_nodes,), 2 * e, dtype=torch.long)
     first.scatter_reduce_(0, torch.cat([stream.src, stream.dst]),
                           torch.cat([2 * arrival, 2 * arrival + 1]), reduce="amin")
-    edge = first // 2
+    if e == 0:
+        return torch.zeros(num_nodes, dtype=torch.long)
+    edge = (first // 2).clamp(max=e - 1)  # (indices of no edge get a type they never use)
     return torch.where(first % 2 == 0, stream.src_type[edge], stream.dst_type[edge])
+
+
+def graph_order(graph: Tensor, num_graphs: int) -> Tensor:
+    """Graph indices in order of their first edge; graphs without an edge last, by index."""
+    e = graph.numel()
+    first = torch.full((num_graphs,), e, dtype=torch.long)
+    first.scatter_reduce_(0, graph, torch.arange(e), reduce="amin")
+    return torch.argsort(first * max(num_graphs, 1) + torch.arange(num_graphs))
 
 
 def stream_to_graphs(
     stream: EdgeStream, labels: Union[Tensor, Dict[Any, int], None] = None, undirected: bool = True
 ) -> List[Data]:
     r"""One ordered PyG graph per graph id, edges in arrival order.
+
+    Graphs come in order of their first edge in the stream (graphs of
+    :obj:`stream.graph_ids` without any edge last, in index order): the row
+    order of :meth:`KongStream.sketches <kong_pyg.KongStream.sketches>` on
+    the same stream. :func:`read_streamspot` and
+    :func:`synthetic_event_stream` number graphs in that order, so for their
+    streams it is also the index order (that of :obj:`stream.graph_ids` and
+    of their labels). Each graph keeps its id as :obj:`graph_id`.
 
     Nodes are numbered in order of first appearance within their graph.
     Node :math:`v`'s label is its type (from its first edge); every edge
@@ -58,9 +86,11 @@ def stream_to_graphs(
     num_graphs = len(stream.graph_ids)
     order = torch.sort(stream.graph, stable=True).indices  # arrival order kept per graph
     per_graph = torch.bincount(stream.graph, minlength=num_graphs).tolist()
+    edges = torch.split(order, per_graph)
     node_type = first_types(stream)
     out = []
-    for g, idx in enumerate(torch.split(order, per_graph)):
+    for g in graph_order(stream.graph, num_graphs).tolist():
+        idx = edges[g]
         src, dst = stream.src[idx], stream.dst[idx]
         glob, local = first_appearance(torch.stack([src, dst], dim=1).view(-1))
         local = local.view(-1, 2)
@@ -88,11 +118,11 @@ def read_graph_labels(source: Union[str, "os.PathLike[str]", TextIO, Iterable[st
     """
     out: Dict[str, int] = {}
     for line_no, line in enumerate(_lines(source), start=1):
-        text = line.strip()
+        text = (line.lstrip("\ufeff") if line_no == 1 else line).strip()
         if not text or text.startswith("#"):
             continue
         fields = text.split()
-        if len(fields) != 2 or not fields[1].lstrip("-").isdigit():
+        if len(fields) != 2 or not _is_integer(fields[1]):
             raise ValueError(f"labels line {line_no}: expected 'graph-id label' (integer label), "
                              f"got {text!r}")
         out[fields[0]] = int(fields[1])
@@ -105,7 +135,8 @@ class StreamSpotGraphs(InMemoryDataset):
     Reads the stream with :func:`read_streamspot` and builds one graph per
     graph id with :func:`stream_to_graphs` (arrival order = neighbor order,
     node label = node type, :obj:`edge_attr` = edge type, :obj:`graph_id`
-    kept). Graphs are in order of first appearance of their id.
+    kept). Graphs are in order of their first edge (:func:`stream_to_graphs`'s
+    order, the row order of :class:`~kong_pyg.KongStream`).
 
     .. warning::
         The neighbor order is the order of :obj:`edge_index`; never
@@ -150,8 +181,10 @@ class StreamSpotGraphs(InMemoryDataset):
             labels = torch.as_tensor(labels).long().view(-1)
             if labels.numel() != len(stream.graph_ids):
                 raise ValueError(f"'labels' has {labels.numel()} entries for {len(stream.graph_ids)} graphs")
-        self.graph_ids = list(stream.graph_ids)
-        self._data, self.slices = self.collate(stream_to_graphs(stream, labels, undirected))
+        graphs = stream_to_graphs(stream, labels, undirected)
+        #: The graph ids, in the order of the graphs (that of their first edge).
+        self.graph_ids = [d.graph_id for d in graphs]
+        self._data, self.slices = self.collate(graphs)
 
 
-__all__ = ["first_types", "stream_to_graphs", "read_graph_labels", "StreamSpotGraphs"]
+__all__ = ["first_types", "graph_order", "stream_to_graphs", "read_graph_labels", "StreamSpotGraphs"]

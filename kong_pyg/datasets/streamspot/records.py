@@ -50,6 +50,10 @@ class EdgeChunk(NamedTuple):
     graph: np.ndarray
 
 
+class MalformedLineError(ValueError):
+    """A malformed line of a StreamSpot stream read with ``strict=True`` (the message names the line)."""
+
+
 class MalformedLine(NamedTuple):
     """A line that could not be read: its 1-based number, text and why."""
 
@@ -71,4 +75,4 @@ def format_malformed(bad: List[MalformedLine], total: int) -> str:
     return out.getvalue()
 
 
-__all__ = ["EdgeStream", "EdgeChunk", "MalformedLine", "format_malformed"]
+__all__ = ["EdgeStream", "EdgeChunk", "MalformedLine", "MalformedLineError", "format_malformed"]

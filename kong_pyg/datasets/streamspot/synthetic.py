@@ -39,7 +39,11 @@ def synthetic_event_stream(
         seed (int, optional): The seed.
 
     Returns:
-        (EdgeStream, torch.Tensor): The stream and the graph labels.
+        (EdgeStream, torch.Tensor): The stream and the graph labels. Graphs
+        are numbered ``0, 1, ...`` in order of their first edge (as
+        :func:`read_streamspot` numbers them), so the labels, the graphs of
+        :func:`stream_to_graphs` and the rows of
+        :class:`~kong_pyg.KongStream` are all in that order.
     """
     rng = random.Random(seed)
     labels = [g % 2 for g in range(num_graphs)]
@@ -71,8 +75,15 @@ def synthetic_event_stream(
         cursor[i] += 1
         rows.append((proc, 0, obj, 1 + e % num_object_types, e, g))
     t = torch.tensor(rows, dtype=torch.long).view(-1, 6)
-    stream = EdgeStream(t[:, 0], t[:, 1], t[:, 2], t[:, 3], t[:, 4], t[:, 5], list(range(num_graphs)))
-    return stream, torch.tensor(labels, dtype=torch.long)
+    # graphs numbered in order of their first edge (the order of stream_to_graphs and KongStream rows)
+    rank = torch.full((num_graphs,), -1, dtype=torch.long)
+    first = torch.unique_consecutive(t[:, 5])
+    seen = list(dict.fromkeys(first.tolist()))
+    rank[torch.tensor(seen, dtype=torch.long)] = torch.arange(len(seen))
+    y = torch.empty(num_graphs, dtype=torch.long)
+    y[rank] = torch.tensor(labels, dtype=torch.long)
+    stream = EdgeStream(t[:, 0], t[:, 1], t[:, 2], t[:, 3], t[:, 4], rank[t[:, 5]], list(range(num_graphs)))
+    return stream, y
 
 
 __all__ = ["synthetic_event_stream"]
