@@ -1,7 +1,8 @@
 """The ``kong-pyg`` command line (also ``python -m kong_pyg``).
 
 One module per subcommand (:mod:`~kong_pyg.cli.classify`,
-:mod:`~kong_pyg.cli.table2`, :mod:`~kong_pyg.cli.stream`), each with a
+:mod:`~kong_pyg.cli.table2`, :mod:`~kong_pyg.cli.stream`,
+:mod:`~kong_pyg.cli.order_test`), each with a
 ``register(subparsers)`` that adds its parser and sets ``func`` (called with
 the parsed arguments, returning an exit status), all in the one style of
 :mod:`~kong_pyg.cli.common`: comma lists, defaults in the help, progress bars
@@ -19,6 +20,7 @@ COMMAND_MODULES: List[str] = [
     "kong_pyg.cli.classify",
     "kong_pyg.cli.table2",
     "kong_pyg.cli.stream",
+    "kong_pyg.cli.order_test",
 ]
 
 #: Errors that are the user's (bad values, paths, missing extras): one line, exit 2.
