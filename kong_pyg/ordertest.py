@@ -433,8 +433,6 @@ def graph_labels(graphs: Any, y: Any = None) -> np.ndarray:
 
 def _compare(settings: Sequence[str], scores: Dict[str, Dict[str, List[float]]],
              test_fraction: float) -> List[Dict[str, Any]]:
-    from scipy import stats
-
     from .evaluation.stats import paired_comparison
 
     out = []
@@ -443,11 +441,31 @@ def _compare(settings: Sequence[str], scores: Dict[str, Dict[str, List[float]]],
             continue
         for metric in scores:
             cmp = paired_comparison(scores[metric][a], scores[metric][b], test_fraction)
-            n, ratio = cmp["n"], test_fraction / (1 - test_fraction)
-            half = stats.t.ppf(0.975, n - 1) * math.sqrt((1 / n + ratio) * cmp["sd_diff"] ** 2)
-            out.append({"a": a, "b": b, "metric": metric, **cmp,
-                        "corrected_lo": cmp["mean_diff"] - half, "corrected_hi": cmp["mean_diff"] + half})
+            out.append({"a": a, "b": b, "metric": metric, **with_corrected_interval(cmp, test_fraction)})
     return out
+
+
+def with_corrected_interval(cmp: Dict[str, Any], test_fraction: float,
+                            level: float = 0.95) -> Dict[str, Any]:
+    r"""Add the corrected resampled t-interval of the mean difference to a paired comparison.
+
+    :math:`\bar d \pm t_{n-1} \sqrt{(1/n + n_{test}/n_{train})\, s_d^2}`, the interval that
+    goes with the corrected p-value of
+    :func:`~kong_pyg.evaluation.stats.paired_comparison`.
+
+    Args:
+        cmp (dict): What :func:`~kong_pyg.evaluation.stats.paired_comparison` returned.
+        test_fraction (float): The test share of each split.
+        level (float, optional): The coverage. (default: :obj:`0.95`)
+
+    Returns:
+        dict: :obj:`cmp` with :obj:`corrected_lo` and :obj:`corrected_hi`.
+    """
+    from scipy import stats
+
+    n, ratio = cmp["n"], test_fraction / (1 - test_fraction)
+    half = stats.t.ppf(0.5 + level / 2, n - 1) * math.sqrt((1 / n + ratio) * cmp["sd_diff"] ** 2)
+    return {**cmp, "corrected_lo": cmp["mean_diff"] - half, "corrected_hi": cmp["mean_diff"] + half}
 
 
 # -- TEMPORARY classifier (issue 14): a small stand-in for the shared evaluation harness of issue 11,
@@ -499,4 +517,5 @@ def _fit_scores(X: Any, y: np.ndarray, parts: Sequence[Tuple[np.ndarray, np.ndar
 
 
 __all__ = ["order_test", "OrderTestResult", "order_features", "load_ordered_graphs", "graph_labels",
+           "with_corrected_interval",
            "SETTINGS", "COMPARISONS", "C_NORMALIZED", "C_RAW"]

@@ -895,6 +895,15 @@ for id, argv, match, setup, xfail in [
     ("table2-test-size", ["table2", "--test-size", "0"], "exit 2: .*must be in \\(0, 1\\)", None, None),
     ("table2-splits-one", ["table2", "--splits", "1"], "exit 2: .*must be >= 2", None, None),
     ("table2-fractions", ["table2", "--fractions", "0.5,2"], "exit 2: .*must be in \\(0, 1\\)", None, None),
+    ("table2-ties", ["table2", "--ties", "row,time"], "exit 2: .*unknown value 'time'", None, None),
+    ("table2-C-normalized", ["table2", "--C-normalized", "1,-1"], "exit 2: .*--C-normalized: must be > 0",
+        None, None),
+    ("table2-resume-folder", ["table2", "--ml-dir", "{tmp}/adir", "--resume", "{tmp}/adir", "--ties", "row"],
+     "exit 2: .*--resume: ", lambda tmp: (tmp / "adir-row.json").mkdir(), None),
+    ("table2-resume-other-run", ["table2", "--ml-dir", "{tmp}/ml", "--out", "{tmp}/o", "-q", "--splits", "2",
+                                 "--ties", "row", "--resume", "{tmp}/r.json", "--curve-splits", "0"],
+     "exit 2: .*belongs to another run", lambda tmp: (ml_folder(tmp), (tmp / "r-row.json").write_text(
+         '{"protocol": {"n_splits": 99}, "scores": {}, "features": {}}')), None),
     # order-test
     ("order-test-two-inputs", ["order-test", "--provenance", "1", "--dataset", "MUTAG"],
      "exit 2: .*give one input, not --dataset and --provenance", None, None),

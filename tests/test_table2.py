@@ -10,7 +10,17 @@ from scipy import stats
 from kong_pyg.cli import main
 from kong_pyg.datasets import stream_to_graphs, synthetic_event_stream
 from kong_pyg.evaluation.stats import mean_ci, paired_comparison, verdict
-from kong_pyg.experiments.table2 import run_table2, table2_methods
+from kong_pyg.experiments.table2 import (
+    C_GRID,
+    C_GRID_NORMALIZED,
+    DEFAULT_METHODS,
+    PAIRS,
+    FeatureCache,
+    method_grids,
+    run_table2,
+    shuffle_seed,
+    table2_methods,
+)
 
 
 def test_mean_ci():
@@ -62,8 +72,88 @@ def test_true_order_beats_shuffled_on_order_only_classes():
 
 def test_methods_registry():
     ms = table2_methods()
-    assert list(ms)[:5] == ["K-1", "K-2", "K-2 shuffled", "WL", "KW"]
-    assert ms["K-2 shuffled"].seeded and not ms["K-2"].seeded
+    assert list(ms)[:7] == ["K-1", "K-2", "K-2 consistent", "K-2 shuffled", "K-2 reverse", "WL", "KW"]
+    assert ms["K-2 shuffled"].seeded and ms["K-2 consistent"].seeded and not ms["K-2"].seeded
+    assert all(m in ms for m in DEFAULT_METHODS)
+    # the normalized rows (and only those) get the wide C grid
+    grids = method_grids(list(ms), C_GRID, C_GRID_NORMALIZED)
+    wide = {m for m, g in grids.items() if g is C_GRID_NORMALIZED}
+    assert wide == {"K-1 authors", "K-2 authors", "K-2 authors consistent", "K-2 authors shuffled",
+                    "K-2 authors reverse", "K-1 graph-norm", "K-2 blended graph-norm"}
+    assert max(C_GRID_NORMALIZED) == 1e6 and max(C_GRID) == 1e4
+    # every pair's rows exist; the honest control comes first
+    assert PAIRS[0] == ("K-2", "K-2 consistent") and all(a in ms and b in ms for a, b in PAIRS)
+
+
+def test_authors_rows_are_the_authors_features():
+    # the registry's "K-2 authors" is KongVectorizer with the authors' options (no own label, 1+2-grams,
+    # unit graph vectors): same matrix
+    from kong_pyg import KongVectorizer
+
+    stream, y = synthetic_event_stream(8, seed=1)
+    graphs = stream_to_graphs(stream, y)
+    X = table2_methods()["K-2 authors"].features(graphs, 0).toarray()
+    ref = KongVectorizer(k=2, hops=1, kernel="cosine", degree=1, own_label=False, blended=True,
+                         normalize=True).fit_transform(graphs).toarray()
+    assert np.allclose(X, ref) and np.allclose(np.linalg.norm(X, axis=1), 1.0)
+    own = table2_methods()["K-2 blended graph-norm"].features(graphs, 0).toarray()
+    assert X.shape != own.shape or not np.allclose(X, own)
+
+
+def test_shuffle_seeds_cycle():
+    assert [shuffle_seed(3, s, None) for s in range(4)] == [3, 4, 5, 6]
+    assert [shuffle_seed(3, s, 2) for s in range(5)] == [3, 4, 3, 4, 3]
+    stream, y = synthetic_event_stream(30, seed=2)
+    graphs = stream_to_graphs(stream, y)
+    cache = FeatureCache(graphs, table2_methods())
+    run_table2(graphs, ["K-2", "K-2 shuffled"], n_splits=5, C_grid=(1.0,), inner_folds=2, cache=cache,
+               shuffle_seeds=2)
+    seeds = sorted(k[1] for k in cache.store if k[0] == "K-2 shuffled")
+    assert seeds == [0, 1]
+    with pytest.raises(ValueError, match="'shuffle_seeds' must be"):
+        run_table2(graphs, ["K-2"], n_splits=2, shuffle_seeds=0)
+
+
+def test_resume_skips_finished_splits_and_refuses_another_protocol(tmp_path, monkeypatch):
+    import kong_pyg.experiments.table2 as t2
+
+    stream, y = synthetic_event_stream(30, seed=3)
+    graphs = stream_to_graphs(stream, y)
+    path = str(tmp_path / "state.json")
+    first = run_table2(graphs, ["K-1", "K-2"], n_splits=3, C_grid=(1.0, 10.0), inner_folds=2, resume=path,
+                       tag="row")
+    state = json.loads((tmp_path / "state.json").read_text())
+    assert sorted(state["scores"]["K-2"]) == ["0", "1", "2"] and state["protocol"]["tag"] == "row"
+
+    def no_fit(*a, **k):
+        raise AssertionError("a finished split was fitted again")
+
+    monkeypatch.setattr(t2, "score_split", no_fit)
+    again = run_table2(graphs, ["K-1", "K-2"], n_splits=3, C_grid=(1.0, 10.0), inner_folds=2, resume=path,
+                       tag="row")
+    assert again["splits"] == first["splits"] and again["paired"] == first["paired"]
+    with pytest.raises(ValueError, match="belongs to another run"):
+        run_table2(graphs, ["K-1", "K-2"], n_splits=4, C_grid=(1.0, 10.0), inner_folds=2, resume=path,
+                   tag="row")
+
+
+def test_paired_comparisons_carry_the_corrected_interval():
+    from kong_pyg.datasets import ProvenanceGraphs
+
+    graphs = ProvenanceGraphs(80, strength=1.0, seed=0)  # has the event key 'edge_order'
+    res = run_table2(graphs, ["K-1", "K-2", "K-2 consistent", "K-2 shuffled"], n_splits=4,
+                     C_grid=(1.0, 100.0), inner_folds=2)
+    assert list(res["paired"]) == ["K-2 vs K-2 consistent", "K-2 vs K-2 shuffled",
+                                   "K-2 consistent vs K-2 shuffled", "K-2 vs K-1"]
+    c = res["paired"]["K-2 vs K-2 consistent"]["acc"]
+    d = np.array([r["acc"] for r in res["splits"]["K-2"]]) - np.array(
+        [r["acc"] for r in res["splits"]["K-2 consistent"]])
+    frac = 0.2 / 0.8
+    half = stats.t.ppf(0.975, 3) * math.sqrt((1 / 4 + frac) * d.var(ddof=1))
+    assert math.isclose(c["corrected_lo"], d.mean() - half)
+    assert math.isclose(c["corrected_hi"], d.mean() + half)
+    # the classes differ only in event order: true order beats the consistent shuffle
+    assert c["mean_diff"] > 0.2
 
 
 def test_cli_table2_on_tiny_data(tmp_path, capsys):
@@ -73,21 +163,30 @@ def test_cli_table2_on_tiny_data(tmp_path, capsys):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         code = main(["table2", "--ml-dir", str(ml), "--root", str(tmp_path / "root"), "--genre", "first",
-                     "--splits", "2", "--inner-folds", "2", "--C", "1,10", "--curve-splits", "2",
-                     "--fractions", "0.5,0.8", "--out", str(out), "--no-plot", "-q"])
+                     "--splits", "2", "--inner-folds", "2", "--C", "1,10", "--C-normalized", "10,1000",
+                     "--curve-splits", "2", "--fractions", "0.5,0.8", "--out", str(out), "--no-plot", "-q",
+                     "--resume", str(tmp_path / "state.json")])
     assert code == 0
     text = (out / "table2.md").read_text()
-    for row in ("| K-1 |", "| K-2 |", "| K-2 shuffled |", "| WL |", "| KW |", "K-2 vs K-2 shuffled",
-                "Figure 2 analogue", "65.83 / 71.00"):
-        assert row in text
-    assert "--ml-dir PATH/ml-100k" in text
+    for row in ("| K-1 |", "| K-2 |", "| K-2 consistent |", "| K-2 shuffled |", "| K-2 reverse |",
+                "| WL |", "| KW |", "| K-2 authors |", "| K-2 authors consistent |",
+                "| K-2 - K-2 consistent | row | acc |", "| K-2 - K-2 consistent | authors | acc |",
+                "## Results, ties: row", "## Results, ties: authors", "Figure 2 analogue", "65.83 / 71.00",
+                "share their second"):
+        assert row in text, row
+    assert "--ml-dir PATH/ml-100k" in text and "--ties row,authors" in text
     res = json.loads((out / "table2.json").read_text())
-    assert res["table"]["n_graphs"] == 24 and res["table"]["n_splits"] == 2
-    assert set(res["curve"]["acc"]) == {"K-1", "K-2", "K-2 shuffled"}
+    assert set(res["tables"]) == {"row", "authors"} and res["tables"]["row"]["n_graphs"] == 24
+    assert res["tables"]["authors"]["summary"]["K-2 authors"]["C_grid"] == [10.0, 1000.0]
+    assert res["tables"]["authors"]["summary"]["K-2"]["C_grid"] == [1.0, 10.0]
+    assert 0 <= res["datasets"]["row"]["tie_share"]["all"] <= 1
+    assert set(res["curve"]["acc"]) == {"K-1", "K-2", "K-2 consistent", "K-2 shuffled"}
+    assert (tmp_path / "state-row.json").is_file() and (tmp_path / "state-authors.json").is_file()
     assert "wrote" in capsys.readouterr().out
     assert main(["table2", "--list"]) == 0
     assert main(["table2", "--methods", "nope", "--ml-dir", str(ml)]) == 2
     assert main(["table2"]) == 2  # neither --ml-dir nor --root
+    assert main(["table2", "--ties", "row,nope", "--ml-dir", str(ml)]) == 2
 
 
 def test_plot_fraction_curve(tmp_path):

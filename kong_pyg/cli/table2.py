@@ -1,18 +1,20 @@
 """``kong-pyg table2``: the KONG paper's Table 2 on MovieLens-100k.
 
-Runs :func:`kong_pyg.experiments.table2.run_table2` (and the accuracy curve)
-and writes ``table2.md``, ``table2.json`` and ``table2_curve.png`` to
-``--out``.
+Runs :func:`kong_pyg.experiments.table2.run_table2` once per tie rule (and
+the accuracy curve) and writes ``table2.md``, ``table2.json`` and
+``table2_curve.png`` to ``--out``. ``--resume FILE`` keeps every finished
+split in a plain JSON file, so an interrupted run goes on where it stopped.
 """
 import argparse
 import json
 import os
 import sys
 import tempfile
-from typing import Any, List, Optional
+from typing import Any, Dict, List, Optional
 
 from ..experiments.table2 import (
     C_GRID,
+    C_GRID_NORMALIZED,
     DEFAULT_METHODS,
     FRACTIONS,
     FeatureCache,
@@ -62,6 +64,10 @@ def register(subparsers: Any) -> None:
     data.add_argument("--max-graphs", metavar="N", type=int_at_least(1), default=None,
                       help="at most this many users (default: all)")
     data.add_argument("--symmetric", action="store_true", help="2-hop users also see the ego's movies")
+    data.add_argument("--ties", type=list_of(one_of(["row", "authors"])), default="row,authors",
+                      metavar="RULE[,RULE]",
+                      help="tie rules for ratings in the same second, one table each: row (file row order), "
+                           "authors (user id, then movie id, as strings)")
     rows = p.add_argument_group("rows")
     rows.add_argument("--methods", type=list_of(one_of(list(table2_methods()))),
                       default=",".join(DEFAULT_METHODS), metavar="NAME[,NAME...]",
@@ -76,7 +82,15 @@ def register(subparsers: Any) -> None:
     ev.add_argument("--inner-folds", metavar="N", type=int_at_least(2), default=5,
                     help="inner folds choosing C")
     ev.add_argument("--C", dest="C_grid", type=list_of(number_in(0.0)), default=show_default(list(C_GRID)),
-                    metavar="C[,C...]", help="LinearSVC C grid")
+                    metavar="C[,C...]", help="LinearSVC C grid of rows with raw graph vectors")
+    ev.add_argument("--C-normalized", dest="C_grid_normalized", type=list_of(number_in(0.0)),
+                    default=show_default(list(C_GRID_NORMALIZED)), metavar="C[,C...]",
+                    help="LinearSVC C grid of rows with L2-normalized graph vectors (the authors' variant)")
+    ev.add_argument("--shuffle-seeds", metavar="N", type=int_at_least(0), default=10,
+                    help="seeds of the random orders, cycled over the splits (0: a new seed per split)")
+    ev.add_argument("--resume", metavar="FILE.json", default=None,
+                    help="keep finished splits in this JSON file and skip them when run again "
+                         "(one file per tie rule: FILE-row.json, ...) (default: none)")
     ev.add_argument("--curve-splits", metavar="N", type=int_at_least(0), default=20,
                     help="splits per fraction of the accuracy curve (0: no curve)")
     ev.add_argument("--fractions", type=list_of(number_in(0.0, 1.0)), default=show_default(list(FRACTIONS)),
@@ -96,7 +110,7 @@ def command_line(args: argparse.Namespace) -> str:
     parts = ["kong-pyg table2"]
     if args.ml_dir:
         parts.append("--ml-dir PATH/ml-100k")
-    parts.append(f"--genre {args.genre}")
+    parts.append(f"--genre {args.genre} --ties {','.join(args.ties)}")
     for flag in ("no_balance", "symmetric", "extra", "no_plot"):
         if getattr(args, flag):
             parts.append("--" + flag.replace("_", "-"))
@@ -107,6 +121,9 @@ def command_line(args: argparse.Namespace) -> str:
     parts.append(f"--splits {args.splits} --test-size {args.test_size} --inner-folds {args.inner_folds}")
     if list(args.C_grid) != list(C_GRID):
         parts.append("--C " + ",".join(f"{c:g}" for c in args.C_grid))
+    if list(args.C_grid_normalized) != list(C_GRID_NORMALIZED):
+        parts.append("--C-normalized " + ",".join(f"{c:g}" for c in args.C_grid_normalized))
+    parts.append(f"--shuffle-seeds {args.shuffle_seeds}")
     parts.append(f"--curve-splits {args.curve_splits}")
     if args.curve_splits:
         parts.append("--fractions " + ",".join(f"{f:g}" for f in args.fractions))
@@ -123,6 +140,9 @@ def _check(args: argparse.Namespace) -> None:
         check_output_file(os.path.join(args.out, name), "--out")
     if args.root is not None:
         check_output_dir(args.root, "--root")
+    if args.resume is not None:
+        for path in resume_files(args).values():
+            check_output_file(path, "--resume")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -149,34 +169,51 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def resume_files(args: argparse.Namespace) -> Dict[str, str]:
+    """The resume file of each tie rule (``FILE-RULE.json``)."""
+    stem = args.resume[:-5] if args.resume.endswith(".json") else args.resume
+    return {tie: f"{stem}-{tie}.json" for tie in args.ties}
+
+
 def _run(args: argparse.Namespace, names: List[str], root: str) -> None:
     from ..datasets.movielens import MovieLensOrdered
     from ..evaluation.stats import format_ci, format_p
 
     progress = not args.quiet
-    ds = MovieLensOrdered(root, ml_dir=args.ml_dir, genre=args.genre, symmetric=args.symmetric,
-                          balance=not args.no_balance, max_graphs=args.max_graphs, seed=args.seed)
-    cache = FeatureCache(ds, table2_methods())
-    result = run_table2(ds, names, args.splits, args.test_size, args.C_grid, args.inner_folds,
-                        args.seed, progress, cache)
+    shuffle_seeds = args.shuffle_seeds or None
+    results: Dict[str, Any] = {}
+    infos: Dict[str, Any] = {}
     curve = None
-    if args.curve_splits > 0:
-        curve_methods = [m for m in ("K-1", "K-2", "K-2 shuffled") if m in names] or names[:3]
-        curve = accuracy_curve(ds, curve_methods, args.fractions, args.curve_splits, args.C_grid,
-                               args.inner_folds, args.seed, progress, cache)
+    for tie in args.ties:
+        ds = MovieLensOrdered(root, ml_dir=args.ml_dir, genre=args.genre, symmetric=args.symmetric,
+                              balance=not args.no_balance, max_graphs=args.max_graphs, seed=args.seed,
+                              ties=tie)
+        cache = FeatureCache(ds, table2_methods())
+        results[tie] = run_table2(ds, names, args.splits, args.test_size, args.C_grid, args.inner_folds,
+                                  args.seed, progress, cache, args.C_grid_normalized, shuffle_seeds,
+                                  resume_files(args)[tie] if args.resume else None, tie)
+        infos[tie] = dataset_summary(ds)
+        if args.curve_splits > 0 and curve is None:
+            curve_methods = [m for m in ("K-1", "K-2", "K-2 consistent", "K-2 shuffled") if m in names] \
+                or names[:3]
+            curve = accuracy_curve(ds, curve_methods, args.fractions, args.curve_splits, args.C_grid,
+                                   args.inner_folds, args.seed, progress, cache, args.C_grid_normalized,
+                                   shuffle_seeds)
+            curve["ties"] = tie
     os.makedirs(args.out, exist_ok=True)
     figure = _figure(curve, args) if curve is not None else None
-    info = dataset_summary(ds)
-    write_markdown(result, os.path.join(args.out, "table2.md"), info, curve, figure, command_line(args))
+    write_markdown(results, os.path.join(args.out, "table2.md"), infos, curve, figure, command_line(args))
     with open(os.path.join(args.out, "table2.json"), "w", encoding="utf-8") as f:
-        json.dump({"dataset": info, "table": result, "curve": curve}, f)
-    for name, r in result["summary"].items():
-        print(f"{name:24s} D={r['dim']:7.0f}  acc {format_ci(r['acc'])}  auc {format_ci(r['auc'])}  "
-              f"features {r['feature_s']:.2f}s  train {r['train_s']:.3f}s/split")
-    for key, by_metric in result["paired"].items():
-        c = by_metric["acc"]
-        print(f"{key}: acc diff {100 * c['mean_diff']:+.2f} points, "
-              f"corrected p = {format_p(c['corrected_p'])}")
+        json.dump({"command": command_line(args), "datasets": infos, "tables": results, "curve": curve}, f)
+    for tie, result in results.items():
+        print(f"ties: {tie}")
+        for name, r in result["summary"].items():
+            print(f"  {name:24s} D={r['dim']:7.0f}  acc {format_ci(r['acc'])}  auc {format_ci(r['auc'])}  "
+                  f"features {r['feature_s']:.2f}s  train {r['train_s']:.3f}s/split")
+        for key, by_metric in result["paired"].items():
+            c = by_metric["acc"]
+            print(f"  {key}: acc diff {100 * c['mean_diff']:+.2f} points, "
+                  f"corrected p = {format_p(c['corrected_p'])}")
     print(f"wrote {os.path.join(args.out, 'table2.md')}")
 
 
@@ -194,4 +231,4 @@ def _figure(curve: Any, args: argparse.Namespace) -> Optional[str]:
     return "table2_curve.png"
 
 
-__all__ = ["register", "run", "command_line", "OUTPUTS"]
+__all__ = ["register", "run", "command_line", "resume_files", "OUTPUTS"]

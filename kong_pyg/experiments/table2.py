@@ -30,6 +30,8 @@ transductive, as in the paper), then split. Run it with
 ``kong-pyg table2 --ml-dir PATH/ml-100k --out docs/results``
 (:mod:`kong_pyg.cli.table2`).
 """
+import json
+import os
 import time
 import warnings
 from dataclasses import dataclass
@@ -37,17 +39,18 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tupl
 
 import numpy as np
 
-from ..evaluation.stats import format_ci, format_p, mean_ci, paired_comparison, verdict
+from ..evaluation.stats import mean_ci, paired_comparison
+from ..ordertest import C_NORMALIZED, with_corrected_interval
+from .table2_report import PAPER_MOVIELENS, write_markdown
 
-#: The C grid of the protocol.
+#: The C grid of the protocol (rows with unnormalized graph vectors).
 C_GRID: Tuple[float, ...] = (0.1, 1.0, 10.0, 100.0, 1000.0, 10000.0)
+#: The C grid of rows with L2-normalized graph vectors: unit-length rows need large C (the
+#: authors' variant chose 1e4, the top of :obj:`C_GRID`, in 85-96 % of splits).
+C_GRID_NORMALIZED: Tuple[float, ...] = C_NORMALIZED
 
 #: The fractions of the accuracy curve (the paper's Figure 2 analogue).
 FRACTIONS: Tuple[float, ...] = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8)
-
-#: The paper's MovieLens row of Table 2 (accuracy %, AUC %), SPEC section 7.
-PAPER_MOVIELENS: Dict[str, Tuple[float, float]] = {
-    "K-1": (65.83, 71.00), "K-2 shuffled": (67.01, 73.31), "K-2": (67.68, 73.20)}
 
 #: A feature function: :obj:`features(graphs, seed) -> X`.
 FeatureFn = Callable[[Any, int], Any]
@@ -64,12 +67,15 @@ class Method:
         seeded (bool): Recompute per split with the split's seed (random
             orders); otherwise computed once.
         note (str): What it is, for the results file.
+        normalized (bool): Unit-length graph vectors: :math:`C` comes from
+            the wide grid (:obj:`C_GRID_NORMALIZED`). (default: :obj:`False`)
     """
 
     name: str
     features: FeatureFn
     seeded: bool
     note: str
+    normalized: bool = False
 
 
 def _kong(**options: Any) -> FeatureFn:
@@ -96,33 +102,62 @@ def _kw(length: int) -> FeatureFn:
     return run
 
 
+#: The authors' features (their code): neighbor labels only, 1- and 2-grams, unit graph vectors.
+AUTHORS: Dict[str, Any] = dict(own_label=False, blended=True, normalize=True)
+_CONSISTENT = ("one seeded random position per rating (random timestamps), the same in every graph: "
+               "the honest control")
+_PER_GRAPH = ("every neighborhood of every graph shuffled independently: the paper's control, biased "
+              "because a movie's audience, the same in every graph, becomes per-graph noise")
+
+
 def table2_methods() -> Dict[str, Method]:
-    """All methods by name (the first five are the protocol's rows)."""
+    """All methods by name (:obj:`DEFAULT_METHODS` are the default rows)."""
+    a = AUTHORS
     ms = [
         Method("K-1", _kong(k=1), False, "1-grams, h=1, cosine p=1"),
         Method("K-2", _kong(k=2), False, "2-grams, true (time) order, h=1, cosine p=1"),
-        Method("K-2 shuffled", _kong(k=2, order="random"), True,
-               "2-grams after a random shuffle of every neighborhood (seed = split index)"),
+        Method("K-2 consistent", _kong(k=2, order="consistent"), True, f"2-grams after a {_CONSISTENT}"),
+        Method("K-2 shuffled", _kong(k=2, order="random"), True, f"2-grams, {_PER_GRAPH}"),
+        Method("K-2 reverse", _kong(k=2, order="reverse"), False, "2-grams in reversed time order"),
         Method("WL", _wl, False, "WL subtree histograms, h=1 (iterations 0 and 1), raw counts"),
         Method("KW", _kw(1), False, "label sequences of walks of length <= 1, cosine p=1 per node"),
+        Method("K-1 authors", _kong(k=1, own_label=False, normalize=True), False,
+               "the authors' K-1: neighbor labels only (no own label), graph vectors L2-normalized", True),
+        Method("K-2 authors", _kong(k=2, **a), False,
+               "the authors' K-2: neighbor labels only, 1- and 2-grams, graph vectors L2-normalized, "
+               "true order", True),
+        Method("K-2 authors consistent", _kong(k=2, order="consistent", **a), True,
+               f"the authors' K-2 after a {_CONSISTENT}", True),
+        Method("K-2 authors shuffled", _kong(k=2, order="random", **a), True,
+               f"the authors' K-2, {_PER_GRAPH}", True),
+        Method("K-2 authors reverse", _kong(k=2, order="reverse", **a), False,
+               "the authors' K-2 in reversed time order", True),
         Method("K-2 blended", _kong(k=2, blended=True), False,
-               "variant: 1-grams and 2-grams (the authors' K-2 feature set), true order"),
+               "variant: 1-grams and 2-grams with the own label, true order"),
         Method("K-2 blended shuffled", _kong(k=2, blended=True, order="random"), True,
-               "variant: 1-grams and 2-grams, shuffled (seed = split index)"),
+               f"variant: 1-grams and 2-grams with the own label, {_PER_GRAPH}"),
         Method("K-1 graph-norm", _kong(k=1, normalize=True), False,
-               "variant: K-1 with each graph vector L2-normalized"),
+               "variant: K-1 with each graph vector L2-normalized", True),
         Method("K-2 blended graph-norm", _kong(k=2, blended=True, normalize=True), False,
-               "variant: the authors' K-2 files (1+2-grams, graph vectors L2-normalized)"),
+               "variant: 1+2-grams with the own label, graph vectors L2-normalized", True),
         Method("KW-2", _kw(2), False, "variant: walks of length <= 2, cosine p=1 per node"),
     ]
     return {m.name: m for m in ms}
 
 
-#: The protocol's rows.
-DEFAULT_METHODS: Tuple[str, ...] = ("K-1", "K-2", "K-2 shuffled", "WL", "KW")
-#: (true order, shuffled) pairs compared split by split.
-PAIRS: Tuple[Tuple[str, str], ...] = (("K-2", "K-2 shuffled"), ("K-2 blended", "K-2 blended shuffled"),
-                                      ("K-2", "K-1"))
+#: The default rows: the paper's five, the honest control, time reversal and the authors' variant.
+DEFAULT_METHODS: Tuple[str, ...] = ("K-1", "K-2", "K-2 consistent", "K-2 shuffled", "K-2 reverse", "WL", "KW",
+                                    "K-1 authors", "K-2 authors", "K-2 authors consistent",
+                                    "K-2 authors shuffled")
+#: (a, b) pairs compared split by split (those whose rows ran); the first of each group is the answer.
+PAIRS: Tuple[Tuple[str, str], ...] = (
+    ("K-2", "K-2 consistent"), ("K-2", "K-2 shuffled"), ("K-2 consistent", "K-2 shuffled"), ("K-2", "K-1"),
+    ("K-2", "K-2 reverse"),
+    ("K-2 authors", "K-2 authors consistent"), ("K-2 authors", "K-2 authors shuffled"),
+    ("K-2 authors consistent", "K-2 authors shuffled"), ("K-2 authors", "K-1 authors"),
+    ("K-2 authors", "K-2 authors reverse"),
+    ("K-2 blended", "K-2 blended shuffled"),
+)
 
 
 # ---------------------------------------------------------------------------
@@ -232,8 +267,8 @@ def _iter(it: Iterable, progress: bool, desc: str, total: int) -> Iterable:
     return tqdm(it, desc=desc, total=total)
 
 
-def _summary(scores: Dict[str, List[Dict[str, float]]], cache: FeatureCache, C_grid: Sequence[float],
-             methods: Dict[str, Method]) -> Dict[str, Dict[str, Any]]:
+def _summary(scores: Dict[str, List[Dict[str, float]]], cache: FeatureCache,
+             grids: Dict[str, Sequence[float]], methods: Dict[str, Method]) -> Dict[str, Dict[str, Any]]:
     """Per method: :func:`mean_ci` of accuracy and AUC, times, dimension, chosen C, fits."""
     summary = {}
     for name, rows in scores.items():
@@ -243,12 +278,70 @@ def _summary(scores: Dict[str, List[Dict[str, float]]], cache: FeatureCache, C_g
             "train_s": float(np.mean([r["train_s"] for r in rows])),
             "feature_s": float(np.mean(cache.seconds[name])),
             "dim": float(np.mean(cache.dims[name])),
-            "C": {str(c): int(sum(r["C"] == c for r in rows)) for c in C_grid},
+            "C_grid": list(grids[name]),
+            "C": {str(c): int(sum(r["C"] == c for r in rows)) for c in grids[name]},
             "unconverged": int(sum(r["unconverged"] for r in rows)),
             "fits": int(sum(r["fits"] for r in rows)),
             "note": methods[name].note,
         }
     return summary
+
+
+def method_grids(methods: Sequence[str], C_grid: Sequence[float] = C_GRID,
+                 C_grid_normalized: Sequence[float] = C_GRID_NORMALIZED) -> Dict[str, Sequence[float]]:
+    """The :math:`C` grid of each method: the wide one for normalized graph vectors."""
+    all_methods = table2_methods()
+    return {m: C_grid_normalized if all_methods[m].normalized else C_grid for m in methods}
+
+
+def shuffle_seed(seed: int, split: int, shuffle_seeds: Optional[int]) -> int:
+    """The seed of the random orders on split :obj:`split`.
+
+    :obj:`seed + split`, or cycled over :obj:`shuffle_seeds` seeds when given
+    (each seed's features are then computed once).
+    """
+    return seed + (split % shuffle_seeds if shuffle_seeds else split)
+
+
+class _Resume:
+    """Per-split scores kept in a plain JSON file, so an interrupted run goes on where it stopped.
+
+    The file holds the protocol it belongs to; a file of another protocol is
+    an error (never silently mixed). Only JSON is read (never a pickle).
+    """
+
+    def __init__(self, path: Optional[str], protocol: Dict[str, Any]):
+        self.path, self.protocol = path, protocol
+        self.scores: Dict[str, Dict[str, Dict[str, float]]] = {}
+        self.features: Dict[str, Dict[str, List[Any]]] = {"seconds": {}, "dims": {}}
+        if path and os.path.isfile(path):
+            with open(path, encoding="utf-8") as f:
+                state = json.load(f)
+            if not isinstance(state, dict) or state.get("protocol") != protocol:
+                raise ValueError(f"the resume file {path!r} belongs to another run (protocol "
+                                 f"{state.get('protocol') if isinstance(state, dict) else '?'}); delete it "
+                                 "or give another --resume file")
+            self.scores, self.features = state["scores"], state["features"]
+
+    def get(self, name: str, split: int) -> Optional[Dict[str, float]]:
+        return self.scores.get(name, {}).get(str(split))
+
+    def put(self, name: str, split: int, row: Dict[str, float], cache: FeatureCache) -> None:
+        self.scores.setdefault(name, {})[str(split)] = row
+        for what, store in (("seconds", cache.seconds), ("dims", cache.dims)):
+            if name in store:
+                self.features[what][name] = list(store[name])
+        if self.path:
+            tmp = self.path + ".tmp"
+            with open(tmp, "w", encoding="utf-8") as f:
+                json.dump({"protocol": self.protocol, "scores": self.scores, "features": self.features}, f)
+            os.replace(tmp, self.path)
+
+    def fill(self, cache: FeatureCache, name: str) -> None:
+        """Feature times and sizes of a method whose splits all came from the file."""
+        for what, store in (("seconds", cache.seconds), ("dims", cache.dims)):
+            if name not in store and name in self.features[what]:
+                store[name] = list(self.features[what][name])
 
 
 def run_table2(
@@ -261,6 +354,10 @@ def run_table2(
     seed: int = 0,
     progress: bool = False,
     cache: Optional[FeatureCache] = None,
+    C_grid_normalized: Sequence[float] = C_GRID_NORMALIZED,
+    shuffle_seeds: Optional[int] = None,
+    resume: Optional[str] = None,
+    tag: str = "",
 ) -> Dict[str, Any]:
     """Evaluate :obj:`methods` on :obj:`n_splits` stratified random splits.
 
@@ -270,18 +367,30 @@ def run_table2(
             (default: :obj:`DEFAULT_METHODS`)
         n_splits (int, optional): Random splits. (default: :obj:`100`)
         test_size (float, optional): The test fraction. (default: :obj:`0.2`)
-        C_grid (sequence, optional): The :math:`C` grid. (default: :obj:`C_GRID`)
+        C_grid (sequence, optional): The :math:`C` grid of rows with raw
+            graph vectors. (default: :obj:`C_GRID`)
         inner_folds (int, optional): Inner folds choosing :math:`C`. (default: :obj:`5`)
         seed (int, optional): The seed of the splits; split :math:`s` uses
             :obj:`seed + s` for its inner folds and random orders. (default: :obj:`0`)
         progress (bool, optional): A progress bar over the splits. (default: :obj:`False`)
         cache (FeatureCache, optional): Features computed before (shared
             with :func:`accuracy_curve`).
+        C_grid_normalized (sequence, optional): The :math:`C` grid of rows
+            with L2-normalized graph vectors. (default: :obj:`C_GRID_NORMALIZED`)
+        shuffle_seeds (int, optional): Cycle the random orders over this many
+            seeds (:func:`shuffle_seed`); :obj:`None`: a new seed per split.
+            (default: :obj:`None`)
+        resume (str, optional): A JSON file of per-split scores: splits found
+            there are not run again, new ones are added as they finish.
+            (default: :obj:`None`)
+        tag (str, optional): Names the data (e.g. the tie rule); part of the
+            protocol a resume file must match. (default: :obj:`""`)
 
     Returns:
         A dict with per-method per-split scores (:obj:`"splits"`),
         summaries (:obj:`"summary"`), feature dimension and times, and the
-        paired comparisons of :obj:`PAIRS` that were run (:obj:`"paired"`).
+        paired comparisons of :obj:`PAIRS` that were run (:obj:`"paired"`,
+        with the corrected 95 % interval of each mean difference).
     """
     from sklearn.model_selection import StratifiedShuffleSplit
 
@@ -291,26 +400,40 @@ def run_table2(
         raise ValueError(f"unknown method(s) {unknown}; choose from {list(all_methods)}")
     if not isinstance(n_splits, int) or n_splits < 2:
         raise ValueError(f"'n_splits' must be an integer >= 2 (got {n_splits!r})")
+    if shuffle_seeds is not None and (not isinstance(shuffle_seeds, int) or shuffle_seeds < 1):
+        raise ValueError(f"'shuffle_seeds' must be None or an integer >= 1 (got {shuffle_seeds!r})")
     y = _labels(graphs)
+    grids = method_grids(methods, C_grid, C_grid_normalized)
     cache = cache or FeatureCache(graphs, all_methods)
     splitter = StratifiedShuffleSplit(n_splits, test_size=test_size, random_state=seed)
     splits = list(splitter.split(np.zeros(len(y)), y))
+    protocol = {"n_graphs": int(len(y)), "class_counts": np.bincount(y).tolist(), "n_splits": n_splits,
+                "test_size": test_size, "C_grid": list(C_grid), "C_grid_normalized": list(C_grid_normalized),
+                "inner_folds": inner_folds, "seed": seed, "shuffle_seeds": shuffle_seeds, "tag": tag}
+    state = _Resume(resume, protocol)
     scores: Dict[str, List[Dict[str, float]]] = {m: [] for m in methods}
-    for s, (train, test) in _iter(enumerate(splits), progress, "splits", len(splits)):
+    for s, (train, test) in _iter(enumerate(splits), progress, f"splits {tag}".strip(), len(splits)):
         for name in methods:
-            X = cache.get(name, seed + s)
-            scores[name].append(score_split(X, y, train, test, C_grid, inner_folds, seed + s))
+            row = state.get(name, s)
+            if row is None:
+                X = cache.get(name, shuffle_seed(seed, s, shuffle_seeds))
+                row = score_split(X, y, train, test, grids[name], inner_folds, seed + s)
+                state.put(name, s, row, cache)
+            scores[name].append(row)
+    for name in methods:
+        state.fill(cache, name)
+    test_fraction = len(splits[0][1]) / len(y)
     paired = {}
     for a, b in PAIRS:
         if a in scores and b in scores:
             paired[f"{a} vs {b}"] = {
-                metric: paired_comparison([r[metric] for r in scores[a]], [r[metric] for r in scores[b]],
-                                          len(splits[0][1]) / len(y))
+                metric: with_corrected_interval(paired_comparison(
+                    [r[metric] for r in scores[a]], [r[metric] for r in scores[b]], test_fraction),
+                    test_fraction)
                 for metric in ("acc", "auc")
             }
-    return {"n_graphs": int(len(y)), "class_counts": np.bincount(y).tolist(), "n_splits": n_splits,
-            "test_size": test_size, "C_grid": list(C_grid), "inner_folds": inner_folds, "seed": seed,
-            "splits": scores, "summary": _summary(scores, cache, C_grid, all_methods), "paired": paired}
+    return {**protocol, "splits": scores, "summary": _summary(scores, cache, grids, all_methods),
+            "paired": paired}
 
 
 def accuracy_curve(
@@ -323,6 +446,8 @@ def accuracy_curve(
     seed: int = 0,
     progress: bool = False,
     cache: Optional[FeatureCache] = None,
+    C_grid_normalized: Sequence[float] = C_GRID_NORMALIZED,
+    shuffle_seeds: Optional[int] = None,
 ) -> Dict[str, Any]:
     """Test accuracy vs training-set fraction (the paper's Figure 2 analogue).
 
@@ -341,6 +466,9 @@ def accuracy_curve(
             (default: :obj:`0`)
         progress (bool, optional): A progress bar over the fractions. (default: :obj:`False`)
         cache (FeatureCache, optional): Features computed before.
+        C_grid_normalized (sequence, optional): The grid of normalized rows.
+            (default: :obj:`C_GRID_NORMALIZED`)
+        shuffle_seeds (int, optional): As in :func:`run_table2`. (default: :obj:`None`)
 
     Returns:
         A dict with :obj:`fractions`, :obj:`n_splits` and :obj:`acc`: per
@@ -349,137 +477,45 @@ def accuracy_curve(
     from sklearn.model_selection import StratifiedShuffleSplit
 
     y = _labels(graphs)
+    grids = method_grids(methods, C_grid, C_grid_normalized)
     cache = cache or FeatureCache(graphs, table2_methods())
     out: Dict[str, Dict[str, List[float]]] = {m: {} for m in methods}
     for f in _iter(fractions, progress, "fractions", len(fractions)):
         splitter = StratifiedShuffleSplit(n_splits, train_size=f, random_state=seed)
         for s, (train, test) in enumerate(splitter.split(np.zeros(len(y)), y)):
             for name in methods:
-                r = score_split(cache.get(name, seed + s), y, train, test, C_grid, inner_folds, seed + s)
+                X = cache.get(name, shuffle_seed(seed, s, shuffle_seeds))
+                r = score_split(X, y, train, test, grids[name], inner_folds, seed + s)
                 out[name].setdefault(str(f), []).append(r["acc"])
     return {"fractions": list(fractions), "n_splits": n_splits,
             "acc": {m: {f: mean_ci(v) for f, v in d.items()} for m, d in out.items()}}
 
 
 # ---------------------------------------------------------------------------
-# reporting
+# the data, for the report (:mod:`kong_pyg.experiments.table2_report` writes it)
 # ---------------------------------------------------------------------------
 
 
-def _setup_lines(result: Dict[str, Any], dataset_info: Dict[str, Any]) -> List[str]:
-    return [
-        "## Setup", "",
-        f"- Data: {dataset_info.get('description', '')}",
-        f"- Graphs: {result['n_graphs']} (class counts {result['class_counts']}, 0 = F, 1 = M); "
-        f"{dataset_info.get('nodes', '?')} nodes and {dataset_info.get('edges', '?')} edges in all.",
-        f"- Protocol: {result['n_splits']} stratified random splits, "
-        f"{round(100 * (1 - result['test_size']))} % train / {round(100 * result['test_size'])} % test "
-        f"(seed {result['seed']}); LinearSVC (primal solver, max_iter 1000), C in {result['C_grid']} "
-        "chosen by "
-        f"{result['inner_folds']}-fold stratified CV on the training part only, refit on it; "
-        "accuracy and ROC AUC (decision function) on the test part. Same splits for every method.",
-        "- ± is the 95 % t-interval of the mean over splits (t(0.975, n-1)·sd/√n); sd is the spread "
-        "over splits. Splits overlap, so these intervals are narrower than the uncertainty about a new "
-        "sample; the paired comparisons below add the corrected resampled t-test for that.",
-        "- Feature time: computing the features of all graphs once (seeded methods: mean over their "
-        "seeds). Train time: inner CV over the grid + refit, mean per split. One process, 2 CPU cores.",
-        "",
-    ]
-
-
-def _result_lines(summary: Dict[str, Dict[str, Any]]) -> List[str]:
-    lines = [
-        "## Results", "",
-        "| method | D | feature time (s) | train time / split (s) | accuracy % | sd | ROC AUC % | sd "
-        "| paper acc / AUC % |",
-        "|---|---|---|---|---|---|---|---|---|",
-    ]
-    for name, r in summary.items():
-        paper = PAPER_MOVIELENS.get(name)
-        paper_s = f"{paper[0]:.2f} / {paper[1]:.2f}" if paper else "—"
-        lines.append(
-            f"| {name} | {r['dim']:.0f} | {r['feature_s']:.2f} | {r['train_s']:.3f} | {format_ci(r['acc'])} "
-            f"| {100 * r['acc']['sd']:.2f} | {format_ci(r['auc'])} | {100 * r['auc']['sd']:.2f} | {paper_s} |"
-        )
-    lines += ["", "What each row is:", ""]
-    lines += [f"- **{name}**: {r['note']}. C chosen: "
-              + ", ".join(f"{c}×{n}" for c, n in r["C"].items() if n)
-              + f"; {r['unconverged']} of {r['fits']} SVM fits stopped at max_iter."
-              for name, r in summary.items()]
-    return lines
-
-
-def _paired_lines(paired: Dict[str, Dict[str, Dict[str, Any]]]) -> List[str]:
-    lines = ["", "## True order vs shuffled (paired over the same splits)", ""]
-    lines += ["| comparison | metric | mean diff (points) | sd | wins/ties/losses | paired t p "
-              "| Wilcoxon p | corrected t p |", "|---|---|---|---|---|---|---|---|"]
-    for key, by_metric in paired.items():
-        for metric, c in by_metric.items():
-            lines.append(
-                f"| {key} | {metric} | {100 * c['mean_diff']:+.2f} | {100 * c['sd_diff']:.2f} | "
-                f"{c['wins']}/{c['ties']}/{c['losses']} | {format_p(c['t_p'])} | "
-                f"{format_p(c['wilcoxon_p'])} | {format_p(c['corrected_p'])} |"
-            )
-    lines += [""]
-    for key, by_metric in paired.items():
-        a, b = key.split(" vs ")
-        for metric, c in by_metric.items():
-            lines.append(f"- {verdict(c, a, b, 'accuracy' if metric == 'acc' else 'ROC AUC')}")
-    return lines
-
-
-def _curve_lines(curve: Dict[str, Any], figure: Optional[str]) -> List[str]:
-    lines = ["", "## Accuracy vs training-set fraction (Figure 2 analogue)", ""]
-    if figure:
-        lines += [f"![accuracy vs training fraction]({figure})", ""]
-    lines += [f"{curve['n_splits']} stratified splits per fraction (train on the fraction, test on the "
-              "rest; C chosen by inner CV on the training part). Accuracy %, mean ± 95 % t-interval.", ""]
-    methods = list(curve["acc"])
-    lines += ["| train fraction | " + " | ".join(methods) + " |", "|---" * (len(methods) + 1) + "|"]
-    for f in curve["fractions"]:
-        lines.append(f"| {f} | " + " | ".join(format_ci(curve["acc"][m][str(f)]) for m in methods) + " |")
-    return lines
-
-
-def write_markdown(result: Dict[str, Any], path: str, dataset_info: Dict[str, Any],
-                   curve: Optional[Dict[str, Any]] = None, figure: Optional[str] = None,
-                   command: Optional[str] = None) -> None:
-    """Write the results of :func:`run_table2` (and the curve) as Markdown.
-
-    Args:
-        result (dict): What :func:`run_table2` returned.
-        path (str): The Markdown file.
-        dataset_info (dict): :func:`dataset_summary` of the data.
-        curve (dict, optional): What :func:`accuracy_curve` returned.
-        figure (str, optional): The curve's image, relative to :obj:`path`.
-        command (str, optional): The command line that produced the results.
-    """
-    lines = ["# Table 2: ordered neighborhoods on MovieLens-100k", ""]
-    if command:
-        lines += ["Produced by:", "", "```bash", command, "```", ""]
-    lines += _setup_lines(result, dataset_info)
-    lines += _result_lines(result["summary"])
-    if result["paired"]:
-        lines += _paired_lines(result["paired"])
-    if curve is not None:
-        lines += _curve_lines(curve, figure)
-    lines += ["", "Paper (SPEC section 7, MovieLens, 80 % train): K-1 65.83 / 71.00, K-2 shuffled "
-              "67.01 / 73.31, K-2 67.68 / 73.20 (accuracy / AUC %); about 590 s of feature time in pure "
-              "Python on a laptop for about 99 M edges.", ""]
-    with open(path, "w", encoding="utf-8") as f:
-        f.write("\n".join(lines))
-
-
 def dataset_summary(ds: Any) -> Dict[str, Any]:
-    """Sizes of a :class:`~kong_pyg.datasets.MovieLensOrdered` for the report."""
+    """Sizes of a :class:`~kong_pyg.datasets.MovieLensOrdered` and its share of ties in time."""
+    from ..datasets.interactions import tie_share
+    from ..datasets.movielens import read_ml100k
+
     data = ds._data
-    return {"nodes": int(data.x.numel()), "edges": int(data.edge_index.size(1)),
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the file's known oddities were warned about when processing
+        t = read_ml100k(ds.raw_dir)
+    kept = t.genres.sum(dim=1)[t.item] == 1 if ds.genre == "single" else slice(None)
+    return {"nodes": int(data.x.numel()), "edges": int(data.edge_index.size(1)), "ties": ds.ties,
+            "layout": ds.layout,
+            "tie_share": {"all": tie_share(t.time), "kept": tie_share(t.time[kept]),
+                          "ratings": int(t.time.numel()), "kept_ratings": int(t.time[kept].numel())},
             "description": (f"MovieLens-100k ego graphs (genre={ds.genre!r}, symmetric={ds.symmetric}, "
-                            f"balance={ds.balance}, max_graphs={ds.max_graphs}, seed={ds.seed}); users "
-                            "labelled age // 15, movies by genre, class = gender, edges in rating-time "
-                            "order (ties: file row order)")}
+                            f"balance={ds.balance}, max_graphs={ds.max_graphs}, seed={ds.seed}, "
+                            f"layout={ds.layout!r}); users labelled age // 15, movies by genre, class = "
+                            "gender, edges in rating-time order")}
 
 
 __all__ = ["run_table2", "accuracy_curve", "table2_methods", "Method", "FeatureCache", "select_and_fit",
-           "score_split", "write_markdown", "dataset_summary", "C_GRID", "FRACTIONS", "DEFAULT_METHODS",
-           "PAIRS", "PAPER_MOVIELENS"]
+           "score_split", "write_markdown", "dataset_summary", "method_grids", "shuffle_seed", "C_GRID",
+           "C_GRID_NORMALIZED", "FRACTIONS", "DEFAULT_METHODS", "PAIRS", "PAPER_MOVIELENS", "AUTHORS"]
