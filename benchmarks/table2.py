@@ -8,8 +8,9 @@ only sets the defaults used for docs/results: every default row (K-1, K-2 in
 true order, the consistent shuffle, the per-graph shuffle, time reversal, WL,
 KW, and the authors' K-1 / K-2 with their shuffles) plus the other labelled
 variants, both tie rules, 100 splits, a 20-split-per-fraction accuracy curve,
-``--resume docs/results/table2_state.json`` (an interrupted run goes on where
-it stopped; delete the state files to start over), output in docs/results.
+``--resume .cache/table2_state.json`` (ignored by git; an interrupted run goes
+on where it stopped; delete the state files to start over), output in
+docs/results.
 The MovieLens folder defaults to $KONG_ML100K, else ../shared/data/ml-100k
 next to the repository, if it exists (it is only read).
 """
@@ -44,5 +45,6 @@ if __name__ == "__main__":
     if "--out" not in argv:
         argv += ["--out", str(REPO / "docs" / "results")]
     if "--resume" not in argv:
-        argv += ["--resume", str(REPO / "docs" / "results" / "table2_state.json")]
+        (REPO / ".cache").mkdir(exist_ok=True)
+        argv += ["--resume", str(REPO / ".cache" / "table2_state.json")]
     sys.exit(main(["table2", *argv]))
