@@ -11,9 +11,17 @@ With ``--compare-edges N`` it also times the non-streaming route on the
 first N edges: ``stream_to_graphs`` + ``KongSketch.readout`` (one batch),
 against ``KongStream`` on the same N edges, and checks they agree.
 
-Run: python benchmarks/bench_stream.py --edges 10000000 --dims 256 1024
+``--hops 1 2`` times every pass (h >= 2 re-reads the stream; the per-pass
+rate is edges / seconds of that pass). ``--roots A B`` times the kong_pyg of
+other checkouts too, runs interleaved (A, B, A, B, ...), for A/B comparisons
+on a busy machine; compare the CPU time per edge (``edges per CPU-second``),
+which moves far less with the load than the wall time. ``--load N`` runs N
+competing busy processes meanwhile (to see what threads do under load).
+
+Run: python benchmarks/bench_stream.py --edges 10000000 --dims 256 1024 --json out.json --md out.md
 """
 import argparse
+import inspect
 import json
 import os
 import resource
@@ -25,7 +33,7 @@ import time
 import numpy as np
 import torch
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def make_stream(num_edges, num_graphs, nodes_per_graph, chunk, seed=0, alpha=1.1,
@@ -59,41 +67,60 @@ def rss_mb():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+def _state_mb(ks):
+    state = ks.state_dict()
+    return (sum(v.numel() * v.element_size() for v in state["arrays"].values())
+            + sum(state[k].numel() * 8 for k in ("graphs", "nodes", "symbols"))
+            + state["rows"].numel() * state["rows"].element_size()) / 2**20
+
+
 def run_one(cfg):
     """One configuration, in this process; returns a dict of measurements."""
-    import kong_pyg.stream
+    import kong_pyg
+    import kong_pyg.stream.core
     from kong_pyg import KongStream
 
     torch.set_num_threads(cfg["threads"])
-    kong_pyg.stream._PIPELINE = cfg.get("pipeline", False)
+    kong_pyg.stream.core._PIPELINE = cfg.get("pipeline", False)
     gen = dict(num_edges=cfg["edges"], num_graphs=cfg["graphs"], nodes_per_graph=cfg["nodes"],
                chunk=cfg["chunk"], wide_ids=cfg["wide_ids"])
     base = rss_mb()
-    times, cpus = [], []
+    times, cpus, passes = [], [], []
     for rep in range(cfg["repeats"]):
-        ks = KongStream(k=cfg["k"], hops=1, dim=cfg["dim"])
+        own = {"threads": cfg["threads"]} if "threads" in inspect.signature(KongStream).parameters else {}
+        ks = KongStream(k=cfg["k"], hops=cfg["hops"], dim=cfg["dim"], **own)
         busy = cpu = 0.0
-        for chunk in make_stream(**gen):  # generation is not timed
+        per_pass = []
+        for p in range(ks.num_passes):
             t, c = time.perf_counter(), time.process_time()
-            ks.update(*chunk)
+            if p:
+                ks.end_pass()
+            pass_cpu = time.process_time() - c
             busy += time.perf_counter() - t
-            cpu += time.process_time() - c
+            for chunk in make_stream(**gen):  # generation is not timed
+                t, c = time.perf_counter(), time.process_time()
+                ks.update(*chunk)
+                busy += time.perf_counter() - t
+                pass_cpu += time.process_time() - c
+            per_pass.append(pass_cpu)
+            cpu += pass_cpu
         t, c = time.perf_counter(), time.process_time()
         x = ks.sketches()
         busy += time.perf_counter() - t
         cpu += time.process_time() - c
         times.append(busy)
         cpus.append(cpu)
-        state = ks.state_dict()
-        state_mb = (sum(v.numel() * v.element_size() for v in state["arrays"].values())
-                    + sum(state[k].numel() * 8 for k in ("graphs", "nodes", "symbols"))
-                    + state["rows"].numel() * state["rows"].element_size()) / 2**20
-        del state
+        passes.append(per_pass)
+        state_mb = _state_mb(ks)
         if rep + 1 < cfg["repeats"]:
             del ks, x
     med = statistics.median(times)
-    return dict(cfg, seconds=times, cpu_seconds=cpus, median_s=med, edges_per_s=cfg["edges"] / med,
-                edges_per_cpu_s=cfg["edges"] / statistics.median(cpus), load=os.getloadavg()[0],
+    best = min(range(len(cpus)), key=cpus.__getitem__)
+    e = cfg["edges"]
+    return dict(cfg, kong_pyg=os.path.dirname(kong_pyg.__file__), seconds=times, cpu_seconds=cpus,
+                median_s=med, edges_per_s=e * ks.num_passes / med,
+                edges_per_cpu_s=e * ks.num_passes / statistics.median(cpus),
+                pass_edges_per_cpu_s=[e / t for t in passes[best]], load=os.getloadavg()[0],
                 nodes_seen=ks.num_nodes, graphs_seen=ks.num_graphs, rss_after_import_mb=base,
                 peak_rss_mb=rss_mb(), state_mb=state_mb, out_norm=float(x.norm()))
 
@@ -126,18 +153,22 @@ def compare(cfg):
     t = time.perf_counter()
     xr = layer.readout(batch.x, batch.edge_index, batch.batch, batch.edge_attr)
     t_readout = time.perf_counter() - t
-    order = torch.searchsorted(gids, torch.tensor(ks.graph_ids))
+    # stream_to_graphs lists graphs in order of their first edge: KongStream's row order
     return dict(cfg, stream_s=t_stream, build_graphs_s=t_build, readout_s=t_readout,
-                equal=bool(torch.equal(xs, xr[order])), peak_rss_mb=rss_mb())
+                equal=bool(torch.equal(xs, xr)), peak_rss_mb=rss_mb())
 
 
 def describe(r):
     if r["mode"] == "stream":
         mode = f"threads={r['threads']}" + (" +pipeline" if r.get("pipeline") else "")
-        return (f"stream  b={r['dim']:5d} k={r['k']} h=1 {mode}: {r['edges']:,} edges in "
+        mode += f" load+{r['extra_load']}" if r.get("extra_load") else ""
+        per_pass = ", ".join(f"{v / 1e6:.2f}" for v in r["pass_edges_per_cpu_s"])
+        return (f"stream  b={r['dim']:5d} k={r['k']} h={r['hops']} {mode} [{r['kong_pyg']}]: "
+                f"{r['edges']:,} edges x {len(r['pass_edges_per_cpu_s'])} passes in "
                 f"{r['median_s']:.2f} s (median of {len(r['seconds'])}: "
                 f"{', '.join(f'{s:.2f}' for s in r['seconds'])}) = {r['edges_per_s'] / 1e6:.2f} M edges/s "
-                f"[CPU time: {r['edges_per_cpu_s'] / 1e6:.2f} M edges per CPU-second; load {r['load']:.1f}]; "
+                f"[CPU time: {r['edges_per_cpu_s'] / 1e6:.2f} M edges per CPU-second, per pass {per_pass}; "
+                f"load {r['load']:.1f}]; "
                 f"{r['nodes_seen']:,} nodes, {r['graphs_seen']} graphs; peak RSS {r['peak_rss_mb']:.0f} MB "
                 f"(after import {r['rss_after_import_mb']:.0f} MB), state {r['state_mb']:.1f} MB")
     both = (r["readout_s"] + r["build_graphs_s"]) / r["stream_s"]
@@ -148,6 +179,25 @@ def describe(r):
             f"equal: {r['equal']}; peak RSS {r['peak_rss_mb']:.0f} MB")
 
 
+def markdown(results):
+    """The stream runs as a markdown table."""
+    lines = ["| kong_pyg | b | h | threads | extra load | wall edges/s | edges per CPU-s | per pass (CPU) "
+             "| nodes | peak RSS | load |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in results:
+        if r["mode"] != "stream":
+            continue
+        per_pass = ", ".join(f"{v / 1e6:.2f} M" for v in r["pass_edges_per_cpu_s"])
+        lines.append(f"| {r['kong_pyg']} | {r['dim']} | {r['hops']} | {r['threads']} | {r['extra_load']} "
+                     f"| {r['edges_per_s'] / 1e6:.2f} M | {r['edges_per_cpu_s'] / 1e6:.2f} M | {per_pass} "
+                     f"| {r['nodes_seen']:,} | {r['peak_rss_mb']:.0f} MB | {r['load']:.1f} |")
+    return "\n".join(lines) + "\n"
+
+
+def busy_loop():  # a competing process
+    while True:
+        pass
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--edges", type=int, default=10_000_000)
@@ -155,9 +205,14 @@ def main():
     ap.add_argument("--nodes", type=int, default=5000, help="nodes per graph (power-law degrees)")
     ap.add_argument("--chunk", type=int, default=1 << 20)
     ap.add_argument("--k", type=int, default=2)
+    ap.add_argument("--hops", type=int, nargs="+", default=[1])
     ap.add_argument("--dims", type=int, nargs="+", default=[256, 1024])
     ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--threads", type=int, nargs="+", default=[2], help="torch threads (one run each)")
+    ap.add_argument("--threads", type=int, nargs="+", default=[1], help="torch threads (one run each)")
+    ap.add_argument("--roots", nargs="+", default=[os.path.dirname(HERE)],
+                    help="kong_pyg checkouts to time, interleaved (default: this one)")
+    ap.add_argument("--interleave", type=int, default=1, help="rounds over --roots (A B A B ...)")
+    ap.add_argument("--load", type=int, default=0, help="competing busy processes during the stream runs")
     ap.add_argument("--wide-ids", action="store_true", help="random 64-bit node ids")
     ap.add_argument("--pipeline", action="store_true",
                     help="also run with the id lookups of the next sub-chunk in a second thread")
@@ -166,44 +221,61 @@ def main():
     ap.add_argument("--compare-edges", type=int, default=0,
                     help="also time stream_to_graphs + KongSketch.readout on this many edges")
     ap.add_argument("--json", default=None, help="write the results here")
+    ap.add_argument("--md", default=None, help="write a markdown table here")
     ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
         cfg = json.loads(args.child)
+        sys.path.insert(0, cfg["root"])
         out = compare(cfg) if cfg["mode"] == "compare" else run_one(cfg)
         print("RESULT " + json.dumps(out))
         return
-    base = dict(graphs=args.graphs, nodes=args.nodes, chunk=args.chunk, k=args.k, wide_ids=args.wide_ids)
+    base = dict(graphs=args.graphs, nodes=args.nodes, chunk=args.chunk, k=args.k, wide_ids=args.wide_ids,
+                extra_load=args.load)
     jobs = []
-    for threads in args.threads:
-        for dim in args.dims:
-            jobs.append(dict(base, mode="stream", edges=args.edges, dim=dim, repeats=args.repeats,
-                             threads=threads))
+    for _ in range(args.interleave):
+        for hops in args.hops:
+            for threads in args.threads:
+                for dim in args.dims:
+                    for root in args.roots:
+                        jobs.append(dict(base, mode="stream", edges=args.edges, dim=dim, repeats=args.repeats,
+                                         threads=threads, hops=hops, root=os.path.abspath(root)))
+    root = os.path.abspath(args.roots[0])
     if args.pipeline:
         for dim in args.dims:
             jobs.append(dict(base, mode="stream", edges=args.edges, dim=dim, repeats=args.repeats,
-                             threads=1, pipeline=True))
+                             threads=1, pipeline=True, hops=1, root=root))
     if args.memory_sweep:
         for frac in (4, 2):
             jobs.append(dict(base, mode="stream", edges=args.edges // frac, dim=args.dims[-1], repeats=1,
-                             threads=args.threads[0]))
+                             threads=args.threads[0], hops=1, root=root))
     if args.compare_edges:
         for dim in args.dims:
             jobs.append(dict(base, mode="compare", edges=args.compare_edges, dim=dim,
-                             threads=args.threads[0]))
+                             threads=args.threads[0], root=root))
+    competitors = [subprocess.Popen([sys.executable, "-c", f"import sys; sys.path.insert(0, {HERE!r}); "
+                                     "import bench_stream; bench_stream.busy_loop()"])
+                   for _ in range(args.load)]
     results = []
-    for job in jobs:
-        proc = subprocess.run([sys.executable, __file__, "--child", json.dumps(job)], capture_output=True,
-                              text=True)
-        line = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
-        if proc.returncode or not line:
-            print(proc.stdout, proc.stderr, file=sys.stderr)
-            raise SystemExit(f"run failed: {job}")
-        results.append(json.loads(line[0][7:]))
-        print(describe(results[-1]), flush=True)
+    try:
+        for job in jobs:
+            proc = subprocess.run([sys.executable, __file__, "--child", json.dumps(job)], capture_output=True,
+                                  text=True)
+            line = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
+            if proc.returncode or not line:
+                print(proc.stdout, proc.stderr, file=sys.stderr)
+                raise SystemExit(f"run failed: {job}")
+            results.append(json.loads(line[0][7:]))
+            print(describe(results[-1]), flush=True)
+    finally:
+        for p in competitors:
+            p.kill()
     if args.json:
         with open(args.json, "w") as f:
             json.dump(results, f, indent=1)
+    if args.md:
+        with open(args.md, "w") as f:
+            f.write(markdown(results))
 
 
 if __name__ == "__main__":

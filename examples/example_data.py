@@ -1,9 +1,11 @@
-"""Graph classification data for the examples (imported by them, not run).
+"""What the examples share (imported by them, not run): data and one command-line style.
+
+Data:
 
 * ``--data-root DIR --dataset NAME``: a TU data set in PyG's raw layout
   (``DIR/NAME/raw/NAME_A.txt`` and friends, as downloaded by PyG's
-  ``TUDataset``). The raw files are copied into a fresh temporary folder, so
-  ``DIR`` may be read-only and nothing is downloaded.
+  ``TUDataset``; ``DIR/raw`` or ``DIR`` itself also work). ``DIR`` is only
+  read (it may be read-only) and nothing is downloaded.
 * No ``--data-root``: MUTAG, which ships with the package (offline), or
   with ``--dataset synthetic`` the package's synthetic ordered-event data
   set (two classes that differ only in the order of events; see
@@ -11,51 +13,89 @@
 
 Graphs come back with ``x`` as one-hot float rows (a GNN's input; KONG reads
 the same rows as labels), integer or one-hot ``edge_attr`` and ``y``.
+
+Command line: the style of ``kong-pyg`` (``kong_pyg.cli.common``): ``--help``
+shows every default and runs nothing, a bad value or path is one line
+``NAME.py: error: ...`` with exit status 2, and PyTorch uses ``--threads``
+threads (default 1: on a small or busy machine more threads make these small
+models many times slower, not faster).
 """
-import os
 import shutil
+import sys
 import tempfile
 from pathlib import Path
+from typing import Callable, Optional
 
 import torch
 import torch.nn.functional as F
 
+from kong_pyg.cli.common import HelpFormatter, Parser, int_at_least, number_in, one_line
+
+
+class DataError(Exception):
+    """The data named on the command line cannot be read (reported in one line)."""
+
+
+def make_parser(doc: str) -> Parser:
+    """An argument parser in the ``kong-pyg`` style, described by the example's docstring."""
+    parser = Parser(description=doc, formatter_class=HelpFormatter)
+    parser.add_argument("--threads", type=int_at_least(1), default=1, metavar="N", help="PyTorch threads")
+    return parser
+
+
+def start(args) -> None:
+    """Apply the common options (threads) once the arguments are parsed."""
+    torch.set_num_threads(args.threads)
+
+
+def run(main: Callable, argv=None):
+    """Run :obj:`main`, turning a :class:`DataError` into one line and exit status 2."""
+    try:
+        return main(argv)
+    except DataError as err:
+        print(f"{Path(sys.argv[0]).name}: error: {one_line(str(err))}", file=sys.stderr)
+        raise SystemExit(2) from None
+
 
 def add_data_args(parser, num_graphs: int = 200, dataset: str = "MUTAG"):
-    parser.add_argument("--data-root", default=None,
-                        help="folder holding NAME/raw/NAME_*.txt (PyG TUDataset raw layout); "
-                             "default: a data set that needs no files (--dataset)")
-    parser.add_argument("--dataset", default=dataset,
+    """``--data-root``, ``--dataset`` and ``--num-graphs``."""
+    parser.add_argument("--data-root", default=None, metavar="DIR",
+                        help="folder holding NAME/raw/NAME_*.txt (PyG TUDataset raw layout), only read "
+                             "(default: none: a data set that needs no files, see --dataset)")
+    parser.add_argument("--dataset", default=dataset, metavar="NAME",
                         help="TU data set name under --data-root; without it MUTAG (bundled with the "
                              "package) or 'synthetic' (ordered events)")
-    parser.add_argument("--num-graphs", type=int, default=num_graphs,
+    parser.add_argument("--num-graphs", type=int_at_least(2), default=num_graphs, metavar="N",
                         help="graphs used without --data-root (MUTAG: a seeded random subset, at most 188)")
 
 
 def find_raw(root, name: str) -> Path:
     """The folder holding ``NAME_A.txt``: ROOT/NAME/raw, ROOT/raw or ROOT."""
     root = Path(root)
+    if not root.is_dir():
+        raise DataError(f"--data-root {str(root)!r} is not a folder")
     for cand in (root / name / "raw", root / "raw", root):
         if (cand / f"{name}_A.txt").is_file():
             return cand
-    raise FileNotFoundError(
+    raise DataError(
         f"no {name}_A.txt under {root} (looked in {root / name / 'raw'}, {root / 'raw'} and {root}); "
         "--data-root must hold a TU data set in PyG's raw layout"
     )
 
 
-def load_tu(root, name: str, pre_transform=None):
-    """A ``TUDataset`` read from a copy of its raw files (never downloads)."""
-    from torch_geometric.datasets import TUDataset
+def load_tu(root, name: str):
+    """A TU data set read from a copy of its raw files (never downloads)."""
+    from kong_pyg.datasets import load_tu as load
 
     raw = find_raw(root, name)
     work = tempfile.mkdtemp(prefix="kong_tu_")
     try:
-        shutil.copytree(raw, os.path.join(work, name, "raw"))
-        dataset = TUDataset(work, name, pre_transform=pre_transform)  # loads into memory
+        shutil.copytree(raw, Path(work, name, "raw"))
+        return load(name, work, cache=Path(work, "cache"))  # in memory once loaded
+    except (OSError, ValueError) as err:
+        raise DataError(str(err)) from err
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    return dataset
 
 
 def synthetic_graphs(num_graphs: int = 200, seed: int = 0):
@@ -84,29 +124,32 @@ def bundled_graphs(name: str, num_graphs: int, seed: int = 0):
     from kong_pyg.datasets import load_tu as load_bundled
 
     with tempfile.TemporaryDirectory(prefix="kong_tu_") as cache:
-        dataset = load_bundled(name, cache=cache)  # in memory once processed
+        dataset = load_bundled(name, cache=cache)  # in memory once loaded
     keep = torch.randperm(len(dataset), generator=torch.Generator().manual_seed(seed))[:num_graphs]
     return [dataset[int(i)] for i in keep.sort().values]
 
 
 def default_graphs(args):
     """The data used without ``--data-root``: (graphs, description). Needs no files."""
+    from kong_pyg.datasets import bundled_names
+
     if args.dataset.lower() == "synthetic":
         return synthetic_graphs(args.num_graphs, args.seed), "synthetic ordered events (built in)"
+    if args.dataset not in bundled_names():
+        known = ", ".join(bundled_names() + ["synthetic"])
+        raise DataError(f"--dataset {args.dataset!r} needs --data-root DIR (DIR/{args.dataset}/raw); "
+                        f"without it: {known}")
     return bundled_graphs(args.dataset, args.num_graphs, args.seed), f"{args.dataset} (bundled)"
 
 
-def load_graphs(args, pre_transform=None):
-    """``(graphs, description)``; ``pre_transform`` is applied to every graph once.
-
-    A TU data set comes back as PyG's ``TUDataset`` (``pre_transform`` runs while
-    PyG processes it); the default data as a list of ``Data``.
-    """
+def load_graphs(args, pre_transform: Optional[Callable] = None):
+    """``(graphs, description)``, a list of ``Data``; ``pre_transform`` is applied to every graph once."""
     if args.data_root is not None:
-        dataset = load_tu(args.data_root, args.dataset, pre_transform)
-        return dataset, f"{args.dataset} (from {args.data_root})"
-    graphs, name = default_graphs(args)
-    graphs = one_hot_x(graphs)
+        graphs = list(load_tu(args.data_root, args.dataset))
+        name = f"{args.dataset} (from {args.data_root})"
+    else:
+        graphs, name = default_graphs(args)
+    graphs = one_hot_x(graphs)  # degree labels (TU sets without node labels) and integer types too
     if pre_transform is not None:
         graphs = [pre_transform(d) for d in graphs]
     return graphs, name
@@ -114,8 +157,8 @@ def load_graphs(args, pre_transform=None):
 
 def labels_of(graphs) -> torch.Tensor:
     """The graph labels as one tensor."""
-    from torch_geometric.data import InMemoryDataset
-
-    if isinstance(graphs, InMemoryDataset):
-        return graphs.y.view(-1)
     return torch.cat([d.y.view(-1) for d in graphs])
+
+
+__all__ = ["DataError", "make_parser", "start", "run", "add_data_args", "load_graphs", "labels_of",
+           "int_at_least", "number_in"]

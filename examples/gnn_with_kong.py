@@ -10,13 +10,14 @@ Both are trained with the same settings on the same folds.
 
 On the built-in data set (two classes that differ only in the order of
 events) a GIN cannot tell the classes apart: sum aggregation ignores the order
-of neighbors. KONG's k = 2 features see it.
+of neighbors. KONG's k = 2 features see it (GIN about 50%, GIN + KONG about
+95%).
 
-Run (offline, built-in data):   python examples/gnn_with_kong.py
+Run (offline, built-in data; about 10 s):   python examples/gnn_with_kong.py
+The larger run (200 graphs, 5 folds, 30 epochs; about 20 s):   python examples/gnn_with_kong.py --full
 On the bundled MUTAG:           python examples/gnn_with_kong.py --dataset MUTAG
 On a TU data set (raw files):   python examples/gnn_with_kong.py --data-root DIR --dataset NCI1
 """
-import argparse
 import statistics
 import sys
 import time
@@ -29,7 +30,16 @@ from torch_geometric.loader import DataLoader
 from torch_geometric.nn import GIN, global_add_pool
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from example_data import add_data_args, labels_of, load_graphs  # noqa: E402
+from example_data import (  # noqa: E402
+    add_data_args,
+    int_at_least,
+    labels_of,
+    load_graphs,
+    make_parser,
+    number_in,
+    run,
+    start,
+)
 
 from kong_pyg import KongFeatures, KongSketch  # noqa: E402
 
@@ -96,24 +106,34 @@ def run_fold(graphs, train_idx, test_idx, args, use_kong, num_classes, device):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    add_data_args(parser, dataset="synthetic")
-    parser.add_argument("--k", type=int, default=2)
-    parser.add_argument("--hops", type=int, default=2)
-    parser.add_argument("--dim", type=int, default=64, help="KONG sketch size (extra input channels)")
-    parser.add_argument("--folds", type=int, default=5)
-    parser.add_argument("--epochs", type=int, default=30)
-    parser.add_argument("--hidden", type=int, default=32)
-    parser.add_argument("--layers", type=int, default=3)
-    parser.add_argument("--lr", type=float, default=0.005)
-    parser.add_argument("--batch-size", type=int, default=32)
-    parser.add_argument("--seed", type=int, default=0)
+    parser = make_parser(__doc__)
+    add_data_args(parser, num_graphs=160, dataset="synthetic")
+    parser.add_argument("--k", type=int_at_least(1), default=2, metavar="N", help="k-gram length")
+    parser.add_argument("--hops", type=int_at_least(0), default=2, metavar="N", help="depth of the strings")
+    parser.add_argument("--dim", type=int_at_least(1), default=64, metavar="B",
+                        help="KONG sketch size (extra input channels)")
+    parser.add_argument("--folds", type=int_at_least(2), default=4, metavar="N",
+                        help="cross-validation folds")
+    parser.add_argument("--epochs", type=int_at_least(1), default=20, metavar="N", help="training epochs")
+    parser.add_argument("--hidden", type=int_at_least(1), default=32, metavar="N", help="GIN width")
+    parser.add_argument("--layers", type=int_at_least(1), default=3, metavar="N", help="GIN layers")
+    parser.add_argument("--lr", type=number_in(0.0), default=0.005, metavar="X", help="Adam learning rate")
+    parser.add_argument("--batch-size", type=int_at_least(1), default=32, metavar="N",
+                        help="graphs per batch")
+    parser.add_argument("--seed", type=int_at_least(0), default=0, metavar="N",
+                        help="seed of folds and models")
     parser.add_argument("--in-model", action="store_true",
                         help="compute KONG features with a KongSketch layer inside the model on every batch "
-                             "(same numbers; default: once per graph with the KongFeatures pre-transform)")
+                             "(same numbers) (default: off: once per graph with the KongFeatures "
+                             "pre-transform)")
     parser.add_argument("--device", default="cpu", help="cpu, cuda, ...")
+    parser.add_argument("--full", action="store_true",
+                        help="the larger run: 200 graphs, 5 folds, 30 epochs (default: off: 160, 4, 20)")
     parser.add_argument("--quick", action="store_true", help="tiny run (smoke test)")
     args = parser.parse_args(argv)
+    start(args)
+    if args.full:
+        args.num_graphs, args.folds, args.epochs = 200, 5, 30
     if args.quick:
         args.num_graphs, args.folds, args.epochs = min(args.num_graphs, 40), 2, 2
         args.dim, args.hidden = 16, 8
@@ -145,4 +165,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    main()
+    run(main)

@@ -1,60 +1,58 @@
-"""KONG sketches of one stream read in time shards by several processes.
+"""KONG sketches of one stream read by several processes, pass by pass (torch.distributed, gloo).
 
-Each process reads one consecutive time shard of the edge stream into its own
-``KongStream`` (h = 1), with ``torch.distributed`` (gloo backend, processes on
-this machine; the same code runs across machines with another init method).
-Rank 0 gathers the shard states and merges them in time order with
-``merge_streams`` (sketches add up, the k-grams that cross each seam are hashed
-in from the suffix and prefix codes); the merge is associative, so a tree of
-merges is used. It then checks the result against one process reading the
-whole stream.
+Writes a synthetic StreamSpot file, then N processes on this machine each read
+one time shard of it (a byte range: ``StreamSpotReader(byte_range=...)``) with
+``kong_pyg.stream.distributed.read_shards``: every pass is read in shards, the
+shard states are merged in time order by a tree of messages, and for h >= 2
+the merged state of a pass (the base of the next) is broadcast. Process 0
+checks the result against one process reading the whole file: they are equal.
 
-Run: python examples/stream_distributed.py --world-size 4
+The same from the command line: ``kong-pyg stream FILE --workers N``; on
+several machines: ``torchrun --nnodes M --nproc-per-node N ... -m kong_pyg
+stream FILE --distributed`` (see docs/results/stream.md).
+
+Run (about 15 s with 2 processes, most of it starting them): python examples/stream_distributed.py
+More shards: python examples/stream_distributed.py --world-size 4 --hops 2
 """
-import argparse
+import os
 import socket
+import tempfile
+import sys
 import time
+from pathlib import Path
 
 import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
 
-from kong_pyg import KongStream, merge_streams
-from kong_pyg.datasets import synthetic_event_stream
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from example_data import int_at_least, make_parser  # noqa: E402
+
+from kong_pyg import KongStream  # noqa: E402
+from kong_pyg.datasets import StreamSpotReader, synthetic_event_stream, write_streamspot  # noqa: E402
+from kong_pyg.stream.distributed import read_shards  # noqa: E402
 
 
-def columns(stream, lo, hi):
-    return tuple(c[lo:hi] for c in (stream.src, stream.src_type, stream.dst, stream.dst_type,
-                                    stream.edge_type, stream.graph))
+def options(args):
+    return dict(k=args.k, hops=args.hops, dim=args.dim)
 
 
-def tree_merge(states):
-    """Merge shard states in time order, pairwise: ((s0 s1) (s2 s3)) ..."""
-    while len(states) > 1:
-        pairs = [merge_streams(a, b) for a, b in zip(states[0::2], states[1::2])]
-        states = pairs + ([states[-1]] if len(states) % 2 else [])
-    return states[0]
-
-
-def worker(rank, world, port, args):
+def worker(rank, world, port, path, args):
     dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=world)
-    torch.set_num_threads(1)
-    # every process rebuilds the same synthetic stream here; in practice each reads its own shard file
-    stream, _ = synthetic_event_stream(args.graphs, seed=args.seed)
-    bounds = [stream.num_edges * r // world for r in range(world + 1)]
-    t = time.perf_counter()
-    ks = KongStream(k=args.k, hops=1, dim=args.dim).update(*columns(stream, bounds[rank], bounds[rank + 1]))
-    states = [None] * world if rank == 0 else None
-    dist.gather_object(ks.state_dict(), states, dst=0)
-    if rank == 0:
-        merged = tree_merge([KongStream.from_state_dict(s) for s in states])
+    try:
+        t = time.perf_counter()
+        merged, stats = read_shards(KongStream(**options(args)), path)
         seconds = time.perf_counter() - t
-        single = KongStream(k=args.k, hops=1, dim=args.dim).update(*columns(stream, 0, stream.num_edges))
-        same = merged.graph_ids == single.graph_ids and torch.equal(merged.sketches(), single.sketches())
-        print(f"{world} shards of {stream.num_edges} edges ({merged.num_graphs} graphs, {merged.num_nodes} "
-              f"nodes) read and merged in {seconds:.2f} s")
-        print(f"merged == single process: {same}")
-    dist.destroy_process_group()
+        if rank == 0:
+            single = KongStream(**options(args)).fit(lambda: StreamSpotReader(path))
+            same = merged.graph_ids == single.graph_ids and torch.equal(merged.sketches(), single.sketches())
+            sent = (sum(stats["bytes_sent"]) + sum(stats["bytes_broadcast"])) / 2**20
+            print(f"{world} processes read {stats['num_edges']:,} edges in {merged.num_passes} pass(es), "
+                  f"{merged.num_graphs} graphs, {merged.num_nodes:,} nodes, in {seconds:.2f} s; "
+                  f"{sent:.1f} MiB between processes")
+            print(f"merged == single process: {same}")
+    finally:
+        dist.destroy_process_group()
 
 
 def free_port():
@@ -63,15 +61,23 @@ def free_port():
         return s.getsockname()[1]
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--world-size", type=int, default=4)
-    ap.add_argument("--graphs", type=int, default=200)
-    ap.add_argument("--k", type=int, default=2)
-    ap.add_argument("--dim", type=int, default=256)
-    ap.add_argument("--seed", type=int, default=0)
-    args = ap.parse_args()
-    mp.spawn(worker, args=(args.world_size, free_port(), args), nprocs=args.world_size, join=True)
+def main(argv=None):
+    ap = make_parser(__doc__)
+    ap.add_argument("--world-size", type=int_at_least(1), default=2, metavar="N", help="processes (shards)")
+    ap.add_argument("--graphs", type=int_at_least(1), default=200, metavar="N", help="graphs in the stream")
+    ap.add_argument("--k", type=int_at_least(1), default=2, metavar="N", help="k-gram length")
+    ap.add_argument("--hops", type=int_at_least(1), default=2, metavar="N", help="hops (passes)")
+    ap.add_argument("--dim", type=int_at_least(1), default=256, metavar="B", help="sketch size")
+    ap.add_argument("--seed", type=int_at_least(0), default=0, metavar="N", help="seed of the stream")
+    args = ap.parse_args(argv)
+    torch.set_num_threads(args.threads)
+    stream, _ = synthetic_event_stream(args.graphs, seed=args.seed)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "stream.tsv")
+        write_streamspot(stream, path)
+        method = "fork" if "fork" in mp.get_all_start_methods() else "spawn"  # fork: no second import
+        mp.start_processes(worker, args=(args.world_size, free_port(), path, args), nprocs=args.world_size,
+                           join=True, start_method=method)
 
 
 if __name__ == "__main__":

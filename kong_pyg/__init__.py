@@ -16,6 +16,7 @@ _LAZY: Dict[str, str] = {
     "KongSketch": "kong_pyg.nn.kong_sketch",
     "KongVectorizer": "kong_pyg.vectorizer",
     "KongFeatures": "kong_pyg.transforms",
+    "compact_graphs": "kong_pyg.graphs",
     "KongStream": "kong_pyg.stream",
     "merge_streams": "kong_pyg.stream",
     "kong_strings": "kong_pyg.strings",
@@ -27,13 +28,17 @@ _LAZY: Dict[str, str] = {
     "expand_grid": "kong_pyg.evaluation.grid",
     "paper_grid": "kong_pyg.evaluation.grid",
     "sketch_curve": "kong_pyg.evaluation.classify",
+    "order_test": "kong_pyg.ordertest",
+    "OrderTestResult": "kong_pyg.ordertest",
 }
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
     from .evaluation.classify import ClassifyResult, classify, sketch_curve
     from .evaluation.cv import cross_validate
     from .evaluation.grid import expand_grid, paper_grid
+    from .graphs import compact_graphs
     from .nn.kong_sketch import KongSketch
+    from .ordertest import OrderTestResult, order_test
     from .stream import KongStream, merge_streams
     from .strings import brute_force_kernel, kgram_counts, kong_strings
     from .transforms import KongFeatures
@@ -58,6 +63,7 @@ __all__ = [
     "KongSketch",
     "KongVectorizer",
     "KongFeatures",
+    "compact_graphs",
     "KongStream",
     "merge_streams",
     "kong_strings",
@@ -69,5 +75,7 @@ __all__ = [
     "expand_grid",
     "paper_grid",
     "sketch_curve",
+    "order_test",
+    "OrderTestResult",
     "__version__",
 ]

@@ -409,11 +409,13 @@ def node_maps(
     num_graphs: Optional[int] = None,
     aggregate: Optional[Aggregate] = None,
     switch_ratio: Optional[float] = None,
+    out: Optional[Tensor] = None,
 ) -> Tensor:
     r"""Sketched node maps :obj:`[N, b]` (``float64``); with :obj:`batch` their sums per graph.
 
     Works through the nodes in chunks, so with :obj:`batch` the memory beyond
-    the count vectors is one chunk of :obj:`[p, chunk, b]`.
+    the count vectors is one chunk of :obj:`[p, chunk, b]`. :obj:`out`, if
+    given, receives the result (``float64``, the right shape).
     """
     n, p, b = prep.num_nodes, hashes.degree, hashes.dim
     dev = prep.node_sym.device
@@ -428,7 +430,7 @@ def node_maps(
             norms = row_norms(counts.rows, n)
     rows_out = n if batch is None else num_graphs
     assert rows_out is not None
-    out = torch.zeros(rows_out, b, dtype=torch.float64, device=dev)
+    out = torch.zeros(rows_out, b, dtype=torch.float64, device=dev) if out is None else out.zero_()
     chunk = max(1, CHUNK_ENTRIES // (p * b))
     for lo in range(0, n, chunk):
         hi = min(lo + chunk, n)
@@ -444,6 +446,20 @@ def node_maps(
 # -- 5 (sketched): graph readout ------------------------------------------------------
 
 
+def _hash_steps(hashes: SketchHashes, steps: Steps) -> List[List[Tuple[Tensor, Tensor]]]:
+    """Bucket and sign :obj:`[M]` of every occurrence of every step (first sketch), one hash per length."""
+    by_len: dict = {}
+    for occ in steps:
+        for o in occ:
+            by_len.setdefault(o.grams.size(1), []).append(o.grams)
+    parts: dict = {}
+    for n, grams in by_len.items():
+        bucket, sign = hashes.hash(grams[0] if len(grams) == 1 else torch.cat(grams))
+        sizes = [g.size(0) for g in grams]
+        parts[n] = list(zip(bucket[:, 0].split(sizes), sign[:, 0].split(sizes)))
+    return [[parts[o.grams.size(1)].pop(0) for o in occ] for occ in steps]
+
+
 def linear_graph_sketch(
     cfg: KongConfig,
     hashes: SketchHashes,
@@ -452,23 +468,37 @@ def linear_graph_sketch(
     weight: Tensor,
     batch: Tensor,
     num_graphs: int,
+    out: Optional[Tensor] = None,
 ) -> Tensor:
     r""":math:`\sum_v w_v\, CS(c_v)` per graph, for a linear map (:math:`p = 1`).
 
     The sum over nodes commutes with the propagation (walk weights
     :math:`\omega`, :func:`~kong_pyg.exact.walk_weights`), so no node
-    sketch is ever built.
+    sketch is ever built. :obj:`out`, if given, receives the result.
     """
     b = hashes.dim
     rule = traversal_rule(cfg)
-    out = torch.zeros(num_graphs, b, dtype=torch.float64, device=weight.device)
+    if out is None:
+        out = torch.zeros(num_graphs, b, dtype=torch.float64, device=weight.device)
+    else:
+        out.zero_()
     omega = walk_weights(prep.hood, weight, cfg.hops)
-    hashed = [[hashes.hash(o.grams) for o in occ] for occ in steps]
+    hashed = _hash_steps(hashes, steps)
+    shifted = rule.shifted()
+    shift = hashes.shift[0].tolist() if shifted else None
+    flip = hashes.flip[0].tolist() if shifted else None
+    index: List[Tensor] = []
+    value: List[Tensor] = []
     for j, level, _ in rule.linear_terms(len(steps), cfg.hops):
-        shift, flip = hashes.level(0, level) if rule.shifted() else (0, torch.ones((), dtype=torch.float64))
         for o, (bucket, sign) in zip(steps[j], hashed[j]):
-            col = (bucket[:, 0] + shift) % b
-            place(out, batch[o.node], col, sign[:, 0] * flip.to(sign.dtype) * omega[level - j][o.node])
+            col = bucket if shift is None else (bucket + shift[level]) % b
+            val = sign if flip is None else sign * flip[level]
+            # one graph (a transform's call): every row is 0
+            index.append(col if num_graphs == 1 else batch.index_select(0, o.node) * b + col)
+            value.append(val * omega[level - j].index_select(0, o.node))
+    if index:  # one scatter, in the order of the terms (the same sums as one scatter per term)
+        out.view(-1).scatter_add_(0, index[0] if len(index) == 1 else torch.cat(index),
+                                  value[0] if len(value) == 1 else torch.cat(value))
     const = get_kernel(cfg.kernel).const_value(cfg)
     if const:
         bucket, sign = hashes.const_token()
@@ -486,11 +516,17 @@ def graph_sketch(
     num_graphs: int,
     aggregate: Optional[Aggregate] = None,
     switch_ratio: Optional[float] = None,
+    check: bool = True,
+    out: Optional[Tensor] = None,
 ) -> Tensor:
     r"""Sketched graph maps :obj:`[num_graphs, b]` (``float64``): :math:`\sum_{v \in G} \phi(c_v)`.
 
     Linear maps go through :func:`linear_graph_sketch`, the others through
     :func:`node_maps`; with :obj:`cfg.normalize` every row is L2-normalized.
+    With :obj:`check`, an overflow is an error here (callers that cast the
+    result with :func:`cast_checked` may leave it to that). :obj:`out`, if
+    given (``float64`` :obj:`[num_graphs, b]`), receives the result, so that
+    a caller can write batch after batch into one output array.
     """
     kernel = get_kernel(cfg.kernel)
     if kernel.is_linear(cfg):
@@ -499,16 +535,28 @@ def graph_sketch(
             norms = exact_norms(cfg, prep, index_grams(steps))
         weight = kernel.node_weight(cfg, norms, torch.ones(prep.num_nodes, dtype=torch.float64,
                                                             device=prep.node_sym.device))
-        out = linear_graph_sketch(cfg, hashes, prep, steps, weight, batch, num_graphs)
+        out = linear_graph_sketch(cfg, hashes, prep, steps, weight, batch, num_graphs, out)
     else:
-        out = node_maps(cfg, hashes, prep, steps, batch, num_graphs, aggregate, switch_ratio)
-    check_finite(out, cfg, "sketch")
-    return normalize_rows(out) if cfg.normalize else out
+        out = node_maps(cfg, hashes, prep, steps, batch, num_graphs, aggregate, switch_ratio, out)
+    if check:
+        check_finite(out, cfg, "sketch")
+    return normalize_rows(out, in_place=True) if cfg.normalize else out
+
+
+def all_finite(values: Tensor) -> bool:
+    """Whether every entry is finite: one pass, no temporary (``isfinite`` makes two full-size ones).
+
+    The minimum and maximum are finite iff no entry is infinite or NaN (NaN propagates).
+    """
+    if values.numel() == 0:
+        return True
+    low, high = torch.aminmax(values)
+    return bool(torch.isfinite(low) & torch.isfinite(high))
 
 
 def check_finite(values: Tensor, cfg: KongConfig, what: str) -> None:
     """Raise a clear error instead of returning an overflowed (inf/NaN) result."""
-    if values.numel() and not bool(torch.isfinite(values).all()):
+    if not all_finite(values):
         hint = "fewer hops" + ("" if cfg.kernel == "cosine" else " or kernel='cosine' (bounded node maps)")
         raise ValueError(
             f"the KONG {what} overflowed float64: with hops={cfg.hops} (degree={cfg.degree}) the k-gram "
@@ -519,7 +567,8 @@ def check_finite(values: Tensor, cfg: KongConfig, what: str) -> None:
 def cast_checked(out: Tensor, dtype: torch.dtype, cfg: KongConfig) -> Tensor:
     """:obj:`out` (``float64``, finite) in :obj:`dtype`, or a clear error where it overflows there."""
     res = out.to(dtype)
-    if res.dtype != out.dtype and res.numel() and not bool(torch.isfinite(res).all()):
+    if not all_finite(res):
+        check_finite(out, cfg, "sketch")  # overflowed already in float64
         big = float(out.abs().max())
         hint = "dtype=torch.float64" + ("" if cfg.kernel == "cosine" else ", kernel='cosine'")
         raise ValueError(
@@ -529,10 +578,11 @@ def cast_checked(out: Tensor, dtype: torch.dtype, cfg: KongConfig) -> Tensor:
     return res
 
 
-def normalize_rows(out: Tensor) -> Tensor:
-    """L2-normalize every row (a zero row stays zero)."""
+def normalize_rows(out: Tensor, in_place: bool = False) -> Tensor:
+    """L2-normalize every row (a zero row stays zero); :obj:`in_place` overwrites :obj:`out`."""
     norm = out.norm(dim=1, keepdim=True)
-    return out / torch.where(norm > 0, norm, torch.ones_like(norm))
+    scale = torch.where(norm > 0, norm, torch.ones_like(norm))
+    return out.div_(scale) if in_place else out / scale
 
 
 __all__ = [
@@ -558,6 +608,7 @@ __all__ = [
     "graph_sketch",
     "normalize_rows",
     "check_finite",
+    "all_finite",
     "cast_checked",
     "SWITCH_RATIO",
     "CHUNK_ENTRIES",

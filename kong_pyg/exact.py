@@ -259,8 +259,8 @@ def row_norms(rows: Rows, num_rows: int) -> Tensor:
 def walk_weights(hood: Neighborhoods, weight: Tensor, hops: int) -> List[Tensor]:
     r""":math:`\omega_0 = weight`, :math:`\omega_d = A^\top \omega_{d-1}`."""
     out = [weight]
-    for _ in range(hops):
-        out.append(scatter(out[-1].index_select(0, hood.center), hood.nbr, 0, weight.numel(), "sum"))
+    for _ in range(hops):  # (index_add_ sums in edge order, as a scatter does)
+        out.append(torch.zeros_like(weight).index_add_(0, hood.nbr, out[-1].index_select(0, hood.center)))
     return out
 
 
@@ -279,7 +279,9 @@ def graph_linear_rows(
     """
     g = max(grams.num_grams, 1)
     rows, cols, vals = [batch.new_zeros(0)], [batch.new_zeros(0)], [omega[0].new_zeros(0)]
+    last_block = 0
     for j, level, block in traversal.linear_terms(len(grams.steps), hops):
+        last_block = max(last_block, block)
         entry = grams.steps[j]
         if entry is None:
             continue
@@ -288,9 +290,8 @@ def graph_linear_rows(
         cols.append(gid + block * g)
         vals.append(omega[level - j].index_select(0, node))
     # (grams whose strings no walk reaches sum to zero and are dropped)
-    return sum_duplicates(
-        torch.cat(rows), torch.cat(cols), torch.cat(vals), (hops + 1) * g + 1, num_graphs
-    )
+    # (columns span the blocks used: one block for WL, a third of BFS's key space)
+    return sum_duplicates(torch.cat(rows), torch.cat(cols), torch.cat(vals), (last_block + 1) * g, num_graphs)
 
 
 def power_size(rows: Rows, num_rows: int, degree: int) -> float:

@@ -5,7 +5,8 @@ Front-ends and baselines that work on many graphs at once read them through
 disjoint union (node indices shifted), straight from an in-memory dataset's
 collated storage when it has one (no per-graph Python work).
 """
-from typing import Any, Iterator, NamedTuple, Optional, Sequence, Tuple, Union
+import copy
+from typing import Any, Iterator, List, NamedTuple, Optional, Sequence, Tuple, Union
 
 import torch
 from torch import Tensor
@@ -126,17 +127,7 @@ def _slice_store(dataset, store, start, stop, edge_labels, edge_order_attr) -> G
     else:
         nodes = _ranges(xs[idx], n_sizes)
         edges = _ranges(es[idx], e_sizes)
-    offset = exclusive_cumsum(n_sizes)
-    g_of_edge = torch.repeat_interleave(torch.arange(idx.numel()), e_sizes)
-    local = data.edge_index[:, edges]
-    bad = ((local < 0) | (local >= n_sizes[g_of_edge])).any(dim=0)
-    if bool(bad.any()):
-        g = start + int(g_of_edge[bad.nonzero()[0, 0]])
-        raise ValueError(
-            f"graph {g}: 'edge_index' holds node indices outside [0, {int(n_sizes[g - start])}) "
-            "(an edge into another graph, or a negative index)"
-        )
-    edge_index = local + offset[g_of_edge]
+    edge_index = _union_edges(data.edge_index[:, edges], n_sizes, e_sizes, start)
     batch = torch.repeat_interleave(torch.arange(idx.numel()), n_sizes)
     attr = None
     if edge_labels and "edge_attr" in slices and data.edge_attr is not None:
@@ -147,49 +138,105 @@ def _slice_store(dataset, store, start, stop, edge_labels, edge_order_attr) -> G
     return GraphBatch(data.x[nodes], edge_index, attr, order, batch, start, idx.numel())
 
 
+def _union_edges(local: Tensor, n_sizes: Tensor, e_sizes: Tensor, start: int) -> Tensor:
+    """Shift each graph's local :obj:`edge_index` by its node offset, checking it first."""
+    dev = local.device
+    n_sizes, e_sizes = n_sizes.to(dev), e_sizes.to(dev)
+    g_of_edge = torch.repeat_interleave(torch.arange(n_sizes.numel(), device=dev), e_sizes,
+                                        output_size=local.size(1))
+    size_of_edge = n_sizes.index_select(0, g_of_edge)
+    bad = ((local < 0) | (local >= size_of_edge)).any(dim=0)
+    if bool(bad.any()):
+        g = int(g_of_edge[bad.nonzero()[0, 0]])
+        raise ValueError(
+            f"graph {start + g}: 'edge_index' holds node indices outside [0, {int(n_sizes[g])}) "
+            "(an edge into another graph, or a negative index)"
+        )
+    return local + exclusive_cumsum(n_sizes)[:-1].index_select(0, g_of_edge)
+
+
+def _attributes(d: Any) -> Any:
+    """A graph's attributes as a mapping (a ``Data``'s own dict: no ``getattr`` per key)."""
+    mapping = getattr(getattr(d, "_store", None), "_mapping", None)
+    return mapping if isinstance(mapping, dict) else _GetAttr(d)
+
+
+class _GetAttr:
+    """``getattr`` as a mapping (graphs that are not :class:`~torch_geometric.data.Data`)."""
+
+    def __init__(self, obj: Any):
+        self.obj = obj
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return getattr(self.obj, key, default)
+
+
+def _cat(parts: List[Tensor], dim: int) -> Tensor:
+    """:func:`torch.cat`, or a view where the parts lie side by side in one storage.
+
+    Graphs taken from a PyG dataset one by one are views into its collated
+    storage, so their union is one more view (no copy).
+    """
+    first = parts[0]
+    if len(parts) > 1 and isinstance(first, Tensor) and first.dim() > dim and first.layout == torch.strided:
+        stride, dtype, shape = first.stride(), first.dtype, first.shape
+        other = shape[:dim] + shape[dim + 1:]
+        step = stride[dim] * first.element_size()
+        expect, total = first.data_ptr(), 0
+        for t in parts:  # each part starts where the previous one ends, with the same layout
+            if not isinstance(t, Tensor) or t.data_ptr() != expect:
+                break
+            if t.dtype != dtype or t.stride() != stride:
+                break
+            size = t.shape
+            if size[:dim] + size[dim + 1:] != other:
+                break
+            expect += size[dim] * step
+            total += size[dim]
+        else:
+            last = parts[-1]
+            if step > 0 and last.untyped_storage().data_ptr() == first.untyped_storage().data_ptr():
+                new_shape = list(shape)
+                new_shape[dim] = total
+                return first.as_strided(new_shape, stride, first.storage_offset())
+    return torch.cat(parts, dim=dim)
+
+
 def _concat(chunk, start, edge_labels, edge_order_attr) -> GraphBatch:
-    xs, eis, attrs, orders, sizes = [], [], [], [], []
-    for i, d in enumerate(chunk):
-        x = getattr(d, "x", None)
+    maps = [_attributes(d) for d in chunk]
+    xs = [a.get("x") for a in maps]
+    eis = [a.get("edge_index") for a in maps]
+    for i, (x, ei) in enumerate(zip(xs, eis)):
         if x is None:
             raise ValueError(
                 f"graph {start + i} has no 'x': KONG needs node labels (set "
                 "data.x, for instance to node degrees)"
             )
-        if x.size(0) == 0:
-            raise ValueError(f"graph {start + i} is empty (no nodes); KONG needs at least one node")
-        xs.append(x)
-        eis.append(d.edge_index)
-        sizes.append(x.size(0))
-        if edge_labels:
-            attrs.append(getattr(d, "edge_attr", None))
-        if edge_order_attr:
-            orders.append(getattr(d, edge_order_attr, None))
-    n_sizes = torch.tensor(sizes)
-    offset = exclusive_cumsum(n_sizes)
-    for i, ei in enumerate(eis):
         if not isinstance(ei, Tensor) or ei.dim() != 2 or ei.size(0) != 2:
             raise ValueError(f"graph {start + i}: 'edge_index' must be a [2, num_edges] tensor")
-        if ei.numel() and (int(ei.min()) < 0 or int(ei.max()) >= sizes[i]):
-            raise ValueError(
-                f"graph {start + i}: 'edge_index' holds node indices outside "
-                f"[0, {sizes[i]})"
-            )
-    edge_index = torch.cat([ei + off for ei, off in zip(eis, offset.tolist())], dim=1)
+    n_sizes = torch.tensor([x.shape[0] for x in xs], dtype=torch.long)
+    if bool((n_sizes == 0).any()):
+        raise ValueError(f"graph {start + int((n_sizes == 0).nonzero()[0])} is empty (no nodes); "
+                         "KONG needs at least one node")
+    e_sizes = torch.tensor([ei.shape[1] for ei in eis], dtype=torch.long)
+    edge_index = _union_edges(_cat(eis, 1), n_sizes, e_sizes, start)
 
-    def _all_or_none(values, name):
+    def _all_or_none(key: Optional[str]) -> Optional[Tensor]:
+        if not key:
+            return None
+        values = [a.get(key) for a in maps]
         present = [v is not None for v in values]
-        if not values or not any(present):
+        if not any(present):
             return None
         if not all(present):
             first = present.index(False)
-            raise ValueError(f"graph {start + first} has no '{name}' but others have one")
-        return torch.cat(values, dim=0)
+            raise ValueError(f"graph {start + first} has no '{key}' but others have one")
+        return _cat(values, 0)
 
     batch = torch.repeat_interleave(torch.arange(len(chunk)), n_sizes)
     return GraphBatch(
-        torch.cat(xs, dim=0), edge_index, _all_or_none(attrs, "edge_attr"),
-        _all_or_none(orders, edge_order_attr), batch, start, len(chunk),
+        _cat(xs, 0), edge_index, _all_or_none("edge_attr" if edge_labels else None),
+        _all_or_none(edge_order_attr), batch, start, len(chunk),
     )
 
 
@@ -216,4 +263,57 @@ def split_batch(gb: GraphBatch) -> Tuple[GraphBatch, GraphBatch]:
     return parts[0], parts[1]
 
 
-__all__ = ["GraphBatch", "as_graph_sequence", "iter_graph_batches", "split_batch"]
+
+def count_nodes(graphs: Any) -> int:
+    """The total number of nodes (rows of :obj:`x`) of a sequence of graphs."""
+    store = _collated(graphs)
+    if store is not None:
+        sizes = store[1]["x"]
+        idx = torch.as_tensor(graphs.indices(), dtype=torch.long)
+        return int((sizes[idx + 1] - sizes[idx]).sum())
+    total = 0
+    for i in range(len(graphs)):
+        x = _attributes(graphs[i]).get("x")
+        if x is None:
+            raise ValueError(f"graph {i} has no 'x': KONG needs node labels (set data.x, for instance to "
+                             "node degrees)")
+        total += x.size(0)
+    return total
+
+
+def compact_graphs(graphs: Any) -> List[Any]:
+    r"""The graphs as a list whose tensors own just their own memory: small when pickled.
+
+    A graph taken from a PyG data set (:obj:`dataset[i]`, or a list of them)
+    holds *views* into the data set's collated storage, and pickling a view
+    pickles the whole storage: 188 MUTAG graphs pickle to about 60 MB (the
+    data set itself too, once it has cached its graphs), and
+    :class:`~sklearn.model_selection.GridSearchCV` with :obj:`n_jobs > 1`
+    sends that to every worker task. The compact list pickles to about
+    0.5 MB and gives the same features.
+
+    Args:
+        graphs (Sequence[Data] or Dataset): The graphs.
+
+    Returns:
+        List[Data]: Shallow copies whose tensors are copies of the viewed rows.
+
+    Example:
+        >>> X = compact_graphs(TUDataset(root, "MUTAG"))
+        >>> GridSearchCV(make_pipeline(KongVectorizer(k=2), SVC()), grid, n_jobs=2).fit(X, y)
+    """
+    graphs = as_graph_sequence(graphs)
+    out = []
+    for i in range(len(graphs)):
+        d = copy.copy(graphs[i])
+        attrs = _attributes(d)
+        for key, value in list(attrs.items()) if isinstance(attrs, dict) else []:
+            if isinstance(value, Tensor) and value.untyped_storage().nbytes() > value.nbytes:
+                d[key] = value.clone()
+        out.append(d)
+    return out
+
+
+__all__ = [
+    "GraphBatch", "as_graph_sequence", "compact_graphs", "count_nodes", "iter_graph_batches", "split_batch",
+]

@@ -10,7 +10,7 @@ are ``2 * label``, edge labels ``2 * label + 1`` (so a node and an edge label
 never share a code), and :data:`BREAK` (``-1``) marks a cut in a compressed
 string (see :mod:`kong_pyg.kgrams`).
 """
-from typing import Optional
+import hashlib
 
 import torch
 from torch import Tensor
@@ -35,6 +35,20 @@ def edge_code(label: Tensor) -> Tensor:
     return label * 2 + 1
 
 
+def type_code(token: str) -> int:
+    """A stable integer code of a type token (a label below :data:`MAX_LABEL`).
+
+    Non-negative integers below :math:`2^{56}` stand for themselves; any other
+    token maps to a 56-bit BLAKE2 digest with bit 56 set, the same in every
+    file, run and process.
+    """
+    if token.isascii() and token.isdigit():
+        value = int(token)
+        if value < 2**56:
+            return value
+    return int.from_bytes(hashlib.blake2b(token.encode(), digest_size=7).digest(), "little") | (1 << 56)
+
+
 def split30(codes: Tensor) -> tuple:
     """Split codes below :math:`2^{60}` into two 30-bit halves."""
     return codes >> 30, codes & _MASK30
@@ -43,6 +57,39 @@ def split30(codes: Tensor) -> tuple:
 def random_coefficients(shape, generator: torch.Generator) -> Tensor:
     """Uniform coefficients in :math:`[1, P)` drawn on the CPU."""
     return torch.randint(1, P, shape, generator=generator, dtype=torch.long)
+
+
+def hash_offset(coef: Tensor, n: int) -> Tensor:
+    r"""The constant part :math:`(c_{f,0} + n\, c_{f,1}) \bmod P` of the hashes of length-:obj:`n` tuples.
+
+    Args:
+        coef (torch.Tensor): Coefficients of shape :obj:`[F, 2 + 2 n_max]`.
+        n (int): The tuple length.
+
+    Returns:
+        torch.Tensor: :obj:`[F]` values in :math:`[0, P)`.
+    """
+    return (coef[:, 0] + n * coef[:, 1]) % P
+
+
+def hash_terms(codes: Tensor, coef: Tensor, position: int) -> Tensor:
+    r"""Hash terms :math:`(a_{f,j} \mathrm{hi}(t) + b_{f,j} \mathrm{lo}(t)) \bmod P` of symbols at a position.
+
+    :func:`linear_hash` is :func:`hash_offset` plus one such term per
+    position, modulo :math:`P`; tabulating the terms of every symbol once
+    (:class:`~kong_pyg.sketch.SymbolHashTable`) gives the same hashes.
+
+    Args:
+        codes (torch.Tensor): Symbol codes :obj:`[M]` below :math:`2^{60}`.
+        coef (torch.Tensor): Coefficients of shape :obj:`[F, 2 + 2 n_max]`.
+        position (int): The 0-based position :math:`j - 1` of the symbols in
+            their tuples.
+
+    Returns:
+        torch.Tensor: :obj:`[M, F]` values in :math:`[0, P)`.
+    """
+    hi, lo = split30(codes.reshape(-1, 1))
+    return (hi * coef[:, 2 + 2 * position] + lo * coef[:, 3 + 2 * position]) % P
 
 
 def linear_hash(grams: Tensor, coef: Tensor) -> Tensor:
@@ -56,7 +103,8 @@ def linear_hash(grams: Tensor, coef: Tensor) -> Tensor:
 
     a random affine function of the tuple's 30-bit digits, hence uniform and
     pairwise independent over distinct tuples (of any lengths up to the
-    number of coefficient pairs).
+    number of coefficient pairs). It is :func:`hash_offset` plus
+    :func:`hash_terms` of every position.
 
     Args:
         grams (torch.Tensor): Codes of shape :obj:`[M, n]`, :math:`n \geq 0`.
@@ -68,10 +116,9 @@ def linear_hash(grams: Tensor, coef: Tensor) -> Tensor:
     n = grams.size(1)
     if 2 + 2 * n > coef.size(1):
         raise ValueError(f"tuples of length {n} exceed the hash family")
-    acc = ((coef[:, 0] + n * coef[:, 1]) % P).expand(grams.size(0), -1)
+    acc = hash_offset(coef, n).expand(grams.size(0), -1)
     for j in range(n):
-        hi, lo = split30(grams[:, j : j + 1])
-        acc = (acc + hi * coef[:, 2 + 2 * j] + lo * coef[:, 3 + 2 * j]) % P
+        acc = (acc + hash_terms(grams[:, j], coef, j)) % P
     return acc
 
 
@@ -139,11 +186,6 @@ def row_fingerprint(rows: Tensor) -> Tensor:
     head = torch.full((n,), c, dtype=torch.long, device=rows.device)
     length = torch.full_like(head, c)
     return sequence_fingerprint(head, rows.reshape(-1), owner, position, length)
-
-
-def optional_generator(seed: Optional[int]) -> torch.Generator:
-    """A CPU generator seeded with :obj:`seed` (0 when :obj:`None`)."""
-    return torch.Generator().manual_seed(0 if seed is None else int(seed))
 
 
 def keyed_hash(keys: Tensor, seed: int) -> Tensor:

@@ -7,12 +7,33 @@ probing, load at most 1/2) held in NumPy arrays: a lookup of :math:`n` keys is
 a few vectorized probe rounds, expected :math:`O(n)` work whatever the number
 of keys stored, where a sorted table would cost :math:`O(n \log N)` with
 cache misses on every step.
+
+:func:`first_appearance` gives the same numbering to one tensor known in full
+(a sort, which is faster when nothing is stored yet).
 """
-from typing import Tuple
+from typing import Optional, Tuple, Union
 
 import numpy as np
+import torch
+from torch import Tensor
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+#: Decimal id tokens of at most this many digits (so below 2^60) are integers.
+MAX_ID_DIGITS = 18
+
+
+def canonical_int(token: Union[str, bytes]) -> Optional[int]:
+    """The integer a canonical decimal id token spells (:obj:`"12"`; not :obj:`"012"`, :obj:`"+1"`), or None.
+
+    Tokens of more than :data:`MAX_ID_DIGITS` digits are not integers either:
+    they stay tokens. A :obj:`bytes` token follows the same rule (ASCII
+    digits only).
+    """
+    zero = "0" if isinstance(token, str) else b"0"
+    canonical = token == zero or token[:1] != zero
+    if token.isascii() and token.isdigit() and canonical and len(token) <= MAX_ID_DIGITS:
+        return int(token)
+    return None
 
 
 def _mix(keys: np.ndarray) -> np.ndarray:
@@ -33,12 +54,13 @@ class IdMap:
             power of two; the table doubles when half full).
     """
 
-    def __init__(self, capacity: int = 1024):
+    def __init__(self, capacity: int = 1024) -> None:
         self._count = 0
+        self._hashed = 0  # keys 0.._hashed - 1 are in the hash table (see extend)
         self._by_id = np.zeros(16, dtype=np.int64)
         self._alloc(max(16, int(capacity)))
 
-    def _alloc(self, capacity: int):
+    def _alloc(self, capacity: int) -> None:
         bits = max(4, int(capacity - 1).bit_length())
         self._bits = bits
         self._mask = (1 << bits) - 1
@@ -75,7 +97,7 @@ class IdMap:
             todo, slot = todo[more], slot[more]
         return ids
 
-    def _insert(self, keys: np.ndarray, ids: np.ndarray):
+    def _insert(self, keys: np.ndarray, ids: np.ndarray) -> None:
         """Store distinct new :obj:`keys` with distinct :obj:`ids`."""
         slot = self._home(keys)
         while slot.size:
@@ -89,15 +111,21 @@ class IdMap:
             lose[win] = False
             keys, ids, slot = keys[lose], ids[lose], (slot[lose] + 1) & self._mask
 
-    def _reserve(self, count: int):
+    def _reserve_ids(self, count: int) -> None:
         if count > self._by_id.size:
             grown = np.zeros(max(count, 2 * self._by_id.size), dtype=np.int64)
             grown[: self._count] = self._by_id[: self._count]
             self._by_id = grown
+
+    def _reserve(self, count: int) -> None:
+        """Room for :obj:`count` keys, all of them hashed (the pending ones of :meth:`extend` too)."""
+        self._reserve_ids(count)
         if 2 * count > self._table.shape[0]:
             self._alloc(max(4 * count, 2 * self._table.shape[0]))
-            if self._count:
-                self._insert(self._by_id[: self._count], np.arange(self._count))
+            self._hashed = 0
+        if self._hashed < self._count:
+            self._insert(self._by_id[self._hashed : self._count], np.arange(self._hashed, self._count))
+        self._hashed = self._count
 
     def lookup(self, keys: np.ndarray, insert: bool = True) -> Tuple[np.ndarray, np.ndarray]:
         """Ids of :obj:`keys`; new keys get the next ids (or :obj:`-1`).
@@ -113,6 +141,8 @@ class IdMap:
             :obj:`keys`.
         """
         keys = np.ascontiguousarray(keys, dtype=np.int64)
+        if self._hashed < self._count:
+            self._reserve(self._count)
         ids = self._find(keys)
         miss = np.flatnonzero(ids < 0)
         if not insert or miss.size == 0:
@@ -130,8 +160,23 @@ class IdMap:
         self._insert(sk[start], new_ids)
         self._by_id[new_ids] = sk[start]
         self._count += start.size
+        self._hashed = self._count
         ids[miss[order]] = new_ids[run]
         return ids, miss[np.sort(first)]
+
+    def extend(self, keys: np.ndarray) -> np.ndarray:
+        """Number new keys (distinct and not stored: the caller knows) in their order; returns their ids.
+
+        They are hashed lazily, at the next :meth:`lookup` (a caller with its
+        own index of the keys, such as a direct-address cache, may never need
+        the hash table).
+        """
+        keys = np.ascontiguousarray(keys, dtype=np.int64)
+        ids = np.arange(self._count, self._count + keys.size, dtype=np.int64)
+        self._reserve_ids(self._count + keys.size)
+        self._by_id[ids] = keys
+        self._count += keys.size
+        return ids
 
     @classmethod
     def from_keys(cls, keys: np.ndarray) -> "IdMap":
@@ -141,5 +186,31 @@ class IdMap:
         m._reserve(keys.size)
         m._insert(keys, np.arange(keys.size))
         m._by_id[: keys.size] = keys
-        m._count = keys.size
+        m._count = m._hashed = keys.size
         return m
+
+
+def first_appearance(keys: Tensor) -> Tuple[Tensor, Tensor]:
+    """Number the distinct entries of :obj:`keys` ``0, 1, ...`` in order of first appearance.
+
+    The one-shot form of :class:`IdMap` (the same numbering, for one tensor
+    known in full): a sort (:func:`torch.unique`), on the device of
+    :obj:`keys`, which beats the hash table when nothing is stored yet.
+
+    Args:
+        keys (torch.Tensor): Integer keys :obj:`[n]`.
+
+    Returns:
+        (torch.Tensor, torch.Tensor): The distinct keys in order of first
+        appearance, and the number of every entry.
+    """
+    uniq, inv = torch.unique(keys, return_inverse=True)
+    first = torch.full((uniq.numel(),), keys.numel(), dtype=torch.long, device=keys.device)
+    first.scatter_reduce_(0, inv, torch.arange(keys.numel(), device=keys.device), reduce="amin")
+    order = torch.argsort(first)
+    rank = torch.empty_like(order)
+    rank[order] = torch.arange(order.numel(), device=keys.device)
+    return uniq[order], rank[inv]
+
+
+__all__ = ["IdMap", "first_appearance", "canonical_int", "MAX_ID_DIGITS"]

@@ -86,7 +86,8 @@ def check_edge_index(edge_index: Any, num_nodes: int) -> Tensor:
             f"'edge_index' must have shape [2, num_edges] (got {list(edge_index.shape)})"
         )
     if edge_index.numel() > 0:
-        lo, hi = int(edge_index.min()), int(edge_index.max())
+        low, high = torch.aminmax(edge_index)  # one pass, one sync
+        lo, hi = int(low), int(high)
         if lo < 0:
             raise ValueError(f"'edge_index' holds a negative node index ({lo})")
         if hi >= num_nodes:
@@ -130,32 +131,50 @@ def labels(t, name: str, length: int) -> Tensor:
         if t.size(1) == 0:
             raise ValueError(f"'{name}' has zero columns")
         # A row is one-hot iff its entries are >= 0, sum to 1 and one is 1; then
-        # its dot product with 0..C-1 is the index of the 1 (cheaper than argmax).
-        pos = torch.arange(t.size(1), device=t.device, dtype=torch.float64)
-        arg = (t.double() @ pos).long().clamp(0, t.size(1) - 1)
+        # its dot product with 0..C-1 is the index of the 1.
+        arg = one_hot_index(t)
         top = t.gather(1, arg.view(-1, 1)).view(-1)
         onehot = (t.sum(dim=1) == 1) & (top == 1)
         if t.is_floating_point():
-            if not (bool(onehot.all()) and float(t.min()) >= 0):
+            if not bool(onehot.all() & (t.min() >= 0)):  # (one sync)
                 raise TypeError(
                     f"'{name}' holds floating-point values that are not one-hot "
                     "rows; KONG needs discrete labels (integers or one-hot)"
                 )
             return arg
         t = t.long()
-        if int(t.min()) < 0:
+        low, high = (int(v) for v in torch.aminmax(t))
+        if low < 0:
             raise ValueError(f"'{name}' holds negative labels")
         if bool(onehot.all()):
             return arg
-        if int(t.max()) >= MAX_LABEL:
+        if high >= MAX_LABEL:
             raise ValueError(f"'{name}' holds labels >= 2^58")
         return torch.where(onehot, arg, row_fingerprint(t))
     if out.numel() > 0:
-        if int(out.min()) < 0:
-            raise ValueError(f"'{name}' holds negative labels ({int(out.min())})")
-        if int(out.max()) >= MAX_LABEL:
-            raise ValueError(f"'{name}' holds labels >= 2^58 ({int(out.max())})")
+        low, high = (int(v) for v in torch.aminmax(out))
+        if low < 0:
+            raise ValueError(f"'{name}' holds negative labels ({low})")
+        if high >= MAX_LABEL:
+            raise ValueError(f"'{name}' holds labels >= 2^58 ({high})")
     return out
+
+
+def one_hot_index(t: Tensor) -> Tensor:
+    """The index of the 1 in every one-hot row of a 2-D tensor (any value elsewhere).
+
+    A dot product with :obj:`0..C-1` (no argmax pass, no ``float64`` copy
+    of a float input: ``float32`` holds the indices exactly). Rows that are
+    not one-hot get some index in :obj:`0..C-1`.
+    """
+    c = t.size(1)
+    if t.dtype in (torch.float32, torch.float64) and c < 2**24:
+        arg = t @ torch.arange(c, device=t.device, dtype=t.dtype)
+    elif t.is_floating_point():
+        arg = t.double() @ torch.arange(c, device=t.device, dtype=torch.float64)
+    else:
+        arg = t.long().argmax(dim=1)
+    return arg.long().clamp_(0, c - 1)
 
 
 def check_edge_vector(t: Optional[Tensor], name: str, num_edges: int) -> Optional[Tensor]:

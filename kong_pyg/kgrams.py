@@ -97,44 +97,50 @@ def _bigram_step_simple(
     node_sym: Tensor,
     edge_sym: Optional[Tensor],
     with_label: bool,
-    nbr_len: Tensor,
+    nbr_len: Optional[Tensor],
 ) -> tuple:
-    """:func:`_bigram_step` when no neighbor string is empty.
+    """:func:`_bigram_step` when no neighbor string is empty (:obj:`nbr_len` None: all of length 1).
 
     Then the pieces of a node are [label] (edge symbol, neighbor)* with no
     gaps, so the crossings come straight from consecutive edges: (edge
     symbol, neighbor's first symbol), (neighbor's last symbol, next edge
     symbol or next neighbor's first symbol), and for WL (label, first piece).
     """
-    device = node_sym.device
     n = node_sym.numel()
     center, nbr, ptr = hood.center, hood.nbr, hood.segments
+    m = nbr.numel()
     head = state.prefix[:, 0].index_select(0, nbr)
-    tail = state.suffix[:, 0].index_select(0, nbr)
+    # one-symbol strings (the first step) have the same first and last symbol
+    tail = head if state.suffix is state.prefix else state.suffix[:, 0].index_select(0, nbr)
     lead = head if edge_sym is None else edge_sym  # first symbol of each edge's pieces
-    pair = (center[1:] == center[:-1]).nonzero().view(-1)
+    pair = (center[1:] == center[:-1]).nonzero().view(-1)  # consecutive edges of one node
     node = [center.index_select(0, pair)]
-    grams = [torch.stack([tail.index_select(0, pair), lead.index_select(0, pair + 1)], dim=1)]
+    grams = [torch.stack([tail.index_select(0, pair), lead[1:].index_select(0, pair)], dim=1)]
     if edge_sym is not None:
         node.append(center)
         grams.append(torch.stack([edge_sym, head], dim=1))
     deg = ptr[1:] - ptr[:-1]
-    has = (deg > 0).nonzero().view(-1)
-    first, last = ptr.index_select(0, has), ptr.index_select(0, has + 1) - 1
-    prefix = torch.full((n,), BREAK, dtype=torch.long, device=device)
-    suffix = prefix.clone()
+    has = deg > 0
+    first_sym = lead.index_select(0, ptr[:-1].clamp(max=max(m - 1, 0))) if m else lead.new_full((n,), BREAK)
+    last_sym = tail.index_select(0, (ptr[1:] - 1).clamp(min=0)) if m else first_sym
     if with_label:
-        node.append(has)
-        grams.append(torch.stack([node_sym.index_select(0, has), lead.index_select(0, first)], dim=1))
-        prefix.copy_(node_sym)
-        suffix.copy_(node_sym)
+        has_idx = has.nonzero().view(-1)
+        node.append(has_idx)
+        grams.append(torch.stack([node_sym.index_select(0, has_idx), first_sym.index_select(0, has_idx)], 1))
+        prefix = node_sym.clone()
+        suffix = torch.where(has, last_sym, node_sym)
     else:
-        prefix.index_copy_(0, has, lead.index_select(0, first))
-    suffix.index_copy_(0, has, tail.index_select(0, last))
-    length = torch.full((n,), int(with_label), dtype=torch.long, device=device)
-    length.index_add_(0, center, nbr_len + int(edge_sym is not None))
-    out = {2: Occurrences(torch.cat(node), torch.cat(grams))}
-    return out, StringState(length.clamp(max=2), prefix.view(n, 1), suffix.view(n, 1))
+        prefix = torch.where(has, first_sym, BREAK)
+        suffix = torch.where(has, last_sym, BREAK)
+    if nbr_len is None:  # one-symbol neighbor strings: the length is a function of the degree
+        length = deg * (1 + int(edge_sym is not None)) + int(with_label)
+    else:
+        length = torch.full((n,), int(with_label), dtype=torch.long, device=node_sym.device)
+        length.index_add_(0, center, nbr_len if edge_sym is None else nbr_len + 1)
+    cat_node = node[0] if len(node) == 1 else torch.cat(node)
+    cat_grams = grams[0] if len(grams) == 1 else torch.cat(grams)
+    out = {2: Occurrences(cat_node, cat_grams)}
+    return out, StringState(length.clamp_(max=2), prefix.view(n, 1), suffix.view(n, 1))
 
 
 def _bigram_step(
@@ -155,6 +161,8 @@ def _bigram_step(
     n = node_sym.numel()
     center, nbr, ptr = hood.center, hood.nbr, hood.segments
     lab, esy = int(with_label), int(edge_sym is not None)
+    if state.suffix is state.prefix:  # the first step's one-symbol strings (see occurrences)
+        return _bigram_step_simple(state, hood, node_sym, edge_sym, with_label, None)
     nbr_len = state.length.index_select(0, nbr)
     if bool((nbr_len > 0).all()):
         return _bigram_step_simple(state, hood, node_sym, edge_sym, with_label, nbr_len)
@@ -284,7 +292,11 @@ def occurrences(
     n = node_sym.numel()
     nodes = torch.arange(n, device=node_sym.device)
     labels = Occurrences(nodes, node_sym.view(-1, 1))
-    state = initial_state(node_sym, k)
+    if k == 2:  # one-symbol strings of length 1: the suffix is the prefix (read-only here)
+        sym = node_sym.view(-1, 1)
+        state = StringState(torch.ones_like(node_sym), sym, sym)
+    else:
+        state = initial_state(node_sym, k)
     for step in range(hops + 1):
         found = []
         if 1 in lengths and rule.label_step(step):

@@ -21,7 +21,7 @@ from typing import NamedTuple, Optional
 import torch
 from torch import Tensor
 
-from .hashing import keyed_hash
+from .hashing import P, keyed_hash, random_coefficients
 
 
 class Neighborhoods(NamedTuple):
@@ -72,12 +72,37 @@ def consistent_key(edge_order: Tensor, seed: int) -> Tensor:
     several graphs) get the same random key in every graph, batch and call,
     so a node's neighbors are shuffled the same way wherever it appears
     ("random timestamps"); equal values stay tied (edge order).
+
+    The key must look random *in order*, not only in value: sorting by an
+    affine hash of the key (:func:`~kong_pyg.hashing.keyed_hash` alone)
+    would reorder consecutive keys :math:`x, x + 1, \ldots` by
+    :math:`c x \bmod P`, a fixed stride (at most three distinct gaps between
+    neighbors in the result), which keeps much of the time order. So the
+    high half of :func:`~kong_pyg.hashing.keyed_hash` goes through
+    :func:`_mix`, a seeded permutation of :math:`[0, P)` with a fifth power
+    in the middle; then every relative order of a few consecutive keys is
+    equally likely.
     """
     if edge_order.is_floating_point():
         bits = edge_order.double().view(torch.long)  # exact: equal values, equal bits
     else:
         bits = edge_order.long()
-    return keyed_hash(bits, seed)
+    h = keyed_hash(bits, seed)
+    return (_mix(h >> 31, seed) << 31) | (h & P)
+
+
+def _mix(a: Tensor, seed: int) -> Tensor:
+    r"""A seeded nonlinear permutation of :math:`[0, P)`: affine, :math:`x^5`, affine (all mod :math:`P`).
+
+    :math:`x \mapsto x^5` permutes :math:`\mathbb{Z}_P` because 5 does not
+    divide :math:`P - 1`; every product stays below :math:`2^{62}`.
+    """
+    gen = torch.Generator().manual_seed(int(seed) ^ 0x0DE5)
+    c = random_coefficients((4,), gen).to(a.device)
+    a = (c[0] * a + c[1]) % P
+    a2 = a * a % P
+    a = a2 * a2 % P * a % P
+    return (c[2] * a + c[3]) % P
 
 
 def ordered_neighborhoods(
@@ -143,17 +168,18 @@ def ordered_neighborhoods(
     else:  # random: a seeded permutation drawn on the CPU, same on any device
         gen = torch.Generator().manual_seed(int(seed))
         key = torch.randperm(m, generator=gen).to(device)
-    perm = torch.arange(m, device=device)
+    by_center = center
+    perm: Optional[Tensor] = None
     if key is not None:
         perm = _stable_argsort(key)
     if reverse:  # the whole order backwards, ties included
-        perm = perm.flip(0)
-    by_center = center[perm]
+        perm = torch.arange(m - 1, -1, -1, device=device) if perm is None else perm.flip(0)
+    if perm is not None:
+        by_center = center.index_select(0, perm)
     if num_nodes < 2**31:  # a 32-bit key sorts about twice as fast
         by_center = by_center.int()
-    perm = perm[_stable_argsort(by_center)]
-    count = torch.zeros(num_nodes, dtype=torch.long, device=device)
-    count.index_add_(0, center, torch.ones_like(center))
+    sorted_center, grouping = torch.sort(by_center, stable=True)
+    final = grouping if perm is None else perm.index_select(0, grouping)
     ptr = torch.zeros(num_nodes + 1, dtype=torch.long, device=device)
-    torch.cumsum(count, 0, out=ptr[1:])
-    return Neighborhoods(center[perm], nbr[perm], perm, ptr)
+    torch.cumsum(torch.bincount(center, minlength=num_nodes), 0, out=ptr[1:])
+    return Neighborhoods(sorted_center.long(), nbr.index_select(0, final), final, ptr)

@@ -15,10 +15,14 @@ over (gram, level) pairs, so the sketch is unbiased, and a level's sketch is
 a cyclic shift of a level-free one, which lets level-free sketches propagate
 and be shifted into their block at the end.
 """
+from typing import Callable, Dict, Optional, Tuple, cast
+
+import numpy as np
 import torch
 from torch import Tensor
 
-from .hashing import P, linear_hash, random_coefficients
+from .hashing import P, hash_offset, hash_terms, linear_hash, random_coefficients
+from .idmap import IdMap
 
 
 class SketchHashes(torch.nn.Module):
@@ -94,4 +98,194 @@ def tensor_sketch(sketches: Tensor) -> Tensor:
     return torch.fft.irfft(spec.prod(dim=0), n=b, dim=-1)
 
 
-__all__ = ["SketchHashes", "P", "place", "shift_level", "tensor_sketch"]
+
+
+class SymbolHashTable:
+    r"""Tabulated Count-Sketch hashes of n-grams over a growing symbol vocabulary.
+
+    Symbols are numbered by dense ids ``0, 1, ...`` in order of first
+    appearance (:meth:`ids`); an n-gram is a row of ids. The hash of
+    :meth:`SketchHashes.hash` is affine in the symbols' digits modulo
+    :math:`P` (:func:`~kong_pyg.hashing.linear_hash`), so it is a sum of
+    per-(position, symbol) terms (:func:`~kong_pyg.hashing.hash_terms`),
+    tabulated once per symbol: hashing a gram is :math:`n` lookups. While the
+    vocabulary is small (:math:`V^n \leq` :attr:`max_table`) the buckets and
+    signs of every n-gram *code* :math:`\sum_t s_t V^{n - 1 - t}` are
+    tabulated too, and grams are added into sketch rows by code
+    (:meth:`scatter_codes`), counted first when there are few rows.
+
+    The numbers are exactly those of :meth:`SketchHashes.hash` on the
+    symbols' codes (and of its level shift, :attr:`SketchHashes.shift` and
+    :attr:`SketchHashes.flip`, when a level is given).
+
+    Args:
+        hashes (SketchHashes): The hash tables (their CPU copies are used).
+        dtype (torch.dtype, optional): The dtype of the tabulated signs.
+            (default: :obj:`torch.float64`)
+        keys (numpy.ndarray, optional): Symbol codes already numbered, in id
+            order (as returned by :attr:`keys`). (default: :obj:`None`)
+    """
+
+    #: Tabulate every n-gram code when there are at most this many.
+    max_table = 1 << 16
+    #: Count (row, gram) pairs before adding them, up to this many pairs.
+    max_agg = 1 << 22
+    #: Symbol codes below this are numbered through a direct array.
+    max_direct = 1 << 16
+
+    def __init__(self, hashes: SketchHashes, dtype: torch.dtype = torch.float64,
+                 keys: Optional[np.ndarray] = None):
+        self.dim, self.degree = hashes.dim, hashes.degree
+        self.dtype = dtype
+        self._coef = cast(Tensor, hashes.coef).cpu()
+        self._shift = cast(Tensor, hashes.shift).cpu()
+        self._flip = cast(Tensor, hashes.flip).cpu()
+        self._symbols = IdMap() if keys is None else IdMap.from_keys(keys)
+        self._direct = np.zeros(0, dtype=np.int64)
+        self._terms = torch.zeros(0, 0, self._coef.size(0), dtype=torch.long)
+        self._terms_for = -1
+        self._codes: Dict[Tuple[int, Optional[int]], Tuple[Tensor, Tensor]] = {}
+        self._codes_for = -1
+        #: Called (no arguments) just before new symbols are numbered (the gram codes change).
+        self.on_grow: Optional[Callable[[], None]] = None
+
+    def __len__(self) -> int:
+        """The number :math:`V` of symbols numbered so far."""
+        return len(self._symbols)
+
+    @property
+    def keys(self) -> np.ndarray:
+        """The symbol codes, indexed by id (a view; do not modify)."""
+        return self._symbols.keys
+
+    def ids(self, codes: np.ndarray) -> Tensor:
+        """Dense ids of symbol codes :obj:`[M]`; unseen codes get the next ids."""
+        if codes.size == 0 or int(codes.max()) >= self.max_direct:
+            if self.on_grow is not None and (self._symbols.lookup(codes, insert=False)[0] < 0).any():
+                self.on_grow()
+            return torch.from_numpy(self._symbols.lookup(codes)[0])
+        top = int(codes.max()) + 1
+        if self._direct.size < top:
+            grown = np.full(max(top, 2 * self._direct.size, 64), -1, dtype=np.int64)
+            grown[: self._direct.size] = self._direct
+            self._direct = grown
+        ids = self._direct[codes]
+        miss = ids < 0
+        if miss.any():
+            if self.on_grow is not None and (self._symbols.lookup(codes[miss], insert=False)[0] < 0).any():
+                self.on_grow()
+            ids[miss] = self._symbols.lookup(codes[miss])[0]
+            self._direct[codes[miss]] = ids[miss]
+        return torch.from_numpy(ids)
+
+    def tabulated(self, n: int) -> bool:
+        r"""Whether the n-gram codes are tabulated (:math:`V^n \leq` :attr:`max_table`)."""
+        return len(self) ** n <= self.max_table
+
+    def _symbol_terms(self) -> Tensor:
+        """:obj:`[n_max, V, 2p]` hash terms of every symbol at every position."""
+        v = len(self)
+        if self._terms_for != v:
+            codes = torch.from_numpy(self.keys.copy())
+            positions = (self._coef.size(1) - 2) // 2
+            self._terms = torch.stack([hash_terms(codes, self._coef, t) for t in range(positions)])
+            self._terms_for = v
+        return self._terms
+
+    def hash(self, grams: Tensor) -> Tuple[Tensor, Tensor]:
+        r"""Buckets and signs (``int64``, :math:`\pm 1`) :obj:`[M, p]` of grams of ids :obj:`[M, n]`."""
+        terms = self._symbol_terms()
+        n = grams.size(1)
+        h = hash_offset(self._coef, n).unsqueeze(0)
+        for t in range(n):
+            h = h + terms[t].index_select(0, grams[:, t])
+        h = (h & P) + (h >> 31)  # h < 2^34, so this and one subtraction reduce mod P
+        h = torch.where(h >= P, h - P, h)
+        p, b = self.degree, self.dim
+        bucket = h[:, :p] & (b - 1) if b & (b - 1) == 0 else h[:, :p] % b
+        sign = 1 - 2 * (h[:, p:] & 1)
+        return bucket, sign
+
+    def _placed(self, bucket: Tensor, sign: Tensor, level: Optional[int]) -> Tuple[Tensor, Tensor]:
+        """Buckets and signs moved into level :obj:`level`'s block (None: unchanged)."""
+        if level is None:
+            return bucket, sign
+        bucket = (bucket + self._shift[:, level]) % self.dim
+        return bucket, sign * self._flip[:, level].to(sign.dtype)
+
+    def place_rows(self, y: Tensor, level: Optional[int]) -> Tensor:
+        """Level-free sketches :obj:`[n, p b]` moved into level :obj:`level`'s block (None: :obj:`y`)."""
+        if level is None:
+            return y
+        p, b = self.degree, self.dim
+        parts = y.view(-1, p, b)
+        out = torch.empty_like(parts)
+        for f in range(p):
+            out[:, f] = shift_level(parts[:, f], int(self._shift[f, level]), self._flip[f, level].to(y.dtype))
+        return out.view(y.shape)
+
+    def code_table(self, n: int, level: Optional[int]) -> Tuple[Tensor, Tensor]:
+        r"""Buckets and signs :obj:`[V^n + 1, p]` of every n-gram code.
+
+        Code :math:`V^n` is no gram (sign 0). Only while :meth:`tabulated`.
+        """
+        v = len(self)
+        if self._codes_for != v:
+            self._codes, self._codes_for = {}, v
+        key = (n, level)
+        if key not in self._codes:
+            code = torch.arange(v**n)
+            digits = torch.stack([(code // v ** (n - 1 - t)) % v for t in range(n)], dim=1)
+            bucket, sign = self.hash(digits)
+            bucket, sign = self._placed(bucket, sign.to(self.dtype), level)
+            # one more code, v^n, for "no gram here": sign 0
+            bucket = torch.cat([bucket, torch.zeros_like(bucket[:1])])
+            sign = torch.cat([sign, torch.zeros_like(sign[:1])])
+            self._codes[key] = (bucket, sign)
+        return self._codes[key]
+
+    def scatter(self, buf: Tensor, row: Tensor, grams: Tensor, level: Optional[int]) -> None:
+        """Add the sketches of grams (ids :obj:`[M, n]`) into rows :obj:`row` of :obj:`buf` :obj:`[R, p b]`.
+
+        :obj:`level` places them in that level's block (None: level-free).
+        """
+        if grams.size(0) == 0:
+            return
+        n, v = grams.size(1), len(self)
+        if self.tabulated(n):
+            code = grams[:, 0]
+            for t in range(1, n):
+                code = code * v + grams[:, t]
+            self.scatter_codes(buf, row, code, n, level)
+            return
+        bucket, sign = self.hash(grams)
+        bucket, sign = self._placed(bucket, sign.to(buf.dtype), level)
+        p, b = self.degree, self.dim
+        idx = row.unsqueeze(1) * (p * b) + torch.arange(p) * b + bucket
+        buf.view(-1).index_add_(0, idx.view(-1), sign.view(-1))
+
+    def scatter_codes(self, buf: Tensor, row: Tensor, code: Tensor, n: int, level: Optional[int]) -> None:
+        """Add n-grams given by code (:meth:`code_table`) into rows :obj:`row` of :obj:`buf` :obj:`[R, p b]`.
+
+        Few rows (graphs) are aggregated first: one count per (row, gram).
+        """
+        if code.numel() == 0:
+            return
+        bucket, sign = self.code_table(n, level)
+        p, b = self.degree, self.dim
+        c = bucket.size(0)
+        rows = buf.size(0)
+        if rows * c <= self.max_agg and code.numel() * p > rows * c // 4:
+            count = torch.bincount(torch.add(code, row, alpha=c), minlength=rows * c)
+            nz = torch.nonzero(count).view(-1)
+            row, code = nz // c, nz % c
+            val = sign.index_select(0, code) * count.index_select(0, nz).to(buf.dtype).unsqueeze(1)
+        else:
+            val = sign.index_select(0, code)
+        idx = torch.add(bucket.index_select(0, code), row.unsqueeze(1), alpha=p * b)
+        if p > 1:
+            idx += torch.arange(p) * b
+        buf.view(-1).index_add_(0, idx.view(-1), val.view(-1).to(buf.dtype))
+
+
+__all__ = ["SketchHashes", "SymbolHashTable", "P", "place", "shift_level", "tensor_sketch"]

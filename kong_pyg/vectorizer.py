@@ -15,7 +15,9 @@ from .engine import ExactRows
 from .exact import ExactMapTooLarge, dense_rank
 from .graphs import GraphBatch, as_graph_sequence, iter_graph_batches, split_batch
 from .kgrams import exclusive_cumsum
+from .ordering import ORDERS_WITH_KEY
 from .sketch import SketchHashes
+from .threads import torch_threads
 from .traversals import traversal_rule
 from .vocab import KeyVocab, TupleVocab
 
@@ -56,13 +58,25 @@ class KongVectorizer(TransformerMixin, BaseEstimator):
             L2-normalizes every graph's row, the normalized kernel
             :math:`K(G,H)/\sqrt{K(G,G)K(H,H)}`).
         edge_order_attr (str, optional): The attribute holding a per-edge
-            sort key that defines the neighbor order, used when present.
+            sort key that defines the neighbor order, used when present by
+            the orders that read a key (:obj:`"edge"`, :obj:`"reverse"`,
+            :obj:`"consistent"`); the others ignore it.
             (default: :obj:`"edge_order"`)
         batch_size (int, optional): Graphs processed together (memory
             stays bounded by one batch). (default: :obj:`4096`)
         device (str or torch.device, optional): Where to compute.
             (default: the CPU)
         progress (bool, optional): Show a progress bar. (default: :obj:`False`)
+        threads (int, optional): PyTorch threads while computing (at most the
+            cores this process is given; restored afterwards); :obj:`None`
+            keeps PyTorch's setting. One thread is the robust choice: the
+            work is many mid-sized tensor operations that gain little from a
+            second thread and slow down several-fold when another process
+            competes for the cores (see :func:`kong_pyg.threads.torch_threads`).
+            Process-level parallelism (:obj:`n_jobs`) is not offered: on the
+            TU data sets one process computes the maps in well under a
+            second, and graphs sent to workers must first be made small to
+            pickle (:func:`~kong_pyg.compact_graphs`). (default: :obj:`1`)
         config (KongConfig, optional): All KONG options at once, instead of
             the keyword arguments above.
 
@@ -94,6 +108,7 @@ class KongVectorizer(TransformerMixin, BaseEstimator):
         device=None,
         progress: bool = False,
         own_label: bool = True,
+        threads: Optional[int] = 1,
         config: Optional[KongConfig] = None,
     ):
         self.k = k
@@ -116,23 +131,27 @@ class KongVectorizer(TransformerMixin, BaseEstimator):
         self.device = device
         self.progress = progress
         self.own_label = own_label
+        self.threads = threads
         self.config = config
 
     # -- scikit-learn API ----------------------------------------------------
 
     def fit(self, graphs, y=None) -> "KongVectorizer":
         """Learn the columns (exact mode) from :obj:`graphs`."""
-        self._run(graphs, fit=True, keep=False)
+        with torch_threads(self._threads()):
+            self._run(graphs, fit=True, keep=False)
         return self
 
     def fit_transform(self, graphs, y=None):
         """:meth:`fit` and :meth:`transform` in one pass."""
-        return self._run(graphs, fit=True, keep=True)
+        with torch_threads(self._threads()):
+            return self._run(graphs, fit=True, keep=True)
 
     def transform(self, graphs):
         """Features :obj:`[n_graphs, n_features]` of :obj:`graphs`."""
         check_is_fitted(self, "n_features_out_")
-        return self._run(graphs, fit=False, keep=True)
+        with torch_threads(self._threads()):
+            return self._run(graphs, fit=False, keep=True)
 
     def get_feature_names_out(self, input_features=None) -> np.ndarray:
         """Readable column names (exact mode): ``L<level>:<gram>``."""
@@ -149,6 +168,9 @@ class KongVectorizer(TransformerMixin, BaseEstimator):
         )
 
     # -- internals -----------------------------------------------------------
+
+    def _threads(self) -> Optional[int]:
+        return None if self.threads is None else check_int("threads", self.threads, 1)
 
     def _config(self) -> KongConfig:
         options = {name: getattr(self, name) for name in option_names()}
@@ -174,17 +196,28 @@ class KongVectorizer(TransformerMixin, BaseEstimator):
 
             bar = tqdm(total=len(graphs), desc="KONG features", unit="graph")
         parts: List[Any] = []
+        dense = None
+        if hashes is not None and keep:  # written batch by batch: the peak is the output plus one batch
+            dense = np.empty((len(graphs), int(cfg.dim or 0)), dtype=np.float64)
         with torch.no_grad():
-            for gb in iter_graph_batches(graphs, self.batch_size, cfg.edge_labels, self.edge_order_attr):
+            key_attr = self.edge_order_attr if cfg.order in ORDERS_WITH_KEY else None
+            for gb in iter_graph_batches(graphs, self.batch_size, cfg.edge_labels, key_attr):
                 gb = self._to_device(gb)
                 if hashes is None:
                     parts.extend(self._exact_parts(cfg, gb, grow=fit))
                 else:
                     prep = engine.prepare(cfg, gb.x, gb.edge_index, gb.edge_attr, gb.edge_order)
                     steps = engine.kgram_steps(cfg, prep)
-                    out = engine.graph_sketch(cfg, hashes, prep, steps, gb.batch, gb.num_graphs)
-                    if keep:
-                        parts.append(out.cpu().numpy())
+                    rows = None
+                    if dense is not None:
+                        rows = dense[gb.start : gb.start + gb.num_graphs]
+                    if rows is not None and gb.x.device.type == "cpu":  # written in place
+                        engine.graph_sketch(cfg, hashes, prep, steps, gb.batch, gb.num_graphs,
+                                            out=torch.from_numpy(rows))
+                    else:
+                        out = engine.graph_sketch(cfg, hashes, prep, steps, gb.batch, gb.num_graphs)
+                        if rows is not None:
+                            rows[:] = out.cpu().numpy()
                 if bar is not None:
                     bar.update(gb.num_graphs)
         if bar is not None:
@@ -195,8 +228,8 @@ class KongVectorizer(TransformerMixin, BaseEstimator):
             )
         if not keep:
             return None
-        if cfg.dim is not None:
-            return np.concatenate(parts, axis=0)
+        if dense is not None:
+            return dense
         width = self.n_features_out_
         mats = [sp.csr_matrix(part, shape=(part[2].size - 1, width)) for part in parts]
         out = mats[0] if len(mats) == 1 else sp.vstack(mats, format="csr")

@@ -126,3 +126,58 @@ def test_real_movielens_smoke(tmp_path):
                   and sum(flags[int(r[1])]) == 1)
     expected = tuple(5 + flags[i].index(1) for _, _, i in mine)
     assert kong_strings(g.edge_index, g.x.tolist(), 1)[0][1] == expected
+
+
+def test_tie_rules_layout_and_event_key(fake, tmp_path, monkeypatch):
+    folder, (ratings, users, genres) = fake
+    monkeypatch.setattr(MovieLensOrdered, "download", no_network)
+    root = str(tmp_path / "root")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        row = MovieLensOrdered(root, ml_dir=str(folder), genre="first")
+        authors = MovieLensOrdered(root, genre="first", ties="authors")
+        both = MovieLensOrdered(root, genre="first", ties="authors", layout="authors")
+    assert len({row.processed_file_names, authors.processed_file_names, both.processed_file_names}) == 3
+    ages = {u: a for u, a, _ in users}
+    L_U = max(a // 15 for _, a, _ in users) + 1
+    # the fake log has 50 distinct seconds for 120 ratings: ties decide much of the order
+    moved = 0
+    for gi in range(len(authors)):
+        g, r = authors[gi], row[gi]
+        u = int(g.user_id)
+        mine = [(t, str(uu), str(i), i) for uu, i, _, t in ratings if uu == u]
+        expected = tuple(L_U + genres[i][0] for *_, i in sorted(mine))
+        assert kong_strings(g.edge_index, g.x.tolist(), 1)[0][1] == expected
+        moved += kong_strings(r.edge_index, r.x.tolist(), 1)[0][1] != expected
+        # a movie's raters: ties by user id as a string ("10" before "9")
+        s = kong_strings(g.edge_index, g.x.tolist(), 1)
+        item = int(g.n_id[1])
+        raters = sorted((t, str(uu)) for uu, i, _, t in ratings if i == item)
+        assert s[1][1] == tuple(ages[int(uu)] // 15 for _, uu in raters)
+    assert moved > 0  # the two tie rules give different orders on this log
+    # the event key: the same rating (user, movie) has the same key in every graph, and the
+    # keys rank the ratings by (time, user id string, movie id string)
+    rank = {(int(uu), int(i)): n for n, (_, uu, i) in enumerate(sorted(
+        (t, str(uu), str(i)) for uu, i, _, t in ratings))}
+    for gi in range(len(authors)):
+        g = authors[gi]
+        for (s_, d), key in zip(g.edge_index.t().tolist(), g.edge_order.tolist()):
+            u, i = (s_, d) if int(g.node_type[s_]) == 0 else (d, s_)
+            assert key == rank[int(g.n_id[u]), int(g.n_id[i])]
+    # the authors' layout: the ego sees each movie twice
+    g = both[0]
+    ego = kong_strings(g.edge_index, g.x.tolist(), 1)[0][1]
+    assert ego[::2] == ego[1::2] == kong_strings(authors[0].edge_index, authors[0].x.tolist(), 1)[0][1]
+    with pytest.raises(ValueError, match="'ties'"):
+        MovieLensOrdered(root, ties="movie")
+    with pytest.raises(ValueError, match="'layout'"):
+        MovieLensOrdered(root, layout="directed")
+
+
+def test_authors_tie_key_compares_ids_as_strings():
+    from kong_pyg.datasets.movielens import authors_tie_key
+
+    users = torch.tensor([9, 10, 9, 100, 2])
+    items = torch.tensor([5, 1, 40, 7, 3])
+    # as strings: ("10","1") < ("100","7") < ("2","3") < ("9","40") < ("9","5")
+    assert authors_tie_key(users, items).tolist() == [4, 0, 3, 1, 2]

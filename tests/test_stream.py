@@ -2,10 +2,8 @@ import io
 import itertools
 import os
 import random
-import signal
 import subprocess
 import sys
-import textwrap
 from collections import Counter
 
 import numpy as np
@@ -13,12 +11,11 @@ import pytest
 import torch
 from torch_geometric.data import Batch
 
-import kong_pyg.stream as stream_mod
+import kong_pyg.stream.core as stream_core
 from kong_pyg import KongSketch, KongStream, merge_streams
 from kong_pyg.cli import main as cli_main
 from kong_pyg.datasets import (
     EdgeStream,
-    StreamSpotReader,
     read_streamspot,
     stream_to_graphs,
     synthetic_event_stream,
@@ -27,6 +24,7 @@ from kong_pyg.datasets import (
 from kong_pyg.hashing import BREAK
 from kong_pyg.idmap import IdMap
 from kong_pyg.kgrams import StringState, concat_pieces
+from kong_pyg.sketch import SketchHashes, SymbolHashTable
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -66,7 +64,7 @@ def random_stream(seed, graphs=4, edges=60, types=3, edge_types=2, max_nodes=6):
 
 
 def reference(es, undirected=True, edge_labels=True, **cfg):
-    """KongSketch.readout on stream_to_graphs output, rows by graph index."""
+    """KongSketch.readout on stream_to_graphs output (graphs in order of their first edge)."""
     graphs = stream_to_graphs(es, undirected=undirected)
     b = Batch.from_data_list(graphs)
     layer = KongSketch(norm="sketch", dtype=torch.float64, **cfg)
@@ -101,12 +99,11 @@ def test_equals_kongsketch_readout_on_stream_to_graphs(k, hops):
         ref = reference(es, undirected, **cfg)
         ks = run_all_passes(raw, undirected=undirected, **cfg)
         got = ks.sketches()
-        rows = torch.tensor(ks.graph_ids)
         assert ks.num_graphs == len(es.graph_ids)
         if kern == dict(kernel="poly"):  # integer counts in float64: bit-exact
-            assert torch.equal(got, ref[rows]), cfg
+            assert torch.equal(got, ref), cfg
         else:
-            torch.testing.assert_close(got, ref[rows], rtol=1e-9, atol=1e-9)
+            torch.testing.assert_close(got, ref, rtol=1e-9, atol=1e-9)
 
 
 @pytest.mark.parametrize("edge_labels,blended", [(False, False), (False, True), (True, True)])
@@ -116,7 +113,18 @@ def test_equals_readout_without_edge_labels_and_blended(edge_labels, blended):
         cfg = dict(k=k, hops=hops, traversal=traversal, dim=32, seed=1, blended=blended)
         ref = reference(es, edge_labels=edge_labels, **cfg)
         got = run_all_passes(raw, edge_labels=edge_labels, **cfg)
-        assert torch.equal(got.sketches(), ref[torch.tensor(got.graph_ids)])
+        assert torch.equal(got.sketches(), ref)
+
+
+@pytest.mark.parametrize("traversal", ["bfs", "wl"])
+def test_equals_readout_without_the_own_label(traversal):
+    es, raw = random_stream(11)
+    for k, hops, kern in itertools.product([1, 2, 3], [1, 2], KERNELS[:3]):
+        cfg = dict(k=k, hops=hops, traversal=traversal, dim=32, seed=2, own_label=False, **kern)
+        ref = reference(es, **cfg)
+        ks = run_all_passes(raw, **cfg)
+        torch.testing.assert_close(ks.sketches(), ref, rtol=1e-9, atol=1e-9)
+        assert KongStream.from_state_dict(ks.state_dict()).cfg.own_label is False
 
 
 def test_synthetic_event_stream_deep_and_not_vacuous():
@@ -124,7 +132,7 @@ def test_synthetic_event_stream_deep_and_not_vacuous():
     for cfg in (dict(k=2, hops=1), dict(k=3, hops=3, traversal="wl"), dict(k=2, hops=2, degree=2)):
         ks = KongStream(dim=128, **cfg).fit(stream, chunk_size=50)
         ref = reference(stream, dim=128, **cfg)
-        torch.testing.assert_close(ks.sketches(), ref[torch.tensor(ks.graph_ids)], rtol=1e-9, atol=1e-9)
+        torch.testing.assert_close(ks.sketches(), ref, rtol=1e-9, atol=1e-9)
     # the order matters for k = 2 (and the test would see it), not for k = 1
     rev = EdgeStream(*(c.flip(0) for c in stream[:6]), stream.graph_ids)
     for k, same in ((1, True), (2, False)):
@@ -134,25 +142,53 @@ def test_synthetic_event_stream_deep_and_not_vacuous():
         assert torch.equal(xa, xb) == same
 
 
-def test_hash_tables_are_the_layers_hashes():
-    ks = KongStream(k=3, dim=100, degree=2, seed=5)  # dim not a power of two
+@pytest.mark.parametrize("dim", [100, 64])  # not a power of two, and one
+def test_hash_tables_are_the_layers_hashes(dim):
+    layer_hashes = KongSketch(k=3, dim=dim, degree=2, seed=5).hashes
+    table = SymbolHashTable(layer_hashes)
+    assert torch.equal(KongStream(k=3, dim=dim, degree=2, seed=5).hashes.coef, layer_hashes.coef)
     codes = np.array([0, 2, 4, 7, 2**57 + 1, 2 * 123456789], dtype=np.int64)
-    ids = ks._symbol_ids(codes)
+    ids = table.ids(codes)
+    assert ids.tolist() == list(range(6)) and table.ids(codes[::-1].copy()).tolist() == list(range(5, -1, -1))
     grams = torch.tensor([[0, 1, 2], [5, 4, 3], [2, 2, 2], [1, 0, 5]])
-    bucket, sign = ks._hash(grams)
-    eb, es = KongSketch(k=3, dim=100, degree=2, seed=5).hashes.hash(torch.from_numpy(codes)[ids[grams]])
+    bucket, sign = table.hash(grams)
+    eb, es = layer_hashes.hash(torch.from_numpy(codes)[ids[grams]])
     assert torch.equal(bucket, eb) and torch.equal(sign.double(), es)
-    tb, ts = ks._table(3, None)
+    tb, ts = table.code_table(3, None)
     code = (grams[:, 0] * len(codes) + grams[:, 1]) * len(codes) + grams[:, 2]
     assert torch.equal(tb[code], eb) and torch.equal(ts[code], es) and ts[-1].abs().sum() == 0
+    # a level block: buckets shifted, signs flipped, as SketchHashes.shift and flip say
+    lb, ls = table.code_table(3, 1)
+    assert torch.equal(lb[code], (eb + layer_hashes.shift[:, 1]) % dim)
+    assert torch.equal(ls[code], es * layer_hashes.flip[:, 1])
+    # scatter by code and gram by gram agree (and place_rows is the same shift for whole sketches)
+    rows = torch.tensor([0, 1, 0, 1])
+    a = torch.zeros(2, 2 * dim, dtype=torch.float64)
+    table.scatter(a, rows, grams, 1)
+    b = torch.zeros(2, 2 * dim, dtype=torch.float64)
+    table.max_table = 0
+    table.scatter(b, rows, grams, 1)
+    c = torch.zeros(2, 2 * dim, dtype=torch.float64)
+    table.scatter(c, rows, grams, None)
+    assert torch.equal(a, b) and torch.equal(table.place_rows(c, 1), a)
+
+
+def test_symbol_hash_table_keys_round_trip():
+    table = SymbolHashTable(SketchHashes(16, 1, 2, 2, 0))
+    codes = np.array([9, 2**40, 3, 9], dtype=np.int64)
+    table.ids(codes)
+    back = SymbolHashTable(SketchHashes(16, 1, 2, 2, 0), keys=table.keys)
+    assert len(back) == 3 and back.ids(codes).tolist() == [0, 1, 2, 0]
 
 
 def test_chunking_and_sub_chunks_do_not_matter(monkeypatch):
     es, raw = random_stream(11, edges=90)
     cfg = dict(k=3, hops=2, traversal="bfs", dim=32, degree=2)
     states = []
-    for chunk, sub in ((1, 1 << 18), (90, 1 << 18), (90, 4), (13, 3)):
-        monkeypatch.setattr(stream_mod, "_MAX_SUB", sub)
+    for chunk, sub, pipeline in ((1, 1 << 18, False), (90, 1 << 18, False), (90, 4, False), (13, 3, False),
+                                 (90, 7, True)):  # ids of the next sub-chunk looked up in a thread
+        monkeypatch.setattr(stream_core, "_MAX_SUB", sub)
+        monkeypatch.setattr(stream_core, "_PIPELINE", pipeline)
         ks = run_all_passes(raw, chunk=chunk, **cfg)
         states.append((ks.sketches(), canonical(ks)))
     for x, st in states[1:]:
@@ -166,7 +202,7 @@ def test_without_gram_code_tables(monkeypatch):
     es, raw = random_stream(13, edges=70, types=5)
     for cfg in (dict(k=3, hops=1, blended=True), dict(k=2, hops=2, traversal="wl", degree=2)):
         want = run_all_passes(raw, dim=64, **cfg).sketches()
-        monkeypatch.setattr(stream_mod, "_MAX_TABLE", 1)
+        monkeypatch.setattr(SymbolHashTable, "max_table", 1)
         got = run_all_passes(raw, dim=64, **cfg).sketches()
         monkeypatch.undo()
         torch.testing.assert_close(got, want, rtol=1e-12, atol=1e-12)
@@ -183,9 +219,8 @@ def test_h1_sketches_are_available_at_any_moment(cfg):
         _, dense = torch.unique(torch.cat([prefix.src, prefix.dst]), return_inverse=True)
         prefix = EdgeStream(dense[:hi], prefix.src_type, dense[hi:], prefix.dst_type, prefix.edge_type,
                             torch.searchsorted(torch.tensor(present), prefix.graph), present)
-        ref = reference(prefix, hops=1, dim=32, **cfg)
-        rows = torch.searchsorted(torch.tensor(present), torch.tensor(ks.graph_ids))
-        torch.testing.assert_close(ks.sketches(), ref[rows], rtol=1e-9, atol=1e-9)
+        ref = reference(prefix, hops=1, dim=32, **cfg)  # graphs in order of first edge, as ks's rows
+        torch.testing.assert_close(ks.sketches(), ref, rtol=1e-9, atol=1e-9)
 
 
 @pytest.mark.parametrize("cfg", [dict(k=2, hops=1), dict(k=3, hops=2, kernel="cosine", degree=2),
@@ -276,8 +311,11 @@ def test_state_dict_save_load_and_options(tmp_path):
     assert not [p for p in os.listdir(tmp_path) if p.endswith(".tmp")]
     with pytest.raises(ValueError, match="other options"):
         KongStream(k=3, dim=32).load_state_dict(KongStream(k=2, dim=32).state_dict())
-    state = torch.load(path, weights_only=True)  # plain tensors and containers only
-    assert state["config"]["k"] == 3
+    from kong_pyg.stream.checkpoint import MAGIC, load_checkpoint
+
+    assert path.read_bytes().startswith(MAGIC)
+    state = load_checkpoint(path)  # plain tensors and containers only (weights_only)
+    assert state["config"]["k"] == 3 and state["version"] == 2
 
 
 @pytest.mark.parametrize("cfg", [dict(k=2), dict(k=3, traversal="wl", blended=True),
@@ -307,16 +345,61 @@ def test_merge_of_consecutive_shards_is_the_whole_stream(cfg):
         merge_streams(whole, KongStream(dim=32, **cfg))
 
 
-def test_merge_first_pass_of_a_deeper_stream():
+def sharded(raw, cuts, **cfg):
+    """Every pass read in time shards [cuts[j], cuts[j + 1]) by separate streams, merged pass by pass."""
+    base = None
+    for i in range(max(cfg.get("hops", 1), 1)):
+        parts = [feed(KongStream(**cfg) if base is None else base.copy(), raw, lo=lo, hi=hi)
+                 for lo, hi in zip(cuts, cuts[1:])]
+        merged = parts[0]
+        for p in parts[1:]:
+            merged = merge_streams(merged, p)
+        if i + 1 < merged.num_passes:
+            base = merged.end_pass()
+    return merged
+
+
+@pytest.mark.parametrize("hops", [2, 3])
+def test_merge_of_every_pass_is_the_whole_stream(hops):
+    """An h-pass stream sharded by time pass by pass: the merged state is the one-process state."""
     es, raw = random_stream(12, edges=60)
-    cfg = dict(k=3, hops=2, dim=32, kernel="cosine")
-    whole = run_all_passes(raw, **cfg)
-    merged = merge_streams(feed(KongStream(**cfg), raw, hi=25), feed(KongStream(**cfg), raw, lo=25))
-    merged.end_pass()
-    feed(merged, raw)
-    torch.testing.assert_close(merged.sketches(), whole.sketches(), rtol=1e-12, atol=1e-12)
-    with pytest.raises(ValueError, match="pass-1"):
-        merge_streams(merged, merged)
+    for cfg in (dict(k=3, kernel="cosine"), dict(k=2), dict(k=2, traversal="wl", degree=2, const=1.0),
+                dict(k=3, blended=True, undirected=False), dict(k=1, edge_labels=False)):
+        cfg = dict(cfg, hops=hops, dim=32)
+        whole = run_all_passes(raw, **cfg)
+        for cuts in ([0, 25, 60], [0, 0, 1, 30, 31, 60]):  # empty and one-edge shards too
+            merged = sharded(raw, cuts, **cfg)
+            assert merged.graph_ids == whole.graph_ids and merged.position == whole.position
+            if cfg.get("kernel") == "cosine" or cfg.get("degree", 1) > 1:
+                torch.testing.assert_close(merged.sketches(), whole.sketches(), rtol=1e-12, atol=1e-12)
+            else:  # integer counts: bit for bit
+                assert torch.equal(merged.sketches(), whole.sketches()), cfg
+            a, b = canonical(merged), canonical(whole)
+            assert set(a) == set(b)
+            for name in b:
+                torch.testing.assert_close(a[name], b[name], rtol=1e-12, atol=1e-12, msg=name)
+            assert merged.state_dict()["replay"] == whole.state_dict()["replay"]
+
+
+def test_merge_of_later_passes_needs_one_base():
+    es, raw = random_stream(12, edges=60)
+    cfg = dict(k=2, hops=2, dim=16)
+    base = feed(KongStream(**cfg), raw).end_pass()
+    a, b = feed(base.copy(), raw, hi=30), feed(base.copy(), raw, lo=30)
+    with pytest.raises(ValueError, match="more than pass 1"):
+        merge_streams(merge_streams(a, b), b)
+    other = feed(KongStream(**cfg), raw, hi=59).end_pass()  # another pass 1
+    with pytest.raises(ValueError, match="same state after pass 1"):
+        merge_streams(a, feed(other.copy(), raw, lo=30, hi=59))
+    with pytest.raises(ValueError, match="pass 2 with one in pass 1"):
+        merge_streams(a, feed(KongStream(**cfg), raw))
+    # shards that miss edges (or repeat them) are caught at the end of the pass
+    gap = merge_streams(feed(base.copy(), raw, hi=29), b)
+    with pytest.raises(ValueError, match="pass 2 read 59 edges but pass 1 read 60"):
+        gap.sketches()
+    swapped = merge_streams(b, a)
+    with pytest.raises(ValueError, match="other edges than pass 1"):
+        swapped.sketches()
 
 
 def test_merge_with_string_and_wide_ids():
@@ -328,48 +411,6 @@ def test_merge_with_string_and_wide_ids():
     b = KongStream(k=3, dim=32).update(*(c[25:] for c in cols))
     m = merge_streams(a, b)
     assert m.graph_ids == whole.graph_ids and torch.equal(m.sketches(), whole.sketches())
-
-
-CHILD = textwrap.dedent("""
-    import sys, time
-    from kong_pyg import KongStream
-    from kong_pyg.datasets import synthetic_event_stream
-    stream, _ = synthetic_event_stream(40, seed=5)
-    cols = (stream.src, stream.src_type, stream.dst, stream.dst_type, stream.edge_type, stream.graph)
-    def chunks():
-        for lo in range(0, stream.num_edges, 40):
-            yield tuple(c[lo:lo + 40] for c in cols)
-            print("chunk", flush=True)
-            time.sleep(float(sys.argv[2]))
-    KongStream(k=2, hops=2, dim=64).fit(chunks, checkpoint=sys.argv[1], checkpoint_every=3)
-    print("done", flush=True)
-""")
-
-
-def test_killed_run_resumes_from_its_checkpoint(tmp_path):
-    ckpt = str(tmp_path / "run.ckpt")
-    stream, _ = synthetic_event_stream(40, seed=5)
-    per_pass = -(-stream.num_edges // 40)
-    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    proc = subprocess.Popen([sys.executable, "-c", CHILD, ckpt, "0.05"], stdout=subprocess.PIPE, text=True,
-                            env=env)
-    seen = 0
-    for line in proc.stdout:  # kill it in the second pass, between checkpoints
-        seen += line.startswith("chunk")
-        if seen == per_pass + 5:
-            proc.send_signal(signal.SIGKILL)
-            break
-    proc.wait(timeout=60)
-    assert proc.returncode == -signal.SIGKILL
-    saved = KongStream.load(ckpt)
-    assert saved.pass_index == 2 and 0 < saved.position < stream.num_edges  # midway
-    # resume in a new process, from the checkpoint
-    done = subprocess.run([sys.executable, "-c", CHILD, ckpt, "0"], capture_output=True, text=True,
-                          env=env, timeout=120)
-    assert done.returncode == 0 and done.stdout.count("chunk") < 2 * per_pass, done.stderr
-    resumed = KongStream.load(ckpt).sketches()
-    whole = KongStream(k=2, hops=2, dim=64).fit(stream, chunk_size=40).sketches()
-    assert torch.equal(resumed, whole)
 
 
 def test_fit_sources_and_resume_in_process(tmp_path):
@@ -457,63 +498,8 @@ def test_id_map():
 # -- StreamSpot reader and CLI -----------------------------------------------------------
 
 
-def _reference_lines(text):
-    out, bad = [], []
-    for no, line in enumerate(text.split("\n")[: -1 if text.endswith("\n") else None], 1):
-        t = line.rstrip("\r\n")
-        if not t.strip():
-            continue
-        f = t.split("\t")
-        if len(f) != 6:
-            bad.append((no, f"expected 6 tab-separated fields, got {len(f)}"))
-        elif any(not x.strip() for x in f):
-            bad.append((no, "empty field"))
-        else:
-            out.append(tuple(x.strip() for x in f))
-    return out, bad
-
-
-def test_reader_matches_line_rules():
-    from kong_pyg.datasets.streamspot import type_code
-
-    rng = random.Random(1)
-    toks = ["0", "1", "12", "007", "abc", "a", "x" * 9, "123456789012345678", "1234567890123456789",
-            "\u00fc", "p 1", " q", "99999999999999999999", "-5", "\u00b2"]
-    for _ in range(60):
-        lines = []
-        for _ in range(rng.randint(0, 40)):
-            r = rng.random()
-            if r < 0.05:
-                lines.append("")
-            elif r < 0.08:
-                lines.append("  \t")
-            elif r < 0.12:
-                lines.append("\t".join(rng.choice(toks) for _ in range(rng.randint(1, 8))))
-            elif r < 0.15:
-                lines.append("1\t2\t\t4\t5\t6")
-            else:
-                end = "\r" if rng.random() < 0.1 else ""
-                lines.append("\t".join(rng.choice(toks) for _ in range(6)) + end)
-        text = "\n".join(lines) + ("\n" if rng.random() < 0.7 else "")
-        want, bad = _reference_lines(text)
-        for chunk in (1, 4, 1000):
-            reader = StreamSpotReader(io.BytesIO(text.encode()), chunk_size=chunk, keep=100)
-            got = []
-            for c in reader:
-                assert len(c.src) <= chunk
-                for s, st, d, dt, et, g in zip(*c):
-                    got.append((str(reader.decode(int(s))), int(st), str(reader.decode(int(d))), int(dt),
-                                int(et), str(reader.decode(int(g)))))
-            assert got == [(s, type_code(st), d, type_code(dt), type_code(et), g)
-                           for s, st, d, dt, et, g in want]
-            assert [(b.line_no, b.reason) for b in reader.malformed] == bad
-            assert reader.num_malformed == len(bad)
-        if bad:
-            with pytest.raises(ValueError, match=f"line {bad[0][0]}: "):
-                list(StreamSpotReader(io.BytesIO(text.encode()), strict=True))
-
-
 def test_cli_stream_file_stdin_malformed_and_strict(tmp_path, capsys, monkeypatch):
+    pytest.importorskip("kong_pyg.cli.stream", reason="'kong-pyg stream' lives in kong_pyg/cli/stream.py")
     stream, _ = synthetic_event_stream(16, seed=4)
     path = tmp_path / "s.tsv"
     write_streamspot(stream, path)
@@ -558,3 +544,100 @@ def test_distributed_example_runs():
         pytest.skip("spawning processes timed out on this machine")
     assert done.returncode == 0, done.stderr
     assert "merged == single process: True" in done.stdout
+
+
+def test_config_object_and_unsupported_options():
+    from kong_pyg import KongConfig
+
+    es, raw = random_stream(2, edges=40)
+    cfg = KongConfig(k=2, hops=2, dim=32, kernel="cosine", degree=2, norm="sketch", traversal="wl", seed=4)
+    a = run_all_passes(raw, config=cfg)
+    b = run_all_passes(raw, k=2, hops=2, dim=32, kernel="cosine", degree=2, traversal="wl", seed=4)
+    assert a.config() == b.config() and torch.equal(a.sketches(), b.sketches())
+    assert KongStream(config=cfg, undirected=False, dtype=torch.float32).config()["undirected"] is False
+    # poly ignores norm; the stream's defaults are hops=1, dim=1024
+    assert KongStream(config=KongConfig(k=2, dim=16)).cfg == KongConfig(k=2, dim=16)
+    assert KongStream().cfg.replace(norm="exact") == KongConfig(hops=1, dim=1024)
+    with pytest.raises(ValueError, match="both 'config' and the option"):
+        KongStream(k=3, config=cfg)
+    with pytest.raises(ValueError, match="'dim' must be a sketch size, not None"):
+        KongStream(config=KongConfig(k=2))
+    with pytest.raises(ValueError, match="order='edge'.*order='label'"):
+        KongStream(config=KongConfig(dim=16, order="label"))
+    with pytest.raises(ValueError, match="relabel=0.*relabel=1"):
+        KongStream(config=KongConfig(dim=16, relabel=1))
+    with pytest.raises(ValueError, match="norm='sketch'.*norm='exact'"):
+        KongStream(config=KongConfig(dim=16, kernel="cosine"))
+    with pytest.raises(ValueError, match="flow"):
+        KongStream(config=KongConfig(dim=16, flow="target_to_source"))
+    with pytest.raises(ValueError, match="normalize"):
+        KongStream(config=KongConfig(dim=16, normalize=True))
+    with pytest.raises(TypeError, match="'config' must be a KongConfig"):
+        KongStream(config={"k": 2})
+
+
+def test_rows_in_the_order_of_stream_to_graphs():
+    """KongStream rows and stream_to_graphs graphs: both in order of each graph's first edge (issue 13)."""
+    for seed in range(4):
+        es, raw = random_stream(30 + seed, graphs=6, edges=50)
+        graphs = stream_to_graphs(es)
+        first = list(dict.fromkeys(es.graph.tolist()))
+        assert [d.graph_id for d in graphs][: len(first)] == first
+        ks = KongStream(k=2, dim=32).fit([raw])
+        assert ks.graph_ids == first  # the raw graph ids are the indices here
+        b = Batch.from_data_list(graphs[: len(first)])
+        ref = KongSketch(k=2, hops=1, dim=32, norm="sketch", dtype=torch.float64).readout(
+            b.x, b.edge_index, b.batch, b.edge_attr)
+        assert torch.equal(ks.sketches(), ref)
+    assert first != sorted(first)  # the test would see another order
+    # graphs of graph_ids without any edge come last, in index order
+    es = EdgeStream(*(c[:3] for c in es[:6]), list(range(8)))
+    order = [d.graph_id for d in stream_to_graphs(es)]
+    seen = list(dict.fromkeys(es.graph.tolist()))
+    assert order == seen + [g for g in range(8) if g not in seen]
+    # the generator numbers graphs by first edge: labels, graphs and rows line up
+    stream, y = synthetic_event_stream(20, seed=3)
+    graphs = stream_to_graphs(stream, y)
+    assert [d.graph_id for d in graphs] == list(range(20)) == KongStream(k=2, dim=8).fit(stream).graph_ids
+    assert all(int(d.y) == int(v) for d, v in zip(graphs, y))
+
+
+@pytest.mark.parametrize("cfg", [dict(k=2, hops=2), dict(k=2, hops=3, traversal="wl", degree=2),
+                                 dict(k=2, hops=2, undirected=False, edge_labels=False),
+                                 dict(k=2, hops=2, kernel="cosine", blended=True)])
+def test_fast_paths_equal_the_general_ones(cfg, monkeypatch):
+    """k = 2 shortcuts (first and later passes), gram counting and the id caches change no state."""
+    import kong_pyg.stream.counts as counts
+    import kong_pyg.stream.ids as ids
+
+    es, raw = random_stream(17, edges=90, types=4)
+    fast = run_all_passes(raw, chunk=11, dim=32, **cfg)
+    monkeypatch.setattr(SymbolHashTable, "max_table", 1)  # no code tables: the general paths
+    monkeypatch.setattr(counts.GramCounts, "_counts", lambda self, buf, n, level: None)  # hash every gram
+    monkeypatch.setattr(ids.DirectNodes, "budget", 0)  # every id through the hash table
+    slow = run_all_passes(raw, chunk=11, dim=32, **cfg)
+    torch.testing.assert_close(fast.sketches(), slow.sketches(), rtol=1e-12, atol=1e-12)
+    a, b = canonical(fast), canonical(slow)
+    for name in b:
+        torch.testing.assert_close(a[name], b[name], rtol=1e-12, atol=1e-12, msg=name)
+
+
+def test_mixed_ids_in_one_chunk():
+    """Small, wide and string ids in the same chunks (the id caches and the hash table together)."""
+    es, raw = random_stream(19, edges=120, max_nodes=9)
+    s, st, d, dt, et, g = (c.tolist() for c in raw)
+    mix = lambda v: v if v % 3 == 0 else (v * 2**45 + 7 if v % 3 == 1 else f"n{v}")  # noqa: E731
+    cols = ([mix(v) for v in s], st, [mix(v) for v in d], dt, et, [f"g{v}" if v % 2 else v for v in g])
+    names = ([f"n{v}" for v in s], st, [f"n{v}" for v in d], dt, et, [f"g{v}" for v in g])
+    for hops in (1, 2):
+        a = KongStream(k=3, hops=hops, dim=32)
+        b = KongStream(k=3, hops=hops, dim=32)
+        for p in range(a.num_passes):
+            if p:
+                a.end_pass()
+                b.end_pass()
+            for lo in range(0, 120, 17):
+                a.update(*(c[lo : lo + 17] for c in cols))
+                b.update(*(c[lo : lo + 17] for c in names))
+        assert torch.equal(a.sketches(), b.sketches()) and a.num_nodes == b.num_nodes
+        assert [str(x).lstrip("g") for x in a.graph_ids] == [x[1:] for x in b.graph_ids]

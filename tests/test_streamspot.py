@@ -1,4 +1,5 @@
 import io
+import random
 
 import numpy as np
 import pytest
@@ -57,3 +58,181 @@ def test_synthetic_classes_differ_only_in_order():
     assert acc[2] > 0.95 and acc[1] < 0.7, acc
     # and k = 1 features have the same distribution: same label multiset sizes
     assert np.isclose(float(y.float().mean()), 0.5)
+
+
+def test_one_parser_for_whole_and_chunked_reading(tmp_path):
+    """read_streamspot reads through StreamSpotReader: the same edges and malformed lines, any source."""
+    from kong_pyg.datasets import StreamSpotReader
+
+    stream, _ = synthetic_event_stream(30, seed=7)
+    buf = io.StringIO()
+    write_streamspot(stream, buf)
+    lines = buf.getvalue().split("\n")
+    # a lone \r (a line end, as in text mode), \r\n, a blank line, a malformed line, no final newline
+    lines[3] = lines[3] + "\r" + lines[4]
+    del lines[4]
+    lines[5] = lines[5] + "\r"
+    lines[8:8] = ["", "one\ttwo", " \t "]
+    text = "\ufeff" + "\n".join(lines).rstrip("\n")
+    path = tmp_path / "s.tsv"
+    path.write_bytes(text.encode())
+    reader = StreamSpotReader(str(path), chunk_size=17)
+    chunks = list(reader)
+    want_edges = sum(len(c.src) for c in chunks)
+    want_bad = [(b.line_no, b.reason) for b in reader.malformed]
+    assert reader.num_malformed == 1 and want_edges == stream.num_edges and reader.num_blank == 2
+    assert reader.num_lines == want_edges + 3
+    assert want_bad == [(11, "expected 6 tab-separated fields, got 2")]
+    with open(path, encoding="utf-8") as text_mode, open(path, "rb") as binary:
+        sources = (str(path), io.StringIO(text), io.BytesIO(text.encode()), text.split("\n"), text_mode,
+                   binary)
+        for source in sources:
+            got, bad, n_bad = read_streamspot(source)
+            assert got.num_edges == want_edges and [(b.line_no, b.reason) for b in bad] == want_bad
+            assert n_bad == 1
+            assert torch.equal(got.edge_type, torch.from_numpy(np.concatenate([c.edge_type for c in chunks])))
+            assert got.graph_ids == [str(g) for g in dict.fromkeys(
+                reader.decode(int(g)) for c in chunks for g in c.graph)]
+
+
+def test_first_appearance_is_the_id_map_numbering():
+    from kong_pyg.idmap import IdMap, first_appearance
+
+    gen = torch.Generator().manual_seed(0)
+    for n in (0, 1, 50, 5000):
+        keys = torch.randint(-(2**62), 2**62, (n,), generator=gen) // (1 << 55)  # many repeats
+        uniq, number = first_appearance(keys)
+        ids, first = IdMap().lookup(keys.numpy())
+        assert number.tolist() == ids.tolist() and uniq.tolist() == keys[first].tolist()
+
+
+# -- the line rules, on bytes ------------------------------------------------------------------
+
+
+def _reference_lines(data: bytes, max_line=None):
+    """The line rules written out plainly: (edges as byte fields, [(line, reason)], blank count)."""
+    from kong_pyg.datasets.streamspot.reader import MAX_LINE_BYTES
+
+    max_line = max_line or MAX_LINE_BYTES
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    lines = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n").split(b"\n")
+    if lines[-1] == b"":
+        lines.pop()
+    out, bad, blank = [], [], 0
+    for no, raw in enumerate(lines, 1):
+        fields = raw.split(b"\t")
+        if len(raw) > max_line:
+            bad.append((no, f"line longer than {max_line} bytes"))
+        elif not raw.strip():
+            blank += 1
+        elif len(fields) != 6:
+            bad.append((no, f"expected 6 tab-separated fields, got {len(fields)}"))
+        elif not all(f.strip() for f in fields):
+            bad.append((no, "empty field"))
+        else:
+            out.append(tuple(f.strip() for f in fields))
+    return out, bad, blank
+
+
+def _id(raw: bytes):
+    from kong_pyg.idmap import canonical_int
+
+    value = canonical_int(raw)
+    return value if value is not None else raw.decode("utf-8", errors="surrogateescape")
+
+
+def test_reader_matches_the_line_rules():
+    from kong_pyg.datasets import StreamSpotReader
+    from kong_pyg.datasets.streamspot.reader import type_code_bytes
+
+    rng = random.Random(1)
+    toks = [b"0", b"1", b"12", b"007", b"abc", b"a", b"x" * 9, b"123456789012345678", b"1234567890123456789",
+            "\u00fc".encode(), b"p 1", b" q", b"99999999999999999999", b"-5", "\u00b2".encode(), b"\xff",
+            b"\xfe", b"\xff\xfe", b"\x00", b"\xc3", b"\xa0z"]
+    ends = [b"\n", b"\n", b"\n", b"\r\n", b"\r"]
+    for _ in range(80):
+        lines = []
+        for _ in range(rng.randint(0, 40)):
+            r = rng.random()
+            if r < 0.05:
+                lines.append(b"")
+            elif r < 0.08:
+                lines.append(b"  \t\x0b")
+            elif r < 0.12:
+                lines.append(b"\t".join(rng.choice(toks) for _ in range(rng.randint(1, 8))))
+            elif r < 0.15:
+                lines.append(b"1\t2\t\t4\t5\t6")
+            else:
+                lines.append(b"\t".join(rng.choice(toks) for _ in range(6)))
+        data = b"".join(line + rng.choice(ends) for line in lines)
+        if rng.random() < 0.3:
+            data = data.rstrip(b"\r\n")
+        if rng.random() < 0.3:
+            data = b"\xef\xbb\xbf" + data
+        want, bad, blank = _reference_lines(data)
+        for chunk in (1, 4, 1000):
+            reader = StreamSpotReader(io.BytesIO(data), chunk_size=chunk, keep=100)
+            got = []
+            for c in reader:
+                assert len(c.src) <= chunk
+                for s, st, d, dt, et, g in zip(*(x.tolist() for x in c)):
+                    got.append((reader.decode(s), st, reader.decode(d), dt, et, reader.decode(g)))
+            code = type_code_bytes
+            assert got == [(_id(s), code(st), _id(d), code(dt), code(et), _id(g))
+                           for s, st, d, dt, et, g in want]
+            assert [(b.line_no, b.reason) for b in reader.malformed] == bad
+            assert reader.num_malformed == len(bad) and reader.num_blank == blank
+            assert reader.num_lines == len(want) + len(bad) + blank
+        if bad:
+            with pytest.raises(ValueError, match=f"line {bad[0][0]}: "):
+                list(StreamSpotReader(io.BytesIO(data), strict=True))
+
+
+def test_bytes_bom_and_line_ends():
+    from kong_pyg.datasets import StreamSpotReader
+    from kong_pyg.datasets.streamspot.reader import type_code_bytes
+    from kong_pyg.hashing import type_code
+
+    # a BOM is not part of the first id; different non-UTF-8 type bytes are different types
+    data = b"\xef\xbb\xbf7\t\xff\t8\t\xfe\tr\tg\n7\tt\t9\t\xfe\tr\tg\n"
+    stream, bad, n_bad = read_streamspot(io.BytesIO(data))
+    assert n_bad == 0 and stream.num_edges == 2 and stream.graph_ids == ["g"]
+    assert stream.src_type[0] != stream.dst_type[0] and stream.dst_type[0] == stream.dst_type[1]
+    assert int(stream.src[0]) == int(stream.src[1])  # "7" and "\ufeff7" would be two nodes
+    assert type_code_bytes("\u00fc".encode()) == type_code("\u00fc") and type_code_bytes(b"12") == 12
+    # one rule for every source: a lone \r ends a line, in binary, text mode or lines
+    text = "1\ta\t2\tb\tc\tg\r3\ta\t4\tb\tc\tg\r\n5\ta\t6\tb\tc\tg"
+    for source in (io.BytesIO(text.encode()), io.StringIO(text, newline=None), io.StringIO(text, newline=""),
+                   [text]):
+        stream, bad, n_bad = read_streamspot(source)
+        assert stream.num_edges == 3 and n_bad == 0
+    # whitespace-only lines are counted as blank; a line too long is malformed, never held whole
+    reader = StreamSpotReader(io.BytesIO(b"  \n\t\n\n1\ta\t2\tb\tc\tg\n"))
+    assert sum(len(c.src) for c in reader) == 1 and reader.num_blank == 3 and reader.num_lines == 4
+    from kong_pyg.datasets.streamspot import reader as reader_module
+
+    old = reader_module.MAX_LINE_BYTES
+    try:
+        reader_module.MAX_LINE_BYTES = 100
+        edge = b"1\ta\t2\tb\tc\tg\n"
+        for long in (5000, 300_000):  # inside one block, over several blocks
+            data = edge + b"x" * long + b"\n" + b"1\ta\t2\tb\tc\t" + b"y" * 150 + b"\n" + edge[:-1]
+            r = StreamSpotReader(io.BytesIO(data))
+            assert sum(len(c.src) for c in r) == 2 and r.num_malformed == 2 and r.num_lines == 4
+            assert [b.line_no for b in r.malformed] == [2, 3]
+            assert all("longer than 100 bytes" in b.reason for b in r.malformed)
+    finally:
+        reader_module.MAX_LINE_BYTES = old
+
+
+def test_ids_are_exact_bytes_in_the_cli_output(tmp_path, capsys):
+    from kong_pyg.cli import main as cli_main
+
+    data = b"p\t0\tf\t1\t3\tg\xff\np\t0\tf\t1\t3\tg\xfe\np\t0\tf\t1\t3\t\xc3\xbc\n"
+    (tmp_path / "s.tsv").write_bytes(data)
+    argv = ["stream", str(tmp_path / "s.tsv"), "--out", str(tmp_path / "f"), "--dim", "16", "-q"]
+    assert cli_main(argv) == 0
+    capsys.readouterr()
+    assert (tmp_path / "f.ids.txt").read_bytes() == b"g\xff\ng\xfe\n\xc3\xbc\n"
+    assert np.load(tmp_path / "f.npy").shape == (3, 16)

@@ -211,3 +211,27 @@ def test_bad_arguments_and_inputs():
     # a graph without edges is fine
     out = KongFeatures(dim=4, level="both")(Data(x=torch.tensor([1, 2])))
     assert out.kong_x.shape == (2, 4) and out.kong_graph.shape == (1, 4)
+
+
+def test_edges_in_adj_t_are_read_where_order_cannot_matter():
+    from torch_geometric.transforms import ToSparseTensor
+
+    d = Data(x=torch.tensor([0, 1, 2, 1]), edge_index=torch.tensor([[1, 2, 3, 0], [0, 0, 1, 2]]))
+    sparse = ToSparseTensor()(d.clone()) if _has_torch_sparse() else None
+    adj = torch.sparse_coo_tensor(d.edge_index.flip(0), torch.ones(4), (4, 4)).coalesce()
+    via_adj = Data(x=d.x, adj_t=adj)
+    want = KongFeatures(k=1, dim=16, level="graph")(d).kong_graph
+    assert torch.equal(KongFeatures(k=1, dim=16, level="graph")(via_adj).kong_graph, want)
+    assert want.abs().sum() > 0
+    if sparse is not None:
+        assert torch.equal(KongFeatures(k=1, dim=16, level="graph")(sparse).kong_graph, want)
+    with pytest.raises(TypeError, match="no neighbor order, which k=2 reads"):
+        KongFeatures(k=2, dim=16)(via_adj)
+
+
+def _has_torch_sparse():
+    try:
+        import torch_sparse  # noqa: F401
+    except ImportError:
+        return False
+    return True

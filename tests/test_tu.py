@@ -1,5 +1,5 @@
+import gzip
 import os
-import shutil
 import stat
 from pathlib import Path
 
@@ -7,9 +7,19 @@ import pytest
 import torch
 from tu_helpers import paths_and_stars, write_tu
 
+import kong_pyg.datasets
 from kong_pyg.datasets import NoNodeLabelsWarning, cache_dir, load_tu
 
 SHARED = Path(os.environ.get("KONG_PYG_SHARED_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
+
+
+def write_bundled_raw(raw: Path, name: str = "MUTAG") -> Path:
+    """The bundled raw files, decompressed into raw/."""
+    raw.mkdir(parents=True, exist_ok=True)
+    src = Path(kong_pyg.datasets.__file__).parent / "data" / name
+    for gz in src.glob("*.txt.gz"):
+        (raw / gz.name[:-3]).write_bytes(gzip.decompress(gz.read_bytes()))
+    return raw
 
 
 def _listing(folder: Path):
@@ -40,7 +50,7 @@ def test_cache_dir_env(monkeypatch, tmp_path):
 def test_data_root_is_only_read(tmp_path):
     root = tmp_path / "root"
     bundled = load_tu(cache=tmp_path / "c1")
-    shutil.copytree(Path(bundled.raw_dir), root / "MUTAG" / "raw")
+    write_bundled_raw(root / "MUTAG" / "raw")
     for p in [root, *root.rglob("*")]:
         p.chmod(p.stat().st_mode & ~(stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH))
     before = _listing(root)
@@ -101,3 +111,186 @@ def test_labelled_tiny_dataset_and_refresh(tmp_path):
 def test_shared_read_only_folder(tmp_path):
     ds = load_tu("PTC_MR", SHARED / "tu", cache=tmp_path)
     assert len(ds) == 344
+
+
+# ---------------------------------------------------------------------------
+# Malformed raw files: a ValueError naming the file and the line
+# ---------------------------------------------------------------------------
+
+GOOD = {
+    # 3 graphs: a triangle (nodes 1-3), a path (4-6), an edge (7-8)
+    "A": "1, 2\n2, 3\n3, 1\n4, 5\n5, 6\n7, 8\n",
+    "graph_indicator": "1\n1\n1\n2\n2\n2\n3\n3\n",
+    "graph_labels": "1\n-1\n1\n",
+    "node_labels": "0\n1\n2\n0\n1\n2\n0\n1\n",
+    "edge_labels": "0\n1\n0\n1\n0\n1\n",
+}
+
+
+def _edit(**parts):
+    files = dict(GOOD)
+    files.update(parts)
+    return {k: v for k, v in files.items() if v is not None}
+
+
+MALFORMED = [
+    ("edge-to-missing-node", _edit(A=GOOD["A"] + "8, 9\n"),
+        "T_A.txt, line 7: edge 8, 9 names a node that does not exist \\(node ids are 1..8"),
+    ("edge-to-node-0", _edit(A="0, 1\n" + GOOD["A"]), "T_A.txt, line 1: edge 0, 1 names a node"),
+    ("negative-node", _edit(A=GOOD["A"].replace("5, 6", "5, -6")),
+        "T_A.txt, line 5: edge 5, -6 names a node"),
+    ("empty-A", _edit(A=""), "T_A.txt: is empty"),
+    ("blank-A", _edit(A="\n\n"), "T_A.txt: is empty"),
+    ("short-indicator", _edit(graph_indicator="1\n1\n1\n2\n2\n2\n3\n"),
+        "T_A.txt, line 6: edge 7, 8 names a node that does not exist \\(node ids are 1..7"),
+    ("long-indicator", _edit(graph_indicator=GOOD["graph_indicator"] + "4\n"),
+        "T_graph_labels.txt: 3 line\\(s\\), but the data set has 4 graphs"),
+    ("long-indicator-same-graph", _edit(graph_indicator=GOOD["graph_indicator"] + "3\n"),
+        "T_node_labels.txt: 8 line\\(s\\), but the data set has 9 nodes"),
+    ("empty-indicator", _edit(graph_indicator=""), "T_graph_indicator.txt: is empty"),
+    ("indicator-from-0", _edit(graph_indicator="0\n0\n0\n1\n1\n1\n2\n2\n"),
+        "T_graph_indicator.txt, line 1: the first graph id must be 1, got 0"),
+    ("indicator-gap", _edit(graph_indicator="1\n1\n1\n3\n3\n3\n4\n4\n"),
+        "T_graph_indicator.txt, line 4: graph id 3 follows 1; nodes must be listed graph by graph"),
+    ("indicator-goes-back", _edit(graph_indicator="1\n1\n2\n1\n2\n2\n3\n3\n"),
+        "T_graph_indicator.txt, line 4: graph id 1 follows 2"),
+    ("indicator-two-columns", _edit(graph_indicator=GOOD["graph_indicator"].replace("\n", ",1\n")),
+        "T_graph_indicator.txt, line 1: expected 1 comma-separated value\\(s\\) per line, got 2"),
+    ("edge-across-graphs", _edit(A=GOOD["A"] + "3, 4\n"),
+        "T_A.txt, line 7: edge 3, 4 joins graph 1 and graph 2"),
+    ("non-number", _edit(A=GOOD["A"].replace("2, 3", "2, x")), "T_A.txt, line 2: 'x' is not a number"),
+    ("non-number-label", _edit(node_labels=GOOD["node_labels"].replace("2\n", "C\n", 1)),
+        "T_node_labels.txt, line 3: 'C' is not a number"),
+    ("three-columns", _edit(A=GOOD["A"].replace("4, 5", "4, 5, 6")),
+        "T_A.txt, line 4: 3 comma-separated value\\(s\\), but the lines above have 2"),
+    ("three-columns-everywhere", _edit(A=GOOD["A"].replace("\n", ", 1\n")),
+        "T_A.txt, line 1: expected 2 comma-separated value\\(s\\) per line, got 3"),
+    ("one-column", _edit(A=GOOD["A"].replace("5, 6", "5")),
+        "T_A.txt, line 5: 1 comma-separated value\\(s\\), but the lines above have 2"),
+    ("tab-separated", _edit(A=GOOD["A"].replace(", ", "\t")), "T_A.txt, line 1: '1\\\\t2' is not a number"),
+    ("trailing-comma", _edit(A=GOOD["A"].replace("\n", ",\n")), "T_A.txt, line 1: '' is not a number"),
+    ("fraction", _edit(graph_labels="1\n0.5\n1\n"), "T_graph_labels.txt, line 2: 0.5 is not an integer"),
+    ("nan", _edit(node_labels=GOOD["node_labels"].replace("1\n", "nan\n", 1)),
+        "T_node_labels.txt, line 2: nan is not an integer"),
+    ("inf-node", _edit(A=GOOD["A"].replace("7, 8", "7, inf")), "T_A.txt, line 6: inf is not an integer"),
+    ("huge-node-id", _edit(A=GOOD["A"].replace("7, 8", "7, 99999999999999999999")),
+        "T_A.txt, line 6: 1e\\+20 is not an integer \\(or is too large\\)"),
+    ("huge-but-exact-id", _edit(A=GOOD["A"].replace("7, 8", "7, 9000000000000")),
+        "T_A.txt, line 6: edge 7, 9000000000000 names a node that does not exist"),
+    ("not-utf8", _edit(A=GOOD["A"] + "\xff\n"), "T_A.txt, line 7: not UTF-8 text"),
+    ("graph-labels-short", _edit(graph_labels="1\n-1\n"),
+        "T_graph_labels.txt: 2 line\\(s\\), but the data set has 3 graphs \\(one line per graph\\)"),
+    ("graph-labels-long", _edit(graph_labels="1\n-1\n1\n1\n"),
+        "T_graph_labels.txt, line 4: 4 line\\(s\\), but the data set has 3 graphs"),
+    ("graph-labels-empty", _edit(graph_labels=""),
+        "T_graph_labels.txt: 0 line\\(s\\), but the data set has 3 graphs"),
+    ("graph-labels-two-columns", _edit(graph_labels="1,0\n-1,0\n1,0\n"),
+        "T_graph_labels.txt, line 1: expected 1 comma-separated value"),
+    ("node-labels-short", _edit(node_labels="0\n1\n2\n0\n1\n2\n0\n"),
+        "T_node_labels.txt: 7 line\\(s\\), but the data set has 8 nodes \\(one line per node\\)"),
+    ("node-labels-long", _edit(node_labels=GOOD["node_labels"] + "5\n"),
+        "T_node_labels.txt, line 9: 9 line\\(s\\), but the data set has 8 nodes"),
+    ("edge-labels-short", _edit(edge_labels="0\n1\n"),
+        "T_edge_labels.txt: 2 line\\(s\\), but the data set has 6 edges \\(lines of .*T_A.txt\\)"),
+    ("node-labels-huge-range", _edit(node_labels=GOOD["node_labels"].replace("2\n", "4000000000\n", 1)),
+        "T_node_labels.txt: labels span \\[4000000001\\] values per column; their one-hot matrix would take"),
+]
+
+
+@pytest.mark.parametrize("case,parts,message", MALFORMED, ids=[c[0] for c in MALFORMED])
+def test_malformed_raw_files(tmp_path, case, parts, message):
+    raw = tmp_path / "root" / "T" / "raw"
+    raw.mkdir(parents=True)
+    for part, text in parts.items():
+        (raw / f"T_{part}.txt").write_bytes(text.encode("utf-8").replace(b"\xc3\xbf", b"\xff"))
+    with pytest.raises(ValueError, match=message):
+        load_tu("T", tmp_path / "root", cache=tmp_path / "c")
+    assert not list((tmp_path / "c").rglob("*.npz"))  # nothing cached
+
+
+def _write(raw: Path, parts) -> None:
+    raw.mkdir(parents=True, exist_ok=True)
+    for part, text in parts.items():
+        (raw / f"T_{part}.txt").write_text(text)
+
+
+def test_the_good_tiny_dataset_and_lenient_forms(tmp_path):
+    _write(tmp_path / "a" / "T" / "raw", GOOD)
+    ds = load_tu("T", tmp_path / "a", cache=tmp_path / "c")
+    assert len(ds) == 3 and ds.num_node_labels == 3 and ds.num_edge_labels == 2
+    assert [int(d.y) for d in ds] == [1, 0, 1]
+    assert ds[1].edge_index.tolist() == [[0, 1], [1, 2]]  # local ids, coalesced
+    assert ds[2].x.argmax(1).tolist() == [0, 1]
+    # blank lines, spaces, CRLF, integral floats and '+' signs read the same
+    lenient = {k: v.replace("\n", "\r\n") for k, v in GOOD.items()}
+    lenient["A"] = "\n" + GOOD["A"].replace(", ", " ,  ") + "\n\n"
+    lenient["graph_labels"] = "1.0\n-1.0\n+1\n"
+    _write(tmp_path / "b" / "T" / "raw", lenient)
+    again = load_tu("T", tmp_path / "b", cache=tmp_path / "c")
+    for k in ("x", "edge_index", "edge_attr", "y"):
+        assert torch.equal(getattr(ds._data, k), getattr(again._data, k))
+
+
+def test_a_required_file_that_is_a_folder(tmp_path):
+    raw = tmp_path / "root" / "T" / "raw"
+    _write(raw, _edit(A=None))
+    (raw / "T_A.txt").mkdir()
+    with pytest.raises(FileNotFoundError, match="lacks the raw file\\(s\\) T_A.txt"):
+        load_tu("T", tmp_path / "root", cache=tmp_path / "c")
+
+
+def test_regression_data_sets_are_named(tmp_path):
+    raw = tmp_path / "root" / "T" / "raw"
+    _write(raw, _edit(graph_labels=None))
+    (raw / "T_graph_attributes.txt").write_text("0.5\n1.5\n2.5\n")
+    with pytest.raises(FileNotFoundError, match="T_graph_labels.txt.*a regression task, not classification"):
+        load_tu("T", tmp_path / "root", cache=tmp_path / "c")
+
+
+def test_same_tensors_as_pyg_tudataset(tmp_path):
+    # oracle: PyG's own TUDataset on a fresh copy of the bundled raw files
+    from torch_geometric.datasets import TUDataset
+
+    write_bundled_raw(tmp_path / "pyg" / "MUTAG" / "raw")
+    ref = TUDataset(str(tmp_path / "pyg"), "MUTAG")
+    ours = load_tu(cache=tmp_path / "c")
+    for k in ("x", "edge_index", "edge_attr", "y"):
+        a, b = getattr(ref._data, k), getattr(ours._data, k)
+        assert a.dtype == b.dtype and torch.equal(a, b), k
+    for k in ("x", "edge_index", "edge_attr", "y"):
+        assert torch.equal(ref.slices[k], ours.slices[k]), k
+    assert (ref.num_node_labels, ref.num_edge_labels) == (ours.num_node_labels, ours.num_edge_labels)
+    assert repr(ours) == repr(ref) == "MUTAG(188)"
+
+
+def test_download_goes_into_the_cache_and_is_parsed_by_us(tmp_path, monkeypatch):
+    import shutil as sh
+    import urllib.error
+    import zipfile
+
+    import torch_geometric.data
+
+    archive = tmp_path / "T.zip"
+    with zipfile.ZipFile(archive, "w") as z:
+        for part, text in GOOD.items():
+            z.writestr(f"T/T_{part}.txt", text)
+    urls = []
+
+    def fake_download(url, folder, log=True):
+        urls.append(url)
+        return sh.copy(archive, folder)
+
+    monkeypatch.setattr(torch_geometric.data, "download_url", fake_download)
+    ds = load_tu("T", download=True, cache=tmp_path / "c")
+    assert urls == ["https://www.chrsmrrs.com/graphkerneldatasets/T.zip"]
+    assert len(ds) == 3 and ds.raw_dir == str(tmp_path / "c" / "download" / "T" / "raw")
+    assert sorted(p.name for p in Path(ds.raw_dir).iterdir()) == sorted(f"T_{p}.txt" for p in GOOD)
+    load_tu("T", download=True, cache=tmp_path / "c")  # a complete folder is not fetched again
+    assert len(urls) == 1
+
+    def offline(url, folder, log=True):
+        raise urllib.error.URLError("no network")
+
+    monkeypatch.setattr(torch_geometric.data, "download_url", offline)
+    with pytest.raises(ValueError, match="could not download the TU data set 'U' .*no network"):
+        load_tu("U", download=True, cache=tmp_path / "c")

@@ -8,6 +8,7 @@ and the counts). The KONG options are the ones :class:`~kong_pyg.KongStream`
 takes, one value each, with the same flags and parsers as ``classify``.
 """
 import argparse
+import hashlib
 import inspect
 import os
 import shutil
@@ -25,9 +26,15 @@ from .common import (
     check_output_file,
     input_file,
     int_at_least,
+    one_line,
 )
 
+#: The largest --chunk-size (a chunk is held in memory: six int64 columns).
+MAX_CHUNK = 1 << 26
+
 PROG = "kong-pyg stream"
+#: Errors that are the user's (as :data:`kong_pyg.cli.USER_ERRORS`): one line, exit 2.
+USER_ERRORS = (CommandError, ValueError, TypeError, OSError, ImportError)
 #: The command line's defaults where they are not :class:`~kong_pyg.KongStream`'s
 #: (a k-gram length of 2; one pass and a sketch, as the stream's own defaults).
 CLI_DEFAULTS: Dict[str, Any] = {"k": 2, "hops": 1, "dim": 1024}
@@ -61,7 +68,10 @@ def register(subparsers: Any) -> None:
             "dest-type, edge-type, graph-id; one edge per line, in arrival order) and write one "
             "KONG feature row per graph. Malformed lines are counted, reported (first few, with "
             "line numbers) and skipped; --strict makes the first one fatal (exit 1). hops >= 2 reads "
-            "the input hops times (stdin is first copied to a temporary file)."
+            "the input hops times (stdin is first copied to a temporary file) and checks that every "
+            "pass read the same edges. With --checkpoint a killed run resumes where it stopped (the "
+            "checkpoint records the input's fingerprint and refuses another input). Other errors: "
+            "one line, exit 2."
         ),
     )
     p.add_argument("file", type=input_file(allow_stdin=True), help="the stream file, or - for stdin")
@@ -78,9 +88,16 @@ def register(subparsers: Any) -> None:
     kong.add_argument("--directed", action="store_true",
                       help="an edge extends only its source's neighborhood (default: off: both endpoints)")
     run_group = p.add_argument_group("reading")
-    run_group.add_argument("--chunk-size", metavar="N", type=int_at_least(1), default=1 << 20,
+    run_group.add_argument("--chunk-size", metavar="N", type=int_in(1, MAX_CHUNK), default=1 << 20,
                            help="edges per chunk")
     run_group.add_argument("--strict", action="store_true", help="stop at the first malformed line (exit 1)")
+    run_group.add_argument("--workers", metavar="N", type=int_at_least(1), default=1,
+                           help="read the input in N time shards by N processes on this machine "
+                                "(torch.distributed, gloo), merged pass by pass")
+    run_group.add_argument("--distributed", action="store_true",
+                           help="be one process of a torch.distributed run started by torchrun (environment "
+                                "variables RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT), e.g. torchrun "
+                                "--nproc-per-node 4 -m kong_pyg stream FILE --distributed; process 0 writes")
     run_group.add_argument("--show-malformed", type=int_at_least(0), default=5, metavar="N",
                            help="malformed lines to print")
     run_group.add_argument("--float64", action="store_true", help="write float64 (default: off: float32)")
@@ -90,10 +107,36 @@ def register(subparsers: Any) -> None:
     run_group.add_argument("--checkpoint-every", metavar="N", type=int_at_least(1), default=16,
                            help="chunks between checkpoints")
     run_group.add_argument("--threads", metavar="N", type=int_at_least(1), default=1,
-                           help="PyTorch threads (the work is many mid-sized tensor operations, which gain "
-                                "little from more threads and lose a lot on a busy machine)")
+                           help="PyTorch threads per process (the work is many mid-sized tensor operations: "
+                                "a second thread gains little on a free core and makes a busy machine many "
+                                "times slower; use --workers for more cores)")
     add_quiet(run_group)
     p.set_defaults(func=run)
+
+
+def int_in(low: int, high: int) -> Any:
+    """An argparse type: an integer in :math:`[low, high]`."""
+    at_least = int_at_least(low)
+
+    def parse(text: str) -> int:
+        value = at_least(text)
+        if value > high:
+            raise argparse.ArgumentTypeError(f"must be <= {high} (got {value})")
+        return value
+
+    return parse
+
+
+def file_fingerprint(path: str) -> str:
+    """A fingerprint of a file: its size and a BLAKE2b digest of its first and last MiB."""
+    size = os.path.getsize(path)
+    digest = hashlib.blake2b(digest_size=16)
+    with open(path, "rb") as f:
+        digest.update(f.read(1 << 20))
+        if size > 1 << 20:
+            f.seek(max(1 << 20, size - (1 << 20)))
+            digest.update(f.read(1 << 20))
+    return f"size={size} blake2b={digest.hexdigest()}"
 
 
 def output_paths(out: str) -> Tuple[str, str]:
@@ -110,7 +153,7 @@ def _make_stream(args: argparse.Namespace) -> Any:
     options = {name: getattr(args, name) for name in stream_options()}
     if "dim" in options and options["dim"] is None:
         raise CommandError("--dim exact: a stream keeps sketches, not exact counts; give a sketch size b")
-    return KongStream(undirected=not args.directed, **options)
+    return KongStream(undirected=not args.directed, threads=args.threads, **options)
 
 
 def _spool_stdin(passes: int) -> Tuple[Any, Optional[str]]:
@@ -129,7 +172,7 @@ def run(args: argparse.Namespace) -> int:
     """Run ``kong-pyg stream``."""
     import torch
 
-    from ..datasets.streamspot import StreamSpotReader
+    from ..datasets.streamspot import MalformedLineError, StreamSpotReader
 
     ks = _make_stream(args)
     passes = max(int(args.hops), 1)
@@ -138,8 +181,19 @@ def run(args: argparse.Namespace) -> int:
         check_output_file(path, "--out")
     if args.checkpoint is not None:
         check_output_file(args.checkpoint, "--checkpoint")
+        os.makedirs(os.path.dirname(os.path.abspath(args.checkpoint)), exist_ok=True)
+    if args.workers > 1 or args.distributed:
+        flag = "--distributed" if args.distributed else "--workers"
+        if args.file == "-":
+            raise CommandError(f"{flag}: the input must be a file (shards are byte ranges of it), not stdin")
+        if args.checkpoint is not None:
+            raise CommandError(f"{flag}: --checkpoint is for one process (rerun a sharded run instead)")
+        if args.distributed:
+            return _sharded(args)
+        return _spawn_local(args)
     torch.set_num_threads(args.threads)
     source, spooled = _spool_stdin(passes) if args.file == "-" else (args.file, None)
+    fingerprint = file_fingerprint(source) if isinstance(source, str) else None
     readers: List[Any] = []
 
     def chunks() -> Any:
@@ -150,45 +204,126 @@ def run(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     try:
         ks.fit(chunks, chunk_size=args.chunk_size, checkpoint=args.checkpoint,
-               checkpoint_every=args.checkpoint_every, progress=not args.quiet)
-    except ValueError as e:  # a malformed line under --strict, or a checkpoint of another stream
+               checkpoint_every=args.checkpoint_every, progress=not args.quiet, fingerprint=fingerprint)
+    except MalformedLineError as e:  # --strict: the data, not the command, is at fault
         print(f"{PROG}: error: {e}", file=sys.stderr)
         return 1
+    except MemoryError as e:
+        raise CommandError(str(e) or "out of memory") from None
     finally:
         if spooled is not None:
             os.unlink(spooled)
-    _write(args, ks, readers[-1] if readers else None, time.perf_counter() - start, passes)
+    write_output(args, ks, readers[-1] if readers else None, time.perf_counter() - start, passes)
     return 0
 
 
-def _write(args: argparse.Namespace, ks: Any, reader: Any, seconds: float, passes: int) -> None:
-    """Write the features and the graph ids, and report the run on stderr."""
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _spawn_local(args: argparse.Namespace) -> int:
+    """``--workers N``: N processes on this machine (gloo over the loopback), each a :func:`_sharded`."""
+    import torch.multiprocessing as mp
+
+    port = _free_port()
+    method = "fork" if "fork" in mp.get_all_start_methods() else "spawn"  # fork: no second import
+    codes = mp.get_context(method).SimpleQueue()
+    mp.start_processes(_local_worker, args=(args, port, codes), nprocs=args.workers, join=True,
+                       start_method=method)
+    results = [codes.get() for _ in range(args.workers)]
+    return max(results)
+
+
+def _local_worker(rank: int, args: argparse.Namespace, port: int, codes: Any) -> None:
+    os.environ.update(RANK=str(rank), WORLD_SIZE=str(args.workers), MASTER_ADDR="127.0.0.1",
+                      MASTER_PORT=str(port))
+    try:
+        code = _sharded(args)
+    except USER_ERRORS as err:  # one line, as kong_pyg.cli.main prints it (process 0 only)
+        if rank == 0:
+            print(f"{PROG}: error: {one_line(str(err))}", file=sys.stderr)
+        code = 2
+    codes.put(code)
+
+
+def _sharded(args: argparse.Namespace) -> int:
+    """One process of a sharded run (:func:`kong_pyg.stream.distributed.read_shards`)."""
+    import torch
+    import torch.distributed as dist
+
+    from ..datasets.streamspot import MalformedLineError
+    from ..stream.distributed import read_shards
+
+    torch.set_num_threads(args.threads)
+    dist.init_process_group("gloo", init_method="env://")
+    try:
+        rank = dist.get_rank()
+        ks = _make_stream(args)
+        start = time.perf_counter()
+        say = None if args.quiet else (lambda text: print(f"{PROG}: {text}", file=sys.stderr))
+        try:
+            merged, stats = read_shards(ks, args.file, args.chunk_size, args.strict, args.show_malformed, say)
+        except MalformedLineError as err:  # --strict: the data is at fault (exit 1)
+            if rank == 0:
+                print(f"{PROG}: error: {err}", file=sys.stderr)
+            return 1
+        if rank == 0:
+            counts = argparse.Namespace(num_malformed=stats["num_malformed"], num_blank=stats["num_blank"],
+                                        malformed=stats["malformed"])
+            tokens = stats["graph_tokens"]
+            write_output(args, merged, counts, time.perf_counter() - start, max(int(args.hops), 1),
+                         decode=lambda g: tokens.get(g, g))
+            sent = sum(stats["bytes_sent"]) + sum(stats["bytes_broadcast"])
+            read = max(sum(r) for r in stats["cpu_read"])
+            merge = sum(stats["cpu_merge"][0])
+            print(f"{PROG}: {dist.get_world_size()} processes; {sent / 2**20:.1f} MiB sent between them; "
+                  f"CPU seconds: reading {read:.2f} (the slowest process), merging {merge:.2f} (process 0)",
+                  file=sys.stderr)
+        return 0
+    finally:
+        dist.destroy_process_group()
+
+
+def write_output(args: argparse.Namespace, ks: Any, reader: Any, seconds: float, passes: int,
+                 decode: Any = None) -> None:
+    """Write the features and the graph ids, and report the run on stderr.
+
+    Graph ids are :obj:`reader`'s tokens (or :obj:`decode` of each id, or
+    the ids themselves); the ids file holds one per line, its bytes those of
+    the input (``surrogateescape``).
+    """
     import numpy as np
     import torch
 
     from ..datasets.streamspot import format_malformed
 
     x = ks.sketches().to(torch.float64 if args.float64 else torch.float32)
-    ids = [str(reader.decode(i)) if reader is not None else str(i) for i in ks.graph_ids]
+    decode = decode or (reader.decode if reader is not None else str)
+    ids = [str(decode(i)) for i in ks.graph_ids]
     matrix_path, ids_path = output_paths(args.out)
     os.makedirs(os.path.dirname(os.path.abspath(matrix_path)), exist_ok=True)
     if matrix_path.endswith(".pt"):
         torch.save({"x": x, "graph_ids": ids, "config": repr(ks)}, matrix_path)
     else:
         np.save(matrix_path, x.numpy())
-    with open(ids_path, "w", encoding="utf-8") as f:
+    with open(ids_path, "w", encoding="utf-8", errors="surrogateescape", newline="\n") as f:
         f.write("".join(i + "\n" for i in ids))
     n_bad = reader.num_malformed if reader is not None else 0
+    n_blank = getattr(reader, "num_blank", 0)
     rate = ks.num_edges * passes / max(seconds, 1e-9)
     print(
         f"{PROG}: {ks.num_edges:,} edges, {ks.num_graphs:,} graphs, {ks.num_nodes:,} nodes; "
         f"{passes} pass{'es' if passes > 1 else ''} in {seconds:.1f} s ({rate:,.0f} edges/s); "
-        f"{n_bad:,} malformed line{'s' if n_bad != 1 else ''}; wrote {matrix_path} {tuple(x.shape)} "
-        f"and {ids_path}",
+        f"{n_bad:,} malformed line{'s' if n_bad != 1 else ''}, {n_blank:,} blank; wrote {matrix_path} "
+        f"{tuple(x.shape)} and {ids_path}",
         file=sys.stderr,
     )
     if n_bad:
         print(format_malformed(reader.malformed, n_bad), file=sys.stderr)
 
 
-__all__ = ["register", "run", "output_paths", "stream_options"]
+__all__ = ["register", "run", "output_paths", "stream_options", "write_output", "file_fingerprint"]

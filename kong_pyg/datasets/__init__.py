@@ -1,6 +1,7 @@
 """Graph data sets and streams with ordered neighborhoods."""
 from .interactions import InteractionGraphs, build_ego_graphs, select_users
 from .movielens import MovieLensOrdered, read_ml100k
+from .provenance import ProvenanceGraphs, ProvenanceStream, provenance_stream
 from .streamspot import (
     EdgeChunk,
     EdgeStream,
@@ -14,7 +15,7 @@ from .streamspot import (
     synthetic_event_stream,
     write_streamspot,
 )
-from .tu import NoNodeLabelsWarning, add_degree_labels, bundled_names, cache_dir, load_tu
+from .tu import NoNodeLabelsWarning, TUGraphs, add_degree_labels, bundled_names, cache_dir, load_tu
 
 __all__ = [
     "InteractionGraphs",
@@ -22,6 +23,9 @@ __all__ = [
     "select_users",
     "MovieLensOrdered",
     "read_ml100k",
+    "ProvenanceGraphs",
+    "ProvenanceStream",
+    "provenance_stream",
     "EdgeChunk",
     "StreamSpotReader",
     "EdgeStream",
@@ -34,6 +38,7 @@ __all__ = [
     "synthetic_event_stream",
     "format_malformed",
     "load_tu",
+    "TUGraphs",
     "cache_dir",
     "bundled_names",
     "add_degree_labels",

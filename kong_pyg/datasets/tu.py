@@ -5,31 +5,41 @@ The `TU collection <https://chrsmrrs.github.io/datasets/>`_ stores a data set
 ``NAME_graph_indicator.txt``, ``NAME_graph_labels.txt`` and optional
 ``NAME_node_labels.txt``, ``NAME_edge_labels.txt``, ...; PyG's
 :class:`~torch_geometric.datasets.TUDataset` reads them from
-``ROOT/NAME/raw`` and writes ``ROOT/NAME/processed``.
+``ROOT/NAME/raw``.
 
-:func:`load_tu` never writes into the folder it reads from (it may be
-read-only): raw files are copied into a cache folder of ours
-(:func:`cache_dir`) and processed there. MUTAG (188 molecules, about 24 KB
+:func:`load_tu` reads the same files with our own checked parser
+(:mod:`kong_pyg.datasets.tu_raw`: a malformed file is a :class:`ValueError`
+naming the file and line) and builds the same tensors as
+:class:`~torch_geometric.datasets.TUDataset`. It never writes into the
+folder it reads from (it may be read-only), and it never unpickles: the
+processed tensors are cached in a folder of ours (:func:`cache_dir`) as
+plain NumPy arrays keyed by a hash of the raw files (see
+:mod:`kong_pyg.datasets.safe_cache`), where PyG's processed folder would
+hold pickles that run code when loaded. MUTAG (188 molecules, about 24 KB
 compressed) ships inside the package, so :func:`load_tu` with no arguments
 works offline.
 
 .. note::
-    :class:`~torch_geometric.datasets.TUDataset` removes self-loops and
-    coalesces the edges (sorts every neighborhood by node id). TU graphs have
-    no neighbor order to lose, so this is harmless for them; it is *not* a
-    loader for ordered graphs.
+    Like :class:`~torch_geometric.datasets.TUDataset`, :func:`load_tu`
+    removes self-loops and coalesces the edges (sorts every neighborhood by
+    node id). TU graphs have no neighbor order to lose, so this is harmless
+    for them; it is *not* a loader for ordered graphs.
 """
 import difflib
 import gzip
-import hashlib
 import os
 import re
 import shutil
 import warnings
 from pathlib import Path
-from typing import List, Optional, Union
+from typing import Callable, Dict, List, Optional, Tuple, Union
 
 import torch
+from torch import Tensor
+from torch_geometric.data import Data, InMemoryDataset
+
+from .safe_cache import FORMAT, content_digest, load_collated, save_collated
+from .tu_raw import PARTS, parse_tu
 
 #: Data sets shipped inside the package.
 BUNDLED = ("MUTAG",)
@@ -78,26 +88,6 @@ def _check_name(name) -> str:
     return name
 
 
-def _write_if_changed(path: Path, content: bytes) -> bool:
-    if path.is_file() and path.stat().st_size == len(content) and path.read_bytes() == content:
-        return False
-    tmp = path.with_name(path.name + f".tmp{os.getpid()}")
-    tmp.write_bytes(content)
-    os.replace(tmp, path)
-    return True
-
-
-def _copy_if_changed(src: Path, dst: Path) -> bool:
-    if dst.is_file():
-        s, d = src.stat(), dst.stat()
-        if s.st_size == d.st_size and int(s.st_mtime) == int(d.st_mtime):
-            return False
-    tmp = dst.with_name(dst.name + f".tmp{os.getpid()}")
-    shutil.copy2(src, tmp)
-    os.replace(tmp, dst)
-    return True
-
-
 def _prepare_folder(folder: Path) -> None:
     try:
         folder.mkdir(parents=True, exist_ok=True)
@@ -107,10 +97,6 @@ def _prepare_folder(folder: Path) -> None:
             f"writable one with the {CACHE_ENV} environment variable or "
             "'cache_dir' (--cache-dir)"
         ) from err
-
-
-def _raw_files(raw: Path, name: str) -> List[Path]:
-    return sorted(p for p in raw.glob(f"{name}_*.txt") if p.is_file())
 
 
 def _missing(raw: Path, name: str) -> List[str]:
@@ -131,43 +117,153 @@ def _suggest(name: str, candidates: List[str]) -> str:
     return f" (did you mean {', '.join(repr(c) for c in close)}?)" if close else ""
 
 
-def _stage_bundled(name: str, cache: Path) -> Path:
-    """Decompress a bundled data set's raw files into the cache; its root."""
+def _read_folder(raw: Path, name: str) -> Dict[str, Tuple[str, bytes]]:
+    """The raw files of :obj:`name` in :obj:`raw` (only read)."""
+    missing = _missing(raw, name)
+    if missing:
+        extra = ""
+        if (raw / f"{name}_graph_attributes.txt").is_file():
+            extra = f" ({name}_graph_attributes.txt is there: a regression task, not classification)"
+        raise FileNotFoundError(
+            f"{raw} lacks the raw file(s) {', '.join(missing)} of the TU format (expected "
+            f"{name}_A.txt, {name}_graph_indicator.txt, {name}_graph_labels.txt and optional "
+            f"{name}_node_labels.txt, ...){extra}"
+        )
+    files = {}
+    for part in PARTS:
+        path = raw / f"{name}_{part}.txt"
+        if path.is_file():
+            try:
+                files[part] = (str(path), path.read_bytes())
+            except OSError as err:
+                raise OSError(f"cannot read {path} ({err.strerror})") from err
+    return files
+
+
+def _read_bundled(name: str) -> Dict[str, Tuple[str, bytes]]:
     from importlib import resources
 
-    root = cache / "bundled"
-    raw = root / name / "raw"
-    _prepare_folder(raw)
     source = resources.files("kong_pyg.datasets").joinpath("data", name)
-    changed = False
-    for entry in source.iterdir():
-        if not entry.name.endswith(".gz"):
-            continue
-        content = gzip.decompress(entry.read_bytes())
-        changed |= _write_if_changed(raw / entry.name[:-3], content)
-    if changed:
-        shutil.rmtree(root / name / "processed", ignore_errors=True)
-    return root
+    files = {}
+    for part in PARTS:
+        entry = source.joinpath(f"{name}_{part}.txt.gz")
+        if entry.is_file():
+            files[part] = (f"{name}_{part}.txt (bundled)", gzip.decompress(entry.read_bytes()))
+    return files
 
 
-def _stage_copy(name: str, src_raw: Path, cache: Path) -> Path:
-    """Copy :obj:`src_raw` into the cache (never writing there); the root."""
-    key = hashlib.sha1(str(src_raw.resolve()).encode()).hexdigest()[:12]
-    root = cache / "tu" / key
-    raw = root / name / "raw"
+def _download(name: str, folder: Path) -> Path:
+    """The raw folder of :obj:`name` in the cache, downloaded if incomplete."""
+    import zipfile
+
+    from torch_geometric.data import download_url, extract_zip
+    from torch_geometric.datasets import TUDataset
+
+    raw = folder / "download" / name / "raw"
+    if raw.is_dir() and not _missing(raw, name):
+        return raw
     _prepare_folder(raw)
-    changed = False
-    wanted = _raw_files(src_raw, name)
-    for src in wanted:
-        changed |= _copy_if_changed(src, raw / src.name)
-    keep = {p.name for p in wanted}
-    for old in _raw_files(raw, name):
-        if old.name not in keep:
-            old.unlink()
-            changed = True
-    if changed:
-        shutil.rmtree(root / name / "processed", ignore_errors=True)
-    return root
+    try:
+        path = download_url(f"{TUDataset.url}/{name}.zip", str(raw), log=False)
+        extract_zip(path, str(raw), log=False)
+        os.remove(path)
+    except (OSError, zipfile.BadZipFile) as err:
+        raise ValueError(
+            f"could not download the TU data set {name!r} (unknown name, or no network): {err}"
+        ) from err
+    inner = raw / name
+    if inner.is_dir():
+        for p in inner.iterdir():
+            os.replace(p, raw / p.name)
+        shutil.rmtree(inner, ignore_errors=True)
+    return raw
+
+
+def _locate(name: str, data_root, folder: Path, download: bool) -> Tuple[Dict[str, Tuple[str, bytes]], str]:
+    """The raw files of :obj:`name` and where they come from."""
+    if data_root is not None:
+        base = Path(data_root).expanduser()
+        if not base.is_dir():
+            raise FileNotFoundError(f"'data_root' {str(base)!r} is not a folder")
+        src_raw = base / name / "raw"
+        if src_raw.is_dir():
+            return _read_folder(src_raw, name), str(src_raw)
+        if not download:
+            found = _available(base)
+            listing = f"it holds {', '.join(found)}" if found else "it holds no NAME/raw folders"
+            raise ValueError(
+                f"unknown data set {name!r} in {str(base)!r}: there is no "
+                f"{src_raw}{_suggest(name, found)}; {listing}. Pass download=True "
+                "(--download) to fetch it from the TU collection."
+            )
+    if name in BUNDLED:
+        from importlib import resources
+
+        return _read_bundled(name), str(resources.files("kong_pyg.datasets").joinpath("data", name))
+    if not download:
+        raise ValueError(
+            f"unknown data set {name!r}{_suggest(name, list(BUNDLED))}: only "
+            f"{', '.join(BUNDLED)} is bundled. Pass a data_root (--data-root DIR "
+            f"holding DIR/{name}/raw/{name}_A.txt, ...) or download=True "
+            "(--download) to fetch it from the TU collection."
+        )
+    raw = _download(name, folder)
+    return _read_folder(raw, name), str(raw)
+
+
+class TUGraphs(InMemoryDataset):
+    r"""A TU graph-classification data set in memory (what :func:`load_tu` returns).
+
+    A PyG :class:`~torch_geometric.data.InMemoryDataset` with the tensors
+    PyG's :class:`~torch_geometric.datasets.TUDataset` builds (one-hot
+    :obj:`x` and :obj:`edge_attr`, :obj:`y` in :obj:`0..C-1`), without its
+    processed folder.
+
+    Args:
+        name (str): The data set.
+        data (dict): :obj:`Data.to_dict()` of the collated graphs.
+        slices (dict): Their slices.
+        sizes (dict): :obj:`num_node_labels` and :obj:`num_edge_labels`.
+        raw_dir (str): Where the raw files were read.
+        transform (callable, optional): A transform applied on access.
+    """
+
+    def __init__(self, name: str, data: Dict[str, Tensor], slices: Dict[str, Tensor],
+                 sizes: Dict[str, int], raw_dir: str, transform: Optional[Callable] = None):
+        self.name = name
+        self.sizes = dict(sizes)
+        self._raw = raw_dir
+        super().__init__(None, transform, log=False)
+        self.slices = slices
+        self.data = Data.from_dict(data)
+
+    @property
+    def raw_dir(self) -> str:
+        """The folder the raw files were read from."""
+        return self._raw
+
+    @property
+    def num_node_labels(self) -> int:
+        """Width of the one-hot node labels (0: :obj:`x` holds node degrees)."""
+        return int(self.sizes.get("num_node_labels", 0))
+
+    @property
+    def num_edge_labels(self) -> int:
+        """Width of the one-hot edge labels (0: no :obj:`edge_attr`)."""
+        return int(self.sizes.get("num_edge_labels", 0))
+
+    @property
+    def num_node_attributes(self) -> int:
+        """Always 0: node attributes are not loaded."""
+        return 0
+
+    @property
+    def num_edge_attributes(self) -> int:
+        """Always 0: edge attributes are not loaded."""
+        return 0
+
+    def __repr__(self) -> str:
+        return f"{self.name}({len(self)})"
 
 
 def load_tu(
@@ -176,23 +272,28 @@ def load_tu(
     *,
     cache: Optional[Union[str, Path]] = None,
     download: bool = False,
-):
-    r"""Load a TU graph-classification data set as a PyG :class:`~torch_geometric.datasets.TUDataset`.
+) -> TUGraphs:
+    r"""Load a TU graph-classification data set as a PyG in-memory dataset.
 
     Where the raw files come from:
 
     * :obj:`data_root` given: :obj:`data_root/name/raw` (PyG's layout). The
-      folder is only read: its files are copied into :func:`cache_dir` and
-      processed there.
+      folder is only read.
     * otherwise a data set bundled with the package (:obj:`"MUTAG"`; also
       the default :obj:`name`);
-    * otherwise, with :obj:`download=True`, PyG downloads the data set into
-      the cache (needs network).
+    * otherwise, with :obj:`download=True`, the TU collection (needs
+      network; the raw files go into the cache).
 
-    Node labels become the one-hot :obj:`x` (node attributes are dropped),
-    edge labels the one-hot :obj:`edge_attr`. A data set without node labels
-    gets each node's degree as its label, with a
-    :class:`NoNodeLabelsWarning`.
+    The graphs are what PyG's :class:`~torch_geometric.datasets.TUDataset`
+    builds: node labels become the one-hot :obj:`x` (node attributes are
+    dropped), edge labels the one-hot :obj:`edge_attr`, self-loops are
+    removed and edges coalesced. A data set without node labels gets each
+    node's in-degree as its label, with a :class:`NoNodeLabelsWarning`.
+
+    The processed tensors are cached in :func:`cache_dir` as plain NumPy
+    arrays (never a pickle), keyed by a hash of the raw files' content, so
+    changed raw files are picked up and a planted file is ignored. An
+    unwritable cache only costs the caching (with a warning).
 
     Args:
         name (str, optional): The data set, for instance :obj:`"NCI1"`.
@@ -205,80 +306,35 @@ def load_tu(
             :obj:`data_root` nor bundled. (default: :obj:`False`)
 
     Raises:
-        ValueError: An unknown name, or a data set without graph labels.
+        ValueError: An unknown name, or malformed raw files (the file and
+            line are named).
         FileNotFoundError: :obj:`data_root` or required raw files missing.
     """
-    from torch_geometric.datasets import TUDataset
-
     name = _check_name("MUTAG" if name is None else name)
     folder = cache_dir(cache)
-    root: Optional[Path] = None
-    if data_root is not None:
-        base = Path(data_root).expanduser()
-        if not base.is_dir():
-            raise FileNotFoundError(f"'data_root' {str(base)!r} is not a folder")
-        src_raw = base / name / "raw"
-        if src_raw.is_dir():
-            missing = _missing(src_raw, name)
-            if missing:
-                raise FileNotFoundError(
-                    f"{src_raw} lacks the raw file(s) {', '.join(missing)} of the TU "
-                    f"format (expected {name}_A.txt, {name}_graph_indicator.txt, "
-                    f"{name}_graph_labels.txt and optional {name}_node_labels.txt, ...)"
-                )
-            root = _stage_copy(name, src_raw, folder)
-        elif not download:
-            found = _available(base)
-            listing = f"it holds {', '.join(found)}" if found else "it holds no NAME/raw folders"
-            raise ValueError(
-                f"unknown data set {name!r} in {str(base)!r}: there is no "
-                f"{src_raw}{_suggest(name, found)}; {listing}. Pass download=True "
-                "(--download) to fetch it from the TU collection."
-            )
-    if root is None and name in BUNDLED:
-        root = _stage_bundled(name, folder)
-    if root is None:
-        if not download:
-            raise ValueError(
-                f"unknown data set {name!r}{_suggest(name, list(BUNDLED))}: only "
-                f"{', '.join(BUNDLED)} is bundled. Pass a data_root (--data-root DIR "
-                f"holding DIR/{name}/raw/{name}_A.txt, ...) or download=True "
-                "(--download) to fetch it from the TU collection."
-            )
-        root = folder / "download"
-        _prepare_folder(root)
-    try:
-        dataset = TUDataset(str(root), name)
-    except (OSError, RuntimeError) as err:
-        if download and not (root / name / "raw" / f"{name}_A.txt").is_file():
-            raise ValueError(
-                f"could not download the TU data set {name!r} (unknown name, or "
-                f"no network): {err}"
-            ) from err
-        raise
-    _check_labels(dataset, name)
-    return dataset
-
-
-def _check_labels(dataset, name: str) -> None:
-    data = dataset._data
-    y = data.y
-    if y is None:
-        raise ValueError(f"data set {name!r} has no graph labels ({name}_graph_labels.txt)")
-    if y.is_floating_point():
-        raise ValueError(
-            f"data set {name!r} has real-valued graph attributes (a regression task), "
-            "not class labels"
-        )
-    x = data.x
-    if x is None or x.dim() != 2 or x.size(1) == 0:
+    files, source = _locate(name, data_root, folder, download)
+    digest = content_digest((part, content) for part, (_, content) in sorted(files.items()))
+    key = f"{FORMAT}|tu|{name}|{digest}"
+    path = folder / "tu" / f"{name}-{digest[:24]}.npz"
+    cached = load_collated(path, key)
+    if cached is not None:
+        data, slices = cached.data, cached.slices
+        sizes = {k: int(v) for k, v in cached.extra.items()}
+    else:
+        data, slices, sizes = parse_tu(name, files)
+        try:
+            save_collated(path, key, data, slices, {k: torch.tensor(v) for k, v in sizes.items()})
+        except OSError as err:
+            warnings.warn(f"could not write the cache file {path} ({err}); the raw files "
+                          "will be parsed again next time", stacklevel=2)
+    if sizes.get("num_node_labels", 0) == 0:
         warnings.warn(
             f"data set {name!r} has no node labels ({name}_node_labels.txt); using "
             "node degrees as labels",
             NoNodeLabelsWarning,
-            stacklevel=3,
+            stacklevel=2,
         )
-        add_degree_labels(dataset)
+    return TUGraphs(name, data, slices, sizes, source)
 
 
 def add_degree_labels(dataset) -> None:
@@ -311,6 +367,7 @@ def add_degree_labels(dataset) -> None:
 
 __all__ = [
     "load_tu",
+    "TUGraphs",
     "cache_dir",
     "bundled_names",
     "add_degree_labels",

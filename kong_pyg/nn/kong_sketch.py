@@ -262,9 +262,39 @@ class KongSketch(MessagePassing):
                 hi = min(lo + chunk, n)
                 part = cs[lo:hi].permute(1, 0, 2).clone()
                 maps = kernel.sketch_node_maps(cfg, hashes, part, None if norms is None else norms[lo:hi])
-                engine.check_finite(maps, cfg, "sketch")
-                out[lo:hi] = engine.cast_checked(maps, self.out_dtype, cfg)
+                out[lo:hi] = engine.cast_checked(maps, self.out_dtype, cfg)  # (checks for overflow)
             return out
+
+    def node_maps(
+        self,
+        x: Tensor,
+        edge_index: Tensor,
+        edge_attr: Optional[Tensor] = None,
+        edge_order: Optional[Tensor] = None,
+    ) -> Tensor:
+        r"""The node features of :meth:`forward`, computed as :meth:`readout` computes node sketches.
+
+        Exact sparse count rows, sketched at the end, switching to
+        :meth:`propagate` once they outgrow the dense sketches
+        (:func:`kong_pyg.engine.node_maps`): much cheaper than dense
+        propagation while the strings are short (few k-grams per node), and
+        the same numbers (Count-Sketches of integer counts are exact).
+        """
+        with torch.no_grad():
+            cfg = self.config
+            prep = self.prepare(x, edge_index, edge_attr, edge_order)
+            n = prep.num_nodes
+            steps = engine.kgram_steps(cfg, prep)
+            built: List[engine.Aggregate] = []
+
+            def agg(y: Tensor, inject: Optional[Tensor]) -> Tensor:  # built on first use only
+                if not built:
+                    built.append(self.aggregator(engine.edges_of(cfg, prep), n))
+                return built[0](y, inject)
+
+            maps = engine.node_maps(cfg, self.hashes, prep, steps, aggregate=agg,
+                                    switch_ratio=self.switch_ratio)
+            return engine.cast_checked(maps, self.out_dtype, cfg)
 
     # -- graph level -----------------------------------------------------------------
 
@@ -302,15 +332,23 @@ class KongSketch(MessagePassing):
             prep = self.prepare(x, edge_index, edge_attr, edge_order)
             if batch is None:
                 batch = torch.zeros(n, dtype=torch.long, device=prep.node_sym.device)
-            size = int(batch.max()) + 1
+                size = 1
+            else:
+                size = int(batch.max()) + 1
             if num_graphs is None:
                 num_graphs = size
             elif num_graphs < size:
                 raise ValueError(f"'num_graphs' is {num_graphs} but 'batch' refers to graph {size - 1}")
             steps = engine.kgram_steps(self.config, prep)
-            agg = self.aggregator(engine.edges_of(self.config, prep), n)
+            built: List[engine.Aggregate] = []
+
+            def agg(y: Tensor, inject: Optional[Tensor]) -> Tensor:  # built on first use only
+                if not built:
+                    built.append(self.aggregator(engine.edges_of(self.config, prep), n))
+                return built[0](y, inject)
+
             out = engine.graph_sketch(self.config, self.hashes, prep, steps, batch, num_graphs, agg,
-                                      self.switch_ratio)
+                                      self.switch_ratio, check=False)  # cast_checked checks
             return engine.cast_checked(out, self.out_dtype, self.config)
 
     def __repr__(self) -> str:

@@ -1,0 +1,181 @@
+r"""Processed-data caches that never unpickle.
+
+A cache folder may be shared (``~/.cache``, a team's ``--cache-dir``), so
+anyone who can write it must not be able to run code in the process that
+reads it. PyG's :class:`~torch_geometric.data.InMemoryDataset` loads
+``processed/pre_transform.pt`` and ``pre_filter.pt`` with
+``torch.load(weights_only=False)`` and falls back to it for its data file: a
+planted pickle there runs its payload. Our caches instead are NumPy ``.npz``
+archives of plain arrays read with ``allow_pickle=False`` (no pickle at
+all), each holding a text *key* that names what it was built from (the
+format, the data set, the options and a hash of the raw files' content). A
+file that cannot be read, is not such an archive, or has another key is
+ignored and rebuilt.
+
+:class:`SafeInMemoryDataset` is an :class:`~torch_geometric.data.InMemoryDataset`
+with this cache in place of PyG's: it never reads (nor writes)
+``pre_transform.pt``/``pre_filter.pt``, and its :meth:`load` reads only such
+archives.
+"""
+import hashlib
+import os
+import os.path as osp
+from pathlib import Path
+from typing import Dict, Iterable, NamedTuple, Optional, Tuple, Type, Union
+
+import numpy as np
+import torch
+from torch import Tensor
+from torch_geometric.data import Data, InMemoryDataset
+
+#: Version of the cache layout; part of every key.
+FORMAT = "kong_pyg-cache-1"
+
+_KEY = "__key__"
+_DATA = "data/"
+_SLICES = "slices/"
+
+_EXTRA = "extra/"
+
+
+class Collated(NamedTuple):
+    """A cached collated dataset: :obj:`Data.to_dict()`, slices, and extra tensors."""
+
+    data: Dict[str, Tensor]
+    slices: Dict[str, Tensor]
+    extra: Dict[str, Tensor]
+
+
+def content_digest(parts: Iterable[Tuple[str, bytes]]) -> str:
+    """SHA-256 over named byte strings (names and contents both count)."""
+    h = hashlib.sha256()
+    for name, content in parts:
+        h.update(name.encode("utf-8") + b"\0" + str(len(content)).encode() + b"\0")
+        h.update(content)
+    return h.hexdigest()
+
+
+def file_digest(paths: Iterable[Union[str, Path]]) -> str:
+    """:func:`content_digest` of files, named by their base names."""
+    return content_digest((osp.basename(str(p)), Path(p).read_bytes()) for p in paths)
+
+
+def save_collated(path: Union[str, Path], key: str, data: Dict[str, Tensor],
+                  slices: Dict[str, Tensor], extra: Optional[Dict[str, Tensor]] = None) -> None:
+    r"""Write a collated dataset (:obj:`Data.to_dict()` and slices) to :obj:`path`.
+
+    The write is atomic (a temporary file renamed into place), so readers
+    never see half a file.
+
+    Raises:
+        TypeError: A value is not a tensor (only tensors are stored).
+    """
+    arrays: Dict[str, np.ndarray] = {_KEY: np.array(key)}
+    for prefix, part in ((_DATA, data), (_SLICES, slices), (_EXTRA, extra or {})):
+        for name, value in part.items():
+            if not isinstance(value, Tensor):
+                raise TypeError(f"cannot cache {prefix}{name}: only tensors are stored "
+                                f"(got {type(value).__name__})")
+            arrays[prefix + name] = value.detach().cpu().numpy()
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f"{path.name}.tmp{os.getpid()}")
+    try:
+        with open(tmp, "wb") as f:
+            np.savez(f, **arrays)  # type: ignore[arg-type]
+        os.replace(tmp, path)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+
+
+def load_collated(path: Union[str, Path], key: str) -> Optional[Collated]:
+    r"""Read what :func:`save_collated` wrote, or :obj:`None`.
+
+    :obj:`None` when the file is missing, unreadable, not an archive of plain
+    arrays or was written under another :obj:`key`. Nothing is unpickled
+    (``numpy.load(allow_pickle=False)``).
+    """
+    path = Path(path)
+    if not path.is_file():
+        return None
+    try:
+        with np.load(path, allow_pickle=False) as archive:
+            if _KEY not in archive.files or str(archive[_KEY]) != key:
+                return None
+            out = Collated({}, {}, {})
+            for name in archive.files:
+                for prefix, part in ((_DATA, out.data), (_SLICES, out.slices), (_EXTRA, out.extra)):
+                    if name.startswith(prefix):
+                        part[name[len(prefix):]] = torch.from_numpy(np.array(archive[name]))
+    except Exception:  # a damaged or foreign file is simply rebuilt
+        return None
+    return out if _consistent(out) else None
+
+
+def _consistent(out: Collated) -> bool:
+    """Every slice is an increasing int64 pointer from 0 to its tensor's size."""
+    for name, ptr in out.slices.items():
+        value = out.data.get(name)
+        if value is None or ptr.dtype != torch.long or ptr.dim() != 1 or ptr.numel() == 0:
+            return False
+        if int(ptr[0]) != 0 or bool((ptr[1:] < ptr[:-1]).any()):
+            return False
+        if value.dim() and int(ptr[-1]) > max(value.shape):
+            return False
+    return True
+
+
+class SafeInMemoryDataset(InMemoryDataset):
+    r"""An :class:`~torch_geometric.data.InMemoryDataset` whose processed files never unpickle.
+
+    Subclasses keep PyG's contract (:obj:`raw_file_names`,
+    :obj:`processed_file_names`, :meth:`download`, :meth:`process`), but
+    :meth:`process` stores its result with :meth:`save_collated` and
+    :meth:`load` reads it back; a processed file that cannot be read
+    safely, or whose key differs, is rebuilt. The key covers the class, the
+    processed file name (where subclasses encode their options) and the
+    content of the raw files. :obj:`pre_transform` and :obj:`pre_filter`
+    are not supported (their PyG bookkeeping files are pickles). Nothing is
+    printed while processing (so command-line errors stay one line).
+    """
+
+    def cache_key(self) -> str:
+        """What the processed file was built from (see the class description)."""
+        raw = [p for p in self.raw_paths if osp.isfile(p)]
+        return "|".join([FORMAT, type(self).__name__, osp.basename(self.processed_paths[0]),
+                         file_digest(raw)])
+
+    def _process(self) -> None:
+        if self.pre_transform is not None or self.pre_filter is not None:
+            raise ValueError(f"{type(self).__name__} does not take 'pre_transform' or 'pre_filter'")
+        if not self.force_reload and self._cached(self.processed_paths[0]):
+            return
+        os.makedirs(self.processed_dir, exist_ok=True)
+        self.process()
+
+    def _cached(self, path: str) -> bool:
+        if not osp.isfile(path):
+            return False
+        try:
+            with np.load(path, allow_pickle=False) as archive:
+                return _KEY in archive.files and str(archive[_KEY]) == self.cache_key()
+        except Exception:
+            return False
+
+    def save_collated(self, data: Data, slices: Dict[str, Tensor], path: str) -> None:
+        """Store a collated :obj:`data` and its :obj:`slices` at :obj:`path` (in :meth:`process`)."""
+        save_collated(path, self.cache_key(), data.to_dict(), slices)
+
+    def load(self, path: str, data_cls: Type[Data] = Data) -> None:
+        """Load what :meth:`process` stored (never unpickling)."""
+        out = load_collated(path, self.cache_key())
+        if out is None:
+            raise ValueError(f"{path} is not a processed file of {type(self).__name__}; "
+                             "delete it (or pass force_reload=True) to rebuild it")
+        self.slices = out.slices
+        self.data = data_cls.from_dict(out.data)
+
+
+__all__ = ["SafeInMemoryDataset", "Collated", "save_collated", "load_collated", "content_digest",
+           "file_digest", "FORMAT"]

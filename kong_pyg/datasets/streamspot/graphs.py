@@ -1,0 +1,190 @@
+r"""One ordered PyG graph per graph id of a StreamSpot edge stream, and graph labels."""
+import os
+from typing import Any, Callable, Dict, Iterable, List, Optional, TextIO, Union
+
+import torch
+from torch import Tensor
+from torch_geometric.data import Data, InMemoryDataset
+
+from ...idmap import first_appearance
+from .reader import read_streamspot
+from .records import EdgeStream, MalformedLine
+
+
+def _lines(source: Any) -> Iterable[str]:
+    """The lines of a path or of an open text file or iterable of lines.
+
+    A path is read as UTF-8 (a BOM dropped, undecodable bytes as
+    ``surrogateescape`` escapes, as the stream reader shows id tokens), with
+    universal newlines.
+    """
+    if isinstance(source, (str, os.PathLike)):
+        with open(source, "r", encoding="utf-8-sig", errors="surrogateescape") as f:
+            yield from f
+    else:
+        yield from source
+
+
+def _is_integer(text: str) -> bool:
+    digits = text[1:] if text[:1] == "-" else text
+    return digits.isascii() and digits.isdigit()
+
+
+def first_types(stream: EdgeStream) -> Tensor:
+    """The type of every node at its first appearance in the stream."""
+    e = stream.num_edges
+    num_nodes = int(torch.maximum(stream.src.max(), stream.dst.max())) + 1 if e else 0
+    arrival = torch.arange(e)
+    # position 2e for the source of edge e, 2e + 1 for its destination
+    first = torch.full((num_nodes,), 2 * e, dtype=torch.long)
+    first.scatter_reduce_(0, torch.cat([stream.src, stream.dst]),
+                          torch.cat([2 * arrival, 2 * arrival + 1]), reduce="amin")
+    if e == 0:
+        return torch.zeros(num_nodes, dtype=torch.long)
+    edge = (first // 2).clamp(max=e - 1)  # (indices of no edge get a type they never use)
+    return torch.where(first % 2 == 0, stream.src_type[edge], stream.dst_type[edge])
+
+
+def graph_order(graph: Tensor, num_graphs: int) -> Tensor:
+    """Graph indices in order of their first edge; graphs without an edge last, by index."""
+    e = graph.numel()
+    first = torch.full((num_graphs,), e, dtype=torch.long)
+    first.scatter_reduce_(0, graph, torch.arange(e), reduce="amin")
+    return torch.argsort(first * max(num_graphs, 1) + torch.arange(num_graphs))
+
+
+def stream_to_graphs(
+    stream: EdgeStream, labels: Union[Tensor, Dict[Any, int], None] = None, undirected: bool = True
+) -> List[Data]:
+    r"""One ordered PyG graph per graph id, edges in arrival order.
+
+    Graphs come in order of their first edge in the stream (graphs of
+    :obj:`stream.graph_ids` without any edge last, in index order): the row
+    order of :meth:`KongStream.sketches <kong_pyg.KongStream.sketches>` on
+    the same stream. :func:`read_streamspot` and
+    :func:`synthetic_event_stream` number graphs in that order, so for their
+    streams it is also the index order (that of :obj:`stream.graph_ids` and
+    of their labels). Each graph keeps its id as :obj:`graph_id`.
+
+    Nodes are numbered in order of first appearance within their graph.
+    Node :math:`v`'s label is its type (from its first edge); every edge
+    carries its type as :obj:`edge_attr`. With :obj:`undirected`, each
+    arrival :math:`(s, d)` becomes the two edges :math:`d \to s` and
+    :math:`s \to d` next to each other, so with PyG's default flow both
+    endpoints see the other in arrival order: a process sees the objects it
+    acted on, an object the processes that touched it.
+
+    Args:
+        stream (EdgeStream): The edges.
+        labels (torch.Tensor or dict, optional): Graph labels, stored as
+            :obj:`y`: a tensor indexed like :obj:`stream.graph_ids`, or a dict
+            from graph id to label.
+        undirected (bool, optional): Add both directions. Otherwise only
+            :math:`d \to s`, so that (default flow) a source sees its
+            destinations in order. (default: :obj:`True`)
+    """
+    num_graphs = len(stream.graph_ids)
+    order = torch.sort(stream.graph, stable=True).indices  # arrival order kept per graph
+    per_graph = torch.bincount(stream.graph, minlength=num_graphs).tolist()
+    edges = torch.split(order, per_graph)
+    node_type = first_types(stream)
+    out = []
+    for g in graph_order(stream.graph, num_graphs).tolist():
+        idx = edges[g]
+        src, dst = stream.src[idx], stream.dst[idx]
+        glob, local = first_appearance(torch.stack([src, dst], dim=1).view(-1))
+        local = local.view(-1, 2)
+        if undirected:
+            ei = torch.stack([torch.stack([local[:, 1], local[:, 0]], 1),
+                              torch.stack([local[:, 0], local[:, 1]], 1)], dim=1).view(-1, 2).t()
+            attr = stream.edge_type[idx].repeat_interleave(2)
+        else:
+            ei = torch.stack([local[:, 1], local[:, 0]])
+            attr = stream.edge_type[idx]
+        d = Data(x=node_type[glob], edge_index=ei.contiguous(), edge_attr=attr,
+                 graph_id=stream.graph_ids[g])
+        if isinstance(labels, dict):
+            d.y = torch.tensor([labels[stream.graph_ids[g]]])
+        elif labels is not None:
+            d.y = labels[g].view(1)
+        out.append(d)
+    return out
+
+
+def read_graph_labels(source: Union[str, "os.PathLike[str]", TextIO, Iterable[str]]) -> Dict[str, int]:
+    """Read a labels file: one ``graph-id label`` pair per line (whitespace-separated).
+
+    Blank lines and lines starting with ``#`` are skipped; labels are integers.
+    """
+    out: Dict[str, int] = {}
+    for line_no, line in enumerate(_lines(source), start=1):
+        text = (line.lstrip("\ufeff") if line_no == 1 else line).strip()
+        if not text or text.startswith("#"):
+            continue
+        fields = text.split()
+        if len(fields) != 2 or not _is_integer(fields[1]):
+            raise ValueError(f"labels line {line_no}: expected 'graph-id label' (integer label), "
+                             f"got {text!r}")
+        out[fields[0]] = int(fields[1])
+    return out
+
+
+class StreamSpotGraphs(InMemoryDataset):
+    r"""The ordered graphs of a StreamSpot edge stream, as a PyG dataset.
+
+    Reads the stream with :func:`read_streamspot` and builds one graph per
+    graph id with :func:`stream_to_graphs` (arrival order = neighbor order,
+    node label = node type, :obj:`edge_attr` = edge type, :obj:`graph_id`
+    kept). Graphs are in order of their first edge (:func:`stream_to_graphs`'s
+    order, the row order of :class:`~kong_pyg.KongStream`).
+
+    .. warning::
+        The neighbor order is the order of :obj:`edge_index`; never
+        :obj:`coalesce`, sort or :obj:`ToUndirected` these graphs.
+
+    Args:
+        source (str, file, lines or EdgeStream): A StreamSpot file (path,
+            open text file or lines) or an already read :class:`EdgeStream`.
+        labels (dict, str or torch.Tensor, optional): Graph labels stored as
+            :obj:`y`: a dict from graph id to integer label (keys compared as
+            strings), a path to a labels file (see :func:`read_graph_labels`),
+            or a tensor indexed like the graphs. Every graph needs a label.
+            (default: :obj:`None`)
+        undirected (bool, optional): As in :func:`stream_to_graphs`.
+            (default: :obj:`True`)
+        strict (bool, optional): Fail on the first malformed line (otherwise
+            malformed lines are skipped and counted in :obj:`num_malformed`,
+            the first ones kept in :obj:`malformed`). (default: :obj:`False`)
+        transform (callable, optional): A transform applied on access.
+    """
+
+    def __init__(self, source: Any, labels: Any = None, undirected: bool = True, strict: bool = False,
+                 transform: Optional[Callable[..., Any]] = None) -> None:
+        super().__init__(None, transform)
+        self.malformed: List[MalformedLine]
+        self.num_malformed: int
+        if isinstance(source, EdgeStream):
+            stream, self.malformed, self.num_malformed = source, [], 0
+        else:
+            stream, self.malformed, self.num_malformed = read_streamspot(source, strict=strict)
+        if stream.num_edges == 0:
+            raise ValueError("the stream has no edges")
+        if isinstance(labels, (str, os.PathLike)):
+            labels = read_graph_labels(labels)
+        if isinstance(labels, dict):
+            labels = {str(k): int(v) for k, v in labels.items()}
+            missing = [g for g in stream.graph_ids if str(g) not in labels]
+            if missing:
+                raise ValueError(f"'labels' has no label for graph id(s) {missing[:10]}")
+            labels = {g: labels[str(g)] for g in stream.graph_ids}
+        elif labels is not None:
+            labels = torch.as_tensor(labels).long().view(-1)
+            if labels.numel() != len(stream.graph_ids):
+                raise ValueError(f"'labels' has {labels.numel()} entries for {len(stream.graph_ids)} graphs")
+        graphs = stream_to_graphs(stream, labels, undirected)
+        #: The graph ids, in the order of the graphs (that of their first edge).
+        self.graph_ids = [d.graph_id for d in graphs]
+        self._data, self.slices = self.collate(graphs)
+
+
+__all__ = ["first_types", "graph_order", "stream_to_graphs", "read_graph_labels", "StreamSpotGraphs"]

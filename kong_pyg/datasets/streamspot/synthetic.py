@@ -1,0 +1,89 @@
+r"""Synthetic event streams whose classes differ only in the order of events."""
+import random
+from typing import Tuple
+
+import torch
+from torch import Tensor
+
+from .records import EdgeStream
+
+
+def synthetic_event_stream(
+    num_graphs: int = 100,
+    processes: Tuple[int, int] = (2, 4),
+    events: Tuple[int, int] = (6, 12),
+    num_edge_types: int = 4,
+    num_object_types: int = 2,
+    noise: float = 0.0,
+    seed: int = 0,
+) -> Tuple[EdgeStream, Tensor]:
+    r"""A synthetic stream of two classes that differ only in event order.
+
+    Every graph has a few process nodes (type 0). Each process performs a
+    session of events drawn from the same distribution in both classes: an
+    edge type :math:`e` on a fresh object whose type is
+    :math:`1 + (e \bmod T_o)` (a "read" acts on a file, a "connect" on a
+    socket). Class 0 performs its session in ascending edge-type order,
+    class 1 in descending order; with :obj:`noise`, each adjacent pair of a
+    session is swapped with that probability. Sessions of one graph, and
+    graphs, interleave at random in the stream. So every k = 1 statistic has
+    the same distribution in both classes, while k = 2 sees the order.
+
+    Args:
+        num_graphs (int, optional): Graphs (half of each class).
+        processes (tuple, optional): Range of processes per graph.
+        events (tuple, optional): Range of events per process.
+        num_edge_types (int, optional): Edge types.
+        num_object_types (int, optional): Object node types.
+        noise (float, optional): Swap probability of adjacent events.
+        seed (int, optional): The seed.
+
+    Returns:
+        (EdgeStream, torch.Tensor): The stream and the graph labels. Graphs
+        are numbered ``0, 1, ...`` in order of their first edge (as
+        :func:`read_streamspot` numbers them), so the labels, the graphs of
+        :func:`stream_to_graphs` and the rows of
+        :class:`~kong_pyg.KongStream` are all in that order.
+    """
+    rng = random.Random(seed)
+    labels = [g % 2 for g in range(num_graphs)]
+    rng.shuffle(labels)
+    sessions = []  # per graph, per process: list of (process id, edge type, object id)
+    next_node = 0
+    for g in range(num_graphs):
+        for _ in range(rng.randint(*processes)):
+            proc = next_node
+            next_node += 1
+            kinds = sorted(rng.randrange(num_edge_types) for _ in range(rng.randint(*events)))
+            if labels[g] == 1:
+                kinds.reverse()
+            for i in range(len(kinds) - 1):
+                if rng.random() < noise:
+                    kinds[i], kinds[i + 1] = kinds[i + 1], kinds[i]
+            session = []
+            for e in kinds:
+                session.append((g, proc, e, next_node))
+                next_node += 1
+            sessions.append(session)
+    # interleave all sessions at random, each keeping its own order
+    cursor = [0] * len(sessions)
+    pending = [i for i, s in enumerate(sessions) for _ in s]
+    rng.shuffle(pending)
+    rows = []
+    for i in pending:
+        g, proc, e, obj = sessions[i][cursor[i]]
+        cursor[i] += 1
+        rows.append((proc, 0, obj, 1 + e % num_object_types, e, g))
+    t = torch.tensor(rows, dtype=torch.long).view(-1, 6)
+    # graphs numbered in order of their first edge (the order of stream_to_graphs and KongStream rows)
+    rank = torch.full((num_graphs,), -1, dtype=torch.long)
+    first = torch.unique_consecutive(t[:, 5])
+    seen = list(dict.fromkeys(first.tolist()))
+    rank[torch.tensor(seen, dtype=torch.long)] = torch.arange(len(seen))
+    y = torch.empty(num_graphs, dtype=torch.long)
+    y[rank] = torch.tensor(labels, dtype=torch.long)
+    stream = EdgeStream(t[:, 0], t[:, 1], t[:, 2], t[:, 3], t[:, 4], rank[t[:, 5]], list(range(num_graphs)))
+    return stream, y
+
+
+__all__ = ["synthetic_event_stream"]

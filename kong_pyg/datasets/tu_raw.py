@@ -1,0 +1,245 @@
+r"""Parse and check the raw text files of a TU data set (vectorized, no pickle).
+
+The format (`TU collection <https://chrsmrrs.github.io/datasets/>`_):
+``NAME_A.txt`` has one edge ``u, v`` per line (1-based node ids, all graphs
+together), ``NAME_graph_indicator.txt`` the graph id of every node (1-based,
+nodes listed graph by graph), ``NAME_graph_labels.txt`` one class per graph,
+and the optional ``NAME_node_labels.txt`` / ``NAME_edge_labels.txt`` one row
+of integer labels per node / per line of ``NAME_A.txt``. Attribute files are
+ignored.
+
+:func:`parse_tu` builds exactly what PyG's
+:class:`~torch_geometric.datasets.TUDataset` builds from these files (node
+and edge labels one-hot per column, classes renumbered ``0..C-1``,
+self-loops removed, edges coalesced) as collated tensors, after checking the
+files: every malformation is a :class:`ValueError` that names the file and
+line. A data set without node labels gets every node's in-degree as its
+label.
+"""
+import io
+import warnings
+from typing import Dict, Mapping, Optional, Tuple
+
+import numpy as np
+import torch
+from torch import Tensor
+
+#: The raw files read (the suffix of ``NAME_<part>.txt``).
+PARTS = ("A", "graph_indicator", "graph_labels", "node_labels", "edge_labels")
+
+#: The largest one-hot label matrix built (bytes of float32).
+MAX_ONE_HOT_BYTES = 2 << 30
+
+_EXACT = float(2 ** 53)  # integers beyond this are not exact in float64
+
+Files = Mapping[str, Tuple[str, bytes]]
+
+
+def _line_of(text: str, row: int) -> int:
+    """The 1-based line number of data row :obj:`row` (blank lines are skipped)."""
+    seen = -1
+    no = 0
+    for no, line in enumerate(text.splitlines(), start=1):
+        if line.strip():
+            seen += 1
+            if seen == row:
+                return no
+    return no
+
+
+def _locate(where: str, text: str) -> ValueError:
+    """The error for a table that does not parse: the first bad line."""
+    width = None
+    for no, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        fields = line.split(",")
+        if width is None:
+            width = len(fields)
+        elif len(fields) != width:
+            return ValueError(f"{where}, line {no}: {len(fields)} comma-separated value(s), but the "
+                              f"lines above have {width}: {line!r}")
+        for field in fields:
+            try:
+                float(field)
+            except ValueError:
+                return ValueError(f"{where}, line {no}: {field.strip()!r} is not a number: {line!r}")
+    return ValueError(f"{where}: cannot be read as lines of comma-separated integers")
+
+
+def read_table(where: str, content: bytes, columns: Optional[int] = None) -> np.ndarray:
+    r"""Parse comma-separated integers into an :obj:`int64` array :obj:`[rows, cols]`.
+
+    Blank lines are skipped; integral floats (``"1.0"``) are accepted.
+
+    Args:
+        where (str): The file, for messages.
+        content (bytes): Its content.
+        columns (int, optional): The number of values every line must have.
+
+    Raises:
+        ValueError: Not text, a non-number, a line with another number of
+            values, a non-integral, non-finite or too large value (the file
+            and line are named).
+    """
+    try:
+        text = content.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = content[:err.start].count(b"\n") + 1
+        raise ValueError(f"{where}, line {line}: not UTF-8 text") from None
+    if not text.strip():
+        return np.zeros((0, columns or 1), dtype=np.int64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            table = np.loadtxt(io.StringIO(text), delimiter=",", dtype=np.int64, ndmin=2, comments=None)
+        except ValueError:
+            try:
+                values = np.loadtxt(io.StringIO(text), delimiter=",", dtype=np.float64, ndmin=2,
+                                    comments=None)
+            except ValueError:
+                raise _locate(where, text) from None
+            bad = ~np.isfinite(values) | (values != np.round(values)) | (np.abs(values) > _EXACT)
+            if bad.any():
+                row, col = (int(i) for i in np.argwhere(bad)[0])
+                value = float(values[row, col])
+                raise ValueError(f"{where}, line {_line_of(text, row)}: {value!r} is not an integer (or is "
+                                 "too large)") from None
+            table = values.astype(np.int64)
+    if columns is not None and table.shape[1] != columns:
+        raise ValueError(f"{where}, line {_line_of(text, 0)}: expected {columns} comma-separated "
+                         f"value(s) per line, got {table.shape[1]}")
+    return table
+
+
+def _bad_line(where: str, content: bytes, row: int, message: str) -> ValueError:
+    return ValueError(f"{where}, line {_line_of(content.decode('utf-8'), row)}: {message}")
+
+
+def _check_rows(files: Files, part: str, table: np.ndarray, expected: int, what: str) -> None:
+    if table.shape[0] != expected:
+        where, content = files[part]
+        got = table.shape[0]
+        at = f", line {_line_of(content.decode('utf-8'), expected)}" if got > expected else ""
+        raise ValueError(f"{where}{at}: {got} line(s), but the data set has {expected} {what} "
+                         f"(one line per {what.rstrip('s')})")
+
+
+def _indicator(files: Files) -> np.ndarray:
+    where, content = files["graph_indicator"]
+    ind = read_table(where, content, 1)[:, 0]
+    if ind.size == 0:
+        raise ValueError(f"{where}: is empty (it must give the graph id of every node)")
+    if ind[0] != 1:
+        raise ValueError(f"{where}, line {_line_of(content.decode('utf-8'), 0)}: the first graph id "
+                         f"must be 1, got {int(ind[0])}")
+    step = np.diff(ind)
+    bad = (step != 0) & (step != 1)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0]) + 1
+        raise ValueError(f"{where}, line {_line_of(content.decode('utf-8'), i)}: graph id {int(ind[i])} "
+                         f"follows {int(ind[i - 1])}; nodes must be listed graph by graph with ids "
+                         "1, 2, 3, ... (no gaps, no going back)")
+    return ind
+
+
+def _edges(files: Files, ind: np.ndarray) -> np.ndarray:
+    where, content = files["A"]
+    a = read_table(where, content, 2)
+    if a.shape[0] == 0:
+        raise ValueError(f"{where}: is empty (it must list the edges 'u, v', one per line)")
+    n = ind.size
+    ind_where = files["graph_indicator"][0]
+    outside = ((a < 1) | (a > n)).any(axis=1)
+    if outside.any():
+        row = int(np.flatnonzero(outside)[0])
+        raise _bad_line(where, content, row,
+                        f"edge {a[row, 0]}, {a[row, 1]} names a node that does not exist "
+                        f"(node ids are 1..{n}, one per line of {ind_where})")
+    g = ind[a - 1]
+    across = g[:, 0] != g[:, 1]
+    if across.any():
+        row = int(np.flatnonzero(across)[0])
+        raise _bad_line(where, content, row, f"edge {a[row, 0]}, {a[row, 1]} joins graph "
+                        f"{g[row, 0]} and graph {g[row, 1]} ({ind_where})")
+    return a
+
+
+def _one_hot_columns(files: Files, part: str, table: np.ndarray) -> Tensor:
+    """PyG's labels: every column shifted to start at 0, one-hot, concatenated."""
+    t = torch.from_numpy(table)
+    t = t - t.min(dim=0).values
+    widths = (t.max(dim=0).values + 1).tolist()
+    size = int(sum(widths)) * t.size(0) * 4
+    if size > MAX_ONE_HOT_BYTES:
+        raise ValueError(f"{files[part][0]}: labels span {widths} values per column; their one-hot "
+                         f"matrix would take {size / 2**30:.1f} GiB (more than "
+                         f"{MAX_ONE_HOT_BYTES / 2**30:.0f} GiB)")
+    cols = [torch.nn.functional.one_hot(t[:, j], int(w)).float() for j, w in enumerate(widths)]
+    return torch.cat(cols, dim=1)
+
+
+def parse_tu(name: str, files: Files) -> Tuple[Dict[str, Tensor], Dict[str, Tensor], Dict[str, int]]:
+    r"""Build a collated TU data set from its raw files.
+
+    Args:
+        name (str): The data set (for messages).
+        files (Mapping[str, Tuple[str, bytes]]): For every present part of
+            :obj:`PARTS` (:obj:`"A"`, :obj:`"graph_indicator"` and
+            :obj:`"graph_labels"` are required) the file's name for messages
+            and its content.
+
+    Returns:
+        (dict, dict, dict): :obj:`Data.to_dict()` of the collated data
+        (:obj:`x`, :obj:`edge_index`, :obj:`edge_attr` when there are edge
+        labels, :obj:`y`), its slices, and the sizes
+        :obj:`num_node_labels` (0: :obj:`x` holds in-degrees) and
+        :obj:`num_edge_labels`.
+
+    Raises:
+        ValueError: A malformed file (named, with the line).
+    """
+    from torch_geometric.utils import coalesce, remove_self_loops
+
+    missing = [p for p in ("A", "graph_indicator", "graph_labels") if p not in files]
+    if missing:
+        raise ValueError(f"data set {name!r} lacks {', '.join(f'{name}_{p}.txt' for p in missing)}")
+    ind = _indicator(files)
+    num_nodes, num_graphs = int(ind.size), int(ind[-1])
+    a = _edges(files, ind)
+    labels = read_table(*files["graph_labels"], 1)
+    _check_rows(files, "graph_labels", labels, num_graphs, "graphs")
+    x: Optional[Tensor] = None
+    if "node_labels" in files:
+        table = read_table(*files["node_labels"])
+        _check_rows(files, "node_labels", table, num_nodes, "nodes")
+        x = _one_hot_columns(files, "node_labels", table)
+    edge_attr: Optional[Tensor] = None
+    if "edge_labels" in files:
+        table = read_table(*files["edge_labels"])
+        _check_rows(files, "edge_labels", table, a.shape[0], f"edges (lines of {files['A'][0]})")
+        edge_attr = _one_hot_columns(files, "edge_labels", table)
+
+    edge_index = torch.from_numpy(np.ascontiguousarray(a.T - 1))
+    edge_index, edge_attr = remove_self_loops(edge_index, edge_attr)
+    edge_index, edge_attr = coalesce(edge_index, edge_attr, num_nodes)
+    batch = torch.from_numpy(ind - 1)
+    node_ptr = torch.zeros(num_graphs + 1, dtype=torch.long)
+    torch.cumsum(torch.bincount(batch, minlength=num_graphs), 0, out=node_ptr[1:])
+    edge_graph = batch[edge_index[0]]
+    edge_ptr = torch.zeros(num_graphs + 1, dtype=torch.long)
+    torch.cumsum(torch.bincount(edge_graph, minlength=num_graphs), 0, out=edge_ptr[1:])
+    sizes = {"num_node_labels": 0 if x is None else int(x.size(1)),
+             "num_edge_labels": 0 if edge_attr is None else int(edge_attr.size(1))}
+    if x is None:  # in-degree labels
+        x = torch.bincount(edge_index[1], minlength=num_nodes).view(-1, 1)
+    data = {"x": x, "edge_index": edge_index - node_ptr[edge_graph].view(1, -1),
+            "y": torch.unique(torch.from_numpy(labels[:, 0]), sorted=True, return_inverse=True)[1]}
+    slices = {"x": node_ptr, "edge_index": edge_ptr, "y": torch.arange(num_graphs + 1)}
+    if edge_attr is not None:
+        data["edge_attr"] = edge_attr
+        slices["edge_attr"] = edge_ptr
+    return data, slices, sizes
+
+
+__all__ = ["parse_tu", "read_table", "PARTS", "MAX_ONE_HOT_BYTES"]

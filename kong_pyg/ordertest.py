@@ -1,0 +1,502 @@
+r"""Does neighbor order matter in my data? :func:`order_test` answers in one call.
+
+Given ordered graphs with class labels, it computes KONG features for five
+settings and scores them with the same classifier on the same repeated
+random splits:
+
+* ``k1``: :math:`k = 1`, label counts, which ignore the order;
+* ``true``: :math:`k \geq 2` in the true order (the edge order, or the
+  per-edge key :obj:`edge_order`, e.g. timestamps);
+* ``consistent``: :math:`k \geq 2` after a **consistent shuffle**: every
+  event (every value of the per-edge key) gets one seeded random position,
+  the same in every graph it appears in ("random timestamps"; several
+  seeds). This is the honest control for "does the order matter": it keeps
+  everything but the order, including the fact that a node seen in several
+  graphs has the same neighbor order in each of them;
+* ``random``: :math:`k \geq 2` after a **per-graph shuffle** (several seeds),
+  the usual "shuffled" control (the KONG paper's). When nodes or events are
+  shared between graphs (ego graphs of one user-item graph, say) it turns a
+  node's order, the same in every graph, into per-graph noise, so it makes
+  the true order look better than it is;
+* ``reverse``: :math:`k \geq 2` in time-reversed order.
+
+It then reports the paired differences over the splits with the
+Nadeau-Bengio corrected resampled t-test
+(:func:`kong_pyg.evaluation.stats.paired_comparison`): **true vs consistent**
+is the answer to "does order matter?"; true vs per-graph shuffle is the
+paper's comparison; consistent vs per-graph shuffle measures the bias of the
+per-graph control; true vs :math:`k = 1` says whether ordered features add
+anything to label counts.
+
+**The consistent shuffle needs a per-edge key that names the same event in
+every graph** (a timestamp, a global event id: the :obj:`edge_order` that
+:class:`~kong_pyg.datasets.InteractionGraphs`,
+:class:`~kong_pyg.datasets.MovieLensOrdered` and
+:class:`~kong_pyg.datasets.ProvenanceGraphs` store, or the arrival position
+of a StreamSpot stream). An edge's position within its graph is not such a
+key (position 3 of one graph and position 3 of another are different
+events), so graphs without the key get the per-graph shuffle only, with a
+warning; that control is unbiased only if no node or event appears in more
+than one graph.
+
+The classifier part (:func:`_fit_scores`) is a small stand-in, a stratified
+random split and a :class:`~sklearn.svm.LinearSVC` with its :math:`C`
+chosen by inner cross-validation; it will be replaced by the shared
+evaluation harness.
+"""
+import math
+import os
+import time
+import warnings
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+
+import numpy as np
+import torch
+
+from .config import KongConfig, check_float, check_int
+
+#: The settings, in report order, and what each one is.
+SETTINGS: Dict[str, str] = {
+    "k1": "k = 1 (label counts, order-free)",
+    "true": "true order",
+    "consistent": "consistent shuffle (one random position per event, the same in every graph)",
+    "random": "per-graph shuffle (the paper's control)",
+    "reverse": "time reversal",
+}
+#: The paired comparisons (a - b), the first one is the answer.
+COMPARISONS: Tuple[Tuple[str, str], ...] = (
+    ("true", "consistent"), ("true", "random"), ("consistent", "random"), ("true", "k1"),
+    ("true", "reverse"),
+)
+#: The default C grids: unit-norm graph vectors need large C.
+C_NORMALIZED: Tuple[float, ...] = (0.1, 1.0, 10.0, 100.0, 1e3, 1e4, 1e5, 1e6)
+C_RAW: Tuple[float, ...] = (1e-3, 1e-2, 0.1, 1.0, 10.0, 100.0, 1e3)
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+
+@dataclass
+class OrderTestResult:
+    r"""What :func:`order_test` found.
+
+    Attributes:
+        settings (list): The settings that ran (keys of :obj:`SETTINGS`).
+        scores (dict): :obj:`scores[metric][setting]`, one score per split
+            (shuffled settings: the mean over their seeds); metrics
+            :obj:`"accuracy"` and, for two classes, :obj:`"auc"`.
+        seed_scores (dict): :obj:`seed_scores[metric][setting]`, one list of
+            per-split scores per seed of a shuffled setting.
+        comparisons (list): One dict per (comparison, metric): :obj:`a`,
+            :obj:`b`, :obj:`metric` and the fields of
+            :func:`~kong_pyg.evaluation.stats.paired_comparison`, plus the
+            corrected 95 % interval of the mean difference
+            (:obj:`corrected_lo`, :obj:`corrected_hi`).
+        test_fraction (float): The share of graphs in each test part.
+        info (dict): The data, options, protocol, timings and warnings.
+    """
+
+    settings: List[str]
+    scores: Dict[str, Dict[str, List[float]]]
+    seed_scores: Dict[str, Dict[str, List[List[float]]]]
+    comparisons: List[Dict[str, Any]]
+    test_fraction: float
+    info: Dict[str, Any] = field(default_factory=dict)
+
+    def comparison(self, a: str, b: str, metric: str = "accuracy") -> Dict[str, Any]:
+        """The paired comparison of :obj:`a` against :obj:`b` on :obj:`metric`."""
+        for c in self.comparisons:
+            if (c["a"], c["b"], c["metric"]) == (a, b, metric):
+                return c
+        raise KeyError(f"no comparison {a} vs {b} on {metric!r} (settings run: {self.settings})")
+
+    def summary(self, metric: str = "accuracy") -> Dict[str, Dict[str, float]]:
+        """Mean, sd and 95 % t-interval of every setting's scores (:func:`mean_ci`)."""
+        from .evaluation.stats import mean_ci
+
+        return {s: mean_ci(self.scores[metric][s]) for s in self.settings}
+
+    def answer(self, metric: str = "accuracy", alpha: float = 0.05) -> str:
+        """The answer to "does order matter?" in a few sentences (the corrected test decides)."""
+        from .evaluation.stats import verdict
+
+        control = "consistent" if "consistent" in self.settings else "random"
+        main = self.comparison("true", control, metric)
+        d, p = 100 * main["mean_diff"], main["corrected_p"]
+        if p < alpha and d > 0:
+            head = f"Yes: the true order beats the {SETTINGS[control]} by {d:+.2f} points of {metric}."
+        elif p < alpha:
+            head = f"The true order is worse than the {SETTINGS[control]} ({d:+.2f} points of {metric})."
+        else:
+            head = (f"No detectable order effect: true order - {SETTINGS[control]} = {d:+.2f} points of "
+                    f"{metric}, within split-to-split noise.")
+        lines = [head]
+        for a, b in COMPARISONS:
+            if a in self.settings and b in self.settings:
+                lines.append("- " + verdict(self.comparison(a, b, metric), _name(a), _name(b), metric, alpha))
+        if control == "random":
+            lines.append("- No per-edge key: the per-graph shuffle was the only control; it favours the "
+                         "true order when nodes or events appear in several graphs.")
+        return "\n".join(lines)
+
+    def to_dict(self) -> Dict[str, Any]:
+        """Everything as plain JSON-ready values."""
+        return {"settings": list(self.settings), "scores": self.scores, "seed_scores": self.seed_scores,
+                "comparisons": self.comparisons, "test_fraction": self.test_fraction, "info": self.info}
+
+    def to_markdown(self, title: str = "Order test") -> str:
+        """A markdown report: the setup, every setting's scores, the paired differences, the answer."""
+        from .evaluation.stats import format_ci, format_p
+
+        info = self.info
+        metrics = list(self.scores)
+        out = [f"## {title}", "",
+               f"- Data: {info['num_graphs']} graphs, class counts {info['class_counts']}; per-edge key: "
+               f"{info['key'] or 'none (no consistent shuffle)'}.",
+               f"- Features: KONG k = {info['k']}, hops = {info['hops']}, options {info['options']}.",
+               f"- Protocol: {info['splits']} stratified random splits, {100 * self.test_fraction:.0f} % "
+               f"test; LinearSVC, C in {list(info['C'])} by {info['inner_folds']}-fold inner CV on the "
+               f"training part; {info['shuffles']} seed(s) per shuffled setting (scores averaged per "
+               f"split); seed {info['seed']}.", "",
+               "| setting | " + " | ".join(f"{m} % (mean ± 95 % CI)" for m in metrics)
+               + " | feature CPU s |", "|---|" + "---|" * (len(metrics) + 1)]
+        for s in self.settings:
+            cells = [format_ci(self.summary(m)[s]) for m in metrics]
+            out.append(f"| {SETTINGS[s]} | " + " | ".join(cells) + f" | {info['feature_cpu_s'][s]:.2f} |")
+        out += ["", "Paired differences over the same splits (a - b, points); the corrected resampled "
+                "t-test (Nadeau-Bengio) accounts for overlapping training sets:", "",
+                "| a - b | metric | mean | corrected 95 % CI | wins/ties/losses | corrected p | paired t p |",
+                "|---|---|---|---|---|---|---|"]
+        for c in self.comparisons:
+            out.append(f"| {_name(c['a'])} - {_name(c['b'])} | {c['metric']} | {100 * c['mean_diff']:+.2f} | "
+                       f"[{100 * c['corrected_lo']:+.2f}, {100 * c['corrected_hi']:+.2f}] | "
+                       f"{c['wins']}/{c['ties']}/{c['losses']} | {format_p(c['corrected_p'])} | "
+                       f"{format_p(c['t_p'])} |")
+        out += ["", "**Answer.** " + self.answer()]
+        for w in info.get("warnings", []):
+            out += ["", f"> Warning: {w}"]
+        return "\n".join(out) + "\n"
+
+    def plot(self, path: PathLike, metric: str = "accuracy", title: str = "") -> None:
+        """Draw every setting's scores and the paired differences to an image file.
+
+        Left: each setting's per-split scores (dots) and mean with its 95 %
+        t-interval. Right: each comparison's mean difference with its
+        corrected 95 % interval; intervals that cross 0 show no effect.
+        """
+        from .evaluation.plots import pyplot
+
+        plt = pyplot()
+        fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2), gridspec_kw={"width_ratios": [1.1, 1]})
+        rng = np.random.default_rng(0)
+        stats = self.summary(metric)
+        for i, s in enumerate(self.settings):
+            values = 100 * np.asarray(self.scores[metric][s])
+            left.scatter(i + rng.uniform(-0.15, 0.15, values.size), values, s=8, alpha=0.35, color="gray")
+            left.errorbar(i, 100 * stats[s]["mean"], yerr=100 * stats[s]["half"], fmt="o", color="C0",
+                          capsize=4)
+        left.set_xticks(range(len(self.settings)), [_name(s) for s in self.settings], rotation=20)
+        left.set_ylabel(f"{metric} (%)")
+        left.set_title("per split, mean ± 95 % CI")
+        rows = [c for c in self.comparisons if c["metric"] == metric]
+        for j, c in enumerate(rows):
+            mean = 100 * c["mean_diff"]
+            lo, hi = 100 * c["corrected_lo"], 100 * c["corrected_hi"]
+            color = "C3" if c["corrected_p"] < 0.05 else "C0"
+            right.errorbar(mean, j, xerr=[[mean - lo], [hi - mean]], fmt="o", color=color, capsize=4)
+        right.axvline(0, color="black", lw=0.8)
+        right.set_yticks(range(len(rows)), [f"{_name(c['a'])} - {_name(c['b'])}" for c in rows])
+        right.invert_yaxis()
+        right.set_xlabel(f"difference in {metric} (points)")
+        right.set_title("paired difference, corrected 95 % CI")
+        for ax in (left, right):
+            ax.grid(alpha=0.3)
+        if title:
+            fig.suptitle(title)
+        fig.tight_layout()
+        fig.savefig(path, dpi=120)
+        plt.close(fig)
+
+
+def _name(setting: str) -> str:
+    return {"k1": "k=1", "true": "true", "consistent": "consistent", "random": "per-graph",
+            "reverse": "reverse"}[setting]
+
+
+def order_test(
+    graphs: Any,
+    y: Any = None,
+    *,
+    k: int = 2,
+    hops: int = 1,
+    shuffles: int = 3,
+    splits: int = 20,
+    test_size: float = 0.2,
+    C: Optional[Sequence[float]] = None,
+    inner_folds: int = 3,
+    reverse: bool = True,
+    seed: int = 0,
+    labels: Any = None,
+    edge_order_attr: Optional[str] = "edge_order",
+    **options: Any,
+) -> OrderTestResult:
+    r"""Test whether neighbor order matters for classifying these graphs (see :mod:`kong_pyg.ordertest`).
+
+    Args:
+        graphs: The ordered graphs: a PyG dataset or a list of
+            :class:`~torch_geometric.data.Data` (neighbor order = edge order,
+            or the per-edge key :obj:`edge_order_attr`), an interaction log
+            (a mapping with :obj:`user`, :obj:`item`, :obj:`time`,
+            :obj:`user_label`, :obj:`item_label`, :obj:`y` and optionally
+            other :class:`~kong_pyg.datasets.InteractionGraphs` arguments),
+            a StreamSpot file path or an
+            :class:`~kong_pyg.datasets.EdgeStream` (with :obj:`labels`).
+        y (array-like, optional): :obj:`[num_graphs]` class labels
+            (default: the graphs' :obj:`y`).
+        k (int, optional): The k-gram length of the ordered settings
+            (:math:`\geq 2`). (default: :obj:`2`)
+        hops (int, optional): The depth of the strings. (default: :obj:`1`)
+        shuffles (int, optional): Seeds per shuffled setting. (default: :obj:`3`)
+        splits (int, optional): Stratified random splits. (default: :obj:`20`)
+        test_size (float, optional): The test share of each split.
+            (default: :obj:`0.2`)
+        C (sequence, optional): The LinearSVC grid (default:
+            :obj:`C_NORMALIZED` for normalized graph vectors, else :obj:`C_RAW`).
+        inner_folds (int, optional): Folds of the inner CV that picks C.
+            (default: :obj:`3`)
+        reverse (bool, optional): Also run time reversal. (default: :obj:`True`)
+        seed (int, optional): Seed of the splits and the shuffles. (default: :obj:`0`)
+        labels (optional): Graph labels of a StreamSpot input (a dict, a
+            labels file or a tensor; see :class:`~kong_pyg.datasets.StreamSpotGraphs`).
+        edge_order_attr (str, optional): The per-edge key attribute;
+            :obj:`None` ignores any key (edge order; no consistent shuffle).
+            (default: :obj:`"edge_order"`)
+        **options: Other KONG options for every setting (see
+            :class:`~kong_pyg.KongConfig`; defaults here :obj:`normalize=True`
+            and :obj:`blended=True`, so the ordered settings hold the
+            :math:`k = 1` counts too); not :obj:`k`, :obj:`order` or :obj:`seed`.
+
+    Returns:
+        OrderTestResult
+    """
+    k = check_int("k", k, 2)
+    shuffles = check_int("shuffles", shuffles, 1)
+    splits = check_int("splits", splits, 2)
+    inner_folds = check_int("inner_folds", inner_folds, 2)
+    test_size = check_float("test_size", test_size, 0.0)
+    if not 0 < test_size < 1:
+        raise ValueError(f"'test_size' must be in (0, 1) (got {test_size})")
+    for bad in ("order", "seed"):
+        if bad in options:
+            raise ValueError(f"order_test sets '{bad}' itself (it compares orders over seeds); drop it")
+    options = {"normalize": True, "blended": True, **options}
+    KongConfig(k=k, hops=hops, **options)  # check every option once, with its name
+    grid = tuple(C if C is not None else (C_NORMALIZED if options["normalize"] else C_RAW))
+    if not grid or any(not (isinstance(c, (int, float)) and c > 0) for c in grid):
+        raise ValueError(f"'C' must be a non-empty sequence of positive numbers (got {C!r})")
+
+    graphs, key = load_ordered_graphs(graphs, labels, edge_order_attr)
+    y = graph_labels(graphs, y)
+    notes: List[str] = []
+    if key is None:
+        notes.append(
+            f"the graphs have no '{edge_order_attr}' key: a consistent shuffle needs a per-edge key that "
+            "names the same event in every graph (a timestamp or a global event id), and an edge's "
+            "position in its graph is not one, so only the per-graph shuffle ran; it is an unbiased "
+            "control only if no node or event appears in more than one graph")
+        warnings.warn(notes[-1], UserWarning, stacklevel=2)
+    settings = ["k1", "true", "consistent", "random", "reverse"]
+    settings = [s for s in settings if (s != "consistent" or key) and (s != "reverse" or reverse)]
+
+    features, cpu = order_features(graphs, settings, k, hops, shuffles, seed, edge_order_attr, options)
+    parts = _splits(y, splits, test_size, seed)
+    scores: Dict[str, Dict[str, List[float]]] = {}
+    seed_scores: Dict[str, Dict[str, List[List[float]]]] = {}
+    chosen: Dict[str, Dict[str, int]] = {}
+    for s in settings:
+        runs = [_fit_scores(X, y, parts, grid, inner_folds, seed) for X in features[s]]
+        for metric in runs[0]["scores"]:
+            per_seed = [r["scores"][metric] for r in runs]
+            scores.setdefault(metric, {})[s] = np.mean(per_seed, axis=0).tolist()
+            if len(runs) > 1:
+                seed_scores.setdefault(metric, {})[s] = [list(v) for v in per_seed]
+        chosen[s] = {f"{c:g}": sum(r["chosen"].count(c) for r in runs) for c in grid}
+        stopped, fits = sum(r["not_converged"] for r in runs), sum(r["fits"] for r in runs)
+        if stopped:
+            notes.append(f"{s}: {stopped} of {fits} LinearSVC fits stopped at max_iter")
+    test_fraction = float(np.mean([len(te) / len(y) for _, te in parts]))
+    comparisons = _compare(settings, scores, test_fraction)
+    info = {"num_graphs": len(y), "class_counts": np.bincount(y).tolist(), "key": key, "k": k,
+            "hops": hops, "options": options, "splits": splits, "test_size": test_size, "C": list(grid),
+            "inner_folds": inner_folds, "shuffles": shuffles, "seed": seed, "feature_cpu_s": cpu,
+            "C_chosen": chosen, "warnings": notes}
+    return OrderTestResult(settings, scores, seed_scores, comparisons, test_fraction, info)
+
+
+def order_features(
+    graphs: Any,
+    settings: Sequence[str],
+    k: int,
+    hops: int,
+    shuffles: int,
+    seed: int,
+    edge_order_attr: Optional[str],
+    options: Mapping[str, Any],
+) -> Tuple[Dict[str, List[Any]], Dict[str, float]]:
+    """The feature matrices of every setting (one per shuffle seed for the shuffled ones).
+
+    Returns the matrices and the CPU seconds each setting took (all its seeds).
+    """
+    from .vectorizer import KongVectorizer
+
+    plan = {"k1": (1, "edge", [seed]), "true": (k, "edge", [seed]), "reverse": (k, "reverse", [seed]),
+            "consistent": (k, "consistent", [seed + i for i in range(shuffles)]),
+            "random": (k, "random", [seed + i for i in range(shuffles)])}
+    features: Dict[str, List[Any]] = {}
+    cpu: Dict[str, float] = {}
+    for s in settings:
+        kk, order, seeds = plan[s]
+        t = time.process_time()
+        features[s] = [KongVectorizer(k=kk, hops=hops, order=order, seed=sd, edge_order_attr=edge_order_attr,
+                                      **options).fit_transform(graphs) for sd in seeds]
+        cpu[s] = time.process_time() - t
+    return features, cpu
+
+
+def load_ordered_graphs(source: Any, labels: Any = None,
+                        edge_order_attr: Optional[str] = "edge_order") -> Tuple[Any, Optional[str]]:
+    """Turn any accepted input of :func:`order_test` into graphs; also say which per-edge key they carry.
+
+    Returns:
+        (graphs, str or None): The graphs and :obj:`edge_order_attr` if every
+        graph has that key, else :obj:`None`.
+    """
+    from torch_geometric.data import InMemoryDataset
+
+    from .datasets import EdgeStream, InteractionGraphs, StreamSpotGraphs, read_streamspot
+
+    if isinstance(source, Mapping):
+        missing = [n for n in ("user", "item", "time", "user_label", "item_label") if n not in source]
+        if missing:
+            raise ValueError(f"an interaction log needs the keys {missing} (got {sorted(source)})")
+        source = InteractionGraphs(**dict(source))
+    elif isinstance(source, (str, os.PathLike)):
+        if labels is None:
+            raise ValueError("a StreamSpot file needs 'labels' (a dict, a labels file or a tensor)")
+        source, _, _ = read_streamspot(source)
+    if isinstance(source, EdgeStream):
+        if labels is None:
+            raise ValueError("a StreamSpot stream needs 'labels'")
+        stream = source
+        source = StreamSpotGraphs(stream, labels, undirected=True)
+        # the key: each event's arrival position, on both of its edges (graphs list their events in
+        # arrival order, each as the two directions)
+        key = torch.sort(stream.graph, stable=True).indices.repeat_interleave(2)
+        assert key.numel() == int(source.slices["edge_index"][-1])
+        if edge_order_attr:
+            source._data[edge_order_attr] = key
+            source.slices[edge_order_attr] = source.slices["edge_index"]
+            source._data_list = None
+    if isinstance(source, InMemoryDataset) and source.slices is not None:
+        has = bool(edge_order_attr) and edge_order_attr in source.slices
+        return source, edge_order_attr if has else None
+    from .graphs import as_graph_sequence
+
+    graphs = as_graph_sequence(source)
+    has = bool(edge_order_attr) and all(getattr(graphs[i], str(edge_order_attr), None) is not None
+                                        for i in range(len(graphs)))
+    return graphs, edge_order_attr if has else None
+
+
+def graph_labels(graphs: Any, y: Any = None) -> np.ndarray:
+    """The class labels as consecutive integers :obj:`0..C-1` (from :obj:`y` or the graphs' :obj:`y`)."""
+    from torch_geometric.data import InMemoryDataset
+
+    if y is None and isinstance(graphs, InMemoryDataset) and graphs._indices is None \
+            and "y" in (graphs.slices or {}):
+        y = graphs._data.y
+    if y is None:
+        try:
+            y = torch.cat([graphs[i].y.view(-1) for i in range(len(graphs))])
+        except AttributeError:
+            raise ValueError("the graphs have no 'y': pass the class labels as 'y'") from None
+    y = np.asarray(y.cpu() if isinstance(y, torch.Tensor) else y).reshape(-1)
+    if y.size != len(graphs):
+        raise ValueError(f"'y' has {y.size} labels for {len(graphs)} graphs")
+    classes, y = np.unique(y, return_inverse=True)
+    counts = np.bincount(y)
+    if classes.size < 2 or counts.min() < 2:
+        raise ValueError(f"order_test needs at least two classes with two graphs each "
+                         f"(counts {counts.tolist()})")
+    return y.astype(np.int64)
+
+
+def _compare(settings: Sequence[str], scores: Dict[str, Dict[str, List[float]]],
+             test_fraction: float) -> List[Dict[str, Any]]:
+    from scipy import stats
+
+    from .evaluation.stats import paired_comparison
+
+    out = []
+    for a, b in COMPARISONS:
+        if a not in settings or b not in settings:
+            continue
+        for metric in scores:
+            cmp = paired_comparison(scores[metric][a], scores[metric][b], test_fraction)
+            n, ratio = cmp["n"], test_fraction / (1 - test_fraction)
+            half = stats.t.ppf(0.975, n - 1) * math.sqrt((1 / n + ratio) * cmp["sd_diff"] ** 2)
+            out.append({"a": a, "b": b, "metric": metric, **cmp,
+                        "corrected_lo": cmp["mean_diff"] - half, "corrected_hi": cmp["mean_diff"] + half})
+    return out
+
+
+# -- TEMPORARY classifier (issue 14): a small stand-in for the shared evaluation harness of issue 11,
+# -- which will replace _splits and _fit_scores. Keep it small and do not build on it.
+
+
+def _splits(y: np.ndarray, splits: int, test_size: float, seed: int) -> List[Tuple[np.ndarray, np.ndarray]]:
+    """Stratified random (train, test) splits, the same for every setting."""
+    from sklearn.model_selection import StratifiedShuffleSplit
+
+    sss = StratifiedShuffleSplit(n_splits=splits, test_size=test_size, random_state=seed)
+    return list(sss.split(np.zeros(len(y)), y))
+
+
+def _fit_scores(X: Any, y: np.ndarray, parts: Sequence[Tuple[np.ndarray, np.ndarray]],
+                grid: Sequence[float], inner_folds: int, seed: int) -> Dict[str, Any]:
+    """Test accuracy (and AUC for two classes) of a LinearSVC per split, C by inner stratified CV."""
+    from sklearn.exceptions import ConvergenceWarning
+    from sklearn.metrics import roc_auc_score
+    from sklearn.model_selection import StratifiedKFold
+    from sklearn.svm import LinearSVC
+
+    acc, auc, chosen = [], [], []
+    fits = not_converged = 0
+
+    def fit(C: float, rows: np.ndarray) -> LinearSVC:
+        nonlocal fits, not_converged
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", ConvergenceWarning)
+            model = LinearSVC(C=C, dual=False, max_iter=5000).fit(X[rows], y[rows])
+        fits += 1
+        not_converged += any(issubclass(w.category, ConvergenceWarning) for w in caught)
+        return model
+
+    for i, (train, test) in enumerate(parts):
+        inner = StratifiedKFold(min(inner_folds, int(np.bincount(y[train]).min())), shuffle=True,
+                                random_state=seed + i)
+        folds = list(inner.split(np.zeros(len(train)), y[train]))
+        mean_acc = [np.mean([(fit(C, train[a]).predict(X[train[b]]) == y[train[b]]).mean() for a, b in folds])
+                    for C in grid]
+        best = grid[int(np.argmax(mean_acc))]  # ties: the smallest C
+        model = fit(best, train)
+        chosen.append(best)
+        acc.append(float((model.predict(X[test]) == y[test]).mean()))
+        if y.max() == 1:
+            auc.append(float(roc_auc_score(y[test], model.decision_function(X[test]))))
+    scores = {"accuracy": acc, **({"auc": auc} if auc else {})}
+    return {"scores": scores, "chosen": chosen, "fits": fits, "not_converged": not_converged}
+
+
+__all__ = ["order_test", "OrderTestResult", "order_features", "load_ordered_graphs", "graph_labels",
+           "SETTINGS", "COMPARISONS", "C_NORMALIZED", "C_RAW"]

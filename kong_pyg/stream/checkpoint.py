@@ -1,0 +1,293 @@
+r"""Checkpoint files of a stream, and the checks a state passes before it is used.
+
+**The file** (format 2): the 8 bytes ``KONGSTRM``, a format byte, the
+32-byte BLAKE2b digest of the payload, then the payload: the state dict
+written by :func:`torch.save`, read back with ``weights_only=True`` (plain
+tensors and containers; never unpickled objects). A file whose digest does
+not match (a flipped bit, a torn copy) is refused. Files of format 1 (the
+bare :func:`torch.save` zip of a version-1 state, written before the digest
+existed) still load; their contents pass the same checks.
+
+**Writing** is atomic: the file is written to a temporary file next to the
+target (``.NAME.*.tmp``), flushed to disk and renamed over the target, so a
+run killed at any moment leaves the old checkpoint or the new one; temporary
+files left by a killed run are removed by the next save of that checkpoint.
+
+**The checks** (:func:`check_state`) make a damaged or foreign state a
+:class:`ValueError` naming what is wrong, never a crash later or silently
+wrong sketches: the entries and their types, the array shapes, and the
+ranges of every index (graph, node, symbol, string code).
+"""
+import hashlib
+import io
+import os
+import tempfile
+from typing import TYPE_CHECKING, Any, Dict, NoReturn, Optional, Sequence, Tuple, Union
+
+import torch
+from torch import Tensor
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .core import KongStream
+
+PathLike = Union[str, "os.PathLike[str]"]
+MAGIC = b"KONGSTRM"
+FORMAT = 2
+_DIGEST = 32
+_HEADER = len(MAGIC) + 1 + _DIGEST
+_ZIP = b"PK\x03\x04"
+
+
+def _temp_prefix(path: str) -> str:
+    return "." + os.path.basename(path) + "."
+
+
+def remove_stale_temps(path: PathLike) -> None:
+    """Remove the temporary files a killed save of :obj:`path` left behind."""
+    path = os.fspath(path)
+    folder = os.path.dirname(os.path.abspath(path))
+    prefix = _temp_prefix(path)
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return
+    for name in names:
+        if name.startswith(prefix) and name.endswith(".tmp"):
+            try:
+                os.unlink(os.path.join(folder, name))
+            except OSError:
+                pass
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def atomic_write(data: Sequence[bytes], path: PathLike) -> None:
+    """Write the byte strings :obj:`data` to :obj:`path` atomically (temporary file, fsync, rename)."""
+    path = os.fspath(path)
+    if os.path.isdir(path):
+        raise IsADirectoryError(f"[Errno 21] Is a directory: {path!r}")
+    folder = os.path.dirname(os.path.abspath(path))
+    remove_stale_temps(path)
+    fd, tmp = tempfile.mkstemp(prefix=_temp_prefix(path), suffix=".tmp", dir=folder)
+    try:
+        os.chmod(tmp, 0o666 & ~_umask())  # as open() would make it (mkstemp makes it private)
+        with os.fdopen(fd, "wb") as f:
+            for part in data:
+                f.write(part)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def save_checkpoint(state: Dict[str, Any], path: PathLike) -> None:
+    """Write a state to :obj:`path` in the checkpoint format, atomically."""
+    buf = io.BytesIO()
+    torch.save(state, buf)
+    payload = buf.getvalue()
+    digest = hashlib.blake2b(payload, digest_size=_DIGEST).digest()
+    atomic_write([MAGIC, bytes([FORMAT]), digest, payload], path)
+
+
+def load_checkpoint(path: PathLike) -> Dict[str, Any]:
+    """The state in a checkpoint file (format 2, or a format-1 :func:`torch.save` zip).
+
+    Raises:
+        FileNotFoundError, IsADirectoryError: As :func:`open`.
+        ValueError: The file is empty, truncated, damaged or not a
+            checkpoint (the message names the file).
+    """
+    name = os.fspath(path)
+    with open(path, "rb") as f:
+        data = f.read()
+    if data.startswith(MAGIC):
+        if len(data) < _HEADER:
+            raise ValueError(f"{name}: truncated KongStream checkpoint ({len(data)} bytes)")
+        if data[len(MAGIC)] != FORMAT:
+            raise ValueError(f"{name}: KongStream checkpoint of unknown format {data[len(MAGIC)]} "
+                             f"(this version reads formats 1 and {FORMAT})")
+        payload = data[_HEADER:]
+        if hashlib.blake2b(payload, digest_size=_DIGEST).digest() != data[len(MAGIC) + 1 : _HEADER]:
+            raise ValueError(f"{name}: damaged KongStream checkpoint (its checksum does not match: "
+                             "truncated or altered)")
+    elif data.startswith(_ZIP):  # format 1: a bare torch.save zip
+        payload = data
+    elif not data:
+        raise ValueError(f"{name}: empty file, not a KongStream checkpoint")
+    else:
+        raise ValueError(f"{name}: not a KongStream checkpoint")
+    try:
+        state = torch.load(io.BytesIO(payload), weights_only=True)
+    except Exception as err:  # torch raises many kinds on a bad zip or pickle
+        reason = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        raise ValueError(f"{name}: unreadable KongStream checkpoint ({type(err).__name__}: "
+                         f"{reason[:200]})") from None
+    if not isinstance(state, dict):
+        raise ValueError(f"{name}: not a KongStream checkpoint (it holds a {type(state).__name__}, "
+                         "not a state dict)")
+    return state
+
+
+# -- checks of a state ---------------------------------------------------------------
+
+
+def _fail(what: str) -> NoReturn:
+    raise ValueError(f"invalid KongStream state: {what}")
+
+
+def _int(state: Dict[str, Any], key: str, low: int = 0) -> None:
+    value = state.get(key)
+    if isinstance(value, bool) or not isinstance(value, int) or value < low:
+        _fail(f"{key!r} must be an integer >= {low} (got {value!r})")
+
+
+def _vector(value: Any, what: str) -> Tensor:
+    if not isinstance(value, Tensor) or value.dtype != torch.long or value.dim() != 1:
+        _fail(f"{what} must be a 1-D int64 tensor")
+    return value
+
+
+def _distinct(keys: Tensor, what: str) -> None:
+    if keys.numel() and torch.unique(keys).numel() != keys.numel():
+        _fail(f"{what} holds repeated keys")
+
+
+def _in_range(t: Tensor, low: int, high: int, what: str) -> None:
+    if t.numel() and (int(t.min()) < low or int(t.max()) >= high):
+        _fail(f"{what} holds values outside [{low}, {high})")
+
+
+def check_layout(state: Any) -> None:
+    """The entries of a state and their types (before its options are known)."""
+    if not isinstance(state, dict):
+        _fail(f"expected a dict, got {type(state).__name__}")
+    for key in ("pass_index", "position", "num_edges"):
+        _int(state, key, 1 if key == "pass_index" else 0)
+    enc = state.get("encoder")
+    if not isinstance(enc, dict) or not isinstance(enc.get("strings"), list):
+        _fail("'encoder' must be a dict with 'wide' and 'strings'")
+    if not all(isinstance(s, str) for s in enc["strings"]):
+        _fail("'encoder' strings must be strings")
+    if len(set(enc["strings"])) != len(enc["strings"]):
+        _fail("'encoder' holds repeated strings")
+    _distinct(_vector(enc.get("wide"), "'encoder' wide ids"), "'encoder' wide ids")
+    for key in ("graphs", "nodes", "symbols"):
+        _distinct(_vector(state.get(key), repr(key)), repr(key))
+    arrays = state.get("arrays")
+    if not isinstance(arrays, dict) or not all(isinstance(k, str) and isinstance(v, Tensor)
+                                               for k, v in arrays.items()):
+        _fail("'arrays' must be a dict of named tensors")
+    rows = state.get("rows")
+    if not isinstance(rows, Tensor) or rows.dim() != 2 or not rows.is_floating_point():
+        _fail("'rows' must be a 2-D floating-point tensor")
+    replay = state.get("replay", {"first": None, "current": None})
+    if not isinstance(replay, dict) or any(
+            not (v is None or (isinstance(v, int) and -(1 << 63) <= v < 1 << 63))
+            for v in (replay.get("first"), replay.get("current"))):
+        _fail("'replay' must hold two 64-bit checksums (or None)")
+    if not isinstance(state.get("source"), (str, type(None))):
+        _fail("'source' must be a string or None")
+
+
+def check_arrays(state: Dict[str, Any], need: Dict[str, Optional[int]], optional: Dict[str, Optional[int]],
+                 k: int, dtype: torch.dtype, num_graphs: int, num_symbols: int, linear: bool,
+                 dim: int) -> None:
+    """Shapes and index ranges of the per-node arrays and graph rows.
+
+    Args:
+        state (dict): The state (after :func:`check_layout`).
+        need (dict): The arrays this pass must hold, with their row width
+            (None: one value per node; 0: :math:`k - 1` string codes).
+        optional (dict): Arrays it may hold, likewise.
+        k (int): The k-gram length.
+        dtype (torch.dtype): The dtype of sketches.
+        num_graphs (int): The number of graphs.
+        num_symbols (int): The number of symbols.
+        linear (bool): Whether the kernel is the linear map (graph rows in use).
+        dim (int): The sketch size.
+    """
+    arrays: Dict[str, Tensor] = state["arrays"]
+    n = state["nodes"].numel()
+    if set(arrays) - set(need) - set(optional) or set(need) - set(arrays):
+        _fail(f"this pass holds the arrays {sorted(need)}, the state {sorted(arrays)}")
+    for name, t in arrays.items():
+        width = need[name] if name in need else optional[name]
+        shape = (n,) if width is None else (n, k - 1 if width == 0 else width)
+        if tuple(t.shape) != shape:
+            _fail(f"array {name!r} has shape {tuple(t.shape)}, expected {shape}")
+        is_float = name in ("Y", "Yprev", "acc", "nbr_w")
+        if (t.dtype != dtype) if is_float else (t.dtype != torch.long):
+            _fail(f"array {name!r} has dtype {t.dtype}")
+        if is_float and not bool(torch.isfinite(t).all()):
+            _fail(f"array {name!r} holds values that are not finite")
+    _in_range(arrays["node_graph"], 0, num_graphs, "'node_graph'")
+    _in_range(arrays["node_sym"], 0, num_symbols, "'node_sym'")
+    for prefix in ("seg", "prev"):
+        if prefix + "_len" in arrays:
+            _in_range(arrays[prefix + "_len"], 0, k + 1, f"'{prefix}_len'")
+            for part in ("_pre", "_suf"):
+                _in_range(arrays[prefix + part], -1, num_symbols, f"'{prefix}{part}'")
+    _in_range(state["nodes"] >> 41, 0, num_graphs, "'nodes' (graph part)")
+    rows = state["rows"]
+    want = (num_graphs if linear else 0, dim)
+    if tuple(rows.shape) != want or rows.dtype != dtype or not bool(torch.isfinite(rows).all()):
+        _fail(f"'rows' must be finite {dtype} of shape {want} (got {rows.dtype} {tuple(rows.shape)})")
+
+
+def arrays_of_pass(ks: "KongStream", i: int) -> Tuple[Dict[str, Optional[int]], Dict[str, Optional[int]]]:
+    """The per-node arrays pass :obj:`i` of :obj:`ks` holds, and those it may hold, with their widths."""
+    width = ks.degree * ks.dim
+    need: Dict[str, Optional[int]] = dict(node_graph=None, node_sym=None, seg_len=None, seg_pre=0, seg_suf=0)
+    if ks._needs_node_sketch(i):
+        need["Y"] = width
+    optional: Dict[str, Optional[int]] = {} if ks.linear else {"acc": width}
+    if i >= 2:
+        need.update(prev_len=None, prev_pre=0, prev_suf=0, Yprev=width)
+        if not ks._needs_node_sketch(i):  # the linear map's last pass: Yprev only for the output
+            need["nbr_w"] = None
+            optional["Yprev"] = need.pop("Yprev")
+    return need, optional
+
+
+def check_state(ks: "KongStream", state: Any, versions: Tuple[int, ...]) -> Tensor:
+    """Check a state for :obj:`ks` (its options, layout, arrays); returns its pass rows.
+
+    Raises:
+        ValueError: Another version, other options, or an invalid entry.
+    """
+    version = state.get("version") if isinstance(state, dict) else None
+    if version not in versions:
+        raise ValueError(f"unsupported KongStream state version {version!r} (this version reads "
+                         f"{', '.join(map(str, versions))})")
+    mine = ks._saved_config()
+    saved = state.get("config")
+    if saved != mine:
+        if not isinstance(saved, dict):
+            _fail("'config' must be a dict")
+        keys = list(mine) + [k for k in saved if k not in mine]
+        diff = {k: (saved.get(k), mine.get(k)) for k in keys if mine.get(k) != saved.get(k)}
+        raise ValueError(f"the state was made with other options (saved, current): {diff}")
+    check_layout(state)
+    if state["pass_index"] > ks.num_passes:
+        _fail(f"pass {state['pass_index']} of {ks.num_passes}")
+    if state["pass_index"] > 1 and state["position"] > state["num_edges"]:
+        _fail("the position is past the stream's end")
+    need, optional = arrays_of_pass(ks, state["pass_index"])
+    check_arrays(state, need, optional, ks.k, ks.dtype, state["graphs"].numel(), state["symbols"].numel(),
+                 ks.linear, ks.dim)
+    pass_rows = state.get("pass_rows", torch.zeros_like(state["rows"]))  # version 1: in 'rows'
+    if not isinstance(pass_rows, Tensor) or pass_rows.shape != state["rows"].shape or \
+            pass_rows.dtype != ks.dtype or not bool(torch.isfinite(pass_rows).all()):
+        _fail("'pass_rows' must be finite, shaped like 'rows'")
+    return pass_rows
+
+
+__all__ = ["save_checkpoint", "load_checkpoint", "remove_stale_temps", "atomic_write", "check_layout",
+           "check_arrays", "check_state", "arrays_of_pass", "MAGIC", "FORMAT"]

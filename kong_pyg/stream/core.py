@@ -1,0 +1,603 @@
+r""":class:`KongStream`: the state of a stream and its passes (see :mod:`kong_pyg.stream`)."""
+import os
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Dict, List, Optional, Union
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from ..config import KongConfig, check_bool, check_int, resolve_config
+from ..kernels import get_kernel
+from ..kgrams import StringState, gram_lengths
+from ..sketch import SketchHashes, SymbolHashTable
+from ..traversals import Traversal, traversal_rule
+from .checkpoint import check_state, load_checkpoint, save_checkpoint
+from .counts import GramCounts
+from .ids import Columns, Found, StreamIds
+from .options import STREAM_DEFAULTS, stream_config, torch_threads
+from .output import linear_sketches, node_map_sketches
+from .passes import Sink, first_pass_chunk, label_head, later_pass_chunk
+from .replay import to_signed, to_unsigned
+from .sources import fit_source
+from .state import NodeState, add_rows, grow_rows, row_blocks
+
+_MAX_SUB = 1 << 18  # edges per internal sub-chunk
+_PIPELINE = False  # look up the ids of the next sub-chunk in a second thread (see docs/results/stream.md)
+_STATE_VERSION = 2  # 2: replay checksums and the source's fingerprint; 1 still loads
+_MASK = (1 << 64) - 1
+_DTYPES = ("float64", "float32")
+
+class KongStream:
+    r"""KONG graph sketches of an edge stream, in bounded memory.
+
+    From the `"KONG: Kernels for ordered-neighborhood graphs"
+    <https://arxiv.org/abs/1805.10014>`_ paper (NeurIPS 2018), Theorem 2.
+
+    Consumes labeled edges of many graphs, interleaved in any way, in chunks
+    (:meth:`update`, or :meth:`fit` over a whole source); the arrival order is
+    the neighbor order. :meth:`sketches` returns :obj:`[num_graphs, dim]`
+    graph features equal (up to float rounding; exactly, for the linear map
+    in ``float64``) to
+
+    .. code-block:: python
+
+        graphs = stream_to_graphs(stream, undirected=undirected)
+        KongSketch(k, hops, traversal, dim, kernel, degree, const, seed,
+                   blended=blended, norm="sketch").readout(...)
+
+    on those graphs (with :obj:`edge_attr` the edge types when
+    :obj:`edge_labels`), rows in order of each graph's first edge. See
+    :mod:`kong_pyg.stream` for which neighborhood an edge extends, the
+    passes, memory, cosine norms and merging.
+
+    The KONG options are those of :class:`~kong_pyg.KongConfig`, given as
+    keyword arguments (with the defaults below) or as :obj:`config`; a
+    stream always sketches (:obj:`dim` is not None), in arrival order
+    (:obj:`order="edge"`, :obj:`relabel=0`), with cosine norms estimated from
+    the sketches (:obj:`norm="sketch"`).
+
+    .. warning::
+        Like :class:`~kong_pyg.nn.KongSketch`, the sketches depend on the
+        order of the edges when :obj:`k >= 2`: that is the point.
+
+    Args:
+        k (int, optional): The k-gram length. (default: :obj:`1`)
+        hops (int, optional): The depth :math:`h`; the stream is read
+            :math:`\max(h, 1)` times. (default: :obj:`1`)
+        traversal (str, optional): :obj:`"bfs"` or :obj:`"wl"`.
+            (default: :obj:`"bfs"`)
+        dim (int, optional): The sketch size :math:`b`. (default: :obj:`1024`)
+        kernel (str, optional): :obj:`"poly"` or :obj:`"cosine"` (norms
+            estimated from the sketches). (default: :obj:`"poly"`)
+        degree (int, optional): The kernel degree :math:`p`. (default: :obj:`1`)
+        const (float, optional): The polynomial constant. (default: :obj:`0.0`)
+        seed (int, optional): The seed of the hash tables (the same tables as
+            :class:`~kong_pyg.nn.KongSketch` with this seed). (default: :obj:`0`)
+        blended (bool, optional): Count all n-grams :math:`n = 1..k`.
+            (default: :obj:`False`)
+        undirected (bool, optional): Each edge extends both endpoints'
+            neighborhoods (source first), else only the source's.
+            (default: :obj:`True`)
+        edge_labels (bool, optional): Put the edge type before each
+            neighbor's piece. (default: :obj:`True`)
+        dtype (torch.dtype, optional): The dtype sketches are kept and
+            returned in; ``float64`` keeps integer counts exact.
+            (default: :obj:`torch.float64`)
+        config (KongConfig, optional): The KONG options as one object, instead
+            of the keyword arguments above (:obj:`undirected`, :obj:`dtype`
+            and :obj:`threads` are the stream's own). (default: :obj:`None`)
+        own_label (bool, optional): As in :class:`~kong_pyg.KongConfig`.
+            (default: :obj:`True`)
+        threads (int, optional): PyTorch's intra-op threads while the stream
+            works (set and restored around each call; None: PyTorch's own
+            setting). Its work is many mid-sized operations: a second thread
+            gains little on a free core, and on a busy machine waiting for
+            descheduled threads makes it many times slower (see
+            ``docs/results/stream.md``). Run more processes instead
+            (:mod:`~kong_pyg.stream.distributed`). (default: :obj:`1`)
+
+    Shapes:
+        - **input** (:meth:`update`): :obj:`src`, :obj:`src_type`,
+          :obj:`dst`, :obj:`dst_type`, :obj:`edge_type`, :obj:`graph`, each
+          :math:`(|\mathcal{E}_{chunk}|)`: integer tensors or arrays, or
+          sequences of integers or strings.
+        - **output** (:meth:`sketches`): :math:`(|\mathcal{G}|, b)`.
+    """
+
+    def __init__(
+        self,
+        k: int = 1,
+        hops: int = 1,
+        traversal: str = "bfs",
+        dim: int = 1024,
+        kernel: str = "poly",
+        degree: int = 1,
+        const: float = 0.0,
+        seed: int = 0,
+        blended: bool = False,
+        undirected: bool = True,
+        edge_labels: bool = True,
+        dtype: torch.dtype = torch.float64,
+        config: Optional[KongConfig] = None,
+        own_label: bool = True,
+        threads: Optional[int] = 1,
+    ):
+        options = dict(k=k, hops=hops, traversal=traversal, dim=dim, kernel=kernel, degree=degree,
+                       const=const, seed=seed, blended=blended, edge_labels=edge_labels, norm="sketch",
+                       own_label=own_label)
+        #: The KONG options (:class:`~kong_pyg.KongConfig`).
+        self.cfg = stream_config(resolve_config(config, options, STREAM_DEFAULTS, "KongStream"))
+        cfg = self.cfg
+        self.k, self.hops, self.traversal, self.kernel = cfg.k, cfg.hops, cfg.traversal, cfg.kernel
+        assert cfg.dim is not None  # checked by stream_config
+        self.dim: int = cfg.dim
+        self.degree, self.const, self.seed, self.blended = cfg.degree, cfg.const, cfg.seed, cfg.blended
+        self.edge_labels = cfg.edge_labels
+        self.undirected = check_bool("undirected", undirected)
+        if dtype not in (torch.float32, torch.float64):
+            raise TypeError(f"'dtype' must be a floating-point torch.dtype, float64 or float32 (got "
+                            f"{dtype}): sketches hold counts, which float16 and bfloat16 round and overflow")
+        self.dtype = dtype
+        #: The traversal's rules (which levels are blocks, whether the label heads every string).
+        self.traversal_rule: Traversal = traversal_rule(cfg)
+        self.hashes = SketchHashes(self.dim, self.degree, self.k, self.hops + 1, self.seed)
+        self.lengths: List[int] = gram_lengths(self.k, self.blended)
+        #: The number of passes over the stream, :math:`\max(h, 1)`.
+        self.num_passes = max(self.hops, 1)
+        #: Whether graph features are a sum of node count sketches (no node maps).
+        self.linear = get_kernel(cfg.kernel).is_linear(cfg)
+        self._executor: Optional[ThreadPoolExecutor] = None
+        if threads is not None:
+            check_int("threads", threads, 1)
+        #: PyTorch's intra-op threads while the stream works (None: PyTorch's setting).
+        self.threads = threads
+        self.reset()
+
+    # -- configuration and state ----------------------------------------------
+
+    def config(self) -> Dict[str, Any]:
+        """The constructor arguments (what :meth:`state_dict` stores; without :obj:`config`)."""
+        out = dict(
+            k=self.k, hops=self.hops, traversal=self.traversal, dim=self.dim, kernel=self.kernel,
+            degree=self.degree, const=self.const, seed=self.seed, blended=self.blended,
+            undirected=self.undirected, edge_labels=self.edge_labels, dtype=self.dtype,
+        )
+        if not self.cfg.own_label:  # (only when set: checkpoints of version 1 have no such key)
+            out["own_label"] = False
+        return out
+
+    def _saved_config(self) -> Dict[str, Any]:
+        cfg = self.config()
+        cfg["dtype"] = str(self.dtype).replace("torch.", "")
+        return cfg
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self._saved_config().items())
+        return f"{self.__class__.__name__}({args})"
+
+    def reset(self) -> "KongStream":
+        """Forget everything seen (keeps the configuration)."""
+        self._ids = StreamIds()
+        self._set_table(SymbolHashTable(self.hashes, self.dtype))
+        self._nodes = NodeState(self.k)
+        self._rows = torch.zeros(0, self.dim, dtype=self.dtype)  # graph rows (linear map)
+        self._pass_rows = torch.zeros(0, self.dim, dtype=self.dtype)  # grams of a pass >= 2 (linear, last)
+        #: The pass being read (1-based).
+        self.pass_index = 1
+        #: Edges consumed in the current pass.
+        self.position = 0
+        #: Edges of the stream (counted in pass 1).
+        self.num_edges = 0
+        #: The fingerprint of the source, if the caller gave one (see :meth:`fit`).
+        self.source: Optional[str] = None
+        self._first: Optional[int] = None  # checksum of pass 1 (unknown: None)
+        self._current: Optional[int] = 0  # checksum of the current pass so far (unknown: None)
+        self._nodes.add("node_graph", (), torch.long, 0)
+        self._nodes.add("node_sym", (), torch.long, 0)
+        self._nodes.add_strings("seg")
+        if self._needs_node_sketch(1):
+            self._nodes.add("Y", (self.degree * self.dim,), self.dtype, 0)
+        return self
+
+    def _set_table(self, table: SymbolHashTable) -> None:
+        self._table = table
+        self._counts = GramCounts(table)  # grams for graph rows, counted first (see .counts)
+        table.on_grow = self._counts.flush
+
+    def _settle(self) -> None:
+        """Add the counted grams into the graph rows (before the rows are read, copied or regrown)."""
+        self._counts.flush()
+
+    @property
+    def num_graphs(self) -> int:
+        """The number of graphs seen."""
+        return len(self._ids.graphs)
+
+    @property
+    def num_nodes(self) -> int:
+        """The number of nodes seen."""
+        return self._nodes.n
+
+    @property
+    def graph_ids(self) -> List[Any]:
+        """The graph ids (integers or strings), in row order of :meth:`sketches`."""
+        return self._ids.graph_ids()
+
+    def _needs_node_sketch(self, i: int) -> bool:
+        """Whether pass :obj:`i` builds node sketches (else its grams go straight to graph rows)."""
+        return self.hops >= 1 and (not self.linear or i < self.hops)
+
+    def _block(self, level: int) -> Optional[int]:
+        """The level shift of level :obj:`level`'s block (None where levels are not shifted)."""
+        return level if self.traversal_rule.shifted() else None
+
+    def _sink(self) -> Sink:
+        """Where the grams of the current pass go (call after the arrays grew)."""
+        if self._needs_node_sketch(self.pass_index):  # node sketches are level-free
+            return Sink(self._table, self._nodes["Y"], None, None)
+        # pass 1 (h = 1) adds into the graph rows, which then hold nothing else; a later (last) pass
+        # into rows of its own: the rows of the earlier levels stay apart (shards of the pass then add up)
+        rows = self._rows if self.pass_index == 1 else self._pass_rows
+        return Sink(self._table, rows, self._nodes["node_graph"], self._block(self.pass_index), self._counts)
+
+    def _rows_for(self, g: int) -> None:
+        """Graph rows for :obj:`g` graphs (the linear map only)."""
+        if self.linear and g > self._rows.size(0):
+            self._settle()
+            self._rows = grow_rows(self._rows, g)
+            self._pass_rows = grow_rows(self._pass_rows, g)
+
+    # -- input --------------------------------------------------------------
+
+    def update(self, src: Any, src_type: Any, dst: Any, dst_type: Any, edge_type: Any = None,
+               graph: Any = None) -> "KongStream":
+        r"""Consume one chunk of edges, in arrival order.
+
+        Args:
+            src: Source node ids :obj:`[E]` (integers or strings; node ids are
+                per graph: the same id in two graphs is two nodes).
+            src_type: Source node types :obj:`[E]` (integers in
+                :math:`[0, 2^{58})` or strings).
+            dst: Destination node ids :obj:`[E]`.
+            dst_type: Destination node types :obj:`[E]`.
+            edge_type: Edge types :obj:`[E]` (needed when :obj:`edge_labels`).
+            graph: Graph ids :obj:`[E]` (default: all edges in one graph).
+
+        In pass 1 a node's label is its type on its first edge (later types
+        of the same node are ignored). In a later pass (after
+        :meth:`end_pass`) the chunks must replay the stream of pass 1: a
+        chunk that would read past pass 1's edge count is refused, and the
+        end of the pass checks the count and a checksum of the edges
+        (:meth:`check_replay`). Bad columns (lengths, dtypes, types) are
+        rejected before any edge is consumed; should an update fail midway
+        nonetheless (a later pass meeting an unknown node, too many graphs),
+        reload the last checkpoint.
+        """
+        with torch.no_grad(), torch_threads(self.threads):
+            cols = self._ids.columns(src, src_type, dst, dst_type, edge_type, graph, self.edge_labels)
+            e = cols.src.size
+            if self.pass_index > 1 and self.position + e > self.num_edges:
+                raise ValueError(
+                    f"pass {self.pass_index} would read {self.position + e} edges but pass 1 read "
+                    f"{self.num_edges}: every pass must read the same stream"
+                )
+            parts = [cols.part(lo, min(lo + _MAX_SUB, e)) for lo in range(0, e, _MAX_SUB)]
+            first_pass = self.pass_index == 1
+
+            def lookup(j: int) -> Found:
+                return self._ids.lookup(parts[j], first_pass, self.pass_index)
+
+            # ids of sub-chunk j + 1 are looked up (NumPy, GIL released) while
+            # sub-chunk j is processed (PyTorch): two cores busy, one thread each
+            pool = self._pool() if len(parts) > 1 and _PIPELINE else None
+            ahead = pool.submit(lookup, 0) if pool is not None else None
+            for j, part in enumerate(parts):
+                if pool is not None and ahead is not None:
+                    found = ahead.result()
+                    if j + 1 < len(parts):
+                        ahead = pool.submit(lookup, j + 1)
+                else:
+                    found = lookup(j)
+                if self._current is not None:
+                    self._current = (self._current + self._ids.checksum(part, self.position)) & _MASK
+                self._consume(found, part)
+                self.position += part.src.size
+                if first_pass:
+                    self.num_edges += part.src.size
+        return self
+
+    def _pool(self) -> ThreadPoolExecutor:
+        if self._executor is None:
+            self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kong-stream-ids")
+        return self._executor
+
+    def _new_nodes(self, found: Found, cols: Columns) -> None:
+        """Graph and label of the nodes first seen in a sub-chunk (their type on that edge)."""
+        n0, n1 = self._nodes.n, found.num_nodes
+        self._nodes.grow(n1)
+        types = np.stack([cols.src_type, cols.dst_type], axis=1).reshape(-1)[found.first]
+        self._nodes["node_graph"][n0:n1] = torch.from_numpy(found.graph[found.first // 2])
+        self._nodes["node_sym"][n0:n1] = self._table.ids(2 * types)  # node codes
+
+    def _consume(self, found: Found, cols: Columns) -> None:
+        self._rows_for(found.num_graphs)
+        if found.first.size:
+            self._new_nodes(found, cols)
+        esym = None if cols.edge_type is None else self._table.ids(2 * cols.edge_type + 1)  # edge codes
+        if self.hops == 0 or found.ends.size == 0:
+            return
+        ends = torch.from_numpy(found.ends)
+        if self.pass_index == 1:
+            first_pass_chunk(self._nodes, self._sink(), self.lengths, ends, esym, self.undirected)
+            return
+        if self.undirected:
+            owner = ends
+            nbr = ends.view(-1, 2).flip(1).reshape(-1)
+            esym = None if esym is None else esym.repeat_interleave(2)
+        else:
+            owner, nbr = ends[0::2].clone(), ends[1::2].clone()
+        propagate = self._needs_node_sketch(self.pass_index)
+        later_pass_chunk(self._nodes, self._sink(), self.lengths, owner, nbr, esym, propagate)
+
+    # -- passes -------------------------------------------------------------
+
+    def end_pass(self) -> "KongStream":
+        r"""Close pass :math:`i < h`: fix :math:`s^i` and start pass :math:`i + 1`.
+
+        Call it after the whole stream was read in pass :math:`i` (:meth:`fit`
+        does); the next :meth:`update` calls must replay the same stream.
+        """
+        if self.pass_index >= self.num_passes:
+            raise ValueError(f"pass {self.pass_index} is the last of {self.num_passes} "
+                             f"(hops={self.hops}); there is no next pass")
+        if self.pass_index == 1:
+            self._first = self._current
+        else:
+            self.check_replay()
+        self._current = 0
+        with torch.no_grad(), torch_threads(self.threads):
+            self._settle()
+            i, state = self.pass_index, self._nodes
+            y = state["Y"]
+            full = self._close_strings(y)
+            if i in self.traversal_rule.blocks(self.hops):  # s^i is a block: place its sketches
+                self._add_level(y, i)
+            if "prev_len" not in state:
+                state.add_strings("prev")
+            if full is not None:
+                state.set_strings("prev", slice(0, state.n), full)
+            state.put("Yprev", y)
+            self.pass_index = i + 1
+            if self._needs_node_sketch(i + 1):
+                state.put("Y", torch.zeros_like(y))
+            else:
+                state.drop("Y")
+                state.add("nbr_w", (), self.dtype, 0)
+            state.clear_strings("seg")
+            self.position = 0
+        return self
+
+    def check_replay(self) -> None:
+        r"""Check that the current pass :math:`i \geq 2` read pass 1's stream: its edge count and checksum.
+
+        Raises:
+            ValueError: The pass read fewer or more edges than pass 1, or
+                other edges (a different checksum; see
+                :mod:`~kong_pyg.stream.replay`). States of version 1 carry no
+                checksum: only the count is checked.
+        """
+        i = self.pass_index
+        if i == 1:
+            return
+        if self.position != self.num_edges:
+            raise ValueError(f"pass {i} read {self.position} edges but pass 1 read {self.num_edges}: every "
+                             "pass must read the same stream (the sketches would be wrong)")
+        if self._first is not None and self._current is not None and self._first != self._current:
+            raise ValueError(f"pass {i} read other edges than pass 1 (the same number, {self.num_edges}, "
+                             "but a different checksum): every pass must read the same stream, in the "
+                             "same order")
+
+    def _close_strings(self, y: Tensor) -> Optional[StringState]:
+        """Every node's full string :math:`s^i` (label in front if the traversal puts it there)."""
+        state = self._nodes
+        if not self.traversal_rule.label_in_string:
+            return state.strings("seg") if self.k > 1 else None
+        grams, full = label_head(state, self.lengths, torch.arange(state.n))
+        for owner, g in grams.values():
+            self._table.scatter(y, owner, g, None)
+        return full
+
+    def _add_level(self, y: Tensor, level: int) -> None:
+        """Add the level-free node sketches :obj:`y` into level :obj:`level`'s block."""
+        state = self._nodes
+        if self.linear:  # sum per graph, then place (a signed permutation of columns: the same numbers)
+            rows = torch.zeros(self.num_graphs, self.dim, dtype=self.dtype)
+            for lo, hi in row_blocks(state.n, self.dim):
+                add_rows(rows, state["node_graph"][lo:hi], y[lo:hi])
+            self._rows[: self.num_graphs] += self._table.place_rows(rows, self._block(level))
+            return
+        if "acc" not in state:
+            state.add("acc", (self.degree * self.dim,), self.dtype, 0)
+        for lo, hi in row_blocks(state.n, self.degree * self.dim):
+            state["acc"][lo:hi] += self._table.place_rows(y[lo:hi], self._block(level))
+
+    # -- output -------------------------------------------------------------
+
+    def sketches(self) -> Tensor:
+        r"""The graph features :obj:`[num_graphs, dim]` of what was read.
+
+        With :math:`h \leq 1` at any moment (the stream so far); with
+        :math:`h \geq 2` once the last pass has read the whole stream
+        (:meth:`check_replay`). Rows are in order of each graph's first edge
+        (:attr:`graph_ids`), the order of
+        :func:`~kong_pyg.datasets.streamspot.stream_to_graphs`.
+        """
+        if self.pass_index != self.num_passes:
+            raise ValueError(
+                f"the sketches need {self.num_passes} passes (hops={self.hops}) but the stream "
+                f"is in pass {self.pass_index}; read it again after end_pass(), or use fit()"
+            )
+        self.check_replay()
+        with torch.no_grad(), torch_threads(self.threads):
+            self._settle()
+            if self.linear:
+                return linear_sketches(self)
+            return node_map_sketches(self).to(self.dtype)
+
+    # -- state --------------------------------------------------------------
+
+    def state_dict(self) -> Dict[str, Any]:
+        """Everything needed to resume: configuration, id tables, node states, replay checksums.
+
+        Holds only tensors, numbers, strings, lists and dicts (loads with
+        :obj:`torch.load(..., weights_only=True)`); its size grows with the
+        number of nodes and graphs, never with the number of edges.
+        """
+        self._settle()
+        return {
+            "version": _STATE_VERSION,
+            "config": self._saved_config(),
+            "pass_index": self.pass_index,
+            "position": self.position,
+            "num_edges": self.num_edges,
+            **self._ids.state(),
+            "symbols": torch.from_numpy(self._table.keys.copy()),
+            "arrays": self._nodes.state(),
+            "rows": self._rows[: self.num_graphs].clone(),
+            "pass_rows": self._pass_rows[: self.num_graphs].clone(),
+            "replay": {"first": None if self._first is None else to_signed(self._first),
+                       "current": None if self._current is None else to_signed(self._current)},
+            "source": self.source,
+        }
+
+    def load_state_dict(self, state: Dict[str, Any]) -> "KongStream":
+        """Restore :meth:`state_dict` (the configuration must be the same).
+
+        States of version 1 (before replay checksums) load too. Every entry
+        is checked first (:mod:`~kong_pyg.stream.checkpoint`): a damaged or
+        foreign state is a :class:`ValueError`, and this stream is left as
+        it was.
+        """
+        pass_rows = check_state(self, state, (1, _STATE_VERSION))
+        replay = state.get("replay", {"first": None, "current": None})
+        self.reset()
+        self.pass_index, self.position = state["pass_index"], state["position"]
+        self.num_edges, self.source = state["num_edges"], state.get("source")
+        self._first = None if replay["first"] is None else to_unsigned(replay["first"])
+        self._current = None if replay["current"] is None else to_unsigned(replay["current"])
+        self._ids = StreamIds.from_state(state)
+        self._set_table(SymbolHashTable(self.hashes, self.dtype, keys=state["symbols"].numpy()))
+        self._nodes = NodeState.from_state(self.k, state["arrays"], len(self._ids.nodes))
+        self._rows = state["rows"].clone()
+        self._pass_rows = pass_rows.clone()
+        return self
+
+    @classmethod
+    def from_state_dict(cls, state: Dict[str, Any]) -> "KongStream":
+        """A stream rebuilt from :meth:`state_dict` (checked as :meth:`load_state_dict` does)."""
+        version = state.get("version") if isinstance(state, dict) else None
+        if version not in (1, _STATE_VERSION):
+            raise ValueError(f"unsupported KongStream state version {version!r}")
+        cfg = state.get("config")
+        if not isinstance(cfg, dict) or cfg.get("dtype") not in _DTYPES:
+            raise ValueError("invalid KongStream state: 'config' must be a dict of options with a float "
+                             "dtype")
+        cfg = dict(cfg, dtype=getattr(torch, cfg["dtype"]))
+        try:
+            stream = cls(**cfg)
+        except TypeError as err:
+            raise ValueError(f"invalid KongStream state: bad options ({err})") from None
+        return stream.load_state_dict(state)
+
+    def copy(self) -> "KongStream":
+        """An independent copy."""
+        out = self.from_state_dict(self.state_dict())
+        out.threads = self.threads
+        return out
+
+    def save(self, path: Union[str, "os.PathLike[str]"]) -> None:
+        """Write :meth:`state_dict` to :obj:`path` atomically, with a checksum.
+
+        See :mod:`~kong_pyg.stream.checkpoint`: the state goes to a temporary
+        file in the same folder, flushed to disk, then renamed over
+        :obj:`path` (a run killed at any moment leaves the previous
+        checkpoint or the new one; temporary files of killed saves are
+        removed by the next save); the file carries a digest of its contents
+        that :meth:`load` checks.
+        """
+        save_checkpoint(self.state_dict(), path)
+
+    @classmethod
+    def load(cls, path: Union[str, "os.PathLike[str]"]) -> "KongStream":
+        """A stream restored from a file written by :meth:`save` (or by a version writing format 1).
+
+        Raises:
+            ValueError: The file is empty, truncated, damaged, foreign or
+                holds an invalid state (the message names the file).
+        """
+        state = load_checkpoint(path)
+        try:
+            return cls.from_state_dict(state)
+        except ValueError as err:
+            raise ValueError(f"{err} (checkpoint {os.fspath(path)})") from None
+
+    # -- whole sources --------------------------------------------------------
+
+    def fit(
+        self,
+        source: Any,
+        chunk_size: int = 1 << 20,
+        checkpoint: Optional[Union[str, "os.PathLike[str]"]] = None,
+        checkpoint_every: int = 1,
+        progress: bool = False,
+        fingerprint: Optional[str] = None,
+    ) -> "KongStream":
+        r"""Read a whole source, all passes, optionally with checkpoints.
+
+        Every pass after the first is checked to replay pass 1
+        (:meth:`check_replay`); a resumed run first checks that the edges it
+        skips are those the checkpoint read (their checksum), so a
+        checkpoint resumed against another source is refused.
+
+        Args:
+            source: The stream: an object with :obj:`src`, :obj:`src_type`,
+                :obj:`dst`, :obj:`dst_type`, :obj:`edge_type` and :obj:`graph`
+                columns (an :class:`~kong_pyg.datasets.EdgeStream`; read in
+                slices of :obj:`chunk_size`), a list of chunks, or a callable
+                returning a fresh iterable of chunks; a one-shot iterator only
+                when one pass suffices (:obj:`hops <= 1`). A chunk is such an
+                object, a dict with those keys, or a tuple
+                :obj:`(src, src_type, dst, dst_type, edge_type[, graph])`.
+            chunk_size (int, optional): Edges per slice of a column source.
+            checkpoint (str, optional): A file: if it exists, the stream
+                resumes from it (skipping the edges its pass already read);
+                the state is saved there every :obj:`checkpoint_every` chunks,
+                at every pass end and at the end.
+            checkpoint_every (int, optional): Chunks between checkpoints.
+            progress (bool, optional): A progress bar (edges/s) on stderr.
+            fingerprint (str, optional): A fingerprint of the source (for a
+                file, say, its size and a hash of its contents), kept in the
+                state: a checkpoint with another one is refused before any
+                reading. (default: :obj:`None`: none)
+        """
+        fit_source(self, source, chunk_size, checkpoint, checkpoint_every, progress, fingerprint)
+        return self
+
+    def replay_checksum(self, src: Any, src_type: Any, dst: Any, dst_type: Any, edge_type: Any = None,
+                        graph: Any = None, offset: int = 0) -> int:
+        """The checksum term (:mod:`~kong_pyg.stream.replay`) of a chunk at position :obj:`offset` of a pass.
+
+        Reads nothing into the stream (ids it has not seen are numbered in its
+        id tables, nothing else).
+        """
+        cols = self._ids.columns(src, src_type, dst, dst_type, edge_type, graph, self.edge_labels)
+        return self._ids.checksum(cols, offset)
+
+    # -- merging ------------------------------------------------------------
+
+    def merge(self, other: "KongStream") -> "KongStream":
+        """The state of this stream followed by :obj:`other` (see :func:`~kong_pyg.stream.merge_streams`)."""
+        from .merge import merge_streams
+
+        return merge_streams(self, other)

@@ -1,0 +1,283 @@
+r"""One stream read by many processes: time shards, merged pass by pass, on :mod:`torch.distributed`.
+
+Process :math:`r` of :math:`W` reads the lines of a StreamSpot file that
+start in bytes :math:`[rS/W, (r+1)S/W)` (:class:`~kong_pyg.datasets.StreamSpotReader`
+with ``byte_range``: consecutive time shards, every line in exactly one).
+Per pass:
+
+1. every process reads its shard into a stream: a fresh one in pass 1, a
+   copy of the *base* (the merged state after the previous pass, closed by
+   :meth:`~kong_pyg.KongStream.end_pass`) in pass :math:`i \geq 2`;
+2. the states are merged in time order by a tree of point-to-point
+   messages (:math:`\lceil \log_2 W \rceil` rounds; process :math:`r`
+   receives from :math:`r + 2^d` and merges into its own state,
+   :func:`~kong_pyg.stream.merge.merge_into`),
+   so process 0 ends with the state of the whole pass;
+3. for :math:`i < h`, process 0 closes the pass (which checks its count and
+   checksum against pass 1) and broadcasts the base of pass :math:`i + 1`.
+
+The result equals one process reading the whole file (the merges are exact;
+the tests check it). What crosses the network per pass: in the merge tree,
+each process but 0 sends its state once (pass 1: the id tables and string
+codes of the nodes its shard saw, plus node sketches where the kernel needs
+them, plus graph rows; later passes: only what the pass added, the base's
+arrays being known to all), and in passes :math:`i \geq 2` process 0
+broadcasts the base (all nodes: :math:`O(N (k + p b))` numbers). States
+travel as :func:`torch.save` bytes in ``uint8`` tensors and are read back
+with ``weights_only=True`` (never unpickled objects).
+
+String ids are mapped to 63-bit keys by a hash of their bytes (the same in
+every process; two different strings collide with probability about
+:math:`n^2 / 2^{64}` for :math:`n` strings, and a collision joins their
+nodes); integer ids are themselves.
+
+Errors (a malformed line under ``strict``, a bad file) stop every process:
+each step ends with an exchange of error messages, so no process waits
+forever for one that failed.
+"""
+import hashlib
+import io
+import os
+import time
+from typing import Any, Dict, List, Optional, Tuple
+
+import numpy as np
+import torch
+import torch.distributed as dist
+
+from .core import KongStream
+from .merge import merge_into
+
+_BASE_ONLY = ("prev_len", "prev_pre", "prev_suf", "Yprev", "acc")
+_TABLES = ("encoder", "graphs", "nodes", "symbols", "rows")
+
+
+def token_key(token: str) -> int:
+    """The negative 63-bit key of a string id (a hash of its bytes; integer ids stay non-negative)."""
+    raw = token.encode("utf-8", errors="surrogateescape")
+    return -1 - (int.from_bytes(hashlib.blake2b(raw, digest_size=8).digest(), "little") >> 1)
+
+
+class _TokenKeys:
+    """A reader's string tokens (negative keys ``-(1 + j)``) to :func:`token_key` keys."""
+
+    def __init__(self, reader: Any) -> None:
+        self.reader = reader
+        self.keys = np.zeros(0, dtype=np.int64)
+        self.graph_tokens: Dict[int, str] = {}
+
+    def __call__(self, col: np.ndarray, graph: bool = False) -> np.ndarray:
+        neg = col < 0
+        if not neg.any():
+            return col
+        tokens = self.reader.tokens
+        if self.keys.size < len(tokens):
+            new = [token_key(t) for t in tokens[self.keys.size :]]
+            self.keys = np.concatenate([self.keys, np.asarray(new, dtype=np.int64)])
+        out = col.copy()
+        out[neg] = self.keys[-col[neg] - 1]
+        if graph:
+            for j in np.unique(-col[neg] - 1).tolist():
+                self.graph_tokens[int(self.keys[j])] = tokens[j]
+        return out
+
+
+# -- bytes between processes ---------------------------------------------------------
+
+
+def _to_bytes(obj: Any) -> torch.Tensor:
+    buf = io.BytesIO()
+    torch.save(obj, buf)
+    return torch.frombuffer(bytearray(buf.getvalue()), dtype=torch.uint8)
+
+
+def _from_bytes(t: torch.Tensor) -> Any:
+    return torch.load(io.BytesIO(t.numpy().tobytes()), weights_only=True)
+
+
+def _send(obj: Any, dst: int) -> int:
+    data = _to_bytes(obj)
+    dist.send(torch.tensor([data.numel()], dtype=torch.long), dst)
+    dist.send(data, dst)
+    return data.numel()
+
+
+def _recv(src: int) -> Any:
+    size = torch.zeros(1, dtype=torch.long)
+    dist.recv(size, src)
+    data = torch.empty(int(size), dtype=torch.uint8)
+    dist.recv(data, src)
+    return _from_bytes(data)
+
+
+def _broadcast(obj: Any, rank: int) -> Tuple[Any, int]:
+    """:obj:`obj` of process 0, in every process (and the bytes it took)."""
+    data = _to_bytes(obj) if rank == 0 else torch.empty(0, dtype=torch.uint8)
+    size = torch.tensor([data.numel()], dtype=torch.long)
+    dist.broadcast(size, 0)
+    if rank != 0:
+        data = torch.empty(int(size), dtype=torch.uint8)
+    dist.broadcast(data, 0)
+    return (obj if rank == 0 else _from_bytes(data)), int(size)
+
+
+def _all_ok(error: Optional[BaseException]) -> None:
+    """Exchange error messages; raise the first one in every process (a malformed line as such)."""
+    from ..datasets.streamspot import MalformedLineError
+
+    world = dist.get_world_size()
+    kind = "malformed" if isinstance(error, MalformedLineError) else "error"
+    msg = _to_bytes([kind, "" if error is None else str(error)])
+    size = torch.tensor([msg.numel()], dtype=torch.long)
+    sizes = [torch.zeros(1, dtype=torch.long) for _ in range(world)]
+    dist.all_gather(sizes, size)
+    top = max(int(s) for s in sizes)
+    padded = torch.zeros(top, dtype=torch.uint8)
+    padded[: msg.numel()] = msg
+    parts = [torch.zeros(top, dtype=torch.uint8) for _ in range(world)]
+    dist.all_gather(parts, padded)
+    for r, (part, s) in enumerate(zip(parts, sizes)):
+        kind, text = _from_bytes(part[: int(s)])
+        if text:
+            cls = MalformedLineError if kind == "malformed" else ValueError
+            raise cls(text if r == dist.get_rank() else f"process {r}: {text}")
+
+
+# -- the passes ------------------------------------------------------------------------
+
+
+def _without(state: Optional[Dict[str, Any]], names: Tuple[str, ...]) -> Optional[Dict[str, Any]]:
+    """A state without some of its arrays."""
+    if state is None:
+        return None
+    return dict(state, arrays={k: v for k, v in state["arrays"].items() if k not in names})
+
+
+def _strip(state: Dict[str, Any]) -> Dict[str, Any]:
+    """A pass >= 2 shard's state without what every process has (the base's arrays and tables)."""
+    out = {k: v for k, v in state.items() if k not in _TABLES}
+    out["arrays"] = {k: v for k, v in state["arrays"].items() if k not in _BASE_ONLY}
+    return out
+
+
+def _restore(state: Dict[str, Any], base: Dict[str, Any]) -> Dict[str, Any]:
+    out = dict(state, **{k: base[k] for k in _TABLES})
+    out["arrays"] = dict(state["arrays"], **{k: v for k, v in base["arrays"].items() if k in _BASE_ONLY})
+    return out
+
+
+def _tree_merge(ks: KongStream, rank: int, world: int, base: Optional[Dict[str, Any]]) -> Tuple[Any, int]:
+    """Merge the shards' states into process 0's, in time order (returns it there, and bytes sent)."""
+    step, sent = 1, 0
+    while step < world:
+        if rank % (2 * step) == step:  # send to the partner on the left and stop
+            state = ks.state_dict()
+            sent += _send(state if base is None else _strip(state), rank - step)
+            return None, sent
+        if rank % (2 * step) == 0 and rank + step < world:
+            other = _recv(rank + step)
+            other = other if base is None else _restore(other, base)
+            ks = merge_into(ks, KongStream.from_state_dict(other))
+        step *= 2
+    return ks, sent
+
+
+def read_shards(ks: KongStream, path: str, chunk_size: int = 1 << 20, strict: bool = False, keep: int = 10,
+                progress: Any = None) -> Tuple[Optional[KongStream], Dict[str, Any]]:
+    """Read a StreamSpot file, all passes, in time shards over the processes of the default group.
+
+    Every process calls it with the same options (:obj:`ks` a fresh stream
+    of those options) after :func:`torch.distributed.init_process_group`.
+
+    Args:
+        ks (KongStream): A fresh stream with the options.
+        path (str): The StreamSpot file (every process reads its byte range).
+        chunk_size (int, optional): Edges per chunk.
+        strict (bool, optional): A malformed line stops every process.
+        keep (int, optional): Malformed lines kept per process.
+        progress (callable, optional): Called with a one-line message after
+            every pass (on process 0).
+
+    Returns:
+        (KongStream or None, dict): The state of the whole stream on process
+        0 (None elsewhere), and on process 0 the run's counts: lines, edges,
+        blank and malformed lines (the first ones kept), bytes sent per pass,
+        the string graph ids (key to token), and every process's CPU seconds
+        per pass reading its shard (``cpu_read``) and merging (``cpu_merge``).
+    """
+    from ..datasets.streamspot import MalformedLine, StreamSpotReader
+
+    rank, world = dist.get_rank(), dist.get_world_size()
+    size = os.path.getsize(path)
+    byte_range = (size * rank // world, size * (rank + 1) // world)
+    stats: Dict[str, Any] = {"bytes_sent": [], "bytes_broadcast": []}
+    cpu: Dict[str, List[float]] = {"read": [], "merge": []}  # this process's CPU seconds per pass
+    base: Optional[Dict[str, Any]] = None
+    full: Optional[Dict[str, Any]] = None
+    local, reader, keys = ks, None, None
+    for i in range(1, ks.num_passes + 1):
+        error: Optional[BaseException] = None
+        clock = time.process_time()
+        try:
+            local = ks if base is None else KongStream.from_state_dict(base)
+            reader = StreamSpotReader(path, chunk_size, strict=strict, keep=keep, byte_range=byte_range)
+            keys = _TokenKeys(reader)
+            for c in reader:
+                local.update(keys(c.src), c.src_type, keys(c.dst), c.dst_type, c.edge_type,
+                             keys(c.graph, graph=True))
+        except (ValueError, TypeError, OSError) as err:
+            error = err
+        cpu["read"].append(time.process_time() - clock)
+        _all_ok(error)
+        clock = time.process_time()
+        merged, sent = _tree_merge(local, rank, world, base)
+        stats["bytes_sent"].append(_sum_over(sent))
+        error = None
+        if rank == 0 and i < ks.num_passes:
+            assert merged is not None
+            try:
+                merged.end_pass()
+            except ValueError as err:
+                error = err
+        _all_ok(error)
+        cpu["merge"].append(time.process_time() - clock)
+        if i < ks.num_passes:
+            full = merged.state_dict() if rank == 0 else None
+            light = full is not None and not ks._needs_node_sketch(i + 1)
+            # the linear map's last pass reads no sketches: they stay in process 0
+            base, sent = _broadcast(_without(full, ("Yprev", "acc")) if light else full, rank)
+            stats["bytes_broadcast"].append(sent * (world - 1))
+        if progress is not None and rank == 0:
+            progress(f"pass {i}/{ks.num_passes} read and merged")
+    if rank == 0 and full is not None and "Yprev" not in merged._nodes:  # the sketches kept back
+        merged = KongStream.from_state_dict(_restore(merged.state_dict(), full))
+    assert reader is not None and keys is not None
+    counts = torch.tensor([reader.num_lines, reader.num_edges, reader.num_blank, reader.num_malformed])
+    dist.all_reduce(counts)
+    found = [(b.line_no, b.text, b.reason) for b in reader.malformed]
+    gathered = _gather_small({"malformed": found, "graphs": keys.graph_tokens, "cpu": cpu}, rank, world)
+    if rank != 0:
+        return None, stats
+    stats.update(zip(("num_lines", "num_edges", "num_blank", "num_malformed"), counts.tolist()))
+    stats["malformed"] = [MalformedLine(*m) for g in gathered for m in g["malformed"]][:keep]
+    stats["graph_tokens"] = {k: v for g in gathered for k, v in g["graphs"].items()}
+    stats["cpu_read"] = [g["cpu"]["read"] for g in gathered]  # per process, per pass
+    stats["cpu_merge"] = [g["cpu"]["merge"] for g in gathered]
+    return merged, stats
+
+
+def _sum_over(value: int) -> int:
+    t = torch.tensor([value], dtype=torch.long)
+    dist.all_reduce(t)
+    return int(t)
+
+
+def _gather_small(obj: Any, rank: int, world: int) -> List[Any]:
+    """:obj:`obj` of every process, on process 0 (a list in rank order; empty elsewhere)."""
+    if rank != 0:
+        _send(obj, 0)
+        return []
+    return [obj] + [_recv(r) for r in range(1, world)]
+
+
+__all__ = ["read_shards", "token_key"]

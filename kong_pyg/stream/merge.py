@@ -1,0 +1,150 @@
+r"""Merging the states of consecutive time shards of a stream, in any pass (:func:`merge_streams`).
+
+**Pass 1.** Each shard is read by a fresh stream. Per node, the string over
+A followed by B is the concatenation of the two strings; its k-grams are
+A's, B's and those that cross the seam, which lie in A's suffix codes and
+B's prefix codes. So the merged state sums the sketches (node or graph
+rows), hashes in the seam k-grams, and joins the codes
+(:func:`~kong_pyg.kgrams.concat_pieces`); graphs and nodes first seen in B
+are appended in B's order, as in one run over A then B.
+
+**Pass** :math:`i \geq 2`. Each shard is read by a copy of the *base*: the
+merged state after pass :math:`i - 1`, closed by :meth:`KongStream.end_pass
+<kong_pyg.KongStream.end_pass>` (so every node and the previous strings and
+sketches are known to all shards). What a shard adds is its nodes' strings
+of pass :math:`i` so far (codes), the sketches of their grams (``Y``, or the
+graph rows of the last pass of the linear map) and, for that last pass, how
+often each node was a neighbor (``nbr_w``): the strings join as in pass 1,
+the rest adds up, the base is kept once.
+
+Either way the replay checksums combine (:func:`~kong_pyg.stream.replay.combine`):
+the merged pass has the count and checksum of the whole, and the end of
+the pass checks it against pass 1 as in one process. For consecutive time
+shards the result equals the state of one process reading the whole pass,
+so an :math:`h`-pass stream can be read by many workers pass by pass (see
+:mod:`kong_pyg.stream.distributed`); the operation is associative.
+"""
+import torch
+from torch import Tensor
+
+from ..kgrams import StringState, concat_pieces
+from .core import KongStream
+from .passes import Sink
+from .replay import combine
+from .state import add_rows
+
+
+def _joined_strings(out: KongStream, b: KongStream, ids: Tensor, smap: Tensor) -> None:
+    """Join every node's string codes (A's, then B's) and add the grams that cross the seam."""
+
+    def remap(t: Tensor) -> Tensor:  # B's symbol ids -> out's (BREAK stays)
+        return torch.where(t >= 0, smap[t.clamp(min=0)], t)
+
+    k, n = out.k, b.num_nodes
+    bseg = b._nodes.strings("seg")
+    bseg = StringState(bseg.length, remap(bseg.prefix), remap(bseg.suffix))
+    aseg = out._nodes.strings("seg", ids)
+    pieces = StringState(
+        torch.stack([aseg.length, bseg.length], 1).view(-1),
+        torch.stack([aseg.prefix, bseg.prefix], 1).view(-1, k - 1),
+        torch.stack([aseg.suffix, bseg.suffix], 1).view(-1, k - 1),
+    )
+    crossing, state = concat_pieces(torch.arange(n).repeat_interleave(2), pieces, n, k, out.lengths)
+    sink: Sink = out._sink()
+    for length in sorted(crossing):
+        sink.emit(ids[crossing[length].node], crossing[length].grams)
+    out._nodes.set_strings("seg", ids, state)
+
+
+def _check_same_base(a: KongStream, b: KongStream) -> None:
+    """Shards of a pass >= 2 must start from the same base (the merged previous passes)."""
+    i = a.pass_index
+    same = (a.num_edges == b.num_edges and a._first == b._first and a.num_nodes == b.num_nodes
+            and a.num_graphs == b.num_graphs
+            and bool((a._ids.nodes.keys == b._ids.nodes.keys).all())
+            and torch.equal(a._nodes["prev_len"][: a.num_nodes], b._nodes["prev_len"][: b.num_nodes])
+            and torch.equal(a._rows[: a.num_graphs], b._rows[: b.num_graphs]))
+    if not same:
+        raise ValueError(f"the two pass-{i} states did not start from the same state after pass {i - 1}: "
+                         f"shards of pass {i} must each read their part into a copy of the merged, closed "
+                         f"state of pass {i - 1}")
+
+
+def merge_streams(a: KongStream, b: KongStream) -> KongStream:
+    r"""The state of stream A followed by stream B, from their states alone, in any pass.
+
+    See :mod:`~kong_pyg.stream.merge`: in pass 1 the two are the states of
+    consecutive time shards read by fresh streams; in pass
+    :math:`i \geq 2`, of consecutive shards of the stream read by copies of
+    the same state (the merged state of the passes before, after
+    :meth:`~kong_pyg.KongStream.end_pass`). The result equals the state of
+    one stream reading A then B; the merge is associative, so shards can be
+    read in parallel (even on other machines) and merged in time order.
+
+    Both states must be in the same pass with the same options. In pass 1 a
+    node's label is its type in A when A saw it.
+
+    Args:
+        a (KongStream): The earlier shard.
+        b (KongStream): The later shard.
+
+    Returns:
+        KongStream: A new stream (the inputs are left unchanged).
+    """
+    if not isinstance(a, KongStream) or not isinstance(b, KongStream):
+        raise TypeError("merge_streams() takes two KongStream objects")
+    if a.config() != b.config():
+        raise ValueError(f"cannot merge streams with different options: {a!r} and {b!r}")
+    if a.pass_index != b.pass_index:
+        raise ValueError(f"cannot merge a state in pass {a.pass_index} with one in pass {b.pass_index}")
+    _check_mergeable(a, b)
+    return merge_into(a.copy(), b)
+
+
+def _check_mergeable(a: KongStream, b: KongStream) -> None:
+    if a.pass_index > 1:
+        _check_same_base(a, b)
+        if a.position + b.position > a.num_edges:
+            raise ValueError(f"the two pass-{a.pass_index} states read {a.position + b.position} edges, "
+                             f"more than pass 1 ({a.num_edges}): they are not consecutive shards of the "
+                             "stream")
+
+
+def merge_into(out: KongStream, b: KongStream) -> KongStream:
+    """:func:`merge_streams` into :obj:`out` itself (no copy of it; :obj:`b` is left unchanged)."""
+    if out.config() != b.config() or out.pass_index != b.pass_index:
+        raise ValueError(f"cannot merge {out!r} in pass {out.pass_index} with {b!r} in pass {b.pass_index}")
+    _check_mergeable(out, b)
+    later = out.pass_index > 1
+    out._settle()
+    b._settle()  # (its counted grams into its rows: the same state, another form)
+    a_current, a_position = out._current, out.position
+    with torch.no_grad():
+        gmap_np, ids_np, first_np = out._ids.absorb(b._ids)
+        out._rows_for(out.num_graphs)
+        smap = out._table.ids(b._table.keys)
+        nodes, bnodes = out._nodes, b._nodes
+        n0, n1 = nodes.n, len(out._ids.nodes)
+        nodes.grow(n1)
+        ids, new, gmap = (torch.from_numpy(x) for x in (ids_np, first_np, gmap_np))
+        nodes["node_graph"][n0:n1] = gmap[bnodes["node_graph"][: b.num_nodes]][new]
+        nodes["node_sym"][n0:n1] = smap[bnodes["node_sym"][: b.num_nodes][new]]
+        if out.k > 1 and b.num_nodes:
+            _joined_strings(out, b, ids, smap)
+        for name in ("Y", "nbr_w"):
+            if name in bnodes and b.num_nodes:
+                mine, theirs = nodes[name].view(nodes.cap, -1), bnodes[name][: b.num_nodes]
+                add_rows(mine, ids, theirs.view(b.num_nodes, -1))
+        if out.linear and b.num_graphs:
+            if later:  # the rows of earlier levels are the base's, once; the pass's own rows add up
+                add_rows(out._pass_rows, gmap, b._pass_rows[: b.num_graphs])
+            else:
+                add_rows(out._rows, gmap, b._rows[: b.num_graphs])
+        if a_current is None or b._current is None:
+            out._current = None
+        else:
+            out._current = combine(a_current, a_position, b._current)
+        out.position = a_position + b.position
+        if not later:
+            out.num_edges += b.num_edges
+    return out

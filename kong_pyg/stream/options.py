@@ -1,0 +1,52 @@
+"""The options a stream computes, and its thread setting."""
+from contextlib import contextmanager
+from typing import Any, Dict, Iterator, Optional
+
+import torch
+
+from ..config import KongConfig
+from ..kernels import get_kernel
+
+#: The stream's defaults of the KONG options (they differ from KongConfig's).
+STREAM_DEFAULTS: Dict[str, Any] = dict(k=1, hops=1, traversal="bfs", dim=1024, kernel="poly", degree=1,
+                                       const=0.0, seed=0, blended=False, edge_labels=True, norm="sketch",
+                                       own_label=True)
+
+
+def stream_config(cfg: KongConfig) -> KongConfig:
+    """Check that :obj:`cfg` is a map a stream computes: sketched, arrival order, no relabelling."""
+    if cfg.dim is None:
+        raise ValueError("KongStream always sketches: 'dim' must be a sketch size, not None (the exact map "
+                         "needs every k-gram count, which a stream does not keep)")
+    if cfg.order != "edge":
+        raise ValueError(f"KongStream supports only order='edge' (the arrival order is the neighbor "
+                         f"order); got order={cfg.order!r}")
+    if cfg.relabel != 0:
+        raise ValueError(f"KongStream supports only relabel=0 (WL relabelling needs whole graphs); got "
+                         f"relabel={cfg.relabel!r}")
+    if get_kernel(cfg.kernel).needs_norms(cfg) and cfg.norm != "sketch":
+        raise ValueError(f"KongStream supports only norm='sketch' for the {cfg.kernel} kernel (exact norms "
+                         f"need exact k-gram counts); got norm={cfg.norm!r}")
+    if cfg.flow != "source_to_target":
+        raise ValueError(f"KongStream supports only flow='source_to_target' (use undirected=False for "
+                         f"edges that extend only their source); got flow={cfg.flow!r}")
+    if cfg.normalize:
+        raise ValueError("KongStream does not support normalize=True: normalize the rows of sketches()")
+    return cfg
+
+
+@contextmanager
+def torch_threads(threads: Optional[int]) -> Iterator[None]:
+    """PyTorch's intra-op thread count set to :obj:`threads` inside the block (None: unchanged)."""
+    old = torch.get_num_threads()
+    if threads is None or threads == old:
+        yield
+        return
+    torch.set_num_threads(threads)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(old)
+
+
+__all__ = ["STREAM_DEFAULTS", "stream_config", "torch_threads"]

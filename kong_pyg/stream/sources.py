@@ -1,0 +1,176 @@
+r"""Reading whole sources into a stream, with checkpoints (:meth:`KongStream.fit <kong_pyg.KongStream.fit>`).
+
+A source is read once per pass, so :math:`h \geq 2` needs a re-iterable one:
+an object with the six columns (an :class:`~kong_pyg.datasets.EdgeStream`,
+read in slices), a list of chunks, or a callable returning a fresh iterable
+of chunks. A checkpoint is written atomically
+(:mod:`~kong_pyg.stream.checkpoint`), so a run killed at any moment resumes
+from the last one, skipping the edges its pass had read after checking that
+they are the edges the checkpoint read (:mod:`~kong_pyg.stream.replay`).
+"""
+import os
+import sys
+from typing import TYPE_CHECKING, Any, Callable, Iterable, List, Optional, Tuple, Union
+
+from ..config import check_int
+from .checkpoint import load_checkpoint, remove_stale_temps
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .core import KongStream
+
+PathLike = Union[str, "os.PathLike[str]"]
+Chunk = Tuple[Any, ...]
+_MASK = (1 << 64) - 1
+_COLUMNS = ("src", "src_type", "dst", "dst_type", "edge_type", "graph")
+
+
+def chunk_columns(chunk: Any) -> Chunk:
+    """The six columns of a chunk (tuple, dict or object with attributes; missing ones None)."""
+    if isinstance(chunk, dict):
+        return tuple(chunk.get(c) for c in _COLUMNS)
+    if all(hasattr(chunk, c) for c in _COLUMNS[:4]):  # EdgeStream, EdgeChunk, ...
+        return tuple(getattr(chunk, c, None) for c in _COLUMNS)
+    if isinstance(chunk, (tuple, list)):
+        if len(chunk) not in (5, 6):
+            raise ValueError("a chunk tuple must be (src, src_type, dst, dst_type, edge_type[, graph])")
+        return tuple(chunk) + (None,) * (6 - len(chunk))
+    raise TypeError(f"cannot read a chunk of edges from {type(chunk).__name__}")
+
+
+def chunk_source(source: Any, chunk_size: int, passes: int) -> Callable[[], Iterable[Any]]:
+    """A function returning a fresh iterable of chunks of :obj:`source`."""
+    if all(hasattr(source, c) for c in _COLUMNS[:4]):
+        cols = chunk_columns(source)
+        total = len(cols[0])
+
+        def slices() -> Iterable[Chunk]:
+            for lo in range(0, total, chunk_size):
+                yield tuple(None if c is None else c[lo : lo + chunk_size] for c in cols)
+
+        return slices
+    if callable(source):
+        return source
+    if isinstance(source, (list, tuple)):
+        return lambda: source
+    if isinstance(source, Iterable):
+        if passes > 1:
+            raise ValueError(f"hops={passes} reads the stream {passes} times: pass a re-iterable "
+                             "source (a list of chunks, an EdgeStream or a callable returning a fresh "
+                             "iterator), not a one-shot iterator")
+        used: List[bool] = []
+
+        def once() -> Iterable[Any]:
+            if used:
+                raise ValueError("a one-shot iterator cannot be read again")
+            used.append(True)
+            return source
+
+        return once
+    raise TypeError(f"cannot read edges from {type(source).__name__}")
+
+
+class _Progress:
+    """A tqdm bar of edges on stderr, or nothing."""
+
+    def __init__(self, enabled: bool, total: Optional[int]):
+        self.bar: Any = None
+        if enabled:
+            from tqdm.auto import tqdm
+
+            self.bar = tqdm(total=total, unit="edge", unit_scale=True, file=sys.stderr, dynamic_ncols=True)
+
+    def start(self, description: str) -> None:
+        if self.bar is not None:
+            self.bar.reset(total=self.bar.total)
+            self.bar.set_description(description)
+
+    def update(self, edges: int) -> None:
+        if self.bar is not None:
+            self.bar.update(edges)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+def _skipped(ks: "KongStream", cols: Chunk, take: int, at: int) -> int:
+    """The checksum term (at position :obj:`at`) of the first :obj:`take` edges of a chunk, read before."""
+    head = cols if take == len(cols[0]) else tuple(None if c is None else c[:take] for c in cols)
+    src, src_type, dst, dst_type, edge_type, graph = head
+    return ks.replay_checksum(src, src_type, dst, dst_type, edge_type, graph, offset=at)
+
+
+def _read_pass(ks: "KongStream", chunks: Iterable[Any], bar: _Progress, checkpoint: Optional[PathLike],
+               checkpoint_every: int) -> None:
+    """Read one pass's chunks, skipping (and checking) the :attr:`KongStream.position` edges already read."""
+    skip, done, at, seen = ks.position, 0, 0, 0
+    expected = ks._current  # the checksum of the edges the checkpoint read in this pass (None: unknown)
+    for chunk in chunks:
+        cols = chunk_columns(chunk)
+        e = len(cols[0])
+        if skip:
+            take = min(skip, e)
+            term = _skipped(ks, cols, take, at)
+            seen, at, skip = (seen + term) & _MASK, at + take, skip - take
+            bar.update(take)
+            if skip == 0 and expected is not None and seen != expected:
+                raise ValueError(
+                    f"the source is not the one the checkpoint was made from: its first {at} edges of "
+                    f"pass {ks.pass_index} differ from those the checkpoint read (another checksum)"
+                )
+            if take == e:
+                continue
+            cols = tuple(None if c is None else c[take:] for c in cols)
+            e -= take
+        ks.update(*cols)
+        bar.update(e)
+        done += 1
+        if checkpoint is not None and done % checkpoint_every == 0:
+            ks.save(checkpoint)
+    if skip:
+        raise ValueError(f"the source has fewer edges than the checkpoint's position "
+                         f"({ks.position}) in pass {ks.pass_index}")
+
+
+def _resume(ks: "KongStream", checkpoint: PathLike, fingerprint: Optional[str]) -> None:
+    """Load the checkpoint file, if there is one, and check the source's fingerprint."""
+    remove_stale_temps(checkpoint)
+    if os.path.exists(checkpoint):
+        state = load_checkpoint(checkpoint)
+        try:
+            ks.load_state_dict(state)
+        except ValueError as err:
+            raise ValueError(f"{err} (checkpoint {os.fspath(checkpoint)})") from None
+        if fingerprint is not None and ks.source is not None and ks.source != fingerprint:
+            raise ValueError(f"{os.fspath(checkpoint)}: the checkpoint was made from another source "
+                             f"(fingerprint {ks.source!r}, this source {fingerprint!r}); remove the "
+                             "checkpoint to start again")
+
+
+def fit_source(ks: "KongStream", source: Any, chunk_size: int, checkpoint: Optional[PathLike],
+               checkpoint_every: int, progress: bool, fingerprint: Optional[str] = None) -> None:
+    """Read every pass of :obj:`source` into :obj:`ks` (:meth:`KongStream.fit <kong_pyg.KongStream.fit>`)."""
+    check_int("chunk_size", chunk_size, 1)
+    check_int("checkpoint_every", checkpoint_every, 1)
+    if fingerprint is not None and not isinstance(fingerprint, str):
+        raise TypeError(f"'fingerprint' must be a string or None (got {type(fingerprint).__name__})")
+    fresh = chunk_source(source, chunk_size, ks.num_passes)
+    if checkpoint is not None:
+        _resume(ks, checkpoint, fingerprint)
+    if fingerprint is not None:
+        ks.source = fingerprint
+    bar = _Progress(progress, getattr(source, "num_edges", None))
+    try:
+        while True:
+            bar.start(f"pass {ks.pass_index}/{ks.num_passes}")
+            _read_pass(ks, fresh(), bar, checkpoint, checkpoint_every)
+            if ks.pass_index == ks.num_passes:
+                break
+            ks.end_pass()
+            if checkpoint is not None:
+                ks.save(checkpoint)
+        ks.check_replay()
+        if checkpoint is not None:
+            ks.save(checkpoint)
+    finally:
+        bar.close()

@@ -1,0 +1,168 @@
+r"""Per-node arrays of a stream, and row additions.
+
+A stream keeps, per node, a few named arrays (:class:`NodeState`): its graph
+index (``node_graph``), its label symbol (``node_sym``), the string codes of
+the current pass (``seg_len``, ``seg_pre``, ``seg_suf``; see
+:class:`~kong_pyg.kgrams.StringState`) and, where the kernel needs them,
+sketches (``Y``; ``Yprev``, ``prev_*``, ``acc``, ``nbr_w`` after pass 1).
+Their names are those of a stream's :meth:`~kong_pyg.KongStream.state_dict`.
+"""
+from typing import Dict, Optional, Tuple, Union
+
+import torch
+from torch import Tensor
+
+from ..hashing import BREAK
+from ..kgrams import StringState
+
+Index = Union[Tensor, slice]
+
+
+def add_rows(buf: Tensor, rows: Tensor, src: Tensor) -> None:
+    """:obj:`buf[rows[i]] += src[i]` for 2-D tensors (repeated rows add up).
+
+    PyTorch's 2-D :meth:`index_add_` when :obj:`buf` is not much larger than
+    :obj:`src` (summing many rows into few: graph rows); otherwise a flat
+    1-D one, as the 2-D one's cost on CPU follows the size of :obj:`buf`.
+    """
+    if rows.numel() == 0:
+        return
+    if buf.numel() <= 4 * src.numel():
+        buf.index_add_(0, rows, src.to(buf.dtype))
+        return
+    d = buf.size(1)
+    idx = (rows * d).unsqueeze(1) + torch.arange(d, device=rows.device)
+    buf.view(-1).index_add_(0, idx.view(-1), src.reshape(-1).to(buf.dtype))
+
+
+def row_blocks(n: int, width: int, budget: int = 1 << 22) -> Tuple[Tuple[int, int], ...]:
+    """Ranges :obj:`(lo, hi)` of :obj:`n` rows of :obj:`width` entries, about :obj:`budget` entries each."""
+    step = max(1, budget // max(width, 1))
+    return tuple((lo, min(lo + step, n)) for lo in range(0, n, step))
+
+
+def available_memory() -> Optional[int]:
+    """The bytes of memory the system could still give (``MemAvailable``; None where unknown)."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def check_memory(nbytes: int, what: str) -> None:
+    """Refuse (:class:`MemoryError`) an allocation larger than the memory available.
+
+    Checked only for allocations of 256 MiB or more: a clear error instead
+    of the out-of-memory killer.
+    """
+    if nbytes < 1 << 28:
+        return
+    free = available_memory()
+    if free is not None and nbytes > free:
+        raise MemoryError(f"KongStream: {what} needs {nbytes / 2**30:.1f} GiB but only "
+                          f"{free / 2**30:.1f} GiB are available (a smaller 'dim' or 'degree', "
+                          "dtype=torch.float32, or fewer nodes and graphs; node sketches take p * b numbers "
+                          "per node, see kong_pyg.stream)")
+
+
+def grow_rows(rows: Tensor, g: int) -> Tensor:
+    """:obj:`rows` :obj:`[G, b]` with at least :obj:`g` rows (zeros appended, capacity doubled)."""
+    if g <= rows.size(0):
+        return rows
+    cap = max(g, 2 * rows.size(0), 64)
+    check_memory(cap * rows.size(1) * rows.element_size(), f"graph rows for {g:,} graphs")
+    new = torch.zeros(cap, rows.size(1), dtype=rows.dtype)
+    new[: rows.size(0)] = rows
+    return new
+
+
+class NodeState:
+    """Named per-node arrays, rows :obj:`0..n-1` in use, capacity grown geometrically.
+
+    Args:
+        k (int): The k-gram length (string codes hold :math:`k - 1` symbols).
+    """
+
+    def __init__(self, k: int):
+        self.k = k
+        #: The number of nodes.
+        self.n = 0
+        self.cap = 0
+        self.arrays: Dict[str, Tensor] = {}
+        self.fill: Dict[str, float] = {}
+
+    def __getitem__(self, name: str) -> Tensor:
+        return self.arrays[name]
+
+    def __contains__(self, name: str) -> bool:
+        return name in self.arrays
+
+    def add(self, name: str, shape: Tuple[int, ...], dtype: torch.dtype, fill: float) -> None:
+        """A new array :obj:`[cap, *shape]` filled with :obj:`fill` (the fill of rows added later)."""
+        self.arrays[name] = torch.full((self.cap, *shape), fill, dtype=dtype)
+        self.fill[name] = fill
+
+    def put(self, name: str, value: Tensor, fill: float = 0) -> None:
+        """Store :obj:`value` (all :obj:`cap` rows) as array :obj:`name`."""
+        self.arrays[name] = value
+        self.fill[name] = fill
+
+    def drop(self, name: str) -> None:
+        """Forget array :obj:`name`."""
+        del self.arrays[name], self.fill[name]
+
+    def add_strings(self, prefix: str) -> None:
+        """The three arrays of a :class:`~kong_pyg.kgrams.StringState` (empty strings)."""
+        self.add(prefix + "_len", (), torch.long, 0)
+        self.add(prefix + "_pre", (self.k - 1,), torch.long, BREAK)
+        self.add(prefix + "_suf", (self.k - 1,), torch.long, BREAK)
+
+    def strings(self, prefix: str, index: Optional[Index] = None) -> StringState:
+        """The string codes of nodes :obj:`index` (default: all)."""
+        if index is None:
+            index = slice(0, self.n)
+        a = self.arrays
+        return StringState(a[prefix + "_len"][index], a[prefix + "_pre"][index], a[prefix + "_suf"][index])
+
+    def set_strings(self, prefix: str, index: Index, state: StringState) -> None:
+        """Store the string codes of nodes :obj:`index`."""
+        a = self.arrays
+        a[prefix + "_len"][index] = state.length
+        a[prefix + "_pre"][index] = state.prefix
+        a[prefix + "_suf"][index] = state.suffix
+
+    def clear_strings(self, prefix: str) -> None:
+        """Every node's string empty again."""
+        for name in (prefix + "_len", prefix + "_pre", prefix + "_suf"):
+            self.arrays[name].fill_(self.fill[name])
+
+    def grow(self, n: int) -> None:
+        """Room for :obj:`n` nodes, and :obj:`n` nodes in use (new rows hold the fills)."""
+        if n > self.cap:
+            cap = max(n, 2 * self.cap, 1024)
+            per_node = sum(t[:1].numel() * t.element_size() for t in self.arrays.values())
+            check_memory(cap * per_node, f"the state of {n:,} nodes")
+            for name, t in self.arrays.items():
+                new = torch.empty((cap, *t.shape[1:]), dtype=t.dtype)
+                new[: self.cap] = t[: self.cap]
+                new[self.cap :].fill_(self.fill[name])
+                self.arrays[name] = new
+            self.cap = cap
+        self.n = max(self.n, n)
+
+    def state(self) -> Dict[str, Tensor]:
+        """Copies of the rows in use of every array."""
+        return {name: t[: self.n].clone() for name, t in self.arrays.items()}
+
+    @classmethod
+    def from_state(cls, k: int, arrays: Dict[str, Tensor], n: int) -> "NodeState":
+        """Rebuild :obj:`n` nodes from :meth:`state` (string codes fill with ``BREAK``, the rest with 0)."""
+        out = cls(k)
+        out.arrays = {name: t.clone() for name, t in arrays.items()}
+        out.fill = {name: BREAK if name.endswith(("_pre", "_suf")) else 0 for name in out.arrays}
+        out.n = out.cap = n
+        return out

@@ -1,0 +1,137 @@
+"""kong_pyg.order_test: does order matter in my data?"""
+import json
+import warnings
+
+import numpy as np
+import pytest
+import torch
+from torch_geometric.data import Data
+
+import kong_pyg
+from kong_pyg.datasets import ProvenanceGraphs, provenance_stream, write_streamspot
+from kong_pyg.ordertest import graph_labels, load_ordered_graphs, order_features
+
+FAST = dict(splits=5, shuffles=1, C=(1.0, 100.0), inner_folds=2)
+
+
+def test_public_name_is_the_function():
+    import kong_pyg.ordertest  # noqa: F401  (importing the module must not shadow the function)
+
+    assert callable(kong_pyg.order_test) and kong_pyg.order_test.__name__ == "order_test"
+    assert kong_pyg._LAZY["order_test"] == "kong_pyg.ordertest"
+
+
+def test_order_matters_on_the_ordered_benchmark(tmp_path):
+    ds = ProvenanceGraphs(120, strength=1.0, seed=0)
+    res = kong_pyg.order_test(ds, **FAST)
+    assert res.settings == ["k1", "true", "consistent", "random", "reverse"]
+    main = res.comparison("true", "consistent")
+    assert main["mean_diff"] > 0.3 and main["corrected_p"] < 0.01
+    assert main["corrected_lo"] > 0
+    assert res.comparison("true", "k1")["mean_diff"] > 0.3
+    assert res.answer().startswith("Yes: the true order beats the consistent shuffle")
+    assert np.mean(res.scores["accuracy"]["k1"]) < 0.7  # k = 1 cannot see the classes
+    assert set(res.scores) == {"accuracy", "auc"} and len(res.scores["accuracy"]["true"]) == 5
+    text = res.to_markdown("Provenance, strength 1")
+    assert "## Provenance, strength 1" in text and "| true - consistent | accuracy |" in text
+    json.dumps(res.to_dict())
+    res.plot(tmp_path / "order.png")
+    assert (tmp_path / "order.png").stat().st_size > 1000
+
+
+def test_no_order_effect_at_strength_zero():
+    ds = ProvenanceGraphs(120, strength=0.0, seed=0)
+    res = kong_pyg.order_test(ds, **FAST, reverse=False)
+    assert "reverse" not in res.settings
+    main = res.comparison("true", "consistent")
+    assert main["corrected_p"] > 0.05
+    assert res.answer().startswith("No detectable order effect")
+
+
+def test_graphs_without_a_key_get_the_per_graph_shuffle_only_with_a_warning():
+    ds = ProvenanceGraphs(60, strength=1.0, seed=1)
+    graphs = []
+    for i in range(len(ds)):
+        g = ds[i]
+        graphs.append(Data(x=g.x, edge_index=g.edge_index, edge_attr=g.edge_attr, y=g.y))
+    with pytest.warns(UserWarning, match="an edge's position in its graph is not one"):
+        res = kong_pyg.order_test(graphs, **FAST)
+    assert "consistent" not in res.settings
+    assert res.comparison("true", "random")["mean_diff"] > 0.2
+    assert "No per-edge key" in res.answer()
+    assert any("not one" in w for w in res.info["warnings"])
+
+
+def test_interaction_log_input_and_labels():
+    rng = np.random.default_rng(0)
+    n_users, n_items = 30, 12
+    log = dict(user=torch.from_numpy(rng.integers(0, n_users, 400)),
+               item=torch.from_numpy(rng.integers(0, n_items, 400)),
+               time=torch.from_numpy(rng.integers(0, 50, 400)),
+               user_label=torch.from_numpy(rng.integers(0, 3, n_users)),
+               item_label=torch.from_numpy(rng.integers(0, 4, n_items)),
+               y=torch.arange(n_users) % 2)
+    graphs, key = load_ordered_graphs(log)
+    assert key == "edge_order" and len(graphs) == n_users
+    assert graph_labels(graphs).tolist() == (np.arange(n_users) % 2).tolist()
+    with pytest.raises(ValueError, match=r"needs the keys \['item_label'\]"):
+        load_ordered_graphs({k: v for k, v in log.items() if k != "item_label"})
+
+
+def test_streamspot_file_input_keys_events_by_arrival(tmp_path):
+    gen = provenance_stream(12, strength=1.0, seed=4)
+    path = tmp_path / "stream.tsv"
+    write_streamspot(gen.stream, str(path))
+    labels = tmp_path / "labels.txt"
+    labels.write_text("".join(f"{g} {int(gen.y[g])}\n" for g in range(12)))
+    graphs, key = load_ordered_graphs(str(path), labels=str(labels))
+    assert key == "edge_order"
+    reference = ProvenanceGraphs(12, strength=1.0, seed=4)  # edge_order = arrival position
+    for i, gid in enumerate(graphs.graph_ids):
+        assert torch.equal(graphs[i].edge_order, reference[int(gid)].edge_order)
+        assert torch.equal(graphs[i].edge_index, reference[int(gid)].edge_index)
+    with pytest.raises(ValueError, match="needs 'labels'"):
+        load_ordered_graphs(str(path))
+
+
+def test_order_features_settings():
+    ds = ProvenanceGraphs(20, strength=1.0, seed=2)
+    opts = {"normalize": False, "blended": True}
+    feats, cpu = order_features(ds, ["k1", "true", "consistent", "random", "reverse"], 2, 1, 2, 5,
+                                "edge_order", opts)
+    assert [len(feats[s]) for s in ("k1", "true", "consistent", "random", "reverse")] == [1, 1, 2, 2, 1]
+    X = {s: feats[s][0].toarray() for s in feats}
+    # every ordered setting holds the same 1-gram counts (blended), so their row sums of the
+    # 1-gram block equal the k = 1 row sums; the 2-gram blocks differ between orders
+    assert np.allclose(X["true"].sum(1) - X["consistent"].sum(1), 0)  # same number of k-grams
+    assert not np.array_equal(X["true"], X["consistent"])
+    assert not np.array_equal(feats["consistent"][0].toarray(), feats["consistent"][1].toarray())
+    assert set(cpu) == set(feats)
+
+
+def test_bad_arguments():
+    ds = ProvenanceGraphs(20, seed=0)
+    with pytest.raises(ValueError, match="'k' must be >= 2"):
+        kong_pyg.order_test(ds, k=1)
+    with pytest.raises(ValueError, match="order_test sets 'order' itself"):
+        kong_pyg.order_test(ds, order="edge")
+    with pytest.raises(ValueError, match="'test_size' must be in"):
+        kong_pyg.order_test(ds, test_size=1.5)
+    with pytest.raises(ValueError, match="'C' must be"):
+        kong_pyg.order_test(ds, C=(0, 1))
+    with pytest.raises(ValueError, match="'traversal' must be one of"):
+        kong_pyg.order_test(ds, traversal="dfs")
+    with pytest.raises(ValueError, match="'y' has 3 labels for 20 graphs"):
+        kong_pyg.order_test(ds, y=[0, 1, 0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(ValueError, match="at least two classes"):
+            kong_pyg.order_test(ds, y=[0] * 20)
+
+
+def test_edge_order_attr_none_ignores_the_key():
+    ds = ProvenanceGraphs(20, seed=3)
+    graphs, key = load_ordered_graphs(ds, edge_order_attr=None)
+    assert key is None and graphs is ds
+    graphs, key = load_ordered_graphs([ds[i] for i in range(4)], edge_order_attr=None)
+    assert key is None and len(graphs) == 4

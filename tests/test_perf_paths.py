@@ -1,0 +1,174 @@
+"""Fast paths give the same numbers as the general ones (issue 13/15)."""
+import pickle
+
+import numpy as np
+import pytest
+import torch
+from torch_geometric.data import Data
+from torch_geometric.loader import DataLoader
+
+from kong_pyg import KongFeatures, KongSketch, KongVectorizer, compact_graphs
+from kong_pyg.datasets import load_tu
+from kong_pyg.graphs import _cat, count_nodes, iter_graph_batches
+from kong_pyg.inputs import labels
+from kong_pyg.threads import available_cores, torch_threads
+
+
+@pytest.fixture(scope="module")
+def mutag(tmp_path_factory):
+    return load_tu(cache=tmp_path_factory.mktemp("tu"))
+
+
+def clones(graphs):
+    return [Data(**{k: v.clone() for k, v in g.to_dict().items()}) for g in graphs]
+
+
+def same_csr(a, b):
+    return (a.shape == b.shape and np.array_equal(a.indptr, b.indptr) and np.array_equal(a.indices, b.indices)
+            and a.data.tobytes() == b.data.tobytes())
+
+
+@pytest.mark.parametrize("opts", [dict(k=1), dict(k=2), dict(k=2, traversal="wl"), dict(k=3, hops=1)])
+def test_dataset_list_of_views_and_list_of_copies_give_the_same_exact_map(mutag, opts):
+    views = [mutag[i] for i in range(len(mutag))]
+    ref = KongVectorizer(**opts).fit_transform(mutag)
+    assert same_csr(KongVectorizer(**opts).fit_transform(views), ref)
+    assert same_csr(KongVectorizer(**opts).fit_transform(clones(views)), ref)
+    # other batches number the columns in another order: the same kernel matrix
+    small = KongVectorizer(batch_size=7, **opts).fit_transform(views)
+    assert np.array_equal((small @ small.T).toarray(), (ref @ ref.T).toarray())
+
+
+def test_graphs_of_one_storage_are_joined_as_a_view(mutag):
+    views = [mutag[i] for i in range(10)]
+    joined = _cat([g.x for g in views], 0)
+    assert joined.data_ptr() == views[0].x.data_ptr()
+    assert torch.equal(joined, torch.cat([g.x for g in views]))
+    edges = _cat([g.edge_index for g in views], 1)
+    assert torch.equal(edges, torch.cat([g.edge_index for g in views], 1))
+    # not side by side (a gap, another order): copied
+    assert torch.equal(_cat([views[2].x, views[0].x], 0), torch.cat([views[2].x, views[0].x]))
+    assert torch.equal(_cat([views[0].x, views[2].x], 0), torch.cat([views[0].x, views[2].x]))
+    gb = next(iter_graph_batches(views, 100))
+    ref = next(iter_graph_batches(mutag[:10], 100))
+    assert all(torch.equal(a, b) for a, b in zip(gb[:5], ref[:5]) if a is not None)
+
+
+def test_bad_edges_in_a_list_are_reported_per_graph(mutag):
+    gs = clones([mutag[i] for i in range(3)])
+    gs[1].edge_index = gs[1].edge_index.clone()
+    gs[1].edge_index[0, 0] = gs[1].num_nodes
+    with pytest.raises(ValueError, match="graph 1: 'edge_index' holds node indices outside"):
+        KongVectorizer().fit(gs)
+
+
+@pytest.mark.parametrize("opts", [
+    dict(k=2), dict(k=1, traversal="wl", const=2.0), dict(k=2, kernel="cosine", degree=2),
+    dict(k=3, hops=1, relabel=True, normalize=True),
+])
+def test_transform_dataset_equals_the_transform_graph_by_graph(mutag, opts):
+    ds = mutag[:40]
+    t = KongFeatures(dim=64, level="both", **opts)
+    ref = [t(ds[i]) for i in range(len(ds))]
+    graphs = [ds[i] for i in range(len(ds))]
+    out = t.transform_dataset(graphs, batch_size=16)
+    assert "kong_x" not in graphs[0]  # the input is not modified
+    stored = t.transform_dataset(load_tu(cache=mutag.root.rsplit("/MUTAG", 1)[0])[:40], batch_size=16)
+    for i in range(len(ds)):
+        for got in (out[i], stored[i]):
+            assert torch.equal(got.kong_x, ref[i].kong_x)
+            assert torch.equal(got.kong_graph, ref[i].kong_graph)
+            assert got.kong_x.dtype == torch.float32
+
+
+def test_transform_dataset_fills_the_collated_storage(tmp_path):
+    ds = load_tu(cache=tmp_path)
+    ds[0]  # a cached graph must not hide the new attributes
+    t = KongFeatures(k=2, dim=32, level="both")
+    assert t.transform_dataset(ds, batch_size=50, progress=False) is ds
+    assert ds._data.kong_x.shape == (ds._data.x.size(0), 32)
+    assert ds[0].kong_x.shape == (ds[0].num_nodes, 32) and ds[0].kong_graph.shape == (1, 32)
+    layer = KongSketch(k=2, dim=32)
+    g = ds[5]
+    assert torch.equal(g.kong_x, layer(g.x, g.edge_index, g.edge_attr))
+    batch = next(iter(DataLoader(ds, batch_size=8)))
+    assert batch.kong_graph.shape == (8, 32) and batch.kong_x.shape == (batch.num_nodes, 32)
+    # a subset view writes into the shared storage, for every stored graph
+    sub = load_tu(cache=tmp_path)[10:20]
+    KongFeatures(k=1, dim=8, level="graph", attr_name="g1").transform_dataset(sub)
+    assert sub[0].g1.shape == (1, 8) and sub._data.g1.shape == (188, 8)
+
+
+def test_transform_dataset_arguments(mutag):
+    with pytest.raises(ValueError, match="batch_size"):
+        KongFeatures().transform_dataset(mutag, batch_size=0)
+    with pytest.raises(ValueError, match="empty"):
+        KongFeatures().transform_dataset([])
+
+
+def test_compact_graphs_pickle_small_and_give_the_same_features(mutag):
+    views = [mutag[i] for i in range(len(mutag))]
+    small = compact_graphs(mutag)
+    big_size, small_size = len(pickle.dumps(views)), len(pickle.dumps(small))
+    assert small_size * 20 < big_size and small_size < 2_000_000
+    assert all(torch.equal(a.x, b.x) and torch.equal(a.edge_index, b.edge_index)
+               for a, b in zip(views, small))
+    assert views[0].x.untyped_storage().nbytes() > views[0].x.nbytes  # the input still views its storage
+    assert same_csr(KongVectorizer(k=2).fit_transform(small), KongVectorizer(k=2).fit_transform(mutag))
+    assert count_nodes(small) == count_nodes(mutag) == mutag._data.x.size(0)
+
+
+def test_threads_are_capped_and_restored(mutag):
+    before = torch.get_num_threads()
+    seen = []
+    with torch_threads(1):
+        seen.append(torch.get_num_threads())
+    with torch_threads(10_000):
+        seen.append(torch.get_num_threads())
+    with torch_threads(None):
+        seen.append(torch.get_num_threads())
+    assert seen == [1, min(10_000, available_cores()), before]
+    assert torch.get_num_threads() == before
+    KongVectorizer(k=2, threads=1).fit_transform(mutag[:10])
+    assert torch.get_num_threads() == before
+    with pytest.raises(ValueError, match="threads"):
+        KongVectorizer(threads=0).fit(mutag[:3])
+
+
+def test_one_hot_labels_by_dot_product():
+    gen = torch.Generator().manual_seed(0)
+    idx = torch.randint(0, 37, (500,), generator=gen)
+    for dtype in (torch.float32, torch.float64, torch.float16, torch.long, torch.bool):
+        x = torch.nn.functional.one_hot(idx, 37).to(dtype)
+        assert torch.equal(labels(x, "x", 500), idx)
+    bad = torch.nn.functional.one_hot(idx, 37).float()
+    bad[3, 0] = -1.0
+    bad[3, 1] += 1.0
+    with pytest.raises(TypeError, match="not one-hot"):
+        labels(bad, "x", 500)
+    with pytest.raises(TypeError, match="not one-hot"):
+        labels(torch.full((2, 3), float("nan")), "x", 2)
+
+
+def test_sketched_maps_of_one_graph_and_of_a_batch_agree_bitwise(mutag):
+    layer = KongSketch(k=2, dim=64, dtype=torch.float64)
+    gb = next(iter_graph_batches(mutag[:12], 100))
+    batched = layer.readout(gb.x, gb.edge_index, gb.batch, gb.edge_attr)
+    for i in range(12):
+        g = mutag[i]
+        assert torch.equal(layer.readout(g.x, g.edge_index, edge_attr=g.edge_attr)[0], batched[i])
+    dense = KongVectorizer(k=2, dim=64, batch_size=5).fit_transform(mutag[:12])
+    assert np.array_equal(dense, batched.numpy())
+
+
+@pytest.mark.parametrize("opts", [
+    dict(k=2), dict(k=3, hops=3, traversal="wl"), dict(k=2, kernel="cosine", degree=2, const=1.0),
+    dict(k=2, kernel="cosine", norm="sketch", blended=True), dict(k=1, hops=3, degree=3, const=2.0),
+])
+def test_node_maps_from_exact_rows_equal_forward(mutag, opts):
+    layer = KongSketch(dim=64, dtype=torch.float64, **opts)
+    gb = next(iter_graph_batches(mutag[:20], 100))
+    ref = layer(gb.x, gb.edge_index, gb.edge_attr)
+    assert torch.equal(layer.node_maps(gb.x, gb.edge_index, gb.edge_attr), ref)
+    layer.switch_ratio = 0.0  # straight to dense propagation
+    assert torch.equal(layer.node_maps(gb.x, gb.edge_index, gb.edge_attr), ref)

@@ -1,0 +1,160 @@
+"""Caches never run code: a pickle planted in any cache file is ignored (and the data rebuilt)."""
+import pickle
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from ml_fake import write_fake_ml100k
+
+from kong_pyg.datasets import MovieLensOrdered, load_tu
+from kong_pyg.datasets.safe_cache import FORMAT, load_collated, save_collated
+
+
+class Payload:
+    """Unpickling this writes a marker file (what an attacker's code would do)."""
+
+    def __init__(self, marker: Path):
+        self.marker = str(marker)
+
+    def __reduce__(self):
+        return (exec, (f"open({self.marker!r}, 'w').write('ran')",))
+
+
+def plant(path: Path, marker: Path, how: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if how == "torch":  # what PyG's data.pt / pre_transform.pt would hold
+        torch.save((Payload(marker), {}, {}, dict), path)
+    elif how == "pickle":
+        path.write_bytes(pickle.dumps(Payload(marker)))
+    elif how == "npz-object":  # an .npz whose array needs pickle
+        with open(path, "wb") as f:
+            np.savez(f, __key__=np.array("x"), **{"data/x": np.array([Payload(marker)], dtype=object)})
+    else:
+        raise AssertionError(how)
+
+
+def test_the_payload_is_real(tmp_path):
+    # control: PyG's fallback (weights_only=False) runs it, so the tests below can fail
+    marker = tmp_path / "ran"
+    plant(tmp_path / "data.pt", marker, "torch")
+    torch.load(tmp_path / "data.pt", weights_only=False)
+    assert marker.read_text() == "ran"
+
+
+def same_graphs(a, b) -> bool:
+    return all(torch.equal(getattr(a._data, k), getattr(b._data, k)) for k in ("x", "edge_index", "y"))
+
+
+@pytest.mark.parametrize("how", ["torch", "pickle", "npz-object"])
+def test_tu_cache_with_planted_pickles_runs_nothing(tmp_path, how):
+    cache = tmp_path / "cache"
+    marker = tmp_path / "ran"
+    first = load_tu("MUTAG", cache=cache)
+    ours = sorted(cache.rglob("*.npz"))
+    assert ours, "load_tu wrote no cache file"
+    # every file of ours, and every file PyG's TUDataset would read, in the old and new layouts
+    targets = ours + [cache / sub / "MUTAG" / "processed" / f
+                      for sub in ("bundled", "download", "tu/0123456789ab")
+                      for f in ("data.pt", "pre_transform.pt", "pre_filter.pt")]
+    for path in targets:
+        plant(path, marker, how)
+    again = load_tu("MUTAG", cache=cache)
+    assert not marker.exists()
+    assert same_graphs(first, again)
+    # the planted file of ours was replaced by a good one
+    assert load_collated(ours[0], "nothing") is None
+    third = load_tu("MUTAG", cache=cache)
+    assert same_graphs(first, third) and not marker.exists()
+
+
+def test_tu_cache_key_is_the_raw_content(tmp_path):
+    from test_tu import write_bundled_raw
+
+    raw = write_bundled_raw(tmp_path / "root" / "MUTAG" / "raw")
+    cache = tmp_path / "cache"
+    load_tu("MUTAG", tmp_path / "root", cache=cache)
+    files = sorted(cache.rglob("*.npz"))
+    assert len(files) == 1
+    stamp = files[0].stat().st_mtime_ns
+    # the bundled copy has the same content: the same cache file, not rewritten
+    load_tu("MUTAG", cache=cache)
+    assert sorted(cache.rglob("*.npz")) == files and files[0].stat().st_mtime_ns == stamp
+    # one changed byte of content (same size, same mtime) is a new key
+    labels = raw / "MUTAG_graph_labels.txt"
+    st = labels.stat()
+    text = labels.read_text()
+    labels.write_text(text.replace("-1", "-2", 1))
+    import os
+
+    os.utime(labels, ns=(st.st_atime_ns, st.st_mtime_ns))
+    ds = load_tu("MUTAG", tmp_path / "root", cache=cache)
+    assert len(sorted(cache.rglob("*.npz"))) == 2
+    assert ds._data.y.max() == 2  # three classes now
+
+
+def test_tu_cache_foreign_or_damaged_files_are_rebuilt(tmp_path):
+    cache = tmp_path / "cache"
+    first = load_tu("MUTAG", cache=cache)
+    (path,) = cache.rglob("*.npz")
+    key = None
+    for content in (b"", b"PK\x03\x04 truncated", path.read_bytes()[:100]):
+        path.write_bytes(content)
+        assert same_graphs(first, load_tu("MUTAG", cache=cache))
+    # a well-formed archive with the right key but inconsistent slices is rebuilt too
+    with np.load(path) as z:
+        key = str(z["__key__"])
+    data = {k: v.clone() for k, v in first._data.to_dict().items()}
+    slices = {k: v.clone() for k, v in first.slices.items()}
+    slices["x"][-1] = 10 ** 9
+    save_collated(path, key, data, slices)
+    assert load_collated(path, key) is None
+    assert same_graphs(first, load_tu("MUTAG", cache=cache))
+    assert key.startswith(FORMAT)
+
+
+def test_tu_unwritable_cache_still_loads(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    with pytest.warns(UserWarning, match="could not write the cache file"):
+        ds = load_tu("MUTAG", cache=blocker)
+    assert len(ds) == 188
+
+
+@pytest.mark.parametrize("how", ["torch", "pickle", "npz-object"])
+def test_movielens_cache_with_planted_pickles_runs_nothing(tmp_path, monkeypatch, how):
+    def no_network(self):
+        raise AssertionError("the network was touched")
+
+    monkeypatch.setattr(MovieLensOrdered, "download", no_network)
+    write_fake_ml100k(tmp_path / "ml")
+    root = tmp_path / "root"
+    marker = tmp_path / "ran"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        first = MovieLensOrdered(str(root), ml_dir=str(tmp_path / "ml"))
+    processed = root / "processed"
+    files = sorted(processed.iterdir())
+    assert [p.suffix for p in files] == [".npz"]  # no pre_transform.pt / pre_filter.pt
+    for path in files + [processed / f for f in ("pre_transform.pt", "pre_filter.pt", "data.pt")]:
+        plant(path, marker, how)
+    again = MovieLensOrdered(str(root))
+    assert not marker.exists()
+    assert torch.equal(first._data.edge_index, again._data.edge_index)
+    assert torch.equal(first._data.y, again._data.y)
+
+
+def test_movielens_cache_follows_raw_content(tmp_path, monkeypatch):
+    monkeypatch.setattr(MovieLensOrdered, "download", lambda self: None)
+    ratings, users, _ = write_fake_ml100k(tmp_path / "ml")
+    root = tmp_path / "root"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        first = MovieLensOrdered(str(root), ml_dir=str(tmp_path / "ml"), genre="first")
+        # flip every gender in raw/u.user: the processed file must not be reused
+        user = root / "raw" / "u.user"
+        flipped = user.read_text().replace("|F|", "|T|").replace("|M|", "|F|").replace("|T|", "|M|")
+        user.write_text(flipped)
+        again = MovieLensOrdered(str(root), genre="first")
+    assert torch.equal(again._data.y, 1 - first._data.y)

@@ -1,0 +1,373 @@
+"""Streams that must fail loudly: replays, checkpoints, damaged files (issue 12)."""
+import io
+import os
+import random
+
+import numpy as np
+import pytest
+import torch
+
+from kong_pyg import KongStream, merge_streams
+from kong_pyg.cli import main as cli_main
+from kong_pyg.datasets import synthetic_event_stream, write_streamspot
+from kong_pyg.stream.checkpoint import MAGIC, load_checkpoint
+
+
+def columns(stream, lo=0, hi=None):
+    hi = stream.num_edges if hi is None else hi
+    return tuple(c[lo:hi] for c in (stream.src, stream.src_type, stream.dst, stream.dst_type,
+                                    stream.edge_type, stream.graph))
+
+
+def chunks_of(stream, size=23, lo=0, hi=None):
+    hi = stream.num_edges if hi is None else hi
+    return [columns(stream, a, min(a + size, hi)) for a in range(lo, hi, size)]
+
+
+@pytest.fixture(scope="module")
+def stream():
+    return synthetic_event_stream(24, seed=9)[0]
+
+
+# -- every pass replays pass 1 ---------------------------------------------------------
+
+
+def test_a_later_pass_must_replay_pass_1(stream):
+    e = stream.num_edges
+    whole = chunks_of(stream)
+    other = synthetic_event_stream(24, seed=9, noise=0.5)[0]  # same nodes and graphs, other order
+    assert other.num_edges == e and not torch.equal(other.edge_type, stream.edge_type)
+    swapped = list(columns(stream))
+    swapped[4] = swapped[4].clone()
+    swapped[4][[3, 4]] = swapped[4][[4, 3]]  # two edge types trade places
+    cases = {
+        "shorter": (chunks_of(stream, hi=e - 1), "pass 2 read .* edges but pass 1 read"),
+        "longer": (whole + chunks_of(stream, hi=1), "pass 2 would read .* edges but pass 1 read"),
+        "other order": (chunks_of(other), "other edges than pass 1"),
+        "two values swapped": ([tuple(swapped)], "other edges than pass 1"),
+    }
+    for name, (second, match) in cases.items():
+        for hops in (2, 3):
+            calls = []
+
+            def source(second=second):
+                calls.append(1)
+                return whole if len(calls) == 1 else second
+
+            with pytest.raises(ValueError, match=match):
+                KongStream(k=2, hops=hops, dim=16).fit(source)
+    # the same edges in other chunks are the same stream
+    calls = []
+    ks = KongStream(k=2, hops=3, dim=16).fit(lambda: whole if calls.append(1) or len(calls) == 1
+                                             else chunks_of(stream, size=7))
+    assert torch.equal(ks.sketches(), KongStream(k=2, hops=3, dim=16).fit(stream).sketches())
+
+
+def test_sketches_refuse_an_unfinished_last_pass(stream):
+    ks = KongStream(k=2, hops=2, dim=16).update(*columns(stream)).end_pass()
+    ks.update(*columns(stream, hi=10))
+    with pytest.raises(ValueError, match="pass 2 read 10 edges but pass 1 read"):
+        ks.sketches()
+    ks.update(*columns(stream, lo=10))
+    ks.sketches()
+
+
+# -- checkpoints ------------------------------------------------------------------------
+
+
+def test_resume_against_another_source_is_refused(stream, tmp_path):
+    ckpt = tmp_path / "c.ckpt"
+    part = KongStream(k=2, hops=2, dim=16)
+    for c in chunks_of(stream, hi=100):
+        part.update(*c)
+    part.save(ckpt)
+    other = synthetic_event_stream(24, seed=9, noise=0.5)[0]  # same length, same ids
+    with pytest.raises(ValueError, match="not the one the checkpoint was made from"):
+        KongStream(k=2, hops=2, dim=16).fit(chunks_of(other), checkpoint=ckpt)
+    with pytest.raises(ValueError, match="made from another source"):
+        part.source = "size=1"
+        part.save(ckpt)
+        KongStream(k=2, hops=2, dim=16).fit(chunks_of(stream), checkpoint=ckpt, fingerprint="size=2")
+    # the right source resumes (the fingerprint is recorded from then on)
+    part.source = None
+    part.save(ckpt)
+    ks = KongStream(k=2, hops=2, dim=16).fit(chunks_of(stream), checkpoint=ckpt, fingerprint="f")
+    assert torch.equal(ks.sketches(), KongStream(k=2, hops=2, dim=16).fit(stream).sketches())
+    assert KongStream.load(ckpt).source == "f"
+
+
+@pytest.fixture
+def checkpoint(stream, tmp_path):
+    ks = KongStream(k=2, hops=2, dim=16, kernel="cosine")
+    ks.update(*columns(stream)).end_pass().update(*columns(stream, hi=40))
+    path = tmp_path / "c.ckpt"
+    ks.save(path)
+    return path, ks
+
+
+def test_damaged_and_foreign_checkpoints_are_value_errors(checkpoint, tmp_path):
+    path, _ = checkpoint
+    blob = path.read_bytes()
+    assert blob.startswith(MAGIC)
+    bad = {
+        "empty.ckpt": b"",
+        "text.ckpt": b"hello\n",
+        "garbage.ckpt": bytes((i * 37 + 11) % 256 for i in range(256)),
+        "truncated.ckpt": blob[: len(blob) // 2],
+        "header.ckpt": blob[:20],
+        "format.ckpt": MAGIC + b"\x07" + blob[len(MAGIC) + 1 :],
+    }
+    for name, data in bad.items():
+        (tmp_path / name).write_bytes(data)
+    for name, obj in {"foreign.ckpt": {"x": torch.zeros(2)}, "list.ckpt": [1, 2, 3],
+                      "v1-truncated.ckpt": None}.items():
+        if obj is None:
+            buf = io.BytesIO()
+            torch.save(checkpoint[1].state_dict(), buf)
+            (tmp_path / name).write_bytes(buf.getvalue()[:-100])
+        else:
+            torch.save(obj, tmp_path / name)
+    for name in list(bad) + ["foreign.ckpt", "list.ckpt", "v1-truncated.ckpt"]:
+        with pytest.raises(ValueError, match=name.replace(".", "\\.")):
+            KongStream.load(tmp_path / name)
+        with pytest.raises(ValueError, match=name.replace(".", "\\.")):
+            KongStream(k=2, hops=2, dim=16, kernel="cosine").fit([], checkpoint=tmp_path / name)
+    with pytest.raises(IsADirectoryError):
+        KongStream.load(tmp_path)
+    with pytest.raises(ValueError, match="unsupported KongStream state version None"):
+        KongStream().load_state_dict({})
+
+
+def test_every_bit_flip_of_a_checkpoint_is_caught(checkpoint, tmp_path):
+    path, ks = checkpoint
+    blob = bytearray(path.read_bytes())
+    rng = random.Random(0)
+    flipped = tmp_path / "flip.ckpt"
+    for pos in rng.sample(range(len(blob)), 150) + [0, len(MAGIC), len(MAGIC) + 1, len(blob) - 1]:
+        bit = 1 << rng.randrange(8)
+        blob[pos] ^= bit
+        flipped.write_bytes(bytes(blob))
+        with pytest.raises(ValueError, match="flip.ckpt"):
+            KongStream.load(flipped)
+        blob[pos] ^= bit
+    assert torch.equal(KongStream.load(path).state_dict()["arrays"]["Y"], ks.state_dict()["arrays"]["Y"])
+
+
+def test_invalid_states_are_value_errors(checkpoint):
+    _, ks = checkpoint
+    good = ks.state_dict()
+
+    def changed(fn):
+        state = load_checkpoint(checkpoint[0])
+        fn(state)
+        return state
+
+    breakers = {
+        "missing arrays": lambda s: s.pop("arrays"),
+        "node out of range": lambda s: s["arrays"]["node_graph"].fill_(99),
+        "symbol out of range": lambda s: s["arrays"]["seg_suf"].fill_(10**6),
+        "short array": lambda s: s["arrays"].update(Y=s["arrays"]["Y"][:-1]),
+        "nan sketch": lambda s: s["arrays"]["Y"].view(-1)[0].fill_(float("nan")),
+        "repeated node": lambda s: s["nodes"].fill_(int(s["nodes"][0])),
+        "bad pass": lambda s: s.update(pass_index=7),
+        "position past end": lambda s: s.update(position=s["num_edges"] + 1),
+        "string id": lambda s: s["encoder"].update(strings=[1, 2]),
+        "dtype": lambda s: s["config"].update(dtype="int64"),
+        "unknown option": lambda s: s["config"].update(colour="red"),
+        "replay": lambda s: s.update(replay={"first": "x", "current": 0}),
+        "rows": lambda s: s.update(rows=torch.zeros(3)),
+    }
+    for name, fn in breakers.items():
+        with pytest.raises(ValueError, match="KongStream state|other options"):
+            KongStream.from_state_dict(changed(fn))
+    assert KongStream.from_state_dict(good).position == 40
+
+
+def test_stale_temporary_files_are_removed(checkpoint, stream, tmp_path):
+    path, ks = checkpoint
+    stale = [tmp_path / ".c.ckpt.abc123.tmp", tmp_path / ".c.ckpt.zz.tmp"]
+    keep = tmp_path / ".other.ckpt.abc.tmp"  # another checkpoint's: not ours to remove
+    for p in stale + [keep]:
+        p.write_bytes(b"torn")
+    ks.save(path)
+    assert not any(p.exists() for p in stale) and keep.exists()
+    stale[0].write_bytes(b"torn")
+    KongStream(k=2, hops=2, dim=16, kernel="cosine").fit(chunks_of(stream), checkpoint=path)
+    assert not stale[0].exists()
+    assert sorted(os.listdir(tmp_path)) == sorted(["c.ckpt", keep.name])
+
+
+@pytest.mark.parametrize("kernel", ["poly", "cosine"])
+def test_version_2_checkpoint_golden(kernel):
+    """A format-2 file written by this version resumes to the golden sketches (see test_stream_golden)."""
+    from test_stream_golden import GOLDEN, ROWS
+
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", f"stream_v2_{kernel}.pt")
+    ks = KongStream.load(path)
+    assert ks.pass_index == 2 and ks.position == 5 and ks.state_dict()["replay"]["first"] is not None
+    ks.update(*(list(c)[5:] for c in zip(*ROWS)))
+    want = torch.tensor(GOLDEN[1, kernel, 2], dtype=torch.float64)
+    torch.testing.assert_close(ks.sketches(), want, rtol=1e-12, atol=1e-12)
+    # the replay check is live: a different last edge is caught
+    ks = KongStream.load(path)
+    rows = [list(c)[5:] for c in zip(*ROWS)]
+    rows[4][-1] = 3
+    ks.update(*rows)
+    with pytest.raises(ValueError, match="other edges than pass 1"):
+        ks.sketches()
+
+
+# -- merges keep the replay checks -------------------------------------------------------
+
+
+def test_merged_shards_replay_like_one_process(stream):
+    whole = KongStream(k=2, hops=2, dim=16).fit(stream)
+    a = KongStream(k=2, hops=2, dim=16).update(*columns(stream, hi=50))
+    b = KongStream(k=2, hops=2, dim=16).update(*columns(stream, lo=50))
+    base = merge_streams(a, b).end_pass()
+    assert base.state_dict()["replay"]["first"] == whole.state_dict()["replay"]["first"]
+    last = merge_streams(base.copy().update(*columns(stream, hi=70)),
+                         base.copy().update(*columns(stream, lo=70)))
+    assert torch.equal(last.sketches(), whole.sketches())
+
+
+# -- the command line -------------------------------------------------------------------------
+
+
+def test_cli_errors_are_one_line(stream, tmp_path, capsys):
+    path = tmp_path / "s.tsv"
+    write_streamspot(stream, path)
+    (tmp_path / "garbage.ckpt").write_bytes(b"\x00garbage")
+    (tmp_path / "adir").mkdir()
+    cases = [
+        (["stream", str(tmp_path / "adir")], 2, "is a folder, not a file"),
+        (["stream", str(path), "--checkpoint", str(tmp_path / "adir")], 2, "--checkpoint: "),
+        (["stream", str(path), "--checkpoint", str(tmp_path / "garbage.ckpt")], 2,
+         "garbage.ckpt: not a KongStream checkpoint"),
+        (["stream", str(path), "--chunk-size", str(1 << 40)], 2, "must be <="),
+        (["stream", "-", "--workers", "2"], 2, "must be a file"),
+    ]
+    for argv, code, message in cases:
+        assert cli_main(argv + ["-q", "--out", str(tmp_path / "f")]) == code, argv
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "Traceback" not in err and message in err, (argv, err)
+    # a checkpoint resumed against another file of the same length: refused, exit 2
+    other = synthetic_event_stream(24, seed=9, noise=0.5)[0]
+    path2 = tmp_path / "t.tsv"
+    write_streamspot(other, path2)
+    assert path.stat().st_size == path2.stat().st_size
+    ckpt = str(tmp_path / "run.ckpt")
+    base = ["-q", "--hops", "2", "--dim", "16", "--checkpoint", ckpt, "--out", str(tmp_path / "g")]
+    assert cli_main(["stream", str(path)] + base) == 0
+    capsys.readouterr()
+    assert cli_main(["stream", str(path2)] + base) == 2
+    err = capsys.readouterr().err
+    assert "another source" in err and err.count("\n") == 1
+
+
+def test_cli_sharded_run_equals_one_process(stream, tmp_path, capfd):
+    """--workers 2: two processes (torch.distributed, gloo), every pass merged, the same bytes out."""
+    path = tmp_path / "s.tsv"
+    text = "\ufeff" + "".join(f"{s}\tp\t{d}\tq\te{t}\tg-{g}\r\n" for s, _, d, _, t, g in
+                              zip(*(c.tolist() for c in columns(stream))))
+    path.write_bytes(text.encode() + b"bad line\n\n")
+    args = ["stream", str(path), "--hops", "2", "--dim", "32", "--k", "3", "-q"]
+    assert cli_main(args + ["--out", str(tmp_path / "one")]) == 0
+    one = capfd.readouterr().err
+    assert cli_main(args + ["--out", str(tmp_path / "two"), "--workers", "2"]) == 0
+    two = capfd.readouterr().err
+    assert np.array_equal(np.load(tmp_path / "one.npy"), np.load(tmp_path / "two.npy"))
+    assert (tmp_path / "one.ids.txt").read_text() == (tmp_path / "two.ids.txt").read_text()
+    assert "1 malformed line, 1 blank" in one and "1 malformed line, 1 blank" in two, two
+    assert f"line {stream.num_edges + 1}" in two
+    # strict: exit 1 from either process
+    assert cli_main(args + ["--out", str(tmp_path / "three"), "--workers", "2", "--strict"]) == 1
+    assert f"line {stream.num_edges + 1}" in capfd.readouterr().err
+
+
+def _cli_quiet(argv):
+    """``kong-pyg`` in a forked process: the exit status is the process's."""
+    import sys
+
+    sys.stderr = open(os.devnull, "w")
+    raise SystemExit(cli_main(argv))
+
+
+def test_killed_cli_runs_resume_bit_identical(tmp_path):
+    """Kill ``kong-pyg stream --checkpoint`` at random moments (saves included), resume, compare bytes.
+
+    The runs are forked processes (no second import of torch), killed with SIGKILL.
+    """
+    import multiprocessing
+    import time
+
+    stream, _ = synthetic_event_stream(120, seed=4)
+    path = tmp_path / "s.tsv"
+    write_streamspot(stream, path)
+    opts = ["--hops", "2", "--k", "3", "--dim", "64", "--kernel", "cosine", "--degree", "2", "--float64",
+            "-q"]
+    assert cli_main(["stream", str(path), "--out", str(tmp_path / "ref")] + opts) == 0
+    ckpt = tmp_path / "run.ckpt"
+    argv = ["stream", str(path), "--out", str(tmp_path / "out"), "--chunk-size", "40", "--checkpoint",
+            str(ckpt), "--checkpoint-every", "1"] + opts
+    fork = multiprocessing.get_context("fork")
+    rng = random.Random(12)
+    kills, positions = 0, set()
+    for _ in range(12):
+        before = ckpt.stat().st_mtime_ns if ckpt.exists() else None
+        proc = fork.Process(target=_cli_quiet, args=(argv,))
+        proc.start()
+        deadline = time.monotonic() + 60
+        while proc.is_alive() and time.monotonic() < deadline:  # wait for its first save
+            if ckpt.exists() and ckpt.stat().st_mtime_ns != before:
+                break
+            time.sleep(0.002)
+        time.sleep(rng.uniform(0, 0.3))
+        if not proc.is_alive():
+            break
+        proc.kill()
+        proc.join()
+        kills += 1
+        saved = KongStream.load(ckpt)
+        positions.add((saved.pass_index, saved.position))
+    proc = fork.Process(target=_cli_quiet, args=(argv,))
+    proc.start()
+    proc.join(120)
+    assert proc.exitcode == 0 and kills >= 3 and len(positions) >= 2, (kills, positions)
+    assert np.load(tmp_path / "out.npy").tobytes() == np.load(tmp_path / "ref.npy").tobytes()
+    assert (tmp_path / "out.ids.txt").read_bytes() == (tmp_path / "ref.ids.txt").read_bytes()
+    assert not [p for p in os.listdir(tmp_path) if p.endswith(".tmp")]
+
+
+def test_threads_are_set_around_the_work_and_restored(stream):
+    old = torch.get_num_threads()
+    seen = []
+    ks = KongStream(k=2, hops=2, dim=16, threads=1)
+    real = ks._consume
+
+    def spy(*args):
+        seen.append(torch.get_num_threads())
+        return real(*args)
+
+    ks._consume = spy
+    ks.update(*columns(stream)).end_pass().update(*columns(stream))
+    ks.sketches()
+    assert seen and set(seen) == {1} and torch.get_num_threads() == old
+    assert ks.copy().threads == 1 and KongStream(threads=None).threads is None
+    with pytest.raises(ValueError, match="'threads' must be >= 1"):
+        KongStream(threads=0)
+
+
+def test_memory_and_dtype_limits_are_clear_errors(tmp_path, capsys, monkeypatch):
+    import kong_pyg.stream.state as state_module
+
+    with pytest.raises(TypeError, match="'dtype' must be a floating-point torch.dtype, float64 or float32"):
+        KongStream(dtype=torch.float16)
+    monkeypatch.setattr(state_module, "available_memory", lambda: 1 << 28)
+    with pytest.raises(MemoryError, match="graph rows for 1 graphs needs .* GiB"):
+        KongStream(k=2, dim=1 << 20).update([1], [0], [2], [0], [0])
+    (tmp_path / "s.tsv").write_text("1\ta\t2\tb\tc\tg\n")
+    argv = ["stream", str(tmp_path / "s.tsv"), "--dim", str(1 << 20), "-q", "--out", str(tmp_path / "f")]
+    assert cli_main(argv) == 2
+    err = capsys.readouterr().err
+    assert "needs" in err and err.count("\n") == 1
