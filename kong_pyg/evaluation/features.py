@@ -125,6 +125,17 @@ def setting_features(setting: Setting, graphs: Any, seed: int = 0) -> Union[Matr
     raise ValueError(f"setting {setting.name!r} has no features to compute")
 
 
+def _check_finite(features: Union[Matrix, Gram]) -> None:
+    """A ValueError naming NaN or infinity in features (or a Gram matrix)."""
+    what = "the Gram matrix" if isinstance(features, Gram) else "the features"
+    values = features.K if isinstance(features, Gram) else (
+        features.data if sp.issparse(features) else np.asarray(features))
+    if np.isnan(values).any():
+        raise ValueError(f"{what} contains NaN")
+    if np.isinf(values).any():
+        raise ValueError(f"{what} contains infinity")
+
+
 def design_of(features: Union[Matrix, Gram]) -> Tuple[Any, Dict[str, Any]]:
     """The SVM design of features or a Gram matrix, and a description of it.
 
@@ -134,6 +145,7 @@ def design_of(features: Union[Matrix, Gram]) -> Tuple[Any, Dict[str, Any]]:
     """
     from .svm import design
 
+    _check_finite(features)
     if isinstance(features, Gram):
         D = design(None, features.K)
         what = features.source
