@@ -65,7 +65,7 @@ def test_true_order_beats_shuffled_on_order_only_classes():
     assert s["K-1"]["acc"]["mean"] < 0.75 and s["K-2 shuffled"]["acc"]["mean"] < 0.75
     cmp = res["paired"]["K-2 vs K-2 shuffled"]["acc"]
     assert cmp["wins"] == 4 and cmp["mean_diff"] > 0.2
-    assert len(res["splits"]["K-2"]) == 4 and set(res["splits"]["K-2"][0]) >= {"acc", "auc", "C", "train_s"}
+    assert len(res["splits"]["K-2"]["acc"]) == 4 and set(res["splits"]["K-2"]) >= {"acc", "auc", "C", "fit_s"}
     with pytest.raises(ValueError, match="unknown method"):
         run_table2(graphs, ["K-9"], n_splits=2)
 
@@ -114,8 +114,8 @@ def test_shuffle_seeds_cycle():
         run_table2(graphs, ["K-2"], n_splits=2, shuffle_seeds=0)
 
 
-def test_resume_skips_finished_splits_and_refuses_another_protocol(tmp_path, monkeypatch):
-    import kong_pyg.experiments.table2 as t2
+def test_resume_skips_finished_methods_and_refuses_another_protocol(tmp_path, monkeypatch):
+    import kong_pyg.evaluation.harness as harness
 
     stream, y = synthetic_event_stream(30, seed=3)
     graphs = stream_to_graphs(stream, y)
@@ -123,15 +123,17 @@ def test_resume_skips_finished_splits_and_refuses_another_protocol(tmp_path, mon
     first = run_table2(graphs, ["K-1", "K-2"], n_splits=3, C_grid=(1.0, 10.0), inner_folds=2, resume=path,
                        tag="row")
     state = json.loads((tmp_path / "state.json").read_text())
-    assert sorted(state["scores"]["K-2"]) == ["0", "1", "2"] and state["protocol"]["tag"] == "row"
+    assert sorted(state["done"]) == ["K-1", "K-2"] and state["protocol"]["tag"] == "row"
+    assert len(state["done"]["K-2"]["acc"]) == 3
 
     def no_fit(*a, **k):
-        raise AssertionError("a finished split was fitted again")
+        raise AssertionError("a finished method was fitted again")
 
-    monkeypatch.setattr(t2, "score_split", no_fit)
+    monkeypatch.setattr(harness, "evaluate_features", no_fit)
     again = run_table2(graphs, ["K-1", "K-2"], n_splits=3, C_grid=(1.0, 10.0), inner_folds=2, resume=path,
                        tag="row")
     assert again["splits"] == first["splits"] and again["paired"] == first["paired"]
+    assert again["summary"]["K-2"]["dim"] == first["summary"]["K-2"]["dim"]
     with pytest.raises(ValueError, match="belongs to another run"):
         run_table2(graphs, ["K-1", "K-2"], n_splits=4, C_grid=(1.0, 10.0), inner_folds=2, resume=path,
                    tag="row")
@@ -146,8 +148,7 @@ def test_paired_comparisons_carry_the_corrected_interval():
     assert list(res["paired"]) == ["K-2 vs K-2 consistent", "K-2 vs K-2 shuffled",
                                    "K-2 consistent vs K-2 shuffled", "K-2 vs K-1"]
     c = res["paired"]["K-2 vs K-2 consistent"]["acc"]
-    d = np.array([r["acc"] for r in res["splits"]["K-2"]]) - np.array(
-        [r["acc"] for r in res["splits"]["K-2 consistent"]])
+    d = np.array(res["splits"]["K-2"]["acc"]) - np.array(res["splits"]["K-2 consistent"]["acc"])
     frac = 0.2 / 0.8
     half = stats.t.ppf(0.975, 3) * math.sqrt((1 / 4 + frac) * d.var(ddof=1))
     assert math.isclose(c["corrected_lo"], d.mean() - half)

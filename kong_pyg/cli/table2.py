@@ -88,6 +88,8 @@ def register(subparsers: Any) -> None:
                     help="LinearSVC C grid of rows with L2-normalized graph vectors (the authors' variant)")
     ev.add_argument("--shuffle-seeds", metavar="N", type=int_at_least(0), default=10,
                     help="seeds of the random orders, cycled over the splits (0: a new seed per split)")
+    ev.add_argument("--jobs", metavar="N", type=int_at_least(1), default=min(os.cpu_count() or 1, 8),
+                    help="solver threads (default: the CPU count, at most 8)")
     ev.add_argument("--resume", metavar="FILE.json", default=None,
                     help="keep finished splits in this JSON file and skip them when run again "
                          "(one file per tie rule: FILE-row.json, ...) (default: none)")
@@ -191,14 +193,14 @@ def _run(args: argparse.Namespace, names: List[str], root: str) -> None:
         cache = FeatureCache(ds, table2_methods())
         results[tie] = run_table2(ds, names, args.splits, args.test_size, args.C_grid, args.inner_folds,
                                   args.seed, progress, cache, args.C_grid_normalized, shuffle_seeds,
-                                  resume_files(args)[tie] if args.resume else None, tie)
+                                  resume_files(args)[tie] if args.resume else None, tie, args.jobs)
         infos[tie] = dataset_summary(ds)
         if args.curve_splits > 0 and curve is None:
             curve_methods = [m for m in ("K-1", "K-2", "K-2 consistent", "K-2 shuffled") if m in names] \
                 or names[:3]
             curve = accuracy_curve(ds, curve_methods, args.fractions, args.curve_splits, args.C_grid,
                                    args.inner_folds, args.seed, progress, cache, args.C_grid_normalized,
-                                   shuffle_seeds)
+                                   shuffle_seeds, args.jobs)
             curve["ties"] = tie
     os.makedirs(args.out, exist_ok=True)
     figure = _figure(curve, args) if curve is not None else None

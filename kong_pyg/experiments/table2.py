@@ -1,4 +1,4 @@
-r"""Ordered neighborhoods on real interaction data: the KONG paper's Table 2.
+r"""Ordered neighborhoods on real interaction data: the KONG paper's Table 2, with honest controls.
 
 The protocol (the paper's Table 2, MovieLens row): one ordered ego graph per
 user (:class:`~kong_pyg.datasets.MovieLensOrdered`), class = gender, features
@@ -6,36 +6,47 @@ with :math:`h = 1`, the cosine base kernel and :math:`p = 1`:
 
 * **K-1**: 1-grams (label counts, the unordered case),
 * **K-2**: 2-grams of the true (time) order,
-* **K-2 shuffled**: 2-grams after a seeded random shuffle of every
-  neighborhood (:obj:`order="random"`; split :math:`s` uses shuffle seed
-  :math:`s`, so the comparison averages over shuffles too),
+* **K-2 consistent**: 2-grams after a *consistent* shuffle
+  (:obj:`order="consistent"`: one seeded random position per rating, the
+  same in every graph, i.e. random timestamps): the honest control for
+  "does the time order matter?",
+* **K-2 shuffled**: 2-grams after shuffling every neighborhood of every
+  graph independently (:obj:`order="random"`), the paper's control; it turns
+  a movie's audience order, the same in every graph, into per-graph noise,
+  so it favours the true order,
+* **K-2 reverse**: 2-grams in reversed time,
 * **WL**: Weisfeiler-Lehman subtree histograms, :math:`h = 1`
   (:func:`kong_pyg.evaluation.baselines.wl_features`),
 * **KW**: walk-label-sequence counts, walks of length :math:`\le 1`, cosine
   per node (:func:`kong_pyg.evaluation.baselines.walk_features`),
+* **K-1 / K-2 authors** (and their shuffles): the KONG authors' features,
+  options not code forks (:obj:`AUTHORS`: no own label, 1+2-grams, unit
+  graph vectors, with the wide grid :obj:`C_GRID_NORMALIZED`),
 
-and optional labelled variants (the authors' blended 1-and-2-gram "K-2",
-graph-level normalization, longer walks). Every method is evaluated on the
-same repeated stratified splits (80 % / 20 % by default); on each split a
-:class:`~sklearn.svm.LinearSVC` (primal solver) picks :math:`C` from a grid
-by stratified inner cross-validation on the training part only, is refit
-there, and is scored on the test part (accuracy; ROC AUC from
-:meth:`decision_function`). True order and shuffled order are compared split
-by split (:mod:`kong_pyg.evaluation.stats`: paired t-test, Wilcoxon
-signed-rank test, and the Nadeau-Bengio corrected resampled t-test, which
-accounts for the overlap of the training sets of repeated splits).
+and more variants (:func:`table2_methods`). The shuffled rows use split
+:math:`s`'s seed (cycled over :obj:`shuffle_seeds` seeds if given). Every
+method is scored by the shared evaluation harness
+(:func:`~kong_pyg.evaluation.harness.evaluate_features`) on the same
+stratified random splits (80 % / 20 % by default): a LinearSVC whose
+:math:`C` is chosen by stratified inner cross-validation on the training
+part only, refit there, scored on the test part (accuracy and ROC AUC).
+Methods are compared split by split (:mod:`kong_pyg.evaluation.stats`:
+paired t-test, Wilcoxon, and the Nadeau-Bengio corrected resampled t-test
+with its interval, which accounts for the overlap of repeated splits).
 
 Features are computed once on all graphs (the kernels are unsupervised and
 transductive, as in the paper), then split. Run it with
 ``kong-pyg table2 --ml-dir PATH/ml-100k --out docs/results``
-(:mod:`kong_pyg.cli.table2`).
+(:mod:`kong_pyg.cli.table2`; both tie rules, see
+:class:`~kong_pyg.datasets.MovieLensOrdered`); the report is written by
+:mod:`kong_pyg.experiments.table2_report`.
 """
 import json
 import os
 import time
 import warnings
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -259,29 +270,22 @@ def _labels(graphs: Any) -> np.ndarray:
     return graph_targets(graphs).astype(np.int64)
 
 
-def _iter(it: Iterable, progress: bool, desc: str, total: int) -> Iterable:
-    if not progress:
-        return it
-    from tqdm.auto import tqdm
-
-    return tqdm(it, desc=desc, total=total)
-
-
-def _summary(scores: Dict[str, List[Dict[str, float]]], cache: FeatureCache,
-             grids: Dict[str, Sequence[float]], methods: Dict[str, Method]) -> Dict[str, Dict[str, Any]]:
+def _summary(scores: Dict[str, Dict[str, Any]], cache: FeatureCache, grids: Dict[str, Sequence[float]],
+             methods: Dict[str, Method]) -> Dict[str, Dict[str, Any]]:
     """Per method: :func:`mean_ci` of accuracy and AUC, times, dimension, chosen C, fits."""
     summary = {}
-    for name, rows in scores.items():
+    for name, r in scores.items():
+        n = len(r["acc"])
         summary[name] = {
-            "acc": mean_ci([r["acc"] for r in rows]),
-            "auc": mean_ci([r["auc"] for r in rows]),
-            "train_s": float(np.mean([r["train_s"] for r in rows])),
+            "acc": mean_ci(r["acc"]),
+            "auc": mean_ci(r["auc"]),
+            "train_s": r["fit_s"] / n,
             "feature_s": float(np.mean(cache.seconds[name])),
             "dim": float(np.mean(cache.dims[name])),
             "C_grid": list(grids[name]),
-            "C": {str(c): int(sum(r["C"] == c for r in rows)) for c in grids[name]},
-            "unconverged": int(sum(r["unconverged"] for r in rows)),
-            "fits": int(sum(r["fits"] for r in rows)),
+            "C": {str(c): int(sum(x == c for x in r["C"])) for c in grids[name]},
+            "unconverged": int(r["not_converged"]),
+            "fits": int(r["fits"]),
             "note": methods[name].note,
         }
     return summary
@@ -304,7 +308,7 @@ def shuffle_seed(seed: int, split: int, shuffle_seeds: Optional[int]) -> int:
 
 
 class _Resume:
-    """Per-split scores kept in a plain JSON file, so an interrupted run goes on where it stopped.
+    """Finished methods kept in a plain JSON file, so an interrupted run goes on where it stopped.
 
     The file holds the protocol it belongs to; a file of another protocol is
     an error (never silently mixed). Only JSON is read (never a pickle).
@@ -312,8 +316,7 @@ class _Resume:
 
     def __init__(self, path: Optional[str], protocol: Dict[str, Any]):
         self.path, self.protocol = path, protocol
-        self.scores: Dict[str, Dict[str, Dict[str, float]]] = {}
-        self.features: Dict[str, Dict[str, List[Any]]] = {"seconds": {}, "dims": {}}
+        self.done: Dict[str, Dict[str, Any]] = {}
         if path and os.path.isfile(path):
             with open(path, encoding="utf-8") as f:
                 state = json.load(f)
@@ -321,27 +324,55 @@ class _Resume:
                 raise ValueError(f"the resume file {path!r} belongs to another run (protocol "
                                  f"{state.get('protocol') if isinstance(state, dict) else '?'}); delete it "
                                  "or give another --resume file")
-            self.scores, self.features = state["scores"], state["features"]
+            self.done = state["done"]
 
-    def get(self, name: str, split: int) -> Optional[Dict[str, float]]:
-        return self.scores.get(name, {}).get(str(split))
+    def get(self, name: str, cache: FeatureCache) -> Optional[Dict[str, Any]]:
+        """The scores of a finished method (its feature times and sizes go back into :obj:`cache`)."""
+        row = self.done.get(name)
+        if row is None:
+            return None
+        cache.seconds[name], cache.dims[name] = list(row["feature_s"]), list(row["dims"])
+        return {k: v for k, v in row.items() if k not in ("feature_s", "dims")}
 
-    def put(self, name: str, split: int, row: Dict[str, float], cache: FeatureCache) -> None:
-        self.scores.setdefault(name, {})[str(split)] = row
-        for what, store in (("seconds", cache.seconds), ("dims", cache.dims)):
-            if name in store:
-                self.features[what][name] = list(store[name])
+    def put(self, name: str, row: Dict[str, Any], cache: FeatureCache) -> None:
+        self.done[name] = {**row, "feature_s": cache.seconds[name], "dims": cache.dims[name]}
         if self.path:
             tmp = self.path + ".tmp"
             with open(tmp, "w", encoding="utf-8") as f:
-                json.dump({"protocol": self.protocol, "scores": self.scores, "features": self.features}, f)
+                json.dump({"protocol": self.protocol, "done": self.done}, f)
             os.replace(tmp, self.path)
 
-    def fill(self, cache: FeatureCache, name: str) -> None:
-        """Feature times and sizes of a method whose splits all came from the file."""
-        for what, store in (("seconds", cache.seconds), ("dims", cache.dims)):
-            if name not in store and name in self.features[what]:
-                store[name] = list(self.features[what][name])
+
+def _entries(cache: FeatureCache, name: str, n_splits: int, seed: int, shuffle_seeds: Optional[int]) -> Any:
+    """The harness's features of :obj:`name`: one matrix, or one lazy entry per split if seeded."""
+    if not cache.methods[name].seeded:
+        return cache.get(name, seed)
+    return [lambda s=s: cache.get(name, shuffle_seed(seed, s, shuffle_seeds)) for s in range(n_splits)]
+
+
+def _evaluate(cache: FeatureCache, names: Sequence[str], y: np.ndarray, splits: Any,
+              grids: Dict[str, Sequence[float]], seed: int, shuffle_seeds: Optional[int], n_jobs: int,
+              progress: bool, desc: str, state: Optional[_Resume] = None) -> Dict[str, Dict[str, Any]]:
+    """Score every method on :obj:`splits` with the shared harness (:func:`evaluate_features`)."""
+    from ..evaluation.cv import num_fits, plan_jobs
+    from ..evaluation.harness import evaluate_features
+    from ..evaluation.progress import Progress
+
+    n_splits, jobs = len(splits.outer), len(plan_jobs(splits, y.size).keys)
+    todo = [m for m in names if state is None or state.get(m, cache) is None]
+    out: Dict[str, Dict[str, Any]] = {}
+    with Progress(sum(num_fits(y, jobs, len(grids[m])) for m in todo), desc, enabled=progress) as bar:
+        for name in names:
+            row = state.get(name, cache) if state is not None else None
+            if row is None:
+                r = evaluate_features({name: _entries(cache, name, n_splits, seed, shuffle_seeds)}, y,
+                                      splits=splits, Cs=grids[name], n_jobs=n_jobs, progress=bar)[name]
+                row = {"acc": r.scores["accuracy"], "auc": r.scores["auc"], "C": r.C, "fits": r.fits,
+                       "not_converged": r.not_converged, "fit_s": r.fit_seconds}
+                if state is not None:
+                    state.put(name, row, cache)
+            out[name] = row
+    return out
 
 
 def run_table2(
@@ -358,8 +389,14 @@ def run_table2(
     shuffle_seeds: Optional[int] = None,
     resume: Optional[str] = None,
     tag: str = "",
+    n_jobs: int = 1,
 ) -> Dict[str, Any]:
     """Evaluate :obj:`methods` on :obj:`n_splits` stratified random splits.
+
+    The classifier, splits and solver settings are the shared evaluation
+    harness's (:func:`~kong_pyg.evaluation.harness.evaluate_features`):
+    a LinearSVC solved exactly for every :math:`C` of the grid, :math:`C`
+    chosen per split by inner stratified CV on its training part.
 
     Args:
         graphs: The graphs (one class label each in :obj:`y`).
@@ -372,7 +409,7 @@ def run_table2(
         inner_folds (int, optional): Inner folds choosing :math:`C`. (default: :obj:`5`)
         seed (int, optional): The seed of the splits; split :math:`s` uses
             :obj:`seed + s` for its inner folds and random orders. (default: :obj:`0`)
-        progress (bool, optional): A progress bar over the splits. (default: :obj:`False`)
+        progress (bool, optional): A progress bar counting SVM fits. (default: :obj:`False`)
         cache (FeatureCache, optional): Features computed before (shared
             with :func:`accuracy_curve`).
         C_grid_normalized (sequence, optional): The :math:`C` grid of rows
@@ -380,19 +417,20 @@ def run_table2(
         shuffle_seeds (int, optional): Cycle the random orders over this many
             seeds (:func:`shuffle_seed`); :obj:`None`: a new seed per split.
             (default: :obj:`None`)
-        resume (str, optional): A JSON file of per-split scores: splits found
-            there are not run again, new ones are added as they finish.
+        resume (str, optional): A JSON file of finished methods: methods
+            found there are not run again, others are added as they finish.
             (default: :obj:`None`)
         tag (str, optional): Names the data (e.g. the tie rule); part of the
             protocol a resume file must match. (default: :obj:`""`)
+        n_jobs (int, optional): Solver threads. (default: :obj:`1`)
 
     Returns:
-        A dict with per-method per-split scores (:obj:`"splits"`),
-        summaries (:obj:`"summary"`), feature dimension and times, and the
-        paired comparisons of :obj:`PAIRS` that were run (:obj:`"paired"`,
-        with the corrected 95 % interval of each mean difference).
+        A dict with per-method per-split scores (:obj:`"splits"`: accuracy,
+        AUC and chosen C lists), summaries (:obj:`"summary"`), and the paired
+        comparisons of :obj:`PAIRS` that were run (:obj:`"paired"`, with the
+        corrected 95 % interval of each mean difference).
     """
-    from sklearn.model_selection import StratifiedShuffleSplit
+    from ..evaluation.cv import random_splits
 
     all_methods = table2_methods()
     unknown = [m for m in methods if m not in all_methods]
@@ -405,31 +443,19 @@ def run_table2(
     y = _labels(graphs)
     grids = method_grids(methods, C_grid, C_grid_normalized)
     cache = cache or FeatureCache(graphs, all_methods)
-    splitter = StratifiedShuffleSplit(n_splits, test_size=test_size, random_state=seed)
-    splits = list(splitter.split(np.zeros(len(y)), y))
+    splits = random_splits(y, n_splits, test_size=test_size, inner_folds=inner_folds, seed=seed)
     protocol = {"n_graphs": int(len(y)), "class_counts": np.bincount(y).tolist(), "n_splits": n_splits,
                 "test_size": test_size, "C_grid": list(C_grid), "C_grid_normalized": list(C_grid_normalized),
                 "inner_folds": inner_folds, "seed": seed, "shuffle_seeds": shuffle_seeds, "tag": tag}
-    state = _Resume(resume, protocol)
-    scores: Dict[str, List[Dict[str, float]]] = {m: [] for m in methods}
-    for s, (train, test) in _iter(enumerate(splits), progress, f"splits {tag}".strip(), len(splits)):
-        for name in methods:
-            row = state.get(name, s)
-            if row is None:
-                X = cache.get(name, shuffle_seed(seed, s, shuffle_seeds))
-                row = score_split(X, y, train, test, grids[name], inner_folds, seed + s)
-                state.put(name, s, row, cache)
-            scores[name].append(row)
-    for name in methods:
-        state.fill(cache, name)
-    test_fraction = len(splits[0][1]) / len(y)
+    scores = _evaluate(cache, methods, y, splits, grids, seed, shuffle_seeds, n_jobs, progress,
+                       f"table2 {tag}".strip(), _Resume(resume, protocol))
+    test_fraction = len(splits.outer[0][0][1]) / len(y)
     paired = {}
     for a, b in PAIRS:
         if a in scores and b in scores:
             paired[f"{a} vs {b}"] = {
-                metric: with_corrected_interval(paired_comparison(
-                    [r[metric] for r in scores[a]], [r[metric] for r in scores[b]], test_fraction),
-                    test_fraction)
+                metric: with_corrected_interval(paired_comparison(scores[a][metric], scores[b][metric],
+                                                                  test_fraction), test_fraction)
                 for metric in ("acc", "auc")
             }
     return {**protocol, "splits": scores, "summary": _summary(scores, cache, grids, all_methods),
@@ -448,11 +474,12 @@ def accuracy_curve(
     cache: Optional[FeatureCache] = None,
     C_grid_normalized: Sequence[float] = C_GRID_NORMALIZED,
     shuffle_seeds: Optional[int] = None,
+    n_jobs: int = 1,
 ) -> Dict[str, Any]:
     """Test accuracy vs training-set fraction (the paper's Figure 2 analogue).
 
     For each fraction, :obj:`n_splits` stratified random splits train on
-    that fraction and test on the rest.
+    that fraction and test on the rest (the harness, as :func:`run_table2`).
 
     Args:
         graphs: The graphs.
@@ -464,31 +491,30 @@ def accuracy_curve(
         inner_folds (int, optional): Inner folds choosing :math:`C`. (default: :obj:`5`)
         seed (int, optional): The seed of the splits (as in :func:`run_table2`).
             (default: :obj:`0`)
-        progress (bool, optional): A progress bar over the fractions. (default: :obj:`False`)
+        progress (bool, optional): A progress bar. (default: :obj:`False`)
         cache (FeatureCache, optional): Features computed before.
         C_grid_normalized (sequence, optional): The grid of normalized rows.
             (default: :obj:`C_GRID_NORMALIZED`)
         shuffle_seeds (int, optional): As in :func:`run_table2`. (default: :obj:`None`)
+        n_jobs (int, optional): Solver threads. (default: :obj:`1`)
 
     Returns:
         A dict with :obj:`fractions`, :obj:`n_splits` and :obj:`acc`: per
         method and fraction (as a string) the :func:`mean_ci` of the accuracy.
     """
-    from sklearn.model_selection import StratifiedShuffleSplit
+    from ..evaluation.cv import random_splits
 
     y = _labels(graphs)
     grids = method_grids(methods, C_grid, C_grid_normalized)
     cache = cache or FeatureCache(graphs, table2_methods())
-    out: Dict[str, Dict[str, List[float]]] = {m: {} for m in methods}
-    for f in _iter(fractions, progress, "fractions", len(fractions)):
-        splitter = StratifiedShuffleSplit(n_splits, train_size=f, random_state=seed)
-        for s, (train, test) in enumerate(splitter.split(np.zeros(len(y)), y)):
-            for name in methods:
-                X = cache.get(name, shuffle_seed(seed, s, shuffle_seeds))
-                r = score_split(X, y, train, test, grids[name], inner_folds, seed + s)
-                out[name].setdefault(str(f), []).append(r["acc"])
-    return {"fractions": list(fractions), "n_splits": n_splits,
-            "acc": {m: {f: mean_ci(v) for f, v in d.items()} for m, d in out.items()}}
+    out: Dict[str, Dict[str, Any]] = {m: {} for m in methods}
+    for f in fractions:
+        splits = random_splits(y, n_splits, train_size=f, inner_folds=inner_folds, seed=seed)
+        res = _evaluate(cache, methods, y, splits, grids, seed, shuffle_seeds, n_jobs, progress,
+                        f"curve, train {f:g}")
+        for name in methods:
+            out[name][str(f)] = mean_ci(res[name]["acc"])
+    return {"fractions": list(fractions), "n_splits": n_splits, "acc": out}
 
 
 # ---------------------------------------------------------------------------

@@ -69,13 +69,16 @@ def setup_lines(result: Dict[str, Any]) -> List[str]:
         f"{result['n_splits']} stratified random splits, {round(100 * (1 - result['test_size']))} % train / "
         f"{round(100 * result['test_size'])} % test (seed {result['seed']}), the same splits for every row "
         f"and tie rule; {seeds}.",
-        f"- LinearSVC; C chosen by {result['inner_folds']}-fold stratified CV on the training part only, "
-        f"refit there; C in {result['C_grid']} for raw rows, in {result['C_grid_normalized']} for rows "
-        "with L2-normalized graph vectors. Accuracy and ROC AUC (decision function) on the test part.",
+        "- The shared evaluation harness (`kong_pyg.evaluation.harness.evaluate_features`): LinearSVC "
+        f"solved exactly for every C; C chosen by {result['inner_folds']}-fold stratified CV on the "
+        f"training part only (ties: the smaller C), refit there; C in {result['C_grid']} for raw rows, "
+        f"in {result['C_grid_normalized']} for rows with L2-normalized graph vectors. Accuracy and ROC "
+        "AUC (decision values) on the test part.",
         "- ± is the 95 % t-interval of the mean over splits; splits overlap, so it is too narrow for a new "
         "sample: the paired comparisons use the Nadeau-Bengio corrected resampled t-test and its interval.",
         "- Times: wall seconds on a busy shared 2-core machine (features: all graphs once, mean over "
-        "seeds; train: inner CV over the grid + refit, mean per split); rough, compare within a run only.",
+        "seeds; train: every fit of the inner CV and the refit, per split); rough, compare within a run "
+        "only.",
         "",
     ]
 
