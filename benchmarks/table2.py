@@ -42,6 +42,10 @@ if __name__ == "__main__":
         argv = ["--ml-dir", ml] + argv
     if "--methods" not in argv:
         argv = ["--methods", ",".join(METHODS)] + argv
+    if "--splits" not in argv:
+        argv += ["--splits", "100"]
+    if "--curve-splits" not in argv:
+        argv += ["--curve-splits", "20"]
     if "--out" not in argv:
         argv += ["--out", str(REPO / "docs" / "results")]
     if "--resume" not in argv:

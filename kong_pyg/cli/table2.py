@@ -75,8 +75,8 @@ def register(subparsers: Any) -> None:
     rows.add_argument("--extra", action="store_true", help="add the variant rows (blended, graph-norm, KW-2)")
     rows.add_argument("--list", action="store_true", help="list the methods and exit")
     ev = p.add_argument_group("protocol")
-    ev.add_argument("--splits", metavar="N", type=int_at_least(2), default=100,
-                    help="stratified random splits")
+    ev.add_argument("--splits", metavar="N", type=int_at_least(2), default=30,
+                    help="stratified random splits (the docs' run: benchmarks/table2.py, 100)")
     ev.add_argument("--test-size", metavar="X", type=number_in(0.0, 1.0), default=0.2,
                     help="test fraction of a split")
     ev.add_argument("--inner-folds", metavar="N", type=int_at_least(2), default=5,
@@ -93,7 +93,7 @@ def register(subparsers: Any) -> None:
     ev.add_argument("--resume", metavar="FILE.json", default=None,
                     help="keep finished splits in this JSON file and skip them when run again "
                          "(one file per tie rule: FILE-row.json, ...) (default: none)")
-    ev.add_argument("--curve-splits", metavar="N", type=int_at_least(0), default=20,
+    ev.add_argument("--curve-splits", metavar="N", type=int_at_least(0), default=10,
                     help="splits per fraction of the accuracy curve (0: no curve)")
     ev.add_argument("--fractions", type=list_of(number_in(0.0, 1.0)), default=show_default(list(FRACTIONS)),
                     metavar="F[,F...]", help="training fractions of the accuracy curve")

@@ -343,32 +343,52 @@ class _Resume:
             os.replace(tmp, self.path)
 
 
-def _entries(cache: FeatureCache, name: str, n_splits: int, seed: int, shuffle_seeds: Optional[int]) -> Any:
-    """The harness's features of :obj:`name`: one matrix, or one lazy entry per split if seeded."""
-    if not cache.methods[name].seeded:
-        return cache.get(name, seed)
-    return [lambda s=s: cache.get(name, shuffle_seed(seed, s, shuffle_seeds)) for s in range(n_splits)]
+def _score(cache: FeatureCache, name: str, y: np.ndarray, splits: Any, grid: Sequence[float], seed: int,
+           shuffle_seeds: Optional[int], n_jobs: int, bar: Any) -> Dict[str, Any]:
+    """One method on every split, by the shared harness (:func:`evaluate_features`).
+
+    A seeded method is scored once per seed, on the splits that use that
+    seed together (:func:`shuffle_seed`), so its fits are batched as well as
+    an unseeded method's.
+    """
+    from ..evaluation.cv import Splits
+    from ..evaluation.harness import evaluate_features
+
+    n = len(splits.outer)
+    groups: Dict[int, List[int]] = {}
+    for s in range(n):
+        groups.setdefault(shuffle_seed(seed, s, shuffle_seeds) if cache.methods[name].seeded else seed,
+                          []).append(s)
+    row: Dict[str, Any] = {"acc": [0.0] * n, "auc": [0.0] * n, "C": [0.0] * n, "fits": 0, "not_converged": 0,
+                           "fit_s": 0.0}
+    for sd, members in groups.items():
+        part = Splits([splits.outer[s] for s in members],
+                      None if splits.inner is None else [splits.inner[s] for s in members])
+        r = evaluate_features({name: cache.get(name, sd)}, y, splits=part, Cs=grid, n_jobs=n_jobs,
+                              progress=bar)[name]
+        for k, s in enumerate(members):
+            row["acc"][s], row["auc"][s], row["C"][s] = r.scores["accuracy"][k], r.scores["auc"][k], r.C[k]
+        row["fits"] += r.fits
+        row["not_converged"] += r.not_converged
+        row["fit_s"] += r.fit_seconds
+    return row
 
 
 def _evaluate(cache: FeatureCache, names: Sequence[str], y: np.ndarray, splits: Any,
               grids: Dict[str, Sequence[float]], seed: int, shuffle_seeds: Optional[int], n_jobs: int,
               progress: bool, desc: str, state: Optional[_Resume] = None) -> Dict[str, Dict[str, Any]]:
-    """Score every method on :obj:`splits` with the shared harness (:func:`evaluate_features`)."""
+    """Score every method on :obj:`splits` (skipping those :obj:`state` holds)."""
     from ..evaluation.cv import num_fits, plan_jobs
-    from ..evaluation.harness import evaluate_features
     from ..evaluation.progress import Progress
 
-    n_splits, jobs = len(splits.outer), len(plan_jobs(splits, y.size).keys)
+    jobs = len(plan_jobs(splits, y.size).keys)
     todo = [m for m in names if state is None or state.get(m, cache) is None]
     out: Dict[str, Dict[str, Any]] = {}
     with Progress(sum(num_fits(y, jobs, len(grids[m])) for m in todo), desc, enabled=progress) as bar:
         for name in names:
             row = state.get(name, cache) if state is not None else None
             if row is None:
-                r = evaluate_features({name: _entries(cache, name, n_splits, seed, shuffle_seeds)}, y,
-                                      splits=splits, Cs=grids[name], n_jobs=n_jobs, progress=bar)[name]
-                row = {"acc": r.scores["accuracy"], "auc": r.scores["auc"], "C": r.C, "fits": r.fits,
-                       "not_converged": r.not_converged, "fit_s": r.fit_seconds}
+                row = _score(cache, name, y, splits, grids[name], seed, shuffle_seeds, n_jobs, bar)
                 if state is not None:
                     state.put(name, row, cache)
             out[name] = row
