@@ -91,7 +91,7 @@ def register(subparsers: Any) -> None:
     ev.add_argument("--jobs", metavar="N", type=int_at_least(1), default=min(os.cpu_count() or 1, 8),
                     help="solver threads (default: the CPU count, at most 8)")
     ev.add_argument("--resume", metavar="FILE.json", default=None,
-                    help="keep finished splits in this JSON file and skip them when run again "
+                    help="keep finished rows in this JSON file and skip them when run again "
                          "(one file per tie rule: FILE-row.json, ...) (default: none)")
     ev.add_argument("--curve-splits", metavar="N", type=int_at_least(0), default=10,
                     help="splits per fraction of the accuracy curve (0: no curve)")
