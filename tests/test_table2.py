@@ -161,6 +161,8 @@ def test_cli_table2_on_tiny_data(tmp_path, capsys):
     ml = tmp_path / "ml"
     write_fake_ml100k(ml, num_users=24, num_items=10, ratings_per_user=5)
     out = tmp_path / "out"
+    out.mkdir()
+    (out / "table2_notes.md").write_text("## Discussion\n\nwritten by hand\n")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         code = main(["table2", "--ml-dir", str(ml), "--root", str(tmp_path / "root"), "--genre", "first",
@@ -176,6 +178,7 @@ def test_cli_table2_on_tiny_data(tmp_path, capsys):
                 "share their second"):
         assert row in text, row
     assert "--ml-dir PATH/ml-100k" in text and "--ties row,authors" in text
+    assert text.rstrip().endswith("## Discussion\n\nwritten by hand")
     res = json.loads((out / "table2.json").read_text())
     assert set(res["tables"]) == {"row", "authors"} and res["tables"]["row"]["n_graphs"] == 24
     assert res["tables"]["authors"]["summary"]["K-2 authors"]["C_grid"] == [10.0, 1000.0]

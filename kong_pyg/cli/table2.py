@@ -2,7 +2,8 @@
 
 Runs :func:`kong_pyg.experiments.table2.run_table2` once per tie rule (and
 the accuracy curve) and writes ``table2.md``, ``table2.json`` and
-``table2_curve.png`` to ``--out``. ``--resume FILE`` keeps every finished
+``table2_curve.png`` to ``--out`` (with ``--out``/table2_notes.md, a discussion
+written by hand after a run, appended if present). ``--resume FILE`` keeps every finished
 split in a plain JSON file, so an interrupted run goes on where it stopped.
 """
 import argparse
@@ -204,7 +205,10 @@ def _run(args: argparse.Namespace, names: List[str], root: str) -> None:
             curve["ties"] = tie
     os.makedirs(args.out, exist_ok=True)
     figure = _figure(curve, args) if curve is not None else None
-    write_markdown(results, os.path.join(args.out, "table2.md"), infos, curve, figure, command_line(args))
+    notes_file = os.path.join(args.out, "table2_notes.md")
+    notes = open(notes_file, encoding="utf-8").read() if os.path.isfile(notes_file) else None
+    write_markdown(results, os.path.join(args.out, "table2.md"), infos, curve, figure, command_line(args),
+                   notes)
     with open(os.path.join(args.out, "table2.json"), "w", encoding="utf-8") as f:
         json.dump({"command": command_line(args), "datasets": infos, "tables": results, "curve": curve}, f)
     for tie, result in results.items():

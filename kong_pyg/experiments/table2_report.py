@@ -143,7 +143,7 @@ def curve_lines(curve: Dict[str, Any], figure: Optional[str]) -> List[str]:
 
 def write_markdown(results: Mapping[str, Dict[str, Any]], path: str, infos: Mapping[str, Dict[str, Any]],
                    curve: Optional[Dict[str, Any]] = None, figure: Optional[str] = None,
-                   command: Optional[str] = None) -> None:
+                   command: Optional[str] = None, notes: Optional[str] = None) -> None:
     """Write the results of :func:`~kong_pyg.experiments.table2.run_table2` (one per tie rule) as Markdown.
 
     Args:
@@ -153,6 +153,8 @@ def write_markdown(results: Mapping[str, Dict[str, Any]], path: str, infos: Mapp
         curve (dict, optional): What :func:`accuracy_curve` returned.
         figure (str, optional): The curve's image, relative to :obj:`path`.
         command (str, optional): The command line that produced the results.
+        notes (str, optional): Markdown appended at the end (a discussion
+            written after a run).
     """
     lines = ["# Table 2: ordered neighborhoods on MovieLens-100k", ""]
     if command:
@@ -168,6 +170,8 @@ def write_markdown(results: Mapping[str, Dict[str, Any]], path: str, infos: Mapp
     lines += ["", "Paper (SPEC section 7, MovieLens, 80 % train): K-1 65.83 / 71.00, K-2 shuffled "
               "67.01 / 73.31, K-2 67.68 / 73.20 (accuracy / AUC %); about 590 s of feature time in pure "
               "Python on a laptop for about 99 M edges.", ""]
+    if notes:
+        lines += [notes]
     with open(path, "w", encoding="utf-8") as f:
         f.write("\n".join(lines))
 
