@@ -47,6 +47,11 @@ from torch import Tensor
 #: A training point is a margin violator when :math:`y \langle w, z \rangle < 1`;
 #: a Newton target whose margins are within this of 1 on the wrong side counts as consistent.
 MARGIN_TOL = 1e-9
+#: A Newton step that lowers the objective by less than this fraction of it ends the problem
+#: (features so badly scaled that rounding hides the remaining margin errors).
+STALL_RTOL = 1e-13
+#: Steps of iterative refinement after each Cholesky solve.
+REFINE_STEPS = 2
 #: Eigenvalues of the design's Gram matrix below this times the largest are dropped.
 RANK_RTOL = 1e-12
 #: Bytes of the batched Newton matrices of one chunk of problems.
@@ -188,6 +193,9 @@ def _spd_solve(A: Tensor, b: Tensor) -> Tensor:
     """Solve batched SPD systems (Cholesky; eigenvalue fallback for numerically singular ones)."""
     L, info = torch.linalg.cholesky_ex(A)
     out = torch.cholesky_solve(b.unsqueeze(2), L).squeeze(2)
+    for _ in range(REFINE_STEPS):  # iterative refinement: badly conditioned systems gain digits
+        resid = b - (A @ out.unsqueeze(2)).squeeze(2)
+        out = out + torch.cholesky_solve(resid.unsqueeze(2), L).squeeze(2)
     bad = info != 0
     if bool(bad.any()):
         w, V = torch.linalg.eigh(A[bad])
@@ -244,6 +252,12 @@ def line_search(a: Tensor, b: Tensor, m: Tensor, q: Tensor, C: Tensor) -> Tensor
     return torch.where(denom > 0, t.clamp(min=0.0), torch.zeros_like(t))
 
 
+def _objective(w: Tensor, yo: Tensor, mask: Tensor, C: Tensor) -> Tensor:
+    """:obj:`[b]` primal objectives from the margins :obj:`yo` (:obj:`[b, n]`) and training masks."""
+    slack = (1 - yo).clamp(min=0) * mask
+    return 0.5 * (w * w).sum(1) + C * (slack * slack).sum(1)
+
+
 def newton(D: Design, y: Tensor, train: Tensor, C: Tensor, w: Tensor, max_iter: int,
            tol: float = MARGIN_TOL) -> Tuple[Tensor, Tensor, Tensor]:
     r"""Solve a batch of problems from the starting points :obj:`w`.
@@ -292,8 +306,13 @@ def newton(D: Design, y: Tensor, train: Tensor, C: Tensor, w: Tensor, max_iter: 
         mask = trainf[live]
         t = line_search((wl * d).sum(1), (d * d).sum(1), mask * (1 - yo), mask * (yn - yo), Cl)
         t = torch.where(ok, torch.ones_like(t), t)
-        w[live] = wl + t.unsqueeze(1) * d
-        done[live[ok]] = True
+        w_new = wl + t.unsqueeze(1) * d
+        before = _objective(wl, yo, mask, Cl)
+        after = _objective(w_new, yo + t.unsqueeze(1) * (yn - yo), mask, Cl)
+        # no decrease left in floating point (badly scaled features): the optimum up to rounding
+        stalled = ~ok & (before - after <= STALL_RTOL * before)
+        w[live] = torch.where(stalled.unsqueeze(1) & (after > before).unsqueeze(1), wl, w_new)
+        done[live[ok | stalled]] = True
     return w, steps, done
 
 
