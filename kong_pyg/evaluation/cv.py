@@ -44,6 +44,8 @@ from .progress import Progress
 
 #: The default :math:`C` grid.
 DEFAULT_C: Tuple[float, ...] = (0.1, 1.0, 10.0)
+#: Decision values equal to this many digits (relative to the largest) tie in the ROC AUC.
+TIE_DIGITS = 9
 #: The solver's default cap on Newton steps per problem.
 MAX_ITER = 100
 
@@ -130,7 +132,9 @@ def random_splits(y: np.ndarray, n_splits: int, *, test_size: Optional[float] = 
         test_size (float, optional): The test fraction.
         train_size (float, optional): The training fraction (the rest is
             tested when :obj:`test_size` is not given).
-        inner_folds (int, optional): :math:`I`; :obj:`None` for no inner splits.
+        inner_folds (int, optional): :math:`I` (fewer on a split whose
+            training part holds fewer graphs of a class); :obj:`None` for no
+            inner splits.
         seed (int, optional): The seed. (default: :obj:`0`)
 
     Returns:
@@ -146,12 +150,15 @@ def random_splits(y: np.ndarray, n_splits: int, *, test_size: Optional[float] = 
     if inner_folds is None:
         return Splits(outer, None)
     check_int("inner_folds", inner_folds, 2)
+    code = np.unique(y, return_inverse=True)[1]
+    inner = []
     for s, ((train, _),) in enumerate(outer):
-        smallest = int(np.bincount(np.unique(y, return_inverse=True)[1][train]).min())
-        if smallest < inner_folds:
-            raise ValueError(f"inner_folds={inner_folds} but split {s} trains on only {smallest} graphs of "
-                             "its smallest class; use fewer inner folds")
-    return Splits(outer, [[_inner(y, train, inner_folds, seed + s)] for s, ((train, _),) in enumerate(outer)])
+        smallest = int(np.bincount(code[train], minlength=code.max() + 1).min())
+        if smallest < 2:
+            raise ValueError(f"split {s} trains on only {smallest} graph(s) of its smallest class; "
+                             "inner cross-validation needs 2 or more")
+        inner.append([_inner(y, train, min(inner_folds, smallest), seed + s)])
+    return Splits(outer, inner)
 
 
 class Jobs(NamedTuple):
@@ -202,14 +209,20 @@ def num_fits(y: Any, jobs: int, Cs: int) -> int:
 
 
 def roc_auc(y_true: np.ndarray, scores: np.ndarray) -> np.ndarray:
-    """ROC AUC of every row of :obj:`scores` (:obj:`[..., n]`) for binary :obj:`y_true` (ties count 1/2)."""
+    """ROC AUC of every row of :obj:`scores` (:obj:`[..., n]`) for binary :obj:`y_true`.
+
+    Ties count 1/2; scores equal to :data:`TIE_DIGITS` digits of the row's largest are ties.
+    """
     from scipy.stats import rankdata
 
     pos = np.asarray(y_true, dtype=bool)
     n_pos, n_neg = int(pos.sum()), int((~pos).sum())
     if n_pos == 0 or n_neg == 0:
         return np.full(scores.shape[:-1], np.nan)
-    ranks = rankdata(scores, axis=-1)
+    # graphs with the same features get the same score up to rounding: ties, whatever the route
+    scale = np.abs(scores).max(axis=-1, keepdims=True)
+    scale = np.where(scale > 0, scale, 1.0)
+    ranks = rankdata(np.round(scores / scale, TIE_DIGITS), axis=-1)
     return (ranks[..., pos].sum(-1) - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg)
 
 
