@@ -33,7 +33,8 @@ problems that reach :obj:`max_iter` Newton steps are counted and reported.
 import math
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple, Union
+from functools import partial
+from typing import Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -454,6 +455,62 @@ def _load(entry: FeatureEntry, rows: int, index: int) -> Tuple[Union[Matrix, Gra
     return X, seconds
 
 
+def _setting_scores(entry: FeatureEntry, index: int, y: np.ndarray, jobs: Jobs, Cs: List[float],
+                    max_iter: int, tol: Optional[float],
+                    progress: Optional[Progress] = None) -> Tuple[float, float, SettingScores]:
+    """One setting: its features (timed), then every fit; (feature seconds, fit seconds, scores)."""
+    X, seconds = _load(entry, y.size, index)
+    t1 = time.perf_counter()
+    res = score_jobs(X, y, jobs, Cs, max_iter=max_iter, tol=tol, progress=progress)
+    return seconds, time.perf_counter() - t1, res
+
+
+#: What forked worker processes read (set just before the pool forks; nothing is pickled but results).
+_FORKED: Dict[str, Any] = {}
+
+
+def _forked_setting(index: int) -> Tuple[float, float, SettingScores]:
+    return _FORKED["work"](_FORKED["features"][index], index)
+
+
+def _run_settings(work: Callable[..., Tuple[float, float, SettingScores]], features: Sequence[FeatureEntry],
+                  names: Sequence[Setting], processes: int, bar: Progress,
+                  per_setting: int) -> Iterator[Tuple[int, Tuple[float, float, SettingScores]]]:
+    """:obj:`(index, work(entry, index))` for every setting, here or in :obj:`processes` forked processes.
+
+    Forked workers inherit the entries (callables such as closures need not be picklable); where
+    ``fork`` is not available the settings run in this process.
+    """
+    import multiprocessing
+
+    if processes == 1 or len(features) == 1 or "fork" not in multiprocessing.get_all_start_methods():
+        for s, entry in enumerate(features):
+            bar.status(names[s].name)
+            yield s, work(entry, s, progress=bar)
+        return
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    workers = min(processes, len(features))
+    _FORKED.update(work=work, features=features)
+    try:
+        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"),
+                                 initializer=_single_thread) as pool:
+            futures = {pool.submit(_forked_setting, s): s for s in range(len(features))}
+            bar.status(f"{len(futures)} settings in {workers} processes")
+            for future in as_completed(futures):
+                bar.update(per_setting)
+                yield futures[future], future.result()
+    finally:
+        _FORKED.clear()
+
+
+def _single_thread() -> None:
+    """Worker processes use one thread each (the processes are the parallelism)."""
+    import torch
+
+    torch.set_num_threads(1)
+
+
 def cross_validate(
     features: Sequence[FeatureEntry],
     y: Any,
@@ -494,7 +551,9 @@ def cross_validate(
         C (sequence, optional): The :math:`C` grid. (default: :obj:`(0.1, 1, 10)`)
         seed (int, optional): Repeat :math:`r` splits with seed
             :obj:`seed + r`. (default: :obj:`0`)
-        n_jobs (int, optional): Threads of the solver. (default: :obj:`1`)
+        n_jobs (int, optional): Processes over settings (each computes a
+            setting's features and fits them; one thread each). The results
+            do not depend on it. (default: :obj:`1`)
         max_iter (int, optional): Newton steps at most per SVM problem;
             problems that hit it are counted. (default: :obj:`100`)
         tol (float, optional): The solver's margin tolerance
@@ -532,28 +591,20 @@ def cross_validate(
     per_setting = num_fits(y, len(jobs.keys), nC)
     own = not isinstance(progress, Progress)
     bar = progress if isinstance(progress, Progress) else Progress(S * per_setting, "CV", enabled=progress)
-    feature_seconds: List[float] = []
-    fit_seconds: List[float] = []
-    stuck: List[int] = []
-    info: List[Dict[str, Any]] = []
+    feature_seconds: List[float] = [0.0] * S
+    fit_seconds: List[float] = [0.0] * S
+    stuck: List[int] = [0] * S
+    info: List[Dict[str, Any]] = [{} for _ in range(S)]
+    work = partial(_setting_scores, y=y, jobs=jobs, Cs=Cs, max_iter=max_iter, tol=tol)
     try:
-        for s, entry in enumerate(features):
-            bar.status(f"features: {names[s].name}")
-            X, seconds = _load(entry, y.size, s)
-            feature_seconds.append(seconds)
-            bar.status(f"fitting: {names[s].name}")
-            t1 = time.perf_counter()
-            res = score_jobs(X, y, jobs, Cs, max_iter=max_iter, n_jobs=n_jobs, tol=tol, progress=bar)
-            del X
+        for s, (seconds, t_fit, res) in _run_settings(work, features, names, n_jobs, bar, per_setting):
+            feature_seconds[s], fit_seconds[s], stuck[s], info[s] = seconds, t_fit, res.stuck, res.info
             for j, (r, f, i) in enumerate(jobs.keys):
                 if i is None:
                     outer[s, :, r, f] = res.acc[j]
                     auc[s, :, r, f] = res.auc[j]
                 elif inner is not None:
                     inner[s, :, r, f, i] = res.acc[j]
-            fit_seconds.append(time.perf_counter() - t1)
-            stuck.append(res.stuck)
-            info.append(res.info)
     finally:
         if own:
             bar.close()

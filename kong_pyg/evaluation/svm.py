@@ -31,10 +31,10 @@ All problems share one design matrix :math:`Z` (:func:`design`: an exact
 basis of the span of the features with the intercept folded in, at most one
 column per graph), so the training sets are masks, every linear algebra step
 is batched over problems (:func:`fit_many`), the :math:`C` grid is a path
-(each :math:`C` starts from the previous one's solution), and every problem
-starts from the solution on all graphs, or on its parent training set
-(inner folds start from their outer fold), which leaves a few Newton steps
-per problem.
+(each problem at a :math:`C` starts from its own solution at the previous
+:math:`C`), and at the first :math:`C` every problem starts from the
+solution on all graphs, or on its parent training set (inner folds start
+from their outer fold), which leaves a few Newton steps per problem.
 """
 import math
 from concurrent.futures import ThreadPoolExecutor
@@ -349,30 +349,38 @@ def _solve_all(run: _Run, train: Tensor, C: Tensor, w0: Tensor) -> Tuple[Tensor,
 
 def _path(run: _Run, masks: Tensor, Cs: List[float], parents: np.ndarray,
           progress: Optional[Callable[[int], None]]) -> List[Tuple[Tensor, Tensor, Tensor]]:
-    """One class: every C (increasing), each from the solution on all points, then by waves of parents.
+    """One class, every C (increasing).
+
+    The first :math:`C`: every problem starts from the solution on all points, then inner problems
+    from their parent's solution (waves by depth). Every later :math:`C`: each problem starts from
+    its own solution at the previous :math:`C` (fewer Newton steps on the paper grid's settings).
 
     Returns:
         Per C: solutions :obj:`[B, m]`, Newton steps and convergence flags.
     """
     D = run.D
     B, m = masks.size(0), D.Z.size(1)
-    ref = torch.zeros(1, m, dtype=D.Z.dtype)
-    everything = torch.ones(1, masks.size(1), dtype=torch.bool)
     depth = np.zeros(B, dtype=np.int64)
     for i in range(B):
         depth[i] = 0 if parents[i] < 0 else depth[parents[i]] + 1
-    out = []
+    out: List[Tuple[Tensor, Tensor, Tensor]] = []
     for C in Cs:
-        one = torch.tensor([C], dtype=D.Z.dtype)
-        ref, _, _ = newton(D, run.y, everything, one, ref, run.max_iter, run.tol)
+        Cb = torch.full((B,), C, dtype=D.Z.dtype)
+        if out:
+            w, steps, ok = _solve_all(run, masks, Cb, out[-1][0])
+            if progress is not None:
+                progress(B)
+            out.append((w, steps, ok))
+            continue
+        ref, _, _ = newton(D, run.y, torch.ones(1, masks.size(1), dtype=torch.bool), Cb[:1],
+                           torch.zeros(1, m, dtype=D.Z.dtype), run.max_iter, run.tol)
         w = ref.expand(B, m).clone()
         steps = torch.zeros(B, dtype=torch.long)
         ok = torch.ones(B, dtype=torch.bool)
         for level in range(int(depth.max()) + 1 if B else 0):
             idx = torch.from_numpy(np.flatnonzero(depth == level))
             start = w[torch.from_numpy(np.maximum(parents[idx.numpy()], 0))] if level else w[idx]
-            w[idx], steps[idx], ok[idx] = _solve_all(run, masks[idx], torch.full((idx.numel(),), C,
-                                                                                 dtype=D.Z.dtype), start)
+            w[idx], steps[idx], ok[idx] = _solve_all(run, masks[idx], Cb[idx], start)
             if progress is not None:
                 progress(int(idx.numel()))
         out.append((w, steps, ok))
@@ -439,7 +447,8 @@ def fit_many(
     threads = torch.get_num_threads()
     pool = ThreadPoolExecutor(n_jobs) if n_jobs > 1 else None
     try:
-        torch.set_num_threads(1)
+        if pool is not None:  # the threads are the parallelism
+            torch.set_num_threads(1)
         for k, c in enumerate(positive):
             run = _Run(D, torch.from_numpy(np.where(code == c, 1.0, -1.0)), max_iter,
                        MARGIN_TOL if tol is None else float(tol), pool)
