@@ -50,8 +50,10 @@ MARGIN_TOL = 1e-9
 #: A Newton step that lowers the objective by less than this fraction of it ends the problem
 #: (features so badly scaled that rounding hides the remaining margin errors).
 STALL_RTOL = 1e-13
-#: Steps of iterative refinement after each Cholesky solve.
+#: Steps of iterative refinement after a Cholesky solve (at most) ...
 REFINE_STEPS = 2
+#: ... taken by the systems whose residual exceeds this times the right-hand side.
+REFINE_RTOL = 1e-12
 #: Eigenvalues of the design's Gram matrix below this times the largest are dropped.
 RANK_RTOL = 1e-12
 #: Bytes of the batched Newton matrices of one chunk of problems.
@@ -166,14 +168,12 @@ def _pad_index(mask: Tensor, pad: int) -> Tuple[Tensor, Tensor]:
 
 def _target_primal(Zp: Tensor, y: Tensor, act: Tensor, C: Tensor) -> Tensor:
     r""":math:`\bar w = (I + 2C Z_S^\top Z_S)^{-1} 2C Z_S^\top y_S` for each problem."""
-    n = Zp.size(0) - 1
-    idx, valid = _pad_index(act, n)
-    Zs = Zp[idx]                                    # [b, s, m], padded rows are zero
-    ys = torch.where(valid, y[idx.clamp(max=n - 1)], torch.zeros_like(idx, dtype=Zp.dtype))
+    Z = Zp[:-1]
+    a = act.to(Z.dtype)
     two_c = (2 * C).view(-1, 1, 1)
-    H = two_c * (Zs.transpose(1, 2) @ Zs)
+    H = two_c * torch.matmul(Z.t().unsqueeze(0) * a.unsqueeze(1), Z)  # Z^T diag(a) Z, no gathers
     H.diagonal(dim1=1, dim2=2).add_(1.0)
-    rhs = two_c[:, :, 0] * (Zs.transpose(1, 2) @ ys.unsqueeze(2)).squeeze(2)
+    rhs = two_c[:, :, 0] * ((a * y) @ Z)
     return _spd_solve(H, rhs)
 
 
@@ -181,21 +181,26 @@ def _target_kernel(Zp: Tensor, Kp: Tensor, y: Tensor, act: Tensor, C: Tensor) ->
     r""":math:`\bar w = Z_S^\top \beta`, :math:`(K_{SS} + I / 2C)\, \beta = y_S` for each problem."""
     n = Zp.size(0) - 1
     idx, valid = _pad_index(act, n)
-    A = Kp[idx.unsqueeze(2), idx.unsqueeze(1)]     # [b, s, s], padded rows and columns are zero
+    # [b, s, s] from the flat matrix (one take: much faster than 2-D advanced indexing); padding is zero
+    A = torch.take(Kp, idx.unsqueeze(2) * (n + 1) + idx.unsqueeze(1))
     diag = torch.where(valid, (0.5 / C).view(-1, 1).expand_as(valid).to(A.dtype), torch.ones_like(A[:, 0]))
     A.diagonal(dim1=1, dim2=2).add_(diag)
     ys = torch.where(valid, y[idx.clamp(max=n - 1)], torch.zeros_like(idx, dtype=Zp.dtype))
     beta = _spd_solve(A, ys)
-    return (Zp[idx] * beta.unsqueeze(2)).sum(1)
+    alpha = torch.zeros(idx.size(0), n + 1, dtype=Zp.dtype).scatter_(1, idx, beta)  # padding: beta = 0
+    return alpha @ Zp
 
 
 def _spd_solve(A: Tensor, b: Tensor) -> Tensor:
     """Solve batched SPD systems (Cholesky; eigenvalue fallback for numerically singular ones)."""
     L, info = torch.linalg.cholesky_ex(A)
     out = torch.cholesky_solve(b.unsqueeze(2), L).squeeze(2)
-    for _ in range(REFINE_STEPS):  # iterative refinement: badly conditioned systems gain digits
+    for _ in range(REFINE_STEPS):  # iterative refinement where the residual shows lost digits
         resid = b - (A @ out.unsqueeze(2)).squeeze(2)
-        out = out + torch.cholesky_solve(resid.unsqueeze(2), L).squeeze(2)
+        need = resid.abs().amax(1) > REFINE_RTOL * b.abs().amax(1)
+        if not bool(need.any()):
+            break
+        out[need] += torch.cholesky_solve(resid[need].unsqueeze(2), L[need]).squeeze(2)
     bad = info != 0
     if bool(bad.any()):
         w, V = torch.linalg.eigh(A[bad])
