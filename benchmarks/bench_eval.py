@@ -167,11 +167,13 @@ def markdown(result: Dict[str, Any]) -> str:
         if "old" in main:
             old = main["old"]
             lines.append(f"| old-style (explicit maps, LinearSVC tol 1e-2 per fit) | "
-                         f"{old['total']['wall_s']:.1f} | {old['total']['cpu_s']:.1f} | {old['features']['wall_s']:.1f} | "
+                         f"{old['total']['wall_s']:.1f} | {old['total']['cpu_s']:.1f} | "
+                         f"{old['features']['wall_s']:.1f} | "
                          f"{old['fits']['wall_s']:.1f} | {old['fit_count']} | {100 * old['paper']:.2f} | "
                          f"{100 * old['nested']:.2f} |")
         lines.append(f"| new (`kong_pyg.classify`) | {new['total']['wall_s']:.1f} | "
-                     f"{new['total']['cpu_s']:.1f} | {new['features_s']:.1f} | {new['fits_s']:.1f} | {new['fit_count']} | "
+                     f"{new['total']['cpu_s']:.1f} | {new['features_s']:.1f} | {new['fits_s']:.1f} | "
+                     f"{new['fit_count']} | "
                      f"{100 * new['paper']:.2f} | {100 * new['nested']:.2f} |")
         lines += ["", "Per setting (new):", "", "| setting | feature s | fit s | fit on |",
                   "|---|---|---|---|"]
@@ -188,7 +190,8 @@ def markdown(result: Dict[str, Any]) -> str:
                   "|---|---|---|---|---|---|---|---|"]
         for name, r in grid["runs"].items():
             lines.append(f"| {name} | {r['num_graphs']} | {r['total']['wall_s']:.1f} | "
-                         f"{r['total']['cpu_s']:.1f} | {r['features_s']:.1f} | {r['fits_s']:.1f} | {100 * r['paper']:.2f} | "
+                         f"{r['total']['cpu_s']:.1f} | {r['features_s']:.1f} | {r['fits_s']:.1f} | "
+                         f"{100 * r['paper']:.2f} | "
                          f"{100 * r['nested']:.2f} |")
         if grid["skipped"]:
             lines += ["", f"Not run (no data under the data root): {', '.join(grid['skipped'])}."]
