@@ -91,3 +91,23 @@ def test_objective_never_worse_than_linearsvc_on_badly_scaled_features():
             f_sk = svm.objective(D, ypm, jobs.train[j], C, w_sk)
             f_ours = svm.objective(D, ypm, jobs.train[j], C, w_ours)
             assert f_ours <= f_sk * (1 + 1e-6), (j, C, f_ours, f_sk)
+
+
+def test_wide_designs_go_to_liblinear_with_the_same_scores(monkeypatch):
+    """Above EXACT_MAX_WIDTH the harness fits LIBLINEAR per problem: same accuracies up to its tolerance."""
+    from kong_pyg.evaluation import svm
+    from kong_pyg.evaluation.classify import graph_targets
+    from kong_pyg.evaluation.cv import make_splits, plan_jobs, score_jobs
+    from kong_pyg.evaluation.features import setting_features
+
+    graphs = _graphs("MUTAG")
+    y = graph_targets(graphs)
+    X = setting_features(_setting("cosine-rlb-1"), graphs)
+    jobs = plan_jobs(make_splits(y, 1, 5, 2, 0), y.size)
+    exact = score_jobs(X, y, jobs, [0.1, 1.0, 10.0])
+    monkeypatch.setattr(svm, "EXACT_MAX_WIDTH", 50)
+    lib = score_jobs(X, y, jobs, [0.1, 1.0, 10.0])
+    assert exact.info["solver"].startswith("exact") and lib.info["solver"].startswith("LIBLINEAR")
+    n_test = np.array([t.size for t in jobs.test])[:, None]
+    assert np.all(np.abs(exact.acc - lib.acc) * n_test <= 1)  # at most one test graph apart
+    assert np.mean(exact.acc == lib.acc) > 0.9

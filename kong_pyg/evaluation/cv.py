@@ -39,7 +39,7 @@ from typing import Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Se
 import numpy as np
 
 from ..config import check_choice, check_int
-from .features import Gram, Matrix, design_of
+from .features import Gram, Matrix, _describe, check_finite, design_matrix, design_of
 from .grid import Setting, as_list
 from .progress import Progress
 
@@ -264,9 +264,20 @@ def score_jobs(features: Union[Matrix, Gram], y: np.ndarray, jobs: Jobs, Cs: Seq
     """
     from . import svm
 
-    D, info = design_of(features)
-    fits = svm.fit_many(D, y, jobs.train, Cs, parent=jobs.parent, max_iter=max_iter, n_jobs=n_jobs, tol=tol,
-                        progress=None if progress is None else progress.update)
+    width = features.shape[0] if isinstance(features, Gram) else features.shape[1] + 1
+    if min(width, y.size) > svm.EXACT_MAX_WIDTH:
+        check_finite(features)
+        M = design_matrix(features)
+        fits = svm.fit_liblinear(M, y, jobs.train, Cs)
+        if progress is not None:
+            progress.update(num_fits(y, len(jobs.keys), len(Cs)))
+        info: Dict[str, Any] = {"features": _describe(features), "basis_columns": int(M.shape[1]),
+                                "solver": f"LIBLINEAR (LinearSVC, tol {svm.LIBLINEAR_TOL:g})"}
+    else:
+        D, info = design_of(features)
+        fits = svm.fit_many(D, y, jobs.train, Cs, parent=jobs.parent, max_iter=max_iter, n_jobs=n_jobs,
+                            tol=tol, progress=None if progress is None else progress.update)
+        info = dict(info, solver="exact (batched Newton)")
     pred = fits.predict()
     binary = fits.classes.size == 2
     acc = np.empty((len(jobs.keys), len(Cs)))
@@ -275,8 +286,7 @@ def score_jobs(features: Union[Matrix, Gram], y: np.ndarray, jobs: Jobs, Cs: Seq
         acc[j] = (pred[j][:, test] == y[test]).mean(axis=1)
         if binary and jobs.parent[j] < 0:
             auc[j] = roc_auc(y[test] == fits.classes[1], fits.scores[j][:, test])
-    info = dict(info, newton_steps_mean=float(fits.iterations.mean()),
-                newton_steps_max=int(fits.iterations.max()))
+    info = dict(info, steps_mean=float(fits.iterations.mean()), steps_max=int(fits.iterations.max()))
     return SettingScores(acc, auc, int((~fits.converged).sum()), info)
 
 
