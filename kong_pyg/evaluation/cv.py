@@ -468,10 +468,17 @@ def _load(entry: FeatureEntry, rows: int, index: int) -> Tuple[Union[Matrix, Gra
 def _setting_scores(entry: FeatureEntry, index: int, y: np.ndarray, jobs: Jobs, Cs: List[float],
                     max_iter: int, tol: Optional[float],
                     progress: Optional[Progress] = None) -> Tuple[float, float, SettingScores]:
-    """One setting: its features (timed), then every fit; (feature seconds, fit seconds, scores)."""
-    X, seconds = _load(entry, y.size, index)
-    t1 = time.perf_counter()
-    res = score_jobs(X, y, jobs, Cs, max_iter=max_iter, tol=tol, progress=progress)
+    """One setting: its features (timed), then every fit; (feature seconds, fit seconds, scores).
+
+    One PyTorch thread (settings are the parallelism, ``n_jobs``): features and fits are many small
+    operations, 6x (features) to 10x (fits) slower with two threads on a loaded 2-core machine.
+    """
+    from ..threads import torch_threads
+
+    with torch_threads(1):
+        X, seconds = _load(entry, y.size, index)
+        t1 = time.perf_counter()
+        res = score_jobs(X, y, jobs, Cs, max_iter=max_iter, tol=tol, progress=progress)
     return seconds, time.perf_counter() - t1, res
 
 

@@ -6,8 +6,9 @@ as a :class:`Gram` matrix. For an exact KONG map with :math:`p \geq 2` it
 picks the cheaper of two exact routes (:func:`kong_route`): the explicit
 map of :class:`~kong_pyg.KongVectorizer` (one column per distinct multiset
 of :math:`p` k-grams) or the Gram matrix from node inner products
-(:func:`kong_pyg.gram_matrix`), by a cost model measured on the TU data
-sets (``benchmarks/bench_eval.py``, ``docs/results/eval_speed.md``).
+(:func:`kong_pyg.gram_matrix`), by a cost model; ``benchmarks/bench_eval.py
+--parts routes`` times both routes against its choice
+(``docs/results/bench_eval.md``).
 
 Either way the SVM is the same: :func:`design_of` turns the features into
 an exact basis of their span with the intercept folded in

@@ -457,8 +457,9 @@ def fit_many(
     threads = torch.get_num_threads()
     pool = ThreadPoolExecutor(n_jobs) if n_jobs > 1 else None
     try:
-        if pool is not None:  # the threads are the parallelism
-            torch.set_num_threads(1)
+        # one thread: the batched steps are many small operations, where intra-op threads cost
+        # more than they bring (about 10x slower with 2 threads on a loaded 2-core machine)
+        torch.set_num_threads(1)
         for k, c in enumerate(positive):
             run = _Run(D, torch.from_numpy(np.where(code == c, 1.0, -1.0)), max_iter,
                        MARGIN_TOL if tol is None else float(tol), pool)
