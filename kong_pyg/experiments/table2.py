@@ -176,62 +176,19 @@ PAIRS: Tuple[Tuple[str, str], ...] = (
 # ---------------------------------------------------------------------------
 
 
-def select_and_fit(X: Any, y: np.ndarray, train: np.ndarray, C_grid: Sequence[float] = C_GRID,
-                   inner_folds: int = 5, seed: int = 0) -> Tuple[Any, int]:
-    """Pick C by inner stratified CV on :obj:`train` only, refit there.
-
-    The SVM is scikit-learn's :class:`~sklearn.svm.LinearSVC` with the
-    primal solver (:obj:`dual=False`, fast when graphs outnumber features)
-    and its default :obj:`max_iter=1000`: at the largest C of the grid on
-    unnormalized features the solver may stop before its tolerance; those
-    fits stay in the grid and are counted.
-
-    Args:
-        X: :obj:`[n, d]` features.
-        y (numpy.ndarray): :obj:`[n]` labels.
-        train (numpy.ndarray): The training rows.
-        C_grid (sequence, optional): The :math:`C` grid. (default: :obj:`C_GRID`)
-        inner_folds (int, optional): Inner folds (fewer when a class is
-            smaller). (default: :obj:`5`)
-        seed (int, optional): The inner splits' seed. (default: :obj:`0`)
-
-    Returns:
-        The fitted :class:`~sklearn.model_selection.GridSearchCV` and the
-        number of fits that did not converge.
-    """
-    from sklearn.exceptions import ConvergenceWarning
-    from sklearn.model_selection import GridSearchCV, StratifiedKFold
-    from sklearn.svm import LinearSVC
-
-    counts = np.bincount(y[train])
-    smallest = int(counts[counts > 0].min())
-    folds = min(inner_folds, smallest)
-    if folds < 2:
-        raise ValueError(f"a class has only {smallest} training example(s); inner CV needs 2 or more")
-    search = GridSearchCV(
-        LinearSVC(dual=False), {"C": list(C_grid)},
-        cv=StratifiedKFold(folds, shuffle=True, random_state=seed), scoring="accuracy",
-    )
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", ConvergenceWarning)
-        search.fit(X[train], y[train])
-    unconverged = sum(issubclass(w.category, ConvergenceWarning) for w in caught)
-    return search, unconverged
-
-
 def score_split(X: Any, y: np.ndarray, train: np.ndarray, test: np.ndarray,
                 C_grid: Sequence[float] = C_GRID, inner_folds: int = 5, seed: int = 0) -> Dict[str, float]:
-    """Accuracy, ROC AUC, chosen C and training time of one split (see :func:`select_and_fit`)."""
-    from sklearn.metrics import roc_auc_score
+    """Accuracy, ROC AUC, chosen C and training time of one split (the shared harness, as :func:`run_table2`)."""
+    from ..evaluation.cv import Splits, _inner
+    from ..evaluation.harness import evaluate_features
 
-    t0 = time.perf_counter()
-    search, unconverged = select_and_fit(X, y, train, C_grid, inner_folds, seed)
-    seconds = time.perf_counter() - t0
-    pred = search.predict(X[test])
-    score = search.decision_function(X[test])
-    auc = float(roc_auc_score(y[test], score)) if len(np.unique(y[test])) == 2 else float("nan")
-    return {"acc": float((pred == y[test]).mean()), "auc": auc, "C": float(search.best_params_["C"]),
-            "train_s": seconds, "unconverged": unconverged, "fits": len(C_grid) * search.n_splits_ + 1}
+    smallest = int(np.bincount(y[train])[np.unique(y[train])].min())
+    if smallest < 2:
+        raise ValueError(f"a class has only {smallest} training example(s); inner CV needs 2 or more")
+    splits = Splits([[(train, test)]], [[_inner(y, train, min(inner_folds, smallest), seed)]])
+    r = evaluate_features({"X": X}, y, splits=splits, Cs=C_grid)["X"]
+    return {"acc": r.scores["accuracy"][0], "auc": r.scores["auc"][0], "C": r.C[0], "train_s": r.fit_seconds,
+            "unconverged": r.not_converged, "fits": r.fits}
 
 
 class FeatureCache:
@@ -562,6 +519,6 @@ def dataset_summary(ds: Any) -> Dict[str, Any]:
                             "gender, edges in rating-time order")}
 
 
-__all__ = ["run_table2", "accuracy_curve", "table2_methods", "Method", "FeatureCache", "select_and_fit",
-           "score_split", "write_markdown", "dataset_summary", "method_grids", "shuffle_seed", "C_GRID",
+__all__ = ["run_table2", "accuracy_curve", "table2_methods", "Method", "FeatureCache", "score_split",
+           "write_markdown", "dataset_summary", "method_grids", "shuffle_seed", "C_GRID",
            "C_GRID_NORMALIZED", "FRACTIONS", "DEFAULT_METHODS", "PAIRS", "PAPER_MOVIELENS", "AUTHORS"]
