@@ -178,7 +178,7 @@ PAIRS: Tuple[Tuple[str, str], ...] = (
 
 def score_split(X: Any, y: np.ndarray, train: np.ndarray, test: np.ndarray,
                 C_grid: Sequence[float] = C_GRID, inner_folds: int = 5, seed: int = 0) -> Dict[str, float]:
-    """Accuracy, ROC AUC, chosen C and training time of one split (the shared harness, as :func:`run_table2`)."""
+    """Accuracy, ROC AUC, chosen C and fit time of one split (by the shared harness)."""
     from ..evaluation.cv import Splits, _inner
     from ..evaluation.harness import evaluate_features
 
