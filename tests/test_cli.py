@@ -91,7 +91,9 @@ def test_comma_lists_in_table2():
     line = command_line(args)
     assert "--methods 'K-1,K-2 shuffled'" in line and "--C 0.1,1,10" in line and "--fractions 0.1,0.2" in line
     defaults = build_parser().parse_args(["table2", "--progress"])  # the old flag: a no-op
-    assert defaults.methods == ["K-1", "K-2", "K-2 shuffled", "WL", "KW"]
+    assert defaults.methods[:4] == ["K-1", "K-2", "K-2 consistent", "K-2 shuffled"]
+    assert "K-2 authors" in defaults.methods
+    assert defaults.ties == ["row", "authors"] and defaults.splits == 30
     assert defaults.C_grid == [0.1, 1.0, 10.0, 100.0, 1000.0, 10000.0] and defaults.fractions[-1] == 0.8
 
 
