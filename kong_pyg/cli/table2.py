@@ -94,7 +94,7 @@ def register(subparsers: Any) -> None:
     ev.add_argument("--resume", metavar="FILE.json", default=None,
                     help="keep finished rows in this JSON file and skip them when run again "
                          "(one file per tie rule: FILE-row.json, ...) (default: none)")
-    ev.add_argument("--curve-splits", metavar="N", type=int_at_least(0), default=10,
+    ev.add_argument("--curve-splits", metavar="N", type=int_at_least(0), default=5,
                     help="splits per fraction of the accuracy curve (0: no curve)")
     ev.add_argument("--fractions", type=list_of(number_in(0.0, 1.0)), default=show_default(list(FRACTIONS)),
                     metavar="F[,F...]", help="training fractions of the accuracy curve")
