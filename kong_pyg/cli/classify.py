@@ -11,8 +11,9 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from ..config import option_names
 from ..evaluation.classify import PLOT_SIZES, PROTOCOLS
-from ..evaluation.cv import DEFAULT_C
+from ..evaluation.cv import DEFAULT_C, MAX_ITER
 from ..evaluation.grid import GRID_PRESETS, KONG_DEFAULTS, METHODS, expand_grid, paper_grid
+from ..evaluation.svm import MARGIN_TOL
 from .common import (
     CommandError,
     add_command,
@@ -122,12 +123,14 @@ def _add_evaluation_options(p: argparse.ArgumentParser) -> None:
                     type=list_of(number_in(0.0)), help="LinearSVC C grid")
     ev.add_argument("--seed", metavar="N", type=int_at_least(0), default=0,
                     help="seed of the splits and of the sketches' hash tables")
-    ev.add_argument("--jobs", type=int_at_least(1), default=min(os.cpu_count() or 1, 8),
-                    help="threads fitting in parallel (default: the CPU count, at most 8)")
-    ev.add_argument("--max-iter", metavar="N", type=int_at_least(1), default=1000,
-                    help="LinearSVC max_iter (primal solver)")
-    ev.add_argument("--tol", metavar="X", type=number_in(0.0), default=1e-2,
-                    help="LinearSVC tol (default: 1e-2, LIBLINEAR's default for the primal solver)")
+    ev.add_argument("--jobs", type=int_at_least(1), default=1,
+                    help="processes over the settings of the grid (each computes a setting's features and "
+                         "fits them, one thread each; the results do not depend on it)")
+    ev.add_argument("--max-iter", metavar="N", type=int_at_least(1), default=MAX_ITER,
+                    help="Newton steps at most per SVM problem (those that hit it are counted)")
+    ev.add_argument("--tol", metavar="X", type=number_in(0.0), default=MARGIN_TOL,
+                    help="margin tolerance of the SVM solver's stopping rule (the LinearSVC problem is "
+                         "solved to its exact optimum up to this)")
 
 
 def grid_from_args(args: argparse.Namespace) -> Dict[str, List[Any]]:
