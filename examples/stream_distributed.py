@@ -16,8 +16,8 @@ More shards: python examples/stream_distributed.py --world-size 4 --hops 2
 """
 import os
 import socket
-import tempfile
 import sys
+import tempfile
 import time
 from pathlib import Path
 

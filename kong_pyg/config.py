@@ -13,7 +13,10 @@ and the command line) and, for the evaluation tables, the short ``tag`` a
 non-default value adds to a setting's name (:meth:`KongConfig.short_name`).
 """
 from dataclasses import MISSING, asdict, dataclass, field, fields, replace
-from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Mapping, Optional, Tuple
+
+if TYPE_CHECKING:  # torch is imported where it is used: `import kong_pyg` stays light
+    import torch
 
 #: The traversals (see :mod:`kong_pyg.traversals`).
 TRAVERSALS: Tuple[str, ...] = ("bfs", "wl")
@@ -71,6 +74,32 @@ def check_bool(name: str, value: Any) -> bool:
     if _is_bool(value):
         return bool(value)
     raise TypeError(f"'{name}' must be True or False (got {value!r})")
+
+
+def check_attr_name(name: str, value: Any) -> Optional[str]:
+    """Check that :obj:`value` is a non-empty string (an attribute name) or :obj:`None`."""
+    if value is not None and (not isinstance(value, str) or not value):
+        raise TypeError(f"'{name}' must be a non-empty string or None (got {value!r})")
+    return value
+
+
+def check_device(name: str, value: Any) -> Optional["torch.device"]:
+    """Check that :obj:`value` names a device; returns it as a :class:`torch.device` (or :obj:`None`).
+
+    A :class:`torch.device`, a string such as :obj:`"cuda:0"`, or :obj:`None`.
+    """
+    import torch
+
+    if value is None or isinstance(value, torch.device):
+        return value
+    if not isinstance(value, str):
+        raise TypeError(f"'{name}' must be a torch.device, a device string such as 'cpu' or 'cuda:0', or "
+                        f"None (got {type(value).__name__})")
+    try:
+        return torch.device(value)
+    except RuntimeError:
+        raise ValueError(f"'{name}' must be a device string such as 'cpu' or 'cuda:0' "
+                         f"(got {value!r})") from None
 
 
 def _opt(default: Any, doc: str, tag: Optional[Callable[[Any], str]] = None) -> Any:

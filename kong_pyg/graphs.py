@@ -161,6 +161,14 @@ def _attributes(d: Any) -> Any:
     return mapping if isinstance(mapping, dict) else _GetAttr(d)
 
 
+def _no_labels(d: Any, i: int) -> Exception:
+    """The error for graph :obj:`i` without :obj:`x`: not a graph at all, or a graph without labels."""
+    if not hasattr(d, "edge_index"):
+        return TypeError(f"graph {i} is a {type(d).__name__}, not a torch_geometric.data.Data")
+    return ValueError(f"graph {i} has no 'x': KONG needs node labels (set data.x, for instance to node "
+                      "degrees)")
+
+
 class _GetAttr:
     """``getattr`` as a mapping (graphs that are not :class:`~torch_geometric.data.Data`)."""
 
@@ -208,10 +216,7 @@ def _concat(chunk, start, edge_labels, edge_order_attr) -> GraphBatch:
     eis = [a.get("edge_index") for a in maps]
     for i, (x, ei) in enumerate(zip(xs, eis)):
         if x is None:
-            raise ValueError(
-                f"graph {start + i} has no 'x': KONG needs node labels (set "
-                "data.x, for instance to node degrees)"
-            )
+            raise _no_labels(chunk[i], start + i)
         if not isinstance(ei, Tensor) or ei.dim() != 2 or ei.size(0) != 2:
             raise ValueError(f"graph {start + i}: 'edge_index' must be a [2, num_edges] tensor")
     n_sizes = torch.tensor([x.shape[0] for x in xs], dtype=torch.long)
@@ -275,8 +280,7 @@ def count_nodes(graphs: Any) -> int:
     for i in range(len(graphs)):
         x = _attributes(graphs[i]).get("x")
         if x is None:
-            raise ValueError(f"graph {i} has no 'x': KONG needs node labels (set data.x, for instance to "
-                             "node degrees)")
+            raise _no_labels(graphs[i], i)
         total += x.size(0)
     return total
 

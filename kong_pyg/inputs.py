@@ -65,8 +65,8 @@ def edge_index_from_sparse(adj_t: Any, num_nodes: int, flow: str) -> Tensor:
     return torch.stack([col, row]).long()
 
 
-def check_edge_index(edge_index: Any, num_nodes: int) -> Tensor:
-    """Check a :obj:`[2, num_edges]` index tensor against :obj:`num_nodes`."""
+def check_edge_index(edge_index: Any, num_nodes: int, device: Optional[torch.device] = None) -> Tensor:
+    """Check a :obj:`[2, num_edges]` index tensor against :obj:`num_nodes` (and :obj:`x`'s device)."""
     if not isinstance(edge_index, Tensor):
         raise TypeError(
             "'edge_index' must be a [2, num_edges] torch.LongTensor; sparse "
@@ -85,6 +85,8 @@ def check_edge_index(edge_index: Any, num_nodes: int) -> Tensor:
         raise ValueError(
             f"'edge_index' must have shape [2, num_edges] (got {list(edge_index.shape)})"
         )
+    if device is not None and edge_index.device != device:
+        raise ValueError(f"'x' is on {device} but 'edge_index' is on {edge_index.device}")
     if edge_index.numel() > 0:
         low, high = torch.aminmax(edge_index)  # one pass, one sync
         lo, hi = int(low), int(high)
@@ -282,13 +284,9 @@ def prepare_graph(
     n = x.size(0) if x.dim() > 0 else 0
     if n == 0:
         raise ValueError("the graph is empty: 'x' has no rows (KONG needs at least one node)")
-    edge_index = check_edge_index(edge_index, n)
+    edge_index = check_edge_index(edge_index, n, x.device)
     m = edge_index.size(1)
     node_label = labels(x, "x", n)
-    if edge_index.device != node_label.device:
-        raise ValueError(
-            f"'x' is on {node_label.device} but 'edge_index' is on {edge_index.device}"
-        )
     edge_label = None if edge_attr is None else labels(edge_attr, "edge_attr", m)
     edge_order = check_edge_vector(edge_order, "edge_order", m)
     if edge_order is not None and order not in ORDERS_WITH_KEY:

@@ -15,7 +15,7 @@ from typing import Hashable, List, Optional, Sequence, Tuple, Union
 import torch
 from torch import Tensor
 
-from .config import FLOWS, ORDERS, TRAVERSALS, check_choice
+from .config import FLOWS, ORDERS, TRAVERSALS, check_choice, check_int
 from .ordering import consistent_key, ordered_neighborhoods
 
 NodeString = Union[Tuple[Hashable, ...], List[Tuple[Hashable, ...]]]
@@ -88,9 +88,14 @@ def kong_strings(
     check_choice("traversal", traversal, TRAVERSALS)
     check_choice("flow", flow, FLOWS)
     check_choice("order", order, ORDERS)
+    check_int("hops", hops, 0)
     pairs = edge_index.t().tolist() if isinstance(edge_index, Tensor) else list(edge_index)
     n = len(labels)
     labels = list(labels)
+    ends = [v for pair in pairs for v in pair]
+    if ends and not all(isinstance(v, int) and 0 <= v < n for v in ends):
+        raise ValueError(f"'edge_index' must hold node indices in [0, {n}) (one entry of 'labels' per "
+                         f"node; got {n} labels and node indices from {min(ends)} to {max(ends)})")
     if flow == "source_to_target":
         centers = [b for a, b in pairs]
         others = [a for a, b in pairs]
@@ -161,6 +166,7 @@ def kgram_counts(string: NodeString, k: int, blended: bool = False) -> Counter:
     Keys are :obj:`(block, gram)` with :obj:`block` the level (BFS) or
     :obj:`0` (WL).
     """
+    check_int("k", k, 1)
     levels = [string] if isinstance(string, tuple) else list(string)
     lengths = range(1, k + 1) if blended else (k,)
     out: Counter = Counter()

@@ -7,8 +7,17 @@ from torch import Tensor
 from torch_geometric.data import Batch, Data
 from torch_geometric.transforms import BaseTransform
 
-from .config import KongConfig, check_choice, check_int, option_defaults, option_names, resolve_config
+from .config import (
+    KongConfig,
+    check_attr_name,
+    check_choice,
+    check_int,
+    option_defaults,
+    option_names,
+    resolve_config,
+)
 from .graphs import as_graph_sequence, count_nodes, iter_graph_batches
+from .memory import check_allocation
 from .nn.kong_sketch import KongSketch
 from .ordering import ORDERS_WITH_KEY
 from .threads import torch_threads
@@ -144,9 +153,7 @@ class KongFeatures(BaseTransform):
         self.node_attr, self.graph_attr = self._names(attr_name)
         if cfg.normalize and self.level == "node":
             raise ValueError("'normalize' L2-normalizes graph features; use level='graph' or 'both'")
-        if edge_order_attr is not None and (not isinstance(edge_order_attr, str) or not edge_order_attr):
-            raise TypeError(f"'edge_order_attr' must be a non-empty string or None (got {edge_order_attr!r})")
-        self.edge_order_attr = edge_order_attr
+        self.edge_order_attr = check_attr_name("edge_order_attr", edge_order_attr)
         if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
             raise TypeError(f"'dtype' must be a floating-point torch.dtype (got {dtype})")
         self.dtype = dtype
@@ -265,6 +272,9 @@ class KongFeatures(BaseTransform):
         dim = self.out_dim
         # the outputs are filled batch by batch: the peak is the output plus one batch
         node = graph = None
+        rows = (count_nodes(graphs) if self.node_attr is not None else 0) + (total if self.graph_attr else 0)
+        check_allocation(rows * dim * self.dtype.itemsize, f"the features of {rows:,} nodes and graphs "
+                         f"x {dim:,} ('dim' = {dim:,})", advice="a smaller 'dim'")
         if self.node_attr is not None:
             node = torch.empty(count_nodes(graphs), dim, dtype=self.dtype)
         if self.graph_attr is not None:

@@ -10,11 +10,20 @@ from torch import Tensor
 from torch_geometric.utils import scatter
 
 from . import engine
-from .config import KongConfig, check_int, option_defaults, option_names, resolve_config
+from .config import (
+    KongConfig,
+    check_attr_name,
+    check_device,
+    check_int,
+    option_defaults,
+    option_names,
+    resolve_config,
+)
 from .engine import ExactRows
 from .exact import ExactMapTooLarge, dense_rank
 from .graphs import GraphBatch, as_graph_sequence, iter_graph_batches, split_batch
 from .kgrams import exclusive_cumsum
+from .memory import check_allocation
 from .ordering import ORDERS_WITH_KEY
 from .sketch import SketchHashes
 from .threads import torch_threads
@@ -180,6 +189,8 @@ class KongVectorizer(TransformerMixin, BaseEstimator):
         if fit:
             self.config_ = self._config()
             check_int("batch_size", self.batch_size, 1)
+            check_device("device", self.device)
+            check_attr_name("edge_order_attr", self.edge_order_attr)
             self.symbols_ = KeyVocab()
             self.strings_ = TupleVocab()
             self.grams_ = TupleVocab()
@@ -198,6 +209,9 @@ class KongVectorizer(TransformerMixin, BaseEstimator):
         parts: List[Any] = []
         dense = None
         if hashes is not None and keep:  # written batch by batch: the peak is the output plus one batch
+            check_allocation(len(graphs) * int(cfg.dim or 0) * 8,
+                             f"the sketched features [{len(graphs):,}, {cfg.dim:,}] ('dim' = {cfg.dim:,}, "
+                             "float64)", advice="a smaller 'dim' or fewer graphs")
             dense = np.empty((len(graphs), int(cfg.dim or 0)), dtype=np.float64)
         with torch.no_grad():
             key_attr = self.edge_order_attr if cfg.order in ORDERS_WITH_KEY else None

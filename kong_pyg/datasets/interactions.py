@@ -306,16 +306,8 @@ def ego_graph_storage(
     num_users, num_items = user_label.numel(), item_label.numel()
     e = user.numel()
     g_count = egos.numel()
-    if num_user_labels is None:
-        num_user_labels = int(user_label.max()) + 1 if num_users else 0
-    if num_item_labels is None:
-        num_item_labels = int(item_label.max()) + 1 if num_items else 0
-    if num_users and int(user_label.max()) >= num_user_labels:
-        raise ValueError(f"'num_user_labels' is {num_user_labels} but a user label is "
-                         f"{int(user_label.max())}")
-    if num_items and int(item_label.max()) >= num_item_labels:
-        raise ValueError(f"'num_item_labels' is {num_item_labels} but an item label is "
-                         f"{int(item_label.max())}")
+    num_user_labels = _label_count("num_user_labels", "user", user_label, num_user_labels)
+    num_item_labels = _label_count("num_item_labels", "item", item_label, num_item_labels)
 
     # the log in time order (ties: tie key, then row order), then grouped by user and by item
     by_time = time_order(time, tie_key)
@@ -379,26 +371,45 @@ def ego_graph_storage(
     src, dst, event, key = (torch.cat([getattr(b, f) for b in blocks])[edge_perm]
                             for f in ("src", "dst", "event", "key"))
     n_edges = torch.bincount(edge_graph, minlength=g_count)
-
-    node_ptr = torch.cat([torch.zeros(1, dtype=torch.long), torch.cumsum(n_nodes, 0)])
-    edge_ptr = torch.cat([torch.zeros(1, dtype=torch.long), torch.cumsum(n_edges, 0)])
-    graph_ptr = torch.arange(g_count + 1)
     data = Data(x=x, edge_index=torch.stack([src, dst]), n_id=node_id, node_type=node_kind,
                 edge_time=time[event], edge_order=key, user_id=egos.clone())
-    slices = {"x": node_ptr, "edge_index": edge_ptr, "n_id": node_ptr, "node_type": node_ptr,
-              "edge_time": edge_ptr, "edge_order": edge_ptr, "user_id": graph_ptr}
     if rating is not None:
         data.edge_rating = rating[event]
-        slices["edge_rating"] = edge_ptr
     if edge_labels:
-        offset = node_ptr[:-1][torch.repeat_interleave(torch.arange(g_count), n_edges)]
-        total = num_user_labels + num_item_labels
-        data.edge_attr = x[src + offset] * total + x[dst + offset]
-        slices["edge_attr"] = edge_ptr
+        data.edge_attr = _edge_labels(x, src, dst, n_nodes, n_edges, num_user_labels + num_item_labels)
     if y is not None:
         data.y = y[egos]
-        slices["y"] = graph_ptr
-    return data, slices
+    return data, _slices(data, n_nodes, n_edges)
+
+
+def _label_count(name: str, what: str, label: Tensor, count: Optional[int]) -> int:
+    """The number of labels :obj:`count` (default: the largest label + 1), checked against the labels."""
+    top = int(label.max()) if label.numel() else -1
+    if count is None:
+        return top + 1
+    if top >= count:
+        raise ValueError(f"'{name}' is {count} but a {what} label is {top}")
+    return count
+
+
+def _edge_labels(x: Tensor, src: Tensor, dst: Tensor, n_nodes: Tensor, n_edges: Tensor,
+                 num_labels: int) -> Tensor:
+    """Edge labels from both endpoint labels (edge indices local to each graph)."""
+    node_ptr = exclusive_cumsum(n_nodes)
+    offset = node_ptr[torch.repeat_interleave(torch.arange(n_nodes.numel()), n_edges)]
+    return x[src + offset] * num_labels + x[dst + offset]
+
+
+def _slices(data: Data, n_nodes: Tensor, n_edges: Tensor) -> Dict[str, Tensor]:
+    """The slices of the collated ego graphs: per node, per edge or per graph, by attribute."""
+    zero = torch.zeros(1, dtype=torch.long)
+    node_ptr = torch.cat([zero, torch.cumsum(n_nodes, 0)])
+    edge_ptr = torch.cat([zero, torch.cumsum(n_edges, 0)])
+    graph_ptr = torch.arange(n_nodes.numel() + 1)
+    per = {"x": node_ptr, "n_id": node_ptr, "node_type": node_ptr, "edge_index": edge_ptr,
+           "edge_time": edge_ptr, "edge_order": edge_ptr, "edge_rating": edge_ptr, "edge_attr": edge_ptr,
+           "user_id": graph_ptr, "y": graph_ptr}
+    return {key: per[key] for key in data.keys()}
 
 
 class _Block(NamedTuple):

@@ -50,6 +50,7 @@ import torch
 from torch import Tensor
 from torch_geometric.data import download_url, extract_zip
 
+from ..config import check_int
 from .interactions import LAYOUTS, build_ego_graphs
 from .safe_cache import SafeInMemoryDataset
 
@@ -288,7 +289,7 @@ class MovieLensOrdered(SafeInMemoryDataset):
         self.edge_labels = bool(edge_labels)
         self.max_graphs = max_graphs
         self.balance = bool(balance)
-        self.seed = int(seed)
+        self.seed = check_int("seed", seed, 0)
         if ml_dir is not None:
             self._copy_raw(root, ml_dir)
         super().__init__(root, transform, force_reload=force_reload)

@@ -179,8 +179,8 @@ PAIRS: Tuple[Tuple[str, str], ...] = (
 def score_split(X: Any, y: np.ndarray, train: np.ndarray, test: np.ndarray,
                 C_grid: Sequence[float] = C_GRID, inner_folds: int = 5, seed: int = 0) -> Dict[str, float]:
     """Accuracy, ROC AUC, chosen C and fit time of one split (by the shared harness)."""
-    from ..evaluation.cv import Splits, _inner
     from ..evaluation.harness import evaluate_features
+    from ..evaluation.splits import Splits, _inner
 
     smallest = int(np.bincount(y[train])[np.unique(y[train])].min())
     if smallest < 2:
@@ -308,8 +308,8 @@ def _score(cache: FeatureCache, name: str, y: np.ndarray, splits: Any, grid: Seq
     seed together (:func:`shuffle_seed`), so its fits are batched as well as
     an unseeded method's.
     """
-    from ..evaluation.cv import Splits
     from ..evaluation.harness import evaluate_features
+    from ..evaluation.splits import Splits
 
     n = len(splits.outer)
     groups: Dict[int, List[int]] = {}
@@ -335,8 +335,9 @@ def _evaluate(cache: FeatureCache, names: Sequence[str], y: np.ndarray, splits: 
               grids: Dict[str, Sequence[float]], seed: int, shuffle_seeds: Optional[int], n_jobs: int,
               progress: bool, desc: str, state: Optional[_Resume] = None) -> Dict[str, Dict[str, Any]]:
     """Score every method on :obj:`splits` (skipping those :obj:`state` holds)."""
-    from ..evaluation.cv import num_fits, plan_jobs
+    from ..evaluation.cv import num_fits
     from ..evaluation.progress import Progress
+    from ..evaluation.splits import plan_jobs
 
     jobs = len(plan_jobs(splits, y.size).keys)
     todo = [m for m in names if state is None or state.get(m, cache) is None]
@@ -407,7 +408,7 @@ def run_table2(
         comparisons of :obj:`PAIRS` that were run (:obj:`"paired"`, with the
         corrected 95 % interval of each mean difference).
     """
-    from ..evaluation.cv import random_splits
+    from ..evaluation.splits import random_splits
 
     all_methods = table2_methods()
     unknown = [m for m in methods if m not in all_methods]
@@ -479,7 +480,7 @@ def accuracy_curve(
         A dict with :obj:`fractions`, :obj:`n_splits` and :obj:`acc`: per
         method and fraction (as a string) the :func:`mean_ci` of the accuracy.
     """
-    from ..evaluation.cv import random_splits
+    from ..evaluation.splits import random_splits
 
     y = _labels(graphs)
     grids = method_grids(methods, C_grid, C_grid_normalized)

@@ -7,11 +7,12 @@ from torch_geometric.nn.conv import MessagePassing
 from torch_geometric.utils import spmm
 
 from .. import engine
-from ..config import KongConfig, option_defaults, option_names, resolve_config
+from ..config import KongConfig, check_int, option_defaults, option_names, resolve_config
 from ..exact import index_grams
 from ..inputs import PreparedGraph, check_batch
 from ..kernels import get_kernel
 from ..kgrams import Occurrences
+from ..memory import check_allocation
 from ..sketch import SketchHashes
 
 #: KongSketch's keyword defaults: KongConfig's, with a sketch size (the layer always sketches).
@@ -248,6 +249,7 @@ class KongSketch(MessagePassing):
             cfg, hashes = self.config, self.hashes
             prep = self.prepare(x, edge_index, edge_attr, edge_order)
             n = prep.num_nodes
+            self._check_node_output(n, prep.node_sym.device, copies=2)
             grams = index_grams(engine.kgram_steps(cfg, prep))
             gh = engine.gram_hashes(hashes, grams)
             kernel = get_kernel(cfg.kernel)
@@ -284,6 +286,7 @@ class KongSketch(MessagePassing):
             cfg = self.config
             prep = self.prepare(x, edge_index, edge_attr, edge_order)
             n = prep.num_nodes
+            self._check_node_output(n, prep.node_sym.device, copies=1)
             steps = engine.kgram_steps(cfg, prep)
             built: List[engine.Aggregate] = []
 
@@ -336,9 +339,15 @@ class KongSketch(MessagePassing):
             else:
                 size = int(batch.max()) + 1
             if num_graphs is None:
-                num_graphs = size
-            elif num_graphs < size:
-                raise ValueError(f"'num_graphs' is {num_graphs} but 'batch' refers to graph {size - 1}")
+                num_graphs, who = size, f"'batch' refers to graph {size - 1:,}"
+            else:
+                num_graphs = check_int("num_graphs", num_graphs, 0)
+                if num_graphs < size:
+                    raise ValueError(f"'num_graphs' is {num_graphs} but 'batch' refers to graph {size - 1}")
+                who = f"'num_graphs' = {num_graphs:,}"
+            dim = self.hashes.dim
+            check_allocation(num_graphs * dim * 8, f"the graph features [{num_graphs:,}, {dim:,}] ({who}, "
+                             f"'dim' = {dim:,})", prep.node_sym.device)
             steps = engine.kgram_steps(self.config, prep)
             built: List[engine.Aggregate] = []
 
@@ -350,6 +359,12 @@ class KongSketch(MessagePassing):
             out = engine.graph_sketch(self.config, self.hashes, prep, steps, batch, num_graphs, agg,
                                       self.switch_ratio, check=False)  # cast_checked checks
             return engine.cast_checked(out, self.out_dtype, self.config)
+
+    def _check_node_output(self, num_nodes: int, device: torch.device, copies: int) -> None:
+        p, dim = self.hashes.degree, self.hashes.dim
+        check_allocation(copies * num_nodes * p * dim * 8,
+                         f"'dim' = {dim:,}: the node sketches ({copies} x [{num_nodes:,}, {p} x {dim:,}], "
+                         "float64)", device, advice="a smaller 'dim' or fewer nodes per call")
 
     def __repr__(self) -> str:
         c = self.config

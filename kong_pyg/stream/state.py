@@ -14,6 +14,7 @@ from torch import Tensor
 
 from ..hashing import BREAK
 from ..kgrams import StringState
+from ..memory import CHECK_FROM_BYTES, available_memory
 
 Index = Union[Tensor, slice]
 
@@ -41,25 +42,13 @@ def row_blocks(n: int, width: int, budget: int = 1 << 22) -> Tuple[Tuple[int, in
     return tuple((lo, min(lo + step, n)) for lo in range(0, n, step))
 
 
-def available_memory() -> Optional[int]:
-    """The bytes of memory the system could still give (``MemAvailable``; None where unknown)."""
-    try:
-        with open("/proc/meminfo") as f:
-            for line in f:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    return None
-
-
 def check_memory(nbytes: int, what: str) -> None:
     """Refuse (:class:`MemoryError`) an allocation larger than the memory available.
 
     Checked only for allocations of 256 MiB or more: a clear error instead
     of the out-of-memory killer.
     """
-    if nbytes < 1 << 28:
+    if nbytes < CHECK_FROM_BYTES:
         return
     free = available_memory()
     if free is not None and nbytes > free:

@@ -1,0 +1,75 @@
+"""Allocation checks: a clear error instead of an allocator failure or the out-of-memory killer.
+
+Tensors whose size follows from user input (the sketch size :obj:`dim`, the
+number of graphs, a stream's nodes) are checked here before they are
+allocated: a size that cannot be represented, or that is larger than the
+memory the device could still give, is refused with a message that names
+the input and the estimate.
+"""
+from typing import Optional, Union
+
+import torch
+
+#: Allocations below this are never checked (cheap, and estimates are rough).
+CHECK_FROM_BYTES = 1 << 28
+#: Above this no tensor can be allocated on any machine.
+MAX_BYTES = 1 << 60
+
+
+def available_memory(device: Union[str, torch.device, None] = None) -> Optional[int]:
+    """The bytes the device could still give (``None`` where unknown).
+
+    CPU: ``MemAvailable`` of ``/proc/meminfo``; CUDA:
+    :func:`torch.cuda.mem_get_info` plus what PyTorch's caching allocator
+    holds but does not use.
+    """
+    dev = torch.device(device) if device is not None else torch.device("cpu")
+    if dev.type == "cuda":
+        try:
+            free, _ = torch.cuda.mem_get_info(dev)
+            return int(free) + int(torch.cuda.memory_reserved(dev) - torch.cuda.memory_allocated(dev))
+        except (RuntimeError, AssertionError):
+            return None
+    if dev.type != "cpu":
+        return None
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def shortfall(nbytes: int, device: Union[str, torch.device, None] = None) -> Optional[int]:
+    """The bytes available when :obj:`nbytes` exceed them (``-1``: beyond any machine), else ``None``."""
+    if nbytes < CHECK_FROM_BYTES:
+        return None
+    if nbytes > MAX_BYTES:
+        return -1
+    free = available_memory(device)
+    return free if free is not None and nbytes > free else None
+
+
+def gib(nbytes: int) -> str:
+    """A size in GiB for messages."""
+    return f"{nbytes / 2**30:,.1f} GiB"
+
+
+def check_allocation(nbytes: int, what: str, device: Union[str, torch.device, None] = None,
+                     advice: str = "") -> None:
+    """Refuse (:class:`ValueError`) an allocation of :obj:`nbytes` the device cannot give.
+
+    Args:
+        nbytes (int): The estimated size.
+        what (str): What would be allocated, naming the input responsible
+            (e.g. :obj:`"'dim' = 4096: node sketches [100, 4096]"`).
+        device (torch.device, optional): Where. (default: CPU)
+        advice (str, optional): What to change, appended to the message.
+    """
+    free = shortfall(nbytes, device)
+    if free is None:
+        return
+    have = "more than any machine has" if free < 0 else f"only {gib(free)} are available"
+    raise ValueError(f"{what} needs {gib(nbytes)}, {have}" + (f"; {advice}" if advice else ""))
