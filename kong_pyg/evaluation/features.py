@@ -51,17 +51,21 @@ def setting_features(setting: Setting, graphs: Any, seed: int = 0) -> Union[Matr
     if setting.method == "kong":
         from ..vectorizer import KongVectorizer
 
-        return KongVectorizer(seed=seed, **p).fit_transform(graphs)
+        if p["depths"] == "sum":
+            from .depths import depth_sum_features
+
+            return depth_sum_features(setting, graphs, seed)
+        return KongVectorizer(config=setting.kong_config(seed=seed)).fit_transform(graphs)
     from . import baselines
 
     if setting.method == "wl":
-        return baselines.wl_features(graphs, hops=p["hops"])
+        return baselines.wl_features(graphs, hops=p["hops"], normalize=p["normalize"])
     if setting.method == "kw":
         return baselines.walk_features(graphs, length=p["length"])
     if setting.method == "wl-grakel":
         return Gram(baselines.grakel_gram(graphs, "wl", hops=p["hops"]))
     if setting.method == "sp":
-        return Gram(baselines.grakel_gram(graphs, "sp"))
+        return baselines.sp_features(graphs, normalize=p["normalize"])
     raise ValueError(f"setting {setting.name!r} has no features to compute")
 
 
