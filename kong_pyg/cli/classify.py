@@ -12,8 +12,9 @@ from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from ..config import option_names
 from ..evaluation.classify import PLOT_SIZES, PROTOCOLS
-from ..evaluation.cv import DEFAULT_C
+from ..evaluation.cv import DEFAULT_C, MAX_ITER
 from ..evaluation.grid import GRID_PRESETS, KONG_DEFAULTS, METHODS, Grid, expand_grid, paper_grid
+from ..evaluation.svm import MARGIN_TOL
 from .common import (
     CommandError,
     add_command,
@@ -91,8 +92,8 @@ def register(subparsers: Any) -> None:
 def _add_feature_options(p: argparse.ArgumentParser) -> None:
     model = p.add_argument_group("features")
     model.add_argument("--method", default="kong", choices=METHODS,
-                       help="kong; wl (PyG WLConv); wl-grakel, sp (GraKeL, needs kong-pyg[bench]); "
-                            "kw (k-walks)")
+                       help="kong; wl (PyG WLConv); sp (labelled shortest paths); wl-grakel (GraKeL, needs "
+                            "kong-pyg[bench]); kw (k-walks)")
     model.add_argument("--grid", default="paper", choices=sorted(GRID_PRESETS),
                        help="KONG grid preset: paper = h 2, k 1, bfs, exact map, poly and cosine, p 1-4, "
                             "with and without rlb (16 settings); quick = the same with p 1 (4 settings); "
@@ -128,10 +129,11 @@ def _add_evaluation_options(p: argparse.ArgumentParser) -> None:
                     help="seed of the splits and of the sketches' hash tables")
     ev.add_argument("--jobs", type=int_at_least(1), default=min(os.cpu_count() or 1, 8),
                     help="threads fitting in parallel (default: the CPU count, at most 8)")
-    ev.add_argument("--max-iter", metavar="N", type=int_at_least(1), default=1000,
-                    help="LinearSVC max_iter (primal solver)")
-    ev.add_argument("--tol", metavar="X", type=number_in(0.0), default=1e-2,
-                    help="LinearSVC tol (default: 1e-2, LIBLINEAR's default for the primal solver)")
+    ev.add_argument("--max-iter", metavar="N", type=int_at_least(1), default=MAX_ITER,
+                    help="Newton steps at most per SVM problem (those that hit it are counted)")
+    ev.add_argument("--tol", metavar="X", type=number_in(0.0), default=MARGIN_TOL,
+                    help="margin tolerance of the SVM solver's stopping rule (the LinearSVC problem is "
+                         "solved to its exact optimum up to this)")
 
 
 def grid_from_args(args: argparse.Namespace) -> Grid:

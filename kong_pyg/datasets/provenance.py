@@ -188,8 +188,9 @@ def provenance_stream(
     _, dense = np.unique(np.concatenate([src, dst]), return_inverse=True)  # ids of used nodes only
     src, dst = dense[: src.size], dense[src.size:]
 
-    # the runs interleave in one stream: run g starts at a random time
-    begin = rng.uniform(0, num_graphs / 4, num_graphs)
+    # the runs interleave in one stream: run g starts at a random time, sorted so that graphs are
+    # numbered in order of their first event (stream_to_graphs' and KongStream's row order)
+    begin = np.sort(rng.uniform(0, num_graphs / 4, num_graphs))
     arrival = np.argsort(begin[graph] + t_local, kind="stable")
     cols = (src, rows["src_type"][row], dst, rows["dst_type"][row], rows["edge_type"][row], graph)
     s_, st, d_, dt, et, gr = (torch.from_numpy(c[arrival].astype(np.int64)) for c in cols)

@@ -2,8 +2,10 @@ r"""Graph classification with KONG features, as the paper did it and honestly.
 
 :func:`classify` is what ``kong-pyg classify`` runs: it computes the
 features of every setting of a grid (:mod:`~kong_pyg.evaluation.grid`)
-**once**, then scores a :class:`~sklearn.svm.LinearSVC` in repeated
-stratified cross-validation for every :math:`C` of a grid
+**once**, then scores scikit-learn's :class:`~sklearn.svm.LinearSVC`
+problem, solved exactly for all splits at once
+(:mod:`~kong_pyg.evaluation.svm`), in repeated stratified cross-validation
+for every :math:`C` of a grid
 (:func:`~kong_pyg.evaluation.cv.cross_validate`) and reports the paper's
 protocol, the nested one, or both (see :mod:`kong_pyg.evaluation.cv`).
 :func:`sketch_curve` is the paper's Figure 3: accuracy against the sketch
@@ -16,7 +18,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from ..config import check_choice, check_int
-from .cv import DEFAULT_C, CVResult, FeatureEntry, ProtocolResult, cross_validate
+from .cv import DEFAULT_C, MAX_ITER, CVResult, FeatureEntry, ProtocolResult, cross_validate
 from .features import setting_features
 from .grid import Grid, expand_grid, name_legend
 
@@ -123,11 +125,14 @@ class ClassifyResult:
     def table(self) -> str:
         """A readable report."""
         cv = self.cv
-        lines = [self._header(), "", f"{'setting':<34} {'best C':>6} {'CV accuracy':>12} {'feature s':>10}"]
+        lines = [self._header(), "", f"{'setting':<34} {'best C':>6} {'CV accuracy':>12} {'feature s':>10} "
+                 f"{'fit s':>7}  fit on"]
         for row in cv.grid_table():
+            fit_on = row["fit_on"] or {}
             lines.append(
                 f"{row['setting']:<34} {row['C']:>6g} {100 * row['accuracy']:>11.2f}% "
-                f"{row['feature_seconds']:>10.2f}"
+                f"{row['feature_seconds']:>10.2f} {row['fit_seconds'] or 0.0:>7.2f}  "
+                f"{fit_on.get('features', '?')} -> {fit_on.get('basis_columns', '?')} columns"
             )
         lines += ["", name_legend(cv.settings), ""]
         lines += self._protocol_lines()
@@ -136,8 +141,8 @@ class ClassifyResult:
             "std: over the repeat means. 'paper' picks the setting on the test folds (optimistic, as "
             "the paper did); 'nested' picks it on inner folds of each training part (honest).",
             f"features: {self.feature_seconds:.2f} s for all settings; fits: {cv.cv_seconds:.1f} s "
-            f"({cv.fits} LinearSVC fits"
-            + (f", {cv.stuck} hit max_iter" if cv.stuck else ", all converged") + ")",
+            f"({cv.fits} LinearSVC problems solved exactly"
+            + (f", {cv.stuck} stopped at max_iter" if cv.stuck else ", all converged") + ")",
         ]
         return "\n".join(lines)
 
@@ -197,8 +202,8 @@ def classify(
     C: Sequence[float] = DEFAULT_C,
     seed: int = 0,
     n_jobs: int = 1,
-    max_iter: int = 1000,
-    tol: float = 1e-2,
+    max_iter: int = MAX_ITER,
+    tol: Optional[float] = None,
     progress: bool = False,
 ) -> ClassifyResult:
     r"""Graph classification accuracy of a feature map over a grid of settings.
@@ -225,7 +230,7 @@ def classify(
         cache (str, optional): The cache folder for processed data.
         method (str, optional): :obj:`"kong"`, :obj:`"wl"` (PyG
             :class:`~torch_geometric.nn.conv.WLConv`), :obj:`"wl-grakel"`,
-            :obj:`"sp"` (GraKeL), :obj:`"kw"` (k-walks). (default: :obj:`"kong"`)
+            :obj:`"sp"` (shortest paths), :obj:`"kw"` (k-walks). (default: :obj:`"kong"`)
         grid (dict or list, optional): Settings (see :func:`expand_grid`).
             (default: :func:`paper_grid`)
         protocol (str, optional): :obj:`"paper"`, :obj:`"nested"` or
@@ -239,8 +244,10 @@ def classify(
         C (sequence, optional): The :math:`C` grid. (default: :obj:`(0.1, 1, 10)`)
         seed (int, optional): Seed of the splits and of sketches. (default: :obj:`0`)
         n_jobs (int, optional): Fitting threads. (default: :obj:`1`)
-        max_iter (int, optional): LinearSVC's max_iter. (default: :obj:`1000`)
-        tol (float, optional): LinearSVC's tol. (default: :obj:`1e-2`)
+        max_iter (int, optional): Newton steps at most per SVM problem.
+            (default: :obj:`100`)
+        tol (float, optional): The solver's margin tolerance (see
+            :func:`~kong_pyg.evaluation.cv.cross_validate`). (default: :obj:`None`)
         progress (bool, optional): A progress bar on stderr. (default: :obj:`False`)
 
     Returns:
@@ -281,8 +288,8 @@ def sketch_curve(
     C: Sequence[float] = DEFAULT_C,
     seed: int = 0,
     n_jobs: int = 1,
-    max_iter: int = 1000,
-    tol: float = 1e-2,
+    max_iter: int = MAX_ITER,
+    tol: Optional[float] = None,
     exact: bool = True,
     progress: bool = False,
 ) -> List[Dict[str, Any]]:
@@ -304,8 +311,10 @@ def sketch_curve(
         C (sequence, optional): The :math:`C` grid. (default: :obj:`(0.1, 1, 10)`)
         seed (int, optional): Seed of the splits and of the sketches. (default: :obj:`0`)
         n_jobs (int, optional): Fitting threads. (default: :obj:`1`)
-        max_iter (int, optional): LinearSVC's max_iter. (default: :obj:`1000`)
-        tol (float, optional): LinearSVC's tol. (default: :obj:`1e-2`)
+        max_iter (int, optional): Newton steps at most per SVM problem.
+            (default: :obj:`100`)
+        tol (float, optional): The solver's margin tolerance (see
+            :func:`~kong_pyg.evaluation.cv.cross_validate`). (default: :obj:`None`)
         exact (bool, optional): Score the exact map first (:obj:`dim=None`).
             (default: :obj:`True`)
         progress (bool, optional): A progress bar on stderr. (default: :obj:`False`)

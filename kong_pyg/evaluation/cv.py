@@ -1,17 +1,22 @@
-r"""Repeated stratified cross-validation over a grid, and its two protocols.
+r"""The evaluation harness: splits, LinearSVC scores over a grid, and two protocols.
 
-:func:`cross_validate` fits scikit-learn's :class:`~sklearn.svm.LinearSVC`
-in stratified :math:`F`-fold cross-validation repeated over :math:`R` random
-permutations, for every setting and every :math:`C` of a grid, reading each
-setting's features once. Two protocols read the same fits
-(:meth:`CVResult.protocol`):
+:func:`cross_validate` scores scikit-learn's :class:`~sklearn.svm.LinearSVC`
+problem (:mod:`kong_pyg.evaluation.svm`) for every setting and every
+:math:`C` of a grid, on the outer splits and, for the nested protocol, on
+inner splits of every outer training part, reading each setting's features
+once. The splits are either stratified :math:`F`-fold cross-validation
+repeated over :math:`R` random permutations (:func:`make_splits`, Table 1)
+or :math:`R` stratified random train/test splits (:func:`random_splits`,
+Table 2, where a split is an outer "fold" :math:`F = 1`). Two protocols read
+the same fits (:meth:`CVResult.protocol`):
 
 * ``paper`` (the KONG paper's Table 1): the (setting, :math:`C`) with the
-  best mean accuracy over all :math:`R \times F` test folds is reported with
-  that mean. The test folds choose the setting, so the number is optimistic.
-* ``nested`` (the honest number): in every outer fold the (setting,
-  :math:`C`) is chosen by an inner stratified :math:`I`-fold CV on the
-  outer training part only, then scored on the outer test fold.
+  best mean accuracy over all outer test parts is reported with that mean.
+  The test parts choose the setting, so the number is optimistic.
+* ``nested`` (the honest number): on every outer split the (setting,
+  :math:`C`) is chosen by the mean accuracy over the inner splits of its
+  training part only, then scored on its test part (accuracy and, for two
+  classes, ROC AUC of the decision values).
 
 Both report the mean accuracy and its standard deviation over the
 :math:`R` repeat means (each repeat mean is the mean over its :math:`F`
@@ -21,27 +26,26 @@ test folds); ``fold_std`` is the standard deviation over all
 :obj:`random_state=seed + r`); the inner splits of repeat :math:`r` use the
 same seed. Ties go to the earlier setting, then the smaller :math:`C`.
 
-LinearSVC runs its primal solver (:obj:`dual=False`: it converges on these
-badly scaled count features where the dual coordinate descent stalls) with
-:obj:`tol=1e-2`, LIBLINEAR's own default for that solver; fits that reach
-:obj:`max_iter` are counted and reported, not hidden.
+Every setting's problems (all splits, all :math:`C`, all classes) are solved
+together to the exact optimum (:func:`~kong_pyg.evaluation.svm.fit_many`);
+problems that reach :obj:`max_iter` Newton steps are counted and reported.
 """
 import math
-import sys
 import time
-import warnings
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
 from ..config import check_choice, check_int
-from .features import Gram, Matrix, design_matrix
+from .features import Gram, Matrix, design_of
 from .grid import Setting, as_list
+from .progress import Progress
 
 #: The default :math:`C` grid.
 DEFAULT_C: Tuple[float, ...] = (0.1, 1.0, 10.0)
+#: The solver's default cap on Newton steps per problem.
+MAX_ITER = 100
 
 #: A train/test index pair.
 Split = Tuple[np.ndarray, np.ndarray]
@@ -71,9 +75,16 @@ def _check_class_sizes(y: np.ndarray, folds: int, inner_folds: Optional[int]) ->
         )
 
 
+def _inner(y: np.ndarray, train: np.ndarray, inner_folds: int, seed: int) -> List[Split]:
+    from sklearn.model_selection import StratifiedKFold
+
+    cv = StratifiedKFold(inner_folds, shuffle=True, random_state=seed)
+    return [(train[a], train[b]) for a, b in cv.split(np.zeros(train.size), y[train])]
+
+
 def make_splits(y: np.ndarray, repeats: int, folds: int, inner_folds: Optional[int], seed: int,
                 inner_repeats: Optional[int] = None) -> Splits:
-    """Stratified shuffled splits, repeat :obj:`r` seeded with :obj:`seed + r`.
+    """Repeated stratified k-fold splits, repeat :obj:`r` seeded with :obj:`seed + r`.
 
     Args:
         y (numpy.ndarray): :obj:`[n]` class labels.
@@ -89,37 +100,170 @@ def make_splits(y: np.ndarray, repeats: int, folds: int, inner_folds: Optional[i
     """
     from sklearn.model_selection import StratifiedKFold
 
+    y = np.asarray(y)
     _check_class_sizes(y, folds, inner_folds)
-    zeros = np.zeros(y.size)
     outer: List[List[Split]] = []
     inner: Optional[List[List[List[Split]]]] = [] if inner_folds is not None else None
     for r in range(repeats):
-        parts = list(StratifiedKFold(folds, shuffle=True, random_state=seed + r).split(zeros, y))
+        parts = list(StratifiedKFold(folds, shuffle=True, random_state=seed + r).split(np.zeros(y.size), y))
         outer.append(parts)
         if inner is not None and inner_folds is not None and r < (
                 repeats if inner_repeats is None else inner_repeats):
-            rows = []
-            for train, _ in parts:
-                cv = StratifiedKFold(inner_folds, shuffle=True, random_state=seed + r)
-                rows.append([(train[a], train[b]) for a, b in cv.split(zeros[train], y[train])])
-            inner.append(rows)
+            inner.append([_inner(y, train, inner_folds, seed + r) for train, _ in parts])
     return Splits(outer, inner)
 
 
-def fit_scores(M: Matrix, y: np.ndarray, train: np.ndarray, test: np.ndarray, Cs: Sequence[float],
-               max_iter: int, tol: float, seed: int) -> Tuple[np.ndarray, int]:
-    """Test accuracy of a LinearSVC per :math:`C`, and how many fits hit :obj:`max_iter`."""
-    from sklearn.svm import LinearSVC
+def random_splits(y: np.ndarray, n_splits: int, *, test_size: Optional[float] = None,
+                  train_size: Optional[float] = None, inner_folds: Optional[int] = None,
+                  seed: int = 0) -> Splits:
+    """Stratified random train/test splits, each an outer "fold" (:math:`F = 1`).
 
-    Xtr, Xte, ytr, yte = M[train], M[test], y[train], y[test]
-    acc = np.empty(len(Cs))
-    stuck = 0
-    for j, C in enumerate(Cs):
-        clf = LinearSVC(C=C, dual=False, max_iter=max_iter, tol=tol, random_state=seed)
-        clf.fit(Xtr, ytr)
-        stuck += int(np.max(clf.n_iter_) >= max_iter)
-        acc[j] = float(np.mean(clf.predict(Xte) == yte))
-    return acc, stuck
+    Split :obj:`s` is the :obj:`s`-th of
+    :class:`~sklearn.model_selection.StratifiedShuffleSplit` with
+    :obj:`random_state=seed`; its inner splits are a shuffled
+    :class:`~sklearn.model_selection.StratifiedKFold` of its training part
+    with :obj:`random_state=seed + s`.
+
+    Args:
+        y (numpy.ndarray): :obj:`[n]` class labels.
+        n_splits (int): The number of splits.
+        test_size (float, optional): The test fraction.
+        train_size (float, optional): The training fraction (the rest is
+            tested when :obj:`test_size` is not given).
+        inner_folds (int, optional): :math:`I`; :obj:`None` for no inner splits.
+        seed (int, optional): The seed. (default: :obj:`0`)
+
+    Returns:
+        :class:`Splits`
+    """
+    from sklearn.model_selection import StratifiedShuffleSplit
+
+    y = np.asarray(y)
+    check_int("n_splits", n_splits, 1)
+    _check_class_sizes(y, 2, None)
+    splitter = StratifiedShuffleSplit(n_splits, test_size=test_size, train_size=train_size, random_state=seed)
+    outer = [[(train, test)] for train, test in splitter.split(np.zeros(y.size), y)]
+    if inner_folds is None:
+        return Splits(outer, None)
+    check_int("inner_folds", inner_folds, 2)
+    for s, ((train, _),) in enumerate(outer):
+        smallest = int(np.bincount(np.unique(y, return_inverse=True)[1][train]).min())
+        if smallest < inner_folds:
+            raise ValueError(f"inner_folds={inner_folds} but split {s} trains on only {smallest} graphs of "
+                             "its smallest class; use fewer inner folds")
+    return Splits(outer, [[_inner(y, train, inner_folds, seed + s)] for s, ((train, _),) in enumerate(outer)])
+
+
+class Jobs(NamedTuple):
+    """Every training set of a set of splits, in solving order.
+
+    Attributes:
+        keys (list): :obj:`(r, f, i)` per job (:obj:`i` is :obj:`None` for an outer split).
+        train (numpy.ndarray): :obj:`[J, n]` training masks.
+        test (list): The test indices of every job.
+        parent (numpy.ndarray): :obj:`[J]` the outer job of an inner one, else :obj:`-1`.
+    """
+
+    keys: List[Tuple[int, int, Optional[int]]]
+    train: np.ndarray
+    test: List[np.ndarray]
+    parent: np.ndarray
+
+
+def plan_jobs(splits: Splits, n: int) -> Jobs:
+    """The jobs of :obj:`splits` on :obj:`n` points: each outer split, then its inner splits."""
+    keys: List[Tuple[int, int, Optional[int]]] = []
+    trains: List[np.ndarray] = []
+    tests: List[np.ndarray] = []
+    parent: List[int] = []
+    for r, row in enumerate(splits.outer):
+        for f, (train, test) in enumerate(row):
+            keys.append((r, f, None))
+            trains.append(train)
+            tests.append(test)
+            parent.append(-1)
+            top = len(keys) - 1
+            if splits.inner is not None and r < len(splits.inner):
+                for i, (a, b) in enumerate(splits.inner[r][f]):
+                    keys.append((r, f, i))
+                    trains.append(a)
+                    tests.append(b)
+                    parent.append(top)
+    masks = np.zeros((len(keys), n), dtype=bool)
+    for j, train in enumerate(trains):
+        masks[j, train] = True
+    return Jobs(keys, masks, tests, np.asarray(parent, dtype=np.int64))
+
+
+def num_fits(y: Any, jobs: int, Cs: int) -> int:
+    """SVM problems of :obj:`jobs` training sets and :obj:`Cs` values of :math:`C` (one per class, OvR)."""
+    k = np.unique(np.asarray(y)).size
+    return jobs * Cs * (1 if k <= 2 else k)
+
+
+def roc_auc(y_true: np.ndarray, scores: np.ndarray) -> np.ndarray:
+    """ROC AUC of every row of :obj:`scores` (:obj:`[..., n]`) for binary :obj:`y_true` (ties count 1/2)."""
+    from scipy.stats import rankdata
+
+    pos = np.asarray(y_true, dtype=bool)
+    n_pos, n_neg = int(pos.sum()), int((~pos).sum())
+    if n_pos == 0 or n_neg == 0:
+        return np.full(scores.shape[:-1], np.nan)
+    ranks = rankdata(scores, axis=-1)
+    return (ranks[..., pos].sum(-1) - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg)
+
+
+class SettingScores(NamedTuple):
+    """Test scores of every job and :math:`C` for one setting.
+
+    Attributes:
+        acc (numpy.ndarray): :obj:`[J, len(C)]` test accuracies.
+        auc (numpy.ndarray): :obj:`[J, len(C)]` ROC AUC (NaN unless two classes).
+        stuck (int): Problems that reached :obj:`max_iter`.
+        info (dict): What the SVM was fit on (see :func:`~kong_pyg.evaluation.features.design_of`).
+    """
+
+    acc: np.ndarray
+    auc: np.ndarray
+    stuck: int
+    info: Dict[str, Any]
+
+
+def score_jobs(features: Union[Matrix, Gram], y: np.ndarray, jobs: Jobs, Cs: Sequence[float], *,
+               max_iter: int = MAX_ITER, n_jobs: int = 1, tol: Optional[float] = None,
+               progress: Optional[Progress] = None) -> SettingScores:
+    """Solve every (job, :math:`C`, class) problem of one feature matrix and score the test parts.
+
+    Args:
+        features: :obj:`[n, d]` features or a :class:`Gram`.
+        y (numpy.ndarray): :obj:`[n]` labels.
+        jobs (Jobs): The training sets (:func:`plan_jobs`).
+        Cs (sequence): The :math:`C` grid.
+        max_iter (int, optional): Newton steps at most per problem. (default: :data:`MAX_ITER`)
+        n_jobs (int, optional): Threads. (default: :obj:`1`)
+        tol (float, optional): The solver's margin tolerance. (default:
+            :data:`~kong_pyg.evaluation.svm.MARGIN_TOL`)
+        progress (Progress, optional): Counts the problems as they finish.
+
+    Returns:
+        :class:`SettingScores`
+    """
+    from . import svm
+
+    D, info = design_of(features)
+    fits = svm.fit_many(D, y, jobs.train, Cs, parent=jobs.parent, max_iter=max_iter, n_jobs=n_jobs, tol=tol,
+                        progress=None if progress is None else progress.update)
+    pred = fits.predict()
+    binary = fits.classes.size == 2
+    acc = np.empty((len(jobs.keys), len(Cs)))
+    auc = np.full((len(jobs.keys), len(Cs)), np.nan)
+    for j, test in enumerate(jobs.test):
+        acc[j] = (pred[j][:, test] == y[test]).mean(axis=1)
+        if binary and jobs.parent[j] < 0:
+            auc[j] = roc_auc(y[test] == fits.classes[1], fits.scores[j][:, test])
+    info = dict(info, newton_steps_mean=float(fits.iterations.mean()),
+                newton_steps_max=int(fits.iterations.max()))
+    return SettingScores(acc, auc, int((~fits.converged).sum()), info)
 
 
 @dataclass
@@ -136,6 +280,8 @@ class ProtocolResult:
         best_params (dict): Its parameters and :obj:`C`.
         chosen (dict): Nested: how many outer folds chose each
             ``"setting, C=..."``.
+        folds (dict): Per outer split :obj:`[R][F]`: :obj:`accuracy`,
+            :obj:`auc` (two classes), the chosen :obj:`setting` index and :obj:`C`.
     """
 
     protocol: str
@@ -146,6 +292,7 @@ class ProtocolResult:
     best_setting: str
     best_params: Dict[str, Any]
     chosen: Dict[str, int] = field(default_factory=dict)
+    folds: Dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> Dict[str, Any]:
         """A JSON-ready dict."""
@@ -164,8 +311,12 @@ class CVResult:
             validation accuracies.
         feature_seconds (list): Feature time of each setting.
         cv_seconds (float): Time spent fitting.
-        fits (int): LinearSVC fits; :obj:`stuck`: those that hit max_iter.
+        fits (int): SVM problems solved; :obj:`stuck`: those that hit max_iter.
         fit_seconds (list), stuck_per_setting (list): The same per setting.
+        outer_auc (numpy.ndarray, optional): :obj:`[S, len(C), R, F]` test
+            ROC AUC (two classes).
+        fit_info (list): Per setting, what the SVM was fit on (route,
+            design width, Newton steps).
     """
 
     settings: List[Setting]
@@ -178,6 +329,8 @@ class CVResult:
     stuck: int
     fit_seconds: List[float] = field(default_factory=list)
     stuck_per_setting: List[int] = field(default_factory=list)
+    outer_auc: Optional[np.ndarray] = None
+    fit_info: List[Dict[str, Any]] = field(default_factory=list)
 
     def _params(self, s: int, c: int) -> Dict[str, Any]:
         return {**self.settings[s].config, "C": self.C[c]}
@@ -194,15 +347,25 @@ class CVResult:
         check_choice("protocol", name, ("paper", "nested"))
         return self._paper() if name == "paper" else self._nested()
 
+    def _folds(self, s_idx: np.ndarray, c_idx: np.ndarray, acc: np.ndarray) -> Dict[str, Any]:
+        R, F = acc.shape
+        r_idx, f_idx = np.meshgrid(np.arange(R), np.arange(F), indexing="ij")
+        out: Dict[str, Any] = {"accuracy": acc.tolist(), "setting": s_idx.tolist(),
+                               "C": np.asarray(self.C)[c_idx].tolist()}
+        if self.outer_auc is not None:
+            out["auc"] = self.outer_auc[s_idx, c_idx, r_idx, f_idx].tolist()
+        return out
+
     def _paper(self) -> ProtocolResult:
         nC = self.outer.shape[1]
         means = self.outer.mean(axis=(2, 3)).reshape(-1)
         best = int(np.argmax(means))  # first maximum: earlier setting, smaller C
         s, c = divmod(best, nC)
         acc = self.outer[s, c]  # [R, F]
+        folds = self._folds(np.full(acc.shape, s), np.full(acc.shape, c), acc)
         return ProtocolResult(
             "paper", float(acc.mean()), float(acc.mean(axis=1).std()), float(acc.std()),
-            acc.mean(axis=1).tolist(), self.settings[s].name, self._params(s, c),
+            acc.mean(axis=1).tolist(), self.settings[s].name, self._params(s, c), folds=folds,
         )
 
     def _nested(self) -> ProtocolResult:
@@ -225,10 +388,11 @@ class CVResult:
         return ProtocolResult(
             "nested", float(acc.mean()), float(acc.mean(axis=1).std()), float(acc.std()),
             acc.mean(axis=1).tolist(), self.settings[s].name, self._params(s, c), chosen,
+            self._folds(s_idx, c_idx, acc),
         )
 
     def grid_table(self) -> List[Dict[str, Any]]:
-        """Per setting: its best :math:`C`, the mean CV accuracy there, and its times."""
+        """Per setting: its best :math:`C`, the mean CV accuracy there, its times and fit route."""
         means = self.outer.mean(axis=(2, 3))
         rows = []
         for s, setting in enumerate(self.settings):
@@ -238,29 +402,22 @@ class CVResult:
                 "accuracy": float(means[s, c]), "feature_seconds": self.feature_seconds[s],
                 "fit_seconds": self.fit_seconds[s] if self.fit_seconds else None,
                 "fits_not_converged": self.stuck_per_setting[s] if self.stuck_per_setting else None,
+                "fit_on": self.fit_info[s] if self.fit_info else None,
             })
         return rows
 
 
-# -- cross_validate and its parts ---------------------------------------------------
-
-
-#: A fit task: ((repeat, fold, inner fold or None), train, test).
-_Key = Tuple[int, int, Optional[int]]
-_Job = Tuple[_Key, np.ndarray, np.ndarray]
-
-
-class _Plan(NamedTuple):
-    """What :func:`cross_validate` runs for every setting."""
-
-    Cs: List[float]
-    jobs: List[_Job]
-    nested_repeats: int
-
-
 def _plan(y: np.ndarray, repeats: int, folds: int, nested: bool, inner_folds: int,
-          nested_repeats: Optional[int], C: Union[float, Sequence[float]], seed: int) -> _Plan:
-    """Check the CV arguments and list the fit tasks of one setting."""
+          nested_repeats: Optional[int], C: Union[float, Sequence[float]], seed: int,
+          splits: Optional[Splits]) -> Tuple[List[float], Splits, int]:
+    """Check the CV arguments; the C grid, the splits and the nested repeats."""
+    Cs = [float(c) for c in as_list(C)]
+    if not Cs or any(not (c > 0 and math.isfinite(c)) for c in Cs):
+        raise ValueError(f"'C' must be positive numbers (got {as_list(C)!r})")
+    if splits is not None:
+        if nested and splits.inner is None:
+            raise ValueError("nested=True needs 'splits' with inner splits")
+        return Cs, splits, len(splits.inner) if nested and splits.inner is not None else 0
     check_int("repeats", repeats, 1)
     check_int("folds", folds, 2)
     if nested:
@@ -270,42 +427,8 @@ def _plan(y: np.ndarray, repeats: int, folds: int, nested: bool, inner_folds: in
             raise ValueError(f"'nested_repeats' ({nested_repeats}) must be at most 'repeats' ({repeats})")
     else:
         nested_repeats = 0
-    Cs = [float(c) for c in as_list(C)]
-    if not Cs or any(not (c > 0 and math.isfinite(c)) for c in Cs):
-        raise ValueError(f"'C' must be positive numbers (got {as_list(C)!r})")
-    splits = make_splits(y, repeats, folds, inner_folds if nested else None, seed, nested_repeats)
-    jobs: List[_Job] = []
-    for r in range(repeats):
-        for f in range(folds):
-            train, test = splits.outer[r][f]
-            jobs.append(((r, f, None), train, test))
-            if splits.inner is not None and r < nested_repeats:
-                for i, (a, b) in enumerate(splits.inner[r][f]):
-                    jobs.append(((r, f, i), a, b))
-    return _Plan(Cs, jobs, nested_repeats)
-
-
-class _Bar:
-    """A tqdm bar counting LinearSVC fits, or nothing."""
-
-    def __init__(self, total: int, enabled: bool):
-        self.bar: Any = None
-        if enabled:
-            from tqdm.auto import tqdm
-
-            self.bar = tqdm(total=total, desc="CV", unit="fit", file=sys.stderr, dynamic_ncols=True)
-
-    def status(self, text: str) -> None:
-        if self.bar is not None:
-            self.bar.set_postfix_str(text)
-
-    def update(self, n: int) -> None:
-        if self.bar is not None:
-            self.bar.update(n)
-
-    def close(self) -> None:
-        if self.bar is not None:
-            self.bar.close()
+    out = make_splits(y, repeats, folds, inner_folds if nested else None, seed, nested_repeats)
+    return Cs, out, nested_repeats
 
 
 def _load(entry: FeatureEntry, rows: int, index: int) -> Tuple[Union[Matrix, Gram], float]:
@@ -331,12 +454,13 @@ def cross_validate(
     C: Sequence[float] = DEFAULT_C,
     seed: int = 0,
     n_jobs: int = 1,
-    max_iter: int = 1000,
-    tol: float = 1e-2,
+    max_iter: int = MAX_ITER,
+    tol: Optional[float] = None,
     project: Union[bool, str] = "auto",
-    progress: bool = False,
+    progress: Union[bool, Progress] = False,
+    splits: Optional[Splits] = None,
 ) -> CVResult:
-    r"""Score every (setting, :math:`C`) with repeated stratified CV.
+    r"""Score every (setting, :math:`C`) on repeated splits.
 
     Args:
         features (sequence): Per setting a feature matrix
@@ -346,7 +470,7 @@ def cross_validate(
         y (array-like): :obj:`[n]` class labels.
         settings (list, optional): The :class:`Setting` of each entry (for
             names); defaults to ``features-0, features-1, ...``.
-        nested (bool, optional): Also compute the inner-fold scores of the
+        nested (bool, optional): Also compute the inner-split scores of the
             nested protocol. (default: :obj:`True`)
         nested_repeats (int, optional): Inner-fold scores for the first
             :obj:`nested_repeats` repeats only (the nested protocol then
@@ -357,79 +481,86 @@ def cross_validate(
         C (sequence, optional): The :math:`C` grid. (default: :obj:`(0.1, 1, 10)`)
         seed (int, optional): Repeat :math:`r` splits with seed
             :obj:`seed + r`. (default: :obj:`0`)
-        n_jobs (int, optional): Threads fitting in parallel (liblinear
-            releases the GIL). (default: :obj:`1`)
-        max_iter (int, optional): LinearSVC's iteration cap (primal
-            solver); fits that hit it are counted. (default: :obj:`1000`)
-        tol (float, optional): LinearSVC's tolerance; :obj:`1e-2` is LIBLINEAR's own
-            default for this (primal) solver. (default: :obj:`1e-2`)
-        project (bool or str, optional): See :func:`design_matrix`.
-            (default: :obj:`"auto"`)
-        progress (bool, optional): A progress bar on stderr counting
-            LinearSVC fits. (default: :obj:`False`)
+        n_jobs (int, optional): Threads of the solver. (default: :obj:`1`)
+        max_iter (int, optional): Newton steps at most per SVM problem;
+            problems that hit it are counted. (default: :obj:`100`)
+        tol (float, optional): The solver's margin tolerance
+            (:data:`~kong_pyg.evaluation.svm.MARGIN_TOL`; not LIBLINEAR's
+            relative gradient norm). (default: :obj:`None`)
+        project (bool or str, optional): Kept for compatibility: the SVM is
+            always fit on an exact basis of the features' span
+            (:func:`~kong_pyg.evaluation.svm.design`). (default: :obj:`"auto"`)
+        progress (bool or Progress, optional): A progress bar on stderr
+            counting SVM problems (or a :class:`Progress` to count into).
+            (default: :obj:`False`)
+        splits (Splits, optional): Use these splits instead of
+            :obj:`repeats`, :obj:`folds` and :obj:`inner_folds` (for
+            instance :func:`random_splits`). (default: :obj:`None`)
 
     Returns:
         :class:`CVResult`
     """
+    del project  # every setting is fit on an exact basis of its span
     y = np.asarray(y).reshape(-1)
     check_int("n_jobs", n_jobs, 1)
     check_int("max_iter", max_iter, 1)
     if not features:
         raise ValueError("'features' is empty")
-    plan = _plan(y, repeats, folds, nested, inner_folds, nested_repeats, C, seed)
+    Cs, sp, nested_repeats = _plan(y, repeats, folds, nested, inner_folds, nested_repeats, C, seed, splits)
+    jobs = plan_jobs(sp, y.size)
     names = list(settings) if settings is not None else [
         Setting("features", (("index", i),)) for i in range(len(features))]
-    S, nC = len(features), len(plan.Cs)
-    outer = np.zeros((S, nC, repeats, folds))
-    inner = np.zeros((S, nC, plan.nested_repeats, folds, inner_folds)) if nested else None
-    bar = _Bar(S * len(plan.jobs) * nC, progress)
+    S, nC = len(features), len(Cs)
+    R, F = len(sp.outer), len(sp.outer[0])
+    n_inner = len(sp.inner[0][0]) if nested and sp.inner else 0
+    outer = np.zeros((S, nC, R, F))
+    auc = np.full((S, nC, R, F), np.nan)
+    inner = np.zeros((S, nC, nested_repeats, F, n_inner)) if nested else None
+    per_setting = num_fits(y, len(jobs.keys), nC)
+    own = not isinstance(progress, Progress)
+    bar = progress if isinstance(progress, Progress) else Progress(S * per_setting, "CV", enabled=progress)
     feature_seconds: List[float] = []
     fit_seconds: List[float] = []
-    stuck_per_setting: List[int] = []
-    pool = ThreadPoolExecutor(n_jobs) if n_jobs > 1 else None
+    stuck: List[int] = []
+    info: List[Dict[str, Any]] = []
     try:
-        with warnings.catch_warnings():
-            # non-convergence is counted from n_iter_ (thread-safe), not warned per fit
-            from sklearn.exceptions import ConvergenceWarning
-
-            warnings.simplefilter("ignore", ConvergenceWarning)
-            for s, entry in enumerate(features):
-                bar.status(f"features: {names[s].name}")
-                X, seconds = _load(entry, y.size, s)
-                feature_seconds.append(seconds)
-                t1 = time.perf_counter()
-                M = design_matrix(X, project)
-                del X
-                bar.status(f"fitting: {names[s].name}")
-
-                def run(job: _Job, M: Matrix = M) -> Tuple[_Key, Tuple[np.ndarray, int]]:
-                    return job[0], fit_scores(M, y, job[1], job[2], plan.Cs, max_iter, tol, seed)
-
-                results: Iterable = pool.map(run, plan.jobs) if pool is not None else map(run, plan.jobs)
-                n_stuck = 0
-                for (r, f, i), (acc, stuck) in results:
-                    if i is None:
-                        outer[s, :, r, f] = acc
-                    elif inner is not None:
-                        inner[s, :, r, f, i] = acc
-                    n_stuck += stuck
-                    bar.update(nC)
-                fit_seconds.append(time.perf_counter() - t1)
-                stuck_per_setting.append(n_stuck)
-                del M
+        for s, entry in enumerate(features):
+            bar.status(f"features: {names[s].name}")
+            X, seconds = _load(entry, y.size, s)
+            feature_seconds.append(seconds)
+            bar.status(f"fitting: {names[s].name}")
+            t1 = time.perf_counter()
+            res = score_jobs(X, y, jobs, Cs, max_iter=max_iter, n_jobs=n_jobs, tol=tol, progress=bar)
+            del X
+            for j, (r, f, i) in enumerate(jobs.keys):
+                if i is None:
+                    outer[s, :, r, f] = res.acc[j]
+                    auc[s, :, r, f] = res.auc[j]
+                elif inner is not None:
+                    inner[s, :, r, f, i] = res.acc[j]
+            fit_seconds.append(time.perf_counter() - t1)
+            stuck.append(res.stuck)
+            info.append(res.info)
     finally:
-        if pool is not None:
-            pool.shutdown()
-        bar.close()
-    return CVResult(names, plan.Cs, outer, inner, feature_seconds, float(sum(fit_seconds)),
-                    S * len(plan.jobs) * nC, int(sum(stuck_per_setting)), fit_seconds, stuck_per_setting)
+        if own:
+            bar.close()
+    has_auc = bool(np.isfinite(auc).any())
+    return CVResult(names, Cs, outer, inner, feature_seconds, float(sum(fit_seconds)), S * per_setting,
+                    int(sum(stuck)), fit_seconds, stuck, auc if has_auc else None, info)
 
 
 __all__ = [
     "DEFAULT_C",
+    "MAX_ITER",
     "Splits",
+    "Jobs",
     "make_splits",
-    "fit_scores",
+    "random_splits",
+    "plan_jobs",
+    "num_fits",
+    "roc_auc",
+    "score_jobs",
+    "SettingScores",
     "ProtocolResult",
     "CVResult",
     "cross_validate",

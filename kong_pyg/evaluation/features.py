@@ -1,15 +1,21 @@
-r"""The features of a setting, and what the classifier is fit on.
+r"""The features of a setting, and what the SVM is fit on.
 
-When a feature matrix has more columns than rows (and, if sparse, many
-nonzeros; see :func:`design_matrix`), the classifier is fit on
-:math:`\Psi = V \Lambda^{1/2}` from the eigendecomposition :math:`X X^\top =
-V \Lambda V^\top` (at most one column per graph): :math:`\Psi = X U` for an
-orthonormal :math:`U` spanning the rows of :math:`X`, so the linear SVM on
-:math:`\Psi` is the same classifier as on :math:`X` (same objective, same
-predictions, up to eigenvalues below :math:`10^{-12}` of the largest) and
-much faster to fit. Kernel baselines given as Gram matrices go the same way.
+:func:`setting_features` computes one setting's features on all graphs:
+explicit maps as sparse or dense matrices, kernels without an explicit map
+as a :class:`Gram` matrix. For an exact KONG map with :math:`p \geq 2` it
+picks the cheaper of two exact routes (:func:`kong_route`): the explicit
+map of :class:`~kong_pyg.KongVectorizer` (one column per distinct multiset
+of :math:`p` k-grams) or the Gram matrix from node inner products
+(:func:`kong_pyg.gram_matrix`), by a cost model measured on the TU data
+sets (``benchmarks/bench_eval.py``, ``docs/results/eval_speed.md``).
+
+Either way the SVM is the same: :func:`design_of` turns the features into
+an exact basis of their span with the intercept folded in
+(:func:`kong_pyg.evaluation.svm.design`), at most one column per graph, on
+which scikit-learn's LinearSVC problem has the same solution and the same
+predictions.
 """
-from typing import Any, NamedTuple, Tuple, Union
+from typing import Any, Dict, NamedTuple, Tuple, Union
 
 import numpy as np
 import scipy.sparse as sp
@@ -19,11 +25,24 @@ from .grid import Setting
 #: A feature matrix: dense or sparse, one row per graph.
 Matrix = Union[np.ndarray, sp.spmatrix]
 
+#: Seconds per entry of the explicit map (the symmetric p-th powers of the node maps) ...
+EXPLICIT_SECONDS_PER_ENTRY = 1.0e-6
+#: ... and per node pair of the Gram route (distinct node maps, one multiply-add per stored entry).
+GRAM_SECONDS_PER_PAIR = 3.5e-9
+#: Fixed cost of the explicit route (vocabularies, CSR assembly), seconds.
+EXPLICIT_OVERHEAD = 0.3
+
 
 class Gram(NamedTuple):
-    """A kernel (Gram) matrix :obj:`[n, n]` standing in for features."""
+    """A kernel (Gram) matrix :obj:`[n, n]` standing in for features.
+
+    Attributes:
+        K (numpy.ndarray): The matrix.
+        source (str): Where it comes from (reported with the results).
+    """
 
     K: np.ndarray
+    source: str = "kernel matrix"
 
     @property
     def shape(self) -> Tuple[int, ...]:
@@ -31,13 +50,50 @@ class Gram(NamedTuple):
         return tuple(self.K.shape)
 
 
-def setting_features(setting: Setting, graphs: Any, seed: int = 0) -> Union[Matrix, Gram]:
-    r"""The feature matrix of one setting on :obj:`graphs`.
+def kong_route(cfg: Any, graphs: Any) -> Tuple[str, Dict[str, float]]:
+    r"""Which exact route is cheaper for a KONG map with :math:`p \geq 2`.
 
-    KONG: :class:`~kong_pyg.KongVectorizer` (CSR for the exact map, dense
-    for a sketch); WL and k-walk: CSR counts
-    (:mod:`kong_pyg.evaluation.baselines`); GraKeL kernels: a :class:`Gram`
-    matrix.
+    The explicit map costs about :data:`EXPLICIT_SECONDS_PER_ENTRY` per entry
+    of the node maps' symmetric powers, :math:`\sum_v \binom{n_v + p - 1}{p}`
+    (:math:`n_v` nonzeros of :math:`g(c_v)`); the Gram route about
+    :data:`GRAM_SECONDS_PER_PAIR` per (distinct node, distinct node,
+    nonzero) product, :math:`U^2 \bar n`.
+
+    Args:
+        cfg (KongConfig): An exact configuration with :obj:`degree >= 2`.
+        graphs: The graphs.
+
+    Returns:
+        (str, dict): :obj:`"explicit"` or :obj:`"gram"`, and the estimates.
+    """
+    import torch
+
+    from ..gram import node_maps
+
+    maps = node_maps(cfg, graphs)
+    nnz = torch.bincount(maps.rows.row, minlength=maps.num_unique).double()
+    size = torch.ones_like(nnz)
+    for j in range(cfg.degree):
+        size = size * (nnz + j) / (j + 1)
+    entries = float((size[maps.unique] * maps.mult).sum())
+    mean_nnz = float(nnz.mean()) if nnz.numel() else 0.0
+    explicit = EXPLICIT_OVERHEAD + EXPLICIT_SECONDS_PER_ENTRY * entries
+    gram = GRAM_SECONDS_PER_PAIR * maps.num_unique ** 2 * max(mean_nnz, 1.0)
+    est = {"explicit_entries": entries, "distinct_nodes": float(maps.num_unique),
+           "explicit_s_est": explicit, "gram_s_est": gram}
+    return ("gram" if gram < explicit else "explicit"), est
+
+
+def setting_features(setting: Setting, graphs: Any, seed: int = 0) -> Union[Matrix, Gram]:
+    r"""The features of one setting on :obj:`graphs`.
+
+    KONG: the exact map as CSR (:class:`~kong_pyg.KongVectorizer`), or for
+    :math:`p \geq 2` the :class:`Gram` matrix from node inner products when
+    :func:`kong_route` finds it cheaper (the same kernel, exactly); a sketch
+    as a dense matrix; a :obj:`depths="sum"` setting: the sum of its
+    per-depth kernels (:mod:`kong_pyg.evaluation.depths`). WL, SP and k-walk:
+    CSR counts (:mod:`kong_pyg.evaluation.baselines`); GraKeL kernels: a
+    :class:`Gram` matrix.
 
     Args:
         setting (Setting): The setting.
@@ -55,7 +111,12 @@ def setting_features(setting: Setting, graphs: Any, seed: int = 0) -> Union[Matr
             from .depths import depth_sum_features
 
             return depth_sum_features(setting, graphs, seed)
-        return KongVectorizer(config=setting.kong_config(seed=seed)).fit_transform(graphs)
+        cfg = setting.kong_config(seed=seed)
+        if cfg.dim is None and cfg.degree >= 2 and kong_route(cfg, graphs)[0] == "gram":
+            from ..gram import gram_matrix
+
+            return Gram(gram_matrix(graphs, config=cfg), "KONG Gram matrix from node inner products")
+        return KongVectorizer(config=cfg).fit_transform(graphs)
     from . import baselines
 
     if setting.method == "wl":
@@ -63,10 +124,41 @@ def setting_features(setting: Setting, graphs: Any, seed: int = 0) -> Union[Matr
     if setting.method == "kw":
         return baselines.walk_features(graphs, length=p["length"])
     if setting.method == "wl-grakel":
-        return Gram(baselines.grakel_gram(graphs, "wl", hops=p["hops"]))
+        return Gram(baselines.grakel_gram(graphs, "wl", hops=p["hops"]), "GraKeL kernel matrix")
     if setting.method == "sp":
         return baselines.sp_features(graphs, normalize=p["normalize"])
     raise ValueError(f"setting {setting.name!r} has no features to compute")
+
+
+def _check_finite(features: Union[Matrix, Gram]) -> None:
+    """A ValueError naming NaN or infinity in features (or a Gram matrix)."""
+    what = "the Gram matrix" if isinstance(features, Gram) else "the features"
+    values = features.K if isinstance(features, Gram) else (
+        features.data if sp.issparse(features) else np.asarray(features))
+    if np.isnan(values).any():
+        raise ValueError(f"{what} contains NaN")
+    if np.isinf(values).any():
+        raise ValueError(f"{what} contains infinity")
+
+
+def design_of(features: Union[Matrix, Gram]) -> Tuple[Any, Dict[str, Any]]:
+    """The SVM design of features or a Gram matrix, and a description of it.
+
+    Returns:
+        (Design, dict): :func:`kong_pyg.evaluation.svm.design` and
+        :obj:`{"features": ..., "basis_columns": m}`.
+    """
+    from .svm import design
+
+    _check_finite(features)
+    if isinstance(features, Gram):
+        D = design(None, features.K)
+        what = features.source
+    else:
+        D = design(features)
+        kind = "sparse" if sp.issparse(features) else "dense"
+        what = f"{kind} features, {features.shape[1]} columns"
+    return D, {"features": what, "basis_columns": int(D.Z.shape[1])}
 
 
 def kernel_map(K: np.ndarray, rtol: float = 1e-12) -> np.ndarray:
@@ -91,20 +183,17 @@ def kernel_map(K: np.ndarray, rtol: float = 1e-12) -> np.ndarray:
 
 
 def design_matrix(features: Union[Matrix, Gram], project: Union[bool, str] = "auto") -> Matrix:
-    r"""What the classifier is fit on.
+    r"""Features with the same linear classifier: :obj:`features` or :func:`kernel_map` of their Gram.
 
-    :obj:`features` itself, or :func:`kernel_map` of its Gram matrix
-    (:math:`n` rows, at most :math:`n` columns, the same linear classifier).
+    Kept for users of the earlier harness; :func:`design_of` is what the
+    evaluation fits on now.
 
     Args:
         features: :obj:`[n, d]` features (dense or sparse) or a :class:`Gram`.
         project (bool or str, optional): :obj:`"auto"` projects a
             :class:`Gram` always, a dense matrix when it has more columns
             than rows, and a sparse one when it also has more than
-            :math:`n^2` nonzeros (LIBLINEAR's work per pass is the number of
-            stored values: at most :math:`n^2` after the projection; on NCI1
-            a sparse map with :math:`0.2 n^2` nonzeros fits 7x faster than
-            its projection); :obj:`True` always, :obj:`False` never (not
+            :math:`n^2` nonzeros; :obj:`True` always, :obj:`False` never (not
             possible for a :class:`Gram`). (default: :obj:`"auto"`)
 
     Returns:
@@ -124,4 +213,4 @@ def design_matrix(features: Union[Matrix, Gram], project: Union[bool, str] = "au
     return np.ascontiguousarray(features, dtype=np.float64)
 
 
-__all__ = ["Gram", "Matrix", "setting_features", "kernel_map", "design_matrix"]
+__all__ = ["Gram", "Matrix", "setting_features", "kong_route", "design_of", "kernel_map", "design_matrix"]

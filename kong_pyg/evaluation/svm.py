@@ -1,0 +1,453 @@
+r"""Scikit-learn's :class:`~sklearn.svm.LinearSVC`, solved for many training sets at once.
+
+The problem is exactly the one :class:`~sklearn.svm.LinearSVC` solves with
+its defaults (:obj:`penalty="l2"`, :obj:`loss="squared_hinge"`,
+:obj:`fit_intercept=True`, :obj:`intercept_scaling=1`,
+:obj:`multi_class="ovr"`), for every class :math:`c` (one binary problem
+for two classes):
+
+.. math::
+    \min_{w} \; \tfrac{1}{2} \|w\|^2 + C \sum_{i \in T}
+    \max\big(0,\, 1 - y_i \langle w, z_i \rangle\big)^2,
+    \qquad z_i = (x_i, 1),\; y_i = \pm 1,
+
+with the intercept a regularized weight as in LIBLINEAR. It is solved by the
+finite Newton method with exact line search (Keerthi and DeCoste, JMLR
+2005; Chapelle, Neural Computation 2007): on the current set :math:`S` of
+margin violators the objective is quadratic, its minimizer :math:`\bar w`
+solves :math:`(I + 2C Z_S^\top Z_S) \bar w = 2C Z_S^\top y_S` (or, when
+:math:`|S|` is smaller than the dimension,
+:math:`\bar w = Z_S^\top \beta` with
+:math:`(Z_S Z_S^\top + I / 2C) \beta = y_S`), and the step to it is
+shortened to the exact minimizer of the piecewise quadratic objective along
+the line. The method stops when :math:`\bar w` is consistent with its own
+violator set (every margin on the right side of 1, within
+:data:`MARGIN_TOL`): then :math:`\bar w` satisfies the optimality conditions
+exactly, up to rounding. This is much tighter than LIBLINEAR's stopping rule
+(:obj:`tol`, a relative gradient norm), so predictions equal those of a
+well-converged :class:`~sklearn.svm.LinearSVC`; the test suite compares them.
+
+All problems share one design matrix :math:`Z` (:func:`design`: an exact
+basis of the span of the features with the intercept folded in, at most one
+column per graph), so the training sets are masks, every linear algebra step
+is batched over problems (:func:`fit_many`), the :math:`C` grid is a path
+(each :math:`C` starts from the previous one's solution), and every problem
+starts from the solution on all graphs, or on its parent training set
+(inner folds start from their outer fold), which leaves a few Newton steps
+per problem.
+"""
+import math
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Callable, List, NamedTuple, Optional, Sequence, Tuple
+
+import numpy as np
+import torch
+from torch import Tensor
+
+#: A training point is a margin violator when :math:`y \langle w, z \rangle < 1`;
+#: a Newton target whose margins are within this of 1 on the wrong side counts as consistent.
+MARGIN_TOL = 1e-9
+#: Eigenvalues of the design's Gram matrix below this times the largest are dropped.
+RANK_RTOL = 1e-12
+#: Bytes of the batched Newton matrices of one chunk of problems.
+CHUNK_BYTES = 64 << 20
+
+
+class Design(NamedTuple):
+    r"""The matrix every problem is solved on.
+
+    Attributes:
+        Z (torch.Tensor): :obj:`[n, m]` rows :math:`z_i` with
+            :math:`Z Z^\top = X X^\top + 1` (the intercept folded in).
+        gram (torch.Tensor): :obj:`[n, n]` :math:`Z Z^\top`.
+    """
+
+    Z: Tensor
+    gram: Tensor
+
+
+def _eig_basis(G: np.ndarray, rtol: float) -> Tuple[np.ndarray, np.ndarray]:
+    """Eigenvectors and eigenvalues of a symmetric PSD matrix, the negligible ones dropped."""
+    w, V = np.linalg.eigh((G + G.T) / 2)
+    top = float(w.max()) if w.size else 0.0
+    keep = w > rtol * top if top > 0 else np.zeros(w.size, dtype=bool)
+    if not keep.any():  # an all-zero matrix: one zero column
+        return np.zeros((G.shape[0], 1)), np.zeros(1)
+    return V[:, keep], w[keep]
+
+
+def design(features: Any, gram: Optional[np.ndarray] = None, rtol: float = RANK_RTOL) -> Design:
+    r"""The design matrix of the SVM problems: an exact basis of the features' span.
+
+    LinearSVC's solution lies in the span of the training rows of
+    :math:`A = [X, 1]`, so the problem is the same on any :math:`Z = A W`
+    with :math:`W` an orthonormal basis of the row space of :math:`A`
+    (:math:`\|w\|` and every margin are preserved). :math:`Z` is
+    :math:`A W` from the eigendecomposition of :math:`A^\top A` when
+    :math:`X` has fewer columns than rows, else
+    :math:`V \Lambda^{1/2}` from :math:`A A^\top = X X^\top + 1 = V \Lambda V^\top`
+    (a Gram matrix is used directly). Eigenvalues below :obj:`rtol` times the
+    largest are dropped.
+
+    Args:
+        features: :obj:`[n, d]` features (SciPy sparse or dense), or
+            :obj:`None` when :obj:`gram` is given.
+        gram (numpy.ndarray, optional): The kernel matrix :math:`X X^\top`
+            :obj:`[n, n]` instead of features.
+        rtol (float, optional): See above. (default: :data:`RANK_RTOL`)
+
+    Returns:
+        :class:`Design`
+    """
+    import scipy.sparse as sp
+
+    if gram is not None:
+        V, w = _eig_basis(np.asarray(gram, dtype=np.float64) + 1.0, rtol)
+        Z = V * np.sqrt(w)
+    else:
+        n, d = features.shape
+        if d + 1 <= n:
+            A = sp.hstack([features, np.ones((n, 1))], format="csr") if sp.issparse(features) else \
+                np.hstack([np.asarray(features, dtype=np.float64), np.ones((n, 1))])
+            cov = A.T @ A
+            W, _ = _eig_basis(cov.toarray() if sp.issparse(cov) else np.asarray(cov), rtol)
+            Z = np.asarray(A @ W)
+        else:
+            K = features @ features.T
+            K = K.toarray() if sp.issparse(K) else np.asarray(K)
+            return design(None, K, rtol)
+    Zt = torch.from_numpy(np.ascontiguousarray(Z, dtype=np.float64))
+    return Design(Zt, Zt @ Zt.t())
+
+
+class Fits(NamedTuple):
+    r"""The solutions of :func:`fit_many`.
+
+    Attributes:
+        scores (numpy.ndarray): :obj:`[B, len(Cs), n]` decision values on
+            every point for two classes, :obj:`[B, len(Cs), n, k]` for
+            :math:`k > 2` classes (one-vs-rest), as
+            :meth:`~sklearn.svm.LinearSVC.decision_function`.
+        classes (numpy.ndarray): The class labels, sorted.
+        iterations (numpy.ndarray): :obj:`[B, len(Cs)]` Newton steps (the
+            most over the classes).
+        converged (numpy.ndarray): :obj:`[B, len(Cs)]` whether every class
+            converged within :obj:`max_iter`.
+    """
+
+    scores: np.ndarray
+    classes: np.ndarray
+    iterations: np.ndarray
+    converged: np.ndarray
+
+    def predict(self) -> np.ndarray:
+        """:obj:`[B, len(Cs), n]` predicted labels (as :meth:`~sklearn.svm.LinearSVC.predict`)."""
+        if self.scores.ndim == 3:
+            return self.classes[(self.scores > 0).astype(np.int64)]
+        return self.classes[self.scores.argmax(axis=-1)]
+
+
+# -- one Newton iteration, batched ---------------------------------------------------
+
+
+def _pad_index(mask: Tensor, pad: int) -> Tuple[Tensor, Tensor]:
+    """Per row of a bool :obj:`[b, n]` mask the indices of its true entries, padded with :obj:`pad`."""
+    counts = mask.sum(1)
+    width = max(int(counts.max()), 1)
+    order = torch.argsort((~mask).to(torch.int8), dim=1, stable=True)[:, :width]
+    valid = torch.arange(width).unsqueeze(0) < counts.unsqueeze(1)
+    return torch.where(valid, order, torch.full_like(order, pad)), valid
+
+
+def _target_primal(Zp: Tensor, y: Tensor, act: Tensor, C: Tensor) -> Tensor:
+    r""":math:`\bar w = (I + 2C Z_S^\top Z_S)^{-1} 2C Z_S^\top y_S` for each problem."""
+    n = Zp.size(0) - 1
+    idx, valid = _pad_index(act, n)
+    Zs = Zp[idx]                                    # [b, s, m], padded rows are zero
+    ys = torch.where(valid, y[idx.clamp(max=n - 1)], torch.zeros_like(idx, dtype=Zp.dtype))
+    two_c = (2 * C).view(-1, 1, 1)
+    H = two_c * (Zs.transpose(1, 2) @ Zs)
+    H.diagonal(dim1=1, dim2=2).add_(1.0)
+    rhs = two_c[:, :, 0] * (Zs.transpose(1, 2) @ ys.unsqueeze(2)).squeeze(2)
+    return _spd_solve(H, rhs)
+
+
+def _target_kernel(Zp: Tensor, Kp: Tensor, y: Tensor, act: Tensor, C: Tensor) -> Tensor:
+    r""":math:`\bar w = Z_S^\top \beta`, :math:`(K_{SS} + I / 2C)\, \beta = y_S` for each problem."""
+    n = Zp.size(0) - 1
+    idx, valid = _pad_index(act, n)
+    A = Kp[idx.unsqueeze(2), idx.unsqueeze(1)]     # [b, s, s], padded rows and columns are zero
+    diag = torch.where(valid, (0.5 / C).view(-1, 1).expand_as(valid).to(A.dtype), torch.ones_like(A[:, 0]))
+    A.diagonal(dim1=1, dim2=2).add_(diag)
+    ys = torch.where(valid, y[idx.clamp(max=n - 1)], torch.zeros_like(idx, dtype=Zp.dtype))
+    beta = _spd_solve(A, ys)
+    return (Zp[idx] * beta.unsqueeze(2)).sum(1)
+
+
+def _spd_solve(A: Tensor, b: Tensor) -> Tensor:
+    """Solve batched SPD systems (Cholesky; eigenvalue fallback for numerically singular ones)."""
+    L, info = torch.linalg.cholesky_ex(A)
+    out = torch.cholesky_solve(b.unsqueeze(2), L).squeeze(2)
+    bad = info != 0
+    if bool(bad.any()):
+        w, V = torch.linalg.eigh(A[bad])
+        w = w.clamp(min=float(torch.finfo(A.dtype).eps) * w.abs().max(dim=1, keepdim=True).values)
+        out[bad] = (V @ ((V.transpose(1, 2) @ b[bad].unsqueeze(2)).squeeze(2) / w).unsqueeze(2)).squeeze(2)
+    return out
+
+
+def line_search(a: Tensor, b: Tensor, m: Tensor, q: Tensor, C: Tensor) -> Tensor:
+    r"""The exact minimizer :math:`t \geq 0` of the objective along the Newton direction.
+
+    Along :math:`w + t d`, with :math:`a = \langle w, d \rangle`,
+    :math:`b = \|d\|^2`, slack :math:`m_i = 1 - y_i o_i` and change
+    :math:`q_i = y_i \langle d, z_i \rangle` (both zero off the training set),
+
+    .. math::
+        \varphi'(t) = a + t b - 2C \sum_i q_i \max(0,\, m_i - t q_i),
+
+    a nondecreasing piecewise linear function; its root is found exactly
+    from the sorted breakpoints :math:`t_i = m_i / q_i`.
+
+    Args:
+        a (torch.Tensor): :obj:`[B]` :math:`\langle w, d \rangle`.
+        b (torch.Tensor): :obj:`[B]` :math:`\|d\|^2`.
+        m (torch.Tensor): :obj:`[B, n]` slacks.
+        q (torch.Tensor): :obj:`[B, n]` changes.
+        C (torch.Tensor): :obj:`[B]`.
+
+    Returns:
+        torch.Tensor: :obj:`[B]` step lengths.
+    """
+    two_c = (2 * C).unsqueeze(1)
+    active = (m > 0) | ((m == 0) & (q < 0))
+    A1 = (q * m * active).sum(1, keepdim=True)
+    A2 = (q * q * active).sum(1, keepdim=True)
+    nonzero = q != 0
+    tb = m / torch.where(nonzero, q, torch.ones_like(q))
+    valid = nonzero & (tb > 0)
+    tb = torch.where(valid, tb, torch.full_like(tb, math.inf))
+    sign = torch.where(q > 0, -1.0, 1.0).to(q.dtype) * valid
+    tb, order = torch.sort(tb, dim=1)
+    c1 = A1 + torch.cumsum((sign * q * m).gather(1, order), 1)
+    c2 = A2 + torch.cumsum((sign * q * q).gather(1, order), 1)
+    finite = torch.isfinite(tb)
+    slope = a.unsqueeze(1) - two_c * c1 + torch.where(finite, tb, torch.zeros_like(tb)) * (
+        b.unsqueeze(1) + two_c * c2)
+    hit = (slope >= 0) & finite
+    last = torch.full_like(a, tb.size(1), dtype=torch.long)
+    k = torch.where(hit.any(1), hit.to(torch.int8).argmax(1), last)
+    P1 = torch.cat([A1, c1], 1).gather(1, k.unsqueeze(1)).squeeze(1)
+    P2 = torch.cat([A2, c2], 1).gather(1, k.unsqueeze(1)).squeeze(1)
+    denom = b + 2 * C * P2
+    t = -(a - 2 * C * P1) / torch.where(denom > 0, denom, torch.ones_like(denom))
+    return torch.where(denom > 0, t.clamp(min=0.0), torch.zeros_like(t))
+
+
+def newton(D: Design, y: Tensor, train: Tensor, C: Tensor, w: Tensor, max_iter: int,
+           tol: float = MARGIN_TOL) -> Tuple[Tensor, Tensor, Tensor]:
+    r"""Solve a batch of problems from the starting points :obj:`w`.
+
+    Args:
+        D (Design): The design.
+        y (torch.Tensor): :obj:`[n]` labels :math:`\pm 1`.
+        train (torch.Tensor): :obj:`[b, n]` training masks.
+        C (torch.Tensor): :obj:`[b]` the :math:`C` of each problem.
+        w (torch.Tensor): :obj:`[b, m]` starting points.
+        max_iter (int): Newton steps at most.
+        tol (float, optional): The margin tolerance of the stopping rule.
+            (default: :data:`MARGIN_TOL`)
+
+    Returns:
+        (torch.Tensor, torch.Tensor, torch.Tensor): Solutions :obj:`[b, m]`,
+        Newton steps :obj:`[b]` and convergence flags :obj:`[b]`.
+    """
+    Z = D.Z
+    n, m = Z.shape
+    Zp = torch.cat([Z, Z.new_zeros(1, m)])
+    Kp: Optional[Tensor] = None
+    w = w.clone()
+    steps = torch.zeros(w.size(0), dtype=torch.long)
+    done = torch.zeros(w.size(0), dtype=torch.bool)
+    trainf = train.to(Z.dtype)
+    for _ in range(max_iter):
+        live = (~done).nonzero().view(-1)
+        if live.numel() == 0:
+            break
+        wl, tr, Cl = w[live], train[live], C[live]
+        yo = y * (wl @ Z.t())
+        act = tr & (yo < 1)
+        s = int(act.sum(1).max())
+        if s ** 3 < m ** 2 * (3 * s + m):  # the smaller system: |S| x |S| against m x m
+            if Kp is None:
+                Kp = torch.zeros(n + 1, n + 1, dtype=Z.dtype)
+                Kp[:n, :n] = D.gram
+            target = _target_kernel(Zp, Kp, y, act, Cl)
+        else:
+            target = _target_primal(Zp, y, act, Cl)
+        yn = y * (target @ Z.t())
+        ok = ((act & (yn < 1 + tol)) | (~act & (yn > 1 - tol)) | ~tr).all(1)
+        steps[live] += 1
+        d = target - wl
+        mask = trainf[live]
+        t = line_search((wl * d).sum(1), (d * d).sum(1), mask * (1 - yo), mask * (yn - yo), Cl)
+        t = torch.where(ok, torch.ones_like(t), t)
+        w[live] = wl + t.unsqueeze(1) * d
+        done[live[ok]] = True
+    return w, steps, done
+
+
+# -- many problems ------------------------------------------------------------------
+
+
+class _Run(NamedTuple):
+    """What every batch of one :func:`fit_many` call shares."""
+
+    D: Design
+    y: Tensor
+    max_iter: int
+    tol: float
+    pool: Optional[ThreadPoolExecutor]
+
+
+def _chunks(count: int, m: int, n: int) -> List[Tuple[int, int]]:
+    per = max(1, CHUNK_BYTES // (8 * (m * m + 2 * n * max(m, 1) + n * n // 4 + 1)))
+    return [(lo, min(lo + per, count)) for lo in range(0, count, per)]
+
+
+def _solve_all(run: _Run, train: Tensor, C: Tensor, w0: Tensor) -> Tuple[Tensor, Tensor, Tensor]:
+    """:func:`newton` over chunks of problems (in parallel threads when the run has a pool)."""
+    parts = _chunks(train.size(0), run.D.Z.size(1), run.D.Z.size(0))
+
+    def one(part: Tuple[int, int]) -> Tuple[Tensor, Tensor, Tensor]:
+        lo, hi = part
+        return newton(run.D, run.y, train[lo:hi], C[lo:hi], w0[lo:hi], run.max_iter, run.tol)
+
+    results = list(run.pool.map(one, parts)) if run.pool is not None else [one(p) for p in parts]
+    return (torch.cat([r[0] for r in results]), torch.cat([r[1] for r in results]),
+            torch.cat([r[2] for r in results]))
+
+
+def _path(run: _Run, masks: Tensor, Cs: List[float], parents: np.ndarray,
+          progress: Optional[Callable[[int], None]]) -> List[Tuple[Tensor, Tensor, Tensor]]:
+    """One class: every C (increasing), each from the solution on all points, then by waves of parents.
+
+    Returns:
+        Per C: solutions :obj:`[B, m]`, Newton steps and convergence flags.
+    """
+    D = run.D
+    B, m = masks.size(0), D.Z.size(1)
+    ref = torch.zeros(1, m, dtype=D.Z.dtype)
+    everything = torch.ones(1, masks.size(1), dtype=torch.bool)
+    depth = np.zeros(B, dtype=np.int64)
+    for i in range(B):
+        depth[i] = 0 if parents[i] < 0 else depth[parents[i]] + 1
+    out = []
+    for C in Cs:
+        one = torch.tensor([C], dtype=D.Z.dtype)
+        ref, _, _ = newton(D, run.y, everything, one, ref, run.max_iter, run.tol)
+        w = ref.expand(B, m).clone()
+        steps = torch.zeros(B, dtype=torch.long)
+        ok = torch.ones(B, dtype=torch.bool)
+        for level in range(int(depth.max()) + 1 if B else 0):
+            idx = torch.from_numpy(np.flatnonzero(depth == level))
+            start = w[torch.from_numpy(np.maximum(parents[idx.numpy()], 0))] if level else w[idx]
+            w[idx], steps[idx], ok[idx] = _solve_all(run, masks[idx], torch.full((idx.numel(),), C,
+                                                                                 dtype=D.Z.dtype), start)
+            if progress is not None:
+                progress(int(idx.numel()))
+        out.append((w, steps, ok))
+    return out
+
+
+def fit_many(
+    D: Design,
+    y: Any,
+    train: Any,
+    Cs: Sequence[float],
+    *,
+    parent: Any = None,
+    max_iter: int = 100,
+    n_jobs: int = 1,
+    tol: Optional[float] = None,
+    progress: Optional[Callable[[int], None]] = None,
+) -> Fits:
+    r"""Fit LinearSVC on many training sets and a path of :math:`C`, on one design.
+
+    Args:
+        D (Design): The design (:func:`design`).
+        y (array-like): :obj:`[n]` class labels (two or more classes; every
+            training set must hold every class).
+        train (array-like): :obj:`[B, n]` boolean training masks.
+        Cs (sequence): The :math:`C` values (solved in increasing order,
+            each from the previous one's solution).
+        parent (sequence, optional): :obj:`[B]` a problem whose solution
+            starts this one (it must come earlier; :obj:`-1`: start from the
+            solution on all points). (default: all :obj:`-1`)
+        max_iter (int, optional): Newton steps at most per problem; the
+            others are reported in :attr:`Fits.converged`. (default: :obj:`100`)
+        n_jobs (int, optional): Threads. (default: :obj:`1`)
+        tol (float, optional): The margin tolerance of the stopping rule.
+            (default: :data:`MARGIN_TOL`)
+        progress (callable, optional): Called with the number of problems
+            (training set, :math:`C`, class) done, as they finish.
+
+    Returns:
+        :class:`Fits`
+    """
+    labels = np.asarray(y).reshape(-1)
+    masks = torch.as_tensor(np.asarray(train, dtype=bool))
+    if masks.dim() != 2 or masks.size(1) != labels.size:
+        raise ValueError(f"'train' must be [B, {labels.size}] booleans (got {tuple(masks.shape)})")
+    classes = np.unique(labels)
+    if classes.size < 2:
+        raise ValueError("'y' holds a single class; classification needs at least two")
+    B, n = masks.shape
+    parents = np.full(B, -1) if parent is None else np.asarray(parent, dtype=np.int64)
+    if parents.shape != (B,) or np.any(parents >= np.arange(B)):
+        raise ValueError("'parent' must give, per problem, -1 or an earlier problem")
+    code = np.searchsorted(classes, labels)
+    for c in range(classes.size):
+        held = masks[:, torch.from_numpy(code == c)].any(1)
+        if not bool(held.all()):
+            first = int((~held).nonzero()[0])
+            raise ValueError(f"training set {first} holds no graph of class {classes[c]!r}")
+    order = np.argsort(np.asarray(Cs, dtype=np.float64), kind="stable")
+    positive = [1] if classes.size == 2 else list(range(classes.size))
+    scores = np.zeros((B, len(Cs), n, len(positive)))
+    steps = np.zeros((B, len(Cs)), dtype=np.int64)
+    conv = np.ones((B, len(Cs)), dtype=bool)
+    threads = torch.get_num_threads()
+    pool = ThreadPoolExecutor(n_jobs) if n_jobs > 1 else None
+    try:
+        torch.set_num_threads(1)
+        for k, c in enumerate(positive):
+            run = _Run(D, torch.from_numpy(np.where(code == c, 1.0, -1.0)), max_iter,
+                       MARGIN_TOL if tol is None else float(tol), pool)
+            path = _path(run, masks, [float(Cs[i]) for i in order], parents, progress)
+            for j, (w, s, ok) in zip(order, path):
+                scores[:, j, :, k] = (w @ D.Z.t()).numpy()
+                steps[:, j] = np.maximum(steps[:, j], s.numpy())
+                conv[:, j] &= ok.numpy()
+    finally:
+        torch.set_num_threads(threads)
+        if pool is not None:
+            pool.shutdown()
+    return Fits(scores[..., 0] if len(positive) == 1 else scores, classes, steps, conv)
+
+
+def objective(D: Design, y: Any, train: Any, C: float, w: Any) -> float:
+    r"""The primal objective of one problem.
+
+    :math:`\tfrac12 \|w\|^2 + C \sum_{i \in T} \max(0, 1 - y_i \langle w, z_i \rangle)^2`
+    for training mask :obj:`train`, labels :obj:`y` (:math:`\pm 1`) and :obj:`w` :obj:`[m]`.
+    """
+    wt = torch.as_tensor(np.asarray(w, dtype=np.float64))
+    yt = torch.as_tensor(np.asarray(y, dtype=np.float64))
+    tr = torch.as_tensor(np.asarray(train, dtype=bool))
+    slack = (1 - yt * (D.Z @ wt)).clamp(min=0) * tr
+    return float(0.5 * wt @ wt + C * (slack * slack).sum())
+
+
+__all__ = ["Design", "Fits", "design", "fit_many", "newton", "line_search", "objective",
+           "MARGIN_TOL", "RANK_RTOL"]

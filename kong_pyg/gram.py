@@ -1,0 +1,432 @@
+r"""Exact KONG kernel matrices without the explicit feature map.
+
+The KONG graph kernel is a double sum over node pairs,
+
+.. math::
+    K(G, H) = \sum_{v \in G} \sum_{w \in H} \kappa(c_v, c_w)
+            = \sum_{v \in G} \sum_{w \in H} \langle g(c_v), g(c_w) \rangle^p,
+
+with :math:`g(c) = c \oplus \sqrt{const}` (poly) or :math:`c / \|c\|`
+(cosine; :mod:`kong_pyg.kernels`). The explicit map of
+:class:`~kong_pyg.KongVectorizer` stores one column per distinct multiset of
+:math:`p` k-grams, which grows like :math:`d^p`; :func:`gram_matrix` never
+forms it. It computes the node count vectors :math:`c_v` once with the
+engine (:func:`~kong_pyg.engine.prepare`, :func:`~kong_pyg.engine.kgram_steps`,
+:func:`~kong_pyg.engine.exact_counts`), keeps every *distinct* :math:`c_v`
+once (graphs of a data set share most of them) with a count per graph
+:math:`M` (:obj:`[num_graphs, U]`), and forms
+
+.. math::
+    K = M \, \big( U U^\top \big)^{\circ p} M^\top
+
+block by block (:math:`U`: the distinct :math:`g(c_v)` rows,
+:math:`\circ p`: elementwise power), so memory stays bounded by
+:obj:`block_entries` whatever the number of nodes. Everything is ``float64``
+and exact up to rounding. With :math:`p = 1` the node maps are pooled per
+graph first (:math:`K = (M U)(M U)^\top`).
+
+:func:`kernel_matrix` is the matching helper for explicit features (for
+instance a sketch): the linear kernel :math:`X Y^\top` as a dense array.
+Both feed :class:`sklearn.svm.SVC` with :obj:`kernel="precomputed"`,
+Gaussian processes or kernel ridge regression.
+"""
+import warnings
+from typing import Any, List, NamedTuple, Optional, Sequence
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from . import engine
+from .config import KongConfig, check_int, option_defaults, resolve_config
+from .exact import Rows, dense_rank, dense_row_ids, index_grams, row_norms, sum_duplicates
+from .graphs import as_graph_sequence, iter_graph_batches
+from .kernels import get_kernel
+from .kgrams import exclusive_cumsum
+
+#: Entries of one dense block (and of one pooled strip) of :func:`gram_matrix`.
+BLOCK_ENTRIES = 1 << 24
+#: Distinct rows are multiplied as dense blocks below this many columns.
+DENSE_COLUMNS = 64
+
+
+class NodeMaps(NamedTuple):
+    r"""The distinct node maps :math:`g(c_v)` of a set of graphs and who holds them.
+
+    Attributes:
+        rows (Rows): The :math:`U` distinct rows :math:`g(c)` (row = id,
+            sorted by :obj:`(row, col)`).
+        num_unique (int): :math:`U`.
+        num_cols (int): The width of the rows.
+        graph (torch.Tensor): :obj:`[P]` graph of each (graph, row) pair.
+        unique (torch.Tensor): :obj:`[P]` the row id of each pair.
+        mult (torch.Tensor): :obj:`[P]` how many nodes of the graph have
+            that row (``float64``). Pairs are sorted by :obj:`(unique, graph)`.
+        num_graphs (int): The number of graphs.
+    """
+
+    rows: Rows
+    num_unique: int
+    num_cols: int
+    graph: Tensor
+    unique: Tensor
+    mult: Tensor
+    num_graphs: int
+
+
+def distinct_rows(rows: Rows, num_rows: int) -> tuple:
+    """Ids of the distinct rows of sparse :obj:`rows` (exact: equal columns and values).
+
+    Rows are grouped by their number of entries and each group is ranked with
+    :func:`~kong_pyg.exact.dense_row_ids` on its columns and the bit patterns
+    of its values (no hashing, so no collisions).
+
+    Args:
+        rows (Rows): Sparse rows sorted by :obj:`(row, col)`.
+        num_rows (int): The number of rows :math:`N`.
+
+    Returns:
+        (torch.Tensor, Rows, int): The id of every row :obj:`[N]`, the
+        distinct rows (row = id) and their number.
+    """
+    dev = rows.row.device
+    nnz = torch.bincount(rows.row, minlength=num_rows)
+    start = exclusive_cumsum(nnz)
+    uid = torch.empty(num_rows, dtype=torch.long, device=dev)
+    bits = rows.val.double().view(torch.int64)
+    base = 0
+    for length in torch.unique(nnz).tolist():
+        members = (nnz == length).nonzero().view(-1)
+        if length == 0:
+            uid[members] = base
+            base += 1
+            continue
+        at = start[members].unsqueeze(1) + torch.arange(length, device=dev)
+        key = torch.cat([rows.col[at], bits[at]], dim=1)
+        ids, table = dense_row_ids(key)
+        uid[members] = ids + base
+        base += table.size(0)
+    first = torch.full((base,), num_rows, dtype=torch.long, device=dev)
+    first.scatter_reduce_(0, uid, torch.arange(num_rows, device=dev), reduce="amin")
+    counts = nnz[first]
+    total = int(counts.sum())
+    owner = torch.repeat_interleave(torch.arange(base, device=dev), counts, output_size=total)
+    pos = start[first][owner] + torch.arange(total, device=dev) - exclusive_cumsum(counts)[owner]
+    return uid, Rows(owner, rows.col[pos], rows.val[pos]), base
+
+
+def node_maps(cfg: KongConfig, graphs: Any, edge_order_attr: Optional[str] = "edge_order") -> NodeMaps:
+    r"""The distinct node maps :math:`g(c_v)` of all graphs, in one engine call.
+
+    Args:
+        cfg (KongConfig): The options (exact: :obj:`dim=None`).
+        graphs: A non-empty sequence of graphs (see
+            :func:`~kong_pyg.graphs.iter_graph_batches`).
+        edge_order_attr (str, optional): The per-edge order key attribute.
+            (default: :obj:`"edge_order"`)
+
+    Returns:
+        :class:`NodeMaps`
+    """
+    gb = next(iter(iter_graph_batches(graphs, len(graphs), cfg.edge_labels, edge_order_attr)))
+    prep = engine.prepare(cfg, gb.x, gb.edge_index, gb.edge_attr, gb.edge_order)
+    grams = index_grams(engine.kgram_steps(cfg, prep))
+    counts = engine.exact_counts(cfg, prep, grams)
+    uid, distinct, num_unique = distinct_rows(counts, prep.num_nodes)
+    kernel = get_kernel(cfg.kernel)
+    norms = row_norms(distinct, num_unique) if kernel.needs_norms(cfg) else None
+    const_col = (cfg.hops + 1) * max(grams.num_grams, 1)
+    rows = kernel.exact_node_rows(cfg, distinct, norms, num_unique, const_col)
+    ones = torch.ones(uid.numel(), dtype=torch.float64, device=uid.device)
+    pairs = sum_duplicates(uid, gb.batch, ones, gb.num_graphs, num_unique)
+    return NodeMaps(rows, num_unique, const_col + 1, pairs.col, pairs.row, pairs.val, gb.num_graphs)
+
+
+def _csr(rows: Rows, lo: int, hi: int, num_cols: int, rowptr: Tensor) -> Tensor:
+    """Rows :obj:`lo .. hi - 1` of sorted sparse rows as a torch CSR tensor."""
+    a, z = int(rowptr[lo]), int(rowptr[hi])
+    crow = rowptr[lo : hi + 1] - a
+    return torch.sparse_csr_tensor(crow, rows.col[a:z], rows.val[a:z], (hi - lo, num_cols),
+                                   check_invariants=False)
+
+
+def _dense_t(rows: Rows, lo: int, hi: int, num_cols: int, rowptr: Tensor) -> Tensor:
+    """Rows :obj:`lo .. hi - 1` transposed, dense :obj:`[num_cols, hi - lo]`."""
+    a, z = int(rowptr[lo]), int(rowptr[hi])
+    out = torch.zeros(num_cols, hi - lo, dtype=torch.float64, device=rows.val.device)
+    out[rows.col[a:z], rows.row[a:z] - lo] = rows.val[a:z]
+    return out
+
+
+def _pool(maps: NodeMaps, lo: int, hi: int) -> Tensor:
+    """:obj:`[num_graphs, hi - lo]` CSR of the counts of rows :obj:`lo .. hi - 1` per graph."""
+    bounds = torch.tensor([lo, hi], device=maps.unique.device)
+    a, z = (int(v) for v in torch.searchsorted(maps.unique, bounds))
+    graph, col, val = maps.graph[a:z], maps.unique[a:z] - lo, maps.mult[a:z]
+    order = torch.argsort(graph * (hi - lo) + col)
+    graph, col, val = graph[order], col[order], val[order]
+    crow = exclusive_cumsum(torch.bincount(graph, minlength=maps.num_graphs))
+    return torch.sparse_csr_tensor(crow, col, val, (maps.num_graphs, hi - lo), check_invariants=False)
+
+
+def _block_products(a: NodeMaps, b: NodeMaps, lo: int, hi: int, b_lo: int, b_hi: int,
+                    rowptr_a: Tensor, rowptr_b: Tensor, dense: bool) -> Tensor:
+    r""":math:`U_a[lo:hi] \, U_b[b_lo:b_hi]^\top`, dense."""
+    width = max(a.num_cols, b.num_cols)
+    right = _dense_t(b.rows, b_lo, b_hi, width, rowptr_b)
+    if dense:
+        return _dense_t(a.rows, lo, hi, width, rowptr_a).t() @ right
+    return torch.sparse.mm(_csr(a.rows, lo, hi, width, rowptr_a), right)
+
+
+def pair_kernel(a: NodeMaps, b: NodeMaps, degree: int, block_entries: int = BLOCK_ENTRIES) -> Tensor:
+    r""":math:`M_a (U_a U_b^\top)^{\circ p} M_b^\top`, block by block (``float64``).
+
+    When :obj:`a` is :obj:`b` only the blocks on and above the diagonal are
+    formed (the matrix is symmetric).
+
+    Args:
+        a (NodeMaps): The row side.
+        b (NodeMaps): The column side (the same column space as :obj:`a`).
+        degree (int): :math:`p`.
+        block_entries (int, optional): Entries of one dense block.
+            (default: :data:`BLOCK_ENTRIES`)
+
+    Returns:
+        torch.Tensor: :obj:`[a.num_graphs, b.num_graphs]`.
+    """
+    dev = a.rows.val.device
+    same = a is b
+    out = torch.zeros(a.num_graphs, b.num_graphs, dtype=torch.float64, device=dev)
+    rowptr_a = exclusive_cumsum(torch.bincount(a.rows.row, minlength=a.num_unique))
+    rowptr_b = rowptr_a if same else exclusive_cumsum(torch.bincount(b.rows.row, minlength=b.num_unique))
+    width = max(a.num_cols, b.num_cols)
+    dense = width <= DENSE_COLUMNS
+    step_a = max(1, min(a.num_unique, block_entries // max(b.num_graphs, width, 1)))
+    step_b = step_a if same else max(1, min(b.num_unique, block_entries // max(step_a, width)))
+    pools_b = [(lo, min(lo + step_b, b.num_unique)) for lo in range(0, b.num_unique, step_b)]
+    pooled_b = [_pool(b, lo, hi) for lo, hi in pools_b]
+    for k, lo in enumerate(range(0, a.num_unique, step_a)):
+        hi = min(lo + step_a, a.num_unique)
+        strip = torch.zeros(b.num_graphs, hi - lo, dtype=torch.float64, device=dev)
+        upper = torch.zeros_like(strip) if same else strip
+        for j, ((b_lo, b_hi), pool) in enumerate(zip(pools_b, pooled_b)):
+            if same and j < k:
+                continue
+            block = _block_products(a, b, lo, hi, b_lo, b_hi, rowptr_a, rowptr_b, dense)
+            if degree > 1:
+                block = block.pow_(degree)
+            (strip if same and j == k else upper).add_(torch.sparse.mm(pool, block.t().contiguous()))
+        pool_a = _pool(a, lo, hi)
+        if same:
+            out += torch.sparse.mm(pool_a, (strip + upper).t().contiguous())
+            out += torch.sparse.mm(pool_a, upper.t().contiguous()).t()
+        else:
+            out += torch.sparse.mm(pool_a, strip.t().contiguous())
+    return out
+
+
+def _graph_rows(maps: NodeMaps) -> Any:
+    r"""The graph maps :math:`\sum_v g(c_v)` (:math:`p = 1`) as a SciPy CSR matrix."""
+    import scipy.sparse as sp
+
+    pool = sp.csr_matrix((maps.mult.numpy(), (maps.graph.numpy(), maps.unique.numpy())),
+                         shape=(maps.num_graphs, maps.num_unique))
+    rows = maps.rows
+    node = sp.csr_matrix((rows.val.numpy(), (rows.row.numpy(), rows.col.numpy())),
+                         shape=(maps.num_unique, maps.num_cols))
+    return pool @ node
+
+
+def _restrict(maps: NodeMaps, lo: int, hi: int) -> NodeMaps:
+    """The maps of graphs :obj:`lo .. hi - 1` only (ids compacted)."""
+    keep = (maps.graph >= lo) & (maps.graph < hi)
+    used, unique = dense_rank(maps.unique[keep])
+    old_to_new = torch.full((maps.num_unique,), -1, dtype=torch.long, device=used.device)
+    old_to_new[used] = torch.arange(used.numel(), device=used.device)
+    sel = old_to_new[maps.rows.row] >= 0
+    rows = Rows(old_to_new[maps.rows.row[sel]], maps.rows.col[sel], maps.rows.val[sel])
+    return NodeMaps(rows, used.numel(), maps.num_cols, maps.graph[keep] - lo, unique, maps.mult[keep],
+                    hi - lo)
+
+
+def self_kernels(maps: NodeMaps, degree: int, block_entries: int = BLOCK_ENTRIES) -> Tensor:
+    r""":math:`K(G, G)` of every graph, in chunks of graphs (never the full matrix)."""
+    out = torch.empty(maps.num_graphs, dtype=torch.float64)
+    step = 256
+    for lo in range(0, maps.num_graphs, step):
+        hi = min(lo + step, maps.num_graphs)
+        sub = _restrict(maps, lo, hi)
+        if degree == 1:
+            rows = _graph_rows(sub)
+            out[lo:hi] = torch.from_numpy(np.asarray(rows.multiply(rows).sum(axis=1)).ravel())
+        else:
+            out[lo:hi] = pair_kernel(sub, sub, degree, block_entries).diagonal()
+    return out
+
+
+class _Chain:
+    """Two sequences of graphs, one after the other (indexable, with a length)."""
+
+    def __init__(self, first: Sequence, second: Sequence):
+        self.first, self.second = first, second
+
+    def __len__(self) -> int:
+        return len(self.first) + len(self.second)
+
+    def __getitem__(self, i: int) -> Any:
+        n = len(self.first)
+        return self.first[i] if i < n else self.second[i - n]
+
+
+def _split(maps: NodeMaps, n_first: int) -> List[NodeMaps]:
+    """The maps of the first :obj:`n_first` graphs and of the others."""
+    return [_restrict(maps, 0, n_first), _restrict(maps, n_first, maps.num_graphs)]
+
+
+def _normalize(K: Tensor, left: Tensor, right: Tensor) -> Tensor:
+    r""":math:`K_{ij} / \sqrt{l_i r_j}` (0 where a self-kernel is 0)."""
+    def inv(d: Tensor) -> Tensor:
+        return torch.where(d > 0, d.clamp(min=1e-300).rsqrt(), torch.zeros_like(d))
+
+    return K * inv(left).unsqueeze(1) * inv(right).unsqueeze(0)
+
+
+def gram_matrix(
+    graphs: Any,
+    other: Any = None,
+    *,
+    config: Optional[KongConfig] = None,
+    edge_order_attr: Optional[str] = "edge_order",
+    block_entries: int = BLOCK_ENTRIES,
+    **options: Any,
+) -> np.ndarray:
+    r"""The exact KONG graph kernel matrix, without the explicit map.
+
+    :math:`K_{ij} = K(G_i, H_j) = \sum_{v \in G_i} \sum_{w \in H_j}
+    \kappa(c_v, c_w)`, the Gram matrix of the exact
+    :class:`~kong_pyg.KongVectorizer` map (:obj:`X @ X.T`) computed from node
+    inner products (see the module doc): its cost grows with the number of
+    distinct node count vectors, not with the :math:`d^p` columns of the
+    explicit map, which makes it the faster route for :math:`p \geq 2` on
+    graphs with many labels (for instance after WL relabelling).
+
+    .. code-block:: python
+
+        from sklearn.svm import SVC
+        from kong_pyg import gram_matrix
+
+        K = gram_matrix(train, kernel="cosine", degree=3, relabel=1)
+        svm = SVC(kernel="precomputed").fit(K, y_train)
+        svm.predict(gram_matrix(test, train, kernel="cosine", degree=3, relabel=1))
+
+    All graphs (:obj:`graphs`, then :obj:`other`) go through the engine in
+    one call, so their k-grams share one column space (as
+    :class:`~kong_pyg.KongVectorizer` fitted on all of them).
+
+    Args:
+        graphs: The row graphs: a PyG dataset, a list of
+            :class:`~torch_geometric.data.Data`, a
+            :class:`~torch_geometric.data.Batch` or one
+            :class:`~torch_geometric.data.Data`.
+        other (optional): The column graphs (same types); :obj:`None` for
+            :obj:`graphs` against themselves. (default: :obj:`None`)
+        config (KongConfig, optional): All KONG options at once.
+        edge_order_attr (str, optional): The attribute holding a per-edge
+            sort key that defines the neighbor order, used when present.
+            (default: :obj:`"edge_order"`)
+        block_entries (int, optional): Entries of one dense block of node
+            pairs (memory: a few arrays of this size, ``float64``).
+            (default: :obj:`2**24`)
+        **options: KONG options (:class:`~kong_pyg.KongConfig`; the exact
+            map only: :obj:`dim` must be :obj:`None`).
+
+    Returns:
+        :class:`numpy.ndarray` :obj:`[len(graphs), len(other)]` (``float64``).
+
+    Shapes:
+        - **output:** :obj:`[num_graphs, num_other]`, or
+          :obj:`[num_graphs, num_graphs]` without :obj:`other`.
+    """
+    cfg = resolve_config(config, options, option_defaults(), "gram_matrix")
+    if cfg.dim is not None:
+        raise ValueError(
+            f"gram_matrix computes the exact kernel (dim=None), got dim={cfg.dim}; for a sketch use "
+            "kernel_matrix(KongVectorizer(dim=...).fit_transform(graphs))"
+        )
+    check_int("block_entries", block_entries, 1)
+    graphs = as_graph_sequence(graphs)
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*[Ss]parse CSR tensor support is in beta")
+        if other is None:
+            maps = node_maps(cfg, graphs, edge_order_attr)
+            left = right = maps
+        else:
+            other = as_graph_sequence(other)
+            maps = node_maps(cfg, _Chain(graphs, other), edge_order_attr)
+            left, right = _split(maps, len(graphs))
+        if cfg.degree == 1:
+            K = torch.from_numpy(np.asarray((_graph_rows(left) @ _graph_rows(right).T).todense()))
+        else:
+            K = pair_kernel(left, right, cfg.degree, block_entries)
+        engine.check_finite(K, cfg, "kernel matrix")
+        if cfg.normalize:
+            if other is None:
+                diag = K.diagonal().clone()
+                K = _normalize(K, diag, diag)
+            else:
+                K = _normalize(K, self_kernels(left, cfg.degree, block_entries),
+                               self_kernels(right, cfg.degree, block_entries))
+    return K.numpy()
+
+
+def kernel_matrix(X: Any, Y: Any = None) -> np.ndarray:
+    r"""The linear kernel :math:`X Y^\top` of explicit features, as a dense array.
+
+    For :class:`~kong_pyg.KongVectorizer` output (exact CSR or a dense
+    sketch) this is the KONG kernel matrix (exactly, or its sketch estimate),
+    ready for :class:`sklearn.svm.SVC` with :obj:`kernel="precomputed"`.
+
+    Args:
+        X: :obj:`[n, d]` features: a SciPy sparse matrix, a
+            :class:`numpy.ndarray` or a :class:`torch.Tensor`.
+        Y (optional): :obj:`[m, d]` features of the same kinds; :obj:`None`
+            for :obj:`X` against itself. (default: :obj:`None`)
+
+    Returns:
+        :class:`numpy.ndarray` :obj:`[n, m]` (``float64``).
+    """
+    left = _as_matrix(X, "X")
+    right = left if Y is None else _as_matrix(Y, "Y")
+    if left.shape[1] != right.shape[1]:
+        raise ValueError(f"'X' has {left.shape[1]} columns but 'Y' has {right.shape[1]}")
+    out = left @ right.T
+    out = out.toarray() if hasattr(out, "toarray") else np.asarray(out)
+    return np.asarray(out, dtype=np.float64)
+
+
+def _as_matrix(X: Any, name: str) -> Any:
+    """A 2-D float64 SciPy CSR matrix or numpy array."""
+    import scipy.sparse as sp
+
+    if isinstance(X, Tensor):
+        X = X.detach().cpu().numpy()
+    if sp.issparse(X):
+        out = sp.csr_matrix(X, dtype=np.float64)
+    else:
+        out = np.asarray(X, dtype=np.float64)
+    if out.ndim != 2:
+        raise ValueError(f"'{name}' must be 2-D [n, d] (got {out.ndim}-D)")
+    return out
+
+
+__all__ = [
+    "gram_matrix",
+    "kernel_matrix",
+    "node_maps",
+    "pair_kernel",
+    "self_kernels",
+    "distinct_rows",
+    "NodeMaps",
+    "BLOCK_ENTRIES",
+]
