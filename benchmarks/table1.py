@@ -86,7 +86,7 @@ def run_one(dataset, name, args, out_dir):
     repeats = parse_overrides(args.repeats_for).get(dataset, args.repeats)
     nested = parse_overrides(args.nested_repeats_for).get(dataset, repeats)
     inner = parse_overrides(args.inner_folds_for).get(dataset, args.inner_folds)
-    graphs = load_tu(dataset, args.data_root)
+    graphs = load_tu(dataset, table1_ext.data_root_of(dataset, args.data_root))
     print(f"== {dataset} {name}: R={repeats}, nested R={nested}, inner={inner}", flush=True)
     t0 = time.perf_counter()
     res = classify(graphs, method=method, grid=grid, protocol="both", repeats=repeats, folds=10,

@@ -14,6 +14,7 @@ import platform
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from functools import lru_cache
+from pathlib import Path
 
 import numpy as np
 
@@ -52,11 +53,16 @@ def machine():
             "torch": torch.__version__, "loadavg": list(load) if load else None}
 
 
+def data_root_of(dataset, data_root):
+    """:obj:`data_root` when it holds the data set's raw folder, else None (the bundled copy)."""
+    return data_root if (Path(data_root) / dataset / "raw").is_dir() else None
+
+
 @lru_cache(maxsize=None)
 def _graphs(dataset, data_root):
     from kong_pyg.datasets import load_tu
 
-    return load_tu(dataset, data_root)
+    return load_tu(dataset, data_root_of(dataset, data_root))
 
 
 def _init_worker(threads):
