@@ -124,7 +124,8 @@ def save_part(path, part):
 
 
 def unit_key(run, index):
-    return f"{run}/{index:03d}"
+    """A unit's key: the run and the setting's name (a changed grid keeps the settings it still has)."""
+    return f"{run}/{settings_of(run)[index].name}"
 
 
 def run_extended(datasets, runs, cfg_of, out_dir, data_root, jobs, threads, force):
