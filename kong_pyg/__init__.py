@@ -25,6 +25,9 @@ _LAZY: Dict[str, str] = {
     "classify": "kong_pyg.evaluation.classify",
     "ClassifyResult": "kong_pyg.evaluation.classify",
     "cross_validate": "kong_pyg.evaluation.cv",
+    "evaluate_features": "kong_pyg.evaluation.harness",
+    "gram_matrix": "kong_pyg.gram",
+    "kernel_matrix": "kong_pyg.gram",
     "expand_grid": "kong_pyg.evaluation.grid",
     "paper_grid": "kong_pyg.evaluation.grid",
     "sketch_curve": "kong_pyg.evaluation.classify",
@@ -36,6 +39,8 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
     from .evaluation.classify import ClassifyResult, classify, sketch_curve
     from .evaluation.cv import cross_validate
     from .evaluation.grid import expand_grid, paper_grid
+    from .evaluation.harness import evaluate_features
+    from .gram import gram_matrix, kernel_matrix
     from .graphs import compact_graphs
     from .nn.kong_sketch import KongSketch
     from .ordertest import OrderTestResult, order_test
@@ -72,6 +77,9 @@ __all__ = [
     "classify",
     "ClassifyResult",
     "cross_validate",
+    "evaluate_features",
+    "gram_matrix",
+    "kernel_matrix",
     "expand_grid",
     "paper_grid",
     "sketch_curve",

@@ -369,6 +369,8 @@ def gram_matrix(
             K = torch.from_numpy(np.asarray((_graph_rows(left) @ _graph_rows(right).T).todense()))
         else:
             K = pair_kernel(left, right, cfg.degree, block_entries)
+            if other is None:  # the two triangles add in different orders: make it exactly symmetric
+                K = (K + K.t()) / 2
         engine.check_finite(K, cfg, "kernel matrix")
         if cfg.normalize:
             if other is None:

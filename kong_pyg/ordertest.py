@@ -39,10 +39,10 @@ events), so graphs without the key get the per-graph shuffle only, with a
 warning; that control is unbiased only if no node or event appears in more
 than one graph.
 
-The classifier part (:func:`_fit_scores`) is a small stand-in, a stratified
-random split and a :class:`~sklearn.svm.LinearSVC` with its :math:`C`
-chosen by inner cross-validation; it will be replaced by the shared
-evaluation harness.
+The classifier is the shared evaluation harness's
+(:func:`~kong_pyg.evaluation.harness.evaluate_features`): stratified random
+splits and scikit-learn's :class:`~sklearn.svm.LinearSVC` problem, solved
+exactly, with its :math:`C` chosen by inner cross-validation.
 """
 import math
 import os
@@ -309,12 +309,13 @@ def order_test(
     settings = [s for s in settings if (s != "consistent" or key) and (s != "reverse" or reverse)]
 
     features, cpu = order_features(graphs, settings, k, hops, shuffles, seed, edge_order_attr, options)
-    parts = _splits(y, splits, test_size, seed)
+    parts, all_runs = _fit_scores({s: features[s] for s in settings}, y, splits, test_size, grid, inner_folds,
+                                  seed)
     scores: Dict[str, Dict[str, List[float]]] = {}
     seed_scores: Dict[str, Dict[str, List[List[float]]]] = {}
     chosen: Dict[str, Dict[str, int]] = {}
     for s in settings:
-        runs = [_fit_scores(X, y, parts, grid, inner_folds, seed) for X in features[s]]
+        runs = all_runs[s]
         for metric in runs[0]["scores"]:
             per_seed = [r["scores"][metric] for r in runs]
             scores.setdefault(metric, {})[s] = np.mean(per_seed, axis=0).tolist()
@@ -323,8 +324,8 @@ def order_test(
         chosen[s] = {f"{c:g}": sum(r["chosen"].count(c) for r in runs) for c in grid}
         stopped, fits = sum(r["not_converged"] for r in runs), sum(r["fits"] for r in runs)
         if stopped:
-            notes.append(f"{s}: {stopped} of {fits} LinearSVC fits stopped at max_iter")
-    test_fraction = float(np.mean([len(te) / len(y) for _, te in parts]))
+            notes.append(f"{s}: {stopped} of {fits} SVM fits stopped at max_iter")
+    test_fraction = float(np.mean([len(row[0][1]) / len(y) for row in parts.outer]))
     comparisons = _compare(settings, scores, test_fraction)
     info = {"num_graphs": len(y), "class_counts": np.bincount(y).tolist(), "key": key, "k": k,
             "hops": hops, "options": options, "splits": splits, "test_size": test_size, "C": list(grid),
@@ -450,52 +451,27 @@ def _compare(settings: Sequence[str], scores: Dict[str, Dict[str, List[float]]],
     return out
 
 
-# -- TEMPORARY classifier (issue 14): a small stand-in for the shared evaluation harness of issue 11,
-# -- which will replace _splits and _fit_scores. Keep it small and do not build on it.
+def _fit_scores(features: Dict[str, List[Any]], y: np.ndarray, splits: int, test_size: float,
+                grid: Sequence[float], inner_folds: int,
+                seed: int) -> Tuple[Any, Dict[str, List[Dict[str, Any]]]]:
+    """The splits, and per setting the scores of each of its feature matrices (one per shuffle seed).
 
+    The shared evaluation harness (:func:`~kong_pyg.evaluation.harness.evaluate_features`):
+    stratified random splits (:func:`~kong_pyg.evaluation.cv.random_splits`), LinearSVC's problem
+    solved exactly, :math:`C` chosen by inner stratified CV on each training part (ties: the
+    smaller :math:`C`), test accuracy and, for two classes, ROC AUC.
+    """
+    from .evaluation.cv import random_splits
+    from .evaluation.harness import evaluate_features
 
-def _splits(y: np.ndarray, splits: int, test_size: float, seed: int) -> List[Tuple[np.ndarray, np.ndarray]]:
-    """Stratified random (train, test) splits, the same for every setting."""
-    from sklearn.model_selection import StratifiedShuffleSplit
-
-    sss = StratifiedShuffleSplit(n_splits=splits, test_size=test_size, random_state=seed)
-    return list(sss.split(np.zeros(len(y)), y))
-
-
-def _fit_scores(X: Any, y: np.ndarray, parts: Sequence[Tuple[np.ndarray, np.ndarray]],
-                grid: Sequence[float], inner_folds: int, seed: int) -> Dict[str, Any]:
-    """Test accuracy (and AUC for two classes) of a LinearSVC per split, C by inner stratified CV."""
-    from sklearn.exceptions import ConvergenceWarning
-    from sklearn.metrics import roc_auc_score
-    from sklearn.model_selection import StratifiedKFold
-    from sklearn.svm import LinearSVC
-
-    acc, auc, chosen = [], [], []
-    fits = not_converged = 0
-
-    def fit(C: float, rows: np.ndarray) -> LinearSVC:
-        nonlocal fits, not_converged
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always", ConvergenceWarning)
-            model = LinearSVC(C=C, dual=False, max_iter=5000).fit(X[rows], y[rows])
-        fits += 1
-        not_converged += any(issubclass(w.category, ConvergenceWarning) for w in caught)
-        return model
-
-    for i, (train, test) in enumerate(parts):
-        inner = StratifiedKFold(min(inner_folds, int(np.bincount(y[train]).min())), shuffle=True,
-                                random_state=seed + i)
-        folds = list(inner.split(np.zeros(len(train)), y[train]))
-        mean_acc = [np.mean([(fit(C, train[a]).predict(X[train[b]]) == y[train[b]]).mean() for a, b in folds])
-                    for C in grid]
-        best = grid[int(np.argmax(mean_acc))]  # ties: the smallest C
-        model = fit(best, train)
-        chosen.append(best)
-        acc.append(float((model.predict(X[test]) == y[test]).mean()))
-        if y.max() == 1:
-            auc.append(float(roc_auc_score(y[test], model.decision_function(X[test]))))
-    scores = {"accuracy": acc, **({"auc": auc} if auc else {})}
-    return {"scores": scores, "chosen": chosen, "fits": fits, "not_converged": not_converged}
+    parts = random_splits(y, splits, test_size=test_size, inner_folds=inner_folds, seed=seed)
+    metrics = ("accuracy", "auc") if y.max() == 1 else ("accuracy",)
+    named = {f"{s}/{i}": X for s, Xs in features.items() for i, X in enumerate(Xs)}
+    res = evaluate_features(named, y, splits=parts, Cs=grid, metrics=metrics)
+    runs = {s: [{"scores": res[f"{s}/{i}"].scores, "chosen": res[f"{s}/{i}"].C, "fits": res[f"{s}/{i}"].fits,
+                 "not_converged": res[f"{s}/{i}"].not_converged} for i in range(len(Xs))]
+            for s, Xs in features.items()}
+    return parts, runs
 
 
 __all__ = ["order_test", "OrderTestResult", "order_features", "load_ordered_graphs", "graph_labels",

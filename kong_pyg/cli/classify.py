@@ -127,8 +127,9 @@ def _add_evaluation_options(p: argparse.ArgumentParser) -> None:
                     type=list_of(number_in(0.0)), help="LinearSVC C grid")
     ev.add_argument("--seed", metavar="N", type=int_at_least(0), default=0,
                     help="seed of the splits and of the sketches' hash tables")
-    ev.add_argument("--jobs", type=int_at_least(1), default=min(os.cpu_count() or 1, 8),
-                    help="threads fitting in parallel (default: the CPU count, at most 8)")
+    ev.add_argument("--jobs", type=int_at_least(1), default=1,
+                    help="processes over the settings of the grid (each computes a setting's features and "
+                         "fits them, one thread each; the results do not depend on it)")
     ev.add_argument("--max-iter", metavar="N", type=int_at_least(1), default=MAX_ITER,
                     help="Newton steps at most per SVM problem (those that hit it are counted)")
     ev.add_argument("--tol", metavar="X", type=number_in(0.0), default=MARGIN_TOL,

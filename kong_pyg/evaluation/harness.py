@@ -77,7 +77,7 @@ class FeatureScores:
 
 def _per_split(entry: MapFeatures, n_outer: int, name: str) -> Optional[List[FeatureEntry]]:
     """The per-split entries of a seeded map, or :obj:`None` for features shared by all splits."""
-    if isinstance(entry, (list, tuple)):
+    if isinstance(entry, (list, tuple)) and not hasattr(entry, "shape"):  # (a Gram is a tuple)
         if len(entry) != n_outer:
             raise ValueError(f"features {name!r}: {len(entry)} entries for {n_outer} outer splits")
         return list(entry)

@@ -31,10 +31,10 @@ All problems share one design matrix :math:`Z` (:func:`design`: an exact
 basis of the span of the features with the intercept folded in, at most one
 column per graph), so the training sets are masks, every linear algebra step
 is batched over problems (:func:`fit_many`), the :math:`C` grid is a path
-(each :math:`C` starts from the previous one's solution), and every problem
-starts from the solution on all graphs, or on its parent training set
-(inner folds start from their outer fold), which leaves a few Newton steps
-per problem.
+(each problem at a :math:`C` starts from its own solution at the previous
+:math:`C`), and at the first :math:`C` every problem starts from the
+solution on all graphs, or on its parent training set (inner folds start
+from their outer fold), which leaves a few Newton steps per problem.
 """
 import math
 from concurrent.futures import ThreadPoolExecutor
@@ -47,6 +47,13 @@ from torch import Tensor
 #: A training point is a margin violator when :math:`y \langle w, z \rangle < 1`;
 #: a Newton target whose margins are within this of 1 on the wrong side counts as consistent.
 MARGIN_TOL = 1e-9
+#: A Newton step that lowers the objective by less than this fraction of it ends the problem
+#: (features so badly scaled that rounding hides the remaining margin errors).
+STALL_RTOL = 1e-13
+#: Steps of iterative refinement after a Cholesky solve (at most) ...
+REFINE_STEPS = 2
+#: ... taken by the systems whose residual exceeds this times the right-hand side.
+REFINE_RTOL = 1e-12
 #: Eigenvalues of the design's Gram matrix below this times the largest are dropped.
 RANK_RTOL = 1e-12
 #: Bytes of the batched Newton matrices of one chunk of problems.
@@ -161,14 +168,12 @@ def _pad_index(mask: Tensor, pad: int) -> Tuple[Tensor, Tensor]:
 
 def _target_primal(Zp: Tensor, y: Tensor, act: Tensor, C: Tensor) -> Tensor:
     r""":math:`\bar w = (I + 2C Z_S^\top Z_S)^{-1} 2C Z_S^\top y_S` for each problem."""
-    n = Zp.size(0) - 1
-    idx, valid = _pad_index(act, n)
-    Zs = Zp[idx]                                    # [b, s, m], padded rows are zero
-    ys = torch.where(valid, y[idx.clamp(max=n - 1)], torch.zeros_like(idx, dtype=Zp.dtype))
+    Z = Zp[:-1]
+    a = act.to(Z.dtype)
     two_c = (2 * C).view(-1, 1, 1)
-    H = two_c * (Zs.transpose(1, 2) @ Zs)
+    H = two_c * torch.matmul(Z.t().unsqueeze(0) * a.unsqueeze(1), Z)  # Z^T diag(a) Z, no gathers
     H.diagonal(dim1=1, dim2=2).add_(1.0)
-    rhs = two_c[:, :, 0] * (Zs.transpose(1, 2) @ ys.unsqueeze(2)).squeeze(2)
+    rhs = two_c[:, :, 0] * ((a * y) @ Z)
     return _spd_solve(H, rhs)
 
 
@@ -176,18 +181,26 @@ def _target_kernel(Zp: Tensor, Kp: Tensor, y: Tensor, act: Tensor, C: Tensor) ->
     r""":math:`\bar w = Z_S^\top \beta`, :math:`(K_{SS} + I / 2C)\, \beta = y_S` for each problem."""
     n = Zp.size(0) - 1
     idx, valid = _pad_index(act, n)
-    A = Kp[idx.unsqueeze(2), idx.unsqueeze(1)]     # [b, s, s], padded rows and columns are zero
+    # [b, s, s] from the flat matrix (one take: much faster than 2-D advanced indexing); padding is zero
+    A = torch.take(Kp, idx.unsqueeze(2) * (n + 1) + idx.unsqueeze(1))
     diag = torch.where(valid, (0.5 / C).view(-1, 1).expand_as(valid).to(A.dtype), torch.ones_like(A[:, 0]))
     A.diagonal(dim1=1, dim2=2).add_(diag)
     ys = torch.where(valid, y[idx.clamp(max=n - 1)], torch.zeros_like(idx, dtype=Zp.dtype))
     beta = _spd_solve(A, ys)
-    return (Zp[idx] * beta.unsqueeze(2)).sum(1)
+    alpha = torch.zeros(idx.size(0), n + 1, dtype=Zp.dtype).scatter_(1, idx, beta)  # padding: beta = 0
+    return alpha @ Zp
 
 
 def _spd_solve(A: Tensor, b: Tensor) -> Tensor:
     """Solve batched SPD systems (Cholesky; eigenvalue fallback for numerically singular ones)."""
     L, info = torch.linalg.cholesky_ex(A)
     out = torch.cholesky_solve(b.unsqueeze(2), L).squeeze(2)
+    for _ in range(REFINE_STEPS):  # iterative refinement where the residual shows lost digits
+        resid = b - (A @ out.unsqueeze(2)).squeeze(2)
+        need = resid.abs().amax(1) > REFINE_RTOL * b.abs().amax(1)
+        if not bool(need.any()):
+            break
+        out[need] += torch.cholesky_solve(resid[need].unsqueeze(2), L[need]).squeeze(2)
     bad = info != 0
     if bool(bad.any()):
         w, V = torch.linalg.eigh(A[bad])
@@ -244,6 +257,12 @@ def line_search(a: Tensor, b: Tensor, m: Tensor, q: Tensor, C: Tensor) -> Tensor
     return torch.where(denom > 0, t.clamp(min=0.0), torch.zeros_like(t))
 
 
+def _objective(w: Tensor, yo: Tensor, mask: Tensor, C: Tensor) -> Tensor:
+    """:obj:`[b]` primal objectives from the margins :obj:`yo` (:obj:`[b, n]`) and training masks."""
+    slack = (1 - yo).clamp(min=0) * mask
+    return 0.5 * (w * w).sum(1) + C * (slack * slack).sum(1)
+
+
 def newton(D: Design, y: Tensor, train: Tensor, C: Tensor, w: Tensor, max_iter: int,
            tol: float = MARGIN_TOL) -> Tuple[Tensor, Tensor, Tensor]:
     r"""Solve a batch of problems from the starting points :obj:`w`.
@@ -292,8 +311,13 @@ def newton(D: Design, y: Tensor, train: Tensor, C: Tensor, w: Tensor, max_iter: 
         mask = trainf[live]
         t = line_search((wl * d).sum(1), (d * d).sum(1), mask * (1 - yo), mask * (yn - yo), Cl)
         t = torch.where(ok, torch.ones_like(t), t)
-        w[live] = wl + t.unsqueeze(1) * d
-        done[live[ok]] = True
+        w_new = wl + t.unsqueeze(1) * d
+        before = _objective(wl, yo, mask, Cl)
+        after = _objective(w_new, yo + t.unsqueeze(1) * (yn - yo), mask, Cl)
+        # no decrease left in floating point (badly scaled features): the optimum up to rounding
+        stalled = ~ok & (before - after <= STALL_RTOL * before)
+        w[live] = torch.where(stalled.unsqueeze(1) & (after > before).unsqueeze(1), wl, w_new)
+        done[live[ok | stalled]] = True
     return w, steps, done
 
 
@@ -330,30 +354,38 @@ def _solve_all(run: _Run, train: Tensor, C: Tensor, w0: Tensor) -> Tuple[Tensor,
 
 def _path(run: _Run, masks: Tensor, Cs: List[float], parents: np.ndarray,
           progress: Optional[Callable[[int], None]]) -> List[Tuple[Tensor, Tensor, Tensor]]:
-    """One class: every C (increasing), each from the solution on all points, then by waves of parents.
+    """One class, every C (increasing).
+
+    The first :math:`C`: every problem starts from the solution on all points, then inner problems
+    from their parent's solution (waves by depth). Every later :math:`C`: each problem starts from
+    its own solution at the previous :math:`C` (fewer Newton steps on the paper grid's settings).
 
     Returns:
         Per C: solutions :obj:`[B, m]`, Newton steps and convergence flags.
     """
     D = run.D
     B, m = masks.size(0), D.Z.size(1)
-    ref = torch.zeros(1, m, dtype=D.Z.dtype)
-    everything = torch.ones(1, masks.size(1), dtype=torch.bool)
     depth = np.zeros(B, dtype=np.int64)
     for i in range(B):
         depth[i] = 0 if parents[i] < 0 else depth[parents[i]] + 1
-    out = []
+    out: List[Tuple[Tensor, Tensor, Tensor]] = []
     for C in Cs:
-        one = torch.tensor([C], dtype=D.Z.dtype)
-        ref, _, _ = newton(D, run.y, everything, one, ref, run.max_iter, run.tol)
+        Cb = torch.full((B,), C, dtype=D.Z.dtype)
+        if out:
+            w, steps, ok = _solve_all(run, masks, Cb, out[-1][0])
+            if progress is not None:
+                progress(B)
+            out.append((w, steps, ok))
+            continue
+        ref, _, _ = newton(D, run.y, torch.ones(1, masks.size(1), dtype=torch.bool), Cb[:1],
+                           torch.zeros(1, m, dtype=D.Z.dtype), run.max_iter, run.tol)
         w = ref.expand(B, m).clone()
         steps = torch.zeros(B, dtype=torch.long)
         ok = torch.ones(B, dtype=torch.bool)
         for level in range(int(depth.max()) + 1 if B else 0):
             idx = torch.from_numpy(np.flatnonzero(depth == level))
             start = w[torch.from_numpy(np.maximum(parents[idx.numpy()], 0))] if level else w[idx]
-            w[idx], steps[idx], ok[idx] = _solve_all(run, masks[idx], torch.full((idx.numel(),), C,
-                                                                                 dtype=D.Z.dtype), start)
+            w[idx], steps[idx], ok[idx] = _solve_all(run, masks[idx], Cb[idx], start)
             if progress is not None:
                 progress(int(idx.numel()))
         out.append((w, steps, ok))
@@ -420,7 +452,8 @@ def fit_many(
     threads = torch.get_num_threads()
     pool = ThreadPoolExecutor(n_jobs) if n_jobs > 1 else None
     try:
-        torch.set_num_threads(1)
+        if pool is not None:  # the threads are the parallelism
+            torch.set_num_threads(1)
         for k, c in enumerate(positive):
             run = _Run(D, torch.from_numpy(np.where(code == c, 1.0, -1.0)), max_iter,
                        MARGIN_TOL if tol is None else float(tol), pool)

@@ -17,13 +17,16 @@ with :math:`h = 1`, the cosine base kernel and :math:`p = 1`:
 and optional labelled variants (the authors' blended 1-and-2-gram "K-2",
 graph-level normalization, longer walks). Every method is evaluated on the
 same repeated stratified splits (80 % / 20 % by default); on each split a
-:class:`~sklearn.svm.LinearSVC` (primal solver) picks :math:`C` from a grid
-by stratified inner cross-validation on the training part only, is refit
-there, and is scored on the test part (accuracy; ROC AUC from
-:meth:`decision_function`). True order and shuffled order are compared split
-by split (:mod:`kong_pyg.evaluation.stats`: paired t-test, Wilcoxon
-signed-rank test, and the Nadeau-Bengio corrected resampled t-test, which
-accounts for the overlap of the training sets of repeated splits).
+:class:`~sklearn.svm.LinearSVC` picks :math:`C` from a grid by stratified
+inner cross-validation on the training part only, is refit there, and is
+scored on the test part (accuracy; ROC AUC from the decision values). The
+fits are the shared evaluation harness's
+(:func:`~kong_pyg.evaluation.harness.evaluate_features`: LinearSVC's problem
+solved exactly for all splits and :math:`C` at once, as in Table 1). True
+order and shuffled order are compared split by split
+(:mod:`kong_pyg.evaluation.stats`: paired t-test, Wilcoxon signed-rank test,
+and the Nadeau-Bengio corrected resampled t-test, which accounts for the
+overlap of the training sets of repeated splits).
 
 Features are computed once on all graphs (the kernels are unsupervised and
 transductive, as in the paper), then split. Run it with
@@ -31,7 +34,6 @@ transductive, as in the paper), then split. Run it with
 (:mod:`kong_pyg.cli.table2`).
 """
 import time
-import warnings
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
@@ -130,62 +132,53 @@ PAIRS: Tuple[Tuple[str, str], ...] = (("K-2", "K-2 shuffled"), ("K-2 blended", "
 # ---------------------------------------------------------------------------
 
 
-def select_and_fit(X: Any, y: np.ndarray, train: np.ndarray, C_grid: Sequence[float] = C_GRID,
-                   inner_folds: int = 5, seed: int = 0) -> Tuple[Any, int]:
-    """Pick C by inner stratified CV on :obj:`train` only, refit there.
+def _entries(cache: "FeatureCache", name: str, n_splits: int, seed: int) -> Any:
+    """The features of :obj:`name` for :func:`~kong_pyg.evaluation.harness.evaluate_features`.
 
-    The SVM is scikit-learn's :class:`~sklearn.svm.LinearSVC` with the
-    primal solver (:obj:`dual=False`, fast when graphs outnumber features)
-    and its default :obj:`max_iter=1000`: at the largest C of the grid on
-    unnormalized features the solver may stop before its tolerance; those
-    fits stay in the grid and are counted.
-
-    Args:
-        X: :obj:`[n, d]` features.
-        y (numpy.ndarray): :obj:`[n]` labels.
-        train (numpy.ndarray): The training rows.
-        C_grid (sequence, optional): The :math:`C` grid. (default: :obj:`C_GRID`)
-        inner_folds (int, optional): Inner folds (fewer when a class is
-            smaller). (default: :obj:`5`)
-        seed (int, optional): The inner splits' seed. (default: :obj:`0`)
-
-    Returns:
-        The fitted :class:`~sklearn.model_selection.GridSearchCV` and the
-        number of fits that did not converge.
+    Computed on first use; a seeded method gets one entry per split (split :math:`s`: seed
+    :obj:`seed + s`).
     """
-    from sklearn.exceptions import ConvergenceWarning
-    from sklearn.model_selection import GridSearchCV, StratifiedKFold
-    from sklearn.svm import LinearSVC
+    if cache.methods[name].seeded:
+        return [lambda s=s: cache.get(name, seed + s) for s in range(n_splits)]
+    return lambda: cache.get(name, seed)
 
-    counts = np.bincount(y[train])
-    smallest = int(counts[counts > 0].min())
-    folds = min(inner_folds, smallest)
-    if folds < 2:
-        raise ValueError(f"a class has only {smallest} training example(s); inner CV needs 2 or more")
-    search = GridSearchCV(
-        LinearSVC(dual=False), {"C": list(C_grid)},
-        cv=StratifiedKFold(folds, shuffle=True, random_state=seed), scoring="accuracy",
-    )
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", ConvergenceWarning)
-        search.fit(X[train], y[train])
-    unconverged = sum(issubclass(w.category, ConvergenceWarning) for w in caught)
-    return search, unconverged
+
+def score_methods(cache: "FeatureCache", names: Sequence[str], y: np.ndarray, splits: Any,
+                  C_grid: Sequence[float] = C_GRID, seed: int = 0,
+                  progress: bool = False) -> Dict[str, List[Dict[str, float]]]:
+    """Per method and split: accuracy, ROC AUC, chosen C, fit time, fits (the shared harness).
+
+    Every split chooses :math:`C` by inner stratified CV on its training part only and reports the
+    fit on the whole training part with that :math:`C`
+    (:func:`~kong_pyg.evaluation.harness.evaluate_features`, nested protocol: scikit-learn's
+    LinearSVC problem solved exactly, the same solver settings as Table 1).
+    """
+    from ..evaluation.harness import evaluate_features
+
+    n_splits = len(splits.outer)
+    res = evaluate_features({m: _entries(cache, m, n_splits, seed) for m in names}, y, splits=splits,
+                            protocol="nested", Cs=C_grid, progress=progress)
+    out: Dict[str, List[Dict[str, float]]] = {}
+    for name, r in res.items():
+        out[name] = [{"acc": r.scores["accuracy"][s], "auc": r.scores["auc"][s], "C": r.C[s],
+                      "train_s": r.fit_seconds / n_splits, "unconverged": r.not_converged / n_splits,
+                      "fits": r.fits / n_splits} for s in range(n_splits)]
+    return out
 
 
 def score_split(X: Any, y: np.ndarray, train: np.ndarray, test: np.ndarray,
                 C_grid: Sequence[float] = C_GRID, inner_folds: int = 5, seed: int = 0) -> Dict[str, float]:
-    """Accuracy, ROC AUC, chosen C and training time of one split (see :func:`select_and_fit`)."""
-    from sklearn.metrics import roc_auc_score
+    """Accuracy, ROC AUC, chosen C and training time of one split (see :func:`score_methods`)."""
+    from ..evaluation.cv import Splits, _inner
+    from ..evaluation.harness import evaluate_features
 
-    t0 = time.perf_counter()
-    search, unconverged = select_and_fit(X, y, train, C_grid, inner_folds, seed)
-    seconds = time.perf_counter() - t0
-    pred = search.predict(X[test])
-    score = search.decision_function(X[test])
-    auc = float(roc_auc_score(y[test], score)) if len(np.unique(y[test])) == 2 else float("nan")
-    return {"acc": float((pred == y[test]).mean()), "auc": auc, "C": float(search.best_params_["C"]),
-            "train_s": seconds, "unconverged": unconverged, "fits": len(C_grid) * search.n_splits_ + 1}
+    smallest = int(np.bincount(y[train])[np.unique(y[train])].min())
+    if smallest < 2:
+        raise ValueError(f"a class has only {smallest} training example(s); inner CV needs 2 or more")
+    splits = Splits([[(train, test)]], [[_inner(y, train, min(inner_folds, smallest), seed)]])
+    r = evaluate_features({"X": X}, y, splits=splits, Cs=C_grid)["X"]
+    return {"acc": r.scores["accuracy"][0], "auc": r.scores["auc"][0], "C": r.C[0], "train_s": r.fit_seconds,
+            "unconverged": r.not_converged, "fits": r.fits}
 
 
 class FeatureCache:
@@ -244,8 +237,8 @@ def _summary(scores: Dict[str, List[Dict[str, float]]], cache: FeatureCache, C_g
             "feature_s": float(np.mean(cache.seconds[name])),
             "dim": float(np.mean(cache.dims[name])),
             "C": {str(c): int(sum(r["C"] == c for r in rows)) for c in C_grid},
-            "unconverged": int(sum(r["unconverged"] for r in rows)),
-            "fits": int(sum(r["fits"] for r in rows)),
+            "unconverged": int(round(sum(r["unconverged"] for r in rows))),
+            "fits": int(round(sum(r["fits"] for r in rows))),
             "note": methods[name].note,
         }
     return summary
@@ -283,7 +276,7 @@ def run_table2(
         summaries (:obj:`"summary"`), feature dimension and times, and the
         paired comparisons of :obj:`PAIRS` that were run (:obj:`"paired"`).
     """
-    from sklearn.model_selection import StratifiedShuffleSplit
+    from ..evaluation.cv import random_splits
 
     all_methods = table2_methods()
     unknown = [m for m in methods if m not in all_methods]
@@ -293,13 +286,9 @@ def run_table2(
         raise ValueError(f"'n_splits' must be an integer >= 2 (got {n_splits!r})")
     y = _labels(graphs)
     cache = cache or FeatureCache(graphs, all_methods)
-    splitter = StratifiedShuffleSplit(n_splits, test_size=test_size, random_state=seed)
-    splits = list(splitter.split(np.zeros(len(y)), y))
-    scores: Dict[str, List[Dict[str, float]]] = {m: [] for m in methods}
-    for s, (train, test) in _iter(enumerate(splits), progress, "splits", len(splits)):
-        for name in methods:
-            X = cache.get(name, seed + s)
-            scores[name].append(score_split(X, y, train, test, C_grid, inner_folds, seed + s))
+    parts = random_splits(y, n_splits, test_size=test_size, inner_folds=inner_folds, seed=seed)
+    splits = [row[0] for row in parts.outer]
+    scores = score_methods(cache, methods, y, parts, C_grid, seed, progress)
     paired = {}
     for a, b in PAIRS:
         if a in scores and b in scores:
@@ -346,17 +335,15 @@ def accuracy_curve(
         A dict with :obj:`fractions`, :obj:`n_splits` and :obj:`acc`: per
         method and fraction (as a string) the :func:`mean_ci` of the accuracy.
     """
-    from sklearn.model_selection import StratifiedShuffleSplit
+    from ..evaluation.cv import random_splits
 
     y = _labels(graphs)
     cache = cache or FeatureCache(graphs, table2_methods())
     out: Dict[str, Dict[str, List[float]]] = {m: {} for m in methods}
     for f in _iter(fractions, progress, "fractions", len(fractions)):
-        splitter = StratifiedShuffleSplit(n_splits, train_size=f, random_state=seed)
-        for s, (train, test) in enumerate(splitter.split(np.zeros(len(y)), y)):
-            for name in methods:
-                r = score_split(cache.get(name, seed + s), y, train, test, C_grid, inner_folds, seed + s)
-                out[name].setdefault(str(f), []).append(r["acc"])
+        parts = random_splits(y, n_splits, train_size=f, inner_folds=inner_folds, seed=seed)
+        for name, rows in score_methods(cache, methods, y, parts, C_grid, seed).items():
+            out[name][str(f)] = [r["acc"] for r in rows]
     return {"fractions": list(fractions), "n_splits": n_splits,
             "acc": {m: {f: mean_ci(v) for f, v in d.items()} for m, d in out.items()}}
 
@@ -374,7 +361,7 @@ def _setup_lines(result: Dict[str, Any], dataset_info: Dict[str, Any]) -> List[s
         f"{dataset_info.get('nodes', '?')} nodes and {dataset_info.get('edges', '?')} edges in all.",
         f"- Protocol: {result['n_splits']} stratified random splits, "
         f"{round(100 * (1 - result['test_size']))} % train / {round(100 * result['test_size'])} % test "
-        f"(seed {result['seed']}); LinearSVC (primal solver, max_iter 1000), C in {result['C_grid']} "
+        f"(seed {result['seed']}); LinearSVC (its problem solved exactly), C in {result['C_grid']} "
         "chosen by "
         f"{result['inner_folds']}-fold stratified CV on the training part only, refit on it; "
         "accuracy and ROC AUC (decision function) on the test part. Same splits for every method.",
@@ -382,7 +369,8 @@ def _setup_lines(result: Dict[str, Any], dataset_info: Dict[str, Any]) -> List[s
         "over splits. Splits overlap, so these intervals are narrower than the uncertainty about a new "
         "sample; the paired comparisons below add the corrected resampled t-test for that.",
         "- Feature time: computing the features of all graphs once (seeded methods: mean over their "
-        "seeds). Train time: inner CV over the grid + refit, mean per split. One process, 2 CPU cores.",
+        "seeds). Train time: inner CV over the grid + refit (all splits solved together), per split. "
+        "One process, 2 CPU cores.",
         "",
     ]
 
@@ -480,6 +468,6 @@ def dataset_summary(ds: Any) -> Dict[str, Any]:
                             "order (ties: file row order)")}
 
 
-__all__ = ["run_table2", "accuracy_curve", "table2_methods", "Method", "FeatureCache", "select_and_fit",
+__all__ = ["run_table2", "accuracy_curve", "table2_methods", "Method", "FeatureCache", "score_methods",
            "score_split", "write_markdown", "dataset_summary", "C_GRID", "FRACTIONS", "DEFAULT_METHODS",
            "PAIRS", "PAPER_MOVIELENS"]

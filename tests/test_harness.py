@@ -1,0 +1,113 @@
+"""The shared evaluation harness: splits as before, nested C as GridSearchCV(LinearSVC), seeded maps."""
+import warnings
+
+import numpy as np
+import pytest
+
+
+def _mutag(**options):
+    from kong_pyg import KongVectorizer
+    from kong_pyg.datasets import load_tu
+    from kong_pyg.evaluation.classify import graph_targets
+
+    graphs = load_tu("MUTAG")
+    return KongVectorizer(**options).fit_transform(graphs), graph_targets(graphs)
+
+
+def test_make_splits_are_the_earlier_harness_splits():
+    """Repeat r: StratifiedKFold(shuffle, seed + r); inner splits of its training parts with the same seed."""
+    from sklearn.model_selection import StratifiedKFold
+
+    from kong_pyg.evaluation.cv import make_splits
+
+    y = np.array([0] * 13 + [1] * 9 + [2] * 8)
+    sp = make_splits(y, 3, 4, 3, seed=5)
+    zeros = np.zeros(y.size)
+    for r in range(3):
+        outer = list(StratifiedKFold(4, shuffle=True, random_state=5 + r).split(zeros, y))
+        for f, (train, test) in enumerate(outer):
+            assert np.array_equal(sp.outer[r][f][0], train) and np.array_equal(sp.outer[r][f][1], test)
+            cv = StratifiedKFold(3, shuffle=True, random_state=5 + r)
+            for i, (a, b) in enumerate(cv.split(zeros[train], y[train])):
+                assert np.array_equal(sp.inner[r][f][i][0], train[a])
+                assert np.array_equal(sp.inner[r][f][i][1], train[b])
+
+
+def test_random_splits_are_table2s_splits():
+    """StratifiedShuffleSplit(random_state=seed); split s: StratifiedKFold(min(I, smallest), seed + s)."""
+    from sklearn.model_selection import StratifiedKFold, StratifiedShuffleSplit
+
+    from kong_pyg.evaluation.cv import random_splits
+
+    y = np.array([0] * 30 + [1] * 6)
+    sp = random_splits(y, 4, test_size=0.4, inner_folds=5, seed=7)
+    ref = list(StratifiedShuffleSplit(4, test_size=0.4, random_state=7).split(np.zeros(y.size), y))
+    for s, (train, test) in enumerate(ref):
+        assert np.array_equal(sp.outer[s][0][0], train) and np.array_equal(sp.outer[s][0][1], test)
+        folds = min(5, int(np.bincount(y[train]).min()))
+        assert folds < 5  # the small class has fewer than 5 graphs in training: fewer inner folds
+        inner = list(StratifiedKFold(folds, shuffle=True, random_state=7 + s).split(np.zeros(train.size),
+                                                                                     y[train]))
+        assert len(sp.inner[s][0]) == len(inner)
+        for (a, b), (ra, rb) in zip(sp.inner[s][0], inner):
+            assert np.array_equal(a, train[ra]) and np.array_equal(b, train[rb])
+
+
+def test_nested_choice_equals_gridsearchcv_linearsvc():
+    """Per split: the C of GridSearchCV(LinearSVC) on the training part, its refit's accuracy and AUC."""
+    from sklearn.metrics import roc_auc_score
+    from sklearn.model_selection import GridSearchCV
+    from sklearn.svm import LinearSVC
+
+    from kong_pyg.evaluation.cv import random_splits
+    from kong_pyg.evaluation.harness import evaluate_features
+
+    X, y = _mutag(kernel="cosine", relabel=1)
+    Cs = [0.01, 0.1, 1.0, 10.0]
+    sp = random_splits(y, 6, test_size=0.2, inner_folds=4, seed=3)
+    res = evaluate_features({"K": X}, y, splits=sp, Cs=Cs)["K"]
+    for s, ((train, test),) in enumerate(sp.outer):
+        from sklearn.model_selection import PredefinedSplit
+
+        fold = np.full(y.size, -1)
+        for i, (_, b) in enumerate(sp.inner[s][0]):
+            fold[b] = i
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            search = GridSearchCV(LinearSVC(dual=False, tol=1e-8, max_iter=20000), {"C": Cs},
+                                  cv=PredefinedSplit(fold[train])).fit(X[train], y[train])
+        assert res.C[s] == search.best_params_["C"]
+        assert res.scores["accuracy"][s] == pytest.approx(float((search.predict(X[test]) == y[test]).mean()))
+        auc = roc_auc_score(y[test], search.decision_function(X[test]))
+        assert res.scores["auc"][s] == pytest.approx(auc, abs=1e-9)
+
+
+def test_seeded_maps_paper_protocol_and_errors():
+    from kong_pyg.evaluation.cv import make_splits, random_splits
+    from kong_pyg.evaluation.features import Gram
+    from kong_pyg.evaluation.harness import evaluate_features
+
+    X, y = _mutag(kernel="cosine")
+    sp = random_splits(y, 5, test_size=0.2, inner_folds=3, seed=0)
+    res = evaluate_features({"shared": X, "per-split": [X] * 5, "gram": Gram((X @ X.T).toarray())}, y,
+                            splits=sp, Cs=[0.1, 10.0])
+    for name in ("per-split", "gram"):
+        np.testing.assert_allclose(res[name].scores["accuracy"], res["shared"].scores["accuracy"])
+        np.testing.assert_allclose(res[name].scores["auc"], res["shared"].scores["auc"], atol=1e-9)
+        assert res[name].C == res["shared"].C
+    paper = evaluate_features({"X": X}, y, splits=make_splits(y, 2, 5, None, 0), protocol="paper",
+                              Cs=[0.1, 10.0], metrics=["accuracy"])["X"]
+    grid = np.array(paper.grid["accuracy"])  # [C, splits]
+    best = int(np.argmax(grid.mean(axis=1)))
+    assert paper.C == [[0.1, 10.0][best]] * 10 and paper.scores["accuracy"] == grid[best].tolist()
+    assert set(paper.scores) == {"accuracy"}
+    with pytest.raises(ValueError, match="inner splits"):
+        evaluate_features({"X": X}, y, splits=make_splits(y, 1, 5, None, 0))
+    with pytest.raises(ValueError, match="2 entries for 5 outer splits"):
+        evaluate_features({"X": [X, X]}, y, splits=sp)
+    with pytest.raises(ValueError, match="'protocol'"):
+        evaluate_features({"X": X}, y, splits=sp, protocol="best")
+    with pytest.raises(TypeError, match="'splits' must be a Splits"):
+        evaluate_features({"X": X}, y, splits=[(np.arange(5), np.arange(5, 10))])
+    with pytest.raises(ValueError, match="contains NaN"):
+        evaluate_features({"X": np.full((y.size, 2), np.nan)}, y, splits=sp)
