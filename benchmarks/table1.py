@@ -271,7 +271,8 @@ def main():
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--jobs", type=int, default=1,
                     help="processes (extended section: over data sets and settings)")
-    ap.add_argument("--threads", type=int, default=1, help="fitting threads per process")
+    ap.add_argument("--threads", type=int, default=1,
+                    help="n_jobs of the harness inside each process (default 1)")
     ap.add_argument("--force", action="store_true", help="redo existing results")
     ap.add_argument("--quiet", action="store_true")
     ap.add_argument("--render", action="store_true", help="only rewrite the markdown")
