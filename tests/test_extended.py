@@ -38,8 +38,11 @@ def test_extended_grid_is_fixed():
         assert (p["order"] == "edge") == (p["k"] == 1)  # k = 1 is not multiplied by orders
         assert (p["kernel"] == "cosine") != p["normalize"] and p["degree"] == 2  # node or graph normalisation
         s.kong_config()  # a valid KongConfig
-    # the paper's grid stays the default
+    # the paper's grid stays the default; the extended one is public
     assert expand_grid("kong") == expand_grid("kong", "paper")
+    import kong_pyg
+
+    assert kong_pyg.extended_grid is extended_grid
 
 
 def test_grid_presets_and_errors():
