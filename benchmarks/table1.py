@@ -59,7 +59,7 @@ RUNS = {
                     "KONG, the paper's grid, edge labels ignored (as the baselines do)"),
     "wl": ("wl", None, "WL subtree features from PyG WLConv, h in {1, 2}"),
     "wl-grakel": ("wl-grakel", None, "GraKeL WeisfeilerLehman (VertexHistogram), h in {1, 2}"),
-    "sp": ("sp", None, "GraKeL ShortestPath (labelled)"),
+    "sp": ("sp", None, "labelled shortest-path counts (equal to GraKeL's ShortestPath; older runs used GraKeL)"),
     "kw": ("kw", None, "k-walk label-sequence counts (torch sparse), k in {5, 6}"),
 }
 PAPER_COLUMN = {"kong": "kong", "kong-gnorm": "kong", "kong-noedge": "kong", "wl": "wl", "wl-grakel": "wl",
@@ -223,7 +223,7 @@ def render(out_dir, md_path, datasets):
 
 
 def label_of(name):
-    return {"kw": "KW (k-walks, torch sparse)", "sp": "SP (GraKeL)", "wl": "WL (PyG WLConv)",
+    return {"kw": "KW (k-walks, torch sparse)", "sp": "SP (labelled shortest paths)", "wl": "WL (PyG WLConv)",
             "wl-grakel": "WL (GraKeL)", "kong": "KONG", "kong-gnorm": "KONG, graph-normalized",
             "kong-noedge": "KONG, edge labels ignored"}[name]
 
