@@ -59,7 +59,8 @@ RUNS = {
                     "KONG, the paper's grid, edge labels ignored (as the baselines do)"),
     "wl": ("wl", None, "WL subtree features from PyG WLConv, h in {1, 2}"),
     "wl-grakel": ("wl-grakel", None, "GraKeL WeisfeilerLehman (VertexHistogram), h in {1, 2}"),
-    "sp": ("sp", None, "labelled shortest-path counts (equal to GraKeL's ShortestPath; older runs used GraKeL)"),
+    "sp": ("sp", None, "labelled shortest-path counts (GraKeL's ShortestPath kernel; "
+                       "older runs used GraKeL)"),
     "kw": ("kw", None, "k-walk label-sequence counts (torch sparse), k in {5, 6}"),
 }
 PAPER_COLUMN = {"kong": "kong", "kong-gnorm": "kong", "kong-noedge": "kong", "wl": "wl", "wl-grakel": "wl",
