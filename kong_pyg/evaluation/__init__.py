@@ -2,6 +2,7 @@
 
 The public entry points are re-exported lazily by :mod:`kong_pyg`
 (:func:`~kong_pyg.classify`, :func:`~kong_pyg.cross_validate`,
+:func:`~kong_pyg.evaluate_features`,
 :func:`~kong_pyg.expand_grid`, :func:`~kong_pyg.paper_grid`,
 :func:`~kong_pyg.sketch_curve`); the modules here, by concern:
 
@@ -10,8 +11,15 @@ The public entry points are re-exported lazily by :mod:`kong_pyg`
   :func:`paper_grid`, the presets);
 * :mod:`~kong_pyg.evaluation.features`: a setting's features and what the
   classifier is fit on (:func:`setting_features`, :func:`design_matrix`);
-* :mod:`~kong_pyg.evaluation.cv`: repeated stratified CV and its two
+* :mod:`~kong_pyg.evaluation.splits`: repeated stratified k-fold and
+  random splits (:func:`make_splits`, :func:`random_splits`);
+* :mod:`~kong_pyg.evaluation.svm`: LinearSVC's problem solved exactly for
+  many training sets and a C path at once (and LIBLINEAR for wide designs);
+* :mod:`~kong_pyg.evaluation.cv`: scoring a grid of settings and its two
   protocols (:func:`cross_validate`);
+* :mod:`~kong_pyg.evaluation.harness`: :func:`evaluate_features`, each
+  named feature map with its own C (Table 2, the order test);
+* :mod:`~kong_pyg.evaluation.progress`: the progress bar;
 * :mod:`~kong_pyg.evaluation.classify`: :func:`classify` and
   :func:`sketch_curve`;
 * :mod:`~kong_pyg.evaluation.stats`: confidence intervals and paired tests;

@@ -39,9 +39,10 @@ from typing import Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Se
 import numpy as np
 
 from ..config import check_choice, check_int
-from .features import Gram, Matrix, design_of
+from .features import Gram, Matrix, _describe, check_finite, design_matrix, design_of
 from .grid import Setting, as_list
 from .progress import Progress
+from .splits import Jobs, Splits, make_splits, plan_jobs, random_splits
 
 #: The default :math:`C` grid.
 DEFAULT_C: Tuple[float, ...] = (0.1, 1.0, 10.0)
@@ -50,157 +51,8 @@ TIE_DIGITS = 9
 #: The solver's default cap on Newton steps per problem.
 MAX_ITER = 100
 
-#: A train/test index pair.
-Split = Tuple[np.ndarray, np.ndarray]
 #: A feature matrix, a Gram matrix, or a callable returning one.
 FeatureEntry = Union[Matrix, Gram, Callable[[], Union[Matrix, Gram]]]
-
-
-class Splits(NamedTuple):
-    """Train/test index pairs: :obj:`outer[r][f]`, :obj:`inner[r][f][i]`."""
-
-    outer: List[List[Split]]
-    inner: Optional[List[List[List[Split]]]]
-
-
-def _check_class_sizes(y: np.ndarray, folds: int, inner_folds: Optional[int]) -> None:
-    _, counts = np.unique(y, return_counts=True)
-    if counts.size < 2:
-        raise ValueError("the graphs have a single class; classification needs at least two")
-    smallest = int(counts.min())
-    if smallest < folds:
-        raise ValueError(f"folds={folds} but the smallest class has only {smallest} graphs; use fewer folds")
-    if inner_folds is not None and smallest * (folds - 1) // folds < inner_folds:
-        raise ValueError(
-            f"inner_folds={inner_folds} is too many for the smallest class "
-            f"({smallest} graphs, about {smallest * (folds - 1) // folds} per "
-            "outer training part); use fewer inner folds"
-        )
-
-
-def _inner(y: np.ndarray, train: np.ndarray, inner_folds: int, seed: int) -> List[Split]:
-    from sklearn.model_selection import StratifiedKFold
-
-    cv = StratifiedKFold(inner_folds, shuffle=True, random_state=seed)
-    return [(train[a], train[b]) for a, b in cv.split(np.zeros(train.size), y[train])]
-
-
-def make_splits(y: np.ndarray, repeats: int, folds: int, inner_folds: Optional[int], seed: int,
-                inner_repeats: Optional[int] = None) -> Splits:
-    """Repeated stratified k-fold splits, repeat :obj:`r` seeded with :obj:`seed + r`.
-
-    Args:
-        y (numpy.ndarray): :obj:`[n]` class labels.
-        repeats (int): :math:`R`.
-        folds (int): :math:`F`.
-        inner_folds (int, optional): :math:`I`; :obj:`None` for no inner splits.
-        seed (int): The seed of repeat 0.
-        inner_repeats (int, optional): Inner splits for the first
-            :obj:`inner_repeats` repeats only. (default: all)
-
-    Returns:
-        :class:`Splits`
-    """
-    from sklearn.model_selection import StratifiedKFold
-
-    y = np.asarray(y)
-    _check_class_sizes(y, folds, inner_folds)
-    outer: List[List[Split]] = []
-    inner: Optional[List[List[List[Split]]]] = [] if inner_folds is not None else None
-    for r in range(repeats):
-        parts = list(StratifiedKFold(folds, shuffle=True, random_state=seed + r).split(np.zeros(y.size), y))
-        outer.append(parts)
-        if inner is not None and inner_folds is not None and r < (
-                repeats if inner_repeats is None else inner_repeats):
-            inner.append([_inner(y, train, inner_folds, seed + r) for train, _ in parts])
-    return Splits(outer, inner)
-
-
-def random_splits(y: np.ndarray, n_splits: int, *, test_size: Optional[float] = None,
-                  train_size: Optional[float] = None, inner_folds: Optional[int] = None,
-                  seed: int = 0) -> Splits:
-    """Stratified random train/test splits, each an outer "fold" (:math:`F = 1`).
-
-    Split :obj:`s` is the :obj:`s`-th of
-    :class:`~sklearn.model_selection.StratifiedShuffleSplit` with
-    :obj:`random_state=seed`; its inner splits are a shuffled
-    :class:`~sklearn.model_selection.StratifiedKFold` of its training part
-    with :obj:`random_state=seed + s`.
-
-    Args:
-        y (numpy.ndarray): :obj:`[n]` class labels.
-        n_splits (int): The number of splits.
-        test_size (float, optional): The test fraction.
-        train_size (float, optional): The training fraction (the rest is
-            tested when :obj:`test_size` is not given).
-        inner_folds (int, optional): :math:`I` (fewer on a split whose
-            training part holds fewer graphs of a class); :obj:`None` for no
-            inner splits.
-        seed (int, optional): The seed. (default: :obj:`0`)
-
-    Returns:
-        :class:`Splits`
-    """
-    from sklearn.model_selection import StratifiedShuffleSplit
-
-    y = np.asarray(y)
-    check_int("n_splits", n_splits, 1)
-    _check_class_sizes(y, 2, None)
-    splitter = StratifiedShuffleSplit(n_splits, test_size=test_size, train_size=train_size, random_state=seed)
-    outer = [[(train, test)] for train, test in splitter.split(np.zeros(y.size), y)]
-    if inner_folds is None:
-        return Splits(outer, None)
-    check_int("inner_folds", inner_folds, 2)
-    code = np.unique(y, return_inverse=True)[1]
-    inner = []
-    for s, ((train, _),) in enumerate(outer):
-        smallest = int(np.bincount(code[train], minlength=code.max() + 1).min())
-        if smallest < 2:
-            raise ValueError(f"split {s} trains on only {smallest} graph(s) of its smallest class; "
-                             "inner cross-validation needs 2 or more")
-        inner.append([_inner(y, train, min(inner_folds, smallest), seed + s)])
-    return Splits(outer, inner)
-
-
-class Jobs(NamedTuple):
-    """Every training set of a set of splits, in solving order.
-
-    Attributes:
-        keys (list): :obj:`(r, f, i)` per job (:obj:`i` is :obj:`None` for an outer split).
-        train (numpy.ndarray): :obj:`[J, n]` training masks.
-        test (list): The test indices of every job.
-        parent (numpy.ndarray): :obj:`[J]` the outer job of an inner one, else :obj:`-1`.
-    """
-
-    keys: List[Tuple[int, int, Optional[int]]]
-    train: np.ndarray
-    test: List[np.ndarray]
-    parent: np.ndarray
-
-
-def plan_jobs(splits: Splits, n: int) -> Jobs:
-    """The jobs of :obj:`splits` on :obj:`n` points: each outer split, then its inner splits."""
-    keys: List[Tuple[int, int, Optional[int]]] = []
-    trains: List[np.ndarray] = []
-    tests: List[np.ndarray] = []
-    parent: List[int] = []
-    for r, row in enumerate(splits.outer):
-        for f, (train, test) in enumerate(row):
-            keys.append((r, f, None))
-            trains.append(train)
-            tests.append(test)
-            parent.append(-1)
-            top = len(keys) - 1
-            if splits.inner is not None and r < len(splits.inner):
-                for i, (a, b) in enumerate(splits.inner[r][f]):
-                    keys.append((r, f, i))
-                    trains.append(a)
-                    tests.append(b)
-                    parent.append(top)
-    masks = np.zeros((len(keys), n), dtype=bool)
-    for j, train in enumerate(trains):
-        masks[j, train] = True
-    return Jobs(keys, masks, tests, np.asarray(parent, dtype=np.int64))
 
 
 def num_fits(y: Any, jobs: int, Cs: int) -> int:
@@ -264,9 +116,20 @@ def score_jobs(features: Union[Matrix, Gram], y: np.ndarray, jobs: Jobs, Cs: Seq
     """
     from . import svm
 
-    D, info = design_of(features)
-    fits = svm.fit_many(D, y, jobs.train, Cs, parent=jobs.parent, max_iter=max_iter, n_jobs=n_jobs, tol=tol,
-                        progress=None if progress is None else progress.update)
+    width = features.shape[0] if isinstance(features, Gram) else features.shape[1] + 1
+    if min(width, y.size) > svm.EXACT_MAX_WIDTH:
+        check_finite(features)
+        M = design_matrix(features)
+        fits = svm.fit_liblinear(M, y, jobs.train, Cs)
+        if progress is not None:
+            progress.update(num_fits(y, len(jobs.keys), len(Cs)))
+        info: Dict[str, Any] = {"features": _describe(features), "basis_columns": int(M.shape[1]),
+                                "solver": f"LIBLINEAR (LinearSVC, tol {svm.LIBLINEAR_TOL:g})"}
+    else:
+        D, info = design_of(features)
+        fits = svm.fit_many(D, y, jobs.train, Cs, parent=jobs.parent, max_iter=max_iter, n_jobs=n_jobs,
+                            tol=tol, progress=None if progress is None else progress.update)
+        info = dict(info, solver="exact (batched Newton)")
     pred = fits.predict()
     binary = fits.classes.size == 2
     acc = np.empty((len(jobs.keys), len(Cs)))
@@ -275,8 +138,7 @@ def score_jobs(features: Union[Matrix, Gram], y: np.ndarray, jobs: Jobs, Cs: Seq
         acc[j] = (pred[j][:, test] == y[test]).mean(axis=1)
         if binary and jobs.parent[j] < 0:
             auc[j] = roc_auc(y[test] == fits.classes[1], fits.scores[j][:, test])
-    info = dict(info, newton_steps_mean=float(fits.iterations.mean()),
-                newton_steps_max=int(fits.iterations.max()))
+    info = dict(info, steps_mean=float(fits.iterations.mean()), steps_max=int(fits.iterations.max()))
     return SettingScores(acc, auc, int((~fits.converged).sum()), info)
 
 
@@ -458,10 +320,17 @@ def _load(entry: FeatureEntry, rows: int, index: int) -> Tuple[Union[Matrix, Gra
 def _setting_scores(entry: FeatureEntry, index: int, y: np.ndarray, jobs: Jobs, Cs: List[float],
                     max_iter: int, tol: Optional[float],
                     progress: Optional[Progress] = None) -> Tuple[float, float, SettingScores]:
-    """One setting: its features (timed), then every fit; (feature seconds, fit seconds, scores)."""
-    X, seconds = _load(entry, y.size, index)
-    t1 = time.perf_counter()
-    res = score_jobs(X, y, jobs, Cs, max_iter=max_iter, tol=tol, progress=progress)
+    """One setting: its features (timed), then every fit; (feature seconds, fit seconds, scores).
+
+    One PyTorch thread (settings are the parallelism, ``n_jobs``): features and fits are many small
+    operations, 6x (features) to 10x (fits) slower with two threads on a loaded 2-core machine.
+    """
+    from ..threads import torch_threads
+
+    with torch_threads(1):
+        X, seconds = _load(entry, y.size, index)
+        t1 = time.perf_counter()
+        res = score_jobs(X, y, jobs, Cs, max_iter=max_iter, tol=tol, progress=progress)
     return seconds, time.perf_counter() - t1, res
 
 

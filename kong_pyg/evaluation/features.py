@@ -6,8 +6,9 @@ as a :class:`Gram` matrix. For an exact KONG map with :math:`p \geq 2` it
 picks the cheaper of two exact routes (:func:`kong_route`): the explicit
 map of :class:`~kong_pyg.KongVectorizer` (one column per distinct multiset
 of :math:`p` k-grams) or the Gram matrix from node inner products
-(:func:`kong_pyg.gram_matrix`), by a cost model measured on the TU data
-sets (``benchmarks/bench_eval.py``, ``docs/results/eval_speed.md``).
+(:func:`kong_pyg.gram_matrix`), by a cost model; ``benchmarks/bench_eval.py
+--parts routes`` times both routes against its choice
+(``docs/results/bench_eval.md``).
 
 Either way the SVM is the same: :func:`design_of` turns the features into
 an exact basis of their span with the intercept folded in
@@ -130,7 +131,7 @@ def setting_features(setting: Setting, graphs: Any, seed: int = 0) -> Union[Matr
     raise ValueError(f"setting {setting.name!r} has no features to compute")
 
 
-def _check_finite(features: Union[Matrix, Gram]) -> None:
+def check_finite(features: Union[Matrix, Gram]) -> None:
     """A ValueError naming NaN or infinity in features (or a Gram matrix)."""
     what = "the Gram matrix" if isinstance(features, Gram) else "the features"
     values = features.K if isinstance(features, Gram) else (
@@ -150,15 +151,17 @@ def design_of(features: Union[Matrix, Gram]) -> Tuple[Any, Dict[str, Any]]:
     """
     from .svm import design
 
-    _check_finite(features)
+    check_finite(features)
+    D = design(None, features.K) if isinstance(features, Gram) else design(features)
+    return D, {"features": _describe(features), "basis_columns": int(D.Z.shape[1])}
+
+
+def _describe(features: Union[Matrix, Gram]) -> str:
+    """What the SVM is fit on, in words."""
     if isinstance(features, Gram):
-        D = design(None, features.K)
-        what = features.source
-    else:
-        D = design(features)
-        kind = "sparse" if sp.issparse(features) else "dense"
-        what = f"{kind} features, {features.shape[1]} columns"
-    return D, {"features": what, "basis_columns": int(D.Z.shape[1])}
+        return features.source
+    kind = "sparse" if sp.issparse(features) else "dense"
+    return f"{kind} features, {features.shape[1]} columns"
 
 
 def kernel_map(K: np.ndarray, rtol: float = 1e-12) -> np.ndarray:
@@ -213,4 +216,5 @@ def design_matrix(features: Union[Matrix, Gram], project: Union[bool, str] = "au
     return np.ascontiguousarray(features, dtype=np.float64)
 
 
-__all__ = ["Gram", "Matrix", "setting_features", "kong_route", "design_of", "kernel_map", "design_matrix"]
+__all__ = ["Gram", "Matrix", "setting_features", "kong_route", "design_of", "check_finite", "kernel_map",
+           "design_matrix"]

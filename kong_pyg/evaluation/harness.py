@@ -32,8 +32,9 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
 import numpy as np
 
 from ..config import check_choice, check_int
-from .cv import DEFAULT_C, MAX_ITER, FeatureEntry, Jobs, Splits, num_fits, plan_jobs, score_jobs
+from .cv import DEFAULT_C, MAX_ITER, FeatureEntry, num_fits, score_jobs
 from .progress import Progress
+from .splits import Jobs, Splits, plan_jobs
 
 #: The metrics :func:`evaluate_features` reports.
 METRICS = ("accuracy", "auc")

@@ -169,8 +169,8 @@ def score_methods(cache: "FeatureCache", names: Sequence[str], y: np.ndarray, sp
 def score_split(X: Any, y: np.ndarray, train: np.ndarray, test: np.ndarray,
                 C_grid: Sequence[float] = C_GRID, inner_folds: int = 5, seed: int = 0) -> Dict[str, float]:
     """Accuracy, ROC AUC, chosen C and training time of one split (see :func:`score_methods`)."""
-    from ..evaluation.cv import Splits, _inner
     from ..evaluation.harness import evaluate_features
+    from ..evaluation.splits import Splits, _inner
 
     smallest = int(np.bincount(y[train])[np.unique(y[train])].min())
     if smallest < 2:

@@ -1,0 +1,166 @@
+r"""Train/test splits of the evaluation harness, and the training sets they make.
+
+:func:`make_splits`: stratified :math:`F`-fold cross-validation repeated
+over :math:`R` random permutations (Table 1); :func:`random_splits`:
+stratified random train/test splits (Table 2, the order test). Both add the
+inner splits of the nested protocol. :func:`plan_jobs` lists every training
+set (each outer split, then its inner splits) for the solver.
+"""
+from typing import List, NamedTuple, Optional, Tuple
+
+import numpy as np
+
+from ..config import check_int
+
+#: A train/test index pair.
+Split = Tuple[np.ndarray, np.ndarray]
+
+
+class Splits(NamedTuple):
+    """Train/test index pairs: :obj:`outer[r][f]`, :obj:`inner[r][f][i]`."""
+
+    outer: List[List[Split]]
+    inner: Optional[List[List[List[Split]]]]
+
+
+def _check_class_sizes(y: np.ndarray, folds: int, inner_folds: Optional[int]) -> None:
+    _, counts = np.unique(y, return_counts=True)
+    if counts.size < 2:
+        raise ValueError("the graphs have a single class; classification needs at least two")
+    smallest = int(counts.min())
+    if smallest < folds:
+        raise ValueError(f"folds={folds} but the smallest class has only {smallest} graphs; use fewer folds")
+    if inner_folds is not None and smallest * (folds - 1) // folds < inner_folds:
+        raise ValueError(
+            f"inner_folds={inner_folds} is too many for the smallest class "
+            f"({smallest} graphs, about {smallest * (folds - 1) // folds} per "
+            "outer training part); use fewer inner folds"
+        )
+
+
+def _inner(y: np.ndarray, train: np.ndarray, inner_folds: int, seed: int) -> List[Split]:
+    from sklearn.model_selection import StratifiedKFold
+
+    cv = StratifiedKFold(inner_folds, shuffle=True, random_state=seed)
+    return [(train[a], train[b]) for a, b in cv.split(np.zeros(train.size), y[train])]
+
+
+def make_splits(y: np.ndarray, repeats: int, folds: int, inner_folds: Optional[int], seed: int,
+                inner_repeats: Optional[int] = None) -> Splits:
+    """Repeated stratified k-fold splits, repeat :obj:`r` seeded with :obj:`seed + r`.
+
+    Args:
+        y (numpy.ndarray): :obj:`[n]` class labels.
+        repeats (int): :math:`R`.
+        folds (int): :math:`F`.
+        inner_folds (int, optional): :math:`I`; :obj:`None` for no inner splits.
+        seed (int): The seed of repeat 0.
+        inner_repeats (int, optional): Inner splits for the first
+            :obj:`inner_repeats` repeats only. (default: all)
+
+    Returns:
+        :class:`Splits`
+    """
+    from sklearn.model_selection import StratifiedKFold
+
+    y = np.asarray(y)
+    _check_class_sizes(y, folds, inner_folds)
+    outer: List[List[Split]] = []
+    inner: Optional[List[List[List[Split]]]] = [] if inner_folds is not None else None
+    for r in range(repeats):
+        parts = list(StratifiedKFold(folds, shuffle=True, random_state=seed + r).split(np.zeros(y.size), y))
+        outer.append(parts)
+        if inner is not None and inner_folds is not None and r < (
+                repeats if inner_repeats is None else inner_repeats):
+            inner.append([_inner(y, train, inner_folds, seed + r) for train, _ in parts])
+    return Splits(outer, inner)
+
+
+def random_splits(y: np.ndarray, n_splits: int, *, test_size: Optional[float] = None,
+                  train_size: Optional[float] = None, inner_folds: Optional[int] = None,
+                  seed: int = 0) -> Splits:
+    """Stratified random train/test splits, each an outer "fold" (:math:`F = 1`).
+
+    Split :obj:`s` is the :obj:`s`-th of
+    :class:`~sklearn.model_selection.StratifiedShuffleSplit` with
+    :obj:`random_state=seed`; its inner splits are a shuffled
+    :class:`~sklearn.model_selection.StratifiedKFold` of its training part
+    with :obj:`random_state=seed + s`.
+
+    Args:
+        y (numpy.ndarray): :obj:`[n]` class labels.
+        n_splits (int): The number of splits.
+        test_size (float, optional): The test fraction.
+        train_size (float, optional): The training fraction (the rest is
+            tested when :obj:`test_size` is not given).
+        inner_folds (int, optional): :math:`I` (fewer on a split whose
+            training part holds fewer graphs of a class); :obj:`None` for no
+            inner splits.
+        seed (int, optional): The seed. (default: :obj:`0`)
+
+    Returns:
+        :class:`Splits`
+    """
+    from sklearn.model_selection import StratifiedShuffleSplit
+
+    y = np.asarray(y)
+    check_int("n_splits", n_splits, 1)
+    _check_class_sizes(y, 2, None)
+    splitter = StratifiedShuffleSplit(n_splits, test_size=test_size, train_size=train_size, random_state=seed)
+    outer = [[(train, test)] for train, test in splitter.split(np.zeros(y.size), y)]
+    if inner_folds is None:
+        return Splits(outer, None)
+    check_int("inner_folds", inner_folds, 2)
+    code = np.unique(y, return_inverse=True)[1]
+    inner = []
+    for s, ((train, _),) in enumerate(outer):
+        smallest = int(np.bincount(code[train], minlength=code.max() + 1).min())
+        if smallest < 2:
+            raise ValueError(f"split {s} trains on only {smallest} graph(s) of its smallest class; "
+                             "inner cross-validation needs 2 or more")
+        inner.append([_inner(y, train, min(inner_folds, smallest), seed + s)])
+    return Splits(outer, inner)
+
+
+class Jobs(NamedTuple):
+    """Every training set of a set of splits, in solving order.
+
+    Attributes:
+        keys (list): :obj:`(r, f, i)` per job (:obj:`i` is :obj:`None` for an outer split).
+        train (numpy.ndarray): :obj:`[J, n]` training masks.
+        test (list): The test indices of every job.
+        parent (numpy.ndarray): :obj:`[J]` the outer job of an inner one, else :obj:`-1`.
+    """
+
+    keys: List[Tuple[int, int, Optional[int]]]
+    train: np.ndarray
+    test: List[np.ndarray]
+    parent: np.ndarray
+
+
+def plan_jobs(splits: Splits, n: int) -> Jobs:
+    """The jobs of :obj:`splits` on :obj:`n` points: each outer split, then its inner splits."""
+    keys: List[Tuple[int, int, Optional[int]]] = []
+    trains: List[np.ndarray] = []
+    tests: List[np.ndarray] = []
+    parent: List[int] = []
+    for r, row in enumerate(splits.outer):
+        for f, (train, test) in enumerate(row):
+            keys.append((r, f, None))
+            trains.append(train)
+            tests.append(test)
+            parent.append(-1)
+            top = len(keys) - 1
+            if splits.inner is not None and r < len(splits.inner):
+                for i, (a, b) in enumerate(splits.inner[r][f]):
+                    keys.append((r, f, i))
+                    trains.append(a)
+                    tests.append(b)
+                    parent.append(top)
+    masks = np.zeros((len(keys), n), dtype=bool)
+    for j, train in enumerate(trains):
+        masks[j, train] = True
+    return Jobs(keys, masks, tests, np.asarray(parent, dtype=np.int64))
+
+
+__all__ = ["Split", "Splits", "Jobs", "make_splits", "random_splits", "plan_jobs"]
