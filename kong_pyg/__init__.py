@@ -30,6 +30,7 @@ _LAZY: Dict[str, str] = {
     "kernel_matrix": "kong_pyg.gram",
     "expand_grid": "kong_pyg.evaluation.grid",
     "paper_grid": "kong_pyg.evaluation.grid",
+    "extended_grid": "kong_pyg.evaluation.grid",
     "sketch_curve": "kong_pyg.evaluation.classify",
     "order_test": "kong_pyg.ordertest",
     "OrderTestResult": "kong_pyg.ordertest",
@@ -38,7 +39,7 @@ _LAZY: Dict[str, str] = {
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
     from .evaluation.classify import ClassifyResult, classify, sketch_curve
     from .evaluation.cv import cross_validate
-    from .evaluation.grid import expand_grid, paper_grid
+    from .evaluation.grid import expand_grid, extended_grid, paper_grid
     from .evaluation.harness import evaluate_features
     from .gram import gram_matrix, kernel_matrix
     from .graphs import compact_graphs
@@ -82,6 +83,7 @@ __all__ = [
     "kernel_matrix",
     "expand_grid",
     "paper_grid",
+    "extended_grid",
     "sketch_curve",
     "order_test",
     "OrderTestResult",

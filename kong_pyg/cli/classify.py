@@ -5,14 +5,15 @@ Wraps :func:`kong_pyg.classify` (and, with ``--plot``,
 grid (their product) on top of a ``--grid`` preset.
 """
 import argparse
+import itertools
 import json
 import os
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from ..config import option_names
 from ..evaluation.classify import PLOT_SIZES, PROTOCOLS
 from ..evaluation.cv import DEFAULT_C, MAX_ITER
-from ..evaluation.grid import GRID_PRESETS, KONG_DEFAULTS, METHODS, expand_grid, paper_grid
+from ..evaluation.grid import GRID_PRESETS, KONG_DEFAULTS, METHODS, Grid, expand_grid, paper_grid
 from ..evaluation.svm import MARGIN_TOL
 from .common import (
     CommandError,
@@ -44,7 +45,8 @@ def _grid_default(name: str) -> str:
     """Where a grid flag's values come from when it is absent."""
     if name not in GRID_PRESETS["paper"]:
         return show_kong(name, KONG_DEFAULTS[name])
-    values = {preset: show_kong(name, grid[name]) for preset, grid in GRID_PRESETS.items()}
+    values = {preset: show_kong(name, grid[name]) for preset, grid in GRID_PRESETS.items()
+              if isinstance(grid, dict)}
     text = ("from --grid: " + ", ".join(f"{p} {v}" for p, v in values.items())
             if len(set(values.values())) > 1 else f"{next(iter(values.values()))}, from --grid")
     if name == "hops":
@@ -90,12 +92,14 @@ def register(subparsers: Any) -> None:
 def _add_feature_options(p: argparse.ArgumentParser) -> None:
     model = p.add_argument_group("features")
     model.add_argument("--method", default="kong", choices=METHODS,
-                       help="kong; wl (PyG WLConv); wl-grakel, sp (GraKeL, needs kong-pyg[bench]); "
-                            "kw (k-walks)")
+                       help="kong; wl (PyG WLConv); sp (labelled shortest paths); wl-grakel (GraKeL, needs "
+                            "kong-pyg[bench]); kw (k-walks)")
     model.add_argument("--grid", default="paper", choices=sorted(GRID_PRESETS),
                        help="KONG grid preset: paper = h 2, k 1, bfs, exact map, poly and cosine, p 1-4, "
-                            "with and without rlb (16 settings); quick = the same with p 1 (4 settings). "
-                            "The options below replace single entries")
+                            "with and without rlb (16 settings); quick = the same with p 1 (4 settings); "
+                            f"extended = {len(GRID_PRESETS['extended'])} settings: k 1 and k 2 ordered by "
+                            "label or degree, h 1-3, the sum of depths 0..h, rlb 0-2, node (cosine) or "
+                            "graph normalisation. The options below replace single entries")
     add_kong_options(
         model, KONG_OPTIONS, grid=True, defaults={name: None for name in KONG_OPTIONS},
         default_text={name: _grid_default(name) for name in KONG_OPTIONS},
@@ -133,11 +137,17 @@ def _add_evaluation_options(p: argparse.ArgumentParser) -> None:
                          "solved to its exact optimum up to this)")
 
 
-def grid_from_args(args: argparse.Namespace) -> Dict[str, List[Any]]:
+def grid_from_args(args: argparse.Namespace) -> Grid:
     """The grid of a ``classify`` command line: the preset with the given flags replacing entries."""
     method = args.method
     if method == "kong":
-        grid = dict(GRID_PRESETS[args.grid])
+        preset = GRID_PRESETS[args.grid]
+        if not isinstance(preset, Mapping):  # a list of settings: the flags replace entries of each
+            flags = {key: getattr(args, dest) for dest, (key, _) in GRID_FLAGS.items()
+                     if getattr(args, dest) is not None}
+            combos = [dict(zip(flags, values)) for values in itertools.product(*flags.values())]
+            return [{**point, **combo} for point in preset for combo in combos]
+        grid = dict(preset)
     else:
         if args.grid != "paper":
             raise CommandError(f"--grid {args.grid} is a KONG grid; it does not apply to --method {method}")
@@ -180,7 +190,7 @@ def _check_extras(args: argparse.Namespace) -> None:
             raise CommandError(f"--plot: unknown image format {suffix!r}; use one of "
                                f"{', '.join(sorted(formats))}")
         check_output_file(args.plot, "--plot")
-    if args.method in ("sp", "wl-grakel"):
+    if args.method == "wl-grakel":
         try:
             import grakel  # noqa: F401
         except ImportError:

@@ -13,7 +13,7 @@ size.
 """
 from dataclasses import dataclass
 from functools import partial
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -193,7 +193,7 @@ def classify(
     download: bool = False,
     cache: Any = None,
     method: str = "kong",
-    grid: Optional[Grid] = None,
+    grid: Optional[Union[str, Grid]] = None,
     protocol: str = "both",
     repeats: int = 10,
     folds: int = 10,
@@ -230,8 +230,10 @@ def classify(
         cache (str, optional): The cache folder for processed data.
         method (str, optional): :obj:`"kong"`, :obj:`"wl"` (PyG
             :class:`~torch_geometric.nn.conv.WLConv`), :obj:`"wl-grakel"`,
-            :obj:`"sp"` (GraKeL), :obj:`"kw"` (k-walks). (default: :obj:`"kong"`)
-        grid (dict or list, optional): Settings (see :func:`expand_grid`).
+            :obj:`"sp"` (shortest paths), :obj:`"kw"` (k-walks). (default: :obj:`"kong"`)
+        grid (str, dict or list, optional): Settings (see :func:`expand_grid`),
+            or a KONG preset name: :obj:`"paper"`, :obj:`"quick"`,
+            :obj:`"extended"` (:func:`~kong_pyg.evaluation.grid.extended_grid`).
             (default: :func:`paper_grid`)
         protocol (str, optional): :obj:`"paper"`, :obj:`"nested"` or
             :obj:`"both"`. (default: :obj:`"both"`)

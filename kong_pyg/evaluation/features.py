@@ -91,9 +91,10 @@ def setting_features(setting: Setting, graphs: Any, seed: int = 0) -> Union[Matr
     KONG: the exact map as CSR (:class:`~kong_pyg.KongVectorizer`), or for
     :math:`p \geq 2` the :class:`Gram` matrix from node inner products when
     :func:`kong_route` finds it cheaper (the same kernel, exactly); a sketch
-    as a dense matrix. WL and k-walk: CSR counts
-    (:mod:`kong_pyg.evaluation.baselines`); GraKeL kernels: a :class:`Gram`
-    matrix.
+    as a dense matrix; a :obj:`depths="sum"` setting: the sum of its
+    per-depth kernels (:mod:`kong_pyg.evaluation.depths`). WL, SP and k-walk:
+    CSR counts (:mod:`kong_pyg.evaluation.baselines`); GraKeL kernels: a
+    :class:`Gram` matrix.
 
     Args:
         setting (Setting): The setting.
@@ -107,6 +108,10 @@ def setting_features(setting: Setting, graphs: Any, seed: int = 0) -> Union[Matr
     if setting.method == "kong":
         from ..vectorizer import KongVectorizer
 
+        if p["depths"] == "sum":
+            from .depths import depth_sum_features
+
+            return depth_sum_features(setting, graphs, seed)
         cfg = setting.kong_config(seed=seed)
         if cfg.dim is None and cfg.degree >= 2 and kong_route(cfg, graphs)[0] == "gram":
             from ..gram import gram_matrix
@@ -116,13 +121,13 @@ def setting_features(setting: Setting, graphs: Any, seed: int = 0) -> Union[Matr
     from . import baselines
 
     if setting.method == "wl":
-        return baselines.wl_features(graphs, hops=p["hops"])
+        return baselines.wl_features(graphs, hops=p["hops"], normalize=p["normalize"])
     if setting.method == "kw":
         return baselines.walk_features(graphs, length=p["length"])
     if setting.method == "wl-grakel":
         return Gram(baselines.grakel_gram(graphs, "wl", hops=p["hops"]), "GraKeL kernel matrix")
     if setting.method == "sp":
-        return Gram(baselines.grakel_gram(graphs, "sp"), "GraKeL kernel matrix")
+        return baselines.sp_features(graphs, normalize=p["normalize"])
     raise ValueError(f"setting {setting.name!r} has no features to compute")
 
 
