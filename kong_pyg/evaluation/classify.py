@@ -183,6 +183,8 @@ def _graphs_and_name(dataset: Any, data_root: Any, cache: Any, download: bool) -
         return graphs, str(graphs.name)
     if data_root is not None:
         raise ValueError("'data_root' only applies when 'dataset' is a name")
+    if hasattr(dataset, "__len__") and len(dataset) == 0:
+        raise ValueError("'dataset' is empty: no graphs to classify")
     return dataset, str(getattr(dataset, "name", type(dataset).__name__))
 
 
