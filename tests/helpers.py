@@ -37,3 +37,18 @@ def figure1():
     """(edge list, labels) of Figure 1: N_v = heads of v's out-edges."""
     ei = [(FIG1_NAMES.index(a), FIG1_NAMES.index(b)) for a, b in FIG1_EDGES]
     return ei, list(FIG1_NAMES)
+
+
+def oracle_kernel(graphs, k, hops, traversal, kernel, degree, const=0.0, relabel=False,
+                  blended=False, normalize=False, order="edge", own_label=True, orders=None, seed=0):
+    """The brute-force KONG kernel matrix of (labels, edges, edge labels) triples (explicit strings)."""
+    import numpy as np
+
+    from kong_pyg import brute_force_kernel, kong_strings
+
+    strings = [
+        kong_strings(e, lab, hops, traversal, edge_labels=el, relabel=relabel, order=order,
+                     own_label=own_label, seed=seed, edge_order=None if orders is None else orders[i])
+        for i, (lab, e, el) in enumerate(graphs)
+    ]
+    return np.array(brute_force_kernel(strings, k, kernel, degree, const, blended, normalize))

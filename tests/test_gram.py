@@ -4,19 +4,10 @@ import random
 import numpy as np
 import pytest
 import torch
+from helpers import oracle_kernel as _oracle
 from helpers import random_graph, to_data
 
-from kong_pyg import KongVectorizer, brute_force_kernel, kong_strings
-
-
-def _oracle(graphs, k, hops, traversal, kernel, degree, const=0.0, relabel=False,
-            blended=False, normalize=False, order="edge", own_label=True, orders=None, seed=0):
-    strings = [
-        kong_strings(e, lab, hops, traversal, edge_labels=el, relabel=relabel, order=order,
-                     own_label=own_label, seed=seed, edge_order=None if orders is None else orders[i])
-        for i, (lab, e, el) in enumerate(graphs)
-    ]
-    return np.array(brute_force_kernel(strings, k, kernel, degree, const, blended, normalize))
+from kong_pyg import KongVectorizer
 
 
 @pytest.mark.parametrize("seed", range(24))
