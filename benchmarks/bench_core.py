@@ -41,10 +41,10 @@ import numpy as np
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from bench_paths import TU_ROOT as DEFAULT_ROOT  # noqa: E402
 
 from kong_pyg import KongVectorizer  # noqa: E402
 
-DEFAULT_ROOT = Path(__file__).resolve().parents[2] / "shared" / "data" / "tu"
 DATASETS = ["MUTAG", "PTC_MR", "ENZYMES", "PROTEINS", "NCI1"]
 GRAKEL = "GraKeL WL features"
 FLOOR = "C floor (exact k=2 bfs)"

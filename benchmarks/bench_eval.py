@@ -39,8 +39,8 @@ from typing import Any, Dict, List
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from bench_paths import TU_ROOT as DEFAULT_ROOT  # noqa: E402
 
-DEFAULT_ROOT = Path(__file__).resolve().parents[2] / "shared" / "data" / "tu"
 DATASETS = ["MUTAG", "PTC_MR", "ENZYMES", "PROTEINS", "NCI1"]
 
 

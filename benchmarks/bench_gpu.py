@@ -29,11 +29,11 @@ import numpy as np
 import torch
 
 ROOT = Path(__file__).resolve().parents[1]
+from bench_paths import TU_ROOT as DEFAULT_DATA  # noqa: E402
+
 sys.path.insert(0, str(ROOT))
 
 from kong_pyg import KongVectorizer  # noqa: E402
-
-DEFAULT_DATA = ROOT.parent / "shared" / "data" / "tu"
 
 
 def find_raw(root: Path, name: str) -> Path:

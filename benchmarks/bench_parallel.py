@@ -27,11 +27,11 @@ from pathlib import Path
 import torch
 
 ROOT = Path(__file__).resolve().parents[1]
+from bench_paths import TU_ROOT as DEFAULT_ROOT  # noqa: E402
+
 sys.path.insert(0, str(ROOT))
 
 from kong_pyg import KongVectorizer, compact_graphs  # noqa: E402
-
-DEFAULT_ROOT = Path(__file__).resolve().parents[2] / "shared" / "data" / "tu"
 
 PEAK = """
 import sys, torch

@@ -29,10 +29,9 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from bench_paths import TU_ROOT as DEFAULT_ROOT  # noqa: E402
 
 from kong_pyg import KongFeatures, KongVectorizer  # noqa: E402
-
-DEFAULT_ROOT = Path(__file__).resolve().parents[2] / "shared" / "data" / "tu"
 
 
 def load(root: Path, name: str, tmp: str, sub: str, pre=None):

@@ -16,7 +16,6 @@ defaults to $KONG_ML100K, else ../shared/data/ml-100k next to the repository.
 """
 import argparse
 import json
-import os
 import shutil
 import sys
 import tempfile
@@ -25,6 +24,7 @@ import warnings
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+from bench_paths import default_ml_dir  # noqa: E402
 
 #: case -> (title, data, order_test options)
 AUTHORS_FEATURES = dict(own_label=False, blended=True, normalize=True)
@@ -66,14 +66,6 @@ vectors unless the section says otherwise. Scores are means over {splits} strati
 by 3-fold inner CV on each training part; paired differences use the same splits, with the
 Nadeau-Bengio corrected resampled t-test.
 """
-
-
-def default_ml_dir():
-    env = os.environ.get("KONG_ML100K")
-    if env:
-        return env
-    shared = REPO.parent / "shared" / "data" / "ml-100k"
-    return str(shared) if shared.is_dir() else None
 
 
 def load(data, args, tmp):

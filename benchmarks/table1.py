@@ -34,6 +34,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import table1_ext  # noqa: E402
+from bench_paths import TU_ROOT  # noqa: E402
 
 from kong_pyg import classify, paper_grid  # noqa: E402
 from kong_pyg.datasets import load_tu  # noqa: E402
@@ -257,7 +258,7 @@ def present(datasets, data_root):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--data-root", default=str(ROOT.parent / "shared" / "data" / "tu"))
+    ap.add_argument("--data-root", default=str(TU_ROOT))
     ap.add_argument("--datasets", default=",".join(DATASETS))
     ap.add_argument("--section", default="extended", choices=["paper", "extended", "all"],
                     help="which runs: the paper-grid section, the extended-grid section (default) or both")

@@ -14,23 +14,16 @@ docs/results.
 The MovieLens folder defaults to $KONG_ML100K, else ../shared/data/ml-100k
 next to the repository, if it exists (it is only read).
 """
-import os
 import sys
 from pathlib import Path
+
+from bench_paths import default_ml_dir
 
 from kong_pyg.cli import main
 from kong_pyg.experiments.table2 import DEFAULT_METHODS
 
 REPO = Path(__file__).resolve().parents[1]
 METHODS = list(DEFAULT_METHODS) + ["K-2 authors reverse", "K-2 blended", "K-2 blended shuffled"]
-
-
-def default_ml_dir():
-    env = os.environ.get("KONG_ML100K")
-    if env:
-        return env
-    shared = REPO.parent / "shared" / "data" / "ml-100k"
-    return str(shared) if shared.is_dir() else None
 
 
 if __name__ == "__main__":
