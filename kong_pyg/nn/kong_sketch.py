@@ -288,14 +288,7 @@ class KongSketch(MessagePassing):
             n = prep.num_nodes
             self._check_node_output(n, prep.node_sym.device, copies=1)
             steps = engine.kgram_steps(cfg, prep)
-            built: List[engine.Aggregate] = []
-
-            def agg(y: Tensor, inject: Optional[Tensor]) -> Tensor:  # built on first use only
-                if not built:
-                    built.append(self.aggregator(engine.edges_of(cfg, prep), n))
-                return built[0](y, inject)
-
-            maps = engine.node_maps(cfg, self.hashes, prep, steps, aggregate=agg,
+            maps = engine.node_maps(cfg, self.hashes, prep, steps, aggregate=self._lazy_aggregator(prep),
                                     switch_ratio=self.switch_ratio)
             return engine.cast_checked(maps, self.out_dtype, cfg)
 
@@ -349,16 +342,21 @@ class KongSketch(MessagePassing):
             check_allocation(num_graphs * dim * 8, f"the graph features [{num_graphs:,}, {dim:,}] ({who}, "
                              f"'dim' = {dim:,})", prep.node_sym.device)
             steps = engine.kgram_steps(self.config, prep)
-            built: List[engine.Aggregate] = []
-
-            def agg(y: Tensor, inject: Optional[Tensor]) -> Tensor:  # built on first use only
-                if not built:
-                    built.append(self.aggregator(engine.edges_of(self.config, prep), n))
-                return built[0](y, inject)
-
-            out = engine.graph_sketch(self.config, self.hashes, prep, steps, batch, num_graphs, agg,
+            out = engine.graph_sketch(self.config, self.hashes, prep, steps, batch, num_graphs,
+                                      self._lazy_aggregator(prep),
                                       self.switch_ratio, check=False)  # cast_checked checks
             return engine.cast_checked(out, self.out_dtype, self.config)
+
+    def _lazy_aggregator(self, prep: PreparedGraph) -> engine.Aggregate:
+        """:meth:`aggregator` over :obj:`prep`'s edges, built on first use (exact paths may never need it)."""
+        built: List[engine.Aggregate] = []
+
+        def agg(y: Tensor, inject: Optional[Tensor]) -> Tensor:
+            if not built:
+                built.append(self.aggregator(engine.edges_of(self.config, prep), prep.num_nodes))
+            return built[0](y, inject)
+
+        return agg
 
     def _check_node_output(self, num_nodes: int, device: torch.device, copies: int) -> None:
         p, dim = self.hashes.degree, self.hashes.dim
