@@ -14,7 +14,7 @@ from torch import Tensor
 
 from ..hashing import BREAK
 from ..kgrams import StringState
-from ..memory import CHECK_FROM_BYTES, available_memory
+from ..memory import gib, shortfall
 
 Index = Union[Tensor, slice]
 
@@ -48,14 +48,13 @@ def check_memory(nbytes: int, what: str) -> None:
     Checked only for allocations of 256 MiB or more: a clear error instead
     of the out-of-memory killer.
     """
-    if nbytes < CHECK_FROM_BYTES:
+    free = shortfall(nbytes)
+    if free is None:
         return
-    free = available_memory()
-    if free is not None and nbytes > free:
-        raise MemoryError(f"KongStream: {what} needs {nbytes / 2**30:.1f} GiB but only "
-                          f"{free / 2**30:.1f} GiB are available (a smaller 'dim' or 'degree', "
-                          "dtype=torch.float32, or fewer nodes and graphs; node sketches take p * b numbers "
-                          "per node, see kong_pyg.stream)")
+    have = "more than any machine has" if free < 0 else f"only {gib(free)} are available"
+    raise MemoryError(f"KongStream: {what} needs {gib(nbytes)} but {have} (a smaller 'dim' or 'degree', "
+                      "dtype=torch.float32, or fewer nodes and graphs; node sketches take p * b numbers "
+                      "per node, see kong_pyg.stream)")
 
 
 def grow_rows(rows: Tensor, g: int) -> Tensor:
