@@ -272,11 +272,12 @@ class KongFeatures(BaseTransform):
         dim = self.out_dim
         # the outputs are filled batch by batch: the peak is the output plus one batch
         node = graph = None
-        rows = (count_nodes(graphs) if self.node_attr is not None else 0) + (total if self.graph_attr else 0)
+        nodes = count_nodes(graphs) if self.node_attr is not None else 0
+        rows = nodes + (total if self.graph_attr is not None else 0)
         check_allocation(rows * dim * self.dtype.itemsize, f"the features of {rows:,} nodes and graphs "
                          f"x {dim:,} ('dim' = {dim:,})", advice="a smaller 'dim'")
         if self.node_attr is not None:
-            node = torch.empty(count_nodes(graphs), dim, dtype=self.dtype)
+            node = torch.empty(nodes, dim, dtype=self.dtype)
         if self.graph_attr is not None:
             graph = torch.empty(total, dim, dtype=self.dtype)
         bar = None
