@@ -111,3 +111,30 @@ def test_wide_designs_go_to_liblinear_with_the_same_scores(monkeypatch):
     n_test = np.array([t.size for t in jobs.test])[:, None]
     assert np.all(np.abs(exact.acc - lib.acc) * n_test <= 1)  # at most one test graph apart
     assert np.mean(exact.acc == lib.acc) > 0.9
+
+
+@pytest.mark.parametrize("data,setting", [("MUTAG", "poly-4"), ("MUTAG", "cosine-rlb-3")])
+def test_full_steps_and_size_groups_change_the_path_not_the_optimum(monkeypatch, data, setting):
+    """Full Newton steps (primal-dual active set) and the grouping of systems by size only change how
+    the optimum is reached: the same objective (to 1e-9) and predictions as the plain method."""
+    from kong_pyg.evaluation import svm
+    from kong_pyg.evaluation.classify import graph_targets
+    from kong_pyg.evaluation.features import setting_features
+
+    graphs = _graphs(data)
+    y = graph_targets(graphs)
+    X = setting_features(_setting(setting), graphs)
+    jobs, D, fast = _fits(X, y, folds=3)
+    monkeypatch.setattr(svm, "FULL_STEPS", 0)
+    monkeypatch.setattr(svm, "GROUP_RATIO", float("inf"))
+    monkeypatch.setattr(svm, "GROUP_MIN", 10 ** 9)
+    _, _, plain = _fits(X, y, folds=3)
+    assert fast.converged.all() and plain.converged.all()
+    assert np.array_equal(fast.predict(), plain.predict())
+    ypm = np.where(y == fast.classes[1], 1.0, -1.0)
+    Zinv = np.linalg.pinv(D.Z.numpy())
+    for j in range(len(jobs.keys)):
+        for c, C in enumerate([0.1, 1.0, 10.0]):
+            f1 = svm.objective(D, ypm, jobs.train[j], C, Zinv @ fast.scores[j, c])
+            f2 = svm.objective(D, ypm, jobs.train[j], C, Zinv @ plain.scores[j, c])
+            assert abs(f1 - f2) <= 1e-9 * max(f1, f2), (j, C, f1, f2)
