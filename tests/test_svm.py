@@ -94,7 +94,8 @@ def test_objective_never_worse_than_linearsvc_on_badly_scaled_features():
 
 
 def test_wide_designs_go_to_liblinear_with_the_same_scores(monkeypatch):
-    """Above EXACT_MAX_WIDTH the harness fits LIBLINEAR per problem: same accuracies up to its tolerance."""
+    """Above EXACT_MAX_WIDTH columns and EXACT_MAX_GRAPHS graphs the harness fits LIBLINEAR per problem:
+    same accuracies up to its tolerance."""
     from kong_pyg.evaluation import svm
     from kong_pyg.evaluation.classify import graph_targets
     from kong_pyg.evaluation.cv import make_splits, plan_jobs, score_jobs
@@ -106,6 +107,8 @@ def test_wide_designs_go_to_liblinear_with_the_same_scores(monkeypatch):
     jobs = plan_jobs(make_splits(y, 1, 5, 2, 0), y.size)
     exact = score_jobs(X, y, jobs, [0.1, 1.0, 10.0])
     monkeypatch.setattr(svm, "EXACT_MAX_WIDTH", 50)
+    assert score_jobs(X, y, jobs, [0.1]).info["solver"].startswith("exact")  # few graphs: still exact
+    monkeypatch.setattr(svm, "EXACT_MAX_GRAPHS", 100)
     lib = score_jobs(X, y, jobs, [0.1, 1.0, 10.0])
     assert exact.info["solver"].startswith("exact") and lib.info["solver"].startswith("LIBLINEAR")
     n_test = np.array([t.size for t in jobs.test])[:, None]

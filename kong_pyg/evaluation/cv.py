@@ -117,7 +117,7 @@ def score_jobs(features: Union[Matrix, Gram], y: np.ndarray, jobs: Jobs, Cs: Seq
     from . import svm
 
     width = features.shape[0] if isinstance(features, Gram) else features.shape[1] + 1
-    if min(width, y.size) > svm.EXACT_MAX_WIDTH:
+    if width > svm.EXACT_MAX_WIDTH and y.size > svm.EXACT_MAX_GRAPHS:
         check_finite(features)
         M = design_matrix(features)
         fits = svm.fit_liblinear(M, y, jobs.train, Cs)

@@ -65,11 +65,13 @@ REFINE_STEPS = 2
 REFINE_RTOL = 1e-12
 #: Eigenvalues of the design's Gram matrix below this times the largest are dropped.
 RANK_RTOL = 1e-12
-#: Designs wider than this (in both :math:`n` and columns) go to LIBLINEAR (:func:`fit_liblinear`):
-#: the Newton systems cost the cube of the number of margin violators. Below it the exact solver is
-#: the faster one even on ENZYMES and PROTEINS (where LIBLINEAR, on the raw polynomial kernels, runs
-#: into its iteration cap at seconds per fit).
-EXACT_MAX_WIDTH = 2000
+#: Designs wider than this go to LIBLINEAR (:func:`fit_liblinear`) when the data set has more than
+#: :data:`EXACT_MAX_GRAPHS` graphs: the Newton systems cost the cube of the number of margin violators
+#: (or of columns).
+EXACT_MAX_WIDTH = 400
+#: Up to this many graphs every design gets the exact solver: there it is the faster one (on ENZYMES
+#: and PROTEINS LIBLINEAR, on the raw polynomial kernels, runs into its iteration cap at seconds per fit).
+EXACT_MAX_GRAPHS = 2000
 #: LIBLINEAR's tolerance and iteration cap there (scikit-learn's defaults).
 LIBLINEAR_TOL = 1e-4
 LIBLINEAR_MAX_ITER = 1000
@@ -575,4 +577,4 @@ def objective(D: Design, y: Any, train: Any, C: float, w: Any) -> float:
 
 
 __all__ = ["Design", "Fits", "design", "fit_many", "fit_liblinear", "newton", "line_search", "objective",
-           "EXACT_MAX_WIDTH", "MARGIN_TOL", "RANK_RTOL"]
+           "EXACT_MAX_WIDTH", "EXACT_MAX_GRAPHS", "MARGIN_TOL", "RANK_RTOL"]
