@@ -146,7 +146,8 @@ class KongConfig:
             :obj:`"reverse"` (that order backwards), :obj:`"consistent"` (a
             seeded shuffle by the per-edge key: an event keeps its random
             position in every graph it appears in, the honest "shuffled"
-            control), :obj:`"label"` (by neighbor label), :obj:`"degree"`
+            control), :obj:`"label"` (by neighbor label; after relabelling by
+            the WL label's 58-bit code, a fixed order), :obj:`"degree"`
             (by neighbor degree) or :obj:`"random"` (a seeded shuffle of
             every neighborhood of the call: the paper's "shuffled" control,
             which also turns a node's order, the same in every graph, into

@@ -21,11 +21,15 @@ from .ordering import consistent_key, ordered_neighborhoods
 NodeString = Union[Tuple[Hashable, ...], List[Tuple[Hashable, ...]]]
 
 
+class _WLLabel(tuple):
+    """A WL label: :obj:`(own label, sorted neighbor labels)`, compared by value."""
+
+
 def _relabel(labels: List[Hashable], neighbors: List[List[int]]) -> List[Hashable]:
     """One round of classic WL relabelling (exact, by value)."""
     keys: List[Hashable] = []
     for v, nb in enumerate(neighbors):
-        keys.append((labels[v], tuple(sorted((labels[u] for u in nb), key=repr))))
+        keys.append(_WLLabel((labels[v], tuple(sorted((labels[u] for u in nb), key=repr)))))
     return keys
 
 
@@ -156,8 +160,33 @@ def kong_strings(
 
 
 def _label_key(label: Hashable):
-    """Sort key of a label, matching the fast code's order for integers."""
+    """Sort key of a label, matching the fast code's order for integers and for WL labels."""
+    if isinstance(label, _WLLabel):
+        return _wl_code(label)
     return label if isinstance(label, int) else repr(label)
+
+
+_WL_CODES: dict = {}
+
+
+def _wl_code(label: Hashable) -> int:
+    """The fast code's integer for a label: itself for an integer; for a WL label the 58-bit
+    fingerprint of its own code followed by its neighbors' codes in increasing order
+    (:func:`kong_pyg.inputs.wl_relabel`), by which the fast code orders neighbors by label."""
+    if not isinstance(label, _WLLabel):
+        if not isinstance(label, int):
+            raise TypeError(f"order='label' after relabelling needs integer labels (got {label!r})")
+        return label
+    if label not in _WL_CODES:
+        from .hashing import sequence_fingerprint
+
+        head, nbs = label
+        items = sorted(_wl_code(u) for u in nbs)
+        _WL_CODES[label] = int(sequence_fingerprint(
+            torch.tensor([_wl_code(head)]), torch.tensor(items, dtype=torch.long),
+            torch.zeros(len(items), dtype=torch.long), torch.arange(1, len(items) + 1),
+            torch.tensor([len(items)]))[0])
+    return _WL_CODES[label]
 
 
 def kgram_counts(string: NodeString, k: int, blended: bool = False) -> Counter:

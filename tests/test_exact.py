@@ -67,6 +67,21 @@ def test_new_options_equal_brute_force(seed):
     np.testing.assert_allclose(_gram(X), K, rtol=1e-9, atol=1e-9)
 
 
+@pytest.mark.parametrize("seed", range(16))
+def test_label_order_after_relabelling_equals_brute_force(seed):
+    """order='label' after 1-2 WL rounds, k >= 2 (where the order of the WL labels shows): the brute
+    force orders WL labels by the same fingerprints as the fast code (strings._wl_code)."""
+    rng = random.Random(9000 + seed)
+    cfg = dict(k=rng.randint(2, 3), hops=rng.randint(1, 2), traversal=rng.choice(["bfs", "wl"]),
+               kernel=rng.choice(["poly", "cosine"]), degree=rng.randint(1, 2),
+               relabel=rng.randint(1, 2), order="label")
+    use_el = rng.random() < 0.5
+    graphs = [random_graph(rng, max_nodes=6, max_edges=9, edge_labels=use_el) for _ in range(5)]
+    X = KongVectorizer(**cfg).fit_transform([to_data(g) for g in graphs])
+    K = _oracle(graphs, **cfg)
+    np.testing.assert_allclose(_gram(X), K, rtol=1e-9, atol=1e-9)
+
+
 def test_figure1_features_by_name():
     ei, names = figure1()
     labels = list(range(8))  # A..H -> 0..7
