@@ -170,9 +170,12 @@ _WL_CODES: dict = {}
 
 
 def _wl_code(label: Hashable) -> int:
-    """The fast code's integer for a label: itself for an integer; for a WL label the 58-bit
-    fingerprint of its own code followed by its neighbors' codes in increasing order
-    (:func:`kong_pyg.inputs.wl_relabel`), by which the fast code orders neighbors by label."""
+    """The fast code's integer for a label (its neighbor order for :obj:`order="label"`).
+
+    An integer stands for itself; a WL label is the 58-bit fingerprint of its
+    own code followed by its neighbors' codes in increasing order
+    (:func:`kong_pyg.inputs.wl_relabel`).
+    """
     if not isinstance(label, _WLLabel):
         if not isinstance(label, int):
             raise TypeError(f"order='label' after relabelling needs integer labels (got {label!r})")

@@ -21,9 +21,9 @@ solves :math:`(I + 2C Z_S^\top Z_S) \bar w = 2C Z_S^\top y_S` (or, when
 :math:`(Z_S Z_S^\top + I / 2C) \beta = y_S`), and the step to it is
 shortened to the exact minimizer of the piecewise quadratic objective along
 the line (the first steps go all the way to :math:`\bar w` where that lowers
-the objective, as the primal-dual active-set method does). The method stops when :math:`\bar w` is consistent with its own
-violator set (every margin on the right side of 1, within
-:data:`MARGIN_TOL`): then :math:`\bar w` satisfies the optimality conditions
+the objective, as the primal-dual active-set method does). The method stops
+when :math:`\bar w` is consistent with its own violator set (every margin on
+the right side of 1, within :data:`MARGIN_TOL`): then :math:`\bar w` satisfies the optimality conditions
 exactly, up to rounding. This is much tighter than LIBLINEAR's stopping rule
 (:obj:`tol`, a relative gradient norm), so predictions equal those of a
 well-converged :class:`~sklearn.svm.LinearSVC`; the test suite compares them.
@@ -186,7 +186,7 @@ def _pad_index(mask: Tensor, pad: int) -> Tuple[Tensor, Tensor]:
 
 
 def _size_groups(sizes: Tensor, use: Tensor) -> List[Tensor]:
-    """The problems in :obj:`use`, in groups of similar system size (padding to the largest costs its cube)."""
+    """The problems in :obj:`use` in groups of similar system size (padding to the largest costs its cube)."""
     idx = use.nonzero().view(-1)
     idx = idx[torch.argsort(sizes[idx])]
     s = sizes[idx].tolist()
