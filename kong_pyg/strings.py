@@ -10,6 +10,7 @@ strings) and, for edge labels, the tuples ``("edge", label)``.
 """
 import math
 from collections import Counter
+from functools import lru_cache
 from typing import Hashable, List, Optional, Sequence, Tuple, Union
 
 import torch
@@ -166,9 +167,7 @@ def _label_key(label: Hashable):
     return label if isinstance(label, int) else repr(label)
 
 
-_WL_CODES: dict = {}
-
-
+@lru_cache(maxsize=None)
 def _wl_code(label: Hashable) -> int:
     """The fast code's integer for a label (its neighbor order for :obj:`order="label"`).
 
@@ -180,16 +179,14 @@ def _wl_code(label: Hashable) -> int:
         if not isinstance(label, int):
             raise TypeError(f"order='label' after relabelling needs integer labels (got {label!r})")
         return label
-    if label not in _WL_CODES:
-        from .hashing import sequence_fingerprint
+    from .hashing import sequence_fingerprint
 
-        head, nbs = label
-        items = sorted(_wl_code(u) for u in nbs)
-        _WL_CODES[label] = int(sequence_fingerprint(
-            torch.tensor([_wl_code(head)]), torch.tensor(items, dtype=torch.long),
-            torch.zeros(len(items), dtype=torch.long), torch.arange(1, len(items) + 1),
-            torch.tensor([len(items)]))[0])
-    return _WL_CODES[label]
+    head, nbs = label
+    items = sorted(_wl_code(u) for u in nbs)
+    return int(sequence_fingerprint(
+        torch.tensor([_wl_code(head)]), torch.tensor(items, dtype=torch.long),
+        torch.zeros(len(items), dtype=torch.long), torch.arange(1, len(items) + 1),
+        torch.tensor([len(items)]))[0])
 
 
 def kgram_counts(string: NodeString, k: int, blended: bool = False) -> Counter:
