@@ -52,6 +52,11 @@ def shortfall(nbytes: int, device: Union[str, torch.device, None] = None) -> Opt
     return free if free is not None and nbytes > free else None
 
 
+def what_is_left(free: int) -> str:
+    """The part of a refusal that says what is available (:func:`shortfall`'s value)."""
+    return "more than any machine has" if free < 0 else f"only {gib(free)} are available"
+
+
 def gib(nbytes: int) -> str:
     """A size in GiB for messages."""
     return f"{nbytes / 2**30:,.1f} GiB"
@@ -71,5 +76,4 @@ def check_allocation(nbytes: int, what: str, device: Union[str, torch.device, No
     free = shortfall(nbytes, device)
     if free is None:
         return
-    have = "more than any machine has" if free < 0 else f"only {gib(free)} are available"
-    raise ValueError(f"{what} needs {gib(nbytes)}, {have}" + (f"; {advice}" if advice else ""))
+    raise ValueError(f"{what} needs {gib(nbytes)}, {what_is_left(free)}" + (f"; {advice}" if advice else ""))

@@ -14,7 +14,7 @@ from torch import Tensor
 
 from ..hashing import BREAK
 from ..kgrams import StringState
-from ..memory import gib, shortfall
+from ..memory import gib, shortfall, what_is_left
 
 Index = Union[Tensor, slice]
 
@@ -51,10 +51,9 @@ def check_memory(nbytes: int, what: str) -> None:
     free = shortfall(nbytes)
     if free is None:
         return
-    have = "more than any machine has" if free < 0 else f"only {gib(free)} are available"
-    raise MemoryError(f"KongStream: {what} needs {gib(nbytes)} but {have} (a smaller 'dim' or 'degree', "
-                      "dtype=torch.float32, or fewer nodes and graphs; node sketches take p * b numbers "
-                      "per node, see kong_pyg.stream)")
+    raise MemoryError(f"KongStream: {what} needs {gib(nbytes)} but {what_is_left(free)} (a smaller 'dim' or "
+                      "'degree', dtype=torch.float32, or fewer nodes and graphs; node sketches take p * b "
+                      "numbers per node, see kong_pyg.stream)")
 
 
 def grow_rows(rows: Tensor, g: int) -> Tensor:
