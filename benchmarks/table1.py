@@ -79,15 +79,21 @@ def parse_overrides(text, cast=int):
     return out
 
 
+def cv_setup(dataset, args):
+    """(repeats, nested repeats, inner folds) of a data set: the defaults or its per-data-set overrides."""
+    repeats = parse_overrides(args.repeats_for).get(dataset, args.repeats)
+    nested = parse_overrides(args.nested_repeats_for).get(dataset, repeats)
+    inner = parse_overrides(args.inner_folds_for).get(dataset, args.inner_folds)
+    return repeats, nested, inner
+
+
 def run_one(dataset, name, args, out_dir):
     path = out_dir / f"{dataset}_{name}.json"
     if path.exists() and not args.force:
         print(f"skip {path.name} (exists)", flush=True)
         return
     method, grid, _ = RUNS[name]
-    repeats = parse_overrides(args.repeats_for).get(dataset, args.repeats)
-    nested = parse_overrides(args.nested_repeats_for).get(dataset, repeats)
-    inner = parse_overrides(args.inner_folds_for).get(dataset, args.inner_folds)
+    repeats, nested, inner = cv_setup(dataset, args)
     graphs = load_tu(dataset, table1_ext.data_root_of(dataset, args.data_root))
     print(f"== {dataset} {name}: R={repeats}, nested R={nested}, inner={inner}", flush=True)
     t0 = time.perf_counter()
@@ -251,10 +257,7 @@ def extended(args, datasets, out_dir):
             raise SystemExit(f"unknown extended run {r!r}; expected some of {list(table1_ext.EXT_RUNS)}")
 
     def cfg_of(d):
-        repeats = parse_overrides(args.repeats_for).get(d, args.repeats)
-        nested = parse_overrides(args.nested_repeats_for).get(d, repeats)
-        inner = parse_overrides(args.inner_folds_for).get(d, args.inner_folds)
-        return table1_ext.unit_config(repeats, nested, inner, args.seed)
+        return table1_ext.unit_config(*cv_setup(d, args), args.seed)
 
     table1_ext.run_extended(datasets, runs, cfg_of, out_dir, args.data_root, args.jobs, args.threads,
                             args.force)
