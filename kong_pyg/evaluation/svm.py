@@ -358,8 +358,12 @@ def newton(D: Design, y: Tensor, train: Tensor, C: Tensor, w: Tensor, max_iter: 
         full = (steps[live] < full_steps) & (_objective(target, yn, mask, Cl) <= before)
         steps[live] += 1
         d = target - wl
-        t = line_search((wl * d).sum(1), (d * d).sum(1), mask * (1 - yo), mask * (yn - yo), Cl)
-        t = torch.where(ok | full, torch.ones_like(t), t)
+        t = torch.ones_like(before)
+        short = (~ok & ~full).nonzero().view(-1)  # the others take the full step: no line search
+        if short.numel():
+            ds, ws, ms = d[short], wl[short], mask[short]
+            t[short] = line_search((ws * ds).sum(1), (ds * ds).sum(1), ms * (1 - yo[short]),
+                                   ms * (yn[short] - yo[short]), Cl[short])
         w_new = wl + t.unsqueeze(1) * d
         after = _objective(w_new, yo + t.unsqueeze(1) * (yn - yo), mask, Cl)
         # no decrease left in floating point (badly scaled features): the optimum up to rounding
