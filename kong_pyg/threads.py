@@ -22,6 +22,15 @@ def available_cores() -> int:
     return max(1, cores)
 
 
+#: The most worker processes or threads a command-line tool starts by default.
+MAX_DEFAULT_JOBS = 8
+
+
+def default_jobs() -> int:
+    """The command-line tools' default number of workers: the cores given (:func:`available_cores`), <= 8."""
+    return min(available_cores(), MAX_DEFAULT_JOBS)
+
+
 @contextmanager
 def torch_threads(threads: Optional[int]) -> Iterator[None]:
     """Run a block with :obj:`threads` PyTorch threads (at most :func:`available_cores`), then restore.
@@ -47,4 +56,4 @@ def torch_threads(threads: Optional[int]) -> Iterator[None]:
         torch.set_num_threads(old)
 
 
-__all__ = ["available_cores", "torch_threads"]
+__all__ = ["available_cores", "default_jobs", "torch_threads"]

@@ -113,6 +113,21 @@ def test_single_values_in_stream():
     assert build_parser().parse_args(["stream", "-"]).k == 2
 
 
+
+def test_worker_defaults_are_the_cores_given(monkeypatch):
+    import kong_pyg.threads as threads
+
+    monkeypatch.setattr(threads, "available_cores", lambda: 3)
+    assert threads.default_jobs() == 3
+    monkeypatch.setattr(threads, "available_cores", lambda: 64)
+    assert threads.default_jobs() == threads.MAX_DEFAULT_JOBS == 8
+    monkeypatch.setattr(threads, "available_cores", lambda: 2)
+    parser = build_parser()  # the defaults are read when the parser is built
+    assert parser.parse_args(["classify"]).jobs == 2
+    assert parser.parse_args(["table2"]).jobs == 2
+    assert parser.parse_args(["order-test"]).threads == 2
+    assert parser.parse_args(["classify", "--jobs", "1"]).jobs == 1
+
 # -- errors: one line, exit 2, no traceback, before any work -----------------------------------
 
 

@@ -15,6 +15,7 @@ from ..evaluation.classify import PLOT_SIZES, PROTOCOLS
 from ..evaluation.cv import DEFAULT_C, MAX_ITER
 from ..evaluation.grid import GRID_PRESETS, KONG_DEFAULTS, METHODS, Grid, expand_grid, paper_grid
 from ..evaluation.svm import MARGIN_TOL
+from ..threads import default_jobs
 from .common import (
     CommandError,
     add_command,
@@ -127,9 +128,10 @@ def _add_evaluation_options(p: argparse.ArgumentParser) -> None:
                     type=list_of(number_in(0.0)), help="LinearSVC C grid")
     ev.add_argument("--seed", metavar="N", type=int_at_least(0), default=0,
                     help="seed of the splits and of the sketches' hash tables")
-    ev.add_argument("--jobs", type=int_at_least(1), default=1,
+    ev.add_argument("--jobs", metavar="N", type=int_at_least(1), default=default_jobs(),
                     help="processes over the settings of the grid (each computes a setting's features and "
-                         "fits them, one thread each; the results do not depend on it)")
+                         "fits them, one thread each; the results do not depend on it) (default: the cores "
+                         "this process is given, at most 8)")
     ev.add_argument("--max-iter", metavar="N", type=int_at_least(1), default=MAX_ITER,
                     help="Newton steps at most per SVM problem (those that hit it are counted)")
     ev.add_argument("--tol", metavar="X", type=number_in(0.0), default=MARGIN_TOL,

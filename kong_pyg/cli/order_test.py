@@ -13,6 +13,7 @@ import tempfile
 import warnings
 from typing import Any, Dict, Optional, Tuple
 
+from ..threads import default_jobs
 from .common import (
     CommandError,
     add_command,
@@ -107,8 +108,9 @@ def register(subparsers: Any) -> None:
     ev.add_argument("--no-reverse", action="store_true", help="skip the time-reversal setting")
     ev.add_argument("--seed", metavar="N", type=int_at_least(0), default=0,
                     help="seed of the splits, the shuffles and the generated or balanced data")
-    ev.add_argument("--threads", metavar="N", type=int_at_least(1), default=min(os.cpu_count() or 1, 8),
-                    help="PyTorch threads for the features (default: the CPU count, at most 8)")
+    ev.add_argument("--threads", metavar="N", type=int_at_least(1), default=default_jobs(),
+                    help="PyTorch threads for the features (default: the cores this process is given, "
+                         "at most 8)")
     out = p.add_argument_group("output")
     out.add_argument("--out", type=not_a_file, default=None, metavar="DIR",
                      help="folder for order_test.md, order_test.json (plain JSON) and order_test.png "

@@ -25,6 +25,7 @@ from ..experiments.table2 import (
     table2_methods,
     write_markdown,
 )
+from ..threads import default_jobs
 from .common import (
     CommandError,
     add_command,
@@ -89,8 +90,8 @@ def register(subparsers: Any) -> None:
                     help="LinearSVC C grid of rows with L2-normalized graph vectors (the authors' variant)")
     ev.add_argument("--shuffle-seeds", metavar="N", type=int_at_least(0), default=10,
                     help="seeds of the random orders, cycled over the splits (0: a new seed per split)")
-    ev.add_argument("--jobs", metavar="N", type=int_at_least(1), default=min(os.cpu_count() or 1, 8),
-                    help="solver threads (default: the CPU count, at most 8)")
+    ev.add_argument("--jobs", metavar="N", type=int_at_least(1), default=default_jobs(),
+                    help="solver threads (default: the cores this process is given, at most 8)")
     ev.add_argument("--resume", metavar="FILE.json", default=None,
                     help="keep finished rows in this JSON file and skip them when run again "
                          "(one file per tie rule: FILE-row.json, ...) (default: none)")
