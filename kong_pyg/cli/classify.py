@@ -130,7 +130,8 @@ def _add_evaluation_options(p: argparse.ArgumentParser) -> None:
                     help="seed of the splits and of the sketches' hash tables")
     ev.add_argument("--jobs", metavar="N", type=int_at_least(1), default=default_jobs(),
                     help="processes over the settings of the grid (each computes a setting's features and "
-                         "fits them, one thread each; the results do not depend on it) (default: the cores "
+                         "fits them, one thread each; the results do not depend on it; each holds one "
+                         "setting's features, so use fewer where memory is short) (default: the cores "
                          "this process is given, at most 8)")
     ev.add_argument("--max-iter", metavar="N", type=int_at_least(1), default=MAX_ITER,
                     help="Newton steps at most per SVM problem (those that hit it are counted)")
