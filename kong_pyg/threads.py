@@ -26,9 +26,23 @@ def available_cores() -> int:
 MAX_DEFAULT_JOBS = 8
 
 
-def default_jobs() -> int:
-    """The command-line tools' default number of workers: the cores given (:func:`available_cores`), <= 8."""
-    return min(available_cores(), MAX_DEFAULT_JOBS)
+def default_jobs(memory_per_worker: Optional[int] = None) -> int:
+    """The command-line tools' default number of workers: the cores given (:func:`available_cores`), <= 8.
+
+    Args:
+        memory_per_worker (int, optional): Bytes each worker may need (worker
+            processes that each hold their own data): then also at most the
+            memory available now (:func:`~kong_pyg.memory.available_memory`)
+            divided by this, and at least one. (default: :obj:`None`)
+    """
+    jobs = min(available_cores(), MAX_DEFAULT_JOBS)
+    if memory_per_worker:
+        from .memory import available_memory
+
+        free = available_memory()
+        if free is not None:
+            jobs = max(1, min(jobs, free // int(memory_per_worker)))
+    return jobs
 
 
 @contextmanager

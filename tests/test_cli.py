@@ -127,6 +127,17 @@ def test_worker_defaults_are_the_cores_given(monkeypatch):
     assert parser.parse_args(["table2"]).jobs == 2
     assert parser.parse_args(["order-test"]).threads == 2
     assert parser.parse_args(["classify", "--jobs", "1"]).jobs == 1
+    import kong_pyg.memory as memory
+
+    monkeypatch.setattr(memory, "available_memory", lambda device=None: 9 << 30)
+    assert threads.default_jobs(4 << 30) == 2 and threads.default_jobs() == 2
+    monkeypatch.setattr(threads, "available_cores", lambda: 8)
+    assert threads.default_jobs(4 << 30) == 2 and threads.default_jobs() == 8
+    assert build_parser().parse_args(["classify"]).jobs == 2  # one process per 4 GiB available
+    monkeypatch.setattr(memory, "available_memory", lambda device=None: 1 << 30)
+    assert threads.default_jobs(4 << 30) == 1  # at least one
+    monkeypatch.setattr(memory, "available_memory", lambda device=None: None)
+    assert threads.default_jobs(4 << 30) == 8  # unknown: the cores
 
 # -- errors: one line, exit 2, no traceback, before any work -----------------------------------
 

@@ -31,6 +31,9 @@ from .common import (
     show_kong,
 )
 
+#: Memory budgeted per --jobs process by default (the PROTEINS paper grid peaks at 3 GB in one).
+PROCESS_MEMORY = 4 << 30
+
 #: The KONG options of a grid (the seed is ``--seed``, shared with the splits).
 KONG_OPTIONS: List[str] = [name for name in option_names() if name != "seed"]
 
@@ -128,11 +131,11 @@ def _add_evaluation_options(p: argparse.ArgumentParser) -> None:
                     type=list_of(number_in(0.0)), help="LinearSVC C grid")
     ev.add_argument("--seed", metavar="N", type=int_at_least(0), default=0,
                     help="seed of the splits and of the sketches' hash tables")
-    ev.add_argument("--jobs", metavar="N", type=int_at_least(1), default=default_jobs(),
+    ev.add_argument("--jobs", metavar="N", type=int_at_least(1), default=default_jobs(PROCESS_MEMORY),
                     help="processes over the settings of the grid (each computes a setting's features and "
                          "fits them, one thread each; the results do not depend on it; each holds one "
                          "setting's features, so use fewer where memory is short) (default: the cores "
-                         "this process is given, at most 8)")
+                         "this process is given, at most 8, and at most one per 4 GiB of available memory)")
     ev.add_argument("--max-iter", metavar="N", type=int_at_least(1), default=MAX_ITER,
                     help="Newton steps at most per SVM problem (those that hit it are counted)")
     ev.add_argument("--tol", metavar="X", type=number_in(0.0), default=MARGIN_TOL,
