@@ -247,7 +247,8 @@ def classify(
             repeats only. (default: all)
         C (sequence, optional): The :math:`C` grid. (default: :obj:`(0.1, 1, 10)`)
         seed (int, optional): Seed of the splits and of sketches. (default: :obj:`0`)
-        n_jobs (int, optional): Fitting threads. (default: :obj:`1`)
+        n_jobs (int, optional): Processes over the settings (as in
+            :func:`~kong_pyg.evaluation.cv.cross_validate`). (default: :obj:`1`)
         max_iter (int, optional): Newton steps at most per SVM problem.
             (default: :obj:`100`)
         tol (float, optional): The solver's margin tolerance (see
@@ -314,7 +315,8 @@ def sketch_curve(
         inner_folds (int, optional): :math:`I` (nested). (default: :obj:`5`)
         C (sequence, optional): The :math:`C` grid. (default: :obj:`(0.1, 1, 10)`)
         seed (int, optional): Seed of the splits and of the sketches. (default: :obj:`0`)
-        n_jobs (int, optional): Fitting threads. (default: :obj:`1`)
+        n_jobs (int, optional): Passed to :func:`~kong_pyg.evaluation.cv.cross_validate`, which
+            runs each size on its own, so it has no effect here yet. (default: :obj:`1`)
         max_iter (int, optional): Newton steps at most per SVM problem.
             (default: :obj:`100`)
         tol (float, optional): The solver's margin tolerance (see
