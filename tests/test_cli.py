@@ -133,7 +133,10 @@ def test_worker_defaults_are_the_cores_given(monkeypatch):
     assert threads.default_jobs(4 << 30) == 2 and threads.default_jobs() == 2
     monkeypatch.setattr(threads, "available_cores", lambda: 8)
     assert threads.default_jobs(4 << 30) == 2 and threads.default_jobs() == 8
-    assert build_parser().parse_args(["classify"]).jobs == 2  # one process per 4 GiB available
+    from kong_pyg.cli.classify import PROCESS_MEMORY
+
+    monkeypatch.setattr(memory, "available_memory", lambda device=None: 3 * PROCESS_MEMORY - 1)
+    assert build_parser().parse_args(["classify"]).jobs == 2  # one process per PROCESS_MEMORY available
     monkeypatch.setattr(memory, "available_memory", lambda device=None: 1 << 30)
     assert threads.default_jobs(4 << 30) == 1  # at least one
     monkeypatch.setattr(memory, "available_memory", lambda device=None: None)
