@@ -305,3 +305,31 @@ def test_lazy_public_names_and_a_light_import():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
                           cwd=str(Path(__file__).resolve().parents[1]))
     assert done.returncode == 0, done.stderr
+
+
+def test_sketch_curve_is_one_run_per_size_in_one_cross_validation(cache):
+    from functools import partial
+
+    from kong_pyg.datasets.tu import load_tu
+    from kong_pyg.evaluation.classify import graph_targets, sketch_curve
+    from kong_pyg.evaluation.features import setting_features
+
+    graphs = load_tu("MUTAG")
+    y = graph_targets(graphs)
+    params = {"k": 1, "hops": 1}
+    settings = expand_grid("kong", [{**params, "dim": b} for b in [None, 16, 64]])
+    opts = dict(repeats=2, folds=3, inner_folds=2)
+    for protocol in ("paper", "nested"):
+        curve = sketch_curve(graphs, params, [16, 64], protocol=protocol, n_jobs=2, **opts)
+        assert [row["dim"] for row in curve] == [None, 16, 64]
+        for row, setting in zip(curve, settings):  # each size alone, as a cross-validation of its own
+            alone = cross_validate([partial(setting_features, setting, graphs, 0)], y, settings=[setting],
+                                   nested=protocol == "nested", **opts).protocol(protocol)
+            assert row["accuracy_mean"] == alone.accuracy_mean and row["accuracy_std"] == alone.accuracy_std
+            assert row["C"] == alone.best_params["C"]
+    cv = cross_validate([np.eye(16)[:, :4], np.eye(16)], [0, 1] * 8, repeats=1, folds=2, inner_folds=2)
+    one = cv.only(1)
+    assert one.outer.shape == (1, 3, 1, 2) and one.inner.shape == (1, 3, 1, 2, 2)
+    assert np.array_equal(one.outer[0], cv.outer[1]) and one.settings == cv.settings[1:]
+    with pytest.raises(ValueError, match="'s' must be a setting index in \\[0, 2\\)"):
+        cv.only(2)

@@ -315,8 +315,8 @@ def sketch_curve(
         inner_folds (int, optional): :math:`I` (nested). (default: :obj:`5`)
         C (sequence, optional): The :math:`C` grid. (default: :obj:`(0.1, 1, 10)`)
         seed (int, optional): Seed of the splits and of the sketches. (default: :obj:`0`)
-        n_jobs (int, optional): Passed to :func:`~kong_pyg.evaluation.cv.cross_validate`, which
-            runs each size on its own, so it has no effect here yet. (default: :obj:`1`)
+        n_jobs (int, optional): Processes over the sizes (as in
+            :func:`~kong_pyg.evaluation.cv.cross_validate`). (default: :obj:`1`)
         max_iter (int, optional): Newton steps at most per SVM problem.
             (default: :obj:`100`)
         tol (float, optional): The solver's margin tolerance (see
@@ -334,18 +334,18 @@ def sketch_curve(
     dims: List[Optional[int]] = [None] if exact else []
     settings = expand_grid("kong", [{**params, "dim": b} for b in dims + list(sizes)])
     y = graph_targets(graphs)
+    cv = cross_validate(  # one run over every size: the same splits, and the sizes in n_jobs processes
+        [partial(setting_features, setting, graphs, seed) for setting in settings], y, settings=settings,
+        nested=protocol == "nested", repeats=repeats, folds=folds, inner_folds=inner_folds, C=C,
+        seed=seed, n_jobs=n_jobs, max_iter=max_iter, tol=tol, progress=progress,
+    )
     out = []
-    for setting in settings:
-        cv = cross_validate(
-            [partial(setting_features, setting, graphs, seed)], y, settings=[setting],
-            nested=protocol == "nested", repeats=repeats, folds=folds, inner_folds=inner_folds, C=C,
-            seed=seed, n_jobs=n_jobs, max_iter=max_iter, tol=tol, progress=progress,
-        )
-        res = cv.protocol(protocol)
+    for i, setting in enumerate(settings):
+        res = cv.only(i).protocol(protocol)  # each size chooses its own C
         out.append({
             "dim": setting.config["dim"], "accuracy_mean": res.accuracy_mean,
             "accuracy_std": res.accuracy_std, "C": res.best_params["C"],
-            "feature_seconds": cv.feature_seconds[0],
+            "feature_seconds": cv.feature_seconds[i],
         })
     return out
 

@@ -267,6 +267,25 @@ class CVResult:
             self._folds(s_idx, c_idx, acc),
         )
 
+    def only(self, s: int) -> "CVResult":
+        """The scores of setting :obj:`s` alone (its :meth:`protocol` chooses only :math:`C`)."""
+        S = len(self.settings)
+        if not 0 <= s < S:
+            raise ValueError(f"'s' must be a setting index in [0, {S}) (got {s})")
+
+        def one(values: List[Any]) -> List[Any]:
+            return values[s : s + 1] if values else []
+
+        fit_seconds = one(self.fit_seconds)
+        stuck = one(self.stuck_per_setting)
+        return CVResult(
+            one(self.settings), self.C, self.outer[s : s + 1],
+            None if self.inner is None else self.inner[s : s + 1], one(self.feature_seconds),
+            float(sum(fit_seconds)) if fit_seconds else self.cv_seconds / S, self.fits // S,
+            int(sum(stuck)) if stuck else 0, fit_seconds, stuck,
+            None if self.outer_auc is None else self.outer_auc[s : s + 1], one(self.fit_info),
+        )
+
     def grid_table(self) -> List[Dict[str, Any]]:
         """Per setting: its best :math:`C`, the mean CV accuracy there, its times and fit route."""
         means = self.outer.mean(axis=(2, 3))
