@@ -19,7 +19,8 @@ MAX_BYTES = 1 << 60
 def available_memory(device: Union[str, torch.device, None] = None) -> Optional[int]:
     """The bytes the device could still give (``None`` where unknown).
 
-    CPU: ``MemAvailable`` of ``/proc/meminfo``; CUDA:
+    CPU: ``MemAvailable`` of ``/proc/meminfo``, at most what a cgroup v2
+    memory limit (a container's) leaves; CUDA:
     :func:`torch.cuda.mem_get_info` plus what PyTorch's caching allocator
     holds but does not use.
     """
@@ -32,14 +33,35 @@ def available_memory(device: Union[str, torch.device, None] = None) -> Optional[
             return None
     if dev.type != "cpu":
         return None
+    host: Optional[int] = None
     try:
         with open("/proc/meminfo") as f:
             for line in f:
                 if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
+                    host = int(line.split()[1]) * 1024
+                    break
     except (OSError, ValueError, IndexError):
         pass
-    return None
+    limit = _cgroup_memory_left()
+    return limit if host is None else host if limit is None else min(host, limit)
+
+
+#: Where the cgroup (v2) files of this process's memory limit are read.
+CGROUP_DIR = "/sys/fs/cgroup"
+
+
+def _cgroup_memory_left() -> Optional[int]:
+    """What a cgroup v2 memory limit (a container's) still allows, ``None`` without one."""
+    try:
+        with open(f"{CGROUP_DIR}/memory.max") as f:
+            limit = f.read().strip()
+        if limit == "max":
+            return None
+        with open(f"{CGROUP_DIR}/memory.current") as f:
+            used = int(f.read().strip())
+        return max(0, int(limit) - used)
+    except (OSError, ValueError):
+        return None
 
 
 def shortfall(nbytes: int, device: Union[str, torch.device, None] = None) -> Optional[int]:

@@ -33,10 +33,14 @@ def default_jobs(memory_per_worker: Optional[int] = None) -> int:
         memory_per_worker (int, optional): Bytes each worker may need (worker
             processes that each hold their own data): then also at most the
             memory available now (:func:`~kong_pyg.memory.available_memory`)
-            divided by this, and at least one. (default: :obj:`None`)
+            divided by this, and at least one; unknown memory does not cap
+            it. (default: :obj:`None`)
     """
     jobs = min(available_cores(), MAX_DEFAULT_JOBS)
-    if memory_per_worker:
+    if memory_per_worker is not None:
+        if not int(memory_per_worker) > 0:
+            raise ValueError("'memory_per_worker' must be a positive number of bytes "
+                             f"(got {memory_per_worker!r})")
         from .memory import available_memory
 
         free = available_memory()

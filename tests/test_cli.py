@@ -113,34 +113,48 @@ def test_single_values_in_stream():
     assert build_parser().parse_args(["stream", "-"]).k == 2
 
 
-
 def test_worker_defaults_are_the_cores_given(monkeypatch):
+    import kong_pyg.memory as memory
     import kong_pyg.threads as threads
+    from kong_pyg.cli.classify import PROCESS_MEMORY
 
+    monkeypatch.setattr(memory, "available_memory", lambda device=None: None)  # not this machine's
     monkeypatch.setattr(threads, "available_cores", lambda: 3)
     assert threads.default_jobs() == 3
     monkeypatch.setattr(threads, "available_cores", lambda: 64)
     assert threads.default_jobs() == threads.MAX_DEFAULT_JOBS == 8
+    assert threads.default_jobs(4 << 30) == 8  # memory unknown: the cores
     monkeypatch.setattr(threads, "available_cores", lambda: 2)
     parser = build_parser()  # the defaults are read when the parser is built
     assert parser.parse_args(["classify"]).jobs == 2
     assert parser.parse_args(["table2"]).jobs == 2
     assert parser.parse_args(["order-test"]).threads == 2
     assert parser.parse_args(["classify", "--jobs", "1"]).jobs == 1
-    import kong_pyg.memory as memory
-
     monkeypatch.setattr(memory, "available_memory", lambda device=None: 9 << 30)
     assert threads.default_jobs(4 << 30) == 2 and threads.default_jobs() == 2
     monkeypatch.setattr(threads, "available_cores", lambda: 8)
     assert threads.default_jobs(4 << 30) == 2 and threads.default_jobs() == 8
-    from kong_pyg.cli.classify import PROCESS_MEMORY
-
     monkeypatch.setattr(memory, "available_memory", lambda device=None: 3 * PROCESS_MEMORY - 1)
     assert build_parser().parse_args(["classify"]).jobs == 2  # one process per PROCESS_MEMORY available
     monkeypatch.setattr(memory, "available_memory", lambda device=None: 1 << 30)
     assert threads.default_jobs(4 << 30) == 1  # at least one
-    monkeypatch.setattr(memory, "available_memory", lambda device=None: None)
-    assert threads.default_jobs(4 << 30) == 8  # unknown: the cores
+    with pytest.raises(ValueError, match="'memory_per_worker' must be a positive number of bytes"):
+        threads.default_jobs(0)
+
+
+def test_available_memory_honours_a_cgroup_limit(tmp_path, monkeypatch):
+    import kong_pyg.memory as memory
+
+    monkeypatch.setattr(memory, "CGROUP_DIR", str(tmp_path))
+    assert memory._cgroup_memory_left() is None  # no cgroup files
+    (tmp_path / "memory.max").write_text("max\n")
+    (tmp_path / "memory.current").write_text("1000\n")
+    assert memory._cgroup_memory_left() is None  # no limit: the host's memory
+    (tmp_path / "memory.max").write_text(f"{(3 << 20) + 1000}\n")
+    assert memory._cgroup_memory_left() == 3 << 20
+    assert memory.available_memory() == 3 << 20  # below any host's MemAvailable
+    (tmp_path / "memory.current").write_text(f"{5 << 20}\n")
+    assert memory.available_memory() == 0
 
 # -- errors: one line, exit 2, no traceback, before any work -----------------------------------
 

@@ -268,7 +268,16 @@ class CVResult:
         )
 
     def only(self, s: int) -> "CVResult":
-        """The scores of setting :obj:`s` alone (its :meth:`protocol` chooses only :math:`C`)."""
+        """The scores of one setting alone: its :meth:`protocol` chooses only :math:`C`.
+
+        Args:
+            s (int): The setting's index in :attr:`settings`.
+
+        Returns:
+            :class:`CVResult` with one setting (the times and counts of the
+            fits are that setting's where recorded per setting, else the
+            totals' share).
+        """
         S = len(self.settings)
         if not 0 <= s < S:
             raise ValueError(f"'s' must be a setting index in [0, {S}) (got {s})")
@@ -282,7 +291,7 @@ class CVResult:
             one(self.settings), self.C, self.outer[s : s + 1],
             None if self.inner is None else self.inner[s : s + 1], one(self.feature_seconds),
             float(sum(fit_seconds)) if fit_seconds else self.cv_seconds / S, self.fits // S,
-            int(sum(stuck)) if stuck else 0, fit_seconds, stuck,
+            int(sum(stuck)) if stuck else (self.stuck if S == 1 else 0), fit_seconds, stuck,
             None if self.outer_auc is None else self.outer_auc[s : s + 1], one(self.fit_info),
         )
 
