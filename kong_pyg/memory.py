@@ -43,10 +43,10 @@ def available_memory(device: Union[str, torch.device, None] = None) -> Optional[
     except (OSError, ValueError, IndexError):
         pass
     limit = _cgroup_memory_left()
-    return limit if host is None else host if limit is None else min(host, limit)
+    return min((v for v in (host, limit) if v is not None), default=None)
 
 
-#: Where the cgroup (v2) files of this process's memory limit are read.
+#: Where this process's cgroup (v2) limits are read (memory here, CPU in :mod:`kong_pyg.threads`).
 CGROUP_DIR = "/sys/fs/cgroup"
 
 

@@ -5,6 +5,8 @@ from typing import Iterator, Optional
 
 import torch
 
+from . import memory
+
 
 def available_cores() -> int:
     """The CPU cores this process is given: its affinity mask, capped by a cgroup CPU quota."""
@@ -13,7 +15,7 @@ def available_cores() -> int:
     except (AttributeError, OSError):  # not on Linux
         cores = os.cpu_count() or 1
     try:
-        with open("/sys/fs/cgroup/cpu.max") as f:  # cgroup v2: "quota period" or "max period"
+        with open(f"{memory.CGROUP_DIR}/cpu.max") as f:  # cgroup v2: "quota period" or "max period"
             quota, period = f.read().split()[:2]
         if quota != "max":
             cores = min(cores, max(1, int(int(quota) / int(period))))
@@ -41,9 +43,7 @@ def default_jobs(memory_per_worker: Optional[int] = None) -> int:
         if not int(memory_per_worker) > 0:
             raise ValueError("'memory_per_worker' must be a positive number of bytes "
                              f"(got {memory_per_worker!r})")
-        from .memory import available_memory
-
-        free = available_memory()
+        free = memory.available_memory()
         if free is not None:
             jobs = max(1, min(jobs, free // int(memory_per_worker)))
     return jobs
