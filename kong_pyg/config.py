@@ -301,6 +301,12 @@ def option_defaults() -> Dict[str, Any]:
     return {f.name: f.default for f in fields(KongConfig)}
 
 
+#: :class:`~kong_pyg.KongStream`'s defaults of the KONG options it takes (they differ from
+#: :class:`KongConfig`'s); here, not in the stream package, so the command line reads them light.
+STREAM_DEFAULTS: Dict[str, Any] = dict(k=1, hops=1, traversal="bfs", dim=1024, kernel="poly", degree=1,
+                                       const=0.0, seed=0, blended=False, edge_labels=True, own_label=True)
+
+
 def option_docs() -> Dict[str, str]:
     """Every option and its one-line help text."""
     return {f.name: f.metadata["doc"] for f in fields(KongConfig)}
@@ -352,6 +358,7 @@ __all__ = [
     "option_names",
     "option_defaults",
     "option_docs",
+    "STREAM_DEFAULTS",
     "check_choice",
     "check_int",
     "check_float",

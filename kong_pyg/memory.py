@@ -6,9 +6,10 @@ allocated: a size that cannot be represented, or that is larger than the
 memory the device could still give, is refused with a message that names
 the input and the estimate.
 """
-from typing import Optional, Union
+from typing import TYPE_CHECKING, Optional, Union
 
-import torch
+if TYPE_CHECKING:
+    import torch
 
 #: Allocations below this are never checked (cheap, and estimates are rough).
 CHECK_FROM_BYTES = 1 << 28
@@ -16,7 +17,7 @@ CHECK_FROM_BYTES = 1 << 28
 MAX_BYTES = 1 << 60
 
 
-def available_memory(device: Union[str, torch.device, None] = None) -> Optional[int]:
+def available_memory(device: Union[str, "torch.device", None] = None) -> Optional[int]:
     """The bytes the device could still give (``None`` where unknown).
 
     CPU: ``MemAvailable`` of ``/proc/meminfo``, at most what a cgroup v2
@@ -24,15 +25,18 @@ def available_memory(device: Union[str, torch.device, None] = None) -> Optional[
     :func:`torch.cuda.mem_get_info` plus what PyTorch's caching allocator
     holds but does not use.
     """
-    dev = torch.device(device) if device is not None else torch.device("cpu")
-    if dev.type == "cuda":
-        try:
-            free, _ = torch.cuda.mem_get_info(dev)
-            return int(free) + int(torch.cuda.memory_reserved(dev) - torch.cuda.memory_allocated(dev))
-        except (RuntimeError, AssertionError):
+    if device is not None:  # the host without importing PyTorch (the command line's parsers stay light)
+        import torch
+
+        dev = torch.device(device)
+        if dev.type == "cuda":
+            try:
+                free, _ = torch.cuda.mem_get_info(dev)
+                return int(free) + int(torch.cuda.memory_reserved(dev) - torch.cuda.memory_allocated(dev))
+            except (RuntimeError, AssertionError):
+                return None
+        if dev.type != "cpu":
             return None
-    if dev.type != "cpu":
-        return None
     host: Optional[int] = None
     try:
         with open("/proc/meminfo") as f:
@@ -64,7 +68,7 @@ def _cgroup_memory_left() -> Optional[int]:
         return None
 
 
-def shortfall(nbytes: int, device: Union[str, torch.device, None] = None) -> Optional[int]:
+def shortfall(nbytes: int, device: Union[str, "torch.device", None] = None) -> Optional[int]:
     """The bytes available when :obj:`nbytes` exceed them (``-1``: beyond any machine), else ``None``."""
     if nbytes < CHECK_FROM_BYTES:
         return None
@@ -84,7 +88,7 @@ def gib(nbytes: int) -> str:
     return f"{nbytes / 2**30:,.1f} GiB"
 
 
-def check_allocation(nbytes: int, what: str, device: Union[str, torch.device, None] = None,
+def check_allocation(nbytes: int, what: str, device: Union[str, "torch.device", None] = None,
                      advice: str = "") -> None:
     """Refuse (:class:`ValueError`) an allocation of :obj:`nbytes` the device cannot give.
 

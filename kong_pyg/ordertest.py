@@ -52,7 +52,6 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
-import torch
 
 from .config import KongConfig, check_float, check_int
 
@@ -390,6 +389,8 @@ def load_ordered_graphs(source: Any, labels: Any = None,
             raise ValueError("a StreamSpot stream needs 'labels'")
         stream = source
         source = StreamSpotGraphs(stream, labels, undirected=True)
+        import torch
+
         # the key: each event's arrival position, on both of its edges (graphs list their events in
         # arrival order, each as the two directions)
         key = torch.sort(stream.graph, stable=True).indices.repeat_interleave(2)
@@ -411,6 +412,7 @@ def load_ordered_graphs(source: Any, labels: Any = None,
 
 def graph_labels(graphs: Any, y: Any = None) -> np.ndarray:
     """The class labels as consecutive integers :obj:`0..C-1` (from :obj:`y` or the graphs' :obj:`y`)."""
+    import torch
     from torch_geometric.data import InMemoryDataset
 
     if y is None and isinstance(graphs, InMemoryDataset) and graphs._indices is None \

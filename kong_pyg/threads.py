@@ -3,8 +3,6 @@ import os
 from contextlib import contextmanager
 from typing import Iterator, Optional
 
-import torch
-
 from . import memory
 
 
@@ -62,6 +60,8 @@ def torch_threads(threads: Optional[int]) -> Iterator[None]:
     if threads is None:
         yield
         return
+    import torch  # here, so that the command line's parsers (which read default_jobs) stay light
+
     old = torch.get_num_threads()
     want = max(1, min(int(threads), available_cores()))
     if want == old:

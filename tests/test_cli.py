@@ -61,16 +61,71 @@ def test_kong_flags_come_from_the_config(capsys):
         assert classify[name].option_strings == ["--" + name.replace("_", "-")]
         assert classify[name].help.startswith(docs[name])
     from kong_pyg.cli.stream import stream_options
+    from kong_pyg.config import STREAM_DEFAULTS
     from kong_pyg.stream import KongStream
 
     stream = {a.dest: a for a in options(subparsers()["stream"])}
     params = inspect.signature(KongStream.__init__).parameters
     takes_all = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
     assert {"k", "hops", "dim", "kernel", "degree", "seed", "edge_labels"} <= set(stream_options())
+    # the light copy of the stream's defaults is its constructor's
+    assert STREAM_DEFAULTS == {name: params[name].default for name in option_names() if name in params}
     for name in option_names():
         assert (name in stream) == (name in stream_options()) == (name in params or takes_all)
         if name in stream:
             assert stream[name].help.startswith(docs[name])
+
+
+def test_parsers_import_no_heavy_module():
+    # --help and usage errors answer at once: no PyTorch, PyG or scikit-learn behind the parsers
+    code = ("import sys; from kong_pyg.cli import build_parser; build_parser(); "
+            "print([m for m in ('torch', 'torch_geometric', 'sklearn') if m in sys.modules])")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
+
+
+def test_tol_help_shows_the_solvers_tolerance():
+    from kong_pyg.cli.classify import SOLVER_TOL_TEXT
+    from kong_pyg.evaluation.svm import MARGIN_TOL
+
+    assert float(SOLVER_TOL_TEXT) == MARGIN_TOL and SOLVER_TOL_TEXT == f"{MARGIN_TOL:.0e}"
+    tol = {a.dest: a for a in options(subparsers()["classify"])}["tol"]
+    assert tol.default is None and SOLVER_TOL_TEXT in tol.help
+
+
+def test_deferred_import_loads_on_first_use():
+    code = """
+import sys, types
+from kong_pyg.cli import defer_import
+assert defer_import("torch._dynamo")
+assert not defer_import("torch._dynamo")            # already there (the stand-in)
+assert not defer_import("torch._no_such_module")     # nothing to defer
+import torch, torch_geometric                        # PyG imports torch._dynamo: the stand-in answers
+stub = sys.modules["torch._dynamo"]
+assert type(stub).__name__ == "_Deferred", type(stub)
+import inspect; inspect.getmodule(print)             # reads every module's __file__: no load
+assert sys.modules["torch._dynamo"] is stub
+from torch_geometric.isinstance import is_torch_instance
+assert is_torch_instance(torch.nn.Linear(1, 1), torch.nn.Linear)   # reads OptimizedModule: loads it
+real = sys.modules["torch._dynamo"]
+assert type(real) is types.ModuleType and torch._dynamo is real
+assert stub.OptimizedModule is real.OptimizedModule  # the stand-in forwards
+print("ok")
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr
+
+
+def test_the_program_defers_dynamo_and_still_runs():
+    code = ("import sys; from kong_pyg.cli import main; "
+            "sys.argv = ['kong-pyg', 'classify', '--grid', 'quick', '--repeats', '1', '--folds', '3', "
+            "'--protocol', 'paper', '--quiet', '--jobs', '1']; rc = main(); "
+            "print(rc, type(sys.modules['torch._dynamo']).__name__)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "0 _Deferred"
+    assert "paper" in done.stdout
 
 
 def test_python_dash_m_runs_the_command_line():

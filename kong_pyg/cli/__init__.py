@@ -9,8 +9,11 @@ the parsed arguments, returning an exit status), all in the one style of
 on unless ``--quiet``, and one-line errors with exit status 2.
 """
 import importlib
+import importlib.util
+import os
 import sys
-from typing import List, Optional
+import types
+from typing import Any, List, Optional
 
 from .. import __version__
 from .common import CommandError, HelpFormatter, Parser, one_line
@@ -25,6 +28,54 @@ COMMAND_MODULES: List[str] = [
 
 #: Errors that are the user's (bad values, paths, missing extras): one line, exit 2.
 USER_ERRORS = (CommandError, ValueError, TypeError, OSError, ImportError)
+
+
+#: Modules that a dependency imports at start-up but the command line never uses: PyG imports
+#: ``torch._dynamo`` (about 2 s, the largest part of its import) only to recognise compiled
+#: modules, and no subcommand compiles. :func:`main` defers them (:func:`defer_import`).
+DEFERRED_IMPORTS: List[str] = ["torch._dynamo"]
+
+
+class _Deferred(types.ModuleType):
+    """Stands in :obj:`sys.modules` for a module until one of its attributes is read or set.
+
+    Then the module is imported for real and the access is forwarded to it (as is every later
+    one), so code that holds this stand-in works as with the module itself; it only loads later.
+    """
+
+    def _load(self) -> types.ModuleType:
+        name = self.__name__
+        if sys.modules.get(name) is self:
+            del sys.modules[name]
+        return importlib.import_module(name)  # sets the parent package's attribute to the module
+
+    def __getattr__(self, attr: str) -> Any:  # only attributes the stand-in does not have
+        return getattr(self._load(), attr)
+
+    def __setattr__(self, attr: str, value: Any) -> None:
+        setattr(self._load(), attr, value)
+
+
+def defer_import(name: str) -> bool:
+    """Put a stand-in for the submodule :obj:`name` in :obj:`sys.modules` (see :class:`_Deferred`).
+
+    Nothing is imported (the parent package need not be). Returns whether the stand-in was put
+    there: not when the module is already imported or cannot be found.
+    """
+    if name in sys.modules:
+        return False
+    parent, _, child = name.rpartition(".")
+    spec = importlib.util.find_spec(parent) if parent and "." not in parent else None
+    if spec is None or not spec.submodule_search_locations:
+        return False
+    path = os.path.join(list(spec.submodule_search_locations)[0], child, "__init__.py")
+    if not os.path.isfile(path):
+        return False
+    stub = _Deferred(name)
+    # set without __setattr__: what the import system and inspect read from every module
+    vars(stub).update(__spec__=None, __file__=path, __loader__=None)
+    sys.modules[name] = stub
+    return True
 
 
 def build_parser() -> Parser:
@@ -51,6 +102,9 @@ def main(argv: Optional[List[str]] = None) -> int:
         The exit status: 0, 2 for a usage error (one line on stderr), or
         what the subcommand returned.
     """
+    if argv is None:  # the program itself (not a call from other code): defer what it never uses
+        for name in DEFERRED_IMPORTS:
+            defer_import(name)
     parser = build_parser()
     try:
         args, extra = parser.parse_known_args(argv)
@@ -70,5 +124,5 @@ def main(argv: Optional[List[str]] = None) -> int:
         return 2
 
 
-__all__ = ["main", "build_parser", "COMMAND_MODULES"]
+__all__ = ["main", "build_parser", "defer_import", "COMMAND_MODULES", "DEFERRED_IMPORTS"]
 

@@ -9,7 +9,6 @@ takes, one value each, with the same flags and parsers as ``classify``.
 """
 import argparse
 import hashlib
-import inspect
 import os
 import shutil
 import sys
@@ -17,7 +16,7 @@ import tempfile
 import time
 from typing import Any, Dict, List, Optional, Tuple
 
-from ..config import option_defaults, option_names
+from ..config import STREAM_DEFAULTS, option_names
 from .common import (
     CommandError,
     add_command,
@@ -43,19 +42,11 @@ CLI_DEFAULTS: Dict[str, Any] = {"k": 2, "hops": 1, "dim": 1024}
 def stream_options() -> Dict[str, Any]:
     """The KONG options :class:`~kong_pyg.KongStream` takes, with the command line's defaults.
 
-    The options named in its constructor, with its defaults; all of
-    :class:`~kong_pyg.KongConfig`'s when it takes them as keyword arguments
-    (``**options``). :obj:`CLI_DEFAULTS` override both.
+    :data:`~kong_pyg.config.STREAM_DEFAULTS` (the stream's own), :obj:`CLI_DEFAULTS` overriding
+    them, in :class:`~kong_pyg.KongConfig`'s order.
     """
-    from ..stream import KongStream
-
-    params = inspect.signature(KongStream.__init__).parameters
-    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
-        defaults = option_defaults()
-    else:
-        defaults = {name: params[name].default for name in option_names()
-                    if name in params and params[name].default is not inspect.Parameter.empty}
-    return {name: CLI_DEFAULTS.get(name, value) for name, value in defaults.items()}
+    return {name: CLI_DEFAULTS.get(name, STREAM_DEFAULTS[name]) for name in option_names()
+            if name in STREAM_DEFAULTS}
 
 
 def register(subparsers: Any) -> None:

@@ -1,16 +1,11 @@
 """The options a stream computes, and its thread setting."""
 from contextlib import contextmanager
-from typing import Any, Dict, Iterator, Optional
+from typing import Iterator, Optional
 
 import torch
 
-from ..config import KongConfig
+from ..config import STREAM_DEFAULTS, KongConfig
 from ..kernels import get_kernel
-
-#: The stream's defaults of the KONG options (they differ from KongConfig's).
-STREAM_DEFAULTS: Dict[str, Any] = dict(k=1, hops=1, traversal="bfs", dim=1024, kernel="poly", degree=1,
-                                       const=0.0, seed=0, blended=False, edge_labels=True, norm="sketch",
-                                       own_label=True)
 
 
 def stream_config(cfg: KongConfig) -> KongConfig:
