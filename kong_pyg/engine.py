@@ -53,6 +53,7 @@ from .exact import (
 from .inputs import PreparedGraph, edge_index_from_sparse, is_sparse_adjacency, prepare_graph
 from .kernels import get_kernel
 from .kgrams import Occurrences, exclusive_cumsum, occurrences
+from .outputs import all_finite, cast_checked, check_finite, normalize_rows
 from .sketch import SketchHashes, place, shift_level
 from .traversals import traversal_rule
 
@@ -541,48 +542,6 @@ def graph_sketch(
     if check:
         check_finite(out, cfg, "sketch")
     return normalize_rows(out, in_place=True) if cfg.normalize else out
-
-
-def all_finite(values: Tensor) -> bool:
-    """Whether every entry is finite: one pass, no temporary (``isfinite`` makes two full-size ones).
-
-    The minimum and maximum are finite iff no entry is infinite or NaN (NaN propagates).
-    """
-    if values.numel() == 0:
-        return True
-    low, high = torch.aminmax(values)
-    return bool(torch.isfinite(low) & torch.isfinite(high))
-
-
-def check_finite(values: Tensor, cfg: KongConfig, what: str) -> None:
-    """Raise a clear error instead of returning an overflowed (inf/NaN) result."""
-    if not all_finite(values):
-        hint = "fewer hops" + ("" if cfg.kernel == "cosine" else " or kernel='cosine' (bounded node maps)")
-        raise ValueError(
-            f"the KONG {what} overflowed float64: with hops={cfg.hops} (degree={cfg.degree}) the k-gram "
-            f"counts of these graphs exceed ~1e308 (strings grow like degree^hops); use {hint}"
-        )
-
-
-def cast_checked(out: Tensor, dtype: torch.dtype, cfg: KongConfig) -> Tensor:
-    """:obj:`out` (``float64``, finite) in :obj:`dtype`, or a clear error where it overflows there."""
-    res = out.to(dtype)
-    if not all_finite(res):
-        check_finite(out, cfg, "sketch")  # overflowed already in float64
-        big = float(out.abs().max())
-        hint = "dtype=torch.float64" + ("" if cfg.kernel == "cosine" else ", kernel='cosine'")
-        raise ValueError(
-            f"KONG features reach {big:.3g}, beyond the range of {dtype} (hops={cfg.hops}, "
-            f"degree={cfg.degree}); pass {hint} or fewer hops"
-        )
-    return res
-
-
-def normalize_rows(out: Tensor, in_place: bool = False) -> Tensor:
-    """L2-normalize every row (a zero row stays zero); :obj:`in_place` overwrites :obj:`out`."""
-    norm = out.norm(dim=1, keepdim=True)
-    scale = torch.where(norm > 0, norm, torch.ones_like(norm))
-    return out.div_(scale) if in_place else out / scale
 
 
 __all__ = [

@@ -1,0 +1,53 @@
+"""The last checks and touches of a KONG output: finite values, the output dtype, row normalization.
+
+Shared by every front-end through :mod:`kong_pyg.engine` (which re-exports them).
+"""
+import torch
+from torch import Tensor
+
+from .config import KongConfig
+
+
+def all_finite(values: Tensor) -> bool:
+    """Whether every entry is finite: one pass, no temporary (``isfinite`` makes two full-size ones).
+
+    The minimum and maximum are finite iff no entry is infinite or NaN (NaN propagates).
+    """
+    if values.numel() == 0:
+        return True
+    low, high = torch.aminmax(values)
+    return bool(torch.isfinite(low) & torch.isfinite(high))
+
+
+def check_finite(values: Tensor, cfg: KongConfig, what: str) -> None:
+    """Raise a clear error instead of returning an overflowed (inf/NaN) result."""
+    if not all_finite(values):
+        hint = "fewer hops" + ("" if cfg.kernel == "cosine" else " or kernel='cosine' (bounded node maps)")
+        raise ValueError(
+            f"the KONG {what} overflowed float64: with hops={cfg.hops} (degree={cfg.degree}) the k-gram "
+            f"counts of these graphs exceed ~1e308 (strings grow like degree^hops); use {hint}"
+        )
+
+
+def cast_checked(out: Tensor, dtype: torch.dtype, cfg: KongConfig) -> Tensor:
+    """:obj:`out` (``float64``, finite) in :obj:`dtype`, or a clear error where it overflows there."""
+    res = out.to(dtype)
+    if not all_finite(res):
+        check_finite(out, cfg, "sketch")  # overflowed already in float64
+        big = float(out.abs().max())
+        hint = "dtype=torch.float64" + ("" if cfg.kernel == "cosine" else ", kernel='cosine'")
+        raise ValueError(
+            f"KONG features reach {big:.3g}, beyond the range of {dtype} (hops={cfg.hops}, "
+            f"degree={cfg.degree}); pass {hint} or fewer hops"
+        )
+    return res
+
+
+def normalize_rows(out: Tensor, in_place: bool = False) -> Tensor:
+    """L2-normalize every row (a zero row stays zero); :obj:`in_place` overwrites :obj:`out`."""
+    norm = out.norm(dim=1, keepdim=True)
+    scale = torch.where(norm > 0, norm, torch.ones_like(norm))
+    return out.div_(scale) if in_place else out / scale
+
+
+__all__ = ["all_finite", "check_finite", "cast_checked", "normalize_rows"]
