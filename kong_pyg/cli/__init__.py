@@ -57,10 +57,11 @@ class _Deferred(types.ModuleType):
 
 
 def defer_import(name: str) -> bool:
-    """Put a stand-in for the submodule :obj:`name` in :obj:`sys.modules` (see :class:`_Deferred`).
+    """Put a stand-in for the package :obj:`name` (``parent.child``) in :obj:`sys.modules`.
 
-    Nothing is imported (the parent package need not be). Returns whether the stand-in was put
-    there: not when the module is already imported or cannot be found.
+    See :class:`_Deferred`. Nothing is imported (the parent package need not be). Returns whether
+    the stand-in was put there: not when the module is already imported, when it is not a
+    subpackage of a top-level package, or when it cannot be found.
     """
     if name in sys.modules:
         return False
