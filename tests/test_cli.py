@@ -1,6 +1,7 @@
 """The one argument style of every ``kong-pyg`` subcommand (kong_pyg.cli.common)."""
 import argparse
 import inspect
+import json
 import os
 import subprocess
 import sys
@@ -104,7 +105,8 @@ assert not defer_import("torch._no_such_module")     # nothing to defer
 import torch, torch_geometric                        # PyG imports torch._dynamo: the stand-in answers
 stub = sys.modules["torch._dynamo"]
 assert type(stub).__name__ == "_Deferred", type(stub)
-import inspect; inspect.getmodule(print)             # reads every module's __file__: no load
+import inspect, torch_geometric.isinstance as pyg_isinstance
+inspect.getmodule(pyg_isinstance.is_torch_instance.__code__)   # scans every module's __file__: no load
 assert sys.modules["torch._dynamo"] is stub
 from torch_geometric.isinstance import is_torch_instance
 assert is_torch_instance(torch.nn.Linear(1, 1), torch.nn.Linear)   # reads OptimizedModule: loads it
@@ -117,15 +119,44 @@ print("ok")
     assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr
 
 
-def test_the_program_defers_dynamo_and_still_runs():
-    code = ("import sys; from kong_pyg.cli import main; "
+def test_import_pyg_leaves_no_stand_in():
+    # after import_pyg, torch._dynamo is PyTorch's own lazy import: submodules and settings as usual
+    code = """
+import sys, types
+from kong_pyg.cli import import_pyg
+import_pyg()
+assert "torch_geometric" in sys.modules and "torch._dynamo" not in sys.modules
+import torch._dynamo.config
+torch._dynamo.config.recompile_limit = 1234
+import torch._dynamo.eval_frame as ef
+assert ef.config is torch._dynamo.config and ef.config.recompile_limit == 1234
+assert type(sys.modules["torch._dynamo"]) is types.ModuleType
+print("ok")
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr
+
+
+def test_the_program_runs_without_dynamo():
+    code = ("import sys, json; from kong_pyg.cli import main; "
             "sys.argv = ['kong-pyg', 'classify', '--grid', 'quick', '--repeats', '1', '--folds', '3', "
-            "'--protocol', 'paper', '--quiet', '--jobs', '1']; rc = main(); "
-            "print(rc, type(sys.modules['torch._dynamo']).__name__)")
+            "'--protocol', 'paper', '--quiet', '--jobs', '1', '--json']; rc = main(); "
+            "print(rc, 'torch._dynamo' in sys.modules)")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.strip().splitlines()[-1] == "0 _Deferred"
-    assert "paper" in done.stdout
+    *out, last = done.stdout.strip().splitlines()
+    assert last == "0 False"
+    result = json.loads("\n".join(out))
+    assert len(result["settings"]) == 4 and 0.5 < result["accuracy_mean"] <= 1.0
+
+
+def test_order_test_reports_no_warning_of_a_dependency(tmp_path):
+    # a fresh process: PyG's own import-time warnings must not be recorded as the run's
+    done = subprocess.run([sys.executable, "-m", "kong_pyg", "order-test", "--provenance", "0",
+                           "--num-graphs", "60", "--splits", "3", "--shuffles", "2", "--json", "--quiet"],
+                          capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["info"]["warnings"] == []
 
 
 def test_python_dash_m_runs_the_command_line():

@@ -12,6 +12,7 @@ import importlib
 import importlib.util
 import os
 import sys
+import threading
 import types
 from typing import Any, List, Optional
 
@@ -30,23 +31,28 @@ COMMAND_MODULES: List[str] = [
 USER_ERRORS = (CommandError, ValueError, TypeError, OSError, ImportError)
 
 
-#: Modules that a dependency imports at start-up but the command line never uses: PyG imports
-#: ``torch._dynamo`` (about 2 s, the largest part of its import) only to recognise compiled
-#: modules, and no subcommand compiles. :func:`main` defers them (:func:`defer_import`).
+#: Modules that PyG imports at start-up but the command line never uses: ``torch._dynamo`` (about
+#: 2 s, the largest part of PyG's import), only to recognise compiled modules; no subcommand
+#: compiles. :func:`import_pyg` imports PyG with them deferred (:func:`defer_import`).
 DEFERRED_IMPORTS: List[str] = ["torch._dynamo"]
+
+
+_DEFER_LOCK = threading.Lock()
 
 
 class _Deferred(types.ModuleType):
     """Stands in :obj:`sys.modules` for a module until one of its attributes is read or set.
 
-    Then the module is imported for real and the access is forwarded to it (as is every later
-    one), so code that holds this stand-in works as with the module itself; it only loads later.
+    Then the module is imported for real and the access is forwarded to it. It is meant to live
+    only while one import runs (:func:`import_pyg` removes it): importing a submodule through it
+    would run that submodule twice.
     """
 
     def _load(self) -> types.ModuleType:
         name = self.__name__
-        if sys.modules.get(name) is self:
-            del sys.modules[name]
+        with _DEFER_LOCK:
+            if sys.modules.get(name) is self:
+                sys.modules.pop(name, None)
         return importlib.import_module(name)  # sets the parent package's attribute to the module
 
     def __getattr__(self, attr: str) -> Any:  # only attributes the stand-in does not have
@@ -79,6 +85,22 @@ def defer_import(name: str) -> bool:
     return True
 
 
+def import_pyg() -> None:
+    """Import PyG with :data:`DEFERRED_IMPORTS` deferred, then remove the stand-ins that are left.
+
+    Afterwards nothing refers to a stand-in (PyG binds only ``torch``), so a later
+    ``torch._dynamo`` is PyTorch's own lazy import: the module loads as usual where it is used.
+    """
+    deferred = [name for name in DEFERRED_IMPORTS if defer_import(name)]
+    try:
+        import torch_geometric  # noqa: F401
+    finally:
+        with _DEFER_LOCK:
+            for name in deferred:
+                if isinstance(sys.modules.get(name), _Deferred):
+                    del sys.modules[name]
+
+
 def build_parser() -> Parser:
     """The argument parser with every subcommand."""
     parser = Parser(
@@ -97,15 +119,14 @@ def main(argv: Optional[List[str]] = None) -> int:
     """Run the command line.
 
     Args:
-        argv (list, optional): The arguments (default: :obj:`sys.argv[1:]`).
+        argv (list, optional): The arguments (default: :obj:`sys.argv[1:]`;
+            then, as the program, it imports PyG through :func:`import_pyg`
+            before running the subcommand).
 
     Returns:
         The exit status: 0, 2 for a usage error (one line on stderr), or
         what the subcommand returned.
     """
-    if argv is None:  # the program itself (not a call from other code): defer what it never uses
-        for name in DEFERRED_IMPORTS:
-            defer_import(name)
     parser = build_parser()
     try:
         args, extra = parser.parse_known_args(argv)
@@ -118,6 +139,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     if getattr(args, "func", None) is None:
         parser.print_help(sys.stderr)
         return 2
+    if argv is None:  # the program itself: every subcommand imports PyG; without what it never uses
+        import_pyg()
     try:
         return int(args.func(args) or 0)
     except USER_ERRORS as err:
@@ -125,5 +148,5 @@ def main(argv: Optional[List[str]] = None) -> int:
         return 2
 
 
-__all__ = ["main", "build_parser", "defer_import", "COMMAND_MODULES", "DEFERRED_IMPORTS"]
+__all__ = ["main", "build_parser", "defer_import", "import_pyg", "COMMAND_MODULES", "DEFERRED_IMPORTS"]
 

@@ -214,6 +214,7 @@ def run(args: argparse.Namespace) -> int:
     options = _options(args)
     _check_outputs(args)
     import torch
+    import torch_geometric  # noqa: F401  (imported before warnings are recorded: its own are not ours)
 
     from ..ordertest import order_test
 
