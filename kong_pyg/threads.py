@@ -48,11 +48,14 @@ def default_jobs(memory_per_worker: Optional[int] = None) -> int:
 
 
 @contextmanager
-def torch_threads(threads: Optional[int]) -> Iterator[None]:
-    """Run a block with :obj:`threads` PyTorch threads (at most :func:`available_cores`), then restore.
+def torch_threads(threads: Optional[int], cap: bool = True) -> Iterator[None]:
+    """Run a block with :obj:`threads` PyTorch threads, then restore the previous count.
 
-    :obj:`None` leaves PyTorch's setting alone. The KONG pipeline is many
-    mid-sized tensor operations: a second thread gains little on a quiet
+    :obj:`None` leaves PyTorch's setting alone. With :obj:`cap` the count is
+    at most :func:`available_cores` (the batch maps, the evaluation); without
+    it the count asked is set as it is (:class:`~kong_pyg.stream.KongStream`,
+    whose :obj:`threads` is the user's explicit choice). The KONG pipeline is
+    many mid-sized tensor operations: a second thread gains little on a quiet
     machine and, when another process competes for the cores, makes every
     parallel operation wait for a descheduled thread (batch maps measured 6
     to 14 times slower with 2 threads than with 1 on a loaded 2-core machine).
@@ -63,7 +66,7 @@ def torch_threads(threads: Optional[int]) -> Iterator[None]:
     import torch  # here, so that the command line's parsers (which read default_jobs) stay light
 
     old = torch.get_num_threads()
-    want = max(1, min(int(threads), available_cores()))
+    want = max(1, min(int(threads), available_cores())) if cap else int(threads)
     if want == old:
         yield
         return

@@ -132,7 +132,9 @@ def test_threads_are_capped_and_restored(mutag):
         seen.append(torch.get_num_threads())
     with torch_threads(None):
         seen.append(torch.get_num_threads())
-    assert seen == [1, min(10_000, available_cores()), before]
+    with torch_threads(available_cores() + 1, cap=False):  # the stream's rule: exactly the count asked
+        seen.append(torch.get_num_threads())
+    assert seen == [1, min(10_000, available_cores()), before, available_cores() + 1]
     assert torch.get_num_threads() == before
     KongVectorizer(k=2, threads=1).fit_transform(mutag[:10])
     assert torch.get_num_threads() == before

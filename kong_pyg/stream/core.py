@@ -11,11 +11,12 @@ from ..config import KongConfig, check_bool, check_int, resolve_config
 from ..kernels import get_kernel
 from ..kgrams import StringState, gram_lengths
 from ..sketch import SketchHashes, SymbolHashTable
+from ..threads import torch_threads
 from ..traversals import Traversal, traversal_rule
 from .checkpoint import check_state, load_checkpoint, save_checkpoint
 from .counts import GramCounts
 from .ids import Columns, Found, StreamIds
-from .options import STREAM_DEFAULTS, stream_config, torch_threads
+from .options import STREAM_DEFAULTS, stream_config
 from .output import linear_sketches, node_map_sketches
 from .passes import Sink, first_pass_chunk, label_head, later_pass_chunk
 from .replay import to_signed, to_unsigned
@@ -274,7 +275,7 @@ class KongStream:
         nonetheless (a later pass meeting an unknown node, too many graphs),
         reload the last checkpoint.
         """
-        with torch.no_grad(), torch_threads(self.threads):
+        with torch.no_grad(), torch_threads(self.threads, cap=False):
             cols = self._ids.columns(src, src_type, dst, dst_type, edge_type, graph, self.edge_labels)
             e = cols.src.size
             if self.pass_index > 1 and self.position + e > self.num_edges:
@@ -356,7 +357,7 @@ class KongStream:
         else:
             self.check_replay()
         self._current = 0
-        with torch.no_grad(), torch_threads(self.threads):
+        with torch.no_grad(), torch_threads(self.threads, cap=False):
             self._settle()
             i, state = self.pass_index, self._nodes
             y = state["Y"]
@@ -439,7 +440,7 @@ class KongStream:
                 f"is in pass {self.pass_index}; read it again after end_pass(), or use fit()"
             )
         self.check_replay()
-        with torch.no_grad(), torch_threads(self.threads):
+        with torch.no_grad(), torch_threads(self.threads, cap=False):
             self._settle()
             if self.linear:
                 return linear_sketches(self)
@@ -517,14 +518,10 @@ class KongStream:
         return out
 
     def save(self, path: Union[str, "os.PathLike[str]"]) -> None:
-        """Write :meth:`state_dict` to :obj:`path` atomically, with a checksum.
+        """Write :meth:`state_dict` to :obj:`path` atomically, with a digest that :meth:`load` checks.
 
-        See :mod:`~kong_pyg.stream.checkpoint`: the state goes to a temporary
-        file in the same folder, flushed to disk, then renamed over
-        :obj:`path` (a run killed at any moment leaves the previous
-        checkpoint or the new one; temporary files of killed saves are
-        removed by the next save); the file carries a digest of its contents
-        that :meth:`load` checks.
+        A run killed at any moment leaves the previous checkpoint or the new
+        one (see :mod:`~kong_pyg.stream.checkpoint`).
         """
         save_checkpoint(self.state_dict(), path)
 

@@ -1,9 +1,4 @@
-"""The options a stream computes, and its thread setting."""
-from contextlib import contextmanager
-from typing import Iterator, Optional
-
-import torch
-
+"""The options a stream computes."""
 from ..config import STREAM_DEFAULTS, KongConfig
 from ..kernels import get_kernel
 
@@ -30,18 +25,4 @@ def stream_config(cfg: KongConfig) -> KongConfig:
     return cfg
 
 
-@contextmanager
-def torch_threads(threads: Optional[int]) -> Iterator[None]:
-    """PyTorch's intra-op thread count set to :obj:`threads` inside the block (None: unchanged)."""
-    old = torch.get_num_threads()
-    if threads is None or threads == old:
-        yield
-        return
-    torch.set_num_threads(threads)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(old)
-
-
-__all__ = ["STREAM_DEFAULTS", "stream_config", "torch_threads"]
+__all__ = ["STREAM_DEFAULTS", "stream_config"]
