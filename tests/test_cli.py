@@ -78,9 +78,9 @@ def test_kong_flags_come_from_the_config(capsys):
 
 
 def test_parsers_import_no_heavy_module():
-    # --help and usage errors answer at once: no PyTorch, PyG or scikit-learn behind the parsers
+    # --help and usage errors answer at once: no PyTorch, PyG, scikit-learn or SciPy behind the parsers
     code = ("import sys; from kong_pyg.cli import build_parser; build_parser(); "
-            "print([m for m in ('torch', 'torch_geometric', 'sklearn') if m in sys.modules])")
+            "print([m for m in ('torch', 'torch_geometric', 'sklearn', 'scipy') if m in sys.modules])")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"

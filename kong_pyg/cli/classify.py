@@ -11,9 +11,18 @@ import os
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from ..config import option_names
-from ..evaluation.classify import PLOT_SIZES, PROTOCOLS
-from ..evaluation.cv import DEFAULT_C, MAX_ITER
-from ..evaluation.grid import GRID_PRESETS, KONG_DEFAULTS, METHODS, Grid, expand_grid, paper_grid
+from ..evaluation.grid import (
+    DEFAULT_C,
+    GRID_PRESETS,
+    KONG_DEFAULTS,
+    MAX_ITER,
+    METHODS,
+    PLOT_SIZES,
+    PROTOCOLS,
+    Grid,
+    expand_grid,
+    paper_grid,
+)
 from ..threads import default_jobs
 from .common import (
     CommandError,

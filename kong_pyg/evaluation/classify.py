@@ -18,14 +18,9 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from ..config import check_choice, check_int
-from .cv import DEFAULT_C, MAX_ITER, CVResult, FeatureEntry, ProtocolResult, cross_validate
+from .cv import CVResult, FeatureEntry, ProtocolResult, cross_validate
 from .features import setting_features
-from .grid import Grid, expand_grid, name_legend
-
-#: The protocols :func:`classify` reports.
-PROTOCOLS: Tuple[str, ...] = ("paper", "nested", "both")
-#: Sketch sizes of the accuracy-against-b curve (the paper's Figure 3).
-PLOT_SIZES: Tuple[int, ...] = (64, 128, 256, 512, 1024, 2048, 4096, 8192)
+from .grid import DEFAULT_C, MAX_ITER, PLOT_SIZES, PROTOCOLS, Grid, expand_grid, name_legend
 
 
 @dataclass

@@ -40,16 +40,12 @@ import numpy as np
 
 from ..config import check_choice, check_int
 from .features import Gram, Matrix, _describe, check_finite, design_matrix, design_of
-from .grid import Setting, as_list
+from .grid import DEFAULT_C, MAX_ITER, Setting, as_list
 from .progress import Progress
 from .splits import Jobs, Splits, make_splits, plan_jobs, random_splits
 
-#: The default :math:`C` grid.
-DEFAULT_C: Tuple[float, ...] = (0.1, 1.0, 10.0)
 #: Decision values equal to this many digits (relative to the largest) tie in the ROC AUC.
 TIE_DIGITS = 9
-#: The solver's default cap on Newton steps per problem.
-MAX_ITER = 100
 
 #: A feature matrix, a Gram matrix, or a callable returning one.
 FeatureEntry = Union[Matrix, Gram, Callable[[], Union[Matrix, Gram]]]

@@ -38,6 +38,18 @@ METHOD_DEFAULTS: Dict[str, Dict[str, Any]] = {
 #: A grid: a dict of values or lists of values, or a list of dicts.
 Grid = Union[Mapping[str, Any], Sequence[Mapping[str, Any]]]
 
+# The evaluation's defaults (here, with the grid, so that the command line's parsers read them without
+# importing NumPy or SciPy; :mod:`~kong_pyg.evaluation.cv` and :mod:`~kong_pyg.evaluation.classify`
+# re-export them).
+#: The default :math:`C` grid.
+DEFAULT_C: Tuple[float, ...] = (0.1, 1.0, 10.0)
+#: The solver's default cap on Newton steps per problem.
+MAX_ITER = 100
+#: The protocols :func:`~kong_pyg.classify` reports.
+PROTOCOLS: Tuple[str, ...] = ("paper", "nested", "both")
+#: Sketch sizes of the accuracy-against-b curve (the paper's Figure 3).
+PLOT_SIZES: Tuple[int, ...] = (64, 128, 256, 512, 1024, 2048, 4096, 8192)
+
 
 def paper_grid(method: str = "kong") -> Dict[str, List[Any]]:
     r"""The grid of the KONG paper's Table 1 for :obj:`method`.
