@@ -1,16 +1,18 @@
-"""The extended grid, the depth-sum kernel, the own SP map and the nested protocol's isolation."""
+"""The extended grid, the depth-sum and grid-sum kernels, the own SP map, the nested protocol's isolation."""
 import json
 import random
 
 import numpy as np
 import pytest
+import torch
+from helpers import oracle_kernel as _oracle
 from helpers import random_graph, to_data
 
 from kong_pyg import brute_force_kernel, kong_strings
 from kong_pyg.evaluation.cv import cross_validate
-from kong_pyg.evaluation.depths import depth_settings, sum_of_kernels
+from kong_pyg.evaluation.depths import depth_settings, normalized_gram, sum_of_kernels
 from kong_pyg.evaluation.features import Gram, setting_features
-from kong_pyg.evaluation.grid import GRID_PRESETS, expand_grid, extended_grid, make_setting
+from kong_pyg.evaluation.grid import GRID_PRESETS, expand_grid, extended_grid, make_setting, name_legend
 
 
 def _gram(X):
@@ -117,6 +119,58 @@ def test_sum_of_kernels_mixes_maps_and_grams():
         sum_of_kernels([])
 
 
+# -- the grid mean ("kong-mean") -------------------------------------------------------
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_grid_mean_equals_the_oracle_mean_of_normalized_kernels(seed):
+    # the paper grid: k = 1, h = 2, BFS, poly / cosine, p = 1..4, rlb 0 / 1; each kernel graph-normalised
+    rng = random.Random(900 + seed)
+    use_el = seed % 2 == 1
+    graphs = [random_graph(rng, max_nodes=5, max_edges=7, edge_labels=use_el) for _ in range(6)]
+    expected = sum(
+        _oracle(graphs, 1, 2, "bfs", kernel, degree, relabel=relabel, normalize=True)
+        for kernel in ("poly", "cosine") for degree in (1, 2, 3, 4) for relabel in (0, 1)) / 16
+    got = setting_features(make_setting("kong-mean", {"grid": "paper"}), [to_data(g) for g in graphs])
+    assert isinstance(got, Gram) and "16 normalised kernels" in got.source
+    np.testing.assert_allclose(got.K, expected, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(np.diag(got.K), 1.0)  # every graph has a label: K_s(G, G) > 0
+
+
+def test_grid_mean_settings_names_and_errors():
+    assert [s.name for s in expand_grid("kong-mean")] == ["kong-mean-paper", "kong-mean-extended"]
+    assert "kong-mean-GRID" in name_legend(expand_grid("kong-mean"))
+    with pytest.raises(ValueError, match="'grid'"):
+        make_setting("kong-mean", {"grid": "nope"})
+    with pytest.raises(ValueError, match="unknown setting 'k'"):
+        make_setting("kong-mean", {"k": 2})
+    with pytest.raises(ValueError, match="grid means are 'kong-mean' settings"):
+        from kong_pyg.evaluation.depths import grid_mean_features
+
+        grid_mean_features(make_setting("kong", {}), [])
+    # a graph without features (K(G, G) = 0) gets a zero row, not NaN
+    K = normalized_gram(np.array([[3.0, 4.0], [0.0, 0.0], [1.0, 0.0]]))
+    np.testing.assert_allclose(K, [[1.0, 0.0, 0.6], [0.0, 0.0, 0.0], [0.6, 0.0, 1.0]])
+
+
+def test_grid_mean_classifies_through_the_api():
+    from tu_helpers import paths_and_stars
+
+    from kong_pyg import classify
+
+    graphs, classes = paths_and_stars(12)
+    data = []
+    for (n, edges), c in zip(graphs, classes):
+        d = to_data(([0] * n, edges, None))
+        d.y = torch.tensor([c])
+        data.append(d)
+    res = classify(data, method="kong-mean", grid={"grid": ["quick", "paper"]}, repeats=1, folds=2,
+                   inner_folds=2)
+    assert res.method == "kong-mean"
+    assert [s.name for s in res.cv.settings] == ["kong-mean-quick", "kong-mean-paper"]
+    assert res.results["nested"].accuracy_mean == 1.0  # paths against stars: degrees separate them
+
+
 # -- our SP map is GraKeL's SP kernel -----------------------------------------------
 
 
@@ -194,3 +248,8 @@ def test_cli_grid_extended_runs_on_a_tiny_set(tmp_path, monkeypatch, capsys):
         assert main([*argv, "--hops", "1", "--relabel", "0", "--inner-folds", "2"]) == 0
         res = json.loads(capsys.readouterr().out)
         assert res["num_settings"] == 6 and res["protocols"]["nested"]["accuracy_mean"] == 1.0
+        # the means of the paper grid's and the extended grid's normalised kernels: two settings
+        assert main([*argv[:5], "--method", "kong-mean", *argv[7:], "--inner-folds", "2"]) == 0
+        res = json.loads(capsys.readouterr().out)
+        assert [row["setting"] for row in res["settings"]] == ["kong-mean-paper", "kong-mean-extended"]
+        assert res["protocols"]["nested"]["accuracy_mean"] == 1.0

@@ -92,7 +92,8 @@ def setting_features(setting: Setting, graphs: Any, seed: int = 0) -> Union[Matr
     :math:`p \geq 2` the :class:`Gram` matrix from node inner products when
     :func:`kong_route` finds it cheaper (the same kernel, exactly); a sketch
     as a dense matrix; a :obj:`depths="sum"` setting: the sum of its
-    per-depth kernels (:mod:`kong_pyg.evaluation.depths`). WL, SP and k-walk:
+    per-depth kernels (:mod:`kong_pyg.evaluation.depths`); :obj:`"kong-mean"`:
+    the :class:`Gram` of the mean of a grid's normalised kernels. WL, SP and k-walk:
     CSR counts (:mod:`kong_pyg.evaluation.baselines`); GraKeL kernels: a
     :class:`Gram` matrix.
 
@@ -118,6 +119,10 @@ def setting_features(setting: Setting, graphs: Any, seed: int = 0) -> Union[Matr
 
             return Gram(gram_matrix(graphs, config=cfg), "KONG Gram matrix from node inner products")
         return KongVectorizer(config=cfg).fit_transform(graphs)
+    if setting.method == "kong-mean":
+        from .depths import grid_mean_features
+
+        return grid_mean_features(setting, graphs, seed)
     from . import baselines
 
     if setting.method == "wl":

@@ -13,8 +13,9 @@ from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Sequence, Set
 
 from ..config import KongConfig, check_bool, check_choice, check_int, option_defaults, option_docs
 
-#: The feature maps: KONG and the baselines of the paper's Table 1.
-METHODS: Tuple[str, ...] = ("kong", "wl", "wl-grakel", "sp", "kw")
+#: The feature maps: KONG, the mean of a KONG grid's normalised kernels (:obj:`"kong-mean"`, see
+#: :func:`~kong_pyg.evaluation.depths.grid_mean_features`) and the baselines of the paper's Table 1.
+METHODS: Tuple[str, ...] = ("kong", "kong-mean", "wl", "wl-grakel", "sp", "kw")
 
 #: The KONG options a grid may set, with their defaults: every
 #: :class:`~kong_pyg.KongConfig` option but :obj:`seed`.
@@ -29,6 +30,7 @@ DEPTHS: Tuple[str, ...] = ("joint", "sum")
 #: The settings of each method and their defaults.
 METHOD_DEFAULTS: Dict[str, Dict[str, Any]] = {
     "kong": {**KONG_DEFAULTS, "depths": "joint"},
+    "kong-mean": {"grid": "paper"},
     "wl": {"hops": 2, "normalize": False},
     "wl-grakel": {"hops": 2},
     "sp": {"normalize": False},
@@ -58,7 +60,8 @@ def paper_grid(method: str = "kong") -> Dict[str, List[Any]]:
     polynomial and cosine kernels of degree :math:`p = 1, \ldots, 4`, with
     and without one WL relabelling round ("rlb"): 16 settings. WL:
     :math:`h \in \{1, 2\}`; k-walk: :math:`k \in \{5, 6\}`; shortest path:
-    one setting.
+    one setting. :obj:`"kong-mean"` (not in the paper): the means over the
+    paper's grid and over :func:`extended_grid`, two settings.
 
     Args:
         method (str, optional): One of :obj:`METHODS`. (default: :obj:`"kong"`)
@@ -72,6 +75,7 @@ def paper_grid(method: str = "kong") -> Dict[str, List[Any]]:
             "k": [1], "hops": [2], "traversal": ["bfs"], "kernel": ["poly", "cosine"],
             "degree": [1, 2, 3, 4], "relabel": [0, 1],
         },
+        "kong-mean": {"grid": ["paper", "extended"]},
         "wl": {"hops": [1, 2]},
         "wl-grakel": {"hops": [1, 2]},
         "sp": {},
@@ -191,6 +195,8 @@ class Setting(NamedTuple):
             return f"kw-{p['length']}"
         if self.method == "features":
             return f"features-{p['index']}"
+        if self.method == "kong-mean":
+            return f"kong-mean-{p['grid']}"
         return self.method + l2
 
 
@@ -256,6 +262,8 @@ def make_setting(method: str, params: Mapping[str, Any]) -> Setting:
         full["hops"] = check_int("hops", full["hops"], 0)
     elif method == "kw":
         full["length"] = check_int("length", full["length"], 0)
+    elif method == "kong-mean":
+        check_choice("grid", full["grid"], tuple(GRID_PRESETS))
     if "normalize" in full and method != "kong":
         full["normalize"] = check_bool("normalize", full["normalize"])
     return Setting(method, tuple((key, full[key]) for key in defaults))
@@ -265,8 +273,9 @@ def expand_grid(method: str = "kong", grid: Optional[Union[str, Grid]] = None) -
     r"""The settings of a grid, in order, without duplicates.
 
     Args:
-        method (str, optional): One of :obj:`"kong"`, :obj:`"wl"`,
-            :obj:`"wl-grakel"`, :obj:`"sp"`, :obj:`"kw"`. (default: :obj:`"kong"`)
+        method (str, optional): One of :obj:`"kong"`, :obj:`"kong-mean"`,
+            :obj:`"wl"`, :obj:`"wl-grakel"`, :obj:`"sp"`, :obj:`"kw"`.
+            (default: :obj:`"kong"`)
         grid (str, dict or list of dicts, optional): A dict of values or
             lists of values (their product is the grid; missing keys take
             their default), an explicit list of dicts, or for KONG the name
@@ -297,6 +306,7 @@ _BASELINE_NAMES = {
     "wl-grakel": "wl-grakel-hH = GraKeL's Weisfeiler-Lehman kernel with H iterations",
     "sp": "sp = labelled shortest-path kernel, -l2 normalised",
     "kw": "kw-K = label sequences of walks with K edges",
+    "kong-mean": "kong-mean-GRID = the mean of KONG grid GRID's kernels, each normalised to K(G, G) = 1",
 }
 
 
