@@ -54,6 +54,15 @@ def main(argv=None):
     parser.add_argument("--plot", default=None, metavar="FILE", help="write the figure to FILE")
     parser.add_argument("--quick", action="store_true", help="tiny run (smoke test)")
     args = parser.parse_args(argv)
+    if args.plot:  # before any work: matplotlib present, the file writable (its folder is made)
+        from kong_pyg.cli.common import CommandError, check_output_file
+        from kong_pyg.evaluation.plots import pyplot
+
+        try:
+            pyplot()
+            check_output_file(args.plot, "--plot")
+        except (ImportError, CommandError) as err:
+            parser.error(str(err))
     start(args)
     if args.quick:
         args.num_graphs, args.splits = min(args.num_graphs, 60), 3

@@ -183,7 +183,7 @@ class OrderTestResult:
         t-interval. Right: each comparison's mean difference with its
         corrected 95 % interval; intervals that cross 0 show no effect.
         """
-        from .evaluation.plots import pyplot
+        from .evaluation.plots import pyplot, save_figure
 
         plt = pyplot()
         fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2), gridspec_kw={"width_ratios": [1.1, 1]})
@@ -213,8 +213,7 @@ class OrderTestResult:
         if title:
             fig.suptitle(title)
         fig.tight_layout()
-        fig.savefig(path, dpi=120)
-        plt.close(fig)
+        save_figure(fig, path, dpi=120)
 
 
 def _name(setting: str) -> str:

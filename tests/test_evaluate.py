@@ -261,7 +261,7 @@ def test_cli_degree_label_fallback(cache, tmp_path, capsys):
 
 def test_cli_plot(cache, tmp_path, capsys):
     pytest.importorskip("matplotlib")
-    png = tmp_path / "curve.png"
+    png = tmp_path / "new" / "folder" / "curve.png"  # the folder is made, as --out folders are
     rc, out, err = run(capsys, "--kernel", "cosine", "--degree", "1", "--relabel", "no", "--plot", str(png),
                        "--plot-sizes", "16,64", "--json", *FAST)
     assert rc == 0, err

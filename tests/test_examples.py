@@ -102,6 +102,22 @@ def test_bad_data_is_one_line(name, args, message, tmp_path, monkeypatch, capsys
     assert "--download" not in err
 
 
+def test_plot_is_checked_before_any_work(tmp_path, monkeypatch, capsys):
+    (tmp_path / "file.txt").write_text("x")
+    args = ["--quick", "--plot", str(tmp_path / "file.txt" / "x.png")]
+    code, out, err = run_example("ordered_vs_shuffled.py", args, monkeypatch, capsys)
+    assert code == 2 and err.count("\n") == 1 and "--plot: cannot create a folder under" in err, err
+    assert out == ""  # nothing ran
+
+    def no_matplotlib():
+        raise ImportError("plots need matplotlib: pip install 'kong-pyg[plot]'")
+
+    monkeypatch.setattr("kong_pyg.evaluation.plots.pyplot", no_matplotlib)
+    code, out, err = run_example("ordered_vs_shuffled.py", ["--quick", "--plot", str(tmp_path / "x.png")],
+                                 monkeypatch, capsys)
+    assert code == 2 and err.count("\n") == 1 and "plots need matplotlib" in err and out == "", err
+
+
 # -- the default runs: each shows its point ---------------------------------------------------
 
 

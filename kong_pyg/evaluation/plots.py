@@ -29,6 +29,14 @@ def pyplot() -> Any:
     return plt
 
 
+def save_figure(fig: Any, path: PathLike, **kwargs: Any) -> None:
+    """Write a figure to :obj:`path` (its folder made if needed; the suffix picks the format) and close it."""
+    folder = os.path.dirname(os.path.abspath(os.fspath(path)))
+    os.makedirs(folder, exist_ok=True)
+    fig.savefig(path, **kwargs)
+    pyplot().close(fig)
+
+
 def plot_sketch_curve(curve: List[Dict[str, Any]], path: PathLike, title: str = "") -> None:
     """Write the accuracy-against-b curve of :func:`~kong_pyg.sketch_curve` to an image.
 
@@ -55,8 +63,7 @@ def plot_sketch_curve(curve: List[Dict[str, Any]], path: PathLike, title: str = 
     ax.grid(alpha=0.3)
     ax.legend()
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    save_figure(fig, path, dpi=120)
 
 
 def plot_fraction_curve(curve: Dict[str, Any], path: PathLike,
@@ -84,8 +91,7 @@ def plot_fraction_curve(curve: Dict[str, Any], path: PathLike,
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
+    save_figure(fig, path)
 
 
-__all__ = ["pyplot", "plot_sketch_curve", "plot_fraction_curve"]
+__all__ = ["pyplot", "save_figure", "plot_sketch_curve", "plot_fraction_curve"]
