@@ -397,6 +397,11 @@ def kernel_matrix(X: Any, Y: Any = None) -> np.ndarray:
 
     Returns:
         :class:`numpy.ndarray` :obj:`[n, m]` (``float64``).
+
+    Raises:
+        TypeError: :obj:`X` or :obj:`Y` is not numeric features (for
+            instance a list of graphs: vectorize them first).
+        ValueError: Not 2-D, NaN or infinite values, or different widths.
     """
     left = _as_matrix(X, "X")
     right = left if Y is None else _as_matrix(Y, "Y")
@@ -413,12 +418,15 @@ def _as_matrix(X: Any, name: str) -> Any:
 
     if isinstance(X, Tensor):
         X = X.detach().cpu().numpy()
-    if sp.issparse(X):
-        out = sp.csr_matrix(X, dtype=np.float64)
-    else:
-        out = np.asarray(X, dtype=np.float64)
+    try:
+        out = sp.csr_matrix(X, dtype=np.float64) if sp.issparse(X) else np.asarray(X, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise TypeError(f"'{name}' must be [n, d] numeric features (a SciPy sparse matrix, a NumPy array "
+                        f"or a tensor, e.g. KongVectorizer output), not {type(X).__name__}") from None
     if out.ndim != 2:
         raise ValueError(f"'{name}' must be 2-D [n, d] (got {out.ndim}-D)")
+    if not np.isfinite(out.data if sp.issparse(out) else out).all():
+        raise ValueError(f"'{name}' holds NaN or infinite values")
     return out
 
 

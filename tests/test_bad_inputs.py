@@ -737,7 +737,8 @@ def _kong(name):
 
 for id, call, error, match, xfail in [
     ("classify-method", lambda tmp: _kong("classify")("MUTAG", method="gin"), ValueError,
-     "'method' must be one of \\['kong', 'wl', 'wl-grakel', 'sp', 'kw'\\] \\(got 'gin'\\)", None),
+     "'method' must be one of \\['kong', 'kong-mean', 'wl', 'wl-grakel', 'sp', 'kw'\\] \\(got 'gin'\\)",
+     None),
     ("classify-protocol", lambda tmp: _kong("classify")("MUTAG", protocol="best"), ValueError,
      "'protocol' must be one of \\['paper', 'nested', 'both'\\]", None),
     ("classify-repeats-zero", lambda tmp: _kong("classify")("MUTAG", repeats=0), ValueError,
@@ -905,6 +906,10 @@ for id, argv, match, setup, xfail in [
     ("order-test-unknown-data-set", ["order-test", "--dataset", "NOPE", "--data-root", "{tmp}/adir", "-q"],
      "exit 2: kong-pyg order-test: error: .*NOPE", None, None),
     ("order-test-C-zero", ["order-test", "--C", "0"], "exit 2: .*argument --C: must be > 0", None, None),
+    ("order-test-download-alone", ["order-test", "--download", "-q"],
+     "exit 2: .*--download needs --dataset NAME", None, None),
+    ("classify-data-root-is-the-data-set", ["classify", "--data-root", "{tmp}/tu/T", "--dataset", "T", "-q"],
+     "exit 2: .*'data_root' is the folder that holds T/raw; .*pass its parent", tu_folder, None),
     # stream
     ("stream-missing-file", ["stream", "{tmp}/missing.tsv"], "exit 2: .*no such file", None, None),
     ("stream-folder", ["stream", "{tmp}/adir"], "exit 2: .*is a folder, not a file", None, None),
@@ -915,7 +920,7 @@ for id, argv, match, setup, xfail in [
     ("stream-chunk-size-zero", ["stream", "{tmp}/s.tsv", "--chunk-size", "0"], "exit 2: .*must be >= 1",
         None, None),
     ("stream-out-folder", ["stream", "{tmp}/s.tsv", "--out", "{tmp}/adir.npy"],
-     "exit 2: .*is a folder, not a file",
+     "exit 2: .*--out is a file prefix .*not a folder",
      lambda tmp: (tmp / "adir.npy").mkdir(), None),
     ("stream-out-unwritable", ["stream", "{tmp}/s.tsv", "--out", "{tmp}/a.txt/feat"],
      "exit 2: .*cannot create a folder under",
@@ -935,6 +940,16 @@ for id, argv, match, setup, xfail in [
      None, None),
     ("stream-strict-malformed", ["stream", "{tmp}/bad.tsv", "--strict", "-q", "--out", "{tmp}/f"],
      "exit 1: kong-pyg stream: error: .*line 1", lambda tmp: (tmp / "bad.tsv").write_text("a\tb\n"), None),
+    ("stream-out-is-a-folder", ["stream", "{tmp}/s.tsv", "--out", "{tmp}/adir", "-q"],
+     "exit 2: .*--out is a file prefix .*not a folder", None, None),
+    ("stream-out-ends-with-slash", ["stream", "{tmp}/s.tsv", "--out", "{tmp}/newdir/", "-q"],
+     "exit 2: .*--out is a file prefix .*not a folder", None, None),
+    ("stream-only-malformed", ["stream", "{tmp}/bad.tsv", "-q", "--out", "{tmp}/f"],
+     "exit 2: kong-pyg stream: error: no edges in .*bad.tsv.* \\(1 malformed and 0 blank lines\\): "
+     "nothing written; .*line 1", lambda tmp: (tmp / "bad.tsv").write_text("a\tb\n"), None),
+    ("stream-empty", ["stream", "{tmp}/empty.tsv", "-q", "--out", "{tmp}/f"],
+     "exit 2: kong-pyg stream: error: no edges in .*empty.tsv",
+     lambda tmp: (tmp / "empty.tsv").write_text(""), None),
     ("top-level-unknown-command", ["nope"], "exit 2: kong-pyg: error: argument COMMAND: invalid choice",
         None, None),
 ]:

@@ -79,6 +79,14 @@ def test_kernel_matrix_inputs():
         kernel_matrix(X, np.ones((1, 3)))
     with pytest.raises(ValueError, match="'X' must be 2-D"):
         kernel_matrix(np.ones(3))
+    with pytest.raises(TypeError, match="'X' must be \\[n, d\\] numeric features .*not list"):
+        kernel_matrix([np.ones(2), np.ones(3)])  # e.g. a list of graphs
+    with pytest.raises(TypeError, match="'Y' must be \\[n, d\\] numeric features .*not str"):
+        kernel_matrix(X, "abc")
+    with pytest.raises(ValueError, match="'X' holds NaN or infinite values"):
+        kernel_matrix(np.array([[1.0, np.nan]]))
+    with pytest.raises(ValueError, match="'Y' holds NaN or infinite values"):
+        kernel_matrix(X, sp.csr_matrix(np.array([[np.inf, 0.0]])))
 
 
 def test_gram_matrix_refuses_a_sketch():

@@ -109,8 +109,9 @@ def register(subparsers: Any) -> None:
 def _add_feature_options(p: argparse.ArgumentParser) -> None:
     model = p.add_argument_group("features")
     model.add_argument("--method", default="kong", choices=METHODS,
-                       help="kong; wl (PyG WLConv); sp (labelled shortest paths); wl-grakel (GraKeL, needs "
-                            "kong-pyg[bench]); kw (k-walks)")
+                       help="kong; kong-mean (one kernel per grid: the mean of the paper grid's and of the "
+                            "extended grid's normalised kernels, 2 settings); wl (PyG WLConv); sp (labelled "
+                            "shortest paths); wl-grakel (GraKeL, needs kong-pyg[bench]); kw (k-walks)")
     model.add_argument("--grid", default="paper", choices=sorted(GRID_PRESETS),
                        help="KONG grid preset: paper = h 2, k 1, bfs, exact map, poly and cosine, p 1-4, "
                             "with and without rlb (16 settings); quick = the same with p 1 (4 settings); "

@@ -17,7 +17,7 @@
 import argparse
 import os
 import tempfile
-from typing import Any, Callable, Dict, Iterable, List, Mapping, NoReturn, Optional, Sequence
+from typing import Any, Callable, Dict, Iterable, List, Mapping, NoReturn, Optional, Sequence, Tuple
 
 from ..config import FLOWS, KERNELS, NORMS, ORDERS, TRAVERSALS, KongConfig, option_defaults, option_docs
 
@@ -271,6 +271,7 @@ def add_kong_options(
     defaults: Mapping[str, Any],
     default_text: Optional[Mapping[str, str]] = None,
     suffix: Optional[Mapping[str, str]] = None,
+    replace: Optional[Mapping[str, Tuple[str, str]]] = None,
 ) -> None:
     """Add a flag per KONG option, made from :class:`~kong_pyg.KongConfig`'s fields.
 
@@ -283,19 +284,22 @@ def add_kong_options(
         default_text (dict, optional): The help's default, where not
             :obj:`defaults`' value.
         suffix (dict, optional): Text added to an option's help.
+        replace (dict, optional): An option's :obj:`(metavar, help)` where the command takes fewer
+            values than :class:`~kong_pyg.KongConfig` (the stream's :obj:`dim`: no exact map).
     """
     docs = option_docs()
     for name in names:
         shown = (default_text or {}).get(name) or show_kong(name, defaults[name])
         extra = (suffix or {}).get(name, "")
-        help_text = f"{docs[name]}{extra} (default: {shown})".replace("%", "%%")
+        metavar, doc = (replace or {}).get(name, (_metavar(name, grid), docs[name]))
+        help_text = f"{doc}{extra} (default: {shown})".replace("%", "%%")
         flag = "--" + name.replace("_", "-")
         if grid:
-            group.add_argument(flag, dest=name, default=defaults[name], metavar=_metavar(name, True),
+            group.add_argument(flag, dest=name, default=defaults[name], metavar=metavar,
                                type=lambda text, n=name: kong_values(n, text), help=help_text)
         else:
             bare = {"nargs": "?", "const": True} if _kind(name) == "bool" else {}
-            group.add_argument(flag, dest=name, default=defaults[name], metavar=_metavar(name, False),
+            group.add_argument(flag, dest=name, default=defaults[name], metavar=metavar,
                                type=lambda text, n=name: kong_value(n, text), help=help_text, **bare)
 
 

@@ -61,6 +61,8 @@ def register(subparsers: Any) -> None:
                            "per-graph shuffle runs (default: the bundled MUTAG when no other input is given)")
     data.add_argument("--data-root", default=None, metavar="DIR", type=input_dir,
                       help="folder holding NAME/raw/NAME_*.txt (PyG TUDataset layout); only read")
+    data.add_argument("--download", action="store_true",
+                      help="let PyG download a --dataset that is neither in DIR nor bundled")
     data.add_argument("--ml-dir", default=None, metavar="DIR", type=input_dir,
                       help="a MovieLens-100k folder (u.data, u.user, u.item; only read): one ordered ego "
                            "graph per user, class = gender, as many men as women")
@@ -130,6 +132,8 @@ def _source(args: argparse.Namespace) -> str:
         raise CommandError(f"give one input, not {' and '.join(given)}")
     if args.data_root is not None and args.dataset is None:
         raise CommandError("--data-root needs --dataset NAME (the folder DIR/NAME/raw to read)")
+    if args.download and args.dataset is None:
+        raise CommandError("--download needs --dataset NAME (a TU data set to fetch)")
     if (args.streamspot is None) != (args.labels is None):
         raise CommandError("--streamspot FILE and --labels FILE go together")
     source = given[0] if given else "--dataset"
@@ -179,7 +183,7 @@ def load(args: argparse.Namespace, source: str, tmp: str) -> Tuple[Any, Dict[str
     from ..datasets.tu import load_tu
 
     name = args.dataset or "MUTAG"
-    return load_tu(name, args.data_root), {"data": f"TU data set {name}"}, None
+    return load_tu(name, args.data_root, download=args.download), {"data": f"TU data set {name}"}, None
 
 
 def command_line(args: argparse.Namespace, source: str) -> str:
@@ -192,7 +196,8 @@ def command_line(args: argparse.Namespace, source: str) -> str:
     elif source == "--streamspot":
         parts.append("--streamspot FILE --labels FILE")
     elif args.dataset:
-        parts.append(f"--dataset {args.dataset}" + (" --data-root DIR" if args.data_root else ""))
+        parts.append(f"--dataset {args.dataset}" + (" --data-root DIR" if args.data_root else "")
+                     + (" --download" if args.download else ""))
     opts = _options(args)
     parts.append(f"--k {args.k} --hops {args.hops}" + (" --authors" if args.authors else
                  f" --own-label {'yes' if opts['own_label'] else 'no'} --blended "

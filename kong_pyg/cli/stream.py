@@ -72,7 +72,8 @@ def register(subparsers: Any) -> None:
     kong = p.add_argument_group("KONG options")
     options = stream_options()
     add_kong_options(kong, list(options), grid=False, defaults=options,
-                     suffix={"hops": " (the input is read max(h, 1) times)"})
+                     suffix={"hops": " (the input is read max(h, 1) times)"},
+                     replace={"dim": ("B", "sketch size b (a stream always sketches: no exact map)")})
     if "edge_labels" in options:  # the old flag
         kong.add_argument("--no-edge-labels", dest="edge_labels", action="store_const", const=False,
                           help=argparse.SUPPRESS)
@@ -167,6 +168,9 @@ def run(args: argparse.Namespace) -> int:
 
     ks = _make_stream(args)
     passes = max(int(args.hops), 1)
+    if os.path.isdir(args.out) or args.out.endswith(("/", os.sep)):
+        raise CommandError(f"--out is a file prefix (PREFIX.npy and PREFIX.ids.txt), not a folder: got "
+                           f"{args.out!r}; for files in a folder give DIR/NAME")
     matrix_path, ids_path = output_paths(args.out)
     for path in (matrix_path, ids_path):
         check_output_file(path, "--out")
@@ -286,11 +290,22 @@ def write_output(args: argparse.Namespace, ks: Any, reader: Any, seconds: float,
     Graph ids are :obj:`reader`'s tokens (or :obj:`decode` of each id, or
     the ids themselves); the ids file holds one per line, its bytes those of
     the input (``surrogateescape``).
+
+    Raises:
+        CommandError: No edge was read (an empty input, or only malformed or blank lines); nothing
+            is written.
     """
     import numpy as np
     import torch
 
     from ..datasets.streamspot import format_malformed
+
+    if ks.num_edges == 0:
+        n_bad = reader.num_malformed if reader is not None else 0
+        where = "stdin" if args.file == "-" else repr(args.file)
+        bad = f"; {format_malformed(reader.malformed, n_bad)}" if n_bad else ""
+        raise CommandError(f"no edges in {where} ({n_bad:,} malformed and "
+                           f"{getattr(reader, 'num_blank', 0):,} blank lines): nothing written{bad}")
 
     x = ks.sketches().to(torch.float64 if args.float64 else torch.float32)
     decode = decode or (reader.decode if reader is not None else str)

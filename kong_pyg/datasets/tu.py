@@ -188,6 +188,9 @@ def _locate(name: str, data_root, folder: Path, download: bool) -> Tuple[Dict[st
         src_raw = base / name / "raw"
         if src_raw.is_dir():
             return _read_folder(src_raw, name), str(src_raw)
+        if (base / "raw").is_dir() and base.name == name:
+            raise ValueError(f"'data_root' is the folder that holds {name}/raw; {str(base)!r} is {name}'s "
+                             f"own folder: pass its parent, {str(base.parent)!r} (--data-root DIR)")
         if not download:
             found = _available(base)
             listing = f"it holds {', '.join(found)}" if found else "it holds no NAME/raw folders"
