@@ -184,6 +184,8 @@ def test_cli_table2_on_tiny_data(tmp_path, capsys):
     assert res["tables"]["authors"]["summary"]["K-2 authors"]["C_grid"] == [10.0, 1000.0]
     assert res["tables"]["authors"]["summary"]["K-2"]["C_grid"] == [1.0, 10.0]
     assert 0 <= res["datasets"]["row"]["tie_share"]["all"] <= 1
+    women, men = res["datasets"]["row"]["women"], res["datasets"]["row"]["men"]
+    assert women + men == 24 and f"{women:,} women and {men:,} men here" in text  # not the default's 273
     assert set(res["curve"]["acc"]) == {"K-1", "K-2", "K-2 consistent", "K-2 shuffled"}
     assert (tmp_path / "state-row.json").is_file() and (tmp_path / "state-authors.json").is_file()
     assert "wrote" in capsys.readouterr().out

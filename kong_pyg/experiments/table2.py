@@ -510,8 +510,9 @@ def dataset_summary(ds: Any) -> Dict[str, Any]:
         warnings.simplefilter("ignore")  # the file's known oddities were warned about when processing
         t = read_ml100k(ds.raw_dir)
     kept = t.genres.sum(dim=1)[t.item] == 1 if ds.genre == "single" else slice(None)
+    y = data.y.view(-1)
     return {"nodes": int(data.x.numel()), "edges": int(data.edge_index.size(1)), "ties": ds.ties,
-            "layout": ds.layout,
+            "layout": ds.layout, "women": int((y == 0).sum()), "men": int((y == 1).sum()),
             "tie_share": {"all": tie_share(t.time), "kept": tie_share(t.time[kept]),
                           "ratings": int(t.time.numel()), "kept_ratings": int(t.time[kept].numel())},
             "description": (f"MovieLens-100k ego graphs (genre={ds.genre!r}, symmetric={ds.symmetric}, "

@@ -25,6 +25,8 @@ def difference_lines(infos: Mapping[str, Dict[str, Any]]) -> List[str]:
     """How the graphs are built and how that differs from the paper and the authors' code."""
     info = next(iter(infos.values()))
     ties = info.get("tie_share", {})
+    users = (f"{info['women']:,} women and {info['men']:,} men here; by default all 273 women and a seeded "
+             "subset of 273 men" if "women" in info else "all 273 women and a seeded subset of 273 men")
     share = (f"{100 * ties['all']:.1f} % of consecutive ratings of `u.data` (in time order) share their "
              f"second with the previous one ({100 * ties['kept']:.1f} % among the {ties['kept_ratings']:,} "
              "ratings of single-genre movies kept here)" if ties else
@@ -36,7 +38,7 @@ def difference_lines(infos: Mapping[str, Dict[str, Any]]) -> List[str]:
         "time order, users labelled by age group, movies by genre, class = gender); the authors' public "
         "experiment code fixes the details. Against it: they read MovieLens-1M (age codes, 4 groups; the "
         "first 1700 men and 1700 women by first rating), we read MovieLens-100k (ages in years, 5 groups; "
-        "all 273 women and a seeded subset of 273 men); our default layout is a directed ego graph (the ego "
+        f"{users}); our default layout is a directed ego graph (the ego "
         "sees each movie once, 2-hop users are leaves), theirs an undirected edge list (the ego sees each "
         "movie twice; `layout=\"authors\"` in `MovieLensOrdered`, used by `kong-pyg order-test`, not here).",
         f"- **Ties in time decide much of the order**: {share}; almost all of them are one user's "
