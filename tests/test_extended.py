@@ -4,6 +4,7 @@ import random
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 import torch
 from helpers import oracle_kernel as _oracle
 from helpers import random_graph, to_data
@@ -137,6 +138,22 @@ def test_grid_mean_equals_the_oracle_mean_of_normalized_kernels(seed):
     np.testing.assert_allclose(np.diag(got.K), 1.0)  # every graph has a label: K_s(G, G) > 0
 
 
+def test_grid_mean_of_another_grid_is_that_grids_mean():
+    # the quick grid: k = 1, h = 2, BFS, poly / cosine, p = 1, rlb 0 / 1 (not the paper grid's 16)
+    rng = random.Random(950)
+    graphs = [random_graph(rng, max_nodes=5, max_edges=7) for _ in range(5)]
+    expected = sum(_oracle(graphs, 1, 2, "bfs", kernel, 1, relabel=relabel, normalize=True)
+                   for kernel in ("poly", "cosine") for relabel in (0, 1)) / 4
+    setting, = expand_grid("kong-mean", "quick")  # a preset's name: that grid's mean alone
+    got = setting_features(setting, [to_data(g) for g in graphs])
+    assert "4 normalised kernels of the 'quick' grid" in got.source
+    np.testing.assert_allclose(got.K, expected, rtol=1e-9, atol=1e-12)
+    # sparse integer or float32 features are normalised in float64
+    K = normalized_gram(sp.csr_matrix(np.array([[3, 4], [1, 0]], dtype=np.int64)))
+    assert K.dtype == np.float64
+    np.testing.assert_allclose(K, [[1.0, 0.6], [0.6, 1.0]])
+
+
 def test_grid_mean_settings_names_and_errors():
     assert [s.name for s in expand_grid("kong-mean")] == ["kong-mean-paper", "kong-mean-extended"]
     assert "kong-mean-GRID" in name_legend(expand_grid("kong-mean"))
@@ -253,3 +270,8 @@ def test_cli_grid_extended_runs_on_a_tiny_set(tmp_path, monkeypatch, capsys):
         res = json.loads(capsys.readouterr().out)
         assert [row["setting"] for row in res["settings"]] == ["kong-mean-paper", "kong-mean-extended"]
         assert res["protocols"]["nested"]["accuracy_mean"] == 1.0
+        quick = [*argv[:5], "--method", "kong-mean", "--grid", "quick", *argv[7:], "--protocol", "paper"]
+        assert main(quick) == 0
+        res = json.loads(capsys.readouterr().out)
+        assert [row["setting"] for row in res["settings"]] == ["kong-mean-quick"]
+        assert main([*argv[:5], "--method", "wl", "--grid", "quick", *argv[7:]]) == 2  # not a KONG method

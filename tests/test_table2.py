@@ -203,3 +203,8 @@ def test_plot_fraction_curve(tmp_path):
     curve = {"fractions": [0.1, 0.8], "n_splits": 2, "acc": {"K-1": {"0.1": s, "0.8": s}}}
     plot_fraction_curve(curve, str(tmp_path / "c.png"))
     assert (tmp_path / "c.png").read_bytes()[:4] == b"\x89PNG"
+    import io
+
+    buffer = io.BytesIO()  # a file object works too (no folder to make)
+    plot_fraction_curve(curve, buffer)
+    assert buffer.getvalue()[:4] == b"\x89PNG"

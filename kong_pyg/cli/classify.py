@@ -112,12 +112,14 @@ def _add_feature_options(p: argparse.ArgumentParser) -> None:
                        help="kong; kong-mean (one kernel per grid: the mean of the paper grid's and of the "
                             "extended grid's normalised kernels, 2 settings); wl (PyG WLConv); sp (labelled "
                             "shortest paths); wl-grakel (GraKeL, needs kong-pyg[bench]); kw (k-walks)")
-    model.add_argument("--grid", default="paper", choices=sorted(GRID_PRESETS),
+    model.add_argument("--grid", default=None, choices=sorted(GRID_PRESETS),
                        help="KONG grid preset: paper = h 2, k 1, bfs, exact map, poly and cosine, p 1-4, "
                             "with and without rlb (16 settings); quick = the same with p 1 (4 settings); "
                             f"extended = {len(GRID_PRESETS['extended'])} settings: k 1 and k 2 ordered by "
                             "label or degree, h 1-3, the sum of depths 0..h, rlb 0-2, node (cosine) or "
-                            "graph normalisation. The options below replace single entries")
+                            "graph normalisation. The options below replace single entries. With --method "
+                            "kong-mean: the grid whose kernels are averaged (default: paper; kong-mean: "
+                            "two settings, the paper grid's mean and the extended grid's)")
     add_kong_options(
         model, KONG_OPTIONS, grid=True, defaults={name: None for name in KONG_OPTIONS},
         default_text={name: _grid_default(name) for name in KONG_OPTIONS},
@@ -162,15 +164,17 @@ def grid_from_args(args: argparse.Namespace) -> Grid:
     """The grid of a ``classify`` command line: the preset with the given flags replacing entries."""
     method = args.method
     if method == "kong":
-        preset = GRID_PRESETS[args.grid]
+        preset = GRID_PRESETS[args.grid or "paper"]
         if not isinstance(preset, Mapping):  # a list of settings: the flags replace entries of each
             flags = {key: getattr(args, dest) for dest, (key, _) in GRID_FLAGS.items()
                      if getattr(args, dest) is not None}
             combos = [dict(zip(flags, values)) for values in itertools.product(*flags.values())]
             return [{**point, **combo} for point in preset for combo in combos]
         grid = dict(preset)
+    elif method == "kong-mean":  # --grid NAME: that grid's mean alone
+        grid = {"grid": [args.grid]} if args.grid is not None else dict(paper_grid(method))
     else:
-        if args.grid != "paper":
+        if args.grid is not None:
             raise CommandError(f"--grid {args.grid} is a KONG grid; it does not apply to --method {method}")
         grid = dict(paper_grid(method))
     for dest, (key, methods) in GRID_FLAGS.items():

@@ -168,7 +168,7 @@ def run(args: argparse.Namespace) -> int:
 
     ks = _make_stream(args)
     passes = max(int(args.hops), 1)
-    if os.path.isdir(args.out) or args.out.endswith(("/", os.sep)):
+    if os.path.isdir(args.out) or os.path.basename(args.out) in ("", ".", ".."):
         raise CommandError(f"--out is a file prefix (PREFIX.npy and PREFIX.ids.txt), not a folder: got "
                            f"{args.out!r}; for files in a folder give DIR/NAME")
     matrix_path, ids_path = output_paths(args.out)
@@ -305,7 +305,7 @@ def write_output(args: argparse.Namespace, ks: Any, reader: Any, seconds: float,
         where = "stdin" if args.file == "-" else repr(args.file)
         bad = f"; {format_malformed(reader.malformed, n_bad)}" if n_bad else ""
         raise CommandError(f"no edges in {where} ({n_bad:,} malformed and "
-                           f"{getattr(reader, 'num_blank', 0):,} blank lines): nothing written{bad}")
+                           f"{getattr(reader, 'num_blank', 0):,} blank lines): no features written{bad}")
 
     x = ks.sketches().to(torch.float64 if args.float64 else torch.float32)
     decode = decode or (reader.decode if reader is not None else str)

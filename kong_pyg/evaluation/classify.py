@@ -225,13 +225,17 @@ def classify(
             only; see :func:`~kong_pyg.datasets.load_tu`).
         download (bool, optional): Let PyG download a missing data set.
         cache (str, optional): The cache folder for processed data.
-        method (str, optional): :obj:`"kong"`, :obj:`"wl"` (PyG
+        method (str, optional): :obj:`"kong"`, :obj:`"kong-mean"` (the
+            mean of a KONG grid's normalised kernels as one setting; see
+            :func:`~kong_pyg.evaluation.depths.grid_mean_features`), :obj:`"wl"` (PyG
             :class:`~torch_geometric.nn.conv.WLConv`), :obj:`"wl-grakel"`,
             :obj:`"sp"` (shortest paths), :obj:`"kw"` (k-walks). (default: :obj:`"kong"`)
         grid (str, dict or list, optional): Settings (see :func:`expand_grid`),
             or a KONG preset name: :obj:`"paper"`, :obj:`"quick"`,
-            :obj:`"extended"` (:func:`~kong_pyg.evaluation.grid.extended_grid`).
-            (default: :func:`paper_grid`)
+            :obj:`"extended"` (:func:`~kong_pyg.evaluation.grid.extended_grid`;
+            for :obj:`"kong-mean"`: the one setting averaging that grid).
+            (default: :func:`paper_grid`; for :obj:`"kong-mean"` the paper
+            grid's and the extended grid's means)
         protocol (str, optional): :obj:`"paper"`, :obj:`"nested"` or
             :obj:`"both"`. (default: :obj:`"both"`)
         repeats (int, optional): :math:`R`. (default: :obj:`10`)

@@ -126,7 +126,8 @@ def normalized_gram(features: Union[Matrix, Gram]) -> np.ndarray:
     r"""The Gram matrix of :obj:`features` scaled to :math:`K(G, G) = 1`.
 
     :math:`K(G, H) / \sqrt{K(G, G) K(H, H)}`; a graph with :math:`K(G, G) = 0`
-    (no features) gets a zero row and column.
+    (no features) gets a zero row and column (so the mean of :func:`grid_mean_features` has
+    :math:`K(G, G) = 1` where every setting gives the graph features, less elsewhere).
 
     Args:
         features: :obj:`[n, d]` features (CSR or dense) or a
@@ -138,7 +139,8 @@ def normalized_gram(features: Union[Matrix, Gram]) -> np.ndarray:
     if isinstance(features, Gram):
         K = np.array(features.K, dtype=np.float64)
     else:
-        kx: Any = features @ features.T
+        X = features.astype(np.float64) if sp.issparse(features) else np.asarray(features, dtype=np.float64)
+        kx: Any = X @ X.T
         K = kx.toarray() if sp.issparse(kx) else np.array(kx, dtype=np.float64)
     norm = np.sqrt(np.clip(np.diag(K), 0.0, None))
     scale = np.divide(1.0, norm, out=np.zeros_like(norm), where=norm > 0)

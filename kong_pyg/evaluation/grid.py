@@ -280,12 +280,15 @@ def expand_grid(method: str = "kong", grid: Optional[Union[str, Grid]] = None) -
             lists of values (their product is the grid; missing keys take
             their default), an explicit list of dicts, or for KONG the name
             of a preset (:obj:`"paper"`, :obj:`"quick"`, :obj:`"extended"`:
-            :data:`GRID_PRESETS`). (default: :func:`paper_grid`)
+            :data:`GRID_PRESETS`); for :obj:`"kong-mean"` a preset's name
+            is the one setting averaging that grid. (default: :func:`paper_grid`)
 
     Returns:
         A list of :class:`Setting`.
     """
     check_choice("method", method, METHODS)
+    if isinstance(grid, str) and method == "kong-mean":  # the mean of that preset's kernels
+        grid = {"grid": [check_choice("grid", grid, tuple(GRID_PRESETS))]}
     if isinstance(grid, str):
         if method != "kong":
             raise ValueError(f"'grid' presets are KONG grids; method {method!r} needs a dict or list")

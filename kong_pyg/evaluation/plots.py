@@ -29,10 +29,17 @@ def pyplot() -> Any:
     return plt
 
 
-def save_figure(fig: Any, path: PathLike, **kwargs: Any) -> None:
-    """Write a figure to :obj:`path` (its folder made if needed; the suffix picks the format) and close it."""
-    folder = os.path.dirname(os.path.abspath(os.fspath(path)))
-    os.makedirs(folder, exist_ok=True)
+def save_figure(fig: Any, path: Union[PathLike, Any], **kwargs: Any) -> None:
+    """Write a figure and close it.
+
+    Args:
+        fig: A :class:`matplotlib.figure.Figure`.
+        path (str or file object): The image file (its folder is made if
+            needed; its suffix picks the format), or a binary file object.
+        **kwargs: Passed to :meth:`~matplotlib.figure.Figure.savefig`.
+    """
+    if isinstance(path, (str, os.PathLike)):
+        os.makedirs(os.path.dirname(os.path.abspath(os.fspath(path))), exist_ok=True)
     fig.savefig(path, **kwargs)
     pyplot().close(fig)
 
