@@ -54,14 +54,12 @@ def main(argv=None):
     parser.add_argument("--plot", default=None, metavar="FILE", help="write the figure to FILE")
     parser.add_argument("--quick", action="store_true", help="tiny run (smoke test)")
     args = parser.parse_args(argv)
-    if args.plot:  # before any work: matplotlib present, the file writable (its folder is made)
-        from kong_pyg.cli.common import CommandError, check_output_file
-        from kong_pyg.evaluation.plots import pyplot
+    if args.plot:  # before any work: matplotlib present, a format it writes, the file writable
+        from kong_pyg.cli.common import CommandError, check_figure_file
 
         try:
-            pyplot()
-            check_output_file(args.plot, "--plot")
-        except (ImportError, CommandError) as err:
+            check_figure_file(args.plot, "--plot")
+        except CommandError as err:
             parser.error(str(err))
     start(args)
     if args.quick:

@@ -7,7 +7,6 @@ grid (their product) on top of a ``--grid`` preset.
 import argparse
 import itertools
 import json
-import os
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from ..config import option_names
@@ -29,7 +28,7 @@ from .common import (
     add_command,
     add_kong_options,
     add_quiet,
-    check_output_file,
+    check_figure_file,
     input_dir,
     int_at_least,
     list_of,
@@ -205,16 +204,7 @@ def _check_combinations(args: argparse.Namespace) -> None:
 def _check_extras(args: argparse.Namespace) -> None:
     """The optional packages a run needs, and that --plot can be written (before any work)."""
     if args.plot is not None:
-        try:
-            from matplotlib.backend_bases import FigureCanvasBase
-        except ImportError:
-            raise CommandError("--plot needs matplotlib: pip install 'kong-pyg[plot]'") from None
-        suffix = os.path.splitext(args.plot)[1].lower().lstrip(".")
-        formats = FigureCanvasBase.get_supported_filetypes()
-        if suffix and suffix not in formats:
-            raise CommandError(f"--plot: unknown image format {suffix!r}; use one of "
-                               f"{', '.join(sorted(formats))}")
-        check_output_file(args.plot, "--plot")
+        check_figure_file(args.plot, "--plot")
     if args.method == "wl-grakel":
         try:
             import grakel  # noqa: F401

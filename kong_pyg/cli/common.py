@@ -374,6 +374,31 @@ def check_output_file(path: str, flag: str) -> None:
     _probe(_nearest_folder(os.path.dirname(os.path.abspath(path))), flag)
 
 
+def check_figure_file(path: str, flag: str) -> None:
+    """Check, before any work, that a figure can be written to :obj:`path`.
+
+    matplotlib must be installed, the suffix must be a format it writes, and
+    the file writable (:func:`check_output_file`).
+
+    Raises:
+        CommandError: One of these does not hold.
+    """
+    from ..evaluation.plots import pyplot
+
+    try:
+        pyplot()
+    except ImportError as err:
+        raise CommandError(f"{flag}: {err}") from None
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    suffix = os.path.splitext(path)[1].lower().lstrip(".")
+    formats = FigureCanvasBase.get_supported_filetypes()
+    if suffix and suffix not in formats:
+        raise CommandError(f"{flag}: unknown image format {suffix!r}; use one of "
+                           f"{', '.join(sorted(formats))}")
+    check_output_file(path, flag)
+
+
 def check_output_dir(path: str, flag: str) -> None:
     """Check, before any work, that files can be written in the folder :obj:`path` (made if needed).
 
@@ -405,6 +430,7 @@ __all__ = [
     "input_dir",
     "not_a_file",
     "check_output_file",
+    "check_figure_file",
     "check_output_dir",
     "one_line",
 ]

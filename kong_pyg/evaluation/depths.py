@@ -136,12 +136,9 @@ def normalized_gram(features: Union[Matrix, Gram]) -> np.ndarray:
     Returns:
         numpy.ndarray: :obj:`[n, n]`.
     """
-    if isinstance(features, Gram):
-        K = np.array(features.K, dtype=np.float64)
-    else:
-        X = features.astype(np.float64) if sp.issparse(features) else np.asarray(features, dtype=np.float64)
-        kx: Any = X @ X.T
-        K = kx.toarray() if sp.issparse(kx) else np.array(kx, dtype=np.float64)
+    from ..gram import kernel_matrix
+
+    K = np.array(features.K, dtype=np.float64) if isinstance(features, Gram) else kernel_matrix(features)
     norm = np.sqrt(np.clip(np.diag(K), 0.0, None))
     scale = np.divide(1.0, norm, out=np.zeros_like(norm), where=norm > 0)
     K *= scale[:, None]

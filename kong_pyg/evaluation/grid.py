@@ -288,7 +288,7 @@ def expand_grid(method: str = "kong", grid: Optional[Union[str, Grid]] = None) -
     """
     check_choice("method", method, METHODS)
     if isinstance(grid, str) and method == "kong-mean":  # the mean of that preset's kernels
-        grid = {"grid": [check_choice("grid", grid, tuple(GRID_PRESETS))]}
+        grid = {"grid": [grid]}
     if isinstance(grid, str):
         if method != "kong":
             raise ValueError(f"'grid' presets are KONG grids; method {method!r} needs a dict or list")
