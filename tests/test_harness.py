@@ -33,6 +33,60 @@ def test_make_splits_are_the_earlier_harness_splits():
                 assert np.array_equal(sp.inner[r][f][i][1], train[b])
 
 
+@pytest.mark.parametrize("trial", range(4))
+def test_stratified_folds_are_scikit_learns(trial):
+    """The harness's own stratified k-fold gives StratifiedKFold(shuffle=True)'s splits exactly."""
+    from sklearn.model_selection import StratifiedKFold
+
+    from kong_pyg.evaluation.splits import stratified_folds
+
+    rng = np.random.default_rng(trial)
+    checked = 0
+    while checked < 60:
+        classes, folds = int(rng.integers(2, 7)), int(rng.integers(2, 11))
+        y = rng.integers(0, classes, size=int(rng.integers(folds, 300)))
+        if trial % 2:  # labels that sort differently from their order of appearance
+            y = np.array([f"c{9 - v}" for v in y])
+        seed = int(rng.integers(0, 2**32 - 1))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # a class smaller than the folds: a warning, the same splits
+            try:
+                ref = list(StratifiedKFold(folds, shuffle=True, random_state=seed).split(np.zeros(y.size), y))
+            except ValueError:  # every class smaller than the folds
+                continue
+        got = stratified_folds(y, folds, seed)
+        assert len(got) == folds
+        for (a, b), (c, d) in zip(ref, got):
+            assert np.array_equal(a, c) and np.array_equal(b, d)
+        checked += 1
+
+
+def test_average_ranks_are_scipys():
+    from scipy.stats import rankdata
+
+    from kong_pyg.evaluation.cv import average_ranks
+
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        shape = tuple(int(v) for v in rng.integers(1, 7, size=int(rng.integers(1, 4))))
+        a = rng.integers(0, int(rng.integers(1, 5)), size=shape) + rng.choice([0.0, 0.5], size=shape)
+        assert np.array_equal(average_ranks(a), rankdata(a, axis=-1))
+    assert average_ranks(np.zeros((2, 0))).shape == (2, 0)
+
+
+def test_classify_imports_no_scikit_learn_or_scipy_stats():
+    """Importing them costs about 1.5 s per process: the main job's fits need neither."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from kong_pyg import classify; "
+            "classify(grid='quick', repeats=1, n_jobs=1, progress=False); "
+            "print([m for m in ('sklearn', 'scipy.stats') if m in sys.modules])")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "[]"
+
+
 def test_random_splits_are_table2s_splits():
     """StratifiedShuffleSplit(random_state=seed); split s: StratifiedKFold(min(I, smallest), seed + s)."""
     from sklearn.model_selection import StratifiedKFold, StratifiedShuffleSplit

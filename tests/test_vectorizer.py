@@ -108,3 +108,26 @@ def test_mutag_from_raw_files(tmp_path):
     # node label counts at level 0: the total number of nodes
     vec = KongVectorizer(k=1, hops=0, edge_labels=False)
     assert vec.fit_transform(ds).sum() == ds._data.x.size(0)
+
+
+@pytest.mark.parametrize("options", [dict(k=2), dict(k=2, degree=2, normalize=True),
+                                     dict(k=1, dim=64, relabel=True)])
+def test_feature_map_is_the_vectorizer_without_scikit_learn(options):
+    from kong_pyg import KongConfig
+    from kong_pyg.featuremap import FeatureMap
+
+    rng = random.Random(3)
+    graphs = [to_data(random_graph(rng, 7, 12)) for _ in range(12)]
+    vec = KongVectorizer(**options)
+    fmap = FeatureMap(vec._config())
+    for a, b in [(vec.fit_transform(graphs[:8]), fmap.fit_transform(graphs[:8])),
+                 (vec.transform(graphs[8:]), fmap.transform(graphs[8:]))]:
+        a = a.toarray() if hasattr(a, "toarray") else a
+        b = b.toarray() if hasattr(b, "toarray") else b
+        assert np.array_equal(a, b)
+    assert fmap.n_features_out_ == vec.n_features_out_
+    assert list(fmap._feature_names()) == list(vec.get_feature_names_out())
+    with pytest.raises(TypeError, match="'config' must be a KongConfig"):
+        FeatureMap(options)  # type: ignore[arg-type]
+    with pytest.raises(RuntimeError, match="fit_transform first"):
+        FeatureMap(KongConfig()).transform(graphs)

@@ -88,7 +88,8 @@ def kong_route(cfg: Any, graphs: Any) -> Tuple[str, Dict[str, float]]:
 def setting_features(setting: Setting, graphs: Any, seed: int = 0) -> Union[Matrix, Gram]:
     r"""The features of one setting on :obj:`graphs`.
 
-    KONG: the exact map as CSR (:class:`~kong_pyg.KongVectorizer`), or for
+    KONG: the exact map as CSR (:class:`~kong_pyg.KongVectorizer`'s, computed by
+    :class:`~kong_pyg.featuremap.FeatureMap` without importing scikit-learn), or for
     :math:`p \geq 2` the :class:`Gram` matrix from node inner products when
     :func:`kong_route` finds it cheaper (the same kernel, exactly); a sketch
     as a dense matrix; a :obj:`depths="sum"` setting: the sum of its
@@ -107,7 +108,8 @@ def setting_features(setting: Setting, graphs: Any, seed: int = 0) -> Union[Matr
     """
     p = setting.config
     if setting.method == "kong":
-        from ..vectorizer import KongVectorizer
+        from ..featuremap import FeatureMap
+        from ..threads import torch_threads
 
         if p["depths"] == "sum":
             from .depths import depth_sum_features
@@ -118,7 +120,8 @@ def setting_features(setting: Setting, graphs: Any, seed: int = 0) -> Union[Matr
             from ..gram import gram_matrix
 
             return Gram(gram_matrix(graphs, config=cfg), "KONG Gram matrix from node inner products")
-        return KongVectorizer(config=cfg).fit_transform(graphs)
+        with torch_threads(1):  # as KongVectorizer's default (threads=1)
+            return FeatureMap(cfg).fit_transform(graphs)
     if setting.method == "kong-mean":
         from .depths import grid_mean_features
 

@@ -1,0 +1,263 @@
+r"""Explicit KONG graph features with learned columns: the work behind :class:`~kong_pyg.KongVectorizer`.
+
+:class:`ExactColumns` holds what :class:`~kong_pyg.KongVectorizer` does with
+graphs (the batches, the exact map's column vocabularies, the sketched map),
+with no scikit-learn in it; :class:`~kong_pyg.KongVectorizer` adds
+scikit-learn's estimator API on top. :class:`FeatureMap` is the same work for
+one configuration, for code that must not import scikit-learn (importing it
+costs about 1.5 s per process, more than the features and fits of a small
+evaluation: the evaluation harness uses :class:`FeatureMap`).
+"""
+from typing import Any, List, Optional
+
+import numpy as np
+import scipy.sparse as sp
+import torch
+from torch import Tensor
+from torch_geometric.utils import scatter
+
+from . import engine
+from .config import KongConfig, check_attr_name, check_device, check_int
+from .engine import ExactRows
+from .exact import ExactMapTooLarge, dense_rank
+from .graphs import GraphBatch, as_graph_sequence, iter_graph_batches, split_batch
+from .kgrams import exclusive_cumsum
+from .memory import check_allocation
+from .ordering import ORDERS_WITH_KEY
+from .sketch import SketchHashes
+from .traversals import traversal_rule
+from .vocab import KeyVocab, TupleVocab
+
+#: The block id of the polynomial kernel's constant coordinate.
+CONST_BLOCK = 2**31 - 1
+
+
+class ExactColumns:
+    r"""The work of :class:`~kong_pyg.KongVectorizer` (see there for the features).
+
+    A subclass provides :meth:`_config` (the :class:`~kong_pyg.KongConfig` a
+    fit uses) and the attributes :obj:`edge_order_attr`, :obj:`batch_size`,
+    :obj:`device` and :obj:`progress`; :meth:`_run` with :obj:`fit=True`
+    sets :obj:`config_`, the column vocabularies and :obj:`n_features_out_`.
+    """
+
+    edge_order_attr: Optional[str]
+    batch_size: int
+    device: Any
+    progress: bool
+    config_: KongConfig
+    n_features_out_: int
+
+    def _config(self) -> KongConfig:
+        raise NotImplementedError
+
+    def _feature_names(self) -> np.ndarray:
+        """Readable column names (exact mode): ``L<level>:<gram>``."""
+        cfg = self.config_
+        if cfg.dim is not None:
+            return np.array([f"kong{i}" for i in range(cfg.dim)], dtype=object)
+        names = [self._gram_name(c) for c in range(len(self.grams_))]
+        if cfg.degree == 1:
+            return np.array(names, dtype=object)
+        return np.array(
+            ["*".join(names[c] for c in self.multisets_.row(i)) for i in range(len(self.multisets_))],
+            dtype=object,
+        )
+
+    def _run(self, graphs: Any, fit: bool, keep: bool) -> Any:
+        if fit:
+            self.config_ = self._config()
+            check_int("batch_size", self.batch_size, 1)
+            check_device("device", self.device)
+            check_attr_name("edge_order_attr", self.edge_order_attr)
+            self.symbols_ = KeyVocab()
+            self.strings_ = TupleVocab()
+            self.grams_ = TupleVocab()
+            self.multisets_ = TupleVocab()
+        cfg = self.config_
+        graphs = as_graph_sequence(graphs)
+        hashes = None
+        if cfg.dim is not None:
+            hashes = SketchHashes(cfg.dim, cfg.degree, cfg.k, cfg.hops + 1, cfg.seed)
+            hashes = hashes.to(self.device) if self.device is not None else hashes
+        bar = None
+        if self.progress:
+            from tqdm.auto import tqdm
+
+            bar = tqdm(total=len(graphs), desc="KONG features", unit="graph")
+        parts: List[Any] = []
+        dense = None
+        if hashes is not None and keep:  # written batch by batch: the peak is the output plus one batch
+            check_allocation(len(graphs) * int(cfg.dim or 0) * 8,
+                             f"the sketched features [{len(graphs):,}, {cfg.dim:,}] ('dim' = {cfg.dim:,}, "
+                             "float64)", advice="a smaller 'dim' or fewer graphs")
+            dense = np.empty((len(graphs), int(cfg.dim or 0)), dtype=np.float64)
+        with torch.no_grad():
+            key_attr = self.edge_order_attr if cfg.order in ORDERS_WITH_KEY else None
+            for gb in iter_graph_batches(graphs, self.batch_size, cfg.edge_labels, key_attr):
+                gb = self._to_device(gb)
+                if hashes is None:
+                    parts.extend(self._exact_parts(cfg, gb, grow=fit))
+                else:
+                    prep = engine.prepare(cfg, gb.x, gb.edge_index, gb.edge_attr, gb.edge_order)
+                    steps = engine.kgram_steps(cfg, prep)
+                    rows = None
+                    if dense is not None:
+                        rows = dense[gb.start : gb.start + gb.num_graphs]
+                    if rows is not None and gb.x.device.type == "cpu":  # written in place
+                        engine.graph_sketch(cfg, hashes, prep, steps, gb.batch, gb.num_graphs,
+                                            out=torch.from_numpy(rows))
+                    else:
+                        out = engine.graph_sketch(cfg, hashes, prep, steps, gb.batch, gb.num_graphs)
+                        if rows is not None:
+                            rows[:] = out.cpu().numpy()
+                if bar is not None:
+                    bar.update(gb.num_graphs)
+        if bar is not None:
+            bar.close()
+        if fit:
+            self.n_features_out_ = cfg.dim if cfg.dim is not None else (
+                len(self.grams_) if cfg.degree == 1 else len(self.multisets_)
+            )
+        if not keep:
+            return None
+        if dense is not None:
+            return dense
+        width = self.n_features_out_
+        mats = [sp.csr_matrix(part, shape=(part[2].size - 1, width)) for part in parts]
+        out = mats[0] if len(mats) == 1 else sp.vstack(mats, format="csr")
+        out.sort_indices()
+        return out
+
+    def _to_device(self, gb: GraphBatch) -> GraphBatch:
+        if self.device is None:
+            return gb
+
+        def move(t: Optional[Tensor]) -> Optional[Tensor]:
+            return None if t is None else t.to(self.device)
+
+        return GraphBatch(gb.x.to(self.device), gb.edge_index.to(self.device), move(gb.edge_attr),
+                          move(gb.edge_order), gb.batch.to(self.device), gb.start, gb.num_graphs)
+
+    def _exact_parts(self, cfg: KongConfig, gb: GraphBatch, grow: bool) -> List[tuple]:
+        """CSR parts of a batch; a batch whose exact map is too large is split in halves."""
+        prep = engine.prepare(cfg, gb.x, gb.edge_index, gb.edge_attr, gb.edge_order)
+        try:
+            er = engine.exact_graph_map(cfg, prep, engine.kgram_steps(cfg, prep), gb.batch, gb.num_graphs)
+        except ExactMapTooLarge as err:
+            if gb.num_graphs < 2:
+                raise ExactMapTooLarge(err.entries, f"{err.what} of graph {gb.start}",
+                                       str(err).split("; ", 1)[-1]) from None
+            first, second = split_batch(gb)
+            return self._exact_parts(cfg, first, grow) + self._exact_parts(cfg, second, grow)
+        return [self._exact_batch(cfg, er, gb, grow)]
+
+    def _exact_batch(self, cfg: KongConfig, er: ExactRows, gb: GraphBatch, grow: bool) -> tuple:
+        rows = er.rows
+        scale = None
+        if cfg.normalize:
+            sq = scatter(rows.val * rows.val, rows.row, 0, gb.num_graphs, "sum")
+            scale = torch.where(sq > 0, sq.rsqrt(), torch.zeros_like(sq))
+        cols = self._global_columns(cfg, er, grow)
+        keep = (cols >= 0).nonzero().view(-1)
+        val = rows.val if scale is None else rows.val * scale[rows.row]
+        # CSR parts straight away: entries are sorted by graph already
+        indptr = exclusive_cumsum(torch.bincount(rows.row.index_select(0, keep), minlength=gb.num_graphs))
+        return (
+            val.index_select(0, keep).cpu().numpy(), cols.index_select(0, keep).cpu().numpy(),
+            indptr.cpu().numpy(),
+        )
+
+    def _global_columns(self, cfg: KongConfig, er: ExactRows, grow: bool) -> Tensor:
+        """Global column of every entry of :obj:`er.rows` (-1: unseen)."""
+        rows = er.rows
+        if cfg.degree == 1:
+            used, inv = dense_rank(rows.col)
+            return self._gram_columns(er, used, grow)[inv]
+        assert er.multisets is not None
+        used, inv = dense_rank(er.multisets.reshape(-1))
+        gram_cols = self._gram_columns(er, used, grow)[inv].view(er.multisets.shape)
+        ok = (gram_cols >= 0).all(dim=1)
+        sets = torch.sort(gram_cols.clamp(min=0), dim=1).values
+        cols = torch.full((sets.size(0),), -1, dtype=torch.long, device=sets.device)
+        if bool(ok.any()):
+            cols[ok] = self.multisets_.lookup(sets[ok], grow, distinct=True)
+        return cols[rows.col]
+
+    def _gram_columns(self, er: ExactRows, local: Tensor, grow: bool) -> Tensor:
+        """Global gram columns of local columns (block * G + gram, or const).
+
+        A column is the pair (block, string id) in :obj:`grams_`; a string id
+        is the symbol ids of the gram in :obj:`strings_`; a symbol id is the
+        code in :obj:`symbols_`. The constant is the pair (CONST_BLOCK, 0).
+        """
+        g = max(er.grams.num_grams, 1)
+        dev = local.device
+        block, gid = local // g, local % g
+        # string id of every distinct gram of the call (tables hold distinct rows)
+        of_gram = torch.full((g,), -1, dtype=torch.long, device=dev)
+        for n, base, table in er.grams.tables:
+            sym = self.symbols_.lookup(table.reshape(-1), grow).view(table.shape)
+            ok = (sym >= 0).all(dim=1)
+            ids = self.strings_.lookup(sym.clamp(min=0), grow, distinct=True)
+            of_gram[base : base + table.size(0)] = torch.where(ok, ids, torch.full_like(ids, -1))
+        is_const = local == er.const_col
+        string = of_gram.index_select(0, gid.clamp(max=g - 1))
+        block = torch.where(is_const, torch.full_like(block, CONST_BLOCK), block)
+        string = torch.where(is_const, torch.zeros_like(string), string)
+        found = (string >= 0).nonzero().view(-1)
+        out = torch.full_like(local, -1)
+        if found.numel():
+            pairs = torch.stack([block.index_select(0, found), string.index_select(0, found)], dim=1)
+            out[found] = self.grams_.lookup(pairs.to(dev), grow, distinct=True)
+        return out
+
+    def _gram_name(self, col: int) -> str:
+        path = self.grams_.row(col)
+        if path[0] == CONST_BLOCK:
+            return "const"
+        symbols = []
+        for sid in self.strings_.row(path[1]):
+            code = int(self.symbols_.keys[sid])
+            symbols.append(str(code // 2) if code % 2 == 0 else f"e{code // 2}")
+        gram = ",".join(symbols)
+        return f"L{path[0]}:{gram}" if traversal_rule(self.config_).all_levels else gram
+
+
+class FeatureMap(ExactColumns):
+    r"""KONG graph features of one :class:`~kong_pyg.KongConfig`, without scikit-learn.
+
+    The same features as :obj:`KongVectorizer(config=config, ...)` (the
+    same code), for callers that must not import scikit-learn.
+
+    Args:
+        config (KongConfig): The options.
+        edge_order_attr, batch_size, device, progress: As in
+            :class:`~kong_pyg.KongVectorizer`.
+    """
+
+    def __init__(self, config: KongConfig, edge_order_attr: Optional[str] = "edge_order",
+                 batch_size: int = 4096, device: Any = None, progress: bool = False):
+        if not isinstance(config, KongConfig):
+            raise TypeError(f"'config' must be a KongConfig (got {type(config).__name__})")
+        self.config = config
+        self.edge_order_attr = edge_order_attr
+        self.batch_size = batch_size
+        self.device = device
+        self.progress = progress
+
+    def _config(self) -> KongConfig:
+        return self.config
+
+    def fit_transform(self, graphs: Any) -> Any:
+        """Learn the columns (exact map) from :obj:`graphs` and return their features."""
+        return self._run(graphs, fit=True, keep=True)
+
+    def transform(self, graphs: Any) -> Any:
+        """Features of :obj:`graphs` in the columns of the last :meth:`fit_transform`."""
+        if not hasattr(self, "n_features_out_"):
+            raise RuntimeError("FeatureMap.transform needs fit_transform first")
+        return self._run(graphs, fit=False, keep=True)
+
+
+__all__ = ["CONST_BLOCK", "ExactColumns", "FeatureMap"]
