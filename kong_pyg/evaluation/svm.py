@@ -59,10 +59,6 @@ FULL_STEPS = 10
 GROUP_RATIO = 1.1
 #: ... unless the larger is at most this (small systems cost their calls more than their padding).
 GROUP_MIN = 96
-#: Steps of iterative refinement after a Cholesky solve (at most) ...
-REFINE_STEPS = 2
-#: ... taken by the systems whose residual exceeds this times the right-hand side.
-REFINE_RTOL = 1e-12
 #: Eigenvalues of the design's Gram matrix below this times the largest are dropped.
 RANK_RTOL = 1e-12
 #: Designs wider than this go to LIBLINEAR (:func:`fit_liblinear`) when the data set has more than
@@ -224,20 +220,17 @@ def _target_kernel(Zp: Tensor, Kp: Tensor, y: Tensor, act: Tensor, C: Tensor) ->
 
 
 def _spd_solve(A: Tensor, b: Tensor) -> Tensor:
-    """Solve batched SPD systems (Cholesky; eigenvalue fallback for numerically singular ones)."""
+    r"""Solve batched SPD systems (Cholesky; eigenvalue fallback for numerically singular ones).
+
+    No iterative refinement: Cholesky is backward stable, and refinement in float64 did not lower
+    the residuals (on MUTAG's 109,211 Newton systems none had a normwise backward error above
+    :math:`\epsilon`; two rounds left as many residuals above :math:`10^{-12}` as before, at 13 % of the
+    solver's time).
+    """
     L, info = torch.linalg.cholesky_ex(A)
-    U = L.mT
-
-    def solve(rhs: Tensor) -> Tensor:  # two triangular solves: several times faster than cholesky_solve
-        half = torch.linalg.solve_triangular(L, rhs.unsqueeze(2), upper=False)
-        return torch.linalg.solve_triangular(U, half, upper=True).squeeze(2)
-
-    out = solve(b)
-    for _ in range(REFINE_STEPS):  # iterative refinement where the residual shows lost digits
-        resid = b - torch.bmm(A, out.unsqueeze(2)).squeeze(2)
-        if not bool((resid.abs().amax(1) > REFINE_RTOL * b.abs().amax(1)).any()):
-            break
-        out += solve(resid)
+    # two triangular solves: several times faster than cholesky_solve
+    half = torch.linalg.solve_triangular(L, b.unsqueeze(2), upper=False)
+    out = torch.linalg.solve_triangular(L.mT, half, upper=True).squeeze(2)
     bad = info != 0
     if bool(bad.any()):
         w, V = torch.linalg.eigh(A[bad])
