@@ -12,6 +12,7 @@ from .threads import torch_threads
 #: KongVectorizer's keyword defaults: KongConfig's (the exact map).
 _DEFAULTS = option_defaults()
 
+
 class KongVectorizer(ExactColumns, TransformerMixin, BaseEstimator):
     r"""KONG graph features of a sequence of PyG graphs, scikit-learn style.
 

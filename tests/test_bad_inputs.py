@@ -729,6 +729,12 @@ def _cv(features, y=Y12):
     return lambda tmp: cross_validate(features, y, folds=2, repeats=1, inner_folds=2)
 
 
+def _splits():
+    from kong_pyg.evaluation import splits
+
+    return splits
+
+
 def _kong(name):
     import kong_pyg
 
@@ -782,6 +788,25 @@ for id, call, error, match, xfail in [
      "'y' must be class labels .*supported target types are: \\('binary', 'multiclass'\\)", None),
     ("cross-validate-2d-y", _cv([np.zeros((12, 2))], np.stack([Y12, Y12], 1)), ValueError,
      "'y' must be one class label per graph, a 1-D array", None),
+    ("cross-validate-object-float-y", _cv([np.zeros((12, 2))], np.array(list(Y12 + 0.5), dtype=object)),
+     ValueError, "'y' must be class labels .*not continuous values", None),
+    ("cross-validate-complex-y", _cv([np.zeros((12, 2))], Y12 + 0j), ValueError,
+     "'y' must be class labels .*not continuous values", None),
+    ("cross-validate-huge-float-y", _cv([np.zeros((12, 2))], Y12 * 1e20), ValueError,
+     "'y' must be class labels .*not continuous values", None),
+    ("cross-validate-nan-y", _cv([np.zeros((12, 2))], np.where(Y12 > 0, np.nan, 0.0)), ValueError,
+     "'y' contains NaN", None),
+    ("cross-validate-mixed-y", _cv([np.zeros((12, 2))], np.array([0, "a"] * 6, dtype=object)), ValueError,
+     "'y' must be class labels of one kind", None),
+    ("cross-validate-seed-float", lambda tmp: _kong("cross_validate")(
+        [np.zeros((12, 2))], Y12, folds=2, repeats=1, inner_folds=2, seed=0.5), TypeError,
+     "'seed' must be an integer", None),
+    ("stratified-folds-too-many", lambda tmp: _splits().stratified_folds(Y12, 13, 0), ValueError,
+     "folds=13 is more than the 12 graphs", None),
+    ("stratified-folds-one", lambda tmp: _splits().stratified_folds(Y12, 1, 0), ValueError,
+     "'folds' must be >= 2", None),
+    ("stratified-folds-seed", lambda tmp: _splits().stratified_folds(Y12, 2, 2**32), ValueError,
+     "'seed' must be in \\[0, 2\\*\\*32\\)", None),
     ("kong-strings-labels-short", lambda tmp: _kong("kong_strings")(E3, [0, 1], 1), ValueError,
      "'edge_index' must hold node indices in \\[0, 2\\) \\(one entry of 'labels' per node", None),
     ("kong-strings-hops-negative", lambda tmp: _kong("kong_strings")(E3, [0, 1, 2], -1), ValueError,

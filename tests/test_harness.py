@@ -74,6 +74,25 @@ def test_average_ranks_are_scipys():
     assert average_ranks(np.zeros((2, 0))).shape == (2, 0)
 
 
+def test_roc_auc_of_nan_scores_is_nan():
+    from kong_pyg.evaluation.cv import roc_auc
+
+    scores = np.array([[0.1, np.nan, 0.2, 0.3, 0.9], [0.1, 0.8, 0.2, 0.05, 0.9]])
+    auc = roc_auc(np.array([0, 1, 0, 1, 1]), scores)
+    assert np.isnan(auc[0]) and auc[1] == 4 / 6
+
+
+def test_labels_as_a_column_or_integral_floats_split_as_integers():
+    from kong_pyg.evaluation.splits import make_splits
+
+    y = np.array([0, 1, 1, 0, 2, 2, 1, 0, 2] * 3)
+    a = make_splits(y, 2, 3, 2, seed=1)
+    for other in (y.reshape(-1, 1), y.astype(float), np.array(list(y), dtype=object)):
+        b = make_splits(other, 2, 3, 2, seed=1)
+        pairs = [(u, v) for r, s in zip(a.outer, b.outer) for p, q in zip(r, s) for u, v in zip(p, q)]
+        assert all(np.array_equal(u, v) for u, v in pairs)
+
+
 def test_classify_imports_no_scikit_learn_or_scipy_stats():
     """Importing them costs about 1.5 s per process: the main job's fits need neither."""
     import subprocess

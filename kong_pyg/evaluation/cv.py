@@ -21,10 +21,11 @@ the same fits (:meth:`CVResult.protocol`):
 Both report the mean accuracy and its standard deviation over the
 :math:`R` repeat means (each repeat mean is the mean over its :math:`F`
 test folds); ``fold_std`` is the standard deviation over all
-:math:`R \times F` fold accuracies. Repeat :math:`r` splits with
+:math:`R \times F` fold accuracies. Repeat :math:`r` splits as
 :class:`~sklearn.model_selection.StratifiedKFold` (shuffled,
-:obj:`random_state=seed + r`); the inner splits of repeat :math:`r` use the
-same seed. Ties go to the earlier setting, then the smaller :math:`C`.
+:obj:`random_state=seed + r`) does
+(:func:`~kong_pyg.evaluation.splits.stratified_folds`); the inner splits of
+repeat :math:`r` use the same seed. Ties go to the earlier setting, then the smaller :math:`C`.
 
 Every setting's problems (all splits, all :math:`C`, all classes) are solved
 together to the exact optimum (:func:`~kong_pyg.evaluation.svm.fit_many`);
@@ -42,7 +43,7 @@ from ..config import check_choice, check_int
 from .features import Gram, Matrix, _describe, check_finite, design_matrix, design_of
 from .grid import DEFAULT_C, MAX_ITER, Setting, as_list
 from .progress import Progress
-from .splits import Jobs, Splits, make_splits, plan_jobs, random_splits
+from .splits import Jobs, Splits, class_labels, make_splits, plan_jobs, random_splits
 
 #: Decision values equal to this many digits (relative to the largest) tie in the ROC AUC.
 TIE_DIGITS = 9
@@ -60,8 +61,14 @@ def num_fits(y: Any, jobs: int, Cs: int) -> int:
 def average_ranks(a: np.ndarray) -> np.ndarray:
     """Ranks 1..n along the last axis, tied values given their mean rank.
 
-    As :func:`scipy.stats.rankdata` (:obj:`method="average"`, a test compares them), without
-    importing :mod:`scipy.stats` (about 1 s per process).
+    As :func:`scipy.stats.rankdata` (:obj:`method="average"`, a test compares them) for values
+    without NaN, without importing :mod:`scipy.stats` (about 1 s per process).
+
+    Args:
+        a (numpy.ndarray): :obj:`[..., n]` values.
+
+    Returns:
+        numpy.ndarray: :obj:`[..., n]` float ranks.
     """
     a = np.asarray(a)
     n = a.shape[-1]
@@ -93,7 +100,8 @@ def roc_auc(y_true: np.ndarray, scores: np.ndarray) -> np.ndarray:
     scale = np.abs(scores).max(axis=-1, keepdims=True)
     scale = np.where(scale > 0, scale, 1.0)
     ranks = average_ranks(np.round(scores / scale, TIE_DIGITS))
-    return (ranks[..., pos].sum(-1) - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg)
+    auc = (ranks[..., pos].sum(-1) - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg)
+    return np.where(np.isnan(scores).any(-1), np.nan, auc)  # no ranking of NaN scores
 
 
 class SettingScores(NamedTuple):
@@ -487,10 +495,7 @@ def cross_validate(
         :class:`CVResult`
     """
     del project  # every setting is fit on an exact basis of its span
-    y = np.asarray(y)
-    if y.ndim != 1 and not (y.ndim == 2 and y.shape[1] == 1):
-        raise ValueError(f"'y' must be one class label per graph, a 1-D array (got shape {y.shape})")
-    y = y.reshape(-1)
+    y = class_labels(y)
     check_int("n_jobs", n_jobs, 1)
     check_int("max_iter", max_iter, 1)
     if not features:

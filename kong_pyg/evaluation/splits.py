@@ -6,7 +6,7 @@ stratified random train/test splits (Table 2, the order test). Both add the
 inner splits of the nested protocol. :func:`plan_jobs` lists every training
 set (each outer split, then its inner splits) for the solver.
 """
-from typing import List, NamedTuple, Optional, Tuple
+from typing import Any, List, NamedTuple, Optional, Tuple
 
 import numpy as np
 
@@ -23,12 +23,39 @@ class Splits(NamedTuple):
     inner: Optional[List[List[List[Split]]]]
 
 
-def _check_class_sizes(y: np.ndarray, folds: int, inner_folds: Optional[int]) -> None:
+def class_labels(y: Any) -> np.ndarray:
+    """:obj:`y` as a 1-D array of class labels, or a :class:`ValueError` naming what is wrong.
+
+    Integers, strings and booleans are labels, and so are floats with integer values (below
+    :math:`2^{53}`); an :obj:`[n, 1]` column is flattened. NaN, other floats, complex numbers,
+    mixed types and other shapes are refused.
+    """
+    y = np.asarray(y)
+    if y.ndim == 2 and y.shape[1] == 1:
+        y = y.reshape(-1)
     if y.ndim != 1:
         raise ValueError(f"'y' must be one class label per graph, a 1-D array (got shape {y.shape})")
-    if y.dtype.kind in "fc" and not bool(np.all(np.isfinite(y) & (y == np.round(y.real)))):
+    values = y
+    if y.dtype.kind == "O":
+        items = y.tolist()
+        values = np.asarray(items)
+        if values.dtype.kind in "US" and not all(isinstance(v, str) for v in items):
+            raise ValueError("'y' must be class labels of one kind (integers, strings or booleans), "
+                             "got strings mixed with other values")
+    if values.dtype.kind == "f" and bool(np.isnan(values).any()):
+        raise ValueError("'y' contains NaN; it must be one class label per graph")
+    continuous = values.dtype.kind == "c" or (values.dtype.kind == "f" and not bool(np.all(
+        np.isfinite(values) & (values == np.round(values)) & (np.abs(values) < 2.0**53))))
+    if continuous:
         raise ValueError("'y' must be class labels (integers, strings or booleans), not continuous values; "
                          "supported target types are: ('binary', 'multiclass')")
+    if values.size and values.dtype.kind not in "biufUS":
+        raise ValueError(f"'y' must be class labels of one kind (integers, strings or booleans), "
+                         f"got {values.dtype} values")
+    return values
+
+
+def _check_class_sizes(y: np.ndarray, folds: int, inner_folds: Optional[int]) -> None:
     _, counts = np.unique(y, return_counts=True)
     if counts.size < 2:
         raise ValueError("the graphs have a single class; classification needs at least two")
@@ -43,7 +70,7 @@ def _check_class_sizes(y: np.ndarray, folds: int, inner_folds: Optional[int]) ->
         )
 
 
-def stratified_folds(y: np.ndarray, folds: int, seed: int) -> List[Split]:
+def stratified_folds(y: Any, folds: int, seed: int) -> List[Split]:
     """The splits of scikit-learn's ``StratifiedKFold(folds, shuffle=True, random_state=seed)``.
 
     Computed here, by the same rule, so the splits are the same (a test compares them on many
@@ -53,7 +80,21 @@ def stratified_folds(y: np.ndarray, folds: int, seed: int) -> List[Split]:
     taken from position :obj:`i` in steps of :obj:`folds`; each class's fold numbers are
     shuffled, class by class, by one :class:`numpy.random.RandomState` seeded with :obj:`seed`,
     and given to its graphs in index order.
+
+    Args:
+        y (array-like): :obj:`[n]` class labels (:func:`class_labels`).
+        folds (int): :math:`F`, at least 2 and at most :math:`n`.
+        seed (int): The seed, in :math:`[0, 2^{32})`.
+
+    Returns:
+        list: :math:`F` pairs (training indices, test indices), each sorted.
     """
+    y = class_labels(y)
+    check_int("folds", folds, 2)
+    if folds > y.size:
+        raise ValueError(f"folds={folds} is more than the {y.size} graphs")
+    if not 0 <= check_int("seed", seed, 0) < 2**32:
+        raise ValueError(f"'seed' must be in [0, 2**32) (got {seed})")
     _, first, inverse = np.unique(y, return_index=True, return_inverse=True)
     code = np.argsort(np.argsort(first))[inverse.reshape(-1)]  # classes by first appearance
     sorted_code = np.sort(code)
@@ -88,7 +129,8 @@ def make_splits(y: np.ndarray, repeats: int, folds: int, inner_folds: Optional[i
     Returns:
         :class:`Splits`
     """
-    y = np.asarray(y)
+    y = class_labels(y)
+    check_int("folds", folds, 2)
     _check_class_sizes(y, folds, inner_folds)
     outer: List[List[Split]] = []
     inner: Optional[List[List[List[Split]]]] = [] if inner_folds is not None else None
@@ -128,7 +170,7 @@ def random_splits(y: np.ndarray, n_splits: int, *, test_size: Optional[float] = 
     """
     from sklearn.model_selection import StratifiedShuffleSplit
 
-    y = np.asarray(y)
+    y = class_labels(y)
     check_int("n_splits", n_splits, 1)
     _check_class_sizes(y, 2, None)
     splitter = StratifiedShuffleSplit(n_splits, test_size=test_size, train_size=train_size, random_state=seed)
@@ -188,4 +230,5 @@ def plan_jobs(splits: Splits, n: int) -> Jobs:
     return Jobs(keys, masks, tests, np.asarray(parent, dtype=np.int64))
 
 
-__all__ = ["Split", "Splits", "Jobs", "stratified_folds", "make_splits", "random_splits", "plan_jobs"]
+__all__ = ["Split", "Splits", "Jobs", "class_labels", "stratified_folds", "make_splits", "random_splits",
+           "plan_jobs"]
