@@ -70,6 +70,11 @@ def _check_class_sizes(y: np.ndarray, folds: int, inner_folds: Optional[int]) ->
         )
 
 
+def _check_seed(seed: Any) -> None:
+    if check_int("seed", seed, 0) >= 2**32:
+        raise ValueError(f"'seed' must be in [0, 2**32) (got {seed})")
+
+
 def stratified_folds(y: Any, folds: int, seed: int) -> List[Split]:
     """The splits of scikit-learn's ``StratifiedKFold(folds, shuffle=True, random_state=seed)``.
 
@@ -93,8 +98,12 @@ def stratified_folds(y: Any, folds: int, seed: int) -> List[Split]:
     check_int("folds", folds, 2)
     if folds > y.size:
         raise ValueError(f"folds={folds} is more than the {y.size} graphs")
-    if not 0 <= check_int("seed", seed, 0) < 2**32:
-        raise ValueError(f"'seed' must be in [0, 2**32) (got {seed})")
+    _check_seed(seed)
+    return _stratified_folds(y, folds, seed)
+
+
+def _stratified_folds(y: np.ndarray, folds: int, seed: int) -> List[Split]:
+    """:func:`stratified_folds` on labels and arguments already checked."""
     _, first, inverse = np.unique(y, return_index=True, return_inverse=True)
     code = np.argsort(np.argsort(first))[inverse.reshape(-1)]  # classes by first appearance
     sorted_code = np.sort(code)
@@ -110,7 +119,7 @@ def stratified_folds(y: Any, folds: int, seed: int) -> List[Split]:
 
 
 def _inner(y: np.ndarray, train: np.ndarray, inner_folds: int, seed: int) -> List[Split]:
-    return [(train[a], train[b]) for a, b in stratified_folds(y[train], inner_folds, seed)]
+    return [(train[a], train[b]) for a, b in _stratified_folds(y[train], inner_folds, seed)]
 
 
 def make_splits(y: np.ndarray, repeats: int, folds: int, inner_folds: Optional[int], seed: int,
@@ -131,11 +140,12 @@ def make_splits(y: np.ndarray, repeats: int, folds: int, inner_folds: Optional[i
     """
     y = class_labels(y)
     check_int("folds", folds, 2)
+    _check_seed(seed)
     _check_class_sizes(y, folds, inner_folds)
     outer: List[List[Split]] = []
     inner: Optional[List[List[List[Split]]]] = [] if inner_folds is not None else None
     for r in range(repeats):
-        parts = stratified_folds(y, folds, seed + r)
+        parts = _stratified_folds(y, folds, seed + r)
         outer.append(parts)
         if inner is not None and inner_folds is not None and r < (
                 repeats if inner_repeats is None else inner_repeats):
