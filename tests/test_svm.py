@@ -116,11 +116,36 @@ def test_wide_designs_go_to_liblinear_with_the_same_scores(monkeypatch):
     assert np.mean(exact.acc == lib.acc) > 0.9
 
 
-@pytest.mark.parametrize("data,setting", [("MUTAG", "poly-4"), ("MUTAG", "cosine-rlb-3")])
-def test_full_steps_and_size_groups_change_the_path_not_the_optimum(monkeypatch, data, setting):
-    """Full Newton steps (primal-dual active set) and the grouping of systems by size only change how
-    the optimum is reached: the same objective (to 1e-9) and predictions as the plain method."""
+def _same_optimum(D, y, jobs, a, b):
+    """Both fits converged, predict alike and reach the same objective (to 1e-9) on every problem."""
     from kong_pyg.evaluation import svm
+
+    assert a.converged.all() and b.converged.all()
+    assert np.array_equal(a.predict(), b.predict())
+    ypm = np.where(y == a.classes[1], 1.0, -1.0)
+    Zinv = np.linalg.pinv(D.Z.numpy())
+    for j in range(len(jobs.keys)):
+        for c, C in enumerate([0.1, 1.0, 10.0]):
+            f1 = svm.objective(D, ypm, jobs.train[j], C, Zinv @ a.scores[j, c])
+            f2 = svm.objective(D, ypm, jobs.train[j], C, Zinv @ b.scores[j, c])
+            assert abs(f1 - f2) <= 1e-9 * max(f1, f2), (j, C, f1, f2)
+
+
+def _plain(monkeypatch):
+    """The plain monotone method: no full steps, no trial, one system size per group."""
+    from kong_pyg.evaluation import svm
+
+    monkeypatch.setattr(svm, "FULL_STEPS", 0)
+    monkeypatch.setattr(svm, "PDAS_AFTER", 10 ** 9)
+    monkeypatch.setattr(svm, "GROUP_RATIO", float("inf"))
+    monkeypatch.setattr(svm, "GROUP_MIN", 10 ** 9)
+
+
+@pytest.mark.parametrize("data,setting", [("MUTAG", "poly-4"), ("MUTAG", "cosine-rlb-3"), ("MUTAG", "poly-3")])
+def test_full_steps_and_size_groups_change_the_path_not_the_optimum(monkeypatch, data, setting):
+    """Full Newton steps (primal-dual active set, also the trial of :data:`PDAS_STEPS` of them after
+    refused ones) and the grouping of systems by size only change how the optimum is reached: the
+    same objective (to 1e-9) and predictions as the plain method, in other numbers of steps."""
     from kong_pyg.evaluation.classify import graph_targets
     from kong_pyg.evaluation.features import setting_features
 
@@ -128,16 +153,51 @@ def test_full_steps_and_size_groups_change_the_path_not_the_optimum(monkeypatch,
     y = graph_targets(graphs)
     X = setting_features(_setting(setting), graphs)
     jobs, D, fast = _fits(X, y, folds=3)
-    monkeypatch.setattr(svm, "FULL_STEPS", 0)
-    monkeypatch.setattr(svm, "GROUP_RATIO", float("inf"))
-    monkeypatch.setattr(svm, "GROUP_MIN", 10 ** 9)
+    _plain(monkeypatch)
     _, _, plain = _fits(X, y, folds=3)
-    assert fast.converged.all() and plain.converged.all()
-    assert np.array_equal(fast.predict(), plain.predict())
-    ypm = np.where(y == fast.classes[1], 1.0, -1.0)
-    Zinv = np.linalg.pinv(D.Z.numpy())
-    for j in range(len(jobs.keys)):
-        for c, C in enumerate([0.1, 1.0, 10.0]):
-            f1 = svm.objective(D, ypm, jobs.train[j], C, Zinv @ fast.scores[j, c])
-            f2 = svm.objective(D, ypm, jobs.train[j], C, Zinv @ plain.scores[j, c])
-            assert abs(f1 - f2) <= 1e-9 * max(f1, f2), (j, C, f1, f2)
+    assert not np.array_equal(fast.iterations, plain.iterations)
+    _same_optimum(D, y, jobs, fast, plain)
+
+
+def test_full_step_trial_ends_in_the_optimum_where_it_wanders(monkeypatch):
+    """Raw poly-4 (condition numbers from 1e12 to 1e14): by default no trial (:data:`PDAS_MAX_COND`);
+    allowed, its full steps wander (more steps in all than without it), and it ends at its best
+    point, from which the monotone method reaches the same optimum as the plain method."""
+    from kong_pyg.evaluation import svm
+    from kong_pyg.evaluation.classify import graph_targets
+    from kong_pyg.evaluation.features import setting_features
+
+    graphs = _graphs("MUTAG")
+    y = graph_targets(graphs)
+    X = setting_features(_setting("poly-4"), graphs)
+    jobs, D, default = _fits(X, y, folds=3)
+    assert 1 + 2 * 0.1 * D.top > svm.PDAS_MAX_COND
+    monkeypatch.setattr(svm, "PDAS_MAX_COND", float("inf"))
+    _, _, trial = _fits(X, y, folds=3)
+    assert trial.iterations.sum() > default.iterations.sum()
+    _plain(monkeypatch)
+    _, _, plain = _fits(X, y, folds=3)
+    _same_optimum(D, y, jobs, trial, plain)
+    _same_optimum(D, y, jobs, default, plain)
+
+
+def test_design_knows_its_largest_eigenvalue():
+    """:attr:`Design.top` is the largest eigenvalue of :math:`Z Z^\\top` from features (both shapes)
+    and from a Gram matrix; a design built by hand falls back to the trace, an upper bound."""
+    import torch
+
+    from kong_pyg.evaluation import svm
+
+    rng = np.random.default_rng(0)
+    for shape in [(30, 5), (8, 20)]:
+        X = rng.poisson(2.0, size=shape).astype(float)
+        for D in (svm.design(X), svm.design(None, X @ X.T)):
+            expect = np.linalg.eigvalsh(X @ X.T + 1.0).max()
+            assert D.top == pytest.approx(expect, rel=1e-10)
+            assert float(torch.linalg.eigvalsh(D.gram).max()) == pytest.approx(expect, rel=1e-10)
+    D = svm.design(rng.normal(size=(12, 3)))
+    y = np.where(np.arange(12) % 2 == 0, 1, -1)
+    train = np.ones((1, 12), dtype=bool)
+    by_hand = svm.fit_many(svm.Design(D.Z, D.gram), y, train, [1.0])
+    assert np.isnan(svm.Design(D.Z, D.gram).top)
+    np.testing.assert_allclose(by_hand.scores, svm.fit_many(D, y, train, [1.0]).scores, atol=1e-12)
