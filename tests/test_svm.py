@@ -141,7 +141,8 @@ def _plain(monkeypatch):
     monkeypatch.setattr(svm, "GROUP_MIN", 10 ** 9)
 
 
-@pytest.mark.parametrize("data,setting", [("MUTAG", "poly-4"), ("MUTAG", "cosine-rlb-3"), ("MUTAG", "poly-3")])
+@pytest.mark.parametrize("data,setting", [("MUTAG", "poly-4"), ("MUTAG", "cosine-rlb-3"),
+                                          ("MUTAG", "poly-3")])
 def test_full_steps_and_size_groups_change_the_path_not_the_optimum(monkeypatch, data, setting):
     """Full Newton steps (primal-dual active set, also the trial of :data:`PDAS_STEPS` of them after
     refused ones) and the grouping of systems by size only change how the optimum is reached: the
