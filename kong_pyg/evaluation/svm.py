@@ -354,6 +354,7 @@ def newton(D: Design, y: Tensor, train: Tensor, C: Tensor, w: Tensor, max_iter: 
     # the full-step trial (PDAS_AFTER): 0 not yet, 1 under way, 2 over (or not allowed)
     top = float(D.gram.diagonal().sum()) if math.isnan(D.top) else D.top
     trial = torch.where(1 + 2 * C * top <= PDAS_MAX_COND, 0, 2)
+    can_try, trying = bool((trial == 0).any()), 0  # any problem may try; how many are trying
     refused = torch.zeros(B, dtype=torch.long)
     best, best_w = torch.full((B,), math.inf, dtype=Z.dtype), w.clone()
     seen = torch.full((B, PDAS_STEPS), math.nan, dtype=Z.dtype)  # the trial's active sets (hashed)
@@ -367,8 +368,8 @@ def newton(D: Design, y: Tensor, train: Tensor, C: Tensor, w: Tensor, max_iter: 
         yo = y * (wl @ Z.t())
         before = _objective(wl, yo, mask, Cl)
         act = tr & (yo < 1)
-        pd = trial[live] == 1
-        if bool(pd.any()):
+        pd = trial[live] == 1 if trying else torch.zeros_like(done[live])
+        if trying:
             better = pd & (before < best[live])
             best[live[better]], best_w[live[better]] = before[better], wl[better]
             key = act.to(Z.dtype) @ code
@@ -379,6 +380,7 @@ def newton(D: Design, y: Tensor, train: Tensor, C: Tensor, w: Tensor, max_iter: 
             seen[live[go], taken[go]] = key[go]
             if bool(end.any()):  # monotone from here, from the best point of the trial
                 trial[live[end]] = 2
+                trying -= int(end.sum())
                 pd &= ~end
                 back = (end & (before > best[live])).nonzero().view(-1)
                 if back.numel():
@@ -416,12 +418,14 @@ def newton(D: Design, y: Tensor, train: Tensor, C: Tensor, w: Tensor, max_iter: 
         stalled = ~ok & ~full & (before - after <= STALL_RTOL * before)
         w[live] = torch.where(stalled.unsqueeze(1) & (after > before).unsqueeze(1), wl, w_new)
         done[live[ok | stalled]] = True
-        slow = live[short]
-        refused[slow] += 1
-        start = slow[(trial[slow] == 0) & (refused[slow] >= PDAS_AFTER) & ~done[slow]]
-        trial[start], best[start] = 1, math.inf
+        if short.numel() and can_try:
+            slow = live[short]
+            refused[slow] += 1
+            start = slow[(trial[slow] == 0) & (refused[slow] >= PDAS_AFTER) & ~done[slow]]
+            trial[start], best[start] = 1, math.inf
+            trying += start.numel()
     cut = (~done & (trial == 1)).nonzero().view(-1)  # out of steps during a trial: its best point
-    if cut.numel():
+    if trying and cut.numel():
         now = _objective(w[cut], y * (w[cut] @ Z.t()), trainf[cut], C[cut])
         w[cut] = torch.where((best[cut] < now).unsqueeze(1), best_w[cut], w[cut])
     return w, steps, done
