@@ -418,14 +418,16 @@ def newton(D: Design, y: Tensor, train: Tensor, C: Tensor, w: Tensor, max_iter: 
         stalled = ~ok & ~full & (before - after <= STALL_RTOL * before)
         w[live] = torch.where(stalled.unsqueeze(1) & (after > before).unsqueeze(1), wl, w_new)
         done[live[ok | stalled]] = True
+        if trying:
+            trying -= int((pd & ok).sum())  # trials that converged
         if short.numel() and can_try:
             slow = live[short]
             refused[slow] += 1
             start = slow[(trial[slow] == 0) & (refused[slow] >= PDAS_AFTER) & ~done[slow]]
             trial[start], best[start] = 1, math.inf
             trying += start.numel()
-    cut = (~done & (trial == 1)).nonzero().view(-1)  # out of steps during a trial: its best point
-    if trying and cut.numel():
+    if trying:  # out of steps during a trial: its best point
+        cut = (~done & (trial == 1)).nonzero().view(-1)
         now = _objective(w[cut], y * (w[cut] @ Z.t()), trainf[cut], C[cut])
         w[cut] = torch.where((best[cut] < now).unsqueeze(1), best_w[cut], w[cut])
     return w, steps, done
