@@ -202,3 +202,30 @@ def test_design_knows_its_largest_eigenvalue():
     by_hand = svm.fit_many(svm.Design(D.Z, D.gram), y, train, [1.0])
     assert np.isnan(svm.Design(D.Z, D.gram).top)
     np.testing.assert_allclose(by_hand.scores, svm.fit_many(D, y, train, [1.0]).scores, atol=1e-12)
+
+
+def test_newton_cut_short_never_returns_a_worse_point():
+    """Stopped by :obj:`max_iter` at any step, also during a trial of full steps (whose objective may
+    be far above its start), every problem's point is no worse than its starting point."""
+    import torch
+
+    from kong_pyg.evaluation import svm
+    from kong_pyg.evaluation.classify import graph_targets
+    from kong_pyg.evaluation.features import setting_features
+
+    graphs = _graphs("MUTAG")
+    y = graph_targets(graphs)
+    X = setting_features(_setting("poly-3"), graphs)
+    jobs, D, _ = _fits(X, y, folds=3)
+    ypm = torch.from_numpy(np.where(y == 1, 1.0, -1.0))
+    train = torch.as_tensor(jobs.train)
+    C = torch.full((train.size(0),), 0.1, dtype=torch.float64)
+    w0 = torch.zeros(train.size(0), D.Z.size(1), dtype=torch.float64)
+    start = [svm.objective(D, ypm.numpy(), jobs.train[j], 0.1, w0[j].numpy()) for j in range(train.size(0))]
+    unfinished = 0
+    for max_iter in range(1, 16):
+        w, _, done = svm.newton(D, ypm, train, C, w0, max_iter)
+        unfinished += int((~done).sum())
+        for j in range(train.size(0)):
+            assert svm.objective(D, ypm.numpy(), jobs.train[j], 0.1, w[j].numpy()) <= start[j] * (1 + 1e-12)
+    assert unfinished > 0
