@@ -214,20 +214,19 @@ def _size_groups(sizes: Tensor, use: Tensor) -> List[Tensor]:
     return groups
 
 
-def _target_primal(Zp: Tensor, y: Tensor, act: Tensor, C: Tensor) -> Tensor:
+def _target_primal(Zp: Tensor, yp: Tensor, act: Tensor, C: Tensor) -> Tensor:
     r""":math:`\bar w = (I + 2C Z_S^\top Z_S)^{-1} 2C Z_S^\top y_S` for each problem."""
     n = Zp.size(0) - 1
-    idx, valid = _pad_index(act, n)
+    idx, _ = _pad_index(act, n)
     Zs = Zp[idx]  # [b, s, m], the active rows (padding: the zero row)
     two_c = (2 * C).view(-1, 1, 1)
     H = torch.matmul(Zs.mT, Zs).mul_(two_c)  # costs |S|, not n, per column pair
     H.diagonal(dim1=1, dim2=2).add_(1.0)
-    ys = torch.where(valid, y[idx.clamp(max=n - 1)], torch.zeros_like(idx, dtype=Zp.dtype))
-    rhs = two_c[:, :, 0] * torch.matmul(ys.unsqueeze(1), Zs).squeeze(1)
+    rhs = two_c[:, :, 0] * torch.matmul(yp[idx].unsqueeze(1), Zs).squeeze(1)  # padding: label 0
     return _spd_solve(H, rhs)
 
 
-def _target_kernel(Zp: Tensor, Kp: Tensor, y: Tensor, act: Tensor, C: Tensor) -> Tensor:
+def _target_kernel(Zp: Tensor, Kp: Tensor, yp: Tensor, act: Tensor, C: Tensor) -> Tensor:
     r""":math:`\bar w = Z_S^\top \beta`, :math:`(K_{SS} + I / 2C)\, \beta = y_S` for each problem."""
     n = Zp.size(0) - 1
     idx, valid = _pad_index(act, n)
@@ -235,8 +234,7 @@ def _target_kernel(Zp: Tensor, Kp: Tensor, y: Tensor, act: Tensor, C: Tensor) ->
     A = torch.take(Kp, idx.unsqueeze(2) * (n + 1) + idx.unsqueeze(1))
     diag = torch.where(valid, (0.5 / C).view(-1, 1).expand_as(valid).to(A.dtype), torch.ones_like(A[:, 0]))
     A.diagonal(dim1=1, dim2=2).add_(diag)
-    ys = torch.where(valid, y[idx.clamp(max=n - 1)], torch.zeros_like(idx, dtype=Zp.dtype))
-    beta = _spd_solve(A, ys)
+    beta = _spd_solve(A, yp[idx])  # padding: label 0
     alpha = torch.zeros(idx.size(0), n + 1, dtype=Zp.dtype).scatter_(1, idx, beta)  # padding: beta = 0
     return alpha @ Zp
 
@@ -345,7 +343,8 @@ def newton(D: Design, y: Tensor, train: Tensor, C: Tensor, w: Tensor, max_iter: 
     Z = D.Z
     n, m = Z.shape
     B = w.size(0)
-    Zp = torch.cat([Z, Z.new_zeros(1, m)])
+    Zp = torch.cat([Z, Z.new_zeros(1, m)])  # row n: the padding of the gathered active rows
+    yp = torch.cat([y, y.new_zeros(1)]).to(Z.dtype)  # label 0 there
     Kp: Optional[Tensor] = None
     w = w.clone()
     steps = torch.zeros(B, dtype=torch.long)
@@ -398,10 +397,10 @@ def newton(D: Design, y: Tensor, train: Tensor, C: Tensor, w: Tensor, max_iter: 
                 Kp = torch.zeros(n + 1, n + 1, dtype=Z.dtype)
                 Kp[:n, :n] = D.gram
             for group in _size_groups(sizes, kernel):
-                target[group] = _target_kernel(Zp, Kp, y, act[group], Cl[group])
+                target[group] = _target_kernel(Zp, Kp, yp, act[group], Cl[group])
         if not bool(kernel.all()):
             group = (~kernel).nonzero().view(-1)
-            target[group] = _target_primal(Zp, y, act[group], Cl[group])
+            target[group] = _target_primal(Zp, yp, act[group], Cl[group])
         yn = y * (target @ Z.t())
         ok = ((act & (yn < 1 + tol)) | (~act & (yn > 1 - tol)) | ~tr).all(1)
         # the full step (primal-dual active set) where it lowers the objective, or in a trial
