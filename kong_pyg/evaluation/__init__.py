@@ -15,6 +15,8 @@ The public entry points are re-exported lazily by :mod:`kong_pyg`
   random splits (:func:`make_splits`, :func:`random_splits`);
 * :mod:`~kong_pyg.evaluation.svm`: LinearSVC's problem solved exactly for
   many training sets and a C path at once (and LIBLINEAR for wide designs);
+* :mod:`~kong_pyg.evaluation.basis`: the design every SVM problem is solved
+  on (an exact basis of the features' span; re-exported by ``svm``);
 * :mod:`~kong_pyg.evaluation.cv`: scoring a grid of settings and its two
   protocols (:func:`cross_validate`);
 * :mod:`~kong_pyg.evaluation.harness`: :func:`evaluate_features`, each

@@ -1,0 +1,90 @@
+r"""The design matrix of the SVM problems: an exact basis of the span of the features.
+
+Every LinearSVC problem of :mod:`~kong_pyg.evaluation.svm` is solved on one
+:class:`Design` (:func:`design`), with the intercept folded in and at most one
+column per graph; :mod:`~kong_pyg.evaluation.svm` re-exports both names.
+"""
+import math
+from typing import Any, NamedTuple, Optional, Tuple
+
+import numpy as np
+import torch
+from torch import Tensor
+
+#: Eigenvalues of the design's Gram matrix below this times the largest are dropped.
+RANK_RTOL = 1e-12
+
+
+class Design(NamedTuple):
+    r"""The matrix every problem is solved on.
+
+    Attributes:
+        Z (torch.Tensor): :obj:`[n, m]` rows :math:`z_i` with
+            :math:`Z Z^\top = X X^\top + 1` (the intercept folded in).
+        gram (torch.Tensor): :obj:`[n, n]` :math:`Z Z^\top`.
+        top (float): The largest eigenvalue of :obj:`gram`
+            (:obj:`nan`: unknown; its trace, an upper bound, is used).
+    """
+
+    Z: Tensor
+    gram: Tensor
+    top: float = math.nan
+
+
+def _eig_basis(G: np.ndarray, rtol: float) -> Tuple[np.ndarray, np.ndarray]:
+    """Eigenvectors and eigenvalues of a symmetric PSD matrix, the negligible ones dropped."""
+    w, V = np.linalg.eigh((G + G.T) / 2)
+    top = float(w.max()) if w.size else 0.0
+    keep = w > rtol * top if top > 0 else np.zeros(w.size, dtype=bool)
+    if not keep.any():  # an all-zero matrix: one zero column
+        return np.zeros((G.shape[0], 1)), np.zeros(1)
+    return V[:, keep], w[keep]
+
+
+def design(features: Any, gram: Optional[np.ndarray] = None, rtol: float = RANK_RTOL) -> Design:
+    r"""The design matrix of the SVM problems: an exact basis of the features' span.
+
+    LinearSVC's solution lies in the span of the training rows of
+    :math:`A = [X, 1]`, so the problem is the same on any :math:`Z = A W`
+    with :math:`W` an orthonormal basis of the row space of :math:`A`
+    (:math:`\|w\|` and every margin are preserved). :math:`Z` is
+    :math:`A W` from the eigendecomposition of :math:`A^\top A` when
+    :math:`X` has fewer columns than rows, else
+    :math:`V \Lambda^{1/2}` from :math:`A A^\top = X X^\top + 1 = V \Lambda V^\top`
+    (a Gram matrix is used directly). Eigenvalues below :obj:`rtol` times the
+    largest are dropped.
+
+    Args:
+        features: :obj:`[n, d]` features (SciPy sparse or dense), or
+            :obj:`None` when :obj:`gram` is given.
+        gram (numpy.ndarray, optional): The kernel matrix :math:`X X^\top`
+            :obj:`[n, n]` instead of features.
+        rtol (float, optional): See above. (default: :data:`RANK_RTOL`)
+
+    Returns:
+        :class:`Design`
+    """
+    import scipy.sparse as sp
+
+    if gram is not None:
+        V, w = _eig_basis(np.asarray(gram, dtype=np.float64) + 1.0, rtol)
+        Z = V * np.sqrt(w)
+        top = float(w.max())
+    else:
+        n, d = features.shape
+        if d + 1 <= n:
+            A = sp.hstack([features, np.ones((n, 1))], format="csr") if sp.issparse(features) else \
+                np.hstack([np.asarray(features, dtype=np.float64), np.ones((n, 1))])
+            cov = A.T @ A
+            W, w = _eig_basis(cov.toarray() if sp.issparse(cov) else np.asarray(cov), rtol)
+            Z = np.asarray(A @ W)
+            top = float(w.max())  # A^T A and A A^T share their nonzero eigenvalues
+        else:
+            K = features @ features.T
+            K = K.toarray() if sp.issparse(K) else np.asarray(K)
+            return design(None, K, rtol)
+    Zt = torch.from_numpy(np.ascontiguousarray(Z, dtype=np.float64))
+    return Design(Zt, Zt @ Zt.t(), top)
+
+
+__all__ = ["Design", "design", "RANK_RTOL"]
