@@ -139,6 +139,7 @@ def _plain(monkeypatch):
     monkeypatch.setattr(svm, "PDAS_AFTER", 10 ** 9)
     monkeypatch.setattr(svm, "GROUP_RATIO", float("inf"))
     monkeypatch.setattr(svm, "GROUP_MIN", 10 ** 9)
+    monkeypatch.setattr(svm, "LADDER_DECADES", 0)
 
 
 @pytest.mark.parametrize("data,setting", [("MUTAG", "poly-4"), ("MUTAG", "cosine-rlb-3"),
@@ -180,6 +181,44 @@ def test_full_step_trial_ends_in_the_optimum_where_it_wanders(monkeypatch):
     _, _, plain = _fits(X, y, folds=3)
     _same_optimum(D, y, jobs, trial, plain)
     _same_optimum(D, y, jobs, default, plain)
+
+
+def test_ladder_climbs_only_where_its_pilot_pays(monkeypatch):
+    """Where the first C's systems are too ill-conditioned for the trial, the path may start a decade
+    lower: on poly-rlb-2's Gram matrix times 1e5 (condition 2e12 at C = 0.1) the pilot finds that the
+    climb pays, the fits reach the plain method's optimum in fewer steps, and the first C's steps count
+    the rung's. On raw poly-4 (one rung too) the pilot finds it does not: the fits are bit-identical to
+    those without the ladder."""
+    import torch
+
+    from kong_pyg.evaluation import svm
+    from kong_pyg.evaluation.classify import graph_targets
+    from kong_pyg.evaluation.cv import make_splits, plan_jobs
+    from kong_pyg.evaluation.features import setting_features
+
+    graphs = _graphs("MUTAG")
+    y = graph_targets(graphs)
+    jobs = plan_jobs(make_splits(y, 1, 3, None, 0), y.size)
+    K = setting_features(_setting("poly-rlb-2"), graphs).K  # (a Gram matrix on MUTAG)
+    D = svm.design(None, K * 1e5)
+    assert svm._ladder(D, 0.1) == [pytest.approx(0.01)]
+    run = svm._Run(D, torch.from_numpy(np.where(y == 1, 1.0, -1.0)), 100, svm.MARGIN_TOL, None)
+    assert svm._ladder_pays(run, torch.as_tensor(jobs.train), np.asarray(jobs.parent), [0.01], 0.1, {})
+    climbed = svm.fit_many(D, y, jobs.train, [0.1, 1.0, 10.0], parent=jobs.parent)
+    assert climbed.iterations[:, 0].min() >= 2  # one step at least on the rung, one at C = 0.1
+    with monkeypatch.context() as mp:
+        mp.setattr(svm, "LADDER_DECADES", 0)
+        direct = svm.fit_many(D, y, jobs.train, [0.1, 1.0, 10.0], parent=jobs.parent)
+    assert climbed.iterations.sum() < direct.iterations.sum()
+    _same_optimum(D, y, jobs, climbed, direct)
+
+    X = setting_features(_setting("poly-4"), graphs)
+    jobs, D, default = _fits(X, y, folds=3)
+    assert len(svm._ladder(D, 0.1)) == 1
+    monkeypatch.setattr(svm, "LADDER_DECADES", 0)
+    _, _, none = _fits(X, y, folds=3)
+    np.testing.assert_array_equal(default.scores, none.scores)
+    np.testing.assert_array_equal(default.iterations, none.iterations)
 
 
 def test_design_knows_its_largest_eigenvalue():

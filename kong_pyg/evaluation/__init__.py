@@ -14,7 +14,9 @@ The public entry points are re-exported lazily by :mod:`kong_pyg`
 * :mod:`~kong_pyg.evaluation.splits`: repeated stratified k-fold and
   random splits (:func:`make_splits`, :func:`random_splits`);
 * :mod:`~kong_pyg.evaluation.svm`: LinearSVC's problem solved exactly for
-  many training sets and a C path at once (and LIBLINEAR for wide designs);
+  many training sets and a C path at once;
+* :mod:`~kong_pyg.evaluation.liblinear`: LIBLINEAR, one fit at a time, for
+  designs too wide for it;
 * :mod:`~kong_pyg.evaluation.basis`: the design every SVM problem is solved
   on (an exact basis of the features' span; re-exported by ``svm``);
 * :mod:`~kong_pyg.evaluation.cv`: scoring a grid of settings and its two

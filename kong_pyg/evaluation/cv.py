@@ -139,17 +139,17 @@ def score_jobs(features: Union[Matrix, Gram], y: np.ndarray, jobs: Jobs, Cs: Seq
     Returns:
         :class:`SettingScores`
     """
-    from . import svm
+    from . import liblinear, svm
 
     width = features.shape[0] if isinstance(features, Gram) else features.shape[1] + 1
     if width > svm.EXACT_MAX_WIDTH and y.size > svm.EXACT_MAX_GRAPHS:
         check_finite(features)
         M = design_matrix(features)
-        fits = svm.fit_liblinear(M, y, jobs.train, Cs)
+        fits = liblinear.fit_liblinear(M, y, jobs.train, Cs)
         if progress is not None:
             progress.update(num_fits(y, len(jobs.keys), len(Cs)))
         info: Dict[str, Any] = {"features": _describe(features), "basis_columns": int(M.shape[1]),
-                                "solver": f"LIBLINEAR (LinearSVC, tol {svm.LIBLINEAR_TOL:g})"}
+                                "solver": f"LIBLINEAR (LinearSVC, tol {liblinear.LIBLINEAR_TOL:g})"}
     else:
         D, info = design_of(features)
         fits = svm.fit_many(D, y, jobs.train, Cs, parent=jobs.parent, max_iter=max_iter, n_jobs=n_jobs,

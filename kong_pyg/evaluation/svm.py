@@ -44,7 +44,7 @@ from their outer fold), which leaves a few Newton steps per problem.
 """
 import math
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Callable, List, NamedTuple, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 import numpy as np
 import torch
@@ -72,20 +72,23 @@ PDAS_STEPS = 10
 #: :math:`1 + 2C\lambda_{max}` (:attr:`Design.top`), is at most this (relative error about
 #: :math:`10^{-4}`); beyond, rounding makes the active sets wander.
 PDAS_MAX_COND = 1e12
+#: A path whose first :math:`C` is beyond that bound starts this many decades lower at most: at the
+#: first :math:`C / 10^j` within it, climbing to the first :math:`C` by decades (hidden steps of the path).
+LADDER_DECADES = 6
+#: ... when, on this many of the path's outer problems (a pilot), climbing it takes fewer Newton steps
+#: in all than solving at the first :math:`C` directly.
+LADDER_PILOT = 4
 #: Kernel-form systems are solved in groups whose sizes differ by at most this factor.
 GROUP_RATIO = 1.1
 #: ... unless the larger is at most this (small systems cost their calls more than their padding).
 GROUP_MIN = 96
-#: Designs wider than this go to LIBLINEAR (:func:`fit_liblinear`) when the data set has more than
-#: :data:`EXACT_MAX_GRAPHS` graphs: the Newton systems cost the cube of the number of margin violators
-#: (or of columns).
+#: Designs wider than this go to LIBLINEAR (:func:`~kong_pyg.evaluation.liblinear.fit_liblinear`)
+#: when the data set has more than :data:`EXACT_MAX_GRAPHS` graphs: the Newton systems cost the cube
+#: of the number of margin violators (or of columns).
 EXACT_MAX_WIDTH = 400
 #: Up to this many graphs every design gets the exact solver: there it is the faster one (on ENZYMES
 #: and PROTEINS LIBLINEAR, on the raw polynomial kernels, runs into its iteration cap at seconds per fit).
 EXACT_MAX_GRAPHS = 2000
-#: LIBLINEAR's tolerance and iteration cap there (scikit-learn's defaults).
-LIBLINEAR_TOL = 1e-4
-LIBLINEAR_MAX_ITER = 1000
 #: Bytes of the batched Newton matrices of one chunk of problems.
 CHUNK_BYTES = 64 << 20
 
@@ -280,7 +283,7 @@ def newton(D: Design, y: Tensor, train: Tensor, C: Tensor, w: Tensor, max_iter: 
     trainf = train.to(Z.dtype)
     full_steps = FULL_STEPS if full_steps is None else full_steps
     # the full-step trial (PDAS_AFTER): 0 not yet, 1 under way, 2 over (or not allowed)
-    top = float(D.gram.diagonal().sum()) if math.isnan(D.top) else D.top
+    top = _top(D)
     trial = torch.where(1 + 2 * C * top <= PDAS_MAX_COND, 0, 2)
     can_try, trying = bool((trial == 0).any()), 0  # any problem may try; how many are trying
     refused = torch.zeros(B, dtype=torch.long)
@@ -393,6 +396,60 @@ def _solve_all(run: _Run, train: Tensor, C: Tensor, w0: Tensor) -> Tuple[Tensor,
             torch.cat([r[2] for r in results]))
 
 
+def _top(D: Design) -> float:
+    """The largest eigenvalue of the design's Gram matrix (its trace, an upper bound, if unknown)."""
+    return float(D.gram.diagonal().sum()) if math.isnan(D.top) else D.top
+
+
+def _ladder(D: Design, first: float) -> List[float]:
+    r"""Hidden :math:`C` values below the first of a path whose systems are too ill-conditioned there.
+
+    Where :math:`1 + 2C\lambda_{max}` exceeds :data:`PDAS_MAX_COND` at the first :math:`C`, the
+    monotone method may crawl there from the solution on all points (on PROTEINS's raw degree-3
+    and 4 kernels of relabelled counts about 47 line-search steps per problem). A path can start at
+    the first :math:`C / 10^j` within the bound (:math:`j \leq` :data:`LADDER_DECADES`), where the
+    full-step trial may run, and climb by decades: each rung starts from the one below.
+    """
+    top = _top(D)
+    rungs: List[float] = []
+    c = first
+    while 1 + 2 * c * top > PDAS_MAX_COND and len(rungs) < LADDER_DECADES:
+        c /= 10
+        rungs.append(c)
+    return rungs[::-1]
+
+
+def _ladder_pays(run: _Run, masks: Tensor, parents: np.ndarray, rungs: List[float], first: float,
+                 refs: Dict[float, Tensor]) -> bool:
+    r"""Whether climbing :obj:`rungs` takes fewer Newton steps than starting at :obj:`first`.
+
+    Measured on the first :data:`LADDER_PILOT` outer problems: the climb pays where the solution
+    changes little from one decade of :math:`C` to the next (near the hard margin: a few steps per
+    rung), not where every :math:`C` costs many steps. Steps, not seconds: the choice is the same on
+    every machine. :obj:`refs` receives the solutions on all points at the lowest rung and at
+    :obj:`first`, for the path to start from.
+    """
+    D, n, m = run.D, masks.size(1), run.D.Z.size(1)
+    pilot = masks[torch.from_numpy(np.flatnonzero(parents < 0)[:LADDER_PILOT])]
+    if pilot.size(0) == 0:
+        return False
+
+    def solve(C: float, start: Tensor, train: Tensor, cap: int) -> Tuple[Tensor, Tensor, Tensor]:
+        Cb = torch.full((train.size(0),), C, dtype=D.Z.dtype)
+        return newton(D, run.y, train, Cb, start.expand(train.size(0), m).clone(), cap, run.tol)
+
+    everything, zero = torch.ones(1, n, dtype=torch.bool), torch.zeros(1, m, dtype=D.Z.dtype)
+    for C in (rungs[0], first):
+        refs[C] = solve(C, zero, everything, run.max_iter)[0]
+    w, climb = refs[rungs[0]], 0
+    for C in rungs + [first]:
+        w, steps, _ = solve(C, w, pilot, run.max_iter)
+        climb += int(steps.sum())
+    # one problem that needs more steps than the whole climb decides it: the cap changes no answer
+    _, steps, _ = solve(first, refs[first], pilot, climb + 1)
+    return int(steps.sum()) > climb
+
+
 def _path(run: _Run, masks: Tensor, Cs: List[float], parents: np.ndarray,
           progress: Optional[Callable[[int], None]]) -> List[Tuple[Tensor, Tensor, Tensor]]:
     """One class, every C (increasing).
@@ -400,6 +457,9 @@ def _path(run: _Run, masks: Tensor, Cs: List[float], parents: np.ndarray,
     The first :math:`C`: every problem starts from the solution on all points, then inner problems
     from their parent's solution (waves by depth). Every later :math:`C`: each problem starts from
     its own solution at the previous :math:`C` (fewer Newton steps on the paper grid's settings).
+    Where the first :math:`C`'s systems are too ill-conditioned for the full-step trial, and a pilot
+    finds it pays (:func:`_ladder_pays`), the path starts lower, at the rungs of :func:`_ladder`
+    (their steps count as the first :math:`C`'s).
 
     Returns:
         Per C: solutions :obj:`[B, m]`, Newton steps and convergence flags.
@@ -410,16 +470,23 @@ def _path(run: _Run, masks: Tensor, Cs: List[float], parents: np.ndarray,
     for i in range(B):
         depth[i] = 0 if parents[i] < 0 else depth[parents[i]] + 1
     out: List[Tuple[Tensor, Tensor, Tensor]] = []
-    for C in Cs:
+    hidden = _ladder(D, Cs[0]) if Cs else []
+    refs: Dict[float, Tensor] = {}  # solutions on all points
+    if hidden and not _ladder_pays(run, masks, parents, hidden, Cs[0], refs):
+        hidden = []
+    for j, C in enumerate(hidden + Cs):
         Cb = torch.full((B,), C, dtype=D.Z.dtype)
+        report = progress if j >= len(hidden) else None
         if out:
             w, steps, ok = _solve_all(run, masks, Cb, out[-1][0])
-            if progress is not None:
-                progress(B)
+            if report is not None:
+                report(B)
             out.append((w, steps, ok))
             continue
-        ref, _, _ = newton(D, run.y, torch.ones(1, masks.size(1), dtype=torch.bool), Cb[:1],
-                           torch.zeros(1, m, dtype=D.Z.dtype), run.max_iter, run.tol)
+        ref = refs.get(C)
+        if ref is None:
+            ref = newton(D, run.y, torch.ones(1, masks.size(1), dtype=torch.bool), Cb[:1],
+                         torch.zeros(1, m, dtype=D.Z.dtype), run.max_iter, run.tol)[0]
         w = ref.expand(B, m).clone()
         steps = torch.zeros(B, dtype=torch.long)
         ok = torch.ones(B, dtype=torch.bool)
@@ -427,10 +494,14 @@ def _path(run: _Run, masks: Tensor, Cs: List[float], parents: np.ndarray,
             idx = torch.from_numpy(np.flatnonzero(depth == level))
             start = w[torch.from_numpy(np.maximum(parents[idx.numpy()], 0))] if level else w[idx]
             w[idx], steps[idx], ok[idx] = _solve_all(run, masks[idx], Cb[idx], start)
-            if progress is not None:
-                progress(int(idx.numel()))
+            if report is not None:
+                report(int(idx.numel()))
         out.append((w, steps, ok))
-    return out
+    if hidden:  # the first C's steps count the rungs'
+        climb = torch.stack([o[1] for o in out[:len(hidden)]]).sum(0)
+        w, steps, ok = out[len(hidden)]
+        out[len(hidden)] = (w, steps + climb, ok)
+    return out[len(hidden):]
 
 
 def fit_many(
@@ -511,51 +582,6 @@ def fit_many(
     return Fits(scores[..., 0] if len(positive) == 1 else scores, classes, steps, conv)
 
 
-def fit_liblinear(M: Any, y: Any, train: Any, Cs: Sequence[float], *, tol: float = LIBLINEAR_TOL,
-                  max_iter: int = LIBLINEAR_MAX_ITER) -> Fits:
-    r"""The same problems as :func:`fit_many`, one scikit-learn :class:`~sklearn.svm.LinearSVC` fit each.
-
-    For designs too wide for the batched exact solver (its Newton systems cost the cube of
-    :math:`\min(m, |S|)` per step): LIBLINEAR's primal trust-region Newton method
-    (:obj:`dual=False`) with relative gradient tolerance :obj:`tol`, on :obj:`M` (features, sparse
-    ones kept sparse, or :func:`~kong_pyg.evaluation.features.kernel_map` of a Gram matrix).
-
-    Args:
-        M: :obj:`[n, d]` features.
-        y (array-like): :obj:`[n]` labels.
-        train (array-like): :obj:`[B, n]` boolean training masks.
-        Cs (sequence): The :math:`C` values.
-        tol (float, optional): LIBLINEAR's tolerance. (default: :data:`LIBLINEAR_TOL`)
-        max_iter (int, optional): LIBLINEAR's iteration cap; fits that reach it are reported
-            as not converged. (default: :data:`LIBLINEAR_MAX_ITER`)
-
-    Returns:
-        :class:`Fits` (:attr:`Fits.iterations`: LIBLINEAR's iterations).
-    """
-    import warnings
-
-    from sklearn.exceptions import ConvergenceWarning
-    from sklearn.svm import LinearSVC
-
-    labels = np.asarray(y).reshape(-1)
-    masks = np.asarray(train, dtype=bool)
-    classes = np.unique(labels)
-    k = 1 if classes.size == 2 else classes.size
-    B, n = masks.shape
-    scores = np.zeros((B, len(Cs), n, k))
-    steps = np.zeros((B, len(Cs)), dtype=np.int64)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        for b in range(B):
-            rows = np.flatnonzero(masks[b])
-            for c, C in enumerate(Cs):
-                clf = LinearSVC(C=float(C), dual=False, tol=tol, max_iter=max_iter)
-                clf.fit(M[rows], labels[rows])
-                scores[b, c] = clf.decision_function(M).reshape(n, k)
-                steps[b, c] = int(np.max(clf.n_iter_))
-    return Fits(scores[..., 0] if k == 1 else scores, classes, steps, steps < max_iter)
-
-
 def objective(D: Design, y: Any, train: Any, C: float, w: Any) -> float:
     r"""The primal objective of one problem.
 
@@ -569,5 +595,14 @@ def objective(D: Design, y: Any, train: Any, C: float, w: Any) -> float:
     return float(0.5 * wt @ wt + C * (slack * slack).sum())
 
 
-__all__ = ["Design", "Fits", "design", "fit_many", "fit_liblinear", "newton", "line_search", "objective",
+def __getattr__(name: str) -> Any:
+    """The LIBLINEAR fallback's names, from :mod:`~kong_pyg.evaluation.liblinear` (imported on use)."""
+    if name in ("fit_liblinear", "LIBLINEAR_TOL", "LIBLINEAR_MAX_ITER"):
+        from . import liblinear
+
+        return getattr(liblinear, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+__all__ = ["Design", "Fits", "design", "fit_many", "newton", "line_search", "objective",
            "EXACT_MAX_WIDTH", "EXACT_MAX_GRAPHS", "MARGIN_TOL", "RANK_RTOL"]

@@ -1,0 +1,62 @@
+r"""LinearSVC's problems fit by scikit-learn's LIBLINEAR, one at a time.
+
+The fallback of the batched exact solver (:mod:`~kong_pyg.evaluation.svm`) for designs too wide
+for it. :mod:`~kong_pyg.evaluation.svm` still answers for :func:`fit_liblinear` and the two constants.
+"""
+from typing import Any, Sequence
+
+import numpy as np
+
+from .svm import Fits
+
+#: LIBLINEAR's tolerance and iteration cap there (scikit-learn's defaults).
+LIBLINEAR_TOL = 1e-4
+LIBLINEAR_MAX_ITER = 1000
+
+
+def fit_liblinear(M: Any, y: Any, train: Any, Cs: Sequence[float], *, tol: float = LIBLINEAR_TOL,
+                  max_iter: int = LIBLINEAR_MAX_ITER) -> Fits:
+    r"""The problems of :func:`~kong_pyg.evaluation.svm.fit_many`, one LinearSVC fit each.
+
+    For designs too wide for the batched exact solver (its Newton systems cost the cube of
+    :math:`\min(m, |S|)` per step): LIBLINEAR's primal trust-region Newton method
+    (:obj:`dual=False`) with relative gradient tolerance :obj:`tol`, on :obj:`M` (features, sparse
+    ones kept sparse, or :func:`~kong_pyg.evaluation.features.kernel_map` of a Gram matrix).
+
+    Args:
+        M: :obj:`[n, d]` features.
+        y (array-like): :obj:`[n]` labels.
+        train (array-like): :obj:`[B, n]` boolean training masks.
+        Cs (sequence): The :math:`C` values.
+        tol (float, optional): LIBLINEAR's tolerance. (default: :data:`LIBLINEAR_TOL`)
+        max_iter (int, optional): LIBLINEAR's iteration cap; fits that reach it are reported
+            as not converged. (default: :data:`LIBLINEAR_MAX_ITER`)
+
+    Returns:
+        :class:`~kong_pyg.evaluation.svm.Fits` (:attr:`Fits.iterations`: LIBLINEAR's iterations).
+    """
+    import warnings
+
+    from sklearn.exceptions import ConvergenceWarning
+    from sklearn.svm import LinearSVC
+
+    labels = np.asarray(y).reshape(-1)
+    masks = np.asarray(train, dtype=bool)
+    classes = np.unique(labels)
+    k = 1 if classes.size == 2 else classes.size
+    B, n = masks.shape
+    scores = np.zeros((B, len(Cs), n, k))
+    steps = np.zeros((B, len(Cs)), dtype=np.int64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        for b in range(B):
+            rows = np.flatnonzero(masks[b])
+            for c, C in enumerate(Cs):
+                clf = LinearSVC(C=float(C), dual=False, tol=tol, max_iter=max_iter)
+                clf.fit(M[rows], labels[rows])
+                scores[b, c] = clf.decision_function(M).reshape(n, k)
+                steps[b, c] = int(np.max(clf.n_iter_))
+    return Fits(scores[..., 0] if k == 1 else scores, classes, steps, steps < max_iter)
+
+
+__all__ = ["fit_liblinear", "LIBLINEAR_TOL", "LIBLINEAR_MAX_ITER"]
