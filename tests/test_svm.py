@@ -187,8 +187,11 @@ def test_test_labels_never_reach_test_predictions_on_ill_conditioned_designs(mon
     """Poly-2's Gram matrix times 1e6 (condition 7e13 at C = 0.1): flipping a fold's test labels
     leaves that fold's test predictions unchanged, because the path climbs from C = 0.001 (two
     hidden rungs, whose steps count as the first C's) rather than starting from the solution on
-    all points. Without the climb up to 6 % of a fold's test predictions change: the start's flat
-    directions, which rounding leaves unresolved, carry the test labels."""
+    all points. Without the climb up to 6-8 % of a fold's test predictions change: the start's flat
+    directions, which rounding leaves unresolved, carry the test labels. The rungs equal the same C
+    given explicitly; a rung cut short leaves the first C unconverged; beyond the ladder's reach
+    every problem starts from zero (there rounding alone moves predictions, so only the start is
+    checked)."""
     from kong_pyg.evaluation import svm
     from kong_pyg.evaluation.classify import graph_targets
     from kong_pyg.evaluation.cv import make_splits, plan_jobs
@@ -213,6 +216,30 @@ def test_test_labels_never_reach_test_predictions_on_ill_conditioned_designs(mon
     climbed, moved = changed()
     assert climbed.converged.all() and climbed.iterations[:, 0].min() >= 3
     assert np.all(moved == 0)
+    # the hidden rungs are the path [0.001, 0.01, 0.1, 1, 10] (whose first C needs none), steps summed
+    seen = []
+    explicit = svm.fit_many(D, y, jobs.train, [0.001, 0.01, 0.1, 1.0, 10.0], parent=jobs.parent)
+    hidden = svm.fit_many(D, y, jobs.train, [0.1, 1.0, 10.0], parent=jobs.parent, progress=seen.append)
+    np.testing.assert_array_equal(hidden.scores, explicit.scores[:, 2:])
+    np.testing.assert_array_equal(hidden.iterations[:, 0], explicit.iterations[:, :3].sum(1))
+    assert sum(seen) == 3 * len(jobs.keys)  # progress counts the real C only
+    # a rung that runs out of steps leaves the first C unconverged (its start may still carry labels)
+    short = svm.fit_many(D, y, jobs.train, [0.1, 1.0, 10.0], parent=jobs.parent, max_iter=25)
+    assert not short.converged[:, 0].all()
+    # where even the lowest allowed rung is beyond the bound, no problem starts from the solution on
+    # all points (a wrong one changes nothing)
+    monkeypatch.setattr(svm, "LADDER_DECADES", 1)
+    newton = svm.newton
+
+    def wrong_on_all_points(D_, y_, train, C, w, *args, **kwargs):
+        out = newton(D_, y_, train, C, w, *args, **kwargs)
+        return (out[0] + 1.0, *out[1:]) if train.size(0) == 1 and bool(train.all()) else out
+
+    capped = svm.fit_many(D, y, jobs.train, [0.1, 1.0, 10.0], parent=jobs.parent)
+    monkeypatch.setattr(svm, "newton", wrong_on_all_points)
+    np.testing.assert_array_equal(svm.fit_many(D, y, jobs.train, [0.1, 1.0, 10.0], parent=jobs.parent).scores,
+                                  capped.scores)
+    monkeypatch.setattr(svm, "newton", newton)
     monkeypatch.setattr(svm, "LADDER_DECADES", 0)
     _, leaked = changed()
     assert leaked.max() > 0.01

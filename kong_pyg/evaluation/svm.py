@@ -77,7 +77,8 @@ PDAS_STEPS = 10
 #: :math:`10^{-4}`); beyond, rounding makes the active sets wander.
 PDAS_MAX_COND = 1e12
 #: A path whose first :math:`C` is beyond that bound starts at most this many decades lower, at the
-#: first :math:`C / 10^j` within it, and climbs to the first :math:`C` by decades (:func:`_ladder`).
+#: first :math:`C / 10^j` within it, and climbs to the first :math:`C` by decades (:func:`_ladder`);
+#: where even :math:`C / 10^{16}` is beyond it, every problem starts there from zero.
 LADDER_DECADES = 16
 #: Kernel-form systems are solved in groups whose sizes differ by at most this factor.
 GROUP_RATIO = 1.1
@@ -104,9 +105,11 @@ class Fits(NamedTuple):
             :meth:`~sklearn.svm.LinearSVC.decision_function`.
         classes (numpy.ndarray): The class labels, sorted.
         iterations (numpy.ndarray): :obj:`[B, len(Cs)]` Newton steps (the
-            most over the classes).
+            most over the classes; the first :math:`C`'s include the hidden
+            rungs climbed to it, :func:`_ladder`).
         converged (numpy.ndarray): :obj:`[B, len(Cs)]` whether every class
-            converged within :obj:`max_iter`.
+            converged within :obj:`max_iter` (at the first :math:`C`, also on
+            every rung).
     """
 
     scores: np.ndarray
@@ -411,7 +414,7 @@ def _ladder(D: Design, first: float) -> List[float]:
     depend on the test labels (on PROTEINS's raw degree-4 kernel of relabelled counts, a warm start
     from all points scores 69.2 % where a start from zero scores 58.7 %, at the same objective to
     :math:`10^{-5}`; on MUTAG's degree-2 Gram matrix times :math:`10^6`, flipping a fold's test
-    labels changes up to 6 % of its test predictions). The path therefore starts at the first
+    labels changes up to 6-8 % of its test predictions). The path therefore starts at the first
     :math:`C / 10^j` within the bound (:math:`j \leq` :data:`LADDER_DECADES`), where every problem
     converges to its own optimum whatever its start, and climbs by decades, each problem from its
     own solution. It is also faster there: PROTEINS's raw degree-3 and 4 kernels of relabelled
@@ -446,11 +449,14 @@ def _path(run: _Run, masks: Tensor, Cs: List[float], parents: np.ndarray,
         depth[i] = 0 if parents[i] < 0 else depth[parents[i]] + 1
     out: List[Tuple[Tensor, Tensor, Tensor]] = []
     hidden = _ladder(D, Cs[0]) if Cs else []
+    # beyond the bound even at the lowest rung (LADDER_DECADES spent): every problem starts from zero
+    cold = bool(hidden) and 1 + 2 * hidden[0] * _top(D) > PDAS_MAX_COND
     for j, C in enumerate(hidden + Cs):
         Cb = torch.full((B,), C, dtype=D.Z.dtype)
         report = progress if j >= len(hidden) else None
-        if out:
-            w, steps, ok = _solve_all(run, masks, Cb, out[-1][0])
+        if out or cold:
+            start = out[-1][0] if out else torch.zeros(B, m, dtype=D.Z.dtype)
+            w, steps, ok = _solve_all(run, masks, Cb, start)
             if report is not None:
                 report(B)
             out.append((w, steps, ok))
@@ -467,10 +473,11 @@ def _path(run: _Run, masks: Tensor, Cs: List[float], parents: np.ndarray,
             if report is not None:
                 report(int(idx.numel()))
         out.append((w, steps, ok))
-    if hidden:  # the first C's steps count the rungs'
+    if hidden:  # the first C's steps count the rungs', and it converged only if they all did
         climb = torch.stack([o[1] for o in out[:len(hidden)]]).sum(0)
+        held = torch.stack([o[2] for o in out[:len(hidden)]]).all(0)
         w, steps, ok = out[len(hidden)]
-        out[len(hidden)] = (w, steps + climb, ok)
+        out[len(hidden)] = (w, steps + climb, ok & held)
     return out[len(hidden):]
 
 
@@ -494,12 +501,15 @@ def fit_many(
             training set must hold every class).
         train (array-like): :obj:`[B, n]` boolean training masks.
         Cs (sequence): The :math:`C` values (solved in increasing order,
-            each from the previous one's solution).
+            each from the previous one's solution; below the first, hidden
+            decades of :math:`C` where its systems are too ill-conditioned,
+            see :func:`_ladder`).
         parent (sequence, optional): :obj:`[B]` a problem whose solution
             starts this one (it must come earlier; :obj:`-1`: start from the
             solution on all points). (default: all :obj:`-1`)
-        max_iter (int, optional): Newton steps at most per problem; the
-            others are reported in :attr:`Fits.converged`. (default: :obj:`100`)
+        max_iter (int, optional): Newton steps at most per problem and
+            :math:`C` (and per hidden rung below the first); the others are
+            reported in :attr:`Fits.converged`. (default: :obj:`100`)
         n_jobs (int, optional): Threads. (default: :obj:`1`)
         tol (float, optional): The margin tolerance of the stopping rule.
             (default: :data:`MARGIN_TOL`)
