@@ -287,8 +287,7 @@ def newton(D: Design, y: Tensor, train: Tensor, C: Tensor, w: Tensor, max_iter: 
     trainf = train.to(Z.dtype)
     full_steps = FULL_STEPS if full_steps is None else full_steps
     # the full-step trial (PDAS_AFTER): 0 not yet, 1 under way, 2 over (or not allowed)
-    top = _top(D)
-    trial = torch.where(1 + 2 * C * top <= PDAS_MAX_COND, 0, 2)
+    trial = torch.where(_ill_conditioned(C, _top(D)), 2, 0)
     can_try, trying = bool((trial == 0).any()), 0  # any problem may try; how many are trying
     refused = torch.zeros(B, dtype=torch.long)
     best, best_w = torch.full((B,), math.inf, dtype=Z.dtype), w.clone()
@@ -405,6 +404,14 @@ def _top(D: Design) -> float:
     return float(D.gram.diagonal().sum()) if math.isnan(D.top) else D.top
 
 
+def _ill_conditioned(C: Any, top: float) -> Any:
+    r"""Whether the Newton systems at :obj:`C` (a float or a tensor) may be beyond :data:`PDAS_MAX_COND`.
+
+    Their condition number is at most :math:`1 + 2C\lambda_{max}`, :obj:`top` bounding :math:`\lambda_{max}`.
+    """
+    return 1 + 2 * C * top > PDAS_MAX_COND
+
+
 def _ladder(D: Design, first: float) -> List[float]:
     r"""Hidden :math:`C` values below the first of a path whose systems are too ill-conditioned there.
 
@@ -423,7 +430,7 @@ def _ladder(D: Design, first: float) -> List[float]:
     top = _top(D)
     rungs: List[float] = []
     c = first
-    while 1 + 2 * c * top > PDAS_MAX_COND and len(rungs) < LADDER_DECADES:
+    while _ill_conditioned(c, top) and len(rungs) < LADDER_DECADES:
         c /= 10
         rungs.append(c)
     return rungs[::-1]
@@ -450,7 +457,7 @@ def _path(run: _Run, masks: Tensor, Cs: List[float], parents: np.ndarray,
     out: List[Tuple[Tensor, Tensor, Tensor]] = []
     hidden = _ladder(D, Cs[0]) if Cs else []
     # beyond the bound even at the lowest rung (LADDER_DECADES spent): every problem starts from zero
-    cold = bool(hidden) and 1 + 2 * hidden[0] * _top(D) > PDAS_MAX_COND
+    cold = bool(hidden) and _ill_conditioned(hidden[0], _top(D))
     for j, C in enumerate(hidden + Cs):
         Cb = torch.full((B,), C, dtype=D.Z.dtype)
         report = progress if j >= len(hidden) else None
