@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # All CUDA checks in one go, for a machine with a GPU (a few minutes):
 #   1. tests/test_cuda.py (CPU vs CUDA: same numbers for the same seed),
-#   2. benchmarks/bench_gpu.py: CPU vs GPU feature time on NCI1 -> OUTDIR/gpu.md
-#      (needs DATA_ROOT with NCI1/raw/NCI1_*.txt; skipped without it),
+#   2. benchmarks/bench_gpu.py: CPU vs GPU feature time on NCI1 -> OUTDIR/gpu.md, and
+#      benchmarks/bench_svm_device.py: CPU vs GPU SVM fits -> OUTDIR/svm_gpu.md
+#      (need DATA_ROOT with NCI1, ENZYMES and PROTEINS raw folders; skipped without it),
 #   3. the examples on CUDA,
 #   4. the whole test suite.
 # Each step's log goes to OUTDIR/<step>.log; the exit status is 1 if any step failed.
@@ -32,6 +33,8 @@ step() {
 step test_cuda "$py" -m pytest -q -p no:warnings -rs tests/test_cuda.py
 if [ -n "$data" ]; then
     step bench_gpu "$py" benchmarks/bench_gpu.py --data-root "$data" --out "$out/gpu.md"
+    step bench_svm "$py" benchmarks/bench_svm_device.py --data-root "$data" --out "$out/svm_gpu.md" \
+        --json "$out/svm_gpu.json"
 else
     echo "== bench_gpu skipped: no DATA_ROOT given"
 fi

@@ -102,6 +102,20 @@ def check_device(name: str, value: Any) -> Optional["torch.device"]:
                          f"(got {value!r})") from None
 
 
+def check_usable_device(name: str, value: Any) -> Optional["torch.device"]:
+    """:func:`check_device`, and that this PyTorch can allocate there (a :obj:`ValueError` if not)."""
+    import torch
+
+    dev = check_device(name, value)
+    if dev is not None:
+        try:
+            torch.empty(0, device=dev)
+        except (AssertionError, RuntimeError) as err:  # a CPU-only build asserts for "cuda"
+            raise ValueError(f"'{name}' is {str(dev)!r}, which this PyTorch cannot use: "
+                             f"{str(err).splitlines()[0] if str(err) else type(err).__name__}") from None
+    return dev
+
+
 def _opt(default: Any, doc: str, tag: Optional[Callable[[Any], str]] = None) -> Any:
     return field(default=default, metadata={"doc": doc, "tag": tag})
 

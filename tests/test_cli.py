@@ -276,6 +276,7 @@ def error_cases(tmp, a_file):
         (["classify", "--plot", str(a_file / "x.png")], "cannot create a folder under"),
         (["classify", "--plot", str(tmp / "x.nope")], "unknown image format 'nope'"),
         (["classify", "--unknown"], "unrecognized arguments: --unknown"),
+        (["classify", "--device", "gpu7"], "'--device' must be a device string such as 'cpu' or 'cuda:0'"),
         (["table2", "--ml-dir", str(tmp / "missing")], "no such folder"),
         (["table2", "--ml-dir", str(a_file)], "is a file, not a folder"),
         (["table2", "--ml-dir", str(tmp), "--out", str(a_file)], "is a file, not a folder"),

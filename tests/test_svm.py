@@ -292,3 +292,40 @@ def test_newton_cut_short_never_returns_a_worse_point():
         for j in range(train.size(0)):
             assert svm.objective(D, ypm.numpy(), jobs.train[j], 0.1, w[j].numpy()) <= start[j] * (1 + 1e-12)
     assert unfinished > 0
+
+
+def test_device_argument():
+    """device='cpu' is the default path bit for bit; a device this PyTorch cannot use is a ValueError
+    naming 'device' (a CPU-only build asserts for 'cuda'), before any work."""
+    import torch
+
+    from kong_pyg.evaluation import svm
+    from kong_pyg.evaluation.classify import graph_targets
+    from kong_pyg.evaluation.features import setting_features
+
+    graphs = _graphs("MUTAG")
+    y = graph_targets(graphs)
+    jobs, D, ref = _fits(setting_features(_setting("poly-rlb-2"), graphs), y)
+    again = svm.fit_many(D, y, jobs.train, [0.1, 1.0, 10.0], parent=jobs.parent, device=torch.device("cpu"))
+    assert np.array_equal(ref.scores, again.scores) and np.array_equal(ref.iterations, again.iterations)
+    with pytest.raises(ValueError, match="'device' must be a device string"):
+        svm.fit_many(D, y, jobs.train, [0.1], device="gpu7")
+    with pytest.raises(TypeError, match="'device'"):
+        svm.fit_many(D, y, jobs.train, [0.1], device=0.5)
+    if not torch.cuda.is_available():
+        with pytest.raises(ValueError, match="'device' is 'cuda', which this PyTorch cannot use"):
+            svm.fit_many(D, y, jobs.train, [0.1], device="cuda")
+
+
+def test_no_training_sets_give_empty_fits():
+    """B = 0 training sets: empty results of the right shapes (an IndexError inside the solver before)."""
+    from kong_pyg.evaluation import svm
+
+    X = np.random.RandomState(0).randn(20, 3)
+    y = np.array([0, 1] * 10)
+    fits = svm.fit_many(svm.design(X), y, np.zeros((0, 20), bool), [0.1, 1.0])
+    assert fits.scores.shape == (0, 2, 20)
+    assert fits.iterations.shape == fits.converged.shape == (0, 2)
+    assert fits.predict().shape == (0, 2, 20)
+    y3 = np.array([0, 1, 2] * 7)[:20]
+    assert svm.fit_many(svm.design(X), y3, np.zeros((0, 20), bool), [1.0]).scores.shape == (0, 1, 20, 3)

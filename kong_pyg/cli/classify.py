@@ -9,7 +9,7 @@ import itertools
 import json
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
-from ..config import option_names
+from ..config import check_usable_device, option_names
 from ..evaluation.grid import (
     DEFAULT_C,
     GRID_PRESETS,
@@ -157,6 +157,10 @@ def _add_evaluation_options(p: argparse.ArgumentParser) -> None:
                     help="margin tolerance of the SVM solver's stopping rule (the LinearSVC problem is "
                          "solved to its exact optimum up to this) (default: the solver's, "
                          f"{SOLVER_TOL_TEXT})")
+    ev.add_argument("--device", metavar="DEV", default=None,
+                    help="where the SVM problems are solved, e.g. cuda (the settings then run one after "
+                         "the other in this process, --jobs aside, and every design gets the exact "
+                         "solver; the features are computed on the CPU) (default: the CPU)")
 
 
 def grid_from_args(args: argparse.Namespace) -> Grid:
@@ -219,6 +223,7 @@ def run(args: argparse.Namespace) -> int:
     _check_combinations(args)
     expand_grid(args.method, grid)  # check the settings before loading anything
     _check_extras(args)
+    check_usable_device("--device", args.device)
     inner = 5 if args.inner_folds is None else args.inner_folds
     common = dict(
         repeats=args.repeats, folds=args.folds, inner_folds=inner, C=args.C, seed=args.seed,
@@ -229,7 +234,7 @@ def run(args: argparse.Namespace) -> int:
 
     graphs = load_tu(args.dataset, args.data_root, cache=args.cache_dir, download=args.download)
     res = classify(graphs, method=args.method, grid=grid, protocol=args.protocol,
-                   nested_repeats=args.nested_repeats, **common)
+                   nested_repeats=args.nested_repeats, device=args.device, **common)
     payload = res.to_dict()
     if args.plot is not None:
         payload["plot"] = _plot(args, graphs, res, common)

@@ -202,6 +202,7 @@ def classify(
     max_iter: int = MAX_ITER,
     tol: Optional[float] = None,
     progress: bool = False,
+    device: Any = None,
 ) -> ClassifyResult:
     r"""Graph classification accuracy of a feature map over a grid of settings.
 
@@ -253,6 +254,9 @@ def classify(
         tol (float, optional): The solver's margin tolerance (see
             :func:`~kong_pyg.evaluation.cv.cross_validate`). (default: :obj:`None`)
         progress (bool, optional): A progress bar on stderr. (default: :obj:`False`)
+        device (str or torch.device, optional): Where the SVM problems are
+            solved, e.g. :obj:`"cuda"` (see
+            :func:`~kong_pyg.evaluation.cv.cross_validate`). (default: the CPU)
 
     Returns:
         :class:`ClassifyResult`
@@ -268,7 +272,7 @@ def classify(
     cv = cross_validate(
         entries, y, settings=settings, nested=nested, nested_repeats=nested_repeats, repeats=repeats,
         folds=folds, inner_folds=inner_folds, C=C, seed=seed, n_jobs=n_jobs, max_iter=max_iter, tol=tol,
-        progress=progress,
+        progress=progress, device=device,
     )
     wanted = ("paper", "nested") if protocol == "both" else (protocol,)
     results = {p: cv.protocol(p) for p in wanted}

@@ -39,7 +39,7 @@ from typing import Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Se
 
 import numpy as np
 
-from ..config import check_choice, check_int
+from ..config import check_choice, check_int, check_usable_device
 from .features import Gram, Matrix, _describe, check_finite, design_matrix, design_of
 from .grid import DEFAULT_C, MAX_ITER, Setting, as_list
 from .progress import Progress
@@ -122,7 +122,7 @@ class SettingScores(NamedTuple):
 
 def score_jobs(features: Union[Matrix, Gram], y: np.ndarray, jobs: Jobs, Cs: Sequence[float], *,
                max_iter: int = MAX_ITER, n_jobs: int = 1, tol: Optional[float] = None,
-               progress: Optional[Progress] = None) -> SettingScores:
+               progress: Optional[Progress] = None, device: Any = None) -> SettingScores:
     """Solve every (job, :math:`C`, class) problem of one feature matrix and score the test parts.
 
     Args:
@@ -135,6 +135,10 @@ def score_jobs(features: Union[Matrix, Gram], y: np.ndarray, jobs: Jobs, Cs: Seq
         tol (float, optional): The solver's margin tolerance. (default:
             :data:`~kong_pyg.evaluation.svm.MARGIN_TOL`)
         progress (Progress, optional): Counts the problems as they finish.
+        device (str or torch.device, optional): Where the exact solver runs
+            (:func:`~kong_pyg.evaluation.svm.fit_many`). Off the CPU every
+            design gets the exact solver; on the CPU wide designs of many
+            graphs go to LIBLINEAR. (default: the CPU)
 
     Returns:
         :class:`SettingScores`
@@ -142,7 +146,9 @@ def score_jobs(features: Union[Matrix, Gram], y: np.ndarray, jobs: Jobs, Cs: Seq
     from . import liblinear, svm
 
     width = features.shape[0] if isinstance(features, Gram) else features.shape[1] + 1
-    if width > svm.EXACT_MAX_WIDTH and y.size > svm.EXACT_MAX_GRAPHS:
+    dev = check_usable_device("device", device)
+    on_cpu = dev is None or dev.type == "cpu"
+    if on_cpu and width > svm.EXACT_MAX_WIDTH and y.size > svm.EXACT_MAX_GRAPHS:
         check_finite(features)
         M = design_matrix(features)
         fits = liblinear.fit_liblinear(M, y, jobs.train, Cs)
@@ -153,8 +159,8 @@ def score_jobs(features: Union[Matrix, Gram], y: np.ndarray, jobs: Jobs, Cs: Seq
     else:
         D, info = design_of(features)
         fits = svm.fit_many(D, y, jobs.train, Cs, parent=jobs.parent, max_iter=max_iter, n_jobs=n_jobs,
-                            tol=tol, progress=None if progress is None else progress.update)
-        info = dict(info, solver="exact (batched Newton)")
+                            tol=tol, progress=None if progress is None else progress.update, device=device)
+        info = dict(info, solver="exact (batched Newton)" + ("" if on_cpu else f" on {device}"))
     pred = fits.predict()
     binary = fits.classes.size == 2
     acc = np.empty((len(jobs.keys), len(Cs)))
@@ -371,19 +377,23 @@ def _load(entry: FeatureEntry, rows: int, index: int) -> Tuple[Union[Matrix, Gra
 
 
 def _setting_scores(entry: FeatureEntry, index: int, y: np.ndarray, jobs: Jobs, Cs: List[float],
-                    max_iter: int, tol: Optional[float],
+                    max_iter: int, tol: Optional[float], device: Any = None,
                     progress: Optional[Progress] = None) -> Tuple[float, float, SettingScores]:
     """One setting: its features (timed), then every fit; (feature seconds, fit seconds, scores).
 
     One PyTorch thread (settings are the parallelism, ``n_jobs``): features and fits are many small
     operations, 6x (features) to 10x (fits) slower with two threads on a loaded 2-core machine.
     """
+    import torch
+
     from ..threads import torch_threads
 
     with torch_threads(1):
         X, seconds = _load(entry, y.size, index)
         t1 = time.perf_counter()
-        res = score_jobs(X, y, jobs, Cs, max_iter=max_iter, tol=tol, progress=progress)
+        res = score_jobs(X, y, jobs, Cs, max_iter=max_iter, tol=tol, progress=progress, device=device)
+        if device is not None and torch.device(device).type == "cuda":
+            torch.cuda.synchronize()  # the fit seconds include the GPU's work
     return seconds, time.perf_counter() - t1, res
 
 
@@ -451,6 +461,7 @@ def cross_validate(
     project: Union[bool, str] = "auto",
     progress: Union[bool, Progress] = False,
     splits: Optional[Splits] = None,
+    device: Any = None,
 ) -> CVResult:
     r"""Score every (setting, :math:`C`) on repeated splits.
 
@@ -490,6 +501,11 @@ def cross_validate(
         splits (Splits, optional): Use these splits instead of
             :obj:`repeats`, :obj:`folds` and :obj:`inner_folds` (for
             instance :func:`random_splits`). (default: :obj:`None`)
+        device (str or torch.device, optional): Where the SVM problems are
+            solved, e.g. :obj:`"cuda"` (the features are computed as the
+            entries compute them; off the CPU the settings run one after the
+            other in this process, whatever :obj:`n_jobs`, and every design
+            gets the exact solver). (default: the CPU)
 
     Returns:
         :class:`CVResult`
@@ -498,6 +514,9 @@ def cross_validate(
     y = class_labels(y)
     check_int("n_jobs", n_jobs, 1)
     check_int("max_iter", max_iter, 1)
+    dev = check_usable_device("device", device)
+    if dev is not None and dev.type != "cpu":
+        n_jobs = 1  # the GPU is the parallelism (and CUDA does not survive a fork)
     if not features:
         raise ValueError("'features' is empty")
     Cs, sp, nested_repeats = _plan(y, repeats, folds, nested, inner_folds, nested_repeats, C, seed, splits)
@@ -517,7 +536,7 @@ def cross_validate(
     fit_seconds: List[float] = [0.0] * S
     stuck: List[int] = [0] * S
     info: List[Dict[str, Any]] = [{} for _ in range(S)]
-    work = partial(_setting_scores, y=y, jobs=jobs, Cs=Cs, max_iter=max_iter, tol=tol)
+    work = partial(_setting_scores, y=y, jobs=jobs, Cs=Cs, max_iter=max_iter, tol=tol, device=dev)
     try:
         for s, (seconds, t_fit, res) in _run_settings(work, features, names, n_jobs, bar, per_setting):
             feature_seconds[s], fit_seconds[s], stuck[s], info[s] = seconds, t_fit, res.stuck, res.info

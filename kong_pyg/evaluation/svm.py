@@ -54,6 +54,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from ..config import check_usable_device
 from .basis import RANK_RTOL, Design, design
 
 #: A training point is a margin violator when :math:`y \langle w, z \rangle < 1`;
@@ -93,6 +94,8 @@ EXACT_MAX_WIDTH = 400
 EXACT_MAX_GRAPHS = 2000
 #: Bytes of the batched Newton matrices of one chunk of problems.
 CHUNK_BYTES = 64 << 20
+#: ... on a GPU, where larger batches keep it busy.
+GPU_CHUNK_BYTES = 2 << 30
 
 
 class Fits(NamedTuple):
@@ -132,7 +135,7 @@ def _pad_index(mask: Tensor, pad: int) -> Tuple[Tensor, Tensor]:
     counts = mask.sum(1)
     width = max(int(counts.max()), 1)
     order = torch.argsort((~mask).to(torch.int8), dim=1, stable=True)[:, :width]
-    valid = torch.arange(width).unsqueeze(0) < counts.unsqueeze(1)
+    valid = torch.arange(width, device=mask.device).unsqueeze(0) < counts.unsqueeze(1)
     return torch.where(valid, order, torch.full_like(order, pad)), valid
 
 
@@ -170,7 +173,7 @@ def _target_kernel(Zp: Tensor, Kp: Tensor, yp: Tensor, act: Tensor, C: Tensor) -
     diag = torch.where(valid, (0.5 / C).view(-1, 1).expand_as(valid).to(A.dtype), torch.ones_like(A[:, 0]))
     A.diagonal(dim1=1, dim2=2).add_(diag)
     beta = _spd_solve(A, yp[idx])  # padding: label 0
-    alpha = torch.zeros(idx.size(0), n + 1, dtype=Zp.dtype).scatter_(1, idx, beta)  # padding: beta = 0
+    alpha = Zp.new_zeros(idx.size(0), n + 1).scatter_(1, idx, beta)  # padding: beta = 0
     return alpha @ Zp
 
 
@@ -282,18 +285,19 @@ def newton(D: Design, y: Tensor, train: Tensor, C: Tensor, w: Tensor, max_iter: 
     yp = torch.cat([y, y.new_zeros(1)]).to(Z.dtype)  # label 0 there
     Kp: Optional[Tensor] = None
     w = w.clone()
-    steps = torch.zeros(B, dtype=torch.long)
-    done = torch.zeros(B, dtype=torch.bool)
+    dev = Z.device
+    steps = torch.zeros(B, dtype=torch.long, device=dev)
+    done = torch.zeros(B, dtype=torch.bool, device=dev)
     trainf = train.to(Z.dtype)
     full_steps = FULL_STEPS if full_steps is None else full_steps
     # the full-step trial (PDAS_AFTER): 0 not yet, 1 under way, 2 over (or not allowed)
     trial = torch.where(_ill_conditioned(C, _top(D)), 2, 0)
     can_try, trying = bool((trial == 0).any()), 0  # any problem may try; how many are trying
-    refused = torch.zeros(B, dtype=torch.long)
-    best, best_w = torch.full((B,), math.inf, dtype=Z.dtype), w.clone()
-    seen = torch.full((B, PDAS_STEPS), -1, dtype=torch.long)  # the trial's active sets (hashed; -1: none)
+    refused = torch.zeros(B, dtype=torch.long, device=dev)
+    best, best_w = torch.full((B,), math.inf, dtype=Z.dtype, device=dev), w.clone()
+    seen = torch.full((B, PDAS_STEPS), -1, dtype=torch.long, device=dev)  # the trial's active sets (hashed)
     # integer codes, summed exactly (below 2**63 up to 2**23 points): a set's key never depends on the batch
-    code = torch.randint(0, 1 << 40, (n,), generator=torch.Generator().manual_seed(0))
+    code = torch.randint(0, 1 << 40, (n,), generator=torch.Generator().manual_seed(0)).to(dev)
     for _ in range(max_iter):
         live = (~done).nonzero().view(-1)
         if live.numel() == 0:
@@ -328,7 +332,7 @@ def newton(D: Design, y: Tensor, train: Tensor, C: Tensor, w: Tensor, max_iter: 
         target = torch.empty_like(wl)
         if bool(kernel.any()):
             if Kp is None:
-                Kp = torch.zeros(n + 1, n + 1, dtype=Z.dtype)
+                Kp = Z.new_zeros(n + 1, n + 1)
                 Kp[:n, :n] = D.gram
             for group in _size_groups(sizes, kernel):
                 target[group] = _target_kernel(Zp, Kp, yp, act[group], Cl[group])
@@ -381,14 +385,15 @@ class _Run(NamedTuple):
     pool: Optional[ThreadPoolExecutor]
 
 
-def _chunks(count: int, m: int, n: int) -> List[Tuple[int, int]]:
-    per = max(1, CHUNK_BYTES // (8 * (m * m + 2 * n * max(m, 1) + n * n // 4 + 1)))
+def _chunks(count: int, m: int, n: int, budget: int = CHUNK_BYTES) -> List[Tuple[int, int]]:
+    per = max(1, budget // (8 * (m * m + 2 * n * max(m, 1) + n * n // 4 + 1)))
     return [(lo, min(lo + per, count)) for lo in range(0, count, per)]
 
 
 def _solve_all(run: _Run, train: Tensor, C: Tensor, w0: Tensor) -> Tuple[Tensor, Tensor, Tensor]:
     """:func:`newton` over chunks of problems (in parallel threads when the run has a pool)."""
-    parts = _chunks(train.size(0), run.D.Z.size(1), run.D.Z.size(0))
+    budget = CHUNK_BYTES if run.D.Z.device.type == "cpu" else GPU_CHUNK_BYTES
+    parts = _chunks(train.size(0), run.D.Z.size(1), run.D.Z.size(0), budget)
 
     def one(part: Tuple[int, int]) -> Tuple[Tensor, Tensor, Tensor]:
         lo, hi = part
@@ -458,24 +463,26 @@ def _path(run: _Run, masks: Tensor, Cs: List[float], parents: np.ndarray,
     hidden = _ladder(D, Cs[0]) if Cs else []
     # beyond the bound even at the lowest rung (LADDER_DECADES spent): every problem starts from zero
     cold = bool(hidden) and _ill_conditioned(hidden[0], _top(D))
+    dev = D.Z.device
     for j, C in enumerate(hidden + Cs):
-        Cb = torch.full((B,), C, dtype=D.Z.dtype)
+        Cb = torch.full((B,), C, dtype=D.Z.dtype, device=dev)
         report = progress if j >= len(hidden) else None
         if out or cold:
-            start = out[-1][0] if out else torch.zeros(B, m, dtype=D.Z.dtype)
+            start = out[-1][0] if out else D.Z.new_zeros(B, m)
             w, steps, ok = _solve_all(run, masks, Cb, start)
             if report is not None:
                 report(B)
             out.append((w, steps, ok))
             continue
-        ref, _, _ = newton(D, run.y, torch.ones(1, masks.size(1), dtype=torch.bool), Cb[:1],
-                           torch.zeros(1, m, dtype=D.Z.dtype), run.max_iter, run.tol)
+        ref, _, _ = newton(D, run.y, torch.ones(1, masks.size(1), dtype=torch.bool, device=dev), Cb[:1],
+                           D.Z.new_zeros(1, m), run.max_iter, run.tol)
         w = ref.expand(B, m).clone()
-        steps = torch.zeros(B, dtype=torch.long)
-        ok = torch.ones(B, dtype=torch.bool)
+        steps = torch.zeros(B, dtype=torch.long, device=dev)
+        ok = torch.ones(B, dtype=torch.bool, device=dev)
         for level in range(int(depth.max()) + 1 if B else 0):
-            idx = torch.from_numpy(np.flatnonzero(depth == level))
-            start = w[torch.from_numpy(np.maximum(parents[idx.numpy()], 0))] if level else w[idx]
+            at = np.flatnonzero(depth == level)
+            idx = torch.from_numpy(at).to(dev)
+            start = w[torch.from_numpy(np.maximum(parents[at], 0)).to(dev)] if level else w[idx]
             w[idx], steps[idx], ok[idx] = _solve_all(run, masks[idx], Cb[idx], start)
             if report is not None:
                 report(int(idx.numel()))
@@ -499,6 +506,7 @@ def fit_many(
     n_jobs: int = 1,
     tol: Optional[float] = None,
     progress: Optional[Callable[[int], None]] = None,
+    device: Any = None,
 ) -> Fits:
     r"""Fit LinearSVC on many training sets and a path of :math:`C`, on one design.
 
@@ -522,10 +530,18 @@ def fit_many(
             (default: :data:`MARGIN_TOL`)
         progress (callable, optional): Called with the number of problems
             (training set, :math:`C`, class) done, as they finish.
+        device (str or torch.device, optional): Where to solve, e.g.
+            :obj:`"cuda"` (the design is copied there; the results come back
+            as NumPy arrays). The same problems and stopping rule on every
+            device; solutions agree up to rounding. (default: the design's
+            device)
 
     Returns:
         :class:`Fits`
     """
+    dev = check_usable_device("device", device)
+    if dev is not None and D.Z.device != dev:
+        D = Design(D.Z.to(dev), D.gram.to(dev), D.top)
     labels = np.asarray(y).reshape(-1)
     masks = torch.as_tensor(np.asarray(train, dtype=bool))
     if masks.dim() != 2 or masks.size(1) != labels.size:
@@ -543,11 +559,14 @@ def fit_many(
         if not bool(held.all()):
             first = int((~held).nonzero()[0])
             raise ValueError(f"training set {first} holds no graph of class {classes[c]!r}")
+    masks = masks.to(D.Z.device)
     order = np.argsort(np.asarray(Cs, dtype=np.float64), kind="stable")
     positive = [1] if classes.size == 2 else list(range(classes.size))
     scores = np.zeros((B, len(Cs), n, len(positive)))
     steps = np.zeros((B, len(Cs)), dtype=np.int64)
     conv = np.ones((B, len(Cs)), dtype=bool)
+    if B == 0:  # no training sets: nothing to solve
+        return Fits(scores[..., 0] if len(positive) == 1 else scores, classes, steps, conv)
     threads = torch.get_num_threads()
     pool = ThreadPoolExecutor(n_jobs) if n_jobs > 1 else None
     try:
@@ -555,13 +574,13 @@ def fit_many(
         # more than they bring (about 10x slower with 2 threads on a loaded 2-core machine)
         torch.set_num_threads(1)
         for k, c in enumerate(positive):
-            run = _Run(D, torch.from_numpy(np.where(code == c, 1.0, -1.0)), max_iter,
+            run = _Run(D, torch.from_numpy(np.where(code == c, 1.0, -1.0)).to(D.Z.device), max_iter,
                        MARGIN_TOL if tol is None else float(tol), pool)
             path = _path(run, masks, [float(Cs[i]) for i in order], parents, progress)
             for j, (w, s, ok) in zip(order, path):
-                scores[:, j, :, k] = (w @ D.Z.t()).numpy()
-                steps[:, j] = np.maximum(steps[:, j], s.numpy())
-                conv[:, j] &= ok.numpy()
+                scores[:, j, :, k] = (w @ D.Z.t()).cpu().numpy()
+                steps[:, j] = np.maximum(steps[:, j], s.cpu().numpy())
+                conv[:, j] &= ok.cpu().numpy()
     finally:
         torch.set_num_threads(threads)
         if pool is not None:
