@@ -25,7 +25,6 @@ Sum aggregation is pluggable (:data:`Aggregate`): the default multiplies by
 a sparse adjacency matrix; :class:`~kong_pyg.KongSketch` passes its own
 :meth:`~torch_geometric.nn.conv.MessagePassing.propagate`.
 """
-import warnings
 from typing import Callable, List, NamedTuple, Optional, Sequence, Tuple
 
 import torch
@@ -44,6 +43,7 @@ from .exact import (
     node_count_rows,
     node_count_steps,
     power_size,
+    quiet_sparse,
     row_norms,
     sum_duplicates,
     symmetric_power,
@@ -274,8 +274,7 @@ def sparse_aggregator(prep: PreparedGraph) -> Aggregate:
         torch.ones(hood.nbr.numel(), dtype=torch.float64, device=hood.nbr.device),
         (n, n), check_invariants=False,
     )
-    with warnings.catch_warnings():  # "sparse CSR support is in beta"
-        warnings.simplefilter("ignore", UserWarning)
+    with quiet_sparse():
         csr = adj.coalesce().to_sparse_csr()  # sums multi-edges (order-free)
 
     def aggregate(y: Tensor, inject: Optional[Tensor]) -> Tensor:

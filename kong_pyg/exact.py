@@ -16,7 +16,9 @@ The global columns of :class:`~kong_pyg.KongVectorizer` live in
 :mod:`kong_pyg.vocab`; the full pipeline in :mod:`kong_pyg.engine`.
 """
 import math
-from typing import Dict, Generator, List, NamedTuple, Optional, Tuple
+import warnings
+from contextlib import contextmanager
+from typing import Dict, Generator, Iterator, List, NamedTuple, Optional, Tuple
 
 import torch
 from torch import Tensor
@@ -339,7 +341,23 @@ def symmetric_power(rows: Rows, degree: int) -> tuple:
     return rows.row[last], cols, val * weight
 
 
+#: PyTorch's notices about its own sparse tensors, which the library's sparse operations trigger
+#: (CSR support "in beta"; invariant checks "implicitly disabled", seen from PyTorch 2.11 on CUDA).
+SPARSE_NOTICES = (r"(?s).*(sparse CSR tensor support is in beta"
+                  r"|sparse invariant checks are implicitly disabled)")
+
+
+@contextmanager
+def quiet_sparse() -> Iterator[None]:
+    """Silence :data:`SPARSE_NOTICES` (and only those) inside the block."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="(?i)" + SPARSE_NOTICES)
+        yield
+
+
 __all__ = [
+    "quiet_sparse",
+    "SPARSE_NOTICES",
     "Rows",
     "dense_rank",
     "sum_duplicates",

@@ -30,7 +30,6 @@ instance a sketch): the linear kernel :math:`X Y^\top` as a dense array.
 Both feed :class:`sklearn.svm.SVC` with :obj:`kernel="precomputed"`,
 Gaussian processes or kernel ridge regression.
 """
-import warnings
 from typing import Any, List, NamedTuple, Optional, Sequence
 
 import numpy as np
@@ -39,7 +38,7 @@ from torch import Tensor
 
 from . import engine
 from .config import KongConfig, check_int, option_defaults, resolve_config
-from .exact import Rows, dense_rank, dense_row_ids, index_grams, row_norms, sum_duplicates
+from .exact import Rows, dense_rank, dense_row_ids, index_grams, quiet_sparse, row_norms, sum_duplicates
 from .graphs import as_graph_sequence, iter_graph_batches
 from .kernels import get_kernel
 from .kgrams import exclusive_cumsum
@@ -356,8 +355,7 @@ def gram_matrix(
         )
     check_int("block_entries", block_entries, 1)
     graphs = as_graph_sequence(graphs)
-    with torch.no_grad(), warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message=".*[Ss]parse CSR tensor support is in beta")
+    with torch.no_grad(), quiet_sparse():
         if other is None:
             maps = node_maps(cfg, graphs, edge_order_attr)
             left = right = maps

@@ -148,3 +148,24 @@ def test_counts_are_float64_and_exact():
     assert X.dtype == np.float64
     # WL strings: each node's string has 1 + 3 + 9 + 27 = 40 symbols
     assert X.sum() == 80
+
+
+def test_quiet_sparse_silences_only_pytorchs_sparse_notices():
+    """Both PyTorch notices (the beta CSR one, and 2.11's implicitly disabled invariant checks) are
+    silenced inside the block; other warnings still show; the real CSR conversion is quiet."""
+    import warnings
+
+    import torch
+
+    from kong_pyg.exact import quiet_sparse
+
+    notices = ["Sparse CSR tensor support is in beta state. If you miss a functionality ...",
+               "Sparse invariant checks are implicitly disabled. Memory errors (e.g. SEGFAULT) will occur"]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with quiet_sparse():
+            for text in notices:
+                warnings.warn(text, UserWarning)
+            warnings.warn("something else", UserWarning)
+            torch.eye(3).to_sparse_coo().to_sparse_csr()
+    assert [str(w.message) for w in caught] == ["something else"]

@@ -21,7 +21,6 @@ neighborhood in any order), which is what makes them baselines for KONG's
 ordered k-grams. They are transductive: compute the features of all
 graphs, then split.
 """
-import warnings
 from typing import List, NamedTuple, Optional, Tuple, Union
 
 import numpy as np
@@ -30,7 +29,7 @@ import torch
 from torch import Tensor
 
 from ..config import check_int
-from ..exact import dense_rank
+from ..exact import dense_rank, quiet_sparse
 from ..graphs import iter_graph_batches
 from ..inputs import labels
 
@@ -192,8 +191,7 @@ def walk_features(
     history: List[Tuple[Tensor, Tensor]] = []  # per step: (label id, previous sequence id)
     for step in range(length + 1):
         if step:
-            with warnings.catch_warnings():  # "sparse CSR support is in beta" (used internally)
-                warnings.filterwarnings("ignore", message=".*[Ss]parse CSR tensor support is in beta")
+            with quiet_sparse():
                 moved = torch.sparse.mm(adj, walk).coalesce()
             node, seq = moved.indices()
             pair = label[node] * max(width, 1) + seq
