@@ -329,3 +329,14 @@ def test_no_training_sets_give_empty_fits():
     assert fits.predict().shape == (0, 2, 20)
     y3 = np.array([0, 1, 2] * 7)[:20]
     assert svm.fit_many(svm.design(X), y3, np.zeros((0, 20), bool), [1.0]).scores.shape == (0, 1, 20, 3)
+
+
+def test_liblinear_names_are_served_and_listed():
+    """svm still answers for the LIBLINEAR fallback's names (moved to liblinear.py) and lists them."""
+    from kong_pyg.evaluation import liblinear, svm
+
+    for name in ("fit_liblinear", "LIBLINEAR_TOL", "LIBLINEAR_MAX_ITER"):
+        assert getattr(svm, name) is getattr(liblinear, name) and name in dir(svm)
+    assert "fit_many" in dir(svm)
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        svm.nope  # noqa: B018

@@ -601,13 +601,21 @@ def objective(D: Design, y: Any, train: Any, C: float, w: Any) -> float:
     return float(0.5 * wt @ wt + C * (slack * slack).sum())
 
 
+#: Names served from :mod:`~kong_pyg.evaluation.liblinear` (imported on use).
+_FROM_LIBLINEAR = ("fit_liblinear", "LIBLINEAR_TOL", "LIBLINEAR_MAX_ITER")
+
+
 def __getattr__(name: str) -> Any:
     """The LIBLINEAR fallback's names, from :mod:`~kong_pyg.evaluation.liblinear` (imported on use)."""
-    if name in ("fit_liblinear", "LIBLINEAR_TOL", "LIBLINEAR_MAX_ITER"):
+    if name in _FROM_LIBLINEAR:
         from . import liblinear
 
         return getattr(liblinear, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> List[str]:
+    return sorted(set(globals()) | set(_FROM_LIBLINEAR))
 
 
 __all__ = ["Design", "Fits", "design", "fit_many", "newton", "line_search", "objective",
