@@ -103,14 +103,18 @@ def check_device(name: str, value: Any) -> Optional["torch.device"]:
 
 
 def check_usable_device(name: str, value: Any) -> Optional["torch.device"]:
-    """:func:`check_device`, and that this PyTorch can allocate there (a :obj:`ValueError` if not)."""
+    """:func:`check_device`, and that this PyTorch computes there (a :obj:`ValueError` if not).
+
+    A one-element sum is computed there and read back: a CPU-only build asserts for :obj:`"cuda"`,
+    and the :obj:`"meta"` device allocates but holds no values.
+    """
     import torch
 
     dev = check_device(name, value)
     if dev is not None:
         try:
-            torch.empty(0, device=dev)
-        except (AssertionError, RuntimeError) as err:  # a CPU-only build asserts for "cuda"
+            float(torch.ones(1, device=dev).sum())
+        except (AssertionError, RuntimeError, NotImplementedError) as err:
             raise ValueError(f"'{name}' is {str(dev)!r}, which this PyTorch cannot use: "
                              f"{str(err).splitlines()[0] if str(err) else type(err).__name__}") from None
     return dev

@@ -189,3 +189,19 @@ def test_classify_on_device_gives_the_cpu_result():
     for p in ("paper", "nested"):
         assert dev.results[p].accuracy_mean == pytest.approx(cpu.results[p].accuracy_mean, abs=1e-12)
     np.testing.assert_array_equal(dev.cv.outer, cpu.cv.outer)
+
+
+@pytest.mark.skipif(DEVICE == "cpu", reason="the guard is for GPU memory")
+def test_svm_design_too_large_for_the_device_is_refused(monkeypatch):
+    """Off the CPU every design gets the exact solver: one whose Gram matrix cannot fit is a clear
+    ValueError before anything is copied (simulated: the device reports 1 MiB free)."""
+    from kong_pyg import memory
+    from kong_pyg.evaluation import svm
+
+    n = 300
+    X = np.random.RandomState(0).randn(n, 2 * n)
+    y = np.arange(n) % 2
+    monkeypatch.setattr(memory, "available_memory", lambda device=None: 1 << 20)
+    monkeypatch.setattr(memory, "CHECK_FROM_BYTES", 0)
+    with pytest.raises(ValueError, match="the SVM design of 300 graphs .* solve on the CPU"):
+        svm.fit_many(svm.design(X), y, np.ones((2, n), bool), [1.0], device=DEVICE)

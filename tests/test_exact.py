@@ -152,7 +152,8 @@ def test_counts_are_float64_and_exact():
 
 def test_quiet_sparse_silences_only_pytorchs_sparse_notices():
     """Both PyTorch notices (the beta CSR one, and 2.11's implicitly disabled invariant checks) are
-    silenced inside the block; other warnings still show; the real CSR conversion is quiet."""
+    silenced inside the block, other warnings still show (PyTorch warns once per process, so the
+    real CSR conversion at the end is only a smoke check)."""
     import warnings
 
     import torch

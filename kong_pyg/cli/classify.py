@@ -158,9 +158,10 @@ def _add_evaluation_options(p: argparse.ArgumentParser) -> None:
                          "solved to its exact optimum up to this) (default: the solver's, "
                          f"{SOLVER_TOL_TEXT})")
     ev.add_argument("--device", metavar="DEV", default=None,
-                    help="where the SVM problems are solved, e.g. cuda (the settings then run one after "
-                         "the other in this process, --jobs aside, and every design gets the exact "
-                         "solver; the features are computed on the CPU) (default: the CPU)")
+                    help="where the SVM problems are solved (also those of --plot), e.g. cuda: the settings "
+                         "then run one after the other in this process, --jobs aside, and every design "
+                         "gets the exact solver, whose Gram matrix must fit in the GPU's memory; the "
+                         "features are computed on the CPU (default: the CPU)")
 
 
 def grid_from_args(args: argparse.Namespace) -> Grid:
@@ -227,14 +228,14 @@ def run(args: argparse.Namespace) -> int:
     inner = 5 if args.inner_folds is None else args.inner_folds
     common = dict(
         repeats=args.repeats, folds=args.folds, inner_folds=inner, C=args.C, seed=args.seed,
-        n_jobs=args.jobs, max_iter=args.max_iter, tol=args.tol, progress=not args.quiet,
+        n_jobs=args.jobs, max_iter=args.max_iter, tol=args.tol, progress=not args.quiet, device=args.device,
     )
     from ..datasets.tu import load_tu
     from ..evaluation.classify import classify
 
     graphs = load_tu(args.dataset, args.data_root, cache=args.cache_dir, download=args.download)
     res = classify(graphs, method=args.method, grid=grid, protocol=args.protocol,
-                   nested_repeats=args.nested_repeats, device=args.device, **common)
+                   nested_repeats=args.nested_repeats, **common)
     payload = res.to_dict()
     if args.plot is not None:
         payload["plot"] = _plot(args, graphs, res, common)

@@ -17,7 +17,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from ..config import check_choice, check_int
+from ..config import check_choice, check_int, check_usable_device
 from .cv import CVResult, FeatureEntry, ProtocolResult, cross_validate
 from .features import setting_features
 from .grid import DEFAULT_C, MAX_ITER, PLOT_SIZES, PROTOCOLS, Grid, expand_grid, name_legend
@@ -262,6 +262,7 @@ def classify(
         :class:`ClassifyResult`
     """
     check_choice("protocol", protocol, PROTOCOLS)
+    check_usable_device("device", device)
     settings = expand_grid(method, grid)
     graphs, name = _graphs_and_name(dataset, data_root, cache, download)
     if nested_repeats is not None and protocol != "both":
@@ -300,6 +301,7 @@ def sketch_curve(
     tol: Optional[float] = None,
     exact: bool = True,
     progress: bool = False,
+    device: Any = None,
 ) -> List[Dict[str, Any]]:
     r"""Accuracy of one KONG setting against the sketch size :math:`b`.
 
@@ -327,6 +329,8 @@ def sketch_curve(
         exact (bool, optional): Score the exact map first (:obj:`dim=None`).
             (default: :obj:`True`)
         progress (bool, optional): A progress bar on stderr. (default: :obj:`False`)
+        device (str or torch.device, optional): Where the SVM problems are
+            solved (as in :func:`classify`). (default: the CPU)
 
     Returns:
         A list of dicts ``{dim, accuracy_mean, accuracy_std, C, feature_seconds}``.
@@ -340,7 +344,7 @@ def sketch_curve(
     cv = cross_validate(  # one run over every size: the same splits, and the sizes in n_jobs processes
         [partial(setting_features, setting, graphs, seed) for setting in settings], y, settings=settings,
         nested=protocol == "nested", repeats=repeats, folds=folds, inner_folds=inner_folds, C=C,
-        seed=seed, n_jobs=n_jobs, max_iter=max_iter, tol=tol, progress=progress,
+        seed=seed, n_jobs=n_jobs, max_iter=max_iter, tol=tol, progress=progress, device=device,
     )
     out = []
     for i, setting in enumerate(settings):

@@ -384,17 +384,13 @@ def _setting_scores(entry: FeatureEntry, index: int, y: np.ndarray, jobs: Jobs, 
     One PyTorch thread (settings are the parallelism, ``n_jobs``): features and fits are many small
     operations, 6x (features) to 10x (fits) slower with two threads on a loaded 2-core machine.
     """
-    import torch
-
     from ..threads import torch_threads
 
     with torch_threads(1):
         X, seconds = _load(entry, y.size, index)
         t1 = time.perf_counter()
         res = score_jobs(X, y, jobs, Cs, max_iter=max_iter, tol=tol, progress=progress, device=device)
-        if device is not None and torch.device(device).type == "cuda":
-            torch.cuda.synchronize()  # the fit seconds include the GPU's work
-    return seconds, time.perf_counter() - t1, res
+    return seconds, time.perf_counter() - t1, res  # (a GPU's work included: fit_many copies results back)
 
 
 #: What forked worker processes read (set just before the pool forks; nothing is pickled but results).

@@ -541,6 +541,13 @@ def fit_many(
     """
     dev = check_usable_device("device", device)
     if dev is not None and D.Z.device != dev:
+        if dev.type != "cpu":  # the Gram matrix twice (the design's, the padded one), Z, a chunk's systems
+            from ..memory import check_allocation
+
+            n, m = D.Z.shape
+            need = 8 * (2 * (n + 1) ** 2 + n * m) + min(GPU_CHUNK_BYTES, 8 * len(train) * (m * m + 3 * n * m))
+            check_allocation(need, f"the SVM design of {n} graphs ({m} columns) on {dev}", dev,
+                             "solve on the CPU (device=None), where wide designs go to LIBLINEAR")
         D = Design(D.Z.to(dev), D.gram.to(dev), D.top)
     labels = np.asarray(y).reshape(-1)
     masks = torch.as_tensor(np.asarray(train, dtype=bool))
