@@ -331,3 +331,51 @@ def test_progress_bar_counts_fits(capsys):
     err = capsys.readouterr().err
     assert cv.fits == 2 * 2 * (2 * 2 + 2 * 2 * 2)
     assert f"{cv.fits}/{cv.fits}" in err and "fit" in err
+
+
+def test_the_program_tunes_glibc_malloc(monkeypatch):
+    """The program sets the two malloc thresholds through mallopt (glibc, Linux), and leaves them alone
+    where the user set MALLOC_* variables or the C library is not glibc."""
+    import ctypes
+
+    import kong_pyg.cli as cli
+
+    calls = []
+
+    class FakeLibc:
+        gnu_get_libc_version = object()
+
+        def mallopt(self, param, value):
+            calls.append((param, value))
+            return 1
+
+    monkeypatch.setattr(ctypes, "CDLL", lambda name: FakeLibc())
+    monkeypatch.setattr(cli.sys, "platform", "linux")
+    for key in [k for k in os.environ if k.startswith("MALLOC_")]:
+        monkeypatch.delenv(key)
+    assert cli.tune_allocator() is True
+    assert calls == [(-3, 32 << 20), (-1, 128 << 20)]
+    calls.clear()
+    monkeypatch.setenv("MALLOC_ARENA_MAX", "2")
+    assert cli.tune_allocator() is False and calls == []
+    monkeypatch.delenv("MALLOC_ARENA_MAX")
+
+    class Musl:
+        def mallopt(self, param, value):
+            calls.append((param, value))
+            return 1
+
+    monkeypatch.setattr(ctypes, "CDLL", lambda name: Musl())
+    assert cli.tune_allocator() is False and calls == []
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc on Linux")
+def test_tune_allocator_applies_on_this_machine():
+    code = "import os; from kong_pyg.cli import tune_allocator; print(tune_allocator())"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MALLOC_")}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, env=env,
+                          timeout=60)
+    import platform
+
+    expected = "True" if platform.libc_ver()[0] == "glibc" else "False"
+    assert done.stdout.strip() == expected, done.stderr
