@@ -2,7 +2,8 @@ r"""The design matrix of the SVM problems: an exact basis of the span of the fea
 
 Every LinearSVC problem of :mod:`~kong_pyg.evaluation.svm` is solved on one
 :class:`Design` (:func:`design`), with the intercept folded in and at most one
-column per graph; :mod:`~kong_pyg.evaluation.svm` re-exports both names.
+column per graph; :mod:`~kong_pyg.evaluation.svm` re-exports both names, and
+:func:`objective` (one problem's primal objective).
 """
 import math
 from typing import Any, NamedTuple, Optional, Tuple
@@ -87,4 +88,34 @@ def design(features: Any, gram: Optional[np.ndarray] = None, rtol: float = RANK_
     return Design(Zt, Zt @ Zt.t(), top)
 
 
-__all__ = ["Design", "design", "RANK_RTOL"]
+def objective(D: Design, y: Any, train: Any, C: float, w: Any) -> float:
+    r"""The primal objective of one problem.
+
+    :math:`\tfrac12 \|w\|^2 + C \sum_{i \in T} \max(0, 1 - y_i \langle w, z_i \rangle)^2`
+    for training mask :obj:`train`, labels :obj:`y` (:math:`\pm 1`) and :obj:`w` :obj:`[m]`.
+    """
+    dev = D.Z.device
+    wt = torch.as_tensor(np.asarray(w, dtype=np.float64), device=dev)
+    yt = torch.as_tensor(np.asarray(y, dtype=np.float64), device=dev)
+    tr = torch.as_tensor(np.asarray(train, dtype=bool), device=dev)
+    slack = (1 - yt * (D.Z @ wt)).clamp(min=0) * tr
+    return float(0.5 * wt @ wt + C * (slack * slack).sum())
+
+
+def to_device(D: Design, device: torch.device, problems: int, chunk_bytes: int) -> Design:
+    """A copy of :obj:`D` on :obj:`device`, refused (:class:`ValueError`) where it cannot fit.
+
+    Off the CPU: the Gram matrix twice (the design's and the solver's padded copy), :math:`Z`, and
+    the Newton systems of one chunk of :obj:`problems` (at most :obj:`chunk_bytes`).
+    """
+    if device.type != "cpu":
+        from ..memory import check_allocation
+
+        n, m = D.Z.shape
+        need = 8 * (2 * (n + 1) ** 2 + n * m) + min(chunk_bytes, 8 * problems * (m * m + 3 * n * m))
+        check_allocation(need, f"the SVM design of {n} graphs ({m} columns) on {device}", device,
+                         "solve on the CPU (device=None), where wide designs go to LIBLINEAR")
+    return Design(D.Z.to(device), D.gram.to(device), D.top)
+
+
+__all__ = ["Design", "design", "objective", "to_device", "RANK_RTOL"]

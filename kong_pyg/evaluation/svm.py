@@ -55,7 +55,7 @@ import torch
 from torch import Tensor
 
 from ..config import check_usable_device
-from .basis import RANK_RTOL, Design, design
+from .basis import RANK_RTOL, Design, design, objective, to_device
 
 #: A training point is a margin violator when :math:`y \langle w, z \rangle < 1`;
 #: a Newton target whose margins are within this of 1 on the wrong side counts as consistent.
@@ -541,14 +541,7 @@ def fit_many(
     """
     dev = check_usable_device("device", device)
     if dev is not None and D.Z.device != dev:
-        if dev.type != "cpu":  # the Gram matrix twice (the design's, the padded one), Z, a chunk's systems
-            from ..memory import check_allocation
-
-            n, m = D.Z.shape
-            need = 8 * (2 * (n + 1) ** 2 + n * m) + min(GPU_CHUNK_BYTES, 8 * len(train) * (m * m + 3 * n * m))
-            check_allocation(need, f"the SVM design of {n} graphs ({m} columns) on {dev}", dev,
-                             "solve on the CPU (device=None), where wide designs go to LIBLINEAR")
-        D = Design(D.Z.to(dev), D.gram.to(dev), D.top)
+        D = to_device(D, dev, len(train), GPU_CHUNK_BYTES)
     labels = np.asarray(y).reshape(-1)
     masks = torch.as_tensor(np.asarray(train, dtype=bool))
     if masks.dim() != 2 or masks.size(1) != labels.size:
@@ -593,19 +586,6 @@ def fit_many(
         if pool is not None:
             pool.shutdown()
     return Fits(scores[..., 0] if len(positive) == 1 else scores, classes, steps, conv)
-
-
-def objective(D: Design, y: Any, train: Any, C: float, w: Any) -> float:
-    r"""The primal objective of one problem.
-
-    :math:`\tfrac12 \|w\|^2 + C \sum_{i \in T} \max(0, 1 - y_i \langle w, z_i \rangle)^2`
-    for training mask :obj:`train`, labels :obj:`y` (:math:`\pm 1`) and :obj:`w` :obj:`[m]`.
-    """
-    wt = torch.as_tensor(np.asarray(w, dtype=np.float64))
-    yt = torch.as_tensor(np.asarray(y, dtype=np.float64))
-    tr = torch.as_tensor(np.asarray(train, dtype=bool))
-    slack = (1 - yt * (D.Z @ wt)).clamp(min=0) * tr
-    return float(0.5 * wt @ wt + C * (slack * slack).sum())
 
 
 #: Names served from :mod:`~kong_pyg.evaluation.liblinear` (imported on use).
