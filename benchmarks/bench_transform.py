@@ -9,8 +9,10 @@ repeats):
   (what ``transform=`` does on access, and ``pre_transform=`` once);
 * ``pre_transform``: processing the raw files with ``pre_transform=`` minus
   processing them without (one run each: it writes a processed folder);
-* ``transform_dataset``: ``KongFeatures(...).transform_dataset(dataset)``,
-  the documented fast path (node and graph features into the storage);
+* ``transform_dataset``: ``KongFeatures(...).transform_dataset(...)``, the
+  documented fast path: on the PyG dataset (graph features, or node and graph
+  features, into its collated storage), and on a list of its graphs (shallow
+  copies with the new attributes);
 * ``KongVectorizer``: ``KongVectorizer(dim=1024).fit_transform(dataset)``.
 
     python benchmarks/bench_transform.py --data-root ../shared/data/tu \\
@@ -75,8 +77,10 @@ def main(argv=None) -> int:
                 "KongVectorizer": lambda: vec.fit_transform(ds),
                 "per graph (graph level)": lambda: [per_graph_g(d) for d in graphs],
                 "per graph (node level)": lambda: [per_graph_n(d) for d in graphs],
-                "transform_dataset (graph level)": lambda: per_graph_g.transform_dataset(graphs),
-                "transform_dataset (node level)": lambda: per_graph_n.transform_dataset(graphs),
+                "transform_dataset (graph level, from a list)": lambda: per_graph_g.transform_dataset(graphs),
+                "transform_dataset (graph level, into the storage)":
+                    lambda: KongFeatures(level="graph", **opts).transform_dataset(ds),
+                "transform_dataset (node level, from a list)": lambda: per_graph_n.transform_dataset(graphs),
                 "transform_dataset (both, into the storage)":
                     lambda: KongFeatures(level="both", **opts).transform_dataset(ds),
             }
