@@ -540,8 +540,6 @@ def fit_many(
         :class:`Fits`
     """
     dev = check_usable_device("device", device)
-    if dev is not None and D.Z.device != dev:
-        D = to_device(D, dev, len(train), GPU_CHUNK_BYTES)
     labels = np.asarray(y).reshape(-1)
     masks = torch.as_tensor(np.asarray(train, dtype=bool))
     if masks.dim() != 2 or masks.size(1) != labels.size:
@@ -559,6 +557,8 @@ def fit_many(
         if not bool(held.all()):
             first = int((~held).nonzero()[0])
             raise ValueError(f"training set {first} holds no graph of class {classes[c]!r}")
+    if dev is not None and D.Z.device != dev:  # after the checks: nothing is copied for bad input
+        D = to_device(D, dev, B, GPU_CHUNK_BYTES)
     masks = masks.to(D.Z.device)
     order = np.argsort(np.asarray(Cs, dtype=np.float64), kind="stable")
     positive = [1] if classes.size == 2 else list(range(classes.size))
