@@ -286,6 +286,7 @@ def error_cases(tmp, a_file):
         (["table2", "--test-size", "1.5"], "must be in (0, 1)"),
         (["table2", "--C", "1 10"], "argument --C: expects a number"),
         (["table2"], "give --ml-dir"),
+        (["table2", "--ml-dir", str(tmp), "--device", "gpu7"], "'--device' must be a device string"),
         (["stream", str(tmp / "missing.tsv")], "no such file"),
         (["stream", str(tmp)], "is a folder, not a file"),
         (["stream", str(stream), "--k", "0"], "'k' must be >= 1"),

@@ -205,3 +205,20 @@ def test_svm_design_too_large_for_the_device_is_refused(monkeypatch):
     monkeypatch.setattr(memory, "CHECK_FROM_BYTES", 0)
     with pytest.raises(ValueError, match="the SVM design of 300 graphs .* solve on the CPU"):
         svm.fit_many(svm.design(X), y, np.ones((2, n), bool), [1.0], device=DEVICE)
+
+
+def test_table2_harness_on_device_gives_the_cpu_result():
+    """evaluate_features(device=...), the harness of Table 2 and the order test: the CPU's scores."""
+    from kong_pyg.datasets import load_tu
+    from kong_pyg.evaluation.classify import graph_targets
+    from kong_pyg.evaluation.cv import random_splits
+    from kong_pyg.evaluation.harness import evaluate_features
+
+    gs = load_tu("MUTAG")
+    X, y = KongVectorizer(k=2, kernel="cosine").fit_transform(gs), graph_targets(gs)
+    sp = random_splits(y, 4, test_size=0.2, inner_folds=3, seed=1)
+    cpu = evaluate_features({"K": X}, y, splits=sp, Cs=[0.1, 1.0, 10.0])["K"]
+    dev = evaluate_features({"K": X}, y, splits=sp, Cs=[0.1, 1.0, 10.0], device=DEVICE)["K"]
+    assert dev.C == cpu.C
+    np.testing.assert_allclose(dev.scores["accuracy"], cpu.scores["accuracy"], atol=1e-12)
+    np.testing.assert_allclose(dev.scores["auc"], cpu.scores["auc"], atol=1e-9)

@@ -16,6 +16,7 @@ from kong_pyg.experiments.table2 import (
     DEFAULT_METHODS,
     PAIRS,
     FeatureCache,
+    accuracy_curve,
     method_grids,
     run_table2,
     shuffle_seed,
@@ -112,6 +113,16 @@ def test_shuffle_seeds_cycle():
     assert seeds == [0, 1]
     with pytest.raises(ValueError, match="'shuffle_seeds' must be"):
         run_table2(graphs, ["K-2"], n_splits=2, shuffle_seeds=0)
+    with pytest.raises(ValueError, match="'device' is 'meta', which this PyTorch cannot use"):
+        run_table2(graphs, ["K-2"], n_splits=2, device="meta")
+    with pytest.raises(ValueError, match="'device' is 'meta'"):
+        accuracy_curve(graphs, ["K-2"], n_splits=2, device="meta")
+    opts = dict(n_splits=5, C_grid=(1.0,), inner_folds=2, cache=cache, shuffle_seeds=2)
+    on_cpu = run_table2(graphs, ["K-2", "K-2 shuffled"], device="cpu", **opts)
+    same = run_table2(graphs, ["K-2", "K-2 shuffled"], **opts)
+    for name, row in same["splits"].items():  # all but the fit seconds
+        assert {k: v for k, v in on_cpu["splits"][name].items() if k != "fit_s"} == \
+            {k: v for k, v in row.items() if k != "fit_s"}
 
 
 def test_resume_skips_finished_methods_and_refuses_another_protocol(tmp_path, monkeypatch):

@@ -13,6 +13,7 @@ import sys
 import tempfile
 from typing import Any, Dict, List, Optional
 
+from ..config import check_usable_device
 from ..experiments.table2 import (
     C_GRID,
     C_GRID_NORMALIZED,
@@ -92,6 +93,9 @@ def register(subparsers: Any) -> None:
                     help="seeds of the random orders, cycled over the splits (0: a new seed per split)")
     ev.add_argument("--jobs", metavar="N", type=int_at_least(1), default=default_jobs(),
                     help="solver threads (default: the cores this process is given, at most 8)")
+    ev.add_argument("--device", metavar="DEV", default=None,
+                    help="where the SVM problems are solved (also those of the curve), e.g. cuda; the "
+                         "features are computed on the CPU (default: the CPU)")
     ev.add_argument("--resume", metavar="FILE.json", default=None,
                     help="keep finished rows in this JSON file and skip them when run again "
                          "(one file per tie rule: FILE-row.json, ...) (default: none)")
@@ -131,6 +135,8 @@ def command_line(args: argparse.Namespace) -> str:
     parts.append(f"--curve-splits {args.curve_splits}")
     if args.curve_splits:
         parts.append("--fractions " + ",".join(f"{f:g}" for f in args.fractions))
+    if args.device is not None:
+        parts.append(f"--device {args.device}")
     parts.append(f"--seed {args.seed} --out {os.path.relpath(args.out)}")
     return " ".join(parts)
 
@@ -147,6 +153,7 @@ def _check(args: argparse.Namespace) -> None:
     if args.resume is not None:
         for path in resume_files(args).values():
             check_output_file(path, "--resume")
+    check_usable_device("--device", args.device)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -195,14 +202,15 @@ def _run(args: argparse.Namespace, names: List[str], root: str) -> None:
         cache = FeatureCache(ds, table2_methods())
         results[tie] = run_table2(ds, names, args.splits, args.test_size, args.C_grid, args.inner_folds,
                                   args.seed, progress, cache, args.C_grid_normalized, shuffle_seeds,
-                                  resume_files(args)[tie] if args.resume else None, tie, args.jobs)
+                                  resume_files(args)[tie] if args.resume else None, tie, args.jobs,
+                                  device=args.device)
         infos[tie] = dataset_summary(ds)
         if args.curve_splits > 0 and curve is None:
             curve_methods = [m for m in ("K-1", "K-2", "K-2 consistent", "K-2 shuffled") if m in names] \
                 or names[:3]
             curve = accuracy_curve(ds, curve_methods, args.fractions, args.curve_splits, args.C_grid,
                                    args.inner_folds, args.seed, progress, cache, args.C_grid_normalized,
-                                   shuffle_seeds, args.jobs)
+                                   shuffle_seeds, args.jobs, device=args.device)
             curve["ties"] = tie
     os.makedirs(args.out, exist_ok=True)
     figure = _figure(curve, args) if curve is not None else None

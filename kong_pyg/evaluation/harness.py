@@ -31,7 +31,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
 
 import numpy as np
 
-from ..config import check_choice, check_int
+from ..config import check_choice, check_int, check_usable_device
 from .cv import DEFAULT_C, MAX_ITER, FeatureEntry, num_fits, score_jobs
 from .progress import Progress
 from .splits import Jobs, Splits, plan_jobs
@@ -125,6 +125,7 @@ def evaluate_features(
     tol: Optional[float] = None,
     n_jobs: int = 1,
     progress: Union[bool, Progress] = False,
+    device: Any = None,
 ) -> Dict[str, FeatureScores]:
     r"""Score every named feature map on the same splits, each with its own choice of :math:`C`.
 
@@ -161,6 +162,10 @@ def evaluate_features(
         progress (bool or Progress, optional): A progress bar on stderr
             counting SVM problems, or a :class:`Progress` to count into.
             (default: :obj:`False`)
+        device (str or torch.device, optional): Where the SVM problems are
+            solved (:func:`~kong_pyg.evaluation.cv.score_jobs`), e.g.
+            :obj:`"cuda"`; the features stay where they are made.
+            (default: the CPU)
 
     Returns:
         dict: Per name a :class:`FeatureScores`.
@@ -170,6 +175,7 @@ def evaluate_features(
         check_choice("metrics", m, METRICS)
     check_int("max_iter", max_iter, 1)
     check_int("n_jobs", n_jobs, 1)
+    check_usable_device("device", device)
     if not features:
         raise ValueError("'features' is empty")
     if not isinstance(splits, Splits):
@@ -187,7 +193,7 @@ def evaluate_features(
     try:
         for name, entry in features.items():
             out[name] = _evaluate_one(name, entry, y, jobs, n_outer, protocol, Cs, metrics, max_iter, tol,
-                                      n_jobs, bar)
+                                      n_jobs, bar, device)
     finally:
         if not isinstance(progress, Progress):
             bar.close()
@@ -196,7 +202,7 @@ def evaluate_features(
 
 def _evaluate_one(name: str, entry: MapFeatures, y: np.ndarray, jobs: Jobs, n_outer: int, protocol: str,
                   Cs: List[float], metrics: Sequence[str], max_iter: int, tol: Optional[float], n_jobs: int,
-                  bar: Progress) -> FeatureScores:
+                  bar: Progress, device: Any) -> FeatureScores:
     """:func:`evaluate_features` for one map."""
     per = _per_split(entry, n_outer, name)
     parts = [(jobs, entry)] if per is None else [(_subjobs(jobs, k), per[k]) for k in range(n_outer)]
@@ -213,7 +219,8 @@ def _evaluate_one(name: str, entry: MapFeatures, y: np.ndarray, jobs: Jobs, n_ou
         feature_s += time.perf_counter() - t0 if callable(item) else 0.0
         bar.status(f"{name}: fitting")
         t1 = time.perf_counter()
-        res = score_jobs(X, y, sub, Cs, max_iter=max_iter, n_jobs=n_jobs, tol=tol, progress=bar)
+        res = score_jobs(X, y, sub, Cs, max_iter=max_iter, n_jobs=n_jobs, tol=tol, progress=bar,
+                         device=device)
         fit_s += time.perf_counter() - t1
         del X
         stuck += res.stuck

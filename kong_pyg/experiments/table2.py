@@ -301,7 +301,7 @@ class _Resume:
 
 
 def _score(cache: FeatureCache, name: str, y: np.ndarray, splits: Any, grid: Sequence[float], seed: int,
-           shuffle_seeds: Optional[int], n_jobs: int, bar: Any) -> Dict[str, Any]:
+           shuffle_seeds: Optional[int], n_jobs: int, bar: Any, device: Any = None) -> Dict[str, Any]:
     """One method on every split, by the shared harness (:func:`evaluate_features`).
 
     A seeded method is scored once per seed, on the splits that use that
@@ -322,7 +322,7 @@ def _score(cache: FeatureCache, name: str, y: np.ndarray, splits: Any, grid: Seq
         part = Splits([splits.outer[s] for s in members],
                       None if splits.inner is None else [splits.inner[s] for s in members])
         r = evaluate_features({name: cache.get(name, sd)}, y, splits=part, Cs=grid, n_jobs=n_jobs,
-                              progress=bar)[name]
+                              progress=bar, device=device)[name]
         for k, s in enumerate(members):
             row["acc"][s], row["auc"][s], row["C"][s] = r.scores["accuracy"][k], r.scores["auc"][k], r.C[k]
         row["fits"] += r.fits
@@ -333,7 +333,8 @@ def _score(cache: FeatureCache, name: str, y: np.ndarray, splits: Any, grid: Seq
 
 def _evaluate(cache: FeatureCache, names: Sequence[str], y: np.ndarray, splits: Any,
               grids: Dict[str, Sequence[float]], seed: int, shuffle_seeds: Optional[int], n_jobs: int,
-              progress: bool, desc: str, state: Optional[_Resume] = None) -> Dict[str, Dict[str, Any]]:
+              progress: bool, desc: str, state: Optional[_Resume] = None,
+              device: Any = None) -> Dict[str, Dict[str, Any]]:
     """Score every method on :obj:`splits` (skipping those :obj:`state` holds)."""
     from ..evaluation.cv import num_fits
     from ..evaluation.progress import Progress
@@ -346,7 +347,7 @@ def _evaluate(cache: FeatureCache, names: Sequence[str], y: np.ndarray, splits: 
         for name in names:
             row = state.get(name, cache) if state is not None else None
             if row is None:
-                row = _score(cache, name, y, splits, grids[name], seed, shuffle_seeds, n_jobs, bar)
+                row = _score(cache, name, y, splits, grids[name], seed, shuffle_seeds, n_jobs, bar, device)
                 if state is not None:
                     state.put(name, row, cache)
             out[name] = row
@@ -368,6 +369,7 @@ def run_table2(
     resume: Optional[str] = None,
     tag: str = "",
     n_jobs: int = 1,
+    device: Any = None,
 ) -> Dict[str, Any]:
     """Evaluate :obj:`methods` on :obj:`n_splits` stratified random splits.
 
@@ -401,6 +403,9 @@ def run_table2(
         tag (str, optional): Names the data (e.g. the tie rule); part of the
             protocol a resume file must match. (default: :obj:`""`)
         n_jobs (int, optional): Solver threads. (default: :obj:`1`)
+        device (str or torch.device, optional): Where the SVM problems are
+            solved, e.g. :obj:`"cuda"` (the harness's :obj:`device`); the
+            features are computed on the CPU. (default: the CPU)
 
     Returns:
         A dict with per-method per-split scores (:obj:`"splits"`: accuracy,
@@ -408,8 +413,10 @@ def run_table2(
         comparisons of :obj:`PAIRS` that were run (:obj:`"paired"`, with the
         corrected 95 % interval of each mean difference).
     """
+    from ..config import check_usable_device
     from ..evaluation.splits import random_splits
 
+    check_usable_device("device", device)
     all_methods = table2_methods()
     unknown = [m for m in methods if m not in all_methods]
     if unknown:
@@ -426,7 +433,7 @@ def run_table2(
                 "test_size": test_size, "C_grid": list(C_grid), "C_grid_normalized": list(C_grid_normalized),
                 "inner_folds": inner_folds, "seed": seed, "shuffle_seeds": shuffle_seeds, "tag": tag}
     scores = _evaluate(cache, methods, y, splits, grids, seed, shuffle_seeds, n_jobs, progress,
-                       f"table2 {tag}".strip(), _Resume(resume, protocol))
+                       f"table2 {tag}".strip(), _Resume(resume, protocol), device)
     test_fraction = len(splits.outer[0][0][1]) / len(y)
     paired = {}
     for a, b in PAIRS:
@@ -453,6 +460,7 @@ def accuracy_curve(
     C_grid_normalized: Sequence[float] = C_GRID_NORMALIZED,
     shuffle_seeds: Optional[int] = None,
     n_jobs: int = 1,
+    device: Any = None,
 ) -> Dict[str, Any]:
     """Test accuracy vs training-set fraction (the paper's Figure 2 analogue).
 
@@ -475,13 +483,18 @@ def accuracy_curve(
             (default: :obj:`C_GRID_NORMALIZED`)
         shuffle_seeds (int, optional): As in :func:`run_table2`. (default: :obj:`None`)
         n_jobs (int, optional): Solver threads. (default: :obj:`1`)
+        device (str or torch.device, optional): Where the SVM problems are
+            solved, e.g. :obj:`"cuda"` (the harness's :obj:`device`); the
+            features are computed on the CPU. (default: the CPU)
 
     Returns:
         A dict with :obj:`fractions`, :obj:`n_splits` and :obj:`acc`: per
         method and fraction (as a string) the :func:`mean_ci` of the accuracy.
     """
+    from ..config import check_usable_device
     from ..evaluation.splits import random_splits
 
+    check_usable_device("device", device)
     y = _labels(graphs)
     grids = method_grids(methods, C_grid, C_grid_normalized)
     cache = cache or FeatureCache(graphs, table2_methods())
@@ -489,7 +502,7 @@ def accuracy_curve(
     for f in fractions:
         splits = random_splits(y, n_splits, train_size=f, inner_folds=inner_folds, seed=seed)
         res = _evaluate(cache, methods, y, splits, grids, seed, shuffle_seeds, n_jobs, progress,
-                        f"curve, train {f:g}")
+                        f"curve, train {f:g}", device=device)
         for name in methods:
             out[name][str(f)] = mean_ci(res[name]["acc"])
     return {"fractions": list(fractions), "n_splits": n_splits, "acc": out}
