@@ -18,6 +18,7 @@ docs/results/table1.json):
     python benchmarks/table1.py --section extended --datasets MUTAG,PTC_MR --jobs 2
     python benchmarks/table1.py --section extended --datasets NCI1 --repeats 1 --inner-folds 3
     python benchmarks/table1.py --section paper --datasets NCI1 --methods kong --device cuda
+    python benchmarks/table1.py --section extended --datasets PROTEINS --jobs 4 --device cuda
     python benchmarks/table1.py --render                             # only rewrite the markdown
 
 Data: TU raw folders under --data-root (default ../shared/data/tu next to the
@@ -38,6 +39,7 @@ import table1_ext  # noqa: E402
 from bench_paths import TU_ROOT  # noqa: E402
 
 from kong_pyg import classify, paper_grid  # noqa: E402
+from kong_pyg.config import check_usable_device  # noqa: E402
 from kong_pyg.datasets import load_tu  # noqa: E402
 
 DATASETS = ["MUTAG", "PTC_MR", "ENZYMES", "PROTEINS", "NCI1"]
@@ -275,7 +277,7 @@ def extended(args, datasets, out_dir):
         return table1_ext.unit_config(*cv_setup(d, args), args.seed)
 
     table1_ext.run_extended(datasets, runs, cfg_of, out_dir, args.data_root, args.jobs, args.threads,
-                            args.force)
+                            args.force, args.device)
 
 
 def present(datasets, data_root):
@@ -308,7 +310,7 @@ def main():
     ap.add_argument("--threads", type=int, default=1,
                     help="n_jobs of the harness inside each process (default 1)")
     ap.add_argument("--device", default=None,
-                    help="paper-grid runs: the SVM solver's device, e.g. cuda (default: the CPU)")
+                    help="where the SVM problems are solved, e.g. cuda (both sections; default: the CPU)")
     ap.add_argument("--force", action="store_true", help="redo existing results")
     ap.add_argument("--quiet", action="store_true")
     ap.add_argument("--render", action="store_true", help="only rewrite the markdown")
@@ -319,6 +321,7 @@ def main():
     out_dir.mkdir(parents=True, exist_ok=True)
     datasets = present([d for d in args.datasets.split(",") if d], args.data_root)
     if not args.render:
+        check_usable_device("--device", args.device)
         if args.section in ("paper", "all"):
             for d in datasets:
                 for name in [m for m in args.methods.split(",") if m]:

@@ -9,6 +9,7 @@ over processes, stopped and resumed, and still gives the numbers one
 ``classify`` call would give.
 """
 import json
+import multiprocessing
 import os
 import platform
 import time
@@ -77,8 +78,8 @@ def _init_worker(threads):
         pass
 
 
-def run_unit(dataset, run, index, cfg, data_root, threads):
-    """Features and CV scores of one setting (in a worker process)."""
+def run_unit(dataset, run, index, cfg, data_root, threads, device=None):
+    """Features and CV scores of one setting (in a worker process; the SVM problems on :obj:`device`)."""
     from kong_pyg.evaluation.classify import graph_targets
 
     setting = settings_of(run)[index]
@@ -91,14 +92,14 @@ def run_unit(dataset, run, index, cfg, data_root, threads):
     width = int(X.shape[1])
     cv = cross_validate([X], y, settings=[setting], nested=True, nested_repeats=cfg["nested_repeats"],
                         repeats=cfg["repeats"], folds=cfg["folds"], inner_folds=cfg["inner_folds"],
-                        C=cfg["C"], seed=cfg["seed"], n_jobs=threads)
+                        C=cfg["C"], seed=cfg["seed"], n_jobs=threads, device=device)
     return {
         "setting": setting.name, "params": setting.config, "width": width,
         "outer": cv.outer[0].tolist(), "inner": cv.inner[0].tolist(),
         "feature_seconds": feat_s, "feature_cpu_seconds": feat_cpu,
         "fit_seconds": float(cv.cv_seconds), "fit_cpu_seconds": time.process_time() - c0 - feat_cpu,
         "fits": int(cv.fits), "fits_not_converged": int(cv.stuck),
-        "loadavg_start": load0, "loadavg_end": machine()["loadavg"],
+        "loadavg_start": load0, "loadavg_end": machine()["loadavg"], "svm_device": str(device or "cpu"),
     }
 
 
@@ -128,8 +129,12 @@ def unit_key(run, index):
     return f"{run}/{settings_of(run)[index].name}"
 
 
-def run_extended(datasets, runs, cfg_of, out_dir, data_root, jobs, threads, force):
-    """Run every missing unit; each data set's JSON is rewritten after every finished unit."""
+def run_extended(datasets, runs, cfg_of, out_dir, data_root, jobs, threads, force, device=None):
+    """Run every missing unit; each data set's JSON is rewritten after every finished unit.
+
+    With a :obj:`device` other than the CPU the workers are spawned, not forked (CUDA does not
+    survive a fork), and each solves its SVM problems there.
+    """
     parts, todo = {}, []
     for d in datasets:
         cfg = cfg_of(d)
@@ -143,8 +148,10 @@ def run_extended(datasets, runs, cfg_of, out_dir, data_root, jobs, threads, forc
                     todo.append((d, run, i))
     print(f"extended grid: {len(todo)} units to run with {jobs} process(es)", flush=True)
     t0 = time.perf_counter()
-    with ProcessPoolExecutor(jobs, initializer=_init_worker, initargs=(threads,)) as pool:
-        futures = {pool.submit(run_unit, d, run, i, cfg_of(d), data_root, threads): (d, run, i)
+    on_cpu = device is None or str(device) == "cpu"
+    context = None if on_cpu else multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(jobs, mp_context=context, initializer=_init_worker, initargs=(threads,)) as pool:
+        futures = {pool.submit(run_unit, d, run, i, cfg_of(d), data_root, threads, device): (d, run, i)
                    for d, run, i in todo}
         for done, fut in enumerate(as_completed(futures), 1):
             d, run, i = futures[fut]
