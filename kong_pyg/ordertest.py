@@ -393,10 +393,14 @@ def load_ordered_graphs(source: Any, labels: Any = None,
         # the key: each event's arrival position, on both of its edges (graphs list their events in
         # arrival order, each as the two directions)
         key = torch.sort(stream.graph, stable=True).indices.repeat_interleave(2)
-        assert key.numel() == int(source.slices["edge_index"][-1])
+        # PyG collates a single graph with slices=None: its storage is that graph
+        slices = source.slices
+        assert key.numel() == (source._data.edge_index.size(1) if slices is None
+                               else int(slices["edge_index"][-1]))
         if edge_order_attr:
             source._data[edge_order_attr] = key
-            source.slices[edge_order_attr] = source.slices["edge_index"]
+            if slices is not None:
+                slices[edge_order_attr] = slices["edge_index"]
             source._data_list = None
     if isinstance(source, InMemoryDataset) and source.slices is not None:
         has = bool(edge_order_attr) and edge_order_attr in source.slices

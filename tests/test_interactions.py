@@ -170,3 +170,54 @@ def test_bad_input():
         build([0], [0], [1], ul=[0, 0], il=[0], y=[1])
     with pytest.raises(ValueError, match="'num_user_labels'"):
         build([0], [0], [1], ul=[0, 4], il=[0], num_user_labels=2)
+
+
+def test_label_counts_are_integers_and_edge_labels_never_overflow():
+    big = 2**32  # x_s * L + x_d with L ~ 2^33 overflowed int64: distinct label pairs could collide
+    with pytest.raises(ValueError, match=r"edge_labels=True .* = 8589934594, which needs L \* L <= 2\^58"):
+        build(**LOG, ul=[0, big, 1], il=[big, 5, 0], edge_labels=True)
+    ds = build(**LOG, ul=[0, big, 1], il=[big, 5, 0])  # node labels alone fit
+    assert ds[0].x.tolist() == [0, 2 * big + 1, big + 1, big, 1]  # ego, items 0 and 2, users 1 and 2
+    with pytest.raises(ValueError, match=r"'num_user_labels' \+ 'num_item_labels' is 4611686018427387907, "
+                                         r"but node labels must stay below 2\^58"):
+        build(**LOG, ul=UL, il=IL, num_user_labels=2**62)
+    with pytest.raises(ValueError, match=r"which needs L \* L <= 2\^58"):
+        build(**LOG, ul=UL, il=IL, num_user_labels=2**29 - 2, edge_labels=True)
+    with pytest.raises(TypeError, match="'num_user_labels' must be an integer \\(got float\\)"):
+        build(**LOG, ul=UL, il=IL, num_user_labels=2.5)
+    with pytest.raises(TypeError, match="'num_item_labels' must be an integer \\(got str\\)"):
+        build(**LOG, ul=UL, il=IL, num_item_labels="3")
+    # the largest allowed L = 2^29: every edge label below 2^58, exact
+    ds = build(**LOG, ul=UL, il=IL, num_user_labels=2**29 - 3, edge_labels=True)
+    g = ds[0]
+    x, L = g.x.tolist(), 2**29
+    assert g.edge_attr.tolist() == [x[s] * L + x[d] for s, d in edges(g)]
+    assert int(g.edge_attr.max()) < 2**58
+    import numpy as np
+
+    ds = build(**LOG, ul=UL, il=IL, num_user_labels=np.int64(4))
+    assert ds[0].x.tolist() == [0, 4, 6, 1, 2]
+
+
+def test_flags_must_be_bools_and_tie_key_must_not_be_nan():
+    import numpy as np
+
+    with pytest.raises(ValueError, match="'tie_key' holds NaN values"):
+        build(**LOG, ul=UL, il=IL, tie_key=[float("nan"), 1.0, 2.0, 3.0, 4.0, 5.0])
+    for flag in ("symmetric", "edge_labels", "balance"):
+        with pytest.raises(TypeError, match=rf"'{flag}' must be True or False \(got 'no'\)"):
+            build(**LOG, ul=UL, il=IL, y=[1, 0, 1], **{flag: "no"})
+        with pytest.raises(TypeError, match=rf"'{flag}' must be True or False \(got 0\)"):
+            build(**LOG, ul=UL, il=IL, y=[1, 0, 1], **{flag: 0})
+    with pytest.raises(TypeError, match=r"'symmetric' must be True or False"):  # not the layout error
+        build(**LOG, ul=UL, il=IL, layout="authors", symmetric="no")
+    with pytest.raises(TypeError, match=r"'seed' must be an integer"):
+        build(**LOG, ul=UL, il=IL, y=[1, 0, 1], max_graphs=2, seed=1.5)
+    with pytest.raises(TypeError, match=r"'balance' must be True or False"):
+        select_users(torch.tensor([0, 1]), torch.tensor([0, 1]), balance="yes")
+    # NumPy bools are bools
+    sym = build(**LOG, ul=UL, il=IL, symmetric=np.bool_(True))
+    ref = build(**LOG, ul=UL, il=IL, symmetric=True)
+    assert all(edges(sym[i]) == edges(ref[i]) for i in range(len(ref)))
+    assert edges(build(**LOG, ul=UL, il=IL, symmetric=np.bool_(False))[0]) == edges(build(**LOG, ul=UL,
+                                                                                            il=IL)[0])

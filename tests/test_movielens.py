@@ -181,3 +181,54 @@ def test_authors_tie_key_compares_ids_as_strings():
     items = torch.tensor([5, 1, 40, 7, 3])
     # as strings: ("10","1") < ("100","7") < ("2","3") < ("9","40") < ("9","5")
     assert authors_tie_key(users, items).tolist() == [4, 0, 3, 1, 2]
+
+
+def write_tiny_ml100k(folder, ratings, users=(1, 2), items=(1, 2)):
+    folder.mkdir(parents=True, exist_ok=True)
+    flags = "|".join(["0"] * 18 + ["1"])
+    (folder / "u.user").write_text("".join(f"{u}|24|{'MF'[u % 2]}|x|1\n" for u in users))
+    (folder / "u.item").write_text("".join(f"{i}|T|d||u|{flags}\n" for i in items))
+    (folder / "u.data").write_text(ratings)
+
+
+def test_negative_ids_are_unknown_ids_and_dropped(tmp_path):
+    # -1 used to index the lookup table from its end: the rating went to the user and item of largest id
+    write_tiny_ml100k(tmp_path, "1\t1\t5\t100\n-1\t-1\t3\t101\n2\t-2\t4\t102\n")
+    with pytest.warns(UserWarning, match=r"dropped 2 rating\(s\) of unknown users \[-1\] "
+                                         r"or items \[-2, -1\]"):
+        t = read_ml100k(str(tmp_path))
+    assert t.dropped == 2
+    assert t.user.tolist() == [0] and t.item.tolist() == [0] and t.rating.tolist() == [5]
+    assert t.time.tolist() == [100]
+
+
+def test_id_lookup_does_not_depend_on_the_size_of_the_ids(tmp_path):
+    # a lookup table of max(id) + 1 entries: 10^15 asked for 8 PB, 10^9 took 8 GB
+    big = 10**15
+    write_tiny_ml100k(tmp_path, f"1\t1\t5\t100\n{big}\t1\t3\t101\n2\t{big}\t4\t102\n{2**62}\t3\t2\t103\n",
+                      users=(2, big, 1), items=(3, 1))
+    with pytest.warns(UserWarning, match=rf"dropped 2 rating\(s\) of unknown users \[{2**62}\] "
+                                          rf"or items \[{big}\]"):
+        t = read_ml100k(str(tmp_path))
+    assert t.dropped == 2 and t.user.tolist() == [2, 1] and t.item.tolist() == [1, 1]
+    assert t.user_ids[t.user].tolist() == [1, big] and t.item_ids[t.item].tolist() == [1, 1]
+    write_tiny_ml100k(tmp_path, f"1\t1\t5\t100\n1\t{2**64}\t4\t102\n")
+    with pytest.raises(ValueError, match=r"u.data, line 2: expected 64-bit integers"):
+        read_ml100k(str(tmp_path))
+
+
+def test_id_lookup_matches_a_dict_on_the_fake_data(fake):
+    folder, (ratings, users, genres) = fake
+    with pytest.warns(UserWarning, match="dropped 1"):
+        t = read_ml100k(str(folder))
+    user_row = {u: r for r, (u, _, _) in enumerate(users)}
+    item_row = {i: r for r, i in enumerate(t.item_ids.tolist())}
+    assert t.user.tolist() == [user_row[u] for u, _, _, _ in ratings]
+    assert t.item.tolist() == [item_row[i] for _, i, _, _ in ratings]
+
+
+def test_dataset_flags_must_be_bools(tmp_path, monkeypatch):
+    monkeypatch.setattr(MovieLensOrdered, "download", no_network)
+    for flag in ("symmetric", "edge_labels", "balance"):
+        with pytest.raises(TypeError, match=rf"'{flag}' must be True or False \(got 'no'\)"):
+            MovieLensOrdered(str(tmp_path), **{flag: "no"})

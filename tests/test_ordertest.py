@@ -135,3 +135,17 @@ def test_edge_order_attr_none_ignores_the_key():
     assert key is None and graphs is ds
     graphs, key = load_ordered_graphs([ds[i] for i in range(4)], edge_order_attr=None)
     assert key is None and len(graphs) == 4
+
+
+def test_a_stream_with_one_graph(tmp_path):
+    # PyG collates one graph with slices=None: loading it used to fail with "'NoneType' object is not
+    # subscriptable"; the graph now loads with its key, and order_test says it needs more graphs
+    (tmp_path / "s.tsv").write_text("1\ta\t2\tb\te\tg1\n2\tb\t3\tc\te\tg1\n")
+    (tmp_path / "l.txt").write_text("g1 0\n")
+    graphs, key = load_ordered_graphs(str(tmp_path / "s.tsv"), labels=str(tmp_path / "l.txt"))
+    assert key == "edge_order" and len(graphs) == 1 and graphs.graph_ids == ["g1"]
+    assert graphs[0].edge_order.tolist() == [0, 0, 1, 1]
+    assert graphs[0].edge_index.tolist() == [[1, 0, 2, 1], [0, 1, 1, 2]]
+    with pytest.raises(ValueError, match=r"order_test needs at least two classes with two graphs each "
+                                         r"\(counts \[1\]\)"):
+        kong_pyg.order_test(str(tmp_path / "s.tsv"), labels=str(tmp_path / "l.txt"), splits=2)

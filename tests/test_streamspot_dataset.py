@@ -1,4 +1,5 @@
 import io
+import re
 
 import pytest
 import torch
@@ -46,3 +47,43 @@ def test_malformed_lines_and_label_errors():
         read_graph_labels(io.StringIO("A one\n"))
     with pytest.raises(ValueError, match="no edges"):
         StreamSpotGraphs(io.StringIO(""))
+
+
+def test_labels_are_integers_never_truncated():
+    text = "1\ta\t2\tb\te\tg1\n1\ta\t2\tb\te\tg2\n"
+    with pytest.raises(ValueError, match=r"'labels' holds non-integer values \[0\.89.*, 1\.70.*\]; "
+                                         r"graph labels must be integers"):
+        StreamSpotGraphs(io.StringIO(text), labels=torch.tensor([0.9, 1.7]))  # used to become y = [0, 1]
+    with pytest.raises(ValueError, match=r"non-integer values \[nan\]"):
+        StreamSpotGraphs(io.StringIO(text), labels=[float("nan"), 1.0])
+    with pytest.raises(ValueError, match=r"'labels' gives graph id 'g1' the label 0\.9; graph labels "
+                                         r"must be integers"):
+        StreamSpotGraphs(io.StringIO(text), labels={"g1": 0.9, "g2": 1})
+    with pytest.raises(TypeError, match=r"'labels' gives graph id 'g2' the label \[1\]"):
+        StreamSpotGraphs(io.StringIO(text), labels={"g1": 0, "g2": [1]})
+    with pytest.raises(ValueError, match=r"'labels' gives graph id '1' two labels \(0 and 1; "
+                                         r"keys are compared as strings\)"):
+        StreamSpotGraphs(io.StringIO(text.replace("g1", "1")), labels={1: 0, "1": 1, "g2": 0})
+    # integral floats (and the other integer forms) are labels
+    assert StreamSpotGraphs(io.StringIO(text), labels=torch.tensor([1.0, 0.0]))._data.y.tolist() == [1, 0]
+    assert StreamSpotGraphs(io.StringIO(text), labels={"g1": 1.0, "g2": "0"})._data.y.tolist() == [1, 0]
+    ds = StreamSpotGraphs(io.StringIO(text), labels={"g1": torch.tensor(2), "g2": 1})
+    assert ds._data.y.tolist() == [2, 1]
+
+
+def test_labels_file_with_one_graph_twice(tmp_path):
+    # the same label twice is fine; another label used to replace the first one silently
+    assert read_graph_labels(io.StringIO("g1 0\n# note\ng1 0\ng2 1\n")) == {"g1": 0, "g2": 1}
+    with pytest.raises(ValueError, match=r"^labels line 3: graph id 'g1' is labelled 1, "
+                                         r"but line 1 labelled it 0$"):
+        read_graph_labels(io.StringIO("g1 0\n\ng1 1\n"))
+    path = tmp_path / "labels.txt"
+    path.write_text("g1 0\ng2 1\ng2 0\n")
+    message = re.escape(f"{path}: labels line 3: graph id 'g2' is labelled 0, but line 2 labelled it 1")
+    message = f"^{message}$"
+    with pytest.raises(ValueError, match=message):
+        read_graph_labels(str(path))
+    with open(path) as f, pytest.raises(ValueError, match=message):
+        read_graph_labels(f)
+    with pytest.raises(ValueError, match=r"labels\.txt: labels line 3: graph id 'g2'"):
+        StreamSpotGraphs(io.StringIO("1\ta\t2\tb\te\tg1\n1\ta\t2\tb\te\tg2\n"), labels=str(path))

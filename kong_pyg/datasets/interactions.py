@@ -84,6 +84,8 @@ users keep their label :math:`l_U \in [0, L_U)`, items get
 never equals an item label. With :obj:`edge_labels=True`, edge
 :math:`(s \to d)` gets :obj:`edge_attr` :math:`= x_s \cdot L + x_d`,
 :math:`L = L_U + L_I`: one symbol per ordered pair of endpoint labels.
+Labels stay below :data:`~kong_pyg.hashing.MAX_LABEL` (:math:`2^{58}`), so
+:math:`L \leq 2^{58}` (:math:`L \leq 2^{29}` with edge labels), else a :class:`ValueError`.
 The graph label :obj:`y` is the ego's entry of :obj:`y`.
 
 Every graph also stores :obj:`n_id` (the original user or item id of each
@@ -101,6 +103,8 @@ import torch
 from torch import Tensor
 from torch_geometric.data import Data, InMemoryDataset
 
+from ..config import check_bool, check_int
+from ..hashing import MAX_LABEL
 from ..idmap import first_appearance as dense_first_appearance
 from ..kgrams import exclusive_cumsum
 
@@ -188,6 +192,8 @@ def check_log(user, item, time, rating, num_users: int, num_items: int, tie_key=
                              f"(got shape {list(tie_key.shape)})")
         if tie_key.is_complex() or tie_key.dtype == torch.bool:
             raise TypeError(f"'tie_key' must be a real-valued tensor (got {tie_key.dtype})")
+        if tie_key.is_floating_point() and bool(torch.isnan(tie_key).any()):
+            raise ValueError("'tie_key' holds NaN values")
     if e and int(user.max()) >= num_users:
         raise ValueError(f"'user' holds id {int(user.max())}, but 'user_label' has only {num_users} rows")
     if e and int(item.max()) >= num_items:
@@ -243,7 +249,8 @@ def select_users(
     if max_graphs is not None and (not isinstance(max_graphs, int) or isinstance(max_graphs, bool)
                                    or max_graphs < 1):
         raise ValueError(f"'max_graphs' must be a positive integer or None (got {max_graphs!r})")
-    gen = torch.Generator().manual_seed(int(seed))
+    balance = check_bool("balance", balance)
+    gen = torch.Generator().manual_seed(check_int("seed", seed, 0))
     chosen = candidates
     if balance:
         if y is None:
@@ -302,12 +309,15 @@ def ego_graph_storage(
         (Data, dict): The concatenated graphs (edge indices local to each
         graph) and their slices.
     """
+    symmetric = check_bool("symmetric", symmetric)
+    edge_labels = check_bool("edge_labels", edge_labels)
     user, item, time, rating, tie_key = log
     num_users, num_items = user_label.numel(), item_label.numel()
     e = user.numel()
     g_count = egos.numel()
     num_user_labels = _label_count("num_user_labels", "user", user_label, num_user_labels)
     num_item_labels = _label_count("num_item_labels", "item", item_label, num_item_labels)
+    _check_label_space(num_user_labels + num_item_labels, edge_labels)
 
     # the log in time order (ties: tie key, then row order), then grouped by user and by item
     by_time = time_order(time, tie_key)
@@ -387,9 +397,21 @@ def _label_count(name: str, what: str, label: Tensor, count: Optional[int]) -> i
     top = int(label.max()) if label.numel() else -1
     if count is None:
         return top + 1
+    count = check_int(name, count, 0)
     if top >= count:
         raise ValueError(f"'{name}' is {count} but a {what} label is {top}")
     return count
+
+
+def _check_label_space(num_labels: int, edge_labels: bool) -> None:
+    """Check that node labels (below :obj:`num_labels` = L) and edge labels (below L * L) are < MAX_LABEL."""
+    if num_labels > MAX_LABEL:
+        raise ValueError(f"'num_user_labels' + 'num_item_labels' is {num_labels}, but node labels must stay "
+                         f"below 2^58 (kong_pyg.hashing.MAX_LABEL)")
+    if edge_labels and num_labels * num_labels > MAX_LABEL:
+        raise ValueError(f"edge_labels=True labels edge (s -> d) x_s * L + x_d with L = 'num_user_labels' + "
+                         f"'num_item_labels' = {num_labels}, which needs L * L <= 2^58 "
+                         f"(kong_pyg.hashing.MAX_LABEL; L <= 2^29): use fewer labels or edge_labels=False")
 
 
 def _edge_labels(x: Tensor, src: Tensor, dst: Tensor, n_nodes: Tensor, n_edges: Tensor,
@@ -462,12 +484,14 @@ class InteractionGraphs(InMemoryDataset):
             :obj:`edge_rating`. (default: :obj:`None`)
         symmetric (bool, optional): Also let 2-hop users see the ego's items
             they share (:obj:`item -> user` edges, each user's in its own time
-            order; :obj:`layout="ego"` only). (default: :obj:`False`)
+            order; :obj:`layout="ego"` only). Flags must be :obj:`bool`
+            (NumPy's too), else a :class:`TypeError`. (default: :obj:`False`)
         edge_labels (bool, optional): :obj:`edge_attr` from both endpoint
-            labels. (default: :obj:`False`)
+            labels (:math:`x_s \cdot L + x_d`; needs :math:`L^2 \leq 2^{58}`,
+            see :mod:`kong_pyg.datasets.interactions`). (default: :obj:`False`)
         tie_key (torch.Tensor, optional): :obj:`[E]` a secondary sort key
             for interactions with the same :obj:`time` (remaining ties keep
-            row order). (default: :obj:`None`: row order)
+            row order; real numbers, no NaN). (default: :obj:`None`: row order)
         layout (str, optional): :obj:`"ego"` (the graph above) or
             :obj:`"authors"` (the KONG authors' experiment code: undirected,
             the ego sees each item twice, each item sees the ego first, 2-hop
@@ -481,8 +505,11 @@ class InteractionGraphs(InMemoryDataset):
             no graph. (default: :obj:`1`)
         seed (int, optional): The seed of the subsets. (default: :obj:`0`)
         num_user_labels (int, optional): :math:`L_U`, the offset of item
-            labels. (default: :obj:`user_label.max() + 1`)
-        num_item_labels (int, optional): :math:`L_I`.
+            labels: an integer above every user label.
+            (default: :obj:`user_label.max() + 1`)
+        num_item_labels (int, optional): :math:`L_I`, an integer above every
+            item label. :math:`L_U + L_I` is at most :math:`2^{58}`
+            (:math:`2^{29}` with :obj:`edge_labels`).
             (default: :obj:`item_label.max() + 1`)
         transform (callable, optional): A transform applied on access.
             (default: :obj:`None`)
@@ -555,6 +582,9 @@ def build_ego_graphs(
     """
     if layout not in LAYOUTS:
         raise ValueError(f"'layout' must be one of {list(LAYOUTS)} (got {layout!r})")
+    symmetric = check_bool("symmetric", symmetric)
+    edge_labels = check_bool("edge_labels", edge_labels)
+    balance = check_bool("balance", balance)
     if layout == "authors" and symmetric:
         raise ValueError("layout='authors' fixes the 2-hop users' edges (the ego's order); "
                          "leave 'symmetric' False")

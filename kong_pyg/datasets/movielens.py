@@ -50,7 +50,7 @@ import torch
 from torch import Tensor
 from torch_geometric.data import download_url, extract_zip
 
-from ..config import check_int
+from ..config import check_bool, check_int
 from .interactions import LAYOUTS, build_ego_graphs
 from .safe_cache import SafeInMemoryDataset
 
@@ -106,9 +106,26 @@ def _read_lines(path: str, encoding: str) -> List[str]:
 
 def _ints(fields, path: str, line_no: int) -> List[int]:
     try:
-        return [int(f) for f in fields]
+        out = [int(f) for f in fields]
     except ValueError:
         raise ValueError(f"{path}, line {line_no}: expected integers, got {fields!r}") from None
+    if any(not -(2**63) <= v < 2**63 for v in out):
+        raise ValueError(f"{path}, line {line_no}: expected 64-bit integers, got {fields!r}")
+    return out
+
+
+def _rows(ids: Tensor, table: Tensor) -> Tensor:
+    """The row of every id in :obj:`table` (distinct ids), :obj:`-1` where it is absent.
+
+    A binary search in the sorted table: no lookup array as long as the
+    largest id, and a negative id is just an id (absent unless listed).
+    """
+    if table.numel() == 0:
+        return torch.full_like(ids, -1)
+    ids = ids.contiguous()
+    known, row = torch.sort(table)
+    pos = torch.searchsorted(known, ids).clamp_(max=table.numel() - 1)
+    return torch.where(known[pos] == ids, row[pos], torch.full_like(ids, -1))
 
 
 def read_ml100k(folder: str) -> MovieLensTables:
@@ -121,9 +138,11 @@ def read_ml100k(folder: str) -> MovieLensTables:
     * ``u.item``: ``id|title|release|video release|url|`` and 19 genre flags,
       latin-1 encoded.
 
-    Ratings whose user or item id is missing from ``u.user``/``u.item`` have
-    no label, so they are dropped with a warning (their number is in
-    :obj:`dropped`).
+    Ratings whose user or item id is missing from ``u.user``/``u.item``
+    (negative ids included) have no label, so they are dropped with a
+    warning (their number is in :obj:`dropped`). Ids are looked up by binary
+    search, so their size does not matter; every integer must fit in 64
+    bits (a :class:`ValueError` naming the file and line otherwise).
     """
     data_path, user_path, item_path = (osp.join(folder, f) for f in ("u.data", "u.user", "u.item"))
     users, ages, genders = [], [], []
@@ -167,14 +186,8 @@ def read_ml100k(folder: str) -> MovieLensTables:
     user_ids = torch.tensor(users, dtype=torch.long)
     item_ids = torch.tensor(items, dtype=torch.long)
 
-    def dense(ids: Tensor, table: Tensor) -> Tensor:
-        lookup = torch.full((int(max(int(ids.max()) if ids.numel() else 0,
-                                     int(table.max()) if table.numel() else 0)) + 1,), -1, dtype=torch.long)
-        lookup[table] = torch.arange(table.numel())
-        return lookup[ids]
-
-    user = dense(log[:, 0], user_ids)
-    item = dense(log[:, 1], item_ids)
+    user = _rows(log[:, 0], user_ids)
+    item = _rows(log[:, 1], item_ids)
     keep = (user >= 0) & (item >= 0)
     dropped = int((~keep).sum())
     if dropped:
@@ -277,6 +290,7 @@ class MovieLensOrdered(SafeInMemoryDataset):
             raise ValueError(f"'ties' must be one of {list(TIE_RULES)} (got {ties!r})")
         if layout not in LAYOUTS:
             raise ValueError(f"'layout' must be one of {list(LAYOUTS)} (got {layout!r})")
+        symmetric = check_bool("symmetric", symmetric)
         if layout == "authors" and symmetric:
             raise ValueError("layout='authors' fixes the 2-hop users' edges; leave 'symmetric' False")
         self.ties = ties
@@ -285,10 +299,10 @@ class MovieLensOrdered(SafeInMemoryDataset):
             raise ValueError("'root' is required (the folder for raw/ and processed/)")
         self.ml_dir = ml_dir
         self.genre = genre
-        self.symmetric = bool(symmetric)
-        self.edge_labels = bool(edge_labels)
+        self.symmetric = symmetric
+        self.edge_labels = check_bool("edge_labels", edge_labels)
         self.max_graphs = max_graphs
-        self.balance = bool(balance)
+        self.balance = check_bool("balance", balance)
         self.seed = check_int("seed", seed, 0)
         if ml_dir is not None:
             self._copy_raw(root, ml_dir)

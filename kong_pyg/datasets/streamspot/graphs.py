@@ -1,4 +1,5 @@
 r"""One ordered PyG graph per graph id of a StreamSpot edge stream, and graph labels."""
+import numbers
 import os
 from typing import Any, Callable, Dict, Iterable, List, Optional, TextIO, Union
 
@@ -28,6 +29,41 @@ def _lines(source: Any) -> Iterable[str]:
 def _is_integer(text: str) -> bool:
     digits = text[1:] if text[:1] == "-" else text
     return digits.isascii() and digits.isdigit()
+
+
+def _source_name(source: Any) -> str:
+    """The file name of a path or open file (for messages), else an empty string."""
+    if isinstance(source, (str, os.PathLike)):
+        return os.fsdecode(source)
+    name = getattr(source, "name", None)
+    return name if isinstance(name, str) else ""
+
+
+def _integer_label(gid: Any, value: Any) -> int:
+    """A label of a dict as an :obj:`int`: an integer, an integral float or a string of an integer."""
+    if isinstance(value, torch.Tensor) and value.numel() == 1:
+        value = value.item()
+    if isinstance(value, str) and _is_integer(value.strip()):
+        return int(value)
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if isinstance(value, numbers.Real) and float(value).is_integer():
+        return int(float(value))
+    error = ValueError if isinstance(value, (numbers.Real, str)) else TypeError
+    raise error(f"'labels' gives graph id {gid!r} the label {value!r}; graph labels must be integers")
+
+
+def _label_tensor(labels: Any) -> Tensor:
+    """A label tensor as integers: integral floats are accepted, other floats refused (never truncated)."""
+    t = torch.as_tensor(labels)
+    if t.is_complex():
+        raise TypeError(f"'labels' must hold integers (got {t.dtype})")
+    if t.is_floating_point():
+        bad = ~(torch.isfinite(t) & (t == t.round()) & (t.abs() < 2**63))
+        if bool(bad.any()):
+            raise ValueError(f"'labels' holds non-integer values {t[bad][:5].tolist()}; graph labels must be "
+                             f"integers")
+    return t.long().view(-1)
 
 
 def first_types(stream: EdgeStream) -> Tensor:
@@ -115,17 +151,27 @@ def read_graph_labels(source: Union[str, "os.PathLike[str]", TextIO, Iterable[st
     """Read a labels file: one ``graph-id label`` pair per line (whitespace-separated).
 
     Blank lines and lines starting with ``#`` are skipped; labels are integers.
+    A graph id may repeat with the same label; with another label it is a
+    :class:`ValueError` naming the file, the id and both lines.
     """
     out: Dict[str, int] = {}
+    first_line: Dict[str, int] = {}
+    name = _source_name(source)
+    where = f"{name}: " if name else ""
     for line_no, line in enumerate(_lines(source), start=1):
         text = (line.lstrip("\ufeff") if line_no == 1 else line).strip()
         if not text or text.startswith("#"):
             continue
         fields = text.split()
         if len(fields) != 2 or not _is_integer(fields[1]):
-            raise ValueError(f"labels line {line_no}: expected 'graph-id label' (integer label), "
+            raise ValueError(f"{where}labels line {line_no}: expected 'graph-id label' (integer label), "
                              f"got {text!r}")
-        out[fields[0]] = int(fields[1])
+        gid, label = fields[0], int(fields[1])
+        if gid in out and out[gid] != label:
+            raise ValueError(f"{where}labels line {line_no}: graph id {gid!r} is labelled {label}, but line "
+                             f"{first_line[gid]} labelled it {out[gid]}")
+        out[gid] = label
+        first_line.setdefault(gid, line_no)
     return out
 
 
@@ -148,7 +194,9 @@ class StreamSpotGraphs(InMemoryDataset):
         labels (dict, str or torch.Tensor, optional): Graph labels stored as
             :obj:`y`: a dict from graph id to integer label (keys compared as
             strings), a path to a labels file (see :func:`read_graph_labels`),
-            or a tensor indexed like the graphs. Every graph needs a label.
+            or a tensor indexed like the graphs. Every graph needs a label;
+            labels must be integers (integral floats such as :obj:`1.0` are
+            taken, others are a :class:`ValueError`, never truncated).
             (default: :obj:`None`)
         undirected (bool, optional): As in :func:`stream_to_graphs`.
             (default: :obj:`True`)
@@ -172,13 +220,19 @@ class StreamSpotGraphs(InMemoryDataset):
         if isinstance(labels, (str, os.PathLike)):
             labels = read_graph_labels(labels)
         if isinstance(labels, dict):
-            labels = {str(k): int(v) for k, v in labels.items()}
+            by_str: Dict[str, int] = {}
+            for k, v in labels.items():
+                label = _integer_label(k, v)
+                if by_str.setdefault(str(k), label) != label:
+                    raise ValueError(f"'labels' gives graph id {str(k)!r} two labels ({by_str[str(k)]} and "
+                                     f"{label}; keys are compared as strings)")
+            labels = by_str
             missing = [g for g in stream.graph_ids if str(g) not in labels]
             if missing:
                 raise ValueError(f"'labels' has no label for graph id(s) {missing[:10]}")
             labels = {g: labels[str(g)] for g in stream.graph_ids}
         elif labels is not None:
-            labels = torch.as_tensor(labels).long().view(-1)
+            labels = _label_tensor(labels)
             if labels.numel() != len(stream.graph_ids):
                 raise ValueError(f"'labels' has {labels.numel()} entries for {len(stream.graph_ids)} graphs")
         graphs = stream_to_graphs(stream, labels, undirected)
