@@ -140,6 +140,9 @@ def _slice_store(dataset, store, start, stop, edge_labels, edge_order_attr) -> G
 
 def _union_edges(local: Tensor, n_sizes: Tensor, e_sizes: Tensor, start: int) -> Tensor:
     """Shift each graph's local :obj:`edge_index` by its node offset, checking it first."""
+    if local.dtype == torch.bool or local.is_floating_point() or local.is_complex():
+        raise TypeError(f"'edge_index' must have dtype torch.long, integer node indices (got {local.dtype} "
+                        f"in graph {start} or after)")
     dev = local.device
     n_sizes, e_sizes = n_sizes.to(dev), e_sizes.to(dev)
     g_of_edge = torch.repeat_interleave(torch.arange(n_sizes.numel(), device=dev), e_sizes,

@@ -38,11 +38,12 @@ def edge_code(label: Tensor) -> Tensor:
 def type_code(token: str) -> int:
     """A stable integer code of a type token (a label below :data:`MAX_LABEL`).
 
-    Non-negative integers below :math:`2^{56}` stand for themselves; any other
-    token maps to a 56-bit BLAKE2 digest with bit 56 set, the same in every
-    file, run and process.
+    Non-negative integers below :math:`2^{56}` written canonically (no leading
+    zero: :obj:`"5"`, not :obj:`"05"`) stand for themselves; any other token
+    maps to a 56-bit BLAKE2 digest with bit 56 set, the same in every file,
+    run and process (so different tokens get different codes).
     """
-    if token.isascii() and token.isdigit():
+    if token.isascii() and token.isdigit() and (len(token) == 1 or token[0] != "0"):
         value = int(token)
         if value < 2**56:
             return value

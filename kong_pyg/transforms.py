@@ -12,6 +12,7 @@ from .config import (
     check_attr_name,
     check_choice,
     check_int,
+    check_usable_device,
     option_defaults,
     option_names,
     resolve_config,
@@ -30,11 +31,16 @@ LEVELS = ("node", "graph", "both")
 #: Default attribute names per level.
 DEFAULT_NODE_ATTR = "kong_x"
 DEFAULT_GRAPH_ATTR = "kong_graph"
+#: Attribute names the features may not take: what the graph holds as input or target.
+RESERVED_ATTRS = frozenset({"x", "y", "pos", "edge_attr", "edge_weight", "num_nodes", "adj_t", "ptr"})
 
 
 def _check_name(name, what: str) -> str:
     if not isinstance(name, str) or not name:
         raise TypeError(f"'attr_name' must be a non-empty string for the {what} features (got {name!r})")
+    if name in RESERVED_ATTRS:
+        raise ValueError(f"'attr_name' {name!r} would overwrite the graph's own {name!r} (PyG's inputs and "
+                         f"targets: {', '.join(sorted(RESERVED_ATTRS))}); pick another name")
     # PyG's collation offsets attributes named like indices and batch vectors
     if "index" in name or "batch" in name or name == "face":
         raise ValueError(
@@ -154,6 +160,9 @@ class KongFeatures(BaseTransform):
         if cfg.normalize and self.level == "node":
             raise ValueError("'normalize' L2-normalizes graph features; use level='graph' or 'both'")
         self.edge_order_attr = check_attr_name("edge_order_attr", edge_order_attr)
+        if self.edge_order_attr is not None and self.edge_order_attr in (self.node_attr, self.graph_attr):
+            raise ValueError(f"'attr_name' {self.edge_order_attr!r} would overwrite the per-edge key "
+                             "'edge_order_attr' it reads; pick another name")
         if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
             raise TypeError(f"'dtype' must be a floating-point torch.dtype (got {dtype})")
         self.dtype = dtype
@@ -199,6 +208,16 @@ class KongFeatures(BaseTransform):
         name = _check_name(attr_name, self.level)
         return (name, None) if self.level == "node" else (None, name)
 
+    def _follow(self, device: torch.device) -> None:
+        """Move the hash tables to the data's device, checked first.
+
+        A device PyTorch cannot compute on, such as :obj:`"meta"`, is a clear error and leaves the
+        transform where it was.
+        """
+        if device != self.sketch.hashes.coef.device:
+            check_usable_device("data.x.device", device)
+            self.sketch.to(device)
+
     def forward(self, data: Data) -> Data:
         """Add the features to the (already copied) :obj:`data`."""
         if not isinstance(data, Data):
@@ -219,8 +238,8 @@ class KongFeatures(BaseTransform):
         edge_order = None
         if self.edge_order_attr is not None and self.config.order in ORDERS_WITH_KEY:
             edge_order = getattr(data, self.edge_order_attr, None)
-        if isinstance(x, Tensor) and x.device != self.sketch.hashes.coef.device:
-            self.sketch.to(x.device)
+        if isinstance(x, Tensor):
+            self._follow(x.device)
         if self.node_attr is not None:
             node = self.sketch.node_maps(x, edge_index, edge_attr, edge_order)  # = self.sketch(...)
             data[self.node_attr] = node
@@ -288,8 +307,7 @@ class KongFeatures(BaseTransform):
         lo = 0
         with torch_threads(threads):
             for gb in iter_graph_batches(graphs, batch_size, self.config.edge_labels, self.edge_order_attr):
-                if gb.x.device != self.sketch.hashes.coef.device:
-                    self.sketch.to(gb.x.device)
+                self._follow(gb.x.device)
                 if node is not None:
                     if node.device != gb.x.device:
                         node = node.to(gb.x.device)

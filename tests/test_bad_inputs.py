@@ -988,6 +988,92 @@ for id, argv, match, setup, xfail in [
 
 
 # ---------------------------------------------------------------------------
+# found by an adversarial pass (2026-11-27): silent wrong answers before
+# ---------------------------------------------------------------------------
+
+BOOL_EI = torch.tensor([[True, False], [False, False]])  # a mask, not node indices
+
+
+def _fit_many(**kw):
+    from kong_pyg.evaluation.svm import design, fit_many
+
+    def call(tmp):
+        X = np.random.default_rng(0).normal(size=(12, 3))
+        y = kw.pop("y", np.array([0, 1] * 6))
+        train = np.ones((2, 12), bool)
+        train[0, :4] = False
+        return fit_many(design(X), y, train, kw.pop("Cs", [1.0]), **kw)
+
+    return call
+
+
+def _classify_float_labels(tmp):
+    from kong_pyg import classify
+
+    graphs = [graph(y=torch.tensor([[0.1, 0.9, 1.1][i % 3]])) for i in range(12)]
+    return classify(graphs, repeats=1, folds=2, inner_folds=2, grid="quick")
+
+
+for id, call, error, match in [
+    ("vectorizer-bool-edge-index", lambda tmp: KongVectorizer(k=2).fit_transform([graph(edge_index=BOOL_EI)]),
+     TypeError, "'edge_index' must have dtype torch.long, integer node indices \\(got torch.bool"),
+    ("vectorizer-float-edge-index",
+     lambda tmp: KongVectorizer(k=2).fit_transform([graph(edge_index=E3.double())]),
+     TypeError, "'edge_index' must have dtype torch.long, integer node indices \\(got torch.float64"),
+    ("transform-dataset-bool-edge-index",
+     lambda tmp: KongFeatures(k=2, dim=8).transform_dataset([graph(edge_index=BOOL_EI)]),
+     TypeError, "'edge_index' must have dtype torch.long, integer node indices"),
+    ("readout-edge-across-graphs",
+     lambda tmp: KongSketch(k=2, dim=8).readout(X3, E3, torch.tensor([0, 1, 1])),
+     ValueError, "an edge between nodes of different graphs of 'batch'"),
+    ("features-attr-name-y", lambda tmp: KongFeatures(k=2, dim=8, level="graph", attr_name="y"),
+     ValueError, "'attr_name' 'y' would overwrite the graph's own 'y'"),
+    ("features-attr-name-x", lambda tmp: KongFeatures(k=2, dim=8, attr_name="x"),
+     ValueError, "would overwrite the graph's own 'x'"),
+    ("features-attr-name-edge-order", lambda tmp: KongFeatures(k=2, dim=8, attr_name="edge_order"),
+     ValueError, "would overwrite the per-edge key 'edge_order_attr'"),
+    ("stream-uint64-ids-beyond-int64",
+     lambda tmp: KongStream(k=2, dim=16).update([0, 0], [0, 0], [1, 2], [1, 1], [0, 0],
+                                                torch.tensor([2**63 + 1] * 2, dtype=torch.uint64)),
+     ValueError, "'graph' holds ids >= 2\\^63"),
+    ("classify-float-labels", _classify_float_labels, ValueError,
+     "'y' must be class labels .*not continuous"),
+    ("fit-many-C-zero", _fit_many(Cs=[0.0]), ValueError, "'Cs' must be positive numbers"),
+    ("fit-many-C-negative", _fit_many(Cs=[-1.0]), ValueError, "'Cs' must be >= 0.0"),
+    ("fit-many-C-nan", _fit_many(Cs=[float("nan")]), ValueError, "'Cs' must be .*finite"),
+    ("fit-many-y-nan", _fit_many(y=np.array([0.0, 1.0] * 5 + [np.nan, 1.0])), ValueError, "'y' contains NaN"),
+    ("fit-many-y-continuous", _fit_many(y=np.array([0.5, 1.5] * 6)), ValueError, "not continuous"),
+    ("fit-many-max-iter-zero", _fit_many(max_iter=0), ValueError, "'max_iter' must be >= 1"),
+    ("fit-many-n-jobs-zero", _fit_many(n_jobs=0), ValueError, "'n_jobs' must be >= 1"),
+    ("fit-many-tol-nan", _fit_many(tol=float("nan")), ValueError, "'tol' must be .*finite"),
+    ("fit-many-parent-below-minus-one", _fit_many(parent=[-5, 0]), ValueError, "'parent' must give"),
+    ("cli-range-too-long", cli("classify", "-q", "--k", "1-100000000000"), CommandFailed,
+     "exit 2: .*--k: the range '1-100000000000' holds 100,000,000,000 values \\(at most 1,000\\)"),
+    ("cli-range-empty", cli("classify", "-q", "--k", "3-1"), CommandFailed,
+     "exit 2: .*--k: the range '3-1' is empty"),
+]:
+    case(id, call, error, match)
+
+
+def test_a_transform_given_meta_data_is_not_left_on_meta():
+    """One call with data on a device PyTorch cannot compute on is a clear error, and the transform
+    keeps working on the CPU afterwards (it moved its tables there for good before)."""
+    f = KongFeatures(k=2, dim=8)
+    before = f(graph()).kong_x
+    with pytest.raises(ValueError, match="'data.x.device' is 'meta', which this PyTorch cannot use"):
+        f(Data(x=X3.to("meta"), edge_index=E3.to("meta")))
+    assert torch.equal(f(graph()).kong_x, before)
+
+
+def test_list_labels_are_checked_and_integral_floats_and_bools_become_integers():
+    from kong_pyg.evaluation.classify import graph_targets
+
+    assert graph_targets([graph(y=torch.tensor([v])) for v in (1.0, 0.0, 2.0)]).tolist() == [1, 0, 2]
+    assert graph_targets([graph(y=torch.tensor([v])) for v in (True, False)]).tolist() == [1, 0]
+    assert graph_targets([graph(y=torch.tensor([v])) for v in (3, 5)]).dtype.kind == "i"
+
+
+# ---------------------------------------------------------------------------
 # the runner
 # ---------------------------------------------------------------------------
 

@@ -127,6 +127,24 @@ def number_in(low: float, high: float = float("inf"), closed: bool = False) -> C
     return parse
 
 
+#: The most values one range ``LO-HI`` of a list may hold.
+MAX_RANGE = 1000
+
+
+def int_range(token: str) -> range:
+    """The integers of a range ``LO-HI`` (both included; at most :data:`MAX_RANGE` of them)."""
+    lo, hi = token.split("-", 1)
+    try:
+        span = range(int(lo), int(hi) + 1)
+    except ValueError:
+        _fail(f"expects integers or ranges like 1-4 (got {token!r})")
+    if not span:
+        _fail(f"the range {token!r} is empty (write LO-HI with LO <= HI)")
+    if len(span) > MAX_RANGE:
+        _fail(f"the range {token!r} holds {len(span):,} values (at most {MAX_RANGE:,})")
+    return span
+
+
 def list_of(item: Callable[[str], Any], ranges: bool = False) -> Callable[[str], List[Any]]:
     """An argparse type: a comma-separated list of :obj:`item` values.
 
@@ -136,11 +154,7 @@ def list_of(item: Callable[[str], Any], ranges: bool = False) -> Callable[[str],
         out: List[Any] = []
         for token in split_list(text):
             if ranges and "-" in token[1:]:
-                lo, hi = token.split("-", 1)
-                try:
-                    out.extend(item(str(v)) for v in range(int(lo), int(hi) + 1))
-                except ValueError:
-                    _fail(f"expects integers or ranges like 1-4 (got {token!r})")
+                out.extend(item(str(v)) for v in int_range(token))
             else:
                 out.append(item(token))
         if not out:
@@ -226,12 +240,7 @@ def kong_values(name: str, text: str) -> List[Any]:
         if token.lower() == "both" and (_kind(name) == "bool" or name in YES_NO_INTS):
             out.extend([False, True] if _kind(name) == "bool" else [0, 1])
         elif _kind(name) == "int" and "-" in token[1:]:
-            lo, hi = token.split("-", 1)
-            try:
-                span = range(int(lo), int(hi) + 1)
-            except ValueError:
-                _fail(f"expects integers or ranges like 1-4 (got {token!r})")
-            out.extend(kong_value(name, str(v)) for v in span)
+            out.extend(kong_value(name, str(v)) for v in int_range(token))
         else:
             out.append(kong_value(name, token))
     if not out:

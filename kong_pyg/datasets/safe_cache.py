@@ -10,7 +10,10 @@ archives of plain arrays read with ``allow_pickle=False`` (no pickle at
 all), each holding a text *key* that names what it was built from (the
 format, the data set, the options and a hash of the raw files' content). A
 file that cannot be read, is not such an archive, or has another key is
-ignored and rebuilt.
+ignored and rebuilt. The key is not a signature: anyone who can write the
+folder and knows the raw files can write an archive with the right key and
+other arrays, which is read as data (no code runs). A folder shared with
+writers you do not trust can change your data, not your process.
 
 :class:`SafeInMemoryDataset` is an :class:`~torch_geometric.data.InMemoryDataset`
 with this cache in place of PyG's: it never reads (nor writes)

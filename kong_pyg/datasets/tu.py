@@ -295,8 +295,11 @@ def load_tu(
 
     The processed tensors are cached in :func:`cache_dir` as plain NumPy
     arrays (never a pickle), keyed by a hash of the raw files' content, so
-    changed raw files are picked up and a planted file is ignored. An
-    unwritable cache only costs the caching (with a warning).
+    changed raw files are picked up and a file of another format or other
+    raw files is ignored. The cache is not signed: whoever can write its
+    folder can change the graphs it serves (never run code), so keep it
+    private where the data must be trusted. An unwritable cache only costs
+    the caching (with a warning).
 
     Args:
         name (str, optional): The data set, for instance :obj:`"NCI1"`.

@@ -155,18 +155,25 @@ def graph_targets(graphs: Any) -> np.ndarray:
     import torch
     from torch_geometric.data import InMemoryDataset
 
+    from .splits import class_labels
+
     if isinstance(graphs, InMemoryDataset) and graphs.transform is None:
         y, ptr = graphs._data.y, graphs.slices.get("y") if graphs.slices else None
         if y is not None and ptr is not None and bool(((ptr[1:] - ptr[:-1]) == 1).all()):
             idx = torch.as_tensor(list(graphs.indices()), dtype=torch.long)
-            return y.view(-1)[idx].numpy()
+            return _integral(class_labels(y.view(-1)[idx].numpy()))
     ys = []
     for i in range(len(graphs)):
         t = getattr(graphs[i], "y", None)
         if t is None or t.numel() != 1:
             raise ValueError(f"graph {i} needs one class label in 'y'")
-        ys.append(int(t.view(-1)[0]))
-    return np.asarray(ys)
+        ys.append(t.view(-1)[0].item())
+    return _integral(class_labels(np.asarray(ys)))
+
+
+def _integral(y: np.ndarray) -> np.ndarray:
+    """Checked labels (:func:`~.splits.class_labels`); integral floats and bools as integers."""
+    return y.astype(np.int64) if y.dtype.kind in "fb" else y
 
 
 def _graphs_and_name(dataset: Any, data_root: Any, cache: Any, download: bool) -> Tuple[Any, str]:

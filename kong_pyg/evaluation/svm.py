@@ -54,8 +54,9 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from ..config import check_usable_device
+from ..config import check_float, check_int, check_usable_device
 from .basis import RANK_RTOL, Design, design, objective, to_device
+from .splits import class_labels
 
 #: A training point is a margin violator when :math:`y \langle w, z \rangle < 1`;
 #: a Newton target whose margins are within this of 1 on the wrong side counts as consistent.
@@ -540,7 +541,12 @@ def fit_many(
         :class:`Fits`
     """
     dev = check_usable_device("device", device)
-    labels = np.asarray(y).reshape(-1)
+    labels = class_labels(y)
+    if not len(Cs) or any(not check_float("Cs", c, 0.0) > 0 for c in Cs):
+        raise ValueError(f"'Cs' must be positive numbers (got {list(Cs)!r})")
+    check_int("max_iter", max_iter, 1)
+    check_int("n_jobs", n_jobs, 1)
+    tol = None if tol is None else check_float("tol", tol, 0.0)
     masks = torch.as_tensor(np.asarray(train, dtype=bool))
     if masks.dim() != 2 or masks.size(1) != labels.size:
         raise ValueError(f"'train' must be [B, {labels.size}] booleans (got {tuple(masks.shape)})")
@@ -549,7 +555,7 @@ def fit_many(
         raise ValueError("'y' holds a single class; classification needs at least two")
     B, n = masks.shape
     parents = np.full(B, -1) if parent is None else np.asarray(parent, dtype=np.int64)
-    if parents.shape != (B,) or np.any(parents >= np.arange(B)):
+    if parents.shape != (B,) or np.any(parents >= np.arange(B)) or np.any(parents < -1):
         raise ValueError("'parent' must give, per problem, -1 or an earlier problem")
     code = np.searchsorted(classes, labels)
     for c in range(classes.size):

@@ -23,6 +23,8 @@ _PLAIN = 1 << 40  # integer ids in [0, 2^40) are their own key
 _RID_BITS = 41  # a node key is (graph index << 41) | encoded node id
 _RID_MASK = (1 << _RID_BITS) - 1
 _ODD = np.uint64(0x9E3779B97F4A7C15)
+#: Unsigned torch dtypes whose values may not fit int64.
+_UNSIGNED_WIDE = tuple(getattr(torch, n) for n in ("uint64",) if hasattr(torch, n))
 
 
 def _is_int(v: Any) -> bool:
@@ -36,6 +38,8 @@ def as_int64(values: Any, name: str) -> Optional[np.ndarray]:
     if isinstance(values, Tensor):
         if values.is_floating_point() or values.is_complex() or values.dtype == torch.bool:
             raise TypeError(f"'{name}' must hold integer ids or strings (got {values.dtype})")
+        if values.dtype in _UNSIGNED_WIDE:  # the NumPy check below (ids >= 2^63)
+            return as_int64(values.detach().reshape(-1).cpu().numpy(), name)
         return values.detach().reshape(-1).cpu().to(torch.long).numpy()
     if isinstance(values, np.ndarray) and values.dtype.kind in "iu":
         if values.dtype == np.uint64 and values.size and int(values.max()) >= 2**63:

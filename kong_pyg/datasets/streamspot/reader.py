@@ -37,7 +37,7 @@ _BOM = b"\xef\xbb\xbf"
 
 def type_code_bytes(token: bytes) -> int:
     """:func:`~kong_pyg.hashing.type_code` of a token given as bytes (its UTF-8 string's code when valid)."""
-    if token.isdigit():  # ASCII digits only, for bytes
+    if token.isdigit() and (len(token) == 1 or token[:1] != b"0"):  # canonical ASCII digits
         value = int(token)
         if value < 2**56:
             return value
@@ -399,8 +399,8 @@ class StreamSpotReader:
         nondigit = np.zeros(a.size + 1, dtype=np.int32)
         np.cumsum((a - np.uint8(48)) > np.uint8(9), out=nondigit[1:])
         num = ((nondigit[end] - nondigit[start]) == 0) & (length <= MAX_ID_DIGITS)
-        ids_ok = ~is_type & ((length == 1) | (a[start] != 48))  # canonical ids: no leading zero
-        cand = np.flatnonzero(num & (is_type | ids_ok))
+        canonical = (length == 1) | (a[start] != 48)  # ids and types: no leading zero
+        cand = np.flatnonzero(num & canonical)
         if cand.size:
             s, ln = start[cand], length[cand]
             value = np.zeros(cand.size, dtype=np.int64)
