@@ -169,7 +169,9 @@ def render(out_dir, md_path, datasets):
         "",
         "Set-up: scikit-learn's LinearSVC problem (squared hinge, L2, the intercept regularized as "
         "LIBLINEAR does), solved to its exact optimum for all folds and C at once "
-        "(`kong_pyg.evaluation.svm`; LIBLINEAR per fit only for wide designs of more than 2,000 graphs); "
+        "(`kong_pyg.evaluation.svm`; on the CPU, LIBLINEAR per fit only for wide designs of more than 2,000 "
+        "graphs; NCI1's KONG and graph-normalized KONG rows were fit on a GPU, every design exact, and "
+        "their wall times are that machine's); "
         f"runs marked {EARLIER} come from the earlier harness (one scikit-learn LinearSVC per fit, primal "
         "solver, tol 1e-2 = LIBLINEAR's default for it) and were not re-run. C in "
         "{0.1, 1, 10}, stratified 10-fold CV repeated R = 10 times unless marked (repeat r splits with "

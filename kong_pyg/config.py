@@ -33,6 +33,12 @@ FLOWS: Tuple[str, ...] = ("source_to_target", "target_to_source")
 # -- small validators (also used by the front-ends for their own arguments) ----
 
 
+#: The largest k, hops, degree and relabel rounds (far beyond any useful value; bounds the tables).
+MAX_SIZE_OPTION = 10_000
+#: The largest seed (PyTorch's generators take 64-bit seeds).
+MAX_SEED = 2**64 - 1
+
+
 def check_choice(name: str, value: Any, choices: Iterable[str]) -> str:
     """Check that :obj:`value` is one of :obj:`choices`."""
     choices = tuple(choices)
@@ -41,8 +47,8 @@ def check_choice(name: str, value: Any, choices: Iterable[str]) -> str:
     return value
 
 
-def check_int(name: str, value: Any, minimum: int) -> int:
-    """Check that :obj:`value` is an integer (Python or NumPy) at least :obj:`minimum`."""
+def check_int(name: str, value: Any, minimum: int, maximum: Optional[int] = None) -> int:
+    """Check that :obj:`value` is an integer (Python or NumPy) in [:obj:`minimum`, :obj:`maximum`]."""
     if not isinstance(value, bool) and type(value).__module__ == "numpy" and hasattr(value, "dtype"):
         if value.dtype.kind in "iu" and getattr(value, "ndim", 0) == 0:
             value = int(value)
@@ -50,6 +56,8 @@ def check_int(name: str, value: Any, minimum: int) -> int:
         raise TypeError(f"'{name}' must be an integer (got {type(value).__name__})")
     if value < minimum:
         raise ValueError(f"'{name}' must be >= {minimum} (got {value})")
+    if maximum is not None and value > maximum:
+        raise ValueError(f"'{name}' must be <= {maximum:,} (got {value:,})")
     return int(value)
 
 
@@ -224,18 +232,18 @@ class KongConfig:
 
     def __post_init__(self) -> None:
         put = object.__setattr__
-        put(self, "k", check_int("k", self.k, 1))
-        put(self, "hops", check_int("hops", self.hops, 0))
+        put(self, "k", check_int("k", self.k, 1, MAX_SIZE_OPTION))
+        put(self, "hops", check_int("hops", self.hops, 0, MAX_SIZE_OPTION))
         put(self, "traversal", check_choice("traversal", self.traversal, TRAVERSALS))
         if self.dim is not None:
             put(self, "dim", check_int("dim", self.dim, 1))
         put(self, "kernel", check_choice("kernel", self.kernel, KERNELS))
-        put(self, "degree", check_int("degree", self.degree, 1))
+        put(self, "degree", check_int("degree", self.degree, 1, MAX_SIZE_OPTION))
         put(self, "const", check_float("const", self.const, 0.0))
-        put(self, "seed", check_int("seed", self.seed, 0))
+        put(self, "seed", check_int("seed", self.seed, 0, MAX_SEED))
         put(self, "order", check_choice("order", self.order, ORDERS))
         relabel = int(bool(self.relabel)) if _is_bool(self.relabel) else self.relabel
-        put(self, "relabel", check_int("relabel", relabel, 0))
+        put(self, "relabel", check_int("relabel", relabel, 0, MAX_SIZE_OPTION))
         put(self, "blended", check_bool("blended", self.blended))
         put(self, "norm", check_choice("norm", self.norm, NORMS))
         put(self, "flow", check_choice("flow", self.flow, FLOWS))

@@ -17,7 +17,7 @@ from torch import Tensor
 from torch_geometric.utils import scatter
 
 from . import engine
-from .config import KongConfig, check_attr_name, check_device, check_int
+from .config import KongConfig, check_attr_name, check_int, check_usable_device
 from .engine import ExactRows
 from .exact import ExactMapTooLarge, dense_rank
 from .graphs import GraphBatch, as_graph_sequence, iter_graph_batches, split_batch
@@ -68,7 +68,7 @@ class ExactColumns:
         if fit:
             self.config_ = self._config()
             check_int("batch_size", self.batch_size, 1)
-            check_device("device", self.device)
+            check_usable_device("device", self.device)
             check_attr_name("edge_order_attr", self.edge_order_attr)
             self.symbols_ = KeyVocab()
             self.strings_ = TupleVocab()

@@ -138,11 +138,14 @@ def _slice_store(dataset, store, start, stop, edge_labels, edge_order_attr) -> G
     return GraphBatch(data.x[nodes], edge_index, attr, order, batch, start, idx.numel())
 
 
+#: The error for an edge_index of a non-integer dtype.
+_BAD_EDGE_INDEX = "'edge_index' must have dtype torch.long, integer node indices"
+
+
 def _union_edges(local: Tensor, n_sizes: Tensor, e_sizes: Tensor, start: int) -> Tensor:
     """Shift each graph's local :obj:`edge_index` by its node offset, checking it first."""
     if local.dtype == torch.bool or local.is_floating_point() or local.is_complex():
-        raise TypeError(f"'edge_index' must have dtype torch.long, integer node indices (got {local.dtype} "
-                        f"in graph {start} or after)")
+        raise TypeError(f"{_BAD_EDGE_INDEX} (got {local.dtype})")
     dev = local.device
     n_sizes, e_sizes = n_sizes.to(dev), e_sizes.to(dev)
     g_of_edge = torch.repeat_interleave(torch.arange(n_sizes.numel(), device=dev), e_sizes,
@@ -220,8 +223,15 @@ def _concat(chunk, start, edge_labels, edge_order_attr) -> GraphBatch:
     for i, (x, ei) in enumerate(zip(xs, eis)):
         if x is None:
             raise _no_labels(chunk[i], start + i)
+        if not isinstance(x, Tensor):
+            raise TypeError(f"graph {start + i}: 'x' must be a tensor of node labels (got {_shape_of(x)})")
+        if x.dim() not in (1, 2):
+            raise ValueError(f"graph {start + i}: 'x' must be a tensor of node labels, [num_nodes] "
+                             f"integers or [num_nodes, C] one-hot rows (got {_shape_of(x)})")
         if not isinstance(ei, Tensor) or ei.dim() != 2 or ei.size(0) != 2:
             raise ValueError(f"graph {start + i}: 'edge_index' must be a [2, num_edges] tensor")
+        if ei.dtype == torch.bool or ei.is_floating_point() or ei.is_complex():  # before cat promotes it
+            raise TypeError(f"graph {start + i}: {_BAD_EDGE_INDEX} (got {ei.dtype})")
     n_sizes = torch.tensor([x.shape[0] for x in xs], dtype=torch.long)
     if bool((n_sizes == 0).any()):
         raise ValueError(f"graph {start + int((n_sizes == 0).nonzero()[0])} is empty (no nodes); "
@@ -239,13 +249,44 @@ def _concat(chunk, start, edge_labels, edge_order_attr) -> GraphBatch:
         if not all(present):
             first = present.index(False)
             raise ValueError(f"graph {start + first} has no '{key}' but others have one")
-        return _cat(values, 0)
+        if key == edge_order_attr:  # a sort key: a mix of dtypes would promote (int64 keys to float32)
+            kinds = [v.dtype for v in values]
+            if any(d != kinds[0] for d in kinds):
+                bad = next(i for i, d in enumerate(kinds) if d != kinds[0])
+                raise TypeError(f"graph {start + bad}: '{key}' is {kinds[bad]}, but graph {start} has "
+                                f"{kinds[0]}: give every graph's sort key one dtype")
+        return _cat_layout(values, key, start)
 
     batch = torch.repeat_interleave(torch.arange(len(chunk)), n_sizes)
     return GraphBatch(
-        _cat(xs, 0), edge_index, _all_or_none("edge_attr" if edge_labels else None),
+        _cat_layout(xs, "x", start), edge_index, _all_or_none("edge_attr" if edge_labels else None),
         _all_or_none(edge_order_attr), batch, start, len(chunk),
     )
+
+
+def _shape_of(value: Any) -> str:
+    """A value's type and shape, for messages."""
+    return f"a {type(value).__name__} of shape {list(value.shape)}" if isinstance(value, Tensor) else \
+        f"a {type(value).__name__}"
+
+
+def _cat_layout(values: List[Any], key: str, start: int) -> Tensor:
+    """The graphs' :obj:`key` tensors stacked; where they do not fit together, an error naming a graph."""
+    try:
+        return _cat(values, 0)
+    except (RuntimeError, TypeError):
+        _same_layout(values, key, start)
+        raise
+
+
+def _same_layout(values: List[Any], key: str, start: int) -> None:
+    """Every graph's :obj:`key` a tensor with the first one's dimensions beyond the first (one layout)."""
+    first = values[0]
+    for i, v in enumerate(values):
+        if not isinstance(v, Tensor) or v.dim() != first.dim() or v.shape[1:] != first.shape[1:]:
+            raise ValueError(f"graph {start + i}: '{key}' is {_shape_of(v)}, but graph {start} has "
+                             f"{_shape_of(first)}: every graph needs the same layout (integer labels, "
+                             "or one-hot rows of one width)")
 
 
 def split_batch(gb: GraphBatch) -> Tuple[GraphBatch, GraphBatch]:

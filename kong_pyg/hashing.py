@@ -41,13 +41,18 @@ def type_code(token: str) -> int:
     Non-negative integers below :math:`2^{56}` written canonically (no leading
     zero: :obj:`"5"`, not :obj:`"05"`) stand for themselves; any other token
     maps to a 56-bit BLAKE2 digest with bit 56 set, the same in every file,
-    run and process (so different tokens get different codes).
+    run and process (so different tokens get different codes, up to collisions
+    of the 56-bit digests).
     """
     if token.isascii() and token.isdigit() and (len(token) == 1 or token[0] != "0"):
         value = int(token)
         if value < 2**56:
             return value
-    return int.from_bytes(hashlib.blake2b(token.encode(), digest_size=7).digest(), "little") | (1 << 56)
+    try:  # a file's undecodable bytes come back as surrogate escapes: the same bytes, the same code
+        raw = token.encode("utf-8", errors="surrogateescape")
+    except UnicodeEncodeError:  # other lone surrogates: a code too, not an error
+        raw = token.encode("utf-8", errors="surrogatepass")
+    return int.from_bytes(hashlib.blake2b(raw, digest_size=7).digest(), "little") | (1 << 56)
 
 
 def split30(codes: Tensor) -> tuple:

@@ -128,6 +128,8 @@ def labels(t, name: str, length: int) -> Tensor:
                 f"'{name}' holds floating-point values ({t.dtype}); KONG needs "
                 "discrete labels: pass integer labels or one-hot rows"
             )
+        if str(t.dtype) == "torch.uint64" and t.numel() and int(t.cpu().numpy().max()) >= 2**63:
+            raise ValueError(f"'{name}' holds labels >= 2^63 (uint64 {int(t.cpu().numpy().max())})")
         out = t.long()
     else:
         if t.size(1) == 0:
@@ -284,8 +286,13 @@ def prepare_graph(
     n = x.size(0) if x.dim() > 0 else 0
     if n == 0:
         raise ValueError("the graph is empty: 'x' has no rows (KONG needs at least one node)")
+    if x.device.type == "meta":
+        raise ValueError("'x' is on the 'meta' device, which holds no values: KONG reads the labels")
     edge_index = check_edge_index(edge_index, n, x.device)
     m = edge_index.size(1)
+    for name, t in (("edge_attr", edge_attr), ("edge_order", edge_order)):
+        if isinstance(t, Tensor) and t.device != x.device:
+            raise ValueError(f"'x' is on {x.device} but '{name}' is on {t.device}")
     node_label = labels(x, "x", n)
     edge_label = None if edge_attr is None else labels(edge_attr, "edge_attr", m)
     edge_order = check_edge_vector(edge_order, "edge_order", m)

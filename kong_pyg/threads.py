@@ -63,6 +63,9 @@ def torch_threads(threads: Optional[int], cap: bool = True) -> Iterator[None]:
     if threads is None:
         yield
         return
+    from .config import check_int
+
+    check_int("threads", threads, 1)
     import torch  # here, so that the command line's parsers (which read default_jobs) stay light
 
     old = torch.get_num_threads()

@@ -31,14 +31,15 @@ LEVELS = ("node", "graph", "both")
 #: Default attribute names per level.
 DEFAULT_NODE_ATTR = "kong_x"
 DEFAULT_GRAPH_ATTR = "kong_graph"
-#: Attribute names the features may not take: what the graph holds as input or target.
+#: Attribute names the features may not take: what the graph holds as input or target (node
+#: features may replace :obj:`x`, as PyG's feature transforms do).
 RESERVED_ATTRS = frozenset({"x", "y", "pos", "edge_attr", "edge_weight", "num_nodes", "adj_t", "ptr"})
 
 
 def _check_name(name, what: str) -> str:
     if not isinstance(name, str) or not name:
         raise TypeError(f"'attr_name' must be a non-empty string for the {what} features (got {name!r})")
-    if name in RESERVED_ATTRS:
+    if name in RESERVED_ATTRS and not (name == "x" and what == "node"):  # node features may replace x
         raise ValueError(f"'attr_name' {name!r} would overwrite the graph's own {name!r} (PyG's inputs and "
                          f"targets: {', '.join(sorted(RESERVED_ATTRS))}); pick another name")
     # PyG's collation offsets attributes named like indices and batch vectors
@@ -99,9 +100,12 @@ class KongFeatures(BaseTransform):
         level (str, optional): :obj:`"node"`, :obj:`"graph"` or
             :obj:`"both"`. (default: :obj:`"node"`)
         attr_name (str or (str, str), optional): The attribute name (for
-            :obj:`level="both"`: a pair, node name first). (default:
-            :obj:`"kong_x"` for node features, :obj:`"kong_graph"` for graph
-            features)
+            :obj:`level="both"`: a pair, node name first). Node features may
+            replace :obj:`x`; no features may take the graph's other inputs
+            and targets (:data:`RESERVED_ATTRS`: :obj:`y`, :obj:`pos`,
+            :obj:`edge_attr`, ...), index-like names or the per-edge key
+            :obj:`edge_order_attr`. (default: :obj:`"kong_x"` for node
+            features, :obj:`"kong_graph"` for graph features)
         normalize (bool, optional): L2-normalize the graph features (as
             :class:`~kong_pyg.KongVectorizer`); needs a graph level.
             (default: :obj:`False`)
@@ -194,7 +198,7 @@ class KongFeatures(BaseTransform):
         if self.level == "both":
             if attr_name is None:
                 return DEFAULT_NODE_ATTR, DEFAULT_GRAPH_ATTR
-            if isinstance(attr_name, str) or len(attr_name) != 2:
+            if isinstance(attr_name, str) or not isinstance(attr_name, (list, tuple)) or len(attr_name) != 2:
                 raise ValueError(
                     "level='both' needs 'attr_name' as a pair (node name, graph name) "
                     f"(got {attr_name!r})"
@@ -285,6 +289,8 @@ class KongFeatures(BaseTransform):
             The same :obj:`dataset` (in-memory) or a new list.
         """
         check_int("batch_size", batch_size, 1)
+        if threads is not None:
+            check_int("threads", threads, 1)
         store = _stored_graphs(dataset)
         graphs = as_graph_sequence(dataset if store is None else store)
         total = len(graphs)

@@ -852,7 +852,7 @@ for id, argv, match, setup, xfail in [
      "-q"],
      "exit 2: .*T_A.txt: is empty", lambda tmp: tu_folder(tmp, A=""), None),
     ("classify-k-zero", ["classify", "--k", "0"], "exit 2: .*'k' must be >= 1", None, None),
-    ("classify-k-word", ["classify", "--k", "two"], "exit 2: .*argument --k: expects integers", None, None),
+    ("classify-k-word", ["classify", "--k", "two"], "exit 2: .*argument --k: expects an integer", None, None),
     ("classify-dim-negative", ["classify", "--dim", "-4"], "exit 2: .*'dim' must be >= 1", None, None),
     ("classify-kernel", ["classify", "--kernel", "rbf"], "exit 2: .*'kernel' must be one of", None, None),
     ("classify-const-nan", ["classify", "--const", "nan"], "exit 2: .*'const' must be >= 0.0 and finite",
@@ -1028,7 +1028,7 @@ for id, call, error, match in [
      ValueError, "an edge between nodes of different graphs of 'batch'"),
     ("features-attr-name-y", lambda tmp: KongFeatures(k=2, dim=8, level="graph", attr_name="y"),
      ValueError, "'attr_name' 'y' would overwrite the graph's own 'y'"),
-    ("features-attr-name-x", lambda tmp: KongFeatures(k=2, dim=8, attr_name="x"),
+    ("features-attr-name-x-for-graphs", lambda tmp: KongFeatures(k=2, dim=8, level="graph", attr_name="x"),
      ValueError, "would overwrite the graph's own 'x'"),
     ("features-attr-name-edge-order", lambda tmp: KongFeatures(k=2, dim=8, attr_name="edge_order"),
      ValueError, "would overwrite the per-edge key 'edge_order_attr'"),
@@ -1039,8 +1039,9 @@ for id, call, error, match in [
     ("classify-float-labels", _classify_float_labels, ValueError,
      "'y' must be class labels .*not continuous"),
     ("fit-many-C-zero", _fit_many(Cs=[0.0]), ValueError, "'Cs' must be positive numbers"),
-    ("fit-many-C-negative", _fit_many(Cs=[-1.0]), ValueError, "'Cs' must be >= 0.0"),
-    ("fit-many-C-nan", _fit_many(Cs=[float("nan")]), ValueError, "'Cs' must be .*finite"),
+    ("fit-many-C-negative", _fit_many(Cs=[-1.0]), ValueError, "'Cs' must be positive numbers"),
+    ("fit-many-C-scalar", _fit_many(Cs=1.0), TypeError, "'Cs' must be a sequence of positive numbers"),
+    ("fit-many-C-nan", _fit_many(Cs=[float("nan")]), ValueError, "'Cs' must be positive numbers"),
     ("fit-many-y-nan", _fit_many(y=np.array([0.0, 1.0] * 5 + [np.nan, 1.0])), ValueError, "'y' contains NaN"),
     ("fit-many-y-continuous", _fit_many(y=np.array([0.5, 1.5] * 6)), ValueError, "not continuous"),
     ("fit-many-max-iter-zero", _fit_many(max_iter=0), ValueError, "'max_iter' must be >= 1"),
@@ -1053,6 +1054,125 @@ for id, call, error, match in [
      "exit 2: .*--k: the range '3-1' is empty"),
 ]:
     case(id, call, error, match)
+
+
+def _cv(features):
+    from kong_pyg import cross_validate
+
+    def call(tmp):
+        y = np.array([0, 1] * 10)
+        return cross_validate(features, y, repeats=1, folds=2, nested=False)
+
+    return call
+
+
+X20 = np.random.default_rng(0).normal(size=(20, 3))
+
+
+def _one_graph_y(y):
+    return lambda tmp: __import__("kong_pyg").classify([graph(y=y)] * 4, repeats=1, folds=2, grid={"k": [1]})
+
+
+def _interactions_time(time):
+    def call(tmp):
+        from kong_pyg.datasets import InteractionGraphs
+
+        return InteractionGraphs(user=[0, 1], item=[0, 1], time=time, user_label=torch.tensor([0, 1]),
+                                 item_label=torch.tensor([0, 1]), y=torch.tensor([0, 1]))
+
+    return call
+
+
+for id, call, error, match in [
+    ("cv-features-not-a-list", _cv(X20), TypeError, "'features' must be a list with one entry per setting"),
+    ("cv-features-list-of-lists", _cv([X20.tolist()]), TypeError,
+     "features of setting 0 must be a NumPy array, a SciPy sparse matrix or a Gram \\(got list\\)"),
+    ("cv-features-callable-int", _cv([lambda: 5]), TypeError, "features of setting 0 .*\\(got int\\)"),
+    ("cv-features-complex", _cv([X20 + 1j]), TypeError, "features of setting 0 must hold real numbers"),
+    ("cv-features-huge", _cv([X20 * 1e200]), ValueError, "values up to .*overflow float64"),
+    ("cv-features-3d", _cv([X20[:, :, None]]), ValueError, "must be a 2-D matrix"),
+    ("classify-dataset-dict", lambda tmp: __import__("kong_pyg").classify({"a": 1}), TypeError,
+     "'dataset' must be a TU data set's name, a PyG dataset or a list of Data \\(got dict\\)"),
+    ("classify-dataset-int", lambda tmp: __import__("kong_pyg").classify(5), TypeError, "'dataset' must be"),
+    ("classify-y-string", _one_graph_y("a"), TypeError, "graph 0: 'y' must be a tensor of one class label"),
+    ("vectorizer-device-meta", lambda tmp: KongVectorizer(device="meta").fit_transform([graph()]), ValueError,
+     "'device' is 'meta', which this PyTorch cannot use"),
+    ("sketch-x-on-meta", lambda tmp: KongSketch(k=2, dim=8)(X3.to("meta"), E3.to("meta")), ValueError,
+     "'x' is on the 'meta' device"),
+    ("sketch-edge-order-other-device",
+     lambda tmp: KongSketch(k=2, dim=8)(X3, E3, None, torch.tensor([1, 2], device="meta")), ValueError,
+     "'x' is on cpu but 'edge_order' is on meta"),
+    ("sketch-readout-batch-other-device",
+     lambda tmp: KongSketch(k=2, dim=8).readout(X3, E3, torch.zeros(3, dtype=torch.long, device="meta")),
+     ValueError, "'x' is on cpu but 'batch' is on meta"),
+    ("vectorizer-x-list", lambda tmp: KongVectorizer(k=2).fit_transform([Data(x=[0, 1, 2], edge_index=E3)]),
+     TypeError, "graph 0: 'x' must be a tensor of node labels"),
+    ("vectorizer-x-layouts-differ",
+     lambda tmp: KongVectorizer(k=2).fit_transform([graph(), graph(x=torch.eye(3))]), ValueError,
+     "graph 1: 'x' is a Tensor of shape \\[3, 3\\], but graph 0 has a Tensor of shape \\[3\\]"),
+    ("vectorizer-one-hot-widths-differ",
+     lambda tmp: KongVectorizer(k=2).fit_transform([graph(x=torch.eye(3)), graph(x=torch.eye(4)[:3])]),
+     ValueError, "graph 1: 'x' is a Tensor of shape \\[3, 4\\]"),
+    ("config-seed-beyond-64-bits", lambda tmp: KongSketch(dim=8, seed=2**64), ValueError,
+     "'seed' must be <= 18,446,744,073,709,551,615"),
+    ("config-k-huge", lambda tmp: KongSketch(k=2**62, dim=8), ValueError, "'k' must be <= 10,000"),
+    ("stream-python-id-beyond-int64",
+     lambda tmp: KongStream(k=2, dim=8).update([2**63], [0], [1], [0], [0], [0]), ValueError,
+     "'src' holds id 9223372036854775808, outside the 64-bit integers"),
+    ("interactions-time-none", _interactions_time([None, 1]), TypeError,
+     "'time' must be a 1-D tensor or sequence of numbers"),
+    ("sketch-x-uint64-beyond-int64",
+     lambda tmp: KongSketch(k=2, dim=8)(torch.tensor([0, 1, 2**63 + 5], dtype=torch.uint64), E3), ValueError,
+     "'x' holds labels >= 2\\^63"),
+    ("features-both-attr-name-int", lambda tmp: KongFeatures(k=2, dim=8, level="both", attr_name=5),
+     ValueError, "level='both' needs 'attr_name' as a pair"),
+    ("stream-save-missing-folder", lambda tmp: KongStream(k=2, dim=8).save(tmp / "nowhere" / "a.ckpt"),
+     FileNotFoundError, "cannot write .*a.ckpt.*: no such folder"),
+    ("transform-dataset-threads-zero",
+     lambda tmp: KongFeatures(k=2, dim=8).transform_dataset([graph()], threads=0), ValueError,
+     "'threads' must be >= 1"),
+    ("vectorizer-bool-edge-index-after-a-good-graph",
+     lambda tmp: KongVectorizer(k=2, dim=16).fit_transform([graph(), graph(edge_index=BOOL_EI)]), TypeError,
+     "graph 1: 'edge_index' must have dtype torch.long, integer node indices \\(got torch.bool\\)"),
+    ("vectorizer-edge-order-dtypes-differ",
+     lambda tmp: KongVectorizer(k=2).fit_transform([graph(edge_order=torch.tensor([5, 6])),
+                                                   graph(edge_order=torch.tensor([5.0, 6.0]))]), TypeError,
+     "graph 1: 'edge_order' is torch.float32, but graph 0 has torch.int64"),
+    ("stream-python-type-beyond-labels",
+     lambda tmp: KongStream(k=2, dim=8).update([0], [2**63], [1], [2], [0], [0]), ValueError,
+     "'src_type' must hold types in \\[0, 2\\^58\\)"),
+    ("stream-uint64-types-beyond-int64",
+     lambda tmp: KongStream(k=2, dim=8).update([0], torch.tensor([2**63], dtype=torch.uint64), [1], [2], [0],
+                                               [0]), ValueError, "'src_type' holds types >= 2\\^63"),
+    ("cli-stream-seed-range", cli_with_files("stream", "{tmp}/s.tsv", "--seed", "1-3", "-q"), CommandFailed,
+     "exit 2: .*--seed: expects an integer \\(got '1-3'\\)"),
+]:
+    case(id, call, error, match)
+
+
+def test_node_features_may_replace_x_and_torch_features_are_taken():
+    """attr_name='x' at node level is PyG's usual pattern (features into x); torch feature matrices of any
+    float dtype or layout are scored as their NumPy arrays."""
+    from kong_pyg import cross_validate
+
+    out = KongFeatures(k=2, dim=8, attr_name="x")(graph())
+    assert torch.equal(out.x, KongFeatures(k=2, dim=8)(graph()).kong_x)
+    y = np.array([0, 1] * 10)
+    X = torch.from_numpy(X20).float()
+    ref = cross_validate([X], y, repeats=1, folds=2, nested=False).protocol("paper").accuracy_mean
+    for t in (X.to_sparse(), X.double()):
+        assert cross_validate([t], y, repeats=1, folds=2, nested=False).protocol("paper").accuracy_mean == ref
+    assert cross_validate([X.bfloat16()], y, repeats=1, folds=2, nested=False).fits > 0
+
+
+def test_type_codes_of_surrogates_match_the_file_bytes():
+    """A string type with surrogate escapes (what the file reader shows for undecodable bytes) gets the
+    code of those bytes; any other lone surrogate still gets a code (no UnicodeEncodeError)."""
+    from kong_pyg.datasets.streamspot.reader import show_token, type_code_bytes
+    from kong_pyg.hashing import type_code
+
+    assert type_code(show_token(b"\x80ab")) == type_code_bytes(b"\x80ab")
+    assert type_code("\ud800") != type_code("\ud801")
 
 
 def test_a_transform_given_meta_data_is_not_left_on_meta():

@@ -224,7 +224,7 @@ def test_cli_grakel_baselines(cache, capsys):
     (["--method", "wl", "--grid", "quick"], "does not apply to --method wl"),
     (["--method", "wl", "--plot", "x.png"], "--plot draws KONG sketch sizes"),
     (["--protocol", "paper", "--inner-folds", "3"], "--inner-folds only applies"),
-    (["--degree", "one"], "argument --degree: expects integers"),
+    (["--degree", "one"], "argument --degree: expects an integer"),
     (["--relabel", "maybe"], "argument --relabel: expects yes, no, both"),
     (["--dim", "big"], "argument --dim: expects 'exact'"),
     (["--kernel", "rbf"], "argument --kernel: 'kernel' must be one of ['poly', 'cosine']"),

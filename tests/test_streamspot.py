@@ -201,6 +201,10 @@ def test_bytes_bom_and_line_ends():
     assert stream.src_type[0] != stream.dst_type[0] and stream.dst_type[0] == stream.dst_type[1]
     assert int(stream.src[0]) == int(stream.src[1])  # "7" and "\ufeff7" would be two nodes
     assert type_code_bytes("\u00fc".encode()) == type_code("\u00fc") and type_code_bytes(b"12") == 12
+    # canonical digits only: '05' and '005' are other tokens than '5', in the API and in files
+    assert type_code("5") == 5 and type_code("0") == 0 and type_code_bytes(b"0") == 0
+    assert len({type_code("5"), type_code("05"), type_code("005")}) == 3
+    assert type_code_bytes(b"05") == type_code("05") != 5
     # one rule for every source: a lone \r ends a line, in binary, text mode or lines
     text = "1\ta\t2\tb\tc\tg\r3\ta\t4\tb\tc\tg\r\n5\ta\t6\tb\tc\tg"
     for source in (io.BytesIO(text.encode()), io.StringIO(text, newline=None), io.StringIO(text, newline=""),

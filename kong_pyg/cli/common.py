@@ -219,7 +219,7 @@ def _raw_value(name: str, token: str) -> Any:
             _fail(f"expects 'exact' or sketch sizes (got {token!r})")
         if name in YES_NO_INTS:
             _fail(f"expects yes, no, both or a number of rounds (got {token!r})")
-        _fail(f"expects {'integers or ranges like 1-4' if kind == 'int' else 'numbers'} (got {token!r})")
+        _fail(f"expects {'an integer' if kind == 'int' else 'a number'} (got {token!r})")
     return token
 
 

@@ -165,6 +165,8 @@ def graph_targets(graphs: Any) -> np.ndarray:
     ys = []
     for i in range(len(graphs)):
         t = getattr(graphs[i], "y", None)
+        if t is not None and not isinstance(t, torch.Tensor):
+            raise TypeError(f"graph {i}: 'y' must be a tensor of one class label (got {type(t).__name__})")
         if t is None or t.numel() != 1:
             raise ValueError(f"graph {i} needs one class label in 'y'")
         ys.append(t.view(-1)[0].item())
@@ -185,7 +187,11 @@ def _graphs_and_name(dataset: Any, data_root: Any, cache: Any, download: bool) -
         return graphs, str(graphs.name)
     if data_root is not None:
         raise ValueError("'data_root' only applies when 'dataset' is a name")
-    if hasattr(dataset, "__len__") and len(dataset) == 0:
+    if isinstance(dataset, (bytes, dict)) or not hasattr(dataset, "__getitem__") \
+            or not hasattr(dataset, "__len__"):
+        raise TypeError("'dataset' must be a TU data set's name, a PyG dataset or a list of Data "
+                        f"(got {type(dataset).__name__})")
+    if len(dataset) == 0:
         raise ValueError("'dataset' is empty: no graphs to classify")
     return dataset, str(getattr(dataset, "name", type(dataset).__name__))
 

@@ -40,7 +40,7 @@ from typing import Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Se
 import numpy as np
 
 from ..config import check_choice, check_int, check_usable_device
-from .features import Gram, Matrix, _describe, check_finite, design_matrix, design_of
+from .features import Gram, Matrix, _describe, check_finite, checked_features, design_matrix, design_of
 from .grid import DEFAULT_C, MAX_ITER, Setting, as_list
 from .progress import Progress
 from .splits import Jobs, Splits, class_labels, make_splits, plan_jobs, random_splits
@@ -371,9 +371,7 @@ def _load(entry: FeatureEntry, rows: int, index: int) -> Tuple[Union[Matrix, Gra
     t0 = time.perf_counter()
     X = entry() if callable(entry) else entry
     seconds = time.perf_counter() - t0 if callable(entry) else 0.0
-    if X.shape[0] != rows:
-        raise ValueError(f"features of setting {index} have {X.shape[0]} rows, y has {rows}")
-    return X, seconds
+    return checked_features(X, rows, f"features of setting {index}"), seconds
 
 
 def _setting_scores(entry: FeatureEntry, index: int, y: np.ndarray, jobs: Jobs, Cs: List[float],
@@ -513,6 +511,9 @@ def cross_validate(
     dev = check_usable_device("device", device)
     if dev is not None and dev.type != "cpu":
         n_jobs = 1  # the GPU is the parallelism (and CUDA does not survive a fork)
+    if not isinstance(features, (list, tuple)):
+        raise TypeError("'features' must be a list with one entry per setting (a matrix, a Gram or a "
+                        f"callable returning one; got {type(features).__name__}): wrap one matrix as [X]")
     if not features:
         raise ValueError("'features' is empty")
     Cs, sp, nested_repeats = _plan(y, repeats, folds, nested, inner_folds, nested_repeats, C, seed, splits)

@@ -139,15 +139,51 @@ def setting_features(setting: Setting, graphs: Any, seed: int = 0) -> Union[Matr
     raise ValueError(f"setting {setting.name!r} has no features to compute")
 
 
+#: Feature values above this overflow float64 in their products (the Gram matrix).
+MAX_FEATURE_VALUE = 1e150
+
+
+def checked_features(X: Any, rows: int, name: str) -> Union[Matrix, Gram]:
+    """:obj:`X` if it is a real :obj:`[rows, d]` NumPy or SciPy matrix or a :class:`Gram`, else a clear error.
+
+    A :class:`torch.Tensor` is taken as its NumPy array (on the CPU).
+
+    :obj:`name` names the entry in the messages (e.g. :obj:`"features of setting 2"`).
+    """
+    if type(X).__module__.startswith("torch") and hasattr(X, "detach"):  # a tensor (KongSketch.readout)
+        X = X.detach().cpu()
+        X = X if str(X.layout) == "torch.strided" else X.to_dense()
+        if X.is_floating_point() and X.element_size() < 4:  # half, bfloat16: NumPy has no bfloat16
+            X = X.double()
+        X = X.numpy()
+    if not (isinstance(X, (np.ndarray, Gram)) or sp.issparse(X)):
+        raise TypeError(f"{name} must be a NumPy array, a SciPy sparse matrix or a Gram (got "
+                        f"{type(X).__name__}); 'features' holds one such entry (or a callable "
+                        "returning one) per setting")
+    values = X.K if isinstance(X, Gram) else X
+    if values.ndim != 2 or (isinstance(X, Gram) and values.shape[0] != values.shape[1]):
+        raise ValueError(f"{name} must be a {'square ' if isinstance(X, Gram) else ''}2-D matrix "
+                         f"(got shape {tuple(values.shape)})")
+    if values.dtype.kind not in "biuf":
+        raise TypeError(f"{name} must hold real numbers (got {values.dtype})")
+    if X.shape[0] != rows:
+        raise ValueError(f"{name} have {X.shape[0]} rows, y has {rows}")
+    return X
+
+
 def check_finite(features: Union[Matrix, Gram]) -> None:
-    """A ValueError naming NaN or infinity in features (or a Gram matrix)."""
+    """A ValueError naming NaN, infinity or values whose products overflow in features (or a Gram matrix)."""
     what = "the Gram matrix" if isinstance(features, Gram) else "the features"
-    values = features.K if isinstance(features, Gram) else (
-        features.data if sp.issparse(features) else np.asarray(features))
+    values = np.asarray(features.K if isinstance(features, Gram) else (
+        features.data if sp.issparse(features) else features))
     if np.isnan(values).any():
         raise ValueError(f"{what} contains NaN")
     if np.isinf(values).any():
         raise ValueError(f"{what} contains infinity")
+    top = max(float(values.max()), -float(values.min())) if values.size else 0.0  # no |values| copy
+    if not isinstance(features, Gram) and top > MAX_FEATURE_VALUE:
+        raise ValueError(f"{what} hold values up to {top:.3g}, whose products overflow float64 (at most "
+                         f"{MAX_FEATURE_VALUE:g}): scale them down, or normalize them")
 
 
 def design_of(features: Union[Matrix, Gram]) -> Tuple[Any, Dict[str, Any]]:
@@ -224,5 +260,5 @@ def design_matrix(features: Union[Matrix, Gram], project: Union[bool, str] = "au
     return np.ascontiguousarray(features, dtype=np.float64)
 
 
-__all__ = ["Gram", "Matrix", "setting_features", "kong_route", "design_of", "check_finite", "kernel_map",
-           "design_matrix"]
+__all__ = ["Gram", "Matrix", "setting_features", "kong_route", "design_of", "check_finite",
+           "checked_features", "kernel_map", "design_matrix"]

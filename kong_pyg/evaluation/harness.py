@@ -93,10 +93,9 @@ def _subjobs(jobs: Jobs, outer: int) -> Jobs:
 
 
 def _load(entry: FeatureEntry, n: int, name: str) -> Any:
-    X = entry() if callable(entry) else entry
-    if X.shape[0] != n:
-        raise ValueError(f"features {name!r} have {X.shape[0]} rows, y has {n}")
-    return X
+    from .features import checked_features
+
+    return checked_features(entry() if callable(entry) else entry, n, f"features {name!r}")
 
 
 def _choose(acc: np.ndarray, jobs: Jobs, protocol: str) -> np.ndarray:

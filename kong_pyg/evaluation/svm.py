@@ -542,7 +542,10 @@ def fit_many(
     """
     dev = check_usable_device("device", device)
     labels = class_labels(y)
-    if not len(Cs) or any(not check_float("Cs", c, 0.0) > 0 for c in Cs):
+    if not hasattr(Cs, "__len__") or isinstance(Cs, str):
+        raise TypeError(f"'Cs' must be a sequence of positive numbers (got {type(Cs).__name__})")
+    real = (int, float, np.integer, np.floating)
+    if not len(Cs) or any(isinstance(c, bool) or not isinstance(c, real) or not 0 < c < math.inf for c in Cs):
         raise ValueError(f"'Cs' must be positive numbers (got {list(Cs)!r})")
     check_int("max_iter", max_iter, 1)
     check_int("n_jobs", n_jobs, 1)

@@ -324,6 +324,8 @@ class KongSketch(MessagePassing):
         """
         with torch.no_grad():
             n = x.size(0) if isinstance(x, Tensor) and x.dim() > 0 else 0
+            if isinstance(batch, Tensor) and isinstance(x, Tensor) and batch.device != x.device:
+                raise ValueError(f"'x' is on {x.device} but 'batch' is on {batch.device}")
             batch = check_batch(batch, n)
             prep = self.prepare(x, edge_index, edge_attr, edge_order)
             if batch is None:

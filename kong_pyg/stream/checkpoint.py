@@ -71,6 +71,8 @@ def atomic_write(data: Sequence[bytes], path: PathLike) -> None:
     if os.path.isdir(path):
         raise IsADirectoryError(f"[Errno 21] Is a directory: {path!r}")
     folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise FileNotFoundError(f"cannot write {path!r}: no such folder {folder!r}")
     remove_stale_temps(path)
     fd, tmp = tempfile.mkstemp(prefix=_temp_prefix(path), suffix=".tmp", dir=folder)
     try:

