@@ -20,6 +20,7 @@ shows every default and runs nothing, a bad value or path is one line
 threads (default 1: on a small or busy machine more threads make these small
 models many times slower, not faster).
 """
+import argparse
 import shutil
 import sys
 import tempfile
@@ -41,6 +42,17 @@ def make_parser(doc: str) -> Parser:
     parser = Parser(description=doc, formatter_class=HelpFormatter)
     parser.add_argument("--threads", type=int_at_least(1), default=1, metavar="N", help="PyTorch threads")
     return parser
+
+
+def usable_device(text: str) -> str:
+    """An argparse type: a device this PyTorch can compute on (a one-line error otherwise)."""
+    from kong_pyg.config import check_usable_device
+
+    try:
+        check_usable_device("--device", text)
+    except (TypeError, ValueError) as err:
+        raise argparse.ArgumentTypeError(one_line(str(err))) from None
+    return text
 
 
 def start(args) -> None:

@@ -40,6 +40,7 @@ from example_data import (  # noqa: E402
     number_in,
     run,
     start,
+    usable_device,
 )
 
 from kong_pyg import KongFeatures, KongSketch  # noqa: E402
@@ -127,7 +128,7 @@ def main(argv=None):
                         help="compute KONG features with a KongSketch layer inside the model on every batch "
                              "(same numbers) (default: off: once per graph with the KongFeatures "
                              "pre-transform)")
-    parser.add_argument("--device", default="cpu", help="cpu, cuda, ...")
+    parser.add_argument("--device", type=usable_device, default="cpu", help="cpu, cuda, ...")
     parser.add_argument("--full", action="store_true",
                         help="the larger run: 200 graphs, 5 folds, 30 epochs (default: off: 160, 4, 20)")
     parser.add_argument("--quick", action="store_true", help="tiny run (smoke test)")

@@ -26,6 +26,7 @@ from example_data import (  # noqa: E402
     number_in,
     run,
     start,
+    usable_device,
 )
 
 from kong_pyg import KongFeatures  # noqa: E402
@@ -57,7 +58,7 @@ def main(argv=None):
                         help="test fraction")
     parser.add_argument("--seed", type=int_at_least(0), default=0, metavar="N",
                         help="seed of the split and the model")
-    parser.add_argument("--device", default="cpu", help="cpu, cuda, ...")
+    parser.add_argument("--device", type=usable_device, default="cpu", help="cpu, cuda, ...")
     parser.add_argument("--quick", action="store_true", help="tiny run (smoke test)")
     args = parser.parse_args(argv)
     start(args)

@@ -31,6 +31,9 @@ from .vocab import KeyVocab, TupleVocab
 #: The block id of the polynomial kernel's constant coordinate.
 CONST_BLOCK = 2**31 - 1
 
+#: What a fit sets (restored as it was when a fit fails).
+_FIT_STATE = ("config_", "symbols_", "strings_", "grams_", "multisets_", "n_features_out_")
+
 
 class ExactColumns:
     r"""The work of :class:`~kong_pyg.KongVectorizer` (see there for the features).
@@ -65,11 +68,24 @@ class ExactColumns:
         )
 
     def _run(self, graphs: Any, fit: bool, keep: bool) -> Any:
+        """:meth:`_compute`; a fit that fails leaves the fitted state as it was (nothing half-built)."""
+        check_int("batch_size", self.batch_size, 1)  # also at transform: set_params may have changed them
+        check_usable_device("device", self.device)
+        check_attr_name("edge_order_attr", self.edge_order_attr)
+        if not fit:
+            return self._compute(graphs, fit, keep)
+        saved = {name: self.__dict__[name] for name in _FIT_STATE if name in self.__dict__}
+        try:
+            return self._compute(graphs, fit, keep)
+        except BaseException:
+            for name in _FIT_STATE:
+                self.__dict__.pop(name, None)
+            self.__dict__.update(saved)
+            raise
+
+    def _compute(self, graphs: Any, fit: bool, keep: bool) -> Any:
         if fit:
             self.config_ = self._config()
-            check_int("batch_size", self.batch_size, 1)
-            check_usable_device("device", self.device)
-            check_attr_name("edge_order_attr", self.edge_order_attr)
             self.symbols_ = KeyVocab()
             self.strings_ = TupleVocab()
             self.grams_ = TupleVocab()

@@ -405,9 +405,13 @@ def kernel_matrix(X: Any, Y: Any = None) -> np.ndarray:
     right = left if Y is None else _as_matrix(Y, "Y")
     if left.shape[1] != right.shape[1]:
         raise ValueError(f"'X' has {left.shape[1]} columns but 'Y' has {right.shape[1]}")
-    out = left @ right.T
-    out = out.toarray() if hasattr(out, "toarray") else np.asarray(out)
-    return np.asarray(out, dtype=np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = left @ right.T
+    out = np.asarray(out.toarray() if hasattr(out, "toarray") else out, dtype=np.float64)
+    if not np.isfinite(out).all():
+        raise ValueError("the kernel matrix overflows float64 (feature values too large): scale or "
+                         "normalize the features")
+    return out
 
 
 def _as_matrix(X: Any, name: str) -> Any:
@@ -416,6 +420,9 @@ def _as_matrix(X: Any, name: str) -> Any:
 
     if isinstance(X, Tensor):
         X = X.detach().cpu().numpy()
+    kind = getattr(getattr(X, "dtype", None), "kind", "")
+    if kind == "c":
+        raise TypeError(f"'{name}' must hold real numbers (got {X.dtype})")
     try:
         out = sp.csr_matrix(X, dtype=np.float64) if sp.issparse(X) else np.asarray(X, dtype=np.float64)
     except (TypeError, ValueError):

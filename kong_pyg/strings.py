@@ -16,7 +16,7 @@ from typing import Hashable, List, Optional, Sequence, Tuple, Union
 import torch
 from torch import Tensor
 
-from .config import FLOWS, ORDERS, TRAVERSALS, check_choice, check_int
+from .config import FLOWS, ORDERS, TRAVERSALS, KongConfig, check_choice, check_int
 from .ordering import consistent_key, ordered_neighborhoods
 
 NodeString = Union[Tuple[Hashable, ...], List[Tuple[Hashable, ...]]]
@@ -94,9 +94,19 @@ def kong_strings(
     check_choice("flow", flow, FLOWS)
     check_choice("order", order, ORDERS)
     check_int("hops", hops, 0)
+    KongConfig(hops=hops, relabel=relabel, seed=seed, own_label=own_label)  # each option checked once
+    if labels is None or isinstance(labels, (str, bytes)) or not hasattr(labels, "__len__"):
+        raise TypeError(f"'labels' must be a sequence with one label per node (got {type(labels).__name__})")
     pairs = edge_index.t().tolist() if isinstance(edge_index, Tensor) else list(edge_index)
+    if any(not isinstance(p, (list, tuple)) or len(p) != 2 for p in pairs):
+        raise ValueError("'edge_index' must be (source, target) pairs or a [2, num_edges] tensor")
     n = len(labels)
     labels = list(labels)
+    for name, per_edge in (("edge_labels", edge_labels), ("edge_order", edge_order)):
+        if per_edge is not None and len(per_edge) != len(pairs):
+            raise ValueError(f"'{name}' must have one entry per edge ({len(pairs)}; got {len(per_edge)})")
+    if edge_order is not None and any(isinstance(v, float) and math.isnan(v) for v in list(edge_order)):
+        raise ValueError("'edge_order' holds NaN")
     ends = [v for pair in pairs for v in pair]
     if ends and not all(isinstance(v, int) and 0 <= v < n for v in ends):
         raise ValueError(f"'edge_index' must hold node indices in [0, {n}) (one entry of 'labels' per "
@@ -244,6 +254,7 @@ def brute_force_kernel(
         blended (bool, optional): Count all lengths :math:`1..k`.
         normalize (bool, optional): Normalize the graph kernel.
     """
+    KongConfig(k=k, kernel=kernel, degree=degree, const=const, blended=blended, normalize=normalize)
     counts = [[kgram_counts(s, k, blended) for s in g] for g in graphs]
     out = [
         [sum(base_kernel(a, b, kernel, degree, const) for a in ga for b in gb) for gb in counts]

@@ -352,7 +352,11 @@ def _stored_graphs(dataset: Any) -> Any:
     """Every graph of an in-memory dataset's collated storage, as a dataset without transform."""
     from torch_geometric.data import InMemoryDataset
 
-    if not isinstance(dataset, InMemoryDataset) or dataset.slices is None or "x" not in dataset.slices:
+    if not isinstance(dataset, InMemoryDataset):
+        return None
+    if dataset.slices is None and isinstance(dataset._data, Data) and dataset.len() == 1:
+        return [dataset._data]  # PyG collates a single graph with slices=None: the storage is that graph
+    if dataset.slices is None or "x" not in dataset.slices:
         return None
     view = copy.copy(dataset)
     view.transform = None
@@ -364,6 +368,13 @@ def _store_features(dataset: Any, node_attr: Optional[str], node: Optional[Tenso
                     graph_attr: Optional[str], graph: Optional[Tensor]) -> Any:
     """Put features into an in-memory dataset's collated storage (and drop its cache of graphs)."""
     data, slices = dataset._data, dataset.slices
+    if slices is None:  # a single graph (see _stored_graphs): its storage is the graph itself
+        if node_attr is not None and node is not None:
+            data[node_attr] = node
+        if graph_attr is not None and graph is not None:
+            data[graph_attr] = graph
+        dataset._data_list = None
+        return dataset
     if node_attr is not None and node is not None:
         data[node_attr] = node
         slices[node_attr] = slices["x"].clone()

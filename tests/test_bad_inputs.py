@@ -1165,6 +1165,85 @@ def test_node_features_may_replace_x_and_torch_features_are_taken():
     assert cross_validate([X.bfloat16()], y, repeats=1, folds=2, nested=False).fits > 0
 
 
+from kong_pyg import brute_force_kernel, kernel_matrix, kong_strings  # noqa: E402
+
+
+def _vectorizer_batch_size_set_after_fit(tmp):
+    v = KongVectorizer(k=2, dim=16).fit([graph()])
+    v.set_params(batch_size=-1)
+    return v.transform([graph()])
+
+
+for id, call, error, match in [
+    ("vectorizer-batch-size-set-after-fit", _vectorizer_batch_size_set_after_fit, ValueError,
+     "'batch_size' must be >= 1 \\(got -1\\)"),
+    ("brute-force-kernel-unknown-kernel",
+     lambda tmp: brute_force_kernel([[("A",)]], 1, kernel="linear"), ValueError,
+     "'kernel' must be one of"),
+    ("brute-force-kernel-normalize-word",
+     lambda tmp: brute_force_kernel([[("A",)]], 1, normalize="no"), TypeError,
+     "'normalize' must be True or False"),
+    ("brute-force-kernel-degree-zero",
+     lambda tmp: brute_force_kernel([[("A",)]], 1, degree=0), ValueError,
+     "'degree' must be >= 1"),
+    ("kernel-matrix-overflow", lambda tmp: kernel_matrix(np.full((1, 2), 1e200)),
+     ValueError, "the kernel matrix overflows float64"),
+    ("kernel-matrix-complex", lambda tmp: kernel_matrix(np.ones((2, 2)) * 1j), TypeError,
+     "'X' must hold real numbers"),
+    ("kong-strings-edge-order-nan",
+     lambda tmp: kong_strings([(1, 0), (2, 0)], [0, 1, 2], 1, edge_order=[float("nan"), 1.0]),
+     ValueError, "'edge_order' holds NaN"),
+    ("kong-strings-short-edge-labels",
+     lambda tmp: kong_strings([(1, 0), (2, 0)], [0, 1, 2], 1, edge_labels=[1]), ValueError,
+     "'edge_labels' must have one entry per edge \\(2; got 1\\)"),
+    ("kong-strings-relabel-negative", lambda tmp: kong_strings([(1, 0)], [0, 1], 1, relabel=-1),
+     ValueError, "'relabel' must be >= 0"),
+    ("kong-strings-labels-none", lambda tmp: kong_strings([(1, 0)], None, 1), TypeError,
+     "'labels' must be a sequence"),
+    ("cli-stream-dev-null", cli("stream", "/dev/null", "-q"), CommandFailed,
+     "exit 2: .*'/dev/null' is not a regular file"),
+]:
+    case(id, call, error, match)
+
+
+def test_a_failed_refit_keeps_the_fitted_vocabulary():
+    """A refit that fails (a bad graph) leaves the vectorizer as it was: same columns, same features."""
+    v = KongVectorizer(k=1)
+    good = Data(x=torch.tensor([0, 1, 2]), edge_index=torch.tensor([[0, 1, 1, 2], [1, 0, 2, 1]]))
+    ref = v.fit_transform([good]).toarray()
+    names = list(v.get_feature_names_out())
+    with pytest.raises(ValueError, match="outside"):
+        v.fit([good, Data(x=torch.tensor([0, 1]), edge_index=torch.tensor([[0], [5]]))])
+    assert np.array_equal(v.transform([good]).toarray(), ref) and list(v.get_feature_names_out()) == names
+
+
+def test_transform_dataset_stores_features_in_a_one_graph_dataset(tmp_path):
+    """PyG collates one graph with slices=None: the features still go into the dataset's storage."""
+    from torch_geometric.data import InMemoryDataset
+
+    class One(InMemoryDataset):
+        def __init__(self):
+            super().__init__(str(tmp_path))
+            self.data, self.slices = self.collate([graph()])
+
+    ds = One()
+    out = KongFeatures(k=2, dim=8, level="graph", attr_name="kg").transform_dataset(ds)
+    assert out is ds and ds.slices is None
+    assert torch.allclose(ds[0].kg, KongFeatures(k=2, dim=8, level="graph", attr_name="kg")(graph()).kg)
+
+
+def test_examples_refuse_an_unusable_device_in_one_line():
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[1]
+    for script in ("linear_head.py", "gnn_with_kong.py"):
+        p = subprocess.run([sys.executable, str(root / "examples" / script), "--device", "meta"],
+                           capture_output=True, text=True, timeout=120)
+        assert p.returncode == 2 and "Traceback" not in p.stderr, p.stderr
+        assert "'--device' is 'meta', which this PyTorch cannot use" in p.stderr
+
+
 def test_type_codes_of_surrogates_match_the_file_bytes():
     """A string type with surrogate escapes (what the file reader shows for undecodable bytes) gets the
     code of those bytes; any other lone surrogate still gets a code (no UnicodeEncodeError)."""

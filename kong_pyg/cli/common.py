@@ -325,6 +325,9 @@ def input_file(allow_stdin: bool = False) -> Callable[[str], str]:
         if os.path.isdir(text):
             _fail(f"{text!r} is a folder, not a file")
         if not os.path.isfile(text):
+            if os.path.exists(text):  # a device, FIFO or socket: not a file that can be read twice
+                _fail(f"{text!r} is not a regular file (a device, pipe or socket); "
+                      + ("pass - to read standard input" if allow_stdin else "give a file"))
             _fail(f"no such file: {text!r}")
         return text
 
