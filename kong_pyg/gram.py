@@ -414,12 +414,21 @@ def kernel_matrix(X: Any, Y: Any = None) -> np.ndarray:
     return out
 
 
+def numpy_of(t: Tensor) -> np.ndarray:
+    """A tensor of features as a NumPy array on the CPU (dense; half and bfloat16 as float64)."""
+    t = t.detach().cpu()
+    t = t if t.layout == torch.strided else t.to_dense()
+    if t.is_floating_point() and t.element_size() < 4:  # NumPy has no bfloat16
+        t = t.double()
+    return t.numpy()
+
+
 def _as_matrix(X: Any, name: str) -> Any:
     """A 2-D float64 SciPy CSR matrix or numpy array."""
     import scipy.sparse as sp
 
     if isinstance(X, Tensor):
-        X = X.detach().cpu().numpy()
+        X = numpy_of(X)
     kind = getattr(getattr(X, "dtype", None), "kind", "")
     if kind == "c":
         raise TypeError(f"'{name}' must hold real numbers (got {X.dtype})")

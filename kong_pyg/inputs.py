@@ -128,8 +128,9 @@ def labels(t, name: str, length: int) -> Tensor:
                 f"'{name}' holds floating-point values ({t.dtype}); KONG needs "
                 "discrete labels: pass integer labels or one-hot rows"
             )
-        if str(t.dtype) == "torch.uint64" and t.numel() and int(t.cpu().numpy().max()) >= 2**63:
-            raise ValueError(f"'{name}' holds labels >= 2^63 (uint64 {int(t.cpu().numpy().max())})")
+        top = int(t.cpu().numpy().max()) if str(t.dtype) == "torch.uint64" and t.numel() else 0
+        if top >= 2**63:
+            raise ValueError(f"'{name}' holds labels >= 2^63 (uint64 {top})")
         out = t.long()
     else:
         if t.size(1) == 0:
@@ -201,12 +202,15 @@ def check_edge_vector(t: Optional[Tensor], name: str, num_edges: int) -> Optiona
     return t
 
 
-def check_batch(batch: Optional[Tensor], num_nodes: int) -> Optional[Tensor]:
-    """Check an optional node-to-graph assignment vector; returns it."""
+def check_batch(batch: Optional[Tensor], num_nodes: int,
+                device: Optional[torch.device] = None) -> Optional[Tensor]:
+    """Check an optional node-to-graph assignment vector (against :obj:`x`'s device); returns it."""
     if batch is None:
         return None
     if not isinstance(batch, Tensor) or batch.dtype != torch.long:
         raise TypeError("'batch' must be a torch.LongTensor of graph indices")
+    if device is not None and batch.device != device:
+        raise ValueError(f"'x' is on {device} but 'batch' is on {batch.device}")
     if batch.dim() != 1 or batch.size(0) != num_nodes:
         raise ValueError(
             f"'batch' must have shape [{num_nodes}] (one graph index per node), "

@@ -367,20 +367,15 @@ def _stored_graphs(dataset: Any) -> Any:
 def _store_features(dataset: Any, node_attr: Optional[str], node: Optional[Tensor],
                     graph_attr: Optional[str], graph: Optional[Tensor]) -> Any:
     """Put features into an in-memory dataset's collated storage (and drop its cache of graphs)."""
-    data, slices = dataset._data, dataset.slices
-    if slices is None:  # a single graph (see _stored_graphs): its storage is the graph itself
-        if node_attr is not None and node is not None:
-            data[node_attr] = node
-        if graph_attr is not None and graph is not None:
-            data[graph_attr] = graph
-        dataset._data_list = None
-        return dataset
+    data, slices = dataset._data, dataset.slices  # slices None: a single graph (see _stored_graphs)
     if node_attr is not None and node is not None:
         data[node_attr] = node
-        slices[node_attr] = slices["x"].clone()
+        if slices is not None:
+            slices[node_attr] = slices["x"].clone()
     if graph_attr is not None and graph is not None:
         data[graph_attr] = graph
-        slices[graph_attr] = torch.arange(graph.size(0) + 1)
+        if slices is not None:
+            slices[graph_attr] = torch.arange(graph.size(0) + 1)
     dataset._data_list = None  # graphs cached before carry no features
     return dataset
 

@@ -151,11 +151,9 @@ def checked_features(X: Any, rows: int, name: str) -> Union[Matrix, Gram]:
     :obj:`name` names the entry in the messages (e.g. :obj:`"features of setting 2"`).
     """
     if type(X).__module__.startswith("torch") and hasattr(X, "detach"):  # a tensor (KongSketch.readout)
-        X = X.detach().cpu()
-        X = X if str(X.layout) == "torch.strided" else X.to_dense()
-        if X.is_floating_point() and X.element_size() < 4:  # half, bfloat16: NumPy has no bfloat16
-            X = X.double()
-        X = X.numpy()
+        from ..gram import numpy_of
+
+        X = numpy_of(X)
     if not (isinstance(X, (np.ndarray, Gram)) or sp.issparse(X)):
         raise TypeError(f"{name} must be a NumPy array, a SciPy sparse matrix or a Gram (got "
                         f"{type(X).__name__}); 'features' holds one such entry (or a callable "

@@ -324,9 +324,7 @@ class KongSketch(MessagePassing):
         """
         with torch.no_grad():
             n = x.size(0) if isinstance(x, Tensor) and x.dim() > 0 else 0
-            if isinstance(batch, Tensor) and isinstance(x, Tensor) and batch.device != x.device:
-                raise ValueError(f"'x' is on {x.device} but 'batch' is on {batch.device}")
-            batch = check_batch(batch, n)
+            batch = check_batch(batch, n, x.device if isinstance(x, Tensor) else None)
             prep = self.prepare(x, edge_index, edge_attr, edge_order)
             if batch is None:
                 batch = torch.zeros(n, dtype=torch.long, device=prep.node_sym.device)
