@@ -12,6 +12,7 @@ A field's metadata holds its help text (``doc``, shown by :func:`option_docs`
 and the command line) and, for the evaluation tables, the short ``tag`` a
 non-default value adds to a setting's name (:meth:`KongConfig.short_name`).
 """
+import math
 from dataclasses import MISSING, asdict, dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Mapping, Optional, Tuple
 
@@ -71,6 +72,46 @@ def check_float(name: str, value: Any, minimum: float) -> float:
     if not value >= minimum or value == float("inf"):  # also rejects NaN
         raise ValueError(f"'{name}' must be >= {minimum} and finite (got {value})")
     return value
+
+
+def check_c_grid(name: str, value: Any, scalar: bool = True) -> List[float]:
+    r"""Check an SVM :math:`C` grid: finite positive real numbers, at least one; as a list of floats.
+
+    Args:
+        name (str): The argument's name, for the error.
+        value (Any): A sequence (list, tuple, 1-D array or tensor) of real numbers, or one
+            number where :obj:`scalar` allows it. Booleans and strings are refused.
+        scalar (bool, optional): Whether a single number stands for a one-value grid.
+            (default: :obj:`True`)
+    """
+    what = "a positive number or a sequence of them" if scalar else "a sequence of positive numbers"
+    if _is_real(value):
+        if not scalar:
+            raise TypeError(f"'{name}' must be {what} (got {type(value).__name__})")
+        values = [value]
+    elif isinstance(value, (str, bytes, dict, set)) or not hasattr(value, "__len__") \
+            or getattr(value, "ndim", 1) != 1:
+        raise TypeError(f"'{name}' must be {what} (got {type(value).__name__})")
+    else:
+        values = list(value)
+    if not values or any(not _is_real(c) or not 0 < float(c) < math.inf for c in values):
+        raise ValueError(f"'{name}' must be positive numbers, finite and at least one (got {values!r})")
+    return [float(c) for c in values]
+
+
+def _is_real(value: Any) -> bool:
+    """A Python or NumPy real number, or a 0-d real array or tensor (not a bool)."""
+    if _is_bool(value):
+        return False
+    if isinstance(value, (int, float)):
+        return True
+    dtype = getattr(value, "dtype", None)
+    if dtype is None or getattr(value, "ndim", None) != 0:
+        return False
+    kind = getattr(dtype, "kind", None)  # NumPy; a torch dtype has none
+    if kind is not None:
+        return kind in ("i", "u", "f")
+    return not getattr(dtype, "is_complex", True) and str(dtype) != "torch.bool"
 
 
 def _is_bool(value: Any) -> bool:

@@ -53,7 +53,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from .config import KongConfig, check_float, check_int
+from .config import KongConfig, check_c_grid, check_float, check_int
 
 #: The settings, in report order, and what each one is.
 SETTINGS: Dict[str, str] = {
@@ -289,9 +289,8 @@ def order_test(
             raise ValueError(f"order_test sets '{bad}' itself (it compares orders over seeds); drop it")
     options = {"normalize": True, "blended": True, **options}
     KongConfig(k=k, hops=hops, **options)  # check every option once, with its name
-    grid = tuple(C if C is not None else (C_NORMALIZED if options["normalize"] else C_RAW))
-    if not grid or any(not (isinstance(c, (int, float)) and c > 0) for c in grid):
-        raise ValueError(f"'C' must be a non-empty sequence of positive numbers (got {C!r})")
+    grid = tuple(check_c_grid("C", C, scalar=False) if C is not None
+                 else (C_NORMALIZED if options["normalize"] else C_RAW))
 
     graphs, key = load_ordered_graphs(graphs, labels, edge_order_attr)
     y = graph_labels(graphs, y)

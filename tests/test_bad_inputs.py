@@ -1328,3 +1328,47 @@ def test_vectorizer_rejects_edges_into_another_graph_of_a_collated_dataset(tmp_p
     bad = Two([graph(edge_index=torch.tensor([[1, 3], [0, 0]])), graph()])  # node 3 is graph 1's node 0
     with pytest.raises(ValueError, match="graph 0: 'edge_index' holds node indices outside \\[0, 3\\)"):
         KongVectorizer(k=2, hops=1).fit(bad)
+
+
+# ---------------------------------------------------------------------------
+# one rule for every C grid (config.check_c_grid)
+# ---------------------------------------------------------------------------
+
+
+def _c_grid_entry_points():
+    from kong_pyg import cross_validate, order_test
+    from kong_pyg.evaluation.harness import evaluate_features
+    from kong_pyg.evaluation.splits import make_splits
+    from kong_pyg.evaluation.svm import design, fit_many
+
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(12, 3)), np.array([0, 1] * 6)
+    splits = make_splits(y, repeats=1, folds=2, inner_folds=2, seed=0)
+    train = np.ones((1, 12), bool)
+    train[0, :4] = False
+    return {
+        "cross_validate": ("C", lambda C: cross_validate([X], y, repeats=1, folds=2, inner_folds=2, C=C)),
+        "evaluate_features": ("Cs", lambda C: evaluate_features({"X": X}, y, splits=splits, Cs=C)),
+        "order_test": ("C", lambda C: order_test([graph()] * 4, [0, 1, 0, 1], C=C)),
+        "fit_many": ("Cs", lambda C: fit_many(design(X), y, train, C)),
+    }
+
+
+@pytest.mark.parametrize("bad", [[], [0.0], [-1], [float("inf")], [float("nan")], [True], ["1"], [1j]],
+                         ids=["empty", "zero", "negative", "inf", "nan", "bool", "str", "complex"])
+def test_every_c_grid_refuses_the_same_values_with_the_same_message(bad):
+    for where, (name, call) in _c_grid_entry_points().items():
+        with pytest.raises(ValueError, match=f"^'{name}' must be positive numbers, finite and at least one"):
+            call(bad)
+
+
+def test_every_c_grid_takes_arrays_and_tensors_and_refuses_other_types():
+    for where, (name, call) in _c_grid_entry_points().items():
+        for bad in ("1", {1: 2}, np.ones((2, 2)), True):
+            with pytest.raises(TypeError, match=f"^'{name}' must be "):
+                call(bad)
+    _, fit = _c_grid_entry_points()["fit_many"]
+    ref = fit([0.5, 2.0]).scores
+    assert np.array_equal(fit(np.array([0.5, 2.0])).scores, ref)
+    assert np.array_equal(fit(torch.tensor([0.5, 2.0])).scores, ref)
+    assert np.array_equal(fit((np.float32(0.5), 2)).scores, ref)

@@ -31,7 +31,6 @@ Every setting's problems (all splits, all :math:`C`, all classes) are solved
 together to the exact optimum (:func:`~kong_pyg.evaluation.svm.fit_many`);
 problems that reach :obj:`max_iter` Newton steps are counted and reported.
 """
-import math
 import time
 from dataclasses import dataclass, field
 from functools import partial
@@ -39,9 +38,9 @@ from typing import Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Se
 
 import numpy as np
 
-from ..config import check_choice, check_int, check_usable_device
+from ..config import check_c_grid, check_choice, check_int, check_usable_device
 from .features import Gram, Matrix, _describe, check_finite, checked_features, design_matrix, design_of
-from .grid import DEFAULT_C, MAX_ITER, Setting, as_list
+from .grid import DEFAULT_C, MAX_ITER, Setting
 from .progress import Progress
 from .splits import Jobs, Splits, class_labels, make_splits, plan_jobs, random_splits
 
@@ -346,9 +345,7 @@ def _plan(y: np.ndarray, repeats: int, folds: int, nested: bool, inner_folds: in
           nested_repeats: Optional[int], C: Union[float, Sequence[float]], seed: int,
           splits: Optional[Splits]) -> Tuple[List[float], Splits, int]:
     """Check the CV arguments; the C grid, the splits and the nested repeats."""
-    Cs = [float(c) for c in as_list(C)]
-    if not Cs or any(not (c > 0 and math.isfinite(c)) for c in Cs):
-        raise ValueError(f"'C' must be positive numbers (got {as_list(C)!r})")
+    Cs = check_c_grid("C", C)
     if splits is not None:
         if nested and splits.inner is None:
             raise ValueError("nested=True needs 'splits' with inner splits")

@@ -31,7 +31,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
 
 import numpy as np
 
-from ..config import check_choice, check_int, check_usable_device
+from ..config import check_c_grid, check_choice, check_int, check_usable_device
 from .cv import DEFAULT_C, MAX_ITER, FeatureEntry, num_fits, score_jobs
 from .progress import Progress
 from .splits import Jobs, Splits, plan_jobs
@@ -180,9 +180,7 @@ def evaluate_features(
     if not isinstance(splits, Splits):
         raise TypeError("'splits' must be a Splits (make_splits or random_splits), "
                         f"got {type(splits).__name__}")
-    Cs = [float(c) for c in Cs]
-    if not Cs or any(not c > 0 for c in Cs):
-        raise ValueError(f"'Cs' must be positive numbers (got {Cs!r})")
+    Cs = check_c_grid("Cs", Cs)
     y = np.asarray(y).reshape(-1)
     jobs = plan_jobs(splits, y.size)
     n_outer = int((jobs.parent < 0).sum())

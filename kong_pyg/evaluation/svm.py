@@ -54,7 +54,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from ..config import check_float, check_int, check_usable_device
+from ..config import check_c_grid, check_float, check_int, check_usable_device
 from .basis import RANK_RTOL, Design, design, objective, to_device
 from .splits import class_labels
 
@@ -542,11 +542,7 @@ def fit_many(
     """
     dev = check_usable_device("device", device)
     labels = class_labels(y)
-    if not hasattr(Cs, "__len__") or isinstance(Cs, str):
-        raise TypeError(f"'Cs' must be a sequence of positive numbers (got {type(Cs).__name__})")
-    real = (int, float, np.integer, np.floating)
-    if not len(Cs) or any(isinstance(c, bool) or not isinstance(c, real) or not 0 < c < math.inf for c in Cs):
-        raise ValueError(f"'Cs' must be positive numbers (got {list(Cs)!r})")
+    Cs = check_c_grid("Cs", Cs, scalar=False)
     check_int("max_iter", max_iter, 1)
     check_int("n_jobs", n_jobs, 1)
     tol = None if tol is None else check_float("tol", tol, 0.0)
