@@ -21,6 +21,7 @@ threads (default 1: on a small or busy machine more threads make these small
 models many times slower, not faster).
 """
 import argparse
+import math
 import shutil
 import sys
 import tempfile
@@ -165,6 +166,21 @@ def load_graphs(args, pre_transform: Optional[Callable] = None):
     if pre_transform is not None:
         graphs = [pre_transform(d) for d in graphs]
     return graphs, name
+
+
+def check_split(y: torch.Tensor, test_size: float) -> None:
+    """A :class:`DataError` naming the option where a stratified train/test split cannot be made."""
+    counts = torch.bincount(y)
+    counts = counts[counts > 0]
+    n, classes = int(y.numel()), int(counts.numel())
+    if int(counts.min()) < 2:
+        raise DataError(f"--num-graphs: {n} graphs hold only {int(counts.min())} graph of a class; a "
+                        "stratified train/test split needs 2 or more of every class (use more graphs)")
+    n_test = math.ceil(test_size * n)
+    if min(n_test, n - n_test) < classes:
+        raise DataError(f"--test-size {test_size:g}: {n_test} test and {n - n_test} training graphs of "
+                        f"{n}; a stratified split needs at least one of each of the {classes} classes on "
+                        "each side")
 
 
 def labels_of(graphs) -> torch.Tensor:

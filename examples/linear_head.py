@@ -19,6 +19,7 @@ from torch_geometric.loader import DataLoader
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from example_data import (  # noqa: E402
     add_data_args,
+    check_split,
     int_at_least,
     labels_of,
     load_graphs,
@@ -76,6 +77,7 @@ def main(argv=None):
     print(f"data: {name}, {len(graphs)} graphs, {num_classes} classes")
     print(f"features: {kong} ({time.perf_counter() - t:.2f} s with loading)")
 
+    check_split(y, args.test_size)
     train_idx, test_idx = train_test_split(
         torch.arange(len(graphs)).numpy(), test_size=args.test_size, stratify=y.numpy(),
         random_state=args.seed,

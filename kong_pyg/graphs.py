@@ -353,7 +353,10 @@ def compact_graphs(graphs: Any) -> List[Any]:
     graphs = as_graph_sequence(graphs)
     out = []
     for i in range(len(graphs)):
-        d = copy.copy(graphs[i])
+        g = graphs[i]
+        if not hasattr(g, "edge_index"):
+            raise TypeError(f"graph {i} is a {type(g).__name__}, not a torch_geometric.data.Data")
+        d = copy.copy(g)
         attrs = _attributes(d)
         for key, value in list(attrs.items()) if isinstance(attrs, dict) else []:
             if isinstance(value, Tensor) and value.untyped_storage().nbytes() > value.nbytes:

@@ -154,7 +154,7 @@ class OrderTestResult:
                f"{info['key'] or 'none (no consistent shuffle)'}.",
                f"- Features: KONG k = {info['k']}, hops = {info['hops']}, options {info['options']}.",
                f"- Protocol: {info['splits']} stratified random splits, {100 * self.test_fraction:.0f} % "
-               f"test; LinearSVC, C in {list(info['C'])} by {info['inner_folds']}-fold inner CV on the "
+               f"test; LinearSVC, C in {list(info['C'])} by {_folds_used(info)}-fold inner CV on the "
                f"training part; {info['shuffles']} seed(s) per shuffled setting (scores averaged per "
                f"split); seed {info['seed']}.", "",
                "| setting | " + " | ".join(f"{m} % (mean ± 95 % CI)" for m in metrics)
@@ -294,6 +294,12 @@ def order_test(
 
     graphs, key = load_ordered_graphs(graphs, labels, edge_order_attr)
     y = graph_labels(graphs, y)
+    n, classes = len(y), int((np.bincount(y) > 0).sum())
+    n_test = math.ceil(test_size * n)
+    if min(n_test, n - n_test) < classes:
+        raise ValueError(f"'test_size' {test_size:g} gives {n_test} test and {n - n_test} training graphs of "
+                         f"{n}; a stratified split needs at least one of each of the {classes} classes on "
+                         "each side")
     notes: List[str] = []
     if key is None:
         notes.append(
@@ -323,10 +329,15 @@ def order_test(
         if stopped:
             notes.append(f"{s}: {stopped} of {fits} SVM fits stopped at max_iter")
     test_fraction = float(np.mean([len(row[0][1]) / len(y) for row in parts.outer]))
+    used = sorted({len(folds[0]) for folds in parts.inner}) if parts.inner else [inner_folds]
+    if used != [inner_folds]:
+        notes.append(f"inner CV: {inner_folds} folds asked, {_span(used)} used "
+                     "(a split's training part holds fewer graphs of its smallest class)")
     comparisons = _compare(settings, scores, test_fraction)
     info = {"num_graphs": len(y), "class_counts": np.bincount(y).tolist(), "key": key, "k": k,
             "hops": hops, "options": options, "splits": splits, "test_size": test_size, "C": list(grid),
-            "inner_folds": inner_folds, "shuffles": shuffles, "seed": seed, "feature_cpu_s": cpu,
+            "inner_folds": inner_folds, "inner_folds_used": used, "shuffles": shuffles, "seed": seed,
+            "feature_cpu_s": cpu,
             "C_chosen": chosen, "warnings": notes}
     return OrderTestResult(settings, scores, seed_scores, comparisons, test_fraction, info)
 
@@ -471,6 +482,19 @@ def with_corrected_interval(cmp: Dict[str, Any], test_fraction: float,
     n, ratio = cmp["n"], test_fraction / (1 - test_fraction)
     half = stats.t.ppf(0.5 + level / 2, n - 1) * math.sqrt((1 / n + ratio) * cmp["sd_diff"] ** 2)
     return {**cmp, "corrected_lo": cmp["mean_diff"] - half, "corrected_hi": cmp["mean_diff"] + half}
+
+
+def _folds_used(info: Dict[str, Any]) -> str:
+    """The inner folds as used ("3"), or as asked and used where fewer were possible ("3-4 (of 16 asked)")."""
+    used = info.get("inner_folds_used", [info["inner_folds"]])
+    if used == [info["inner_folds"]]:
+        return str(info["inner_folds"])
+    return f"{_span(used)} (of {info['inner_folds']} asked)"
+
+
+def _span(values: List[int]) -> str:
+    """Sorted integers as "3" or "3-5"."""
+    return str(values[0]) if values[0] == values[-1] else f"{values[0]}-{values[-1]}"
 
 
 def _fit_scores(features: Dict[str, List[Any]], y: np.ndarray, splits: int, test_size: float,

@@ -206,7 +206,13 @@ def kgram_counts(string: NodeString, k: int, blended: bool = False) -> Counter:
     :obj:`0` (WL).
     """
     check_int("k", k, 1)
+    if isinstance(string, (str, bytes)) or not isinstance(string, (tuple, list)):
+        raise TypeError("'string' must be a node's string as kong_strings gives it: a tuple of labels (WL) "
+                        f"or a list of such tuples, one per BFS level (got {type(string).__name__})")
     levels = [string] if isinstance(string, tuple) else list(string)
+    others = sorted({type(level).__name__ for level in levels if not isinstance(level, tuple)})
+    if others:
+        raise TypeError(f"'string' as a list must hold one tuple of labels per BFS level (got {others})")
     lengths = range(1, k + 1) if blended else (k,)
     out: Counter = Counter()
     for block, s in enumerate(levels):

@@ -232,3 +232,13 @@ def test_dataset_flags_must_be_bools(tmp_path, monkeypatch):
     for flag in ("symmetric", "edge_labels", "balance"):
         with pytest.raises(TypeError, match=rf"'{flag}' must be True or False \(got 'no'\)"):
             MovieLensOrdered(str(tmp_path), **{flag: "no"})
+
+
+def test_an_age_that_is_not_years_is_refused_with_its_line(tmp_path):
+    write_fake_ml100k(tmp_path)
+    lines = (tmp_path / "u.user").read_text().splitlines()
+    for bad in ("-5", "151"):
+        lines[2] = f"3|{bad}|M|other|00000"
+        (tmp_path / "u.user").write_text("\n".join(lines) + "\n")
+        with pytest.raises(ValueError, match=rf"u.user, line 3: age must be in years, 0 to 150, got {bad}"):
+            read_ml100k(str(tmp_path))

@@ -149,3 +149,14 @@ def test_a_stream_with_one_graph(tmp_path):
     with pytest.raises(ValueError, match=r"order_test needs at least two classes with two graphs each "
                                          r"\(counts \[1\]\)"):
         kong_pyg.order_test(str(tmp_path / "s.tsv"), labels=str(tmp_path / "l.txt"), splits=2)
+
+
+def test_fewer_inner_folds_than_asked_are_reported_as_used():
+    # 20 graphs, 16 training graphs per split, 8 of each class: 16 inner folds cannot be made
+    ds = ProvenanceGraphs(20, strength=1.0, seed=0)
+    res = kong_pyg.order_test(ds, **{**FAST, "inner_folds": 16, "splits": 2}, reverse=False)
+    assert res.info["inner_folds"] == 16 and res.info["inner_folds_used"] == [8]
+    assert "by 8 (of 16 asked)-fold inner CV" in res.to_markdown("t")
+    assert any(w.startswith("inner CV: 16 folds asked, 8 used") for w in res.info["warnings"])
+    same = kong_pyg.order_test(ds, **{**FAST, "splits": 2}, reverse=False)
+    assert same.info["inner_folds_used"] == [2] and "by 2-fold inner CV" in same.to_markdown("t")

@@ -196,6 +196,8 @@ def _check_combinations(args: argparse.Namespace) -> None:
     """Options that only make sense together."""
     if args.data_root is not None and args.dataset is None:
         raise CommandError("--data-root needs --dataset NAME (the folder DIR/NAME/raw to read)")
+    if args.download and args.dataset is None:
+        raise CommandError("--download needs --dataset NAME (a TU data set to fetch)")
     if args.protocol == "paper" and args.inner_folds is not None:
         raise CommandError("--inner-folds only applies to --protocol nested or both")
     if args.nested_repeats is not None and args.protocol != "both":

@@ -64,6 +64,8 @@ GENRES = ("unknown", "Action", "Adventure", "Animation", "Children's", "Comedy",
 
 #: Gender codes (the graph label :obj:`y`).
 GENDERS = ("F", "M")
+#: The largest age (years) `u.user` may give: users are labelled by age // 15, a handful of groups.
+MAX_AGE = 150
 
 GENRE_MODES = ("single", "first")
 
@@ -153,6 +155,8 @@ def read_ml100k(folder: str) -> MovieLensTables:
         if len(f) < 3:
             raise ValueError(f"{user_path}, line {no}: expected 'id|age|gender|...', got {line!r}")
         uid, age = _ints(f[:2], user_path, no)
+        if not 0 <= age <= MAX_AGE:
+            raise ValueError(f"{user_path}, line {no}: age must be in years, 0 to {MAX_AGE}, got {age}")
         if f[2] not in GENDERS:
             raise ValueError(f"{user_path}, line {no}: gender must be 'M' or 'F', got {f[2]!r}")
         users.append(uid)

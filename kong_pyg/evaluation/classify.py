@@ -13,11 +13,11 @@ size.
 """
 from dataclasses import dataclass
 from functools import partial
-from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from ..config import check_choice, check_int, check_usable_device
+from ..config import check_bool, check_choice, check_int, check_usable_device
 from .cv import CVResult, FeatureEntry, ProtocolResult, cross_validate
 from .features import setting_features
 from .grid import DEFAULT_C, MAX_ITER, PLOT_SIZES, PROTOCOLS, Grid, expand_grid, name_legend
@@ -349,7 +349,16 @@ def sketch_curve(
         A list of dicts ``{dim, accuracy_mean, accuracy_std, C, feature_seconds}``.
     """
     check_choice("protocol", protocol, ("paper", "nested"))
+    if not isinstance(params, Mapping):
+        raise TypeError("'params' must be a dict of KONG options, e.g. {'k': 2} "
+                        f"(got {type(params).__name__})")
+    if isinstance(sizes, (str, bytes)) or not isinstance(sizes, Iterable):
+        raise TypeError(f"'sizes' must be a sequence of sketch sizes (got {type(sizes).__name__})")
     sizes = [check_int("sizes", b, 1) for b in sizes]
+    twice = sorted({b for b in sizes if sizes.count(b) > 1})
+    if twice:
+        raise ValueError(f"'sizes' must hold each sketch size once (got {twice} more than once)")
+    exact, progress = check_bool("exact", exact), check_bool("progress", progress)
     params = {k: v for k, v in params.items() if k != "C"}
     dims: List[Optional[int]] = [None] if exact else []
     settings = expand_grid("kong", [{**params, "dim": b} for b in dims + list(sizes)])

@@ -216,6 +216,14 @@ def _check_keys(method: str, keys: Sequence[str]) -> None:
             )
 
 
+def _kind(grid: Any) -> str:
+    """The type of :obj:`grid`, and of its entries when it is a list or tuple."""
+    if isinstance(grid, (list, tuple)):
+        inner = sorted({type(point).__name__ for point in grid if not isinstance(point, Mapping)})
+        return f"a {type(grid).__name__} holding {', '.join(inner)}" if inner else type(grid).__name__
+    return type(grid).__name__
+
+
 def _grid_points(method: str, grid: Grid) -> List[Dict[str, Any]]:
     """The points of a grid (a dict of lists: their product; a list of dicts: itself)."""
     if isinstance(grid, Mapping):
@@ -226,6 +234,10 @@ def _grid_points(method: str, grid: Grid) -> List[Dict[str, Any]]:
             if not vals:
                 raise ValueError(f"grid entry {key!r} is empty")
         return [dict(zip(keys, combo)) for combo in itertools.product(*values)]
+    if isinstance(grid, (str, bytes)) or not isinstance(grid, (list, tuple)) \
+            or any(not isinstance(point, Mapping) for point in grid):
+        raise TypeError("'grid' must be a preset's name, a dict of values or a list of dicts (one per "
+                        f"setting; got {_kind(grid)})")
     points = [dict(p) for p in grid]
     if not points:
         raise ValueError("'grid' is an empty list of settings")

@@ -185,7 +185,7 @@ def evaluate_features(
     jobs = plan_jobs(splits, y.size)
     n_outer = int((jobs.parent < 0).sum())
     total = len(features) * num_fits(y, len(jobs.keys), len(Cs))
-    bar = progress if isinstance(progress, Progress) else Progress(total, "evaluate", enabled=bool(progress))
+    bar = progress if isinstance(progress, Progress) else Progress(total, "evaluate", enabled=progress)
     out: Dict[str, FeatureScores] = {}
     try:
         for name, entry in features.items():

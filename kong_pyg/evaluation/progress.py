@@ -10,6 +10,8 @@ does nothing and imports nothing.
 import sys
 from typing import Any, Optional
 
+from ..config import check_bool
+
 
 class Progress:
     """A tqdm bar on stderr, or nothing.
@@ -25,7 +27,7 @@ class Progress:
         self.bar: Any = None
         self.total = int(total)
         self.done = 0
-        if enabled:
+        if check_bool("progress", enabled):
             from tqdm.auto import tqdm
 
             self.bar = tqdm(total=self.total, desc=desc, unit=unit, file=sys.stderr, dynamic_ncols=True,

@@ -561,9 +561,11 @@ class KongStream:
             source: The stream: an object with :obj:`src`, :obj:`src_type`,
                 :obj:`dst`, :obj:`dst_type`, :obj:`edge_type` and :obj:`graph`
                 columns (an :class:`~kong_pyg.datasets.EdgeStream`; read in
-                slices of :obj:`chunk_size`), a list of chunks, or a callable
-                returning a fresh iterable of chunks; a one-shot iterator only
-                when one pass suffices (:obj:`hops <= 1`). A chunk is such an
+                slices of :obj:`chunk_size`), a list of chunks, a dict of
+                columns (one chunk), or a callable returning a fresh iterable
+                of chunks; a one-shot iterator only when one pass suffices
+                (:obj:`hops <= 1`). Not a file name: read a file with
+                :func:`~kong_pyg.datasets.read_streamspot` first. A chunk is such an
                 object, a dict with those keys, or a tuple
                 :obj:`(src, src_type, dst, dst_type, edge_type[, graph])`.
             chunk_size (int, optional): Edges per slice of a column source.
@@ -588,6 +590,7 @@ class KongStream:
         Reads nothing into the stream (ids it has not seen are numbered in its
         id tables, nothing else).
         """
+        check_int("offset", offset, 0)
         cols = self._ids.columns(src, src_type, dst, dst_type, edge_type, graph, self.edge_labels)
         return self._ids.checksum(cols, offset)
 

@@ -12,7 +12,7 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any, Callable, Iterable, List, Optional, Tuple, Union
 
-from ..config import check_int
+from ..config import check_bool, check_int
 from .checkpoint import load_checkpoint, remove_stale_temps
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -34,11 +34,21 @@ def chunk_columns(chunk: Any) -> Chunk:
         if len(chunk) not in (5, 6):
             raise ValueError("a chunk tuple must be (src, src_type, dst, dst_type, edge_type[, graph])")
         return tuple(chunk) + (None,) * (6 - len(chunk))
-    raise TypeError(f"cannot read a chunk of edges from {type(chunk).__name__}")
+    raise TypeError("a chunk of edges must be a tuple (src, src_type, dst, dst_type, edge_type[, graph]), "
+                    "a dict of those columns or an object with them as attributes "
+                    f"(got {type(chunk).__name__})")
 
 
 def chunk_source(source: Any, chunk_size: int, passes: int) -> Callable[[], Iterable[Any]]:
     """A function returning a fresh iterable of chunks of :obj:`source`."""
+    if isinstance(source, (str, bytes, os.PathLike)):
+        raise TypeError(f"'source' must hold edges, not name a file (got {source!r}): read a StreamSpot file "
+                        "with kong_pyg.datasets.read_streamspot(path), or run 'kong-pyg stream FILE'")
+    if isinstance(source, dict):  # the columns of one chunk
+        if not all(source.get(c) is not None for c in _COLUMNS[:4]):
+            raise ValueError(f"'source', a dict, is read as one chunk of columns and must hold "
+                             f"{list(_COLUMNS[:4])} (got keys {list(source)})")
+        return lambda: [source]
     if all(hasattr(source, c) for c in _COLUMNS[:4]):
         cols = chunk_columns(source)
         total = len(cols[0])
@@ -49,7 +59,14 @@ def chunk_source(source: Any, chunk_size: int, passes: int) -> Callable[[], Iter
 
         return slices
     if callable(source):
-        return source
+        def fresh() -> Iterable[Any]:
+            chunks = source()
+            if isinstance(chunks, (str, bytes, dict)) or not isinstance(chunks, Iterable):
+                raise TypeError("'source', a callable, must return a fresh iterable of chunks each time it "
+                                f"is called (it returned {type(chunks).__name__})")
+            return chunks
+
+        return fresh
     if isinstance(source, (list, tuple)):
         return lambda: source
     if isinstance(source, Iterable):
@@ -66,7 +83,8 @@ def chunk_source(source: Any, chunk_size: int, passes: int) -> Callable[[], Iter
             return source
 
         return once
-    raise TypeError(f"cannot read edges from {type(source).__name__}")
+    raise TypeError("'source' must be an EdgeStream (or an object with the columns as attributes), a list of "
+                    f"chunks or a callable returning an iterable of them (got {type(source).__name__})")
 
 
 class _Progress:
@@ -74,7 +92,7 @@ class _Progress:
 
     def __init__(self, enabled: bool, total: Optional[int]):
         self.bar: Any = None
-        if enabled:
+        if check_bool("progress", enabled):
             from tqdm.auto import tqdm
 
             self.bar = tqdm(total=total, unit="edge", unit_scale=True, file=sys.stderr, dynamic_ncols=True)

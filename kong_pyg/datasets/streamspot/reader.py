@@ -22,10 +22,12 @@ their string).
 """
 import hashlib
 import os
+import warnings
 from typing import Any, Dict, Iterable, Iterator, List, Optional, TextIO, Tuple, Union
 
 import numpy as np
 import torch
+from torch import Tensor
 
 from ...idmap import MAX_ID_DIGITS, IdMap, canonical_int, first_appearance
 from .records import EdgeChunk, EdgeStream, MalformedLine, MalformedLineError
@@ -484,8 +486,20 @@ def read_streamspot(
     ends, node = first_appearance(torch.stack([src, dst], dim=1).view(-1))
     _, node = first_appearance(graph.repeat_interleave(2) * max(ends.numel(), 1) + node)
     graph_ids = [str(reader.decode(k)) for k in keys.tolist()]
+    _warn_if_header(graph_ids, graph)
     stream = EdgeStream(node[0::2], src_type, node[1::2], dst_type, edge_type, graph, graph_ids)
     return stream, reader.malformed, reader.num_malformed
+
+
+def _warn_if_header(graph_ids: List[str], graph: Tensor) -> None:
+    """Warn when the first line looks like a column header read as an edge of a graph of its own."""
+    first = graph_ids[0] if graph_ids else ""
+    if len(graph_ids) > 1 and not first.isdigit() and all(g.isdigit() for g in graph_ids[1:]) \
+            and int((graph == 0).sum()) == 1:
+        warnings.warn(f"the first line looks like a header: its graph id {first!r} is the only one that is "
+                      "not a number, and that graph has no other edge. StreamSpot files have no header line; "
+                      "it was read as an edge of a graph of its own (remove the line to drop it)",
+                      stacklevel=3)
 
 
 __all__ = ["StreamSpotReader", "read_streamspot", "type_code_bytes", "show_token", "MAX_LINE_BYTES"]
