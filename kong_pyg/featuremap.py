@@ -17,7 +17,7 @@ from torch import Tensor
 from torch_geometric.utils import scatter
 
 from . import engine
-from .config import KongConfig, check_attr_name, check_int, check_usable_device
+from .config import KongConfig, check_attr_name, check_bool, check_int, check_usable_device
 from .engine import ExactRows
 from .exact import ExactMapTooLarge, dense_rank
 from .graphs import GraphBatch, as_graph_sequence, iter_graph_batches, split_batch
@@ -72,6 +72,7 @@ class ExactColumns:
         check_int("batch_size", self.batch_size, 1)  # also at transform: set_params may have changed them
         check_usable_device("device", self.device)
         check_attr_name("edge_order_attr", self.edge_order_attr)
+        check_bool("progress", self.progress)
         if not fit:
             return self._compute(graphs, fit, keep)
         saved = {name: self.__dict__[name] for name in _FIT_STATE if name in self.__dict__}

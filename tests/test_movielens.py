@@ -242,3 +242,12 @@ def test_an_age_that_is_not_years_is_refused_with_its_line(tmp_path):
         (tmp_path / "u.user").write_text("\n".join(lines) + "\n")
         with pytest.raises(ValueError, match=rf"u.user, line 3: age must be in years, 0 to 150, got {bad}"):
             read_ml100k(str(tmp_path))
+
+
+def test_a_genre_flag_that_is_not_0_or_1_is_refused_with_its_line(tmp_path):
+    write_fake_ml100k(tmp_path)
+    lines = (tmp_path / "u.item").read_bytes().decode("latin-1").splitlines()
+    lines[1] = lines[1][: lines[1].rindex("|")] + "|2"
+    (tmp_path / "u.item").write_bytes(("\n".join(lines) + "\n").encode("latin-1"))
+    with pytest.raises(ValueError, match=r"u.item, line 2: genre flags must be 0 or 1, got \[.*2\]"):
+        read_ml100k(str(tmp_path))

@@ -87,8 +87,11 @@ def add_quiet(parser: Any) -> None:
 
 
 def split_list(text: str) -> List[str]:
-    """The comma-separated items of :obj:`text`, stripped, empty ones dropped."""
-    return [t.strip() for t in str(text).split(",") if t.strip()]
+    """The comma-separated items of :obj:`text`, stripped (an empty item is an error: a typo, not nothing)."""
+    items = [t.strip() for t in str(text).split(",")]
+    if len(items) > 1 and not all(items):
+        _fail(f"an empty item in the comma-separated list {text!r}")
+    return [t for t in items if t]
 
 
 def _fail(message: str) -> NoReturn:

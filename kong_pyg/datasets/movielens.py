@@ -171,7 +171,10 @@ def read_ml100k(folder: str) -> MovieLensTables:
             raise ValueError(f"{item_path}, line {no}: expected an id and {len(GENRES)} genre flags, "
                              f"got {len(f)} fields")
         items.append(_ints(f[:1], item_path, no)[0])
-        flags.append(_ints(f[-len(GENRES):], item_path, no))
+        row = _ints(f[-len(GENRES):], item_path, no)
+        if any(v not in (0, 1) for v in row):
+            raise ValueError(f"{item_path}, line {no}: genre flags must be 0 or 1, got {row}")
+        flags.append(row)
     rows = []
     for no, line in enumerate(_read_lines(data_path, "latin-1"), start=1):
         f = line.split("\t")
