@@ -251,3 +251,15 @@ def test_a_genre_flag_that_is_not_0_or_1_is_refused_with_its_line(tmp_path):
     (tmp_path / "u.item").write_bytes(("\n".join(lines) + "\n").encode("latin-1"))
     with pytest.raises(ValueError, match=r"u.item, line 2: genre flags must be 0 or 1, got \[.*2\]"):
         read_ml100k(str(tmp_path))
+
+
+def test_a_failed_download_says_where_to_put_the_files(tmp_path, monkeypatch):
+    import kong_pyg.datasets.movielens as ml
+
+    def offline(*args, **kwargs):
+        raise OSError("no network here")
+
+    monkeypatch.setattr(ml, "download_url", offline)
+    with pytest.raises(ValueError, match=r"could not download MovieLens-100k .*no network here; put u.data, "
+                                         r"u.user, u.item into .*raw instead"):
+        MovieLensOrdered(str(tmp_path))

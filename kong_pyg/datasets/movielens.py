@@ -44,6 +44,7 @@ import os
 import os.path as osp
 import shutil
 import warnings
+import zipfile
 from typing import Callable, List, NamedTuple, Optional
 
 import torch
@@ -343,8 +344,12 @@ class MovieLensOrdered(SafeInMemoryDataset):
 
     def download(self) -> None:
         """Fetch the MovieLens-100k archive (only when raw/ lacks a file)."""
-        path = download_url(ML100K_URL, self.raw_dir)
-        extract_zip(path, self.raw_dir)
+        try:
+            path = download_url(ML100K_URL, self.raw_dir)
+            extract_zip(path, self.raw_dir)
+        except (OSError, zipfile.BadZipFile) as err:
+            raise ValueError(f"could not download MovieLens-100k from {ML100K_URL} (no network?): {err}; "
+                             f"put {', '.join(self.raw_file_names)} into {self.raw_dir} instead") from err
         os.remove(path)
         folder = osp.join(self.raw_dir, "ml-100k")
         for f in self.raw_file_names:
