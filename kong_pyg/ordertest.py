@@ -53,7 +53,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from .config import KongConfig, check_c_grid, check_float, check_int
+from .config import KongConfig, check_c_grid, check_float, check_int, check_usable_device
 
 #: The settings, in report order, and what each one is.
 SETTINGS: Dict[str, str] = {
@@ -236,6 +236,7 @@ def order_test(
     seed: int = 0,
     labels: Any = None,
     edge_order_attr: Optional[str] = "edge_order",
+    device: Any = None,
     **options: Any,
 ) -> OrderTestResult:
     r"""Test whether neighbor order matters for classifying these graphs (see :mod:`kong_pyg.ordertest`).
@@ -269,6 +270,10 @@ def order_test(
         edge_order_attr (str, optional): The per-edge key attribute;
             :obj:`None` ignores any key (edge order; no consistent shuffle).
             (default: :obj:`"edge_order"`)
+        device (str or torch.device, optional): Where the SVM problems are
+            solved, e.g. :obj:`"cuda"` (as in
+            :func:`~kong_pyg.evaluation.harness.evaluate_features`; the
+            features are computed on the CPU). (default: the CPU)
         **options: Other KONG options for every setting (see
             :class:`~kong_pyg.KongConfig`; defaults here :obj:`normalize=True`
             and :obj:`blended=True`, so the ordered settings hold the
@@ -281,6 +286,7 @@ def order_test(
     shuffles = check_int("shuffles", shuffles, 1)
     splits = check_int("splits", splits, 2)
     inner_folds = check_int("inner_folds", inner_folds, 2)
+    check_usable_device("device", device)
     test_size = check_float("test_size", test_size, 0.0)
     if not 0 < test_size < 1:
         raise ValueError(f"'test_size' must be in (0, 1) (got {test_size})")
@@ -313,7 +319,7 @@ def order_test(
 
     features, cpu = order_features(graphs, settings, k, hops, shuffles, seed, edge_order_attr, options)
     parts, all_runs = _fit_scores({s: features[s] for s in settings}, y, splits, test_size, grid, inner_folds,
-                                  seed)
+                                  seed, device)
     scores: Dict[str, Dict[str, List[float]]] = {}
     seed_scores: Dict[str, Dict[str, List[List[float]]]] = {}
     chosen: Dict[str, Dict[str, int]] = {}
@@ -337,7 +343,7 @@ def order_test(
     info = {"num_graphs": len(y), "class_counts": np.bincount(y).tolist(), "key": key, "k": k,
             "hops": hops, "options": options, "splits": splits, "test_size": test_size, "C": list(grid),
             "inner_folds": inner_folds, "inner_folds_used": used, "shuffles": shuffles, "seed": seed,
-            "feature_cpu_s": cpu,
+            "feature_cpu_s": cpu, "svm_device": str(device or "cpu"),
             "C_chosen": chosen, "warnings": notes}
     return OrderTestResult(settings, scores, seed_scores, comparisons, test_fraction, info)
 
@@ -498,8 +504,8 @@ def _span(values: List[int]) -> str:
 
 
 def _fit_scores(features: Dict[str, List[Any]], y: np.ndarray, splits: int, test_size: float,
-                grid: Sequence[float], inner_folds: int,
-                seed: int) -> Tuple[Any, Dict[str, List[Dict[str, Any]]]]:
+                grid: Sequence[float], inner_folds: int, seed: int,
+                device: Any = None) -> Tuple[Any, Dict[str, List[Dict[str, Any]]]]:
     """The splits, and per setting the scores of each of its feature matrices (one per shuffle seed).
 
     The shared evaluation harness (:func:`~kong_pyg.evaluation.harness.evaluate_features`):
@@ -513,7 +519,7 @@ def _fit_scores(features: Dict[str, List[Any]], y: np.ndarray, splits: int, test
     parts = random_splits(y, splits, test_size=test_size, inner_folds=inner_folds, seed=seed)
     metrics = ("accuracy", "auc") if y.max() == 1 else ("accuracy",)
     named = {f"{s}/{i}": X for s, Xs in features.items() for i, X in enumerate(Xs)}
-    res = evaluate_features(named, y, splits=parts, Cs=grid, metrics=metrics)
+    res = evaluate_features(named, y, splits=parts, Cs=grid, metrics=metrics, device=device)
     runs = {s: [{"scores": res[f"{s}/{i}"].scores, "chosen": res[f"{s}/{i}"].C, "fits": res[f"{s}/{i}"].fits,
                  "not_converged": res[f"{s}/{i}"].not_converged} for i in range(len(Xs))]
             for s, Xs in features.items()}

@@ -222,3 +222,17 @@ def test_table2_harness_on_device_gives_the_cpu_result():
     assert dev.C == cpu.C
     np.testing.assert_allclose(dev.scores["accuracy"], cpu.scores["accuracy"], atol=1e-12)
     np.testing.assert_allclose(dev.scores["auc"], cpu.scores["auc"], atol=1e-9)
+
+
+def test_order_test_on_device_gives_the_cpu_result():
+    """order_test(device=...): the CPU's scores and the same recorded device."""
+    from kong_pyg import order_test
+    from kong_pyg.datasets import ProvenanceGraphs
+
+    ds = ProvenanceGraphs(40, strength=1.0, seed=0)
+    fast = dict(splits=3, shuffles=1, C=(1.0, 100.0), inner_folds=2, reverse=False)
+    cpu, dev = order_test(ds, **fast), order_test(ds, **fast, device=DEVICE)
+    assert dev.info["svm_device"] == DEVICE and cpu.info["svm_device"] == "cpu"
+    for metric in cpu.scores:
+        for s in cpu.settings:
+            np.testing.assert_allclose(dev.scores[metric][s], cpu.scores[metric][s], atol=1e-9)

@@ -93,3 +93,9 @@ def test_one_line_errors(argv, words, capsys):
     assert main(["order-test", *argv]) == 2
     err = capsys.readouterr().err.strip()
     assert words in err and "\n" not in err and err.startswith("kong-pyg order-test: error:")
+
+
+def test_device_is_checked_before_the_data(capsys):
+    assert main(["order-test", "--device", "gpu7"]) == 2
+    err = capsys.readouterr().err
+    assert "'--device' must be a device string such as 'cpu' or 'cuda:0' (got 'gpu7')" in err

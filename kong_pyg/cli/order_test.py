@@ -13,6 +13,7 @@ import tempfile
 import warnings
 from typing import Any, Dict, Optional, Tuple
 
+from ..config import check_usable_device
 from ..threads import default_jobs
 from .common import (
     CommandError,
@@ -110,6 +111,9 @@ def register(subparsers: Any) -> None:
     ev.add_argument("--no-reverse", action="store_true", help="skip the time-reversal setting")
     ev.add_argument("--seed", metavar="N", type=int_at_least(0), default=0,
                     help="seed of the splits, the shuffles and the generated or balanced data")
+    ev.add_argument("--device", metavar="DEV", default=None,
+                    help="where the SVM problems are solved, e.g. cuda (the features are computed on the "
+                         "CPU) (default: the CPU)")
     ev.add_argument("--threads", metavar="N", type=int_at_least(1), default=default_jobs(),
                     help="PyTorch threads for the features (default: the cores this process is given, "
                          "at most 8)")
@@ -218,6 +222,7 @@ def run(args: argparse.Namespace) -> int:
     source = _source(args)
     options = _options(args)
     _check_outputs(args)
+    check_usable_device("--device", args.device)  # before any data is read
     import torch
     import torch_geometric  # noqa: F401  (imported before warnings are recorded: its own are not ours)
 
@@ -234,7 +239,8 @@ def run(args: argparse.Namespace) -> int:
             say(f"order-test: features and {args.splits} splits per setting")
             res = order_test(graphs, k=args.k, hops=args.hops, shuffles=args.shuffles, splits=args.splits,
                              test_size=args.test_size, C=args.C, inner_folds=args.inner_folds,
-                             reverse=not args.no_reverse, seed=args.seed, labels=labels, **options)
+                             reverse=not args.no_reverse, seed=args.seed, labels=labels, device=args.device,
+                             **options)
     finally:
         torch.set_num_threads(threads)
     res.info["data"] = about["data"]
