@@ -277,7 +277,8 @@ def render_section(summary, datasets):
 def _target(runs, d):
     kong, wl, sp = (runs.get(r) for r in EXT_ORDER)
     if kong is None or "paper" not in kong:
-        return "not run | not run"
+        state = f"KONG partial ({kong['settings_done']}/{kong['settings']})" if kong else "not run"
+        return f"{state} | {state}"
     best_here = max((e["paper"]["accuracy_mean"] for e in (wl, sp) if e and "paper" in e), default=None)
     k = kong["paper"]["accuracy_mean"]
     goal = max(ISSUE_BEST[d][0] / 100, best_here or 0)

@@ -174,8 +174,8 @@ def check_split(y: torch.Tensor, test_size: float) -> None:
     counts = counts[counts > 0]
     n, classes = int(y.numel()), int(counts.numel())
     if int(counts.min()) < 2:
-        raise DataError(f"--num-graphs: {n} graphs hold only {int(counts.min())} graph of a class; a "
-                        "stratified train/test split needs 2 or more of every class (use more graphs)")
+        raise DataError(f"{n} graphs hold only {int(counts.min())} graph of a class; a stratified train/test "
+                        "split needs 2 or more of every class (a larger --num-graphs, or another data set)")
     n_test = math.ceil(test_size * n)
     if min(n_test, n - n_test) < classes:
         raise DataError(f"--test-size {test_size:g}: {n_test} test and {n - n_test} training graphs of "

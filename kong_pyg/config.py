@@ -13,6 +13,7 @@ and the command line) and, for the evaluation tables, the short ``tag`` a
 non-default value adds to a setting's name (:meth:`KongConfig.short_name`).
 """
 import math
+import numbers
 from dataclasses import MISSING, asdict, dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Mapping, Optional, Tuple
 
@@ -74,36 +75,45 @@ def check_float(name: str, value: Any, minimum: float) -> float:
     return value
 
 
-def check_c_grid(name: str, value: Any, scalar: bool = True) -> List[float]:
+def check_c_grid(name: str, value: Any) -> List[float]:
     r"""Check an SVM :math:`C` grid: finite positive real numbers, at least one; as a list of floats.
+
+    One rule for every function that takes a grid. A single number is a one-value grid; a sequence
+    or other ordered iterable (list, tuple, generator, 1-D array or tensor) is read in order (ties in
+    the choice of :math:`C` go to the earlier value, so unordered sets are refused). Booleans and
+    strings are not numbers.
 
     Args:
         name (str): The argument's name, for the error.
-        value (Any): A sequence (list, tuple, 1-D array or tensor) of real numbers, or one
-            number where :obj:`scalar` allows it. Booleans and strings are refused.
-        scalar (bool, optional): Whether a single number stands for a one-value grid.
-            (default: :obj:`True`)
+        value (Any): The grid.
     """
-    what = "a positive number or a sequence of them" if scalar else "a sequence of positive numbers"
     if _is_real(value):
-        if not scalar:
-            raise TypeError(f"'{name}' must be {what} (got {type(value).__name__})")
         values = [value]
-    elif isinstance(value, (str, bytes, dict, set)) or not hasattr(value, "__len__") \
+    elif isinstance(value, (str, bytes, Mapping, set, frozenset)) or not isinstance(value, Iterable) \
             or getattr(value, "ndim", 1) != 1:
-        raise TypeError(f"'{name}' must be {what} (got {type(value).__name__})")
+        raise TypeError(f"'{name}' must be a positive number or a sequence of them "
+                        f"(got {type(value).__name__})")
     else:
         values = list(value)
-    if not values or any(not _is_real(c) or not 0 < float(c) < math.inf for c in values):
-        raise ValueError(f"'{name}' must be positive numbers, finite and at least one (got {values!r})")
-    return [float(c) for c in values]
+    out = []
+    for c in values:
+        try:
+            f = float(c) if _is_real(c) else math.nan
+        except OverflowError:
+            f = math.inf
+        if not 0 < f < math.inf:
+            raise ValueError(f"'{name}' must be positive numbers, finite and at least one (got {values!r})")
+        out.append(f)
+    if not out:
+        raise ValueError(f"'{name}' must be positive numbers, finite and at least one (got [])")
+    return out
 
 
 def _is_real(value: Any) -> bool:
-    """A Python or NumPy real number, or a 0-d real array or tensor (not a bool)."""
+    """A real number (Python's, a fraction, NumPy's), or a 0-d real array or tensor (not a bool)."""
     if _is_bool(value):
         return False
-    if isinstance(value, (int, float)):
+    if isinstance(value, numbers.Real):
         return True
     dtype = getattr(value, "dtype", None)
     if dtype is None or getattr(value, "ndim", None) != 0:
@@ -115,7 +125,9 @@ def _is_real(value: Any) -> bool:
 
 
 def _is_bool(value: Any) -> bool:
-    return isinstance(value, bool) or (type(value).__module__ == "numpy" and type(value).__name__ == "bool")
+    """Python's bool or NumPy's (named ``bool`` in NumPy 2, ``bool_`` in NumPy 1)."""
+    kind = type(value)
+    return isinstance(value, bool) or (kind.__module__ == "numpy" and kind.__name__ in ("bool", "bool_"))
 
 
 def check_bool(name: str, value: Any) -> bool:

@@ -355,7 +355,7 @@ def compact_graphs(graphs: Any) -> List[Any]:
     for i in range(len(graphs)):
         g = graphs[i]
         if not hasattr(g, "edge_index"):
-            raise TypeError(f"graph {i} is a {type(g).__name__}, not a torch_geometric.data.Data")
+            raise TypeError(f"graph {i} is not a torch_geometric.data.Data (got {type(g).__name__})")
         d = copy.copy(g)
         attrs = _attributes(d)
         for key, value in list(attrs.items()) if isinstance(attrs, dict) else []:

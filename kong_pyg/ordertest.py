@@ -92,7 +92,10 @@ class OrderTestResult:
             corrected 95 % interval of the mean difference
             (:obj:`corrected_lo`, :obj:`corrected_hi`).
         test_fraction (float): The share of graphs in each test part.
-        info (dict): The data, options, protocol, timings and warnings.
+        info (dict): The data, options, protocol, timings and warnings
+            (:obj:`"inner_folds"` as asked, :obj:`"inner_folds_used"` the
+            inner folds the splits could have, :obj:`"svm_device"` where
+            the SVM problems were solved).
     """
 
     settings: List[str]
@@ -155,8 +158,8 @@ class OrderTestResult:
                f"- Features: KONG k = {info['k']}, hops = {info['hops']}, options {info['options']}.",
                f"- Protocol: {info['splits']} stratified random splits, {100 * self.test_fraction:.0f} % "
                f"test; LinearSVC, C in {list(info['C'])} by {_folds_used(info)}-fold inner CV on the "
-               f"training part; {info['shuffles']} seed(s) per shuffled setting (scores averaged per "
-               f"split); seed {info['seed']}.", "",
+               f"training part{_on_device(info)}; {info['shuffles']} seed(s) per shuffled setting "
+               f"(scores averaged per split); seed {info['seed']}.", "",
                "| setting | " + " | ".join(f"{m} % (mean ± 95 % CI)" for m in metrics)
                + " | feature CPU s |", "|---|" + "---|" * (len(metrics) + 1)]
         for s in self.settings:
@@ -295,7 +298,7 @@ def order_test(
             raise ValueError(f"order_test sets '{bad}' itself (it compares orders over seeds); drop it")
     options = {"normalize": True, "blended": True, **options}
     KongConfig(k=k, hops=hops, **options)  # check every option once, with its name
-    grid = tuple(check_c_grid("C", C, scalar=False) if C is not None
+    grid = tuple(check_c_grid("C", C) if C is not None
                  else (C_NORMALIZED if options["normalize"] else C_RAW))
 
     graphs, key = load_ordered_graphs(graphs, labels, edge_order_attr)
@@ -496,6 +499,12 @@ def _folds_used(info: Dict[str, Any]) -> str:
     if used == [info["inner_folds"]]:
         return str(info["inner_folds"])
     return f"{_span(used)} (of {info['inner_folds']} asked)"
+
+
+def _on_device(info: Dict[str, Any]) -> str:
+    """Where the SVM problems were solved, when not on the CPU (" (SVMs on cuda)")."""
+    device = info.get("svm_device", "cpu")
+    return "" if device == "cpu" else f" (SVMs on {device})"
 
 
 def _span(values: List[int]) -> str:

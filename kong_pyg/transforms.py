@@ -10,6 +10,7 @@ from torch_geometric.transforms import BaseTransform
 from .config import (
     KongConfig,
     check_attr_name,
+    check_bool,
     check_choice,
     check_int,
     check_usable_device,
@@ -289,6 +290,7 @@ class KongFeatures(BaseTransform):
             The same :obj:`dataset` (in-memory) or a new list.
         """
         check_int("batch_size", batch_size, 1)
+        check_bool("progress", progress)
         if threads is not None:
             check_int("threads", threads, 1)
         store = _stored_graphs(dataset)

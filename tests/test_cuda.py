@@ -233,6 +233,7 @@ def test_order_test_on_device_gives_the_cpu_result():
     fast = dict(splits=3, shuffles=1, C=(1.0, 100.0), inner_folds=2, reverse=False)
     cpu, dev = order_test(ds, **fast), order_test(ds, **fast, device=DEVICE)
     assert dev.info["svm_device"] == DEVICE and cpu.info["svm_device"] == "cpu"
+    assert ("(SVMs on " in dev.to_markdown("t")) == (DEVICE != "cpu")
     for metric in cpu.scores:
         for s in cpu.settings:
             np.testing.assert_allclose(dev.scores[metric][s], cpu.scores[metric][s], atol=1e-9)

@@ -256,10 +256,12 @@ def test_a_genre_flag_that_is_not_0_or_1_is_refused_with_its_line(tmp_path):
 def test_a_failed_download_says_where_to_put_the_files(tmp_path, monkeypatch):
     import kong_pyg.datasets.movielens as ml
 
-    def offline(*args, **kwargs):
-        raise OSError("no network here")
+    def broken(url, folder, **kwargs):  # the connection drops: half an archive is left
+        Path(folder, "ml-100k.zip").write_bytes(b"PK\x03\x04 half")
+        raise OSError("connection reset")
 
-    monkeypatch.setattr(ml, "download_url", offline)
-    with pytest.raises(ValueError, match=r"could not download MovieLens-100k .*no network here; put u.data, "
-                                         r"u.user, u.item into .*raw instead"):
+    monkeypatch.setattr(ml, "download_url", broken)
+    with pytest.raises(OSError, match=r"could not download MovieLens-100k .*connection reset; put u.data, "
+                                      r"u.user, u.item into .*raw instead"):
         MovieLensOrdered(str(tmp_path))
+    assert not (tmp_path / "raw" / "ml-100k.zip").exists()  # the next try downloads again

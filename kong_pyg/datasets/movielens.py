@@ -344,12 +344,15 @@ class MovieLensOrdered(SafeInMemoryDataset):
 
     def download(self) -> None:
         """Fetch the MovieLens-100k archive (only when raw/ lacks a file)."""
+        archive = osp.join(self.raw_dir, osp.basename(ML100K_URL))
         try:
             path = download_url(ML100K_URL, self.raw_dir)
             extract_zip(path, self.raw_dir)
         except (OSError, zipfile.BadZipFile) as err:
-            raise ValueError(f"could not download MovieLens-100k from {ML100K_URL} (no network?): {err}; "
-                             f"put {', '.join(self.raw_file_names)} into {self.raw_dir} instead") from err
+            if osp.exists(archive):  # a partial archive would be taken as downloaded by the next try
+                os.remove(archive)
+            raise OSError(f"could not download MovieLens-100k from {ML100K_URL}: {err}; put "
+                          f"{', '.join(self.raw_file_names)} into {self.raw_dir} instead") from err
         os.remove(path)
         folder = osp.join(self.raw_dir, "ml-100k")
         for f in self.raw_file_names:

@@ -325,7 +325,8 @@ def sketch_curve(
     Args:
         graphs: A PyG dataset or a list of :class:`~torch_geometric.data.Data`.
         params (dict): The KONG setting (a :obj:`"C"` entry is ignored).
-        sizes (sequence, optional): The sketch sizes. (default: :obj:`PLOT_SIZES`)
+        sizes (sequence, optional): The sketch sizes, each once.
+            (default: :obj:`PLOT_SIZES`)
         protocol (str, optional): :obj:`"paper"` or :obj:`"nested"`.
             (default: :obj:`"paper"`)
         repeats (int, optional): :math:`R`. (default: :obj:`10`)

@@ -38,7 +38,7 @@ from typing import Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Se
 
 import numpy as np
 
-from ..config import check_c_grid, check_choice, check_int, check_usable_device
+from ..config import check_bool, check_c_grid, check_choice, check_int, check_usable_device
 from .features import Gram, Matrix, _describe, check_finite, checked_features, design_matrix, design_of
 from .grid import DEFAULT_C, MAX_ITER, Setting
 from .progress import Progress
@@ -505,6 +505,8 @@ def cross_validate(
     y = class_labels(y)
     check_int("n_jobs", n_jobs, 1)
     check_int("max_iter", max_iter, 1)
+    if not isinstance(progress, Progress):
+        check_bool("progress", progress)
     dev = check_usable_device("device", device)
     if dev is not None and dev.type != "cpu":
         n_jobs = 1  # the GPU is the parallelism (and CUDA does not survive a fork)

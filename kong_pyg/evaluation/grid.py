@@ -9,7 +9,7 @@ but the seed (the evaluation's seed seeds the sketches and the splits), with
 """
 import itertools
 from dataclasses import fields
-from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Sequence, Set, Tuple, Union
+from typing import Any, Dict, Iterable, List, Mapping, NamedTuple, Optional, Sequence, Set, Tuple, Union
 
 from ..config import KongConfig, check_bool, check_choice, check_int, option_defaults, option_docs
 
@@ -218,9 +218,9 @@ def _check_keys(method: str, keys: Sequence[str]) -> None:
 
 def _kind(grid: Any) -> str:
     """The type of :obj:`grid`, and of its entries when it is a list or tuple."""
-    if isinstance(grid, (list, tuple)):
+    if isinstance(grid, list):
         inner = sorted({type(point).__name__ for point in grid if not isinstance(point, Mapping)})
-        return f"a {type(grid).__name__} holding {', '.join(inner)}" if inner else type(grid).__name__
+        return f"a list holding {', '.join(inner)}" if inner else "list"
     return type(grid).__name__
 
 
@@ -234,11 +234,11 @@ def _grid_points(method: str, grid: Grid) -> List[Dict[str, Any]]:
             if not vals:
                 raise ValueError(f"grid entry {key!r} is empty")
         return [dict(zip(keys, combo)) for combo in itertools.product(*values)]
-    if isinstance(grid, (str, bytes)) or not isinstance(grid, (list, tuple)) \
-            or any(not isinstance(point, Mapping) for point in grid):
+    given: Any = list(grid) if isinstance(grid, Iterable) and not isinstance(grid, (str, bytes)) else grid
+    if not isinstance(given, list) or any(not isinstance(point, Mapping) for point in given):
         raise TypeError("'grid' must be a preset's name, a dict of values or a list of dicts (one per "
-                        f"setting; got {_kind(grid)})")
-    points = [dict(p) for p in grid]
+                        f"setting; got {_kind(given)})")
+    points = [dict(p) for p in given]
     if not points:
         raise ValueError("'grid' is an empty list of settings")
     for point in points:

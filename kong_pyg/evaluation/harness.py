@@ -31,7 +31,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
 
 import numpy as np
 
-from ..config import check_c_grid, check_choice, check_int, check_usable_device
+from ..config import check_bool, check_c_grid, check_choice, check_int, check_usable_device
 from .cv import DEFAULT_C, MAX_ITER, FeatureEntry, num_fits, score_jobs
 from .progress import Progress
 from .splits import Jobs, Splits, plan_jobs
@@ -175,6 +175,8 @@ def evaluate_features(
     check_int("max_iter", max_iter, 1)
     check_int("n_jobs", n_jobs, 1)
     check_usable_device("device", device)
+    if not isinstance(progress, Progress):
+        check_bool("progress", progress)
     if not features:
         raise ValueError("'features' is empty")
     if not isinstance(splits, Splits):

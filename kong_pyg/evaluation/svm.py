@@ -542,7 +542,7 @@ def fit_many(
     """
     dev = check_usable_device("device", device)
     labels = class_labels(y)
-    Cs = check_c_grid("Cs", Cs, scalar=False)
+    Cs = check_c_grid("Cs", Cs)
     check_int("max_iter", max_iter, 1)
     check_int("n_jobs", n_jobs, 1)
     tol = None if tol is None else check_float("tol", tol, 0.0)

@@ -50,6 +50,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from ..config import check_c_grid
 from ..evaluation.stats import mean_ci, paired_comparison
 from ..ordertest import C_NORMALIZED, with_corrected_interval
 from .table2_report import PAPER_MOVIELENS, write_markdown
@@ -250,9 +251,10 @@ def _summary(scores: Dict[str, Dict[str, Any]], cache: FeatureCache, grids: Dict
 
 def method_grids(methods: Sequence[str], C_grid: Sequence[float] = C_GRID,
                  C_grid_normalized: Sequence[float] = C_GRID_NORMALIZED) -> Dict[str, Sequence[float]]:
-    """The :math:`C` grid of each method: the wide one for normalized graph vectors."""
+    """The :math:`C` grid of each method: the wide one for normalized graph vectors (both checked)."""
+    raw, normalized = check_c_grid("C_grid", C_grid), check_c_grid("C_grid_normalized", C_grid_normalized)
     all_methods = table2_methods()
-    return {m: C_grid_normalized if all_methods[m].normalized else C_grid for m in methods}
+    return {m: normalized if all_methods[m].normalized else raw for m in methods}
 
 
 def shuffle_seed(seed: int, split: int, shuffle_seeds: Optional[int]) -> int:
@@ -425,6 +427,8 @@ def run_table2(
         raise ValueError(f"'n_splits' must be an integer >= 2 (got {n_splits!r})")
     if shuffle_seeds is not None and (not isinstance(shuffle_seeds, int) or shuffle_seeds < 1):
         raise ValueError(f"'shuffle_seeds' must be None or an integer >= 1 (got {shuffle_seeds!r})")
+    C_grid = check_c_grid("C_grid", C_grid)
+    C_grid_normalized = check_c_grid("C_grid_normalized", C_grid_normalized)
     y = _labels(graphs)
     grids = method_grids(methods, C_grid, C_grid_normalized)
     cache = cache or FeatureCache(graphs, all_methods)
@@ -495,6 +499,8 @@ def accuracy_curve(
     from ..evaluation.splits import random_splits
 
     check_usable_device("device", device)
+    C_grid = check_c_grid("C_grid", C_grid)
+    C_grid_normalized = check_c_grid("C_grid_normalized", C_grid_normalized)
     y = _labels(graphs)
     grids = method_grids(methods, C_grid, C_grid_normalized)
     cache = cache or FeatureCache(graphs, table2_methods())

@@ -560,12 +560,11 @@ class KongStream:
         Args:
             source: The stream: an object with :obj:`src`, :obj:`src_type`,
                 :obj:`dst`, :obj:`dst_type`, :obj:`edge_type` and :obj:`graph`
-                columns (an :class:`~kong_pyg.datasets.EdgeStream`; read in
-                slices of :obj:`chunk_size`), a list of chunks, a dict of
-                columns (one chunk), or a callable returning a fresh iterable
-                of chunks; a one-shot iterator only when one pass suffices
-                (:obj:`hops <= 1`). Not a file name: read a file with
-                :func:`~kong_pyg.datasets.read_streamspot` first. A chunk is such an
+                columns (an :class:`~kong_pyg.datasets.EdgeStream`, read in
+                slices of :obj:`chunk_size`; not a file name), a list of
+                chunks, a dict of columns (one chunk) or a callable returning
+                a fresh iterable of chunks; a one-shot iterator only when one
+                pass suffices (:obj:`hops <= 1`). A chunk is such an
                 object, a dict with those keys, or a tuple
                 :obj:`(src, src_type, dst, dst_type, edge_type[, graph])`.
             chunk_size (int, optional): Edges per slice of a column source.

@@ -92,7 +92,7 @@ class _Progress:
 
     def __init__(self, enabled: bool, total: Optional[int]):
         self.bar: Any = None
-        if check_bool("progress", enabled):
+        if enabled:
             from tqdm.auto import tqdm
 
             self.bar = tqdm(total=total, unit="edge", unit_scale=True, file=sys.stderr, dynamic_ncols=True)
@@ -170,6 +170,7 @@ def fit_source(ks: "KongStream", source: Any, chunk_size: int, checkpoint: Optio
     """Read every pass of :obj:`source` into :obj:`ks` (:meth:`KongStream.fit <kong_pyg.KongStream.fit>`)."""
     check_int("chunk_size", chunk_size, 1)
     check_int("checkpoint_every", checkpoint_every, 1)
+    check_bool("progress", progress)  # before a checkpoint is loaded into the stream
     if fingerprint is not None and not isinstance(fingerprint, str):
         raise TypeError(f"'fingerprint' must be a string or None (got {type(fingerprint).__name__})")
     fresh = chunk_source(source, chunk_size, ks.num_passes)

@@ -1,0 +1,191 @@
+"""Bad input found by the second adversarial pass, and one rule for every SVM C grid.
+
+The same conventions as ``test_bad_inputs.py`` (whose helpers this file uses):
+each case names the input, the exception class and a regex of the message.
+"""
+import warnings
+
+import numpy as np
+import pytest
+import torch
+from test_bad_inputs import CommandFailed, _kong, cli, graph
+
+from kong_pyg import KongStream, KongVectorizer
+
+
+def _sketch_curve(**kw):
+    def call(tmp):
+        from kong_pyg import sketch_curve
+
+        return sketch_curve([graph(y=torch.tensor([i % 2])) for i in range(8)], **{"params": {"k": 1}, **kw},
+                            repeats=1, folds=2)
+
+    return call
+
+
+def _stream_fit(source, **kw):
+    return lambda tmp: KongStream(k=2, hops=2, dim=16).fit(source, **kw)
+
+
+CASES = [
+    ("sketch-curve-params-none", _sketch_curve(params=None), TypeError,
+     "'params' must be a dict of KONG options, e.g. {'k': 2} \\(got NoneType\\)"),
+    ("sketch-curve-sizes-twice", _sketch_curve(sizes=[4, 8, 4]), ValueError,
+     "'sizes' must hold each sketch size once \\(got \\[4\\] more than once\\)"),
+    ("sketch-curve-sizes-int", _sketch_curve(sizes=4), TypeError,
+     "'sizes' must be a sequence of sketch sizes"),
+    ("sketch-curve-exact-no", _sketch_curve(exact="no"), TypeError, "'exact' must be True or False"),
+    ("sketch-curve-progress-no", _sketch_curve(progress="no"), TypeError, "'progress' must be True or False"),
+    ("cross-validate-progress-no",
+     lambda tmp: _kong("cross_validate")([np.eye(8)], [0, 1] * 4, repeats=1, folds=2, progress="no"),
+     TypeError, "'progress' must be True or False \\(got 'no'\\)"),
+    ("expand-grid-int", lambda tmp: _kong("expand_grid")("kong", 5), TypeError,
+     "'grid' must be a preset's name, a dict of values or a list of dicts \\(one per setting; got int\\)"),
+    ("expand-grid-list-of-int", lambda tmp: _kong("expand_grid")("kong", [{"k": 1}, 5]), TypeError,
+     "got a list holding int"),
+    ("replay-checksum-offset-str", lambda tmp: KongStream(k=2, dim=16).replay_checksum(
+        [0], [1], [1], [1], [0], offset="a"), TypeError, "'offset' must be an integer \\(got str\\)"),
+    ("replay-checksum-offset-negative", lambda tmp: KongStream(k=2, dim=16).replay_checksum(
+        [0], [1], [1], [1], [0], offset=-1), ValueError, "'offset' must be >= 0 \\(got -1\\)"),
+    ("stream-fit-callable-returns-none", _stream_fit(lambda: None), TypeError,
+     "'source', a callable, must return a fresh iterable of chunks each time it is called \\(it returned "
+     "NoneType\\)"),
+    ("stream-fit-path", _stream_fit("/tmp/edges.tsv"), TypeError,
+     "'source' must hold edges, not name a file .*read_streamspot"),
+    ("stream-fit-dict-without-columns", _stream_fit({"a": [1]}), ValueError,
+     "'source', a dict, is read as one chunk of columns and must hold"),
+    ("stream-fit-chunk-str", _stream_fit(["abc"]), TypeError,
+     "a chunk of edges must be a tuple .*\\(got str\\)"),
+    ("stream-fit-progress-no", _stream_fit([], progress="no"), TypeError, "'progress' must be True or False"),
+    ("kgram-counts-str", lambda tmp: __import__("kong_pyg").kgram_counts("abc", 2), TypeError,
+     "'string' must be a node's string as kong_strings gives it.*\\(got str\\)"),
+    ("kgram-counts-list-of-lists", lambda tmp: __import__("kong_pyg").kgram_counts([[1, 2]], 2), TypeError,
+     "'string' as a list must hold one tuple of labels per BFS level"),
+    ("compact-graphs-ints", lambda tmp: _kong("compact_graphs")([1, 2]), TypeError,
+     "graph 0 is not a torch_geometric.data.Data \\(got int\\)"),
+    ("cli-list-empty-item", cli("classify", "-q", "--C", "1,,2"), CommandFailed,
+     "exit 2: .*--C: an empty item in the comma-separated list '1,,2'"),
+    ("vectorizer-progress-yes", lambda tmp: KongVectorizer(k=2, progress="yes").fit_transform([graph()]),
+     TypeError, "'progress' must be True or False \\(got 'yes'\\)"),
+    ("cli-plot-sizes-twice", cli("classify", "-q", "--plot", "{tmp}/c.png", "--plot-sizes", "16,32,16"),
+     CommandFailed,
+     "exit 2: .*--plot-sizes must name each sketch size once \\(got \\[16\\] more than once\\)"),
+    ("transform-dataset-progress-no",
+     lambda tmp: __import__("kong_pyg").KongFeatures(k=2, dim=8).transform_dataset([graph()], progress="no"),
+     TypeError, "'progress' must be True or False \\(got 'no'\\)"),
+    ("cli-classify-download-without-dataset", cli("classify", "-q", "--download"), CommandFailed,
+     "exit 2: .*--download needs --dataset NAME"),
+    ("order-test-test-size-too-small",
+     lambda tmp: _kong("order_test")([graph(y=torch.tensor([i % 2])) for i in range(20)], test_size=0.01),
+     ValueError, "'test_size' 0.01 gives 1 test and 19 training graphs of 20; a stratified split needs"),
+]
+
+
+@pytest.mark.parametrize("id, call, error, match", CASES, ids=[c[0] for c in CASES])
+def test_bad_input(id, call, error, match, tmp_path):
+    with pytest.raises(error, match=match):
+        call(tmp_path)
+
+
+def test_the_case_ids_are_unique():
+    assert len({c[0] for c in CASES}) == len(CASES) >= 20
+
+
+def test_a_dict_of_columns_is_one_chunk_of_a_stream():
+    cols = {"src": [0, 1], "src_type": [1, 1], "dst": [1, 2], "dst_type": [1, 1], "edge_type": [0, 0]}
+    a, b = KongStream(k=2, hops=2, dim=16, seed=3), KongStream(k=2, hops=2, dim=16, seed=3)
+    a.fit(cols)
+    b.fit([cols])
+    assert torch.equal(a.sketches(), b.sketches()) and a.num_edges == 2 and a.sketches().abs().sum() > 0
+
+
+def test_a_streamspot_header_line_is_read_as_an_edge_with_a_warning(tmp_path):
+    from kong_pyg.datasets import read_streamspot
+
+    body = "1\ta\t2\tb\tc\t0\n2\tb\t3\ta\tc\t0\n"
+    (tmp_path / "h.tsv").write_text("src\tsrc_type\tdst\tdst_type\tedge_type\tgraph_id\n" + body)
+    with pytest.warns(UserWarning, match="the first line looks like a header: its graph id 'graph_id'"):
+        stream, _, _ = read_streamspot(str(tmp_path / "h.tsv"))
+    assert stream.graph_ids == ["graph_id", "0"]
+    (tmp_path / "ok.tsv").write_text(body)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert read_streamspot(str(tmp_path / "ok.tsv"))[0].graph_ids == ["0"]
+
+
+# ---------------------------------------------------------------------------
+# one rule for every C grid (config.check_c_grid)
+# ---------------------------------------------------------------------------
+
+
+def _quiet(fn, *args, **kwargs):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the graphs have no per-edge key: a warning, not the point here
+        return fn(*args, **kwargs)
+
+
+def _c_grid_entry_points():
+    """Per function taking a C grid: (its argument's name, a call returning comparable scores)."""
+    from kong_pyg import cross_validate, order_test
+    from kong_pyg.evaluation.harness import evaluate_features
+    from kong_pyg.evaluation.splits import make_splits
+    from kong_pyg.evaluation.svm import design, fit_many
+    from kong_pyg.experiments.table2 import method_grids
+
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(12, 3)), np.array([0, 1] * 6)
+    splits = make_splits(y, repeats=1, folds=2, inner_folds=2, seed=0)
+    train = np.ones((1, 12), bool)
+    train[0, :4] = False
+    ordered = [graph(y=torch.tensor([i % 2]), edge_index=torch.tensor([[0, 1, 2], [1, 2, 0]]) if i % 2
+                     else torch.tensor([[2, 1, 0], [1, 0, 2]])) for i in range(10)]
+    return {
+        "cross_validate": ("C", lambda C: cross_validate([X], y, repeats=1, folds=2, inner_folds=2,
+                                                         C=C).outer),
+        "evaluate_features": ("Cs", lambda C: evaluate_features({"X": X}, y, splits=splits,
+                                                                Cs=C)["X"].scores),
+        "order_test": ("C", lambda C: _quiet(order_test, ordered, splits=2, shuffles=1, inner_folds=2,
+                                             reverse=False, C=C).scores),
+        "fit_many": ("Cs", lambda C: fit_many(design(X), y, train, C).scores),
+        "run_table2": ("C_grid", lambda C: method_grids(["K-1"], C_grid=C)),
+    }
+
+
+BAD_GRIDS = {"empty": [], "zero": [0.0], "negative": [-1], "inf": [float("inf")], "nan": [float("nan")],
+             "bool": [True], "str": ["1"], "complex": [1j], "overflow": [10**400]}
+
+
+@pytest.mark.parametrize("bad", list(BAD_GRIDS.values()), ids=list(BAD_GRIDS))
+def test_every_c_grid_refuses_the_same_values_with_the_same_message(bad):
+    for where, (name, call) in _c_grid_entry_points().items():
+        with pytest.raises(ValueError, match=f"^'{name}' must be positive numbers, finite and at least one"):
+            call(bad)
+
+
+def test_every_c_grid_takes_the_same_forms_and_refuses_the_same_types():
+    from fractions import Fraction
+
+    for where, (name, call) in _c_grid_entry_points().items():
+        for bad in ("1", {1: 2}, {0.5, 2.0}, np.ones((2, 2)), True):  # (None: the default grid)
+            with pytest.raises(TypeError, match=f"^'{name}' must be a positive number or a sequence of them"):
+                call(bad)
+        ref = call([0.5, 2.0])
+        for same in (np.array([0.5, 2.0]), torch.tensor([0.5, 2.0], dtype=torch.float64), (Fraction(1, 2), 2),
+                     (c for c in [0.5, 2.0]), [np.float64(0.5), torch.tensor(2)]):
+            got = call(same)
+            assert str(got) == str(ref) if isinstance(ref, dict) else np.array_equal(np.asarray(got),
+                                                                                      np.asarray(ref)), where
+        one = call(2.0)  # a single number is a one-value grid
+        assert str(one) == str(call([2.0])) if isinstance(one, dict) else np.array_equal(
+            np.asarray(one), np.asarray(call([2.0]))), where
+
+
+def test_a_bad_progress_flag_leaves_a_checkpointed_stream_as_it_was(tmp_path):
+    cols = {"src": [0, 1], "src_type": [1, 1], "dst": [1, 2], "dst_type": [1, 1], "edge_type": [0, 0]}
+    done = KongStream(k=2, hops=1, dim=16)
+    done.fit(cols)
+    done.save(tmp_path / "ck.pt")
+    fresh = KongStream(k=2, hops=1, dim=16)
+    with pytest.raises(TypeError, match="'progress' must be True or False"):
+        fresh.fit(cols, checkpoint=tmp_path / "ck.pt", progress="no")
+    assert fresh.num_edges == 0
