@@ -78,7 +78,7 @@ def test_methods_registry():
     assert all(m in ms for m in DEFAULT_METHODS)
     # the normalized rows (and only those) get the wide C grid
     grids = method_grids(list(ms), C_GRID, C_GRID_NORMALIZED)
-    wide = {m for m, g in grids.items() if g is C_GRID_NORMALIZED}
+    wide = {m for m, g in grids.items() if g == [float(c) for c in C_GRID_NORMALIZED]}
     assert wide == {"K-1 authors", "K-2 authors", "K-2 authors consistent", "K-2 authors shuffled",
                     "K-2 authors reverse", "K-1 graph-norm", "K-2 blended graph-norm"}
     assert max(C_GRID_NORMALIZED) == 1e6 and max(C_GRID) == 1e4
