@@ -99,7 +99,7 @@ def test_a_dict_of_columns_is_one_chunk_of_a_stream():
     assert torch.equal(a.sketches(), b.sketches()) and a.num_edges == 2 and a.sketches().abs().sum() > 0
 
 
-def test_a_streamspot_header_line_is_read_as_an_edge_with_a_warning(tmp_path):
+def test_a_streamspot_header_line_is_read_as_an_edge_with_a_warning(tmp_path, capsys):
     from kong_pyg.datasets import read_streamspot
 
     body = "1\ta\t2\tb\tc\t0\n2\tb\t3\ta\tc\t0\n"
@@ -107,6 +107,10 @@ def test_a_streamspot_header_line_is_read_as_an_edge_with_a_warning(tmp_path):
     with pytest.warns(UserWarning, match="the first line looks like a header: its graph id 'graph_id'"):
         stream, _, _ = read_streamspot(str(tmp_path / "h.tsv"))
     assert stream.graph_ids == ["graph_id", "0"]
+    from kong_pyg.cli import main
+
+    assert main(["stream", str(tmp_path / "h.tsv"), "--out", str(tmp_path / "out"), "--quiet"]) == 0
+    assert "warning: the first line looks like a header" in capsys.readouterr().err
     (tmp_path / "ok.tsv").write_text(body)
     with warnings.catch_warnings():
         warnings.simplefilter("error")

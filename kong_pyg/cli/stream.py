@@ -299,6 +299,7 @@ def write_output(args: argparse.Namespace, ks: Any, reader: Any, seconds: float,
     import torch
 
     from ..datasets.streamspot import format_malformed
+    from ..datasets.streamspot.reader import header_note
 
     if ks.num_edges == 0:
         n_bad = reader.num_malformed if reader is not None else 0
@@ -310,6 +311,9 @@ def write_output(args: argparse.Namespace, ks: Any, reader: Any, seconds: float,
     x = ks.sketches().to(torch.float64 if args.float64 else torch.float32)
     decode = decode or (reader.decode if reader is not None else str)
     ids = [str(decode(i)) for i in ks.graph_ids]
+    note = header_note(ids)
+    if note is not None:
+        print(f"{PROG}: warning: {note}", file=sys.stderr)
     matrix_path, ids_path = output_paths(args.out)
     os.makedirs(os.path.dirname(os.path.abspath(matrix_path)), exist_ok=True)
     if matrix_path.endswith(".pt"):

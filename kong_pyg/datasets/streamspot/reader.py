@@ -27,7 +27,6 @@ from typing import Any, Dict, Iterable, Iterator, List, Optional, TextIO, Tuple,
 
 import numpy as np
 import torch
-from torch import Tensor
 
 from ...idmap import MAX_ID_DIGITS, IdMap, canonical_int, first_appearance
 from .records import EdgeChunk, EdgeStream, MalformedLine, MalformedLineError
@@ -486,20 +485,27 @@ def read_streamspot(
     ends, node = first_appearance(torch.stack([src, dst], dim=1).view(-1))
     _, node = first_appearance(graph.repeat_interleave(2) * max(ends.numel(), 1) + node)
     graph_ids = [str(reader.decode(k)) for k in keys.tolist()]
-    _warn_if_header(graph_ids, graph)
+    note = header_note(graph_ids, int((graph == 0).sum()) if graph_ids else None)
+    if note is not None:
+        warnings.warn(note, stacklevel=2)
     stream = EdgeStream(node[0::2], src_type, node[1::2], dst_type, edge_type, graph, graph_ids)
     return stream, reader.malformed, reader.num_malformed
 
 
-def _warn_if_header(graph_ids: List[str], graph: Tensor) -> None:
-    """Warn when the first line looks like a column header read as an edge of a graph of its own."""
+def header_note(graph_ids: List[str], first_edges: Optional[int] = None) -> Optional[str]:
+    """A warning when the first line looks like a column header read as an edge, else :obj:`None`.
+
+    It looks like one when the first graph's id is the only id that is not a number (and, where
+    :obj:`first_edges` is known, that graph has one edge).
+    """
     first = graph_ids[0] if graph_ids else ""
-    if len(graph_ids) > 1 and not first.isdigit() and all(g.isdigit() for g in graph_ids[1:]) \
-            and int((graph == 0).sum()) == 1:
-        warnings.warn(f"the first line looks like a header: its graph id {first!r} is the only one that is "
-                      "not a number, and that graph has no other edge. StreamSpot files have no header line; "
-                      "it was read as an edge of a graph of its own (remove the line to drop it)",
-                      stacklevel=3)
+    if len(graph_ids) < 2 or first.isdigit() or not all(g.isdigit() for g in graph_ids[1:]) \
+            or first_edges not in (None, 1):
+        return None
+    return (f"the first line looks like a header: its graph id {first!r} is the only one that is not a "
+            "number. StreamSpot files have no header line; it was read as an edge of a graph of its own "
+            "(remove the line to drop it)")
 
 
-__all__ = ["StreamSpotReader", "read_streamspot", "type_code_bytes", "show_token", "MAX_LINE_BYTES"]
+__all__ = ["StreamSpotReader", "read_streamspot", "header_note", "type_code_bytes", "show_token",
+           "MAX_LINE_BYTES"]
