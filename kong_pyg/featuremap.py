@@ -175,21 +175,20 @@ class ExactColumns:
             sq = scatter(rows.val * rows.val, rows.row, 0, gb.num_graphs, "sum")
             scale = torch.where(sq > 0, sq.rsqrt(), torch.zeros_like(sq))
         cols = self._global_columns(cfg, er, grow)
-        keep = (cols >= 0).nonzero().view(-1)
-        val = rows.val if scale is None else rows.val * scale[rows.row]
+        row, val = rows.row, rows.val if scale is None else rows.val * scale[rows.row]
+        if not grow:  # drop columns the fit did not see (a fit numbers them all)
+            keep = (cols >= 0).nonzero().view(-1)
+            row, val, cols = row.index_select(0, keep), val.index_select(0, keep), cols.index_select(0, keep)
         # CSR parts straight away: entries are sorted by graph already
-        indptr = exclusive_cumsum(torch.bincount(rows.row.index_select(0, keep), minlength=gb.num_graphs))
-        return (
-            val.index_select(0, keep).cpu().numpy(), cols.index_select(0, keep).cpu().numpy(),
-            indptr.cpu().numpy(),
-        )
+        indptr = exclusive_cumsum(torch.bincount(row, minlength=gb.num_graphs))
+        return val.cpu().numpy(), cols.cpu().numpy(), indptr.cpu().numpy()
 
     def _global_columns(self, cfg: KongConfig, er: ExactRows, grow: bool) -> Tensor:
         """Global column of every entry of :obj:`er.rows` (-1: unseen)."""
         rows = er.rows
         if cfg.degree == 1:
             used, inv = dense_rank(rows.col)
-            return self._gram_columns(er, used, grow)[inv]
+            return self._gram_columns(er, used, grow).index_select(0, inv)
         assert er.multisets is not None
         used, inv = dense_rank(er.multisets.reshape(-1))
         gram_cols = self._gram_columns(er, used, grow)[inv].view(er.multisets.shape)
@@ -208,24 +207,30 @@ class ExactColumns:
         code in :obj:`symbols_`. The constant is the pair (CONST_BLOCK, 0).
         """
         g = max(er.grams.num_grams, 1)
-        dev = local.device
-        block, gid = local // g, local % g
-        # string id of every distinct gram of the call (tables hold distinct rows)
-        of_gram = torch.full((g,), -1, dtype=torch.long, device=dev)
+        # string id of every distinct gram of the call (tables hold distinct rows, ids base.. in turn)
+        parts = []
         for n, base, table in er.grams.tables:
             sym = self.symbols_.lookup(table.reshape(-1), grow).view(table.shape)
+            if grow:  # every symbol and string is found (or numbered)
+                parts.append(self.strings_.lookup(sym, grow, distinct=True))
+                continue
             ok = (sym >= 0).all(dim=1)
             ids = self.strings_.lookup(sym.clamp(min=0), grow, distinct=True)
-            of_gram[base : base + table.size(0)] = torch.where(ok, ids, torch.full_like(ids, -1))
+            parts.append(torch.where(ok, ids, -1))
+        if er.grams.num_grams:
+            of_gram = torch.cat(parts) if len(parts) > 1 else parts[0]
+        else:  # no grams (tables without rows): the constant alone
+            of_gram = torch.full((1,), -1, dtype=torch.long, device=local.device)
         is_const = local == er.const_col
-        string = of_gram.index_select(0, gid.clamp(max=g - 1))
-        block = torch.where(is_const, torch.full_like(block, CONST_BLOCK), block)
-        string = torch.where(is_const, torch.zeros_like(string), string)
+        block = torch.where(is_const, CONST_BLOCK, local // g)
+        string = torch.where(is_const, 0, of_gram.index_select(0, local % g))
+        if grow:
+            return self.grams_.lookup_pairs(block, string, grow, distinct=True)
         found = (string >= 0).nonzero().view(-1)
         out = torch.full_like(local, -1)
         if found.numel():
-            pairs = torch.stack([block.index_select(0, found), string.index_select(0, found)], dim=1)
-            out[found] = self.grams_.lookup(pairs.to(dev), grow, distinct=True)
+            out[found] = self.grams_.lookup_pairs(block.index_select(0, found), string.index_select(0, found),
+                                                  grow, distinct=True)
         return out
 
     def _gram_name(self, col: int) -> str:
