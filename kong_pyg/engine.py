@@ -176,7 +176,10 @@ def exact_graph_map(
     one = torch.ones(n, dtype=torch.float64, device=dev)
     const = kernel.const_value(cfg)
     if cfg.degree == 1 and not kernel.needs_norms(cfg):
-        omega = walk_weights(prep.hood, one, cfg.hops)
+        # walks as long as the terms read (steps without occurrences, such as step 0 for k >= 2, read none)
+        depth = max((level - j for j, level, _ in rule.linear_terms(len(grams.steps), cfg.hops)
+                     if grams.steps[j] is not None), default=0)
+        omega = walk_weights(prep.hood, one, depth)
         rows = graph_linear_rows(grams, omega, batch, cfg.hops, rule, num_graphs)
         if const:
             sizes = scatter(one * const, batch, 0, num_graphs, "sum")

@@ -121,9 +121,7 @@ def propagate_rows(y: Rows, hood: Neighborhoods, num_nodes: int) -> Rows:
     total = int(per_edge.sum())
     check_entries(total, "node count vectors",
                   "use a sketch (dim=...), fewer hops, or smaller batches of graphs")
-    edge = torch.repeat_interleave(
-        torch.arange(per_edge.numel(), device=y.row.device), per_edge, output_size=total
-    )
+    edge = torch.repeat_interleave(per_edge, output_size=total)  # (edge e per_edge[e] times)
     within = torch.arange(total, device=y.row.device) - exclusive_cumsum(per_edge)[edge]
     src = rowptr.index_select(0, hood.nbr.index_select(0, edge)) + within
     return Rows(hood.center.index_select(0, edge), y.col.index_select(0, src), y.val.index_select(0, src))
@@ -301,7 +299,8 @@ def graph_linear_rows(
 ) -> Rows:
     r"""Graph rows of :math:`\sum_v \omega_0(v) c_v` without node rows.
 
-    :obj:`omega` are the walk weights of :func:`walk_weights`; see
+    :obj:`omega` are the walk weights of :func:`walk_weights` (at least
+    as many as the terms read); see
     :meth:`~kong_pyg.traversals.Traversal.linear_terms`.
     """
     g = max(grams.num_grams, 1)
@@ -359,7 +358,7 @@ def symmetric_power(rows: Rows, degree: int) -> tuple:
     for _ in range(1, degree):
         ext = row_end[rows.row[last]] - last
         total = int(ext.sum())
-        parent = torch.repeat_interleave(torch.arange(last.numel(), device=dev), ext, output_size=total)
+        parent = torch.repeat_interleave(ext, output_size=total)
         nxt = last[parent] + torch.arange(total, device=dev) - exclusive_cumsum(ext)[parent]
         same = nxt == last[parent]
         run = torch.where(same, run[parent] + 1, torch.ones_like(nxt))

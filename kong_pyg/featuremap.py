@@ -187,7 +187,7 @@ class ExactColumns:
         """Global column of every entry of :obj:`er.rows` (-1: unseen)."""
         rows = er.rows
         if cfg.degree == 1:
-            used, inv = dense_rank(rows.col)
+            used, inv = dense_rank(rows.col, (0, er.const_col))  # (columns: grams or the constant)
             return self._gram_columns(er, used, grow).index_select(0, inv)
         assert er.multisets is not None
         used, inv = dense_rank(er.multisets.reshape(-1))

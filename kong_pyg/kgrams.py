@@ -248,7 +248,7 @@ def _bigram_step(
     head.index_copy_(0, pos, state.prefix[:, 0].index_select(0, nbr))
     tail.index_copy_(0, pos, state.suffix[:, 0].index_select(0, nbr))
     size.index_copy_(0, pos, state.length.index_select(0, nbr))
-    owner = torch.repeat_interleave(torch.arange(n, device=device), n_items, output_size=total)
+    owner = torch.repeat_interleave(n_items, output_size=total)
     keep = (size > 0).nonzero().view(-1)
     owner = owner.index_select(0, keep)
     head = head.index_select(0, keep)
@@ -307,7 +307,7 @@ def concat_step(
     n_items = lab + (ptr[1:] - ptr[:-1]) * per_edge
     item_start = exclusive_cumsum(n_items)
     total = int(item_start[-1])
-    owner = torch.repeat_interleave(torch.arange(n, device=device), n_items, output_size=total)
+    owner = torch.repeat_interleave(n_items, output_size=total)
     length = torch.ones(total, dtype=torch.long, device=device)
     prefix = torch.full((total, k - 1), BREAK, dtype=torch.long, device=device)
     base = item_start.index_select(0, center) + lab
@@ -366,7 +366,7 @@ def occurrences(
         state = StringState(torch.ones_like(node_sym), sym, sym)
         if hops > 0:
             runs = edge_runs(hood, node_sym, edge_sym, rule.label_in_string)
-    else:
+    elif k > 2:
         state = initial_state(node_sym, k)
     for step in range(hops + 1):
         found = []
@@ -429,7 +429,7 @@ def concat_pieces(
     which[piece_pos] = torch.arange(m, device=device)
     offset = exclusive_cumsum(size)
     total = int(offset[-1])
-    item = torch.repeat_interleave(torch.arange(total_items, device=device), size, output_size=total)
+    item = torch.repeat_interleave(size, output_size=total)
     intra = torch.arange(total, device=device) - offset[item]
     j = which[item]
     is_end = j < 0
@@ -447,9 +447,7 @@ def concat_pieces(
     else:
         sym = torch.full((total,), BREAK, dtype=torch.long, device=device)
 
-    node_of_item = torch.repeat_interleave(
-        torch.arange(num_owners, device=device), count + 1, output_size=total_items
-    )
+    node_of_item = torch.repeat_interleave(count + 1, output_size=total_items)
     breaks = exclusive_cumsum((sym == BREAK).long())
     out = {}
     for n in lengths:
