@@ -151,9 +151,10 @@ def dense_row_ids(rows: Tensor) -> tuple:
             key = torch.add(rows[:, j], key, alpha=base)
         uniq, ids = dense_rank(key, (0, base**n - 1))
         digits = []
-        for _ in range(n):  # the rows back from their keys (the same rows as their first occurrence)
+        for _ in range(n - 1):  # the rows back from their keys (the same rows as their first occurrence)
             digits.append(uniq % base)
             uniq = uniq.div(base, rounding_mode="floor")
+        digits.append(uniq)
         return ids, torch.stack(digits[::-1], dim=1)
     uniq, sym = dense_rank(rows.reshape(-1), (low, high))
     sym = sym.view(m, n)

@@ -140,6 +140,9 @@ class ExactColumns:
         if dense is not None:
             return dense
         width = self.n_features_out_
+        if width < 2**31 and all(part[0].size < 2**31 for part in parts):
+            # scipy keeps 32-bit indices then: cast here, and it need not check every index to do so
+            parts = [(val, col.astype(np.int32), ptr.astype(np.int32)) for val, col, ptr in parts]
         mats = [sp.csr_matrix(part, shape=(part[2].size - 1, width)) for part in parts]
         out = mats[0] if len(mats) == 1 else sp.vstack(mats, format="csr")
         out.sort_indices()

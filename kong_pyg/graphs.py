@@ -203,21 +203,22 @@ _DTYPE = operator.attrgetter("dtype")
 _SHAPE = operator.attrgetter("shape")
 
 
-def _cat(parts: List[Tensor], dim: int) -> Tensor:
+def _cat(parts: List[Tensor], dim: int, shapes: Optional[List[Any]] = None) -> Tensor:
     """:func:`torch.cat`, or a view where the parts lie side by side in one storage.
 
     Graphs taken from a PyG dataset one by one are views into its collated
-    storage, so their union is one more view (no copy).
+    storage, so their union is one more view (no copy). :obj:`shapes`, if
+    known, are the parts' shapes.
     """
     first = parts[0]
     if len(parts) > 1 and isinstance(first, Tensor) and first.dim() > dim and first.layout == torch.strided:
-        view = _side_by_side(parts, dim)
+        view = _side_by_side(parts, dim, shapes)
         if view is not None:
             return view
     return torch.cat(parts, dim=dim)
 
 
-def _side_by_side(parts: List[Tensor], dim: int) -> Optional[Tensor]:
+def _side_by_side(parts: List[Tensor], dim: int, shapes: Optional[List[Any]] = None) -> Optional[Tensor]:
     """The parts as one view, if each starts where the previous one ends with the same layout (or None).
 
     Checked in bulk (a few calls per part, no Python loop body).
@@ -228,7 +229,8 @@ def _side_by_side(parts: List[Tensor], dim: int) -> Optional[Tensor]:
     stride = first.stride()
     if set(map(Tensor.stride, parts)) != {stride} or set(map(_DTYPE, parts)) != {first.dtype}:
         return None
-    shapes = list(map(_SHAPE, parts))
+    if shapes is None:
+        shapes = list(map(_SHAPE, parts))
     others: Iterator[Any]
     if dim == 0 or dim == first.dim() - 1:  # the other dimensions, by slicing (no Python loop body)
         others = map(operator.itemgetter(slice(1, None) if dim == 0 else slice(0, dim)), shapes)
@@ -248,18 +250,23 @@ def _side_by_side(parts: List[Tensor], dim: int) -> Optional[Tensor]:
     return first.as_strided(new_shape, stride, first.storage_offset())
 
 
-def _plain_graphs(xs: List[Any], eis: List[Any]) -> bool:
-    """Whether every :obj:`x` is a 1-D or 2-D tensor and every :obj:`edge_index` an integer ``[2, m]`` one.
+def _plain_graphs(xs: List[Any], eis: List[Any]) -> Optional[Tuple[List[Any], List[Any]]]:
+    """The shapes of :obj:`xs` and :obj:`eis` if they are plain graphs, else None.
 
-    Checked in bulk; where this fails, :func:`_concat` looks graph by graph for the error to raise.
+    Plain: every :obj:`x` a 1-D or 2-D tensor, every :obj:`edge_index` an
+    integer ``[2, m]`` tensor. Checked in bulk; where this fails,
+    :func:`_concat` looks graph by graph for the error to raise.
     """
     if set(map(type, xs)) != {Tensor} or set(map(type, eis)) != {Tensor}:
-        return False
-    if not set(map(Tensor.dim, xs)) <= {1, 2} or set(map(Tensor.dim, eis)) != {2}:
-        return False
-    if set(map(Tensor.size, eis, [0] * len(eis))) != {2}:
-        return False
-    return not any(d == torch.bool or d.is_floating_point or d.is_complex for d in set(map(_DTYPE, eis)))
+        return None
+    x_shapes, e_shapes = list(map(_SHAPE, xs)), list(map(_SHAPE, eis))
+    if not set(map(len, x_shapes)) <= {1, 2} or set(map(len, e_shapes)) != {2}:
+        return None
+    if set(map(operator.itemgetter(0), e_shapes)) != {2}:
+        return None
+    if any(d == torch.bool or d.is_floating_point or d.is_complex for d in set(map(_DTYPE, eis))):
+        return None
+    return x_shapes, e_shapes
 
 
 def _concat(chunk, start, edge_labels, edge_order_attr) -> GraphBatch:
@@ -271,7 +278,8 @@ def _concat(chunk, start, edge_labels, edge_order_attr) -> GraphBatch:
         maps = [_attributes(d) for d in chunk]
     xs = [a.get("x") for a in maps]
     eis = [a.get("edge_index") for a in maps]
-    for i, (x, ei) in enumerate([] if _plain_graphs(xs, eis) else zip(xs, eis)):
+    shapes = _plain_graphs(xs, eis)
+    for i, (x, ei) in enumerate([] if shapes is not None else zip(xs, eis)):
         if x is None:
             raise _no_labels(chunk[i], start + i)
         if not isinstance(x, Tensor):
@@ -283,12 +291,15 @@ def _concat(chunk, start, edge_labels, edge_order_attr) -> GraphBatch:
             raise ValueError(f"graph {start + i}: 'edge_index' must be a [2, num_edges] tensor")
         if ei.dtype == torch.bool or ei.is_floating_point() or ei.is_complex():  # before cat promotes it
             raise TypeError(f"graph {start + i}: {_BAD_EDGE_INDEX} (got {ei.dtype})")
-    nodes = list(map(Tensor.size, xs, [0] * len(xs)))
+    if shapes is None:  # (tensors of other types, checked above)
+        shapes = list(map(_SHAPE, xs)), list(map(_SHAPE, eis))
+    x_shapes, e_shapes = shapes
+    nodes = list(map(operator.itemgetter(0), x_shapes))
     if 0 in nodes:
         raise ValueError(f"graph {start + nodes.index(0)} is empty (no nodes); KONG needs at least one node")
     n_sizes = torch.tensor(nodes, dtype=torch.long)
-    e_sizes = torch.tensor([size[1] for size in map(_SHAPE, eis)], dtype=torch.long)
-    edge_index = _union_edges(_cat(eis, 1), n_sizes, e_sizes, start)
+    e_sizes = torch.tensor(list(map(operator.itemgetter(1), e_shapes)), dtype=torch.long)
+    edge_index = _union_edges(_cat(eis, 1, e_shapes), n_sizes, e_sizes, start)
 
     def _all_or_none(key: Optional[str]) -> Optional[Tensor]:
         if not key:
@@ -310,7 +321,7 @@ def _concat(chunk, start, edge_labels, edge_order_attr) -> GraphBatch:
 
     batch = torch.repeat_interleave(n_sizes, output_size=sum(nodes))
     return GraphBatch(
-        _cat_layout(xs, "x", start), edge_index, _all_or_none("edge_attr" if edge_labels else None),
+        _cat_layout(xs, "x", start, x_shapes), edge_index, _all_or_none("edge_attr" if edge_labels else None),
         _all_or_none(edge_order_attr), batch, start, len(chunk),
     )
 
@@ -321,10 +332,10 @@ def _shape_of(value: Any) -> str:
         f"a {type(value).__name__}"
 
 
-def _cat_layout(values: List[Any], key: str, start: int) -> Tensor:
+def _cat_layout(values: List[Any], key: str, start: int, shapes: Optional[List[Any]] = None) -> Tensor:
     """The graphs' :obj:`key` tensors stacked; where they do not fit together, an error naming a graph."""
     try:
-        return _cat(values, 0)
+        return _cat(values, 0, shapes)
     except (RuntimeError, TypeError):
         _same_layout(values, key, start)
         raise

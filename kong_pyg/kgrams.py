@@ -155,6 +155,7 @@ def _bigram_step_simple(
     with_label: bool,
     nbr_len: Optional[Tensor],
     runs: EdgeRuns,
+    need_state: bool = True,
 ) -> tuple:
     """:func:`_bigram_step` when no neighbor string is empty (:obj:`nbr_len` None: all of length 1).
 
@@ -162,6 +163,8 @@ def _bigram_step_simple(
     gaps, so the crossings come straight from consecutive edges: (edge
     symbol, neighbor's first symbol), (neighbor's last symbol, next edge
     symbol or next neighbor's first symbol), and for WL (label, first piece).
+    Without :obj:`need_state` the new state (and :obj:`nbr_len`) is not
+    computed: :obj:`None` is returned in its place.
     """
     n = node_sym.numel()
     head = state.prefix[:, 0]  # first symbol of every node's string
@@ -176,14 +179,20 @@ def _bigram_step_simple(
     if edge_sym is not None:
         node.append(hood.center)
         grams.append(torch.stack([edge_sym, head.index_select(0, hood.nbr)], dim=1))
+    if with_label:
+        assert runs.label_node is not None and runs.label_sym is not None and runs.label_first is not None
+        node.append(runs.label_node)
+        grams.append(torch.stack([runs.label_sym, first_of(runs.label_first)], 1))
+    cat_node = node[0] if len(node) == 1 else torch.cat(node)
+    cat_grams = grams[0] if len(grams) == 1 else torch.cat(grams)
+    out = {2: Occurrences(cat_node, cat_grams)}
+    if not need_state:
+        return out, None
     if hood.nbr.numel():
         first_sym, last_sym = first_of(runs.first), tail.index_select(0, runs.last)
     else:
         first_sym = last_sym = torch.full((n,), BREAK, dtype=torch.long, device=node_sym.device)
     if with_label:
-        assert runs.label_node is not None and runs.label_sym is not None and runs.label_first is not None
-        node.append(runs.label_node)
-        grams.append(torch.stack([runs.label_sym, first_of(runs.label_first)], 1))
         prefix = node_sym
         suffix = torch.where(runs.has, last_sym, node_sym)
     else:
@@ -197,9 +206,6 @@ def _bigram_step_simple(
         length = torch.full((n,), int(with_label), dtype=torch.long, device=node_sym.device)
         length.index_add_(0, hood.center, nbr_len if edge_sym is None else nbr_len + 1)
         length.clamp_(max=2)
-    cat_node = node[0] if len(node) == 1 else torch.cat(node)
-    cat_grams = grams[0] if len(grams) == 1 else torch.cat(grams)
-    out = {2: Occurrences(cat_node, cat_grams)}
     return out, StringState(length, prefix.view(n, 1), suffix.view(n, 1))
 
 
@@ -210,6 +216,7 @@ def _bigram_step(
     edge_sym: Optional[Tensor],
     with_label: bool,
     runs: Optional[EdgeRuns] = None,
+    need_state: bool = True,
 ) -> tuple:
     """:func:`concat_step` for :math:`k = 2`.
 
@@ -226,7 +233,9 @@ def _bigram_step(
     if runs is None:
         runs = edge_runs(hood, node_sym, edge_sym, with_label)
     if state.suffix is state.prefix:  # the first step's one-symbol strings (see occurrences)
-        return _bigram_step_simple(state, hood, node_sym, edge_sym, with_label, None, runs)
+        return _bigram_step_simple(state, hood, node_sym, edge_sym, with_label, None, runs, need_state)
+    if not need_state and bool((state.length > 0).all()):  # no empty string: no lengths needed either
+        return _bigram_step_simple(state, hood, node_sym, edge_sym, with_label, None, runs, False)
     nbr_len = state.length.index_select(0, nbr)
     if bool((nbr_len > 0).all()):
         return _bigram_step_simple(state, hood, node_sym, edge_sym, with_label, nbr_len, runs)
@@ -278,6 +287,7 @@ def concat_step(
     with_label: bool,
     lengths: List[int],
     runs: Optional[EdgeRuns] = None,
+    need_state: bool = True,
 ) -> tuple:
     r"""One step: concatenate pieces, return crossing n-grams and new state.
 
@@ -292,12 +302,15 @@ def concat_step(
         lengths (List[int]): The n-gram lengths to return (those :math:`\geq 2`).
         runs (EdgeRuns, optional): :math:`k = 2`: :func:`edge_runs` of these
             arguments, shared by the steps of a call (computed if not given).
+        need_state (bool, optional): :math:`k = 2`: whether the new state
+            is needed (not after the last step: the state may then be
+            :obj:`None`).
 
     Returns:
         (dict, StringState): Crossing occurrences per length, new state.
     """
     if k == 2:
-        return _bigram_step(state, hood, node_sym, edge_sym, with_label, runs)
+        return _bigram_step(state, hood, node_sym, edge_sym, with_label, runs, need_state)
     device = node_sym.device
     n = node_sym.numel()
     center, nbr, ptr = hood.center, hood.nbr, hood.segments
@@ -377,7 +390,7 @@ def occurrences(
                 found.append(Occurrences(hood.center, edge_sym.view(-1, 1)))
             if k > 1:
                 crossing, state = concat_step(
-                    state, hood, node_sym, edge_sym, k, rule.label_in_string, lengths, runs
+                    state, hood, node_sym, edge_sym, k, rule.label_in_string, lengths, runs, step < hops
                 )
                 found.extend(crossing[ln] for ln in sorted(crossing))
         yield found
