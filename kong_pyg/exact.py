@@ -106,7 +106,8 @@ def sum_duplicate_keys(key: Tensor, val: Tensor, num_cols: int, num_rows: Option
         if dense.dtype != val.dtype:  # (empty input: int64)
             dense = dense.to(val.dtype)
         uniq = dense.nonzero().view(-1)
-        return Rows(uniq // num_cols, uniq % num_cols, dense.index_select(0, uniq))
+        row = torch.div(uniq, num_cols, rounding_mode="floor")
+        return Rows(row, uniq % num_cols, dense.index_select(0, uniq))
     uniq, inv = dense_rank(key)
     out = Rows(uniq // num_cols, uniq % num_cols, scatter(val, inv, 0, uniq.numel(), "sum"))
     keep = out.val != 0

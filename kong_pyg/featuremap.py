@@ -225,7 +225,7 @@ class ExactColumns:
         else:  # no grams (tables without rows): the constant alone
             of_gram = torch.full((1,), -1, dtype=torch.long, device=local.device)
         is_const = local == er.const_col
-        block = torch.where(is_const, CONST_BLOCK, local // g)
+        block = torch.where(is_const, CONST_BLOCK, torch.div(local, g, rounding_mode="floor"))
         string = torch.where(is_const, 0, of_gram.index_select(0, local % g))
         if grow:
             return self.grams_.lookup_pairs(block, string, grow, distinct=True)

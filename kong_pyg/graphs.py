@@ -231,12 +231,8 @@ def _side_by_side(parts: List[Tensor], dim: int, shapes: Optional[List[Any]] = N
         return None
     if shapes is None:
         shapes = list(map(_SHAPE, parts))
-    others: Iterator[Any]
-    if dim == 0 or dim == first.dim() - 1:  # the other dimensions, by slicing (no Python loop body)
-        others = map(operator.itemgetter(slice(1, None) if dim == 0 else slice(0, dim)), shapes)
-    else:
-        others = (size[:dim] + size[dim + 1:] for size in shapes)
-    if len(set(others)) != 1:
+    others = [d for d in range(first.dim()) if d != dim]  # (same strides: the same number of dimensions)
+    if others and len(set(map(operator.itemgetter(*others), shapes))) != 1:
         return None
     sizes = np.array(list(map(operator.itemgetter(dim), shapes)), dtype=np.int64)
     step = stride[dim] * first.element_size()

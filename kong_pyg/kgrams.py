@@ -132,7 +132,7 @@ def edge_runs(hood: Neighborhoods, node_sym: Tensor, edge_sym: Optional[Tensor],
     m = nbr.numel()
     lead = nbr if edge_sym is None else edge_sym
     pair = (center[1:] == center[:-1]).nonzero().view(-1)  # consecutive edges of one node
-    degree = ptr[1:] - ptr[:-1]
+    degree = ptr.diff()
     has = degree > 0
     first, last = nbr, nbr  # (no edges: empty)
     if m:

@@ -110,7 +110,7 @@ class TupleVocab:
         :obj:`distinct` promises that no row repeats.
         """
         if rows.size(1) == 1:
-            return self.columns.lookup(-1 - rows[:, 0], grow, distinct)
+            return self.columns.lookup(torch.rsub(rows[:, 0], -1), grow, distinct)  # -1 - value
         if rows.size(1) == 2:
             return self.lookup_pairs(rows[:, 0], rows[:, 1], grow, distinct)
         node = torch.zeros(rows.size(0), dtype=torch.long, device=rows.device)
@@ -125,7 +125,8 @@ class TupleVocab:
     def lookup_pairs(self, first: Tensor, second: Tensor, grow: bool, distinct: bool = False) -> Tensor:
         """:meth:`lookup` of the rows :obj:`[first, second]`, given as two columns."""
         # _PAIR - (first << 31 | second), in two operations (second < 2^31)
-        return self.columns.lookup(torch.sub(_PAIR - second, first, alpha=1 << _SHIFT), grow, distinct)
+        key = torch.sub(torch.rsub(second, _PAIR), first, alpha=1 << _SHIFT)
+        return self.columns.lookup(key, grow, distinct)
 
     def row(self, col: int) -> List[int]:
         """The row of column :obj:`col` (for feature names)."""
