@@ -20,7 +20,7 @@ from . import engine
 from .config import KongConfig, check_attr_name, check_int, check_usable_device
 from .engine import ExactRows
 from .exact import ExactMapTooLarge, dense_rank
-from .graphs import GraphBatch, as_graph_sequence, iter_graph_batches, split_batch
+from .graphs import GraphBatch, as_graph_sequence, edges_checked, iter_graph_batches, split_batch
 from .kgrams import exclusive_cumsum
 from .memory import check_allocation
 from .ordering import ORDERS_WITH_KEY
@@ -115,7 +115,8 @@ class ExactColumns:
                 if hashes is None:
                     parts.extend(self._exact_parts(cfg, gb, grow=fit))
                 else:
-                    prep = engine.prepare(cfg, gb.x, gb.edge_index, gb.edge_attr, gb.edge_order)
+                    prep = engine.prepare(cfg, gb.x, gb.edge_index, gb.edge_attr, gb.edge_order,
+                                          edges_checked=edges_checked(gb))
                     steps = engine.kgram_steps(cfg, prep)
                     rows = None
                     if dense is not None:
@@ -160,7 +161,8 @@ class ExactColumns:
 
     def _exact_parts(self, cfg: KongConfig, gb: GraphBatch, grow: bool) -> List[tuple]:
         """CSR parts of a batch; a batch whose exact map is too large is split in halves."""
-        prep = engine.prepare(cfg, gb.x, gb.edge_index, gb.edge_attr, gb.edge_order)
+        prep = engine.prepare(cfg, gb.x, gb.edge_index, gb.edge_attr, gb.edge_order,
+                              edges_checked=edges_checked(gb))
         try:
             er = engine.exact_graph_map(cfg, prep, engine.kgram_steps(cfg, prep), gb.batch, gb.num_graphs)
         except ExactMapTooLarge as err:

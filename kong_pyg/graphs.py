@@ -347,6 +347,15 @@ def _same_layout(values: List[Any], key: str, start: int) -> None:
                              "or one-hot rows of one width)")
 
 
+def edges_checked(gb: GraphBatch) -> bool:
+    """Whether every edge index of a union of :func:`iter_graph_batches` is known to be a row of its :obj:`x`.
+
+    Each graph's edges were checked against its node count; so the union's
+    are against the union's, if :obj:`x` holds those nodes.
+    """
+    return gb.x.size(0) == gb.batch.numel()
+
+
 def split_batch(gb: GraphBatch) -> Tuple[GraphBatch, GraphBatch]:
     """The first and second half (by graphs) of a union of at least two graphs."""
     if gb.num_graphs < 2:
@@ -421,5 +430,6 @@ def compact_graphs(graphs: Any) -> List[Any]:
 
 
 __all__ = [
-    "GraphBatch", "as_graph_sequence", "compact_graphs", "count_nodes", "iter_graph_batches", "split_batch",
+    "GraphBatch", "as_graph_sequence", "compact_graphs", "count_nodes", "edges_checked", "iter_graph_batches",
+    "split_batch",
 ]
