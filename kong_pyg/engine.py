@@ -182,7 +182,7 @@ def exact_graph_map(
         # walks as long as the terms read (steps without occurrences, such as step 0 for k >= 2, read none)
         depth = max((level - j for j, level, _ in rule.linear_terms(len(grams.steps), cfg.hops)
                      if grams.steps[j] is not None), default=0)
-        omega = walk_weights(prep.hood, one, depth)
+        omega = walk_weights(prep.hood, one, depth, unit=True)
         rows = graph_linear_rows(grams, omega, batch, cfg.hops, rule, num_graphs)
         if const:
             sizes = scatter(one * const, batch, 0, num_graphs, "sum")

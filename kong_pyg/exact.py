@@ -283,10 +283,16 @@ def row_norms(rows: Rows, num_rows: int) -> Tensor:
     return scatter(unit * unit, rows.row, 0, num_rows, "sum").sqrt() * scale
 
 
-def walk_weights(hood: Neighborhoods, weight: Tensor, hops: int) -> List[Tensor]:
-    r""":math:`\omega_0 = weight`, :math:`\omega_d = A^\top \omega_{d-1}`."""
+def walk_weights(hood: Neighborhoods, weight: Tensor, hops: int, unit: bool = False) -> List[Tensor]:
+    r""":math:`\omega_0 = weight`, :math:`\omega_d = A^\top \omega_{d-1}`.
+
+    :obj:`unit` promises that :obj:`weight` is all ones: then
+    :math:`\omega_1` is a count of edges per neighbor (the same numbers).
+    """
     out = [weight]
-    for _ in range(hops):  # (index_add_ sums in edge order, as a scatter does)
+    if unit and hops:
+        out.append(torch.bincount(hood.nbr, minlength=weight.numel()).to(weight.dtype))
+    for _ in range(len(out) - 1, hops):  # (index_add_ sums in edge order, as a scatter does)
         out.append(torch.zeros_like(weight).index_add_(0, hood.nbr, out[-1].index_select(0, hood.center)))
     return out
 

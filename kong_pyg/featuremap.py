@@ -21,7 +21,6 @@ from .config import KongConfig, check_attr_name, check_int, check_usable_device
 from .engine import ExactRows
 from .exact import ExactMapTooLarge, dense_rank
 from .graphs import GraphBatch, as_graph_sequence, edges_checked, iter_graph_batches, split_batch
-from .kgrams import exclusive_cumsum
 from .memory import check_allocation
 from .ordering import ORDERS_WITH_KEY
 from .sketch import SketchHashes
@@ -184,8 +183,8 @@ class ExactColumns:
         if not grow:  # drop columns the fit did not see (a fit numbers them all)
             keep = (cols >= 0).nonzero().view(-1)
             row, val, cols = row.index_select(0, keep), val.index_select(0, keep), cols.index_select(0, keep)
-        # CSR parts straight away: entries are sorted by graph already
-        indptr = exclusive_cumsum(torch.bincount(row, minlength=gb.num_graphs))
+        # CSR parts straight away: entries are sorted by graph already (indptr[g]: entries of graphs < g)
+        indptr = torch.searchsorted(row, torch.arange(gb.num_graphs + 1, device=row.device))
         return val.cpu().numpy(), cols.cpu().numpy(), indptr.cpu().numpy()
 
     def _global_columns(self, cfg: KongConfig, er: ExactRows, grow: bool) -> Tensor:
