@@ -293,8 +293,9 @@ def _concat(chunk, start, edge_labels, edge_order_attr) -> GraphBatch:
     nodes = list(map(operator.itemgetter(0), x_shapes))
     if 0 in nodes:
         raise ValueError(f"graph {start + nodes.index(0)} is empty (no nodes); KONG needs at least one node")
-    n_sizes = torch.tensor(nodes, dtype=torch.long)
-    e_sizes = torch.tensor(list(map(operator.itemgetter(1), e_shapes)), dtype=torch.long)
+    # (through NumPy: torch.tensor reads a list of ints about 20x slower)
+    n_sizes = torch.from_numpy(np.array(nodes, dtype=np.int64))
+    e_sizes = torch.from_numpy(np.array(list(map(operator.itemgetter(1), e_shapes)), dtype=np.int64))
     edge_index = _union_edges(_cat(eis, 1, e_shapes), n_sizes, e_sizes, start)
 
     def _all_or_none(key: Optional[str]) -> Optional[Tensor]:
