@@ -79,12 +79,14 @@ def prepare(
     edge_index: Tensor,
     edge_attr: Optional[Tensor] = None,
     edge_order: Optional[Tensor] = None,
+    edges_checked: bool = False,
 ) -> PreparedGraph:
     """Check a graph (or a batch) and turn it into symbols and ordered neighborhoods.
 
     Edge labels are used when :obj:`edge_attr` is given and
     :obj:`cfg.edge_labels` is set; :math:`k = 1` needs no neighbor order,
-    so its edges are not sorted.
+    so its edges are not sorted. :obj:`edges_checked`: see
+    :func:`~kong_pyg.inputs.prepare_graph`.
     """
     if is_sparse_adjacency(edge_index):
         if cfg.k > 1:
@@ -100,6 +102,7 @@ def prepare(
     return prepare_graph(
         x, edge_index, edge_attr if cfg.edge_labels else None, edge_order,
         flow=cfg.flow, order=cfg.order, relabel=cfg.relabel, seed=cfg.seed, grouped=cfg.k > 1,
+        edges_checked=edges_checked,
     )
 
 
@@ -176,7 +179,10 @@ def exact_graph_map(
     one = torch.ones(n, dtype=torch.float64, device=dev)
     const = kernel.const_value(cfg)
     if cfg.degree == 1 and not kernel.needs_norms(cfg):
-        omega = walk_weights(prep.hood, one, cfg.hops)
+        # walks as long as the terms read (steps without occurrences, such as step 0 for k >= 2, read none)
+        depth = max((level - j for j, level, _ in rule.linear_terms(len(grams.steps), cfg.hops)
+                     if grams.steps[j] is not None), default=0)
+        omega = walk_weights(prep.hood, one, depth, unit=True)
         rows = graph_linear_rows(grams, omega, batch, cfg.hops, rule, num_graphs)
         if const:
             sizes = scatter(one * const, batch, 0, num_graphs, "sum")

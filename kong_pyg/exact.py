@@ -66,15 +66,16 @@ class Rows(NamedTuple):
     val: Tensor
 
 
-def dense_rank(values: Tensor) -> tuple:
+def dense_rank(values: Tensor, bounds: Optional[Tuple[int, int]] = None) -> tuple:
     """:obj:`torch.unique(values, return_inverse=True)` for 1-D ``int64``.
 
     Non-negative values of a small range are ranked with
     :func:`torch.bincount` (no sort); others fall back to
-    :func:`torch.unique`.
+    :func:`torch.unique`. :obj:`bounds`, if known, are a :obj:`(low, high)`
+    with every value in :obj:`[low, high]` (saves a pass).
     """
     if values.numel():
-        low, high = (int(v) for v in torch.aminmax(values))
+        low, high = bounds if bounds is not None else (int(v) for v in torch.aminmax(values))
         if low >= 0 and high < 4 * values.numel() + 65536:
             present = torch.bincount(values, minlength=high + 1) > 0
             rank = torch.cumsum(present, 0) - 1
@@ -90,14 +91,23 @@ def sum_duplicates(
     Small key spaces are summed densely (:func:`torch.bincount`, no sort).
     :obj:`num_rows` (a bound on :obj:`row`) saves a pass when known.
     """
-    key = row * num_cols + col
     if num_rows is None:
-        num_rows = int(row.max()) + 1 if key.numel() else 0
+        num_rows = int(row.max()) + 1 if row.numel() else 0
+    return sum_duplicate_keys(torch.add(col, row, alpha=num_cols), val, num_cols, num_rows)
+
+
+def sum_duplicate_keys(key: Tensor, val: Tensor, num_cols: int, num_rows: Optional[int] = None) -> Rows:
+    """:func:`sum_duplicates` of the entries :obj:`key = row * num_cols + col` (:obj:`col < num_cols`)."""
+    if num_rows is None:
+        num_rows = int(key.max()) // num_cols + 1 if key.numel() else 0
     space = num_rows * num_cols
     if space <= 4 * key.numel() + 65536:
-        dense = torch.bincount(key, weights=val, minlength=space).to(val.dtype)  # (empty input: int64)
+        dense = torch.bincount(key, weights=val, minlength=space)
+        if dense.dtype != val.dtype:  # (empty input: int64)
+            dense = dense.to(val.dtype)
         uniq = dense.nonzero().view(-1)
-        return Rows(uniq // num_cols, uniq % num_cols, dense.index_select(0, uniq))
+        row = torch.div(uniq, num_cols, rounding_mode="floor")
+        return Rows(row, uniq % num_cols, dense.index_select(0, uniq))
     uniq, inv = dense_rank(key)
     out = Rows(uniq // num_cols, uniq % num_cols, scatter(val, inv, 0, uniq.numel(), "sum"))
     keep = out.val != 0
@@ -112,9 +122,7 @@ def propagate_rows(y: Rows, hood: Neighborhoods, num_nodes: int) -> Rows:
     total = int(per_edge.sum())
     check_entries(total, "node count vectors",
                   "use a sketch (dim=...), fewer hops, or smaller batches of graphs")
-    edge = torch.repeat_interleave(
-        torch.arange(per_edge.numel(), device=y.row.device), per_edge, output_size=total
-    )
+    edge = torch.repeat_interleave(per_edge, output_size=total)  # (edge e per_edge[e] times)
     within = torch.arange(total, device=y.row.device) - exclusive_cumsum(per_edge)[edge]
     src = rowptr.index_select(0, hood.nbr.index_select(0, edge)) + within
     return Rows(hood.center.index_select(0, edge), y.col.index_select(0, src), y.val.index_select(0, src))
@@ -124,9 +132,9 @@ def dense_row_ids(rows: Tensor) -> tuple:
     """Dense ids of the distinct rows of an integer matrix :obj:`[M, n]`.
 
     Like :obj:`torch.unique(rows, dim=0, return_inverse=True)` but with 1-D
-    sorts only (much faster): values get dense ids, then columns are folded
-    into one ``int64`` key, compacted again whenever the next fold could
-    overflow.
+    sorts only (much faster): small non-negative values are folded into one
+    ``int64`` key as they are; others get dense ids first, then columns are
+    folded, compacted again whenever the next fold could overflow.
 
     Returns:
         (torch.Tensor, torch.Tensor): :obj:`ids [M]` and one representative
@@ -135,7 +143,21 @@ def dense_row_ids(rows: Tensor) -> tuple:
     m, n = rows.shape
     if m == 0 or n == 0:
         return rows.new_zeros(m), rows[:1] if m else rows.new_zeros(0, n)
-    uniq, sym = dense_rank(rows.reshape(-1))
+    low, high = (int(v) for v in torch.aminmax(rows))
+    base = high + 1
+    if n > 1 and low >= 0 and base**n <= 4 * m + 65536 and rows.dtype == torch.long:
+        # a small key space: the values themselves fold into a key in the same (lexicographic) order
+        key = rows[:, 0]
+        for j in range(1, n):
+            key = torch.add(rows[:, j], key, alpha=base)
+        uniq, ids = dense_rank(key, (0, base**n - 1))
+        digits = []
+        for _ in range(n - 1):  # the rows back from their keys (the same rows as their first occurrence)
+            digits.append(uniq % base)
+            uniq = uniq.div(base, rounding_mode="floor")
+        digits.append(uniq)
+        return ids, torch.stack(digits[::-1], dim=1)
+    uniq, sym = dense_rank(rows.reshape(-1), (low, high))
     sym = sym.view(m, n)
     if n == 1:
         return sym.view(-1), uniq.view(-1, 1)
@@ -179,15 +201,18 @@ def index_grams(steps: List[List[Occurrences]]) -> LocalGrams:
     ids: Dict[int, List[Tensor]] = {}
     base = 0
     for n in sorted(by_len):
-        inv, rows = dense_row_ids(torch.cat(by_len[n]))
+        parts = by_len[n]
+        inv, rows = dense_row_ids(parts[0] if len(parts) == 1 else torch.cat(parts))
         tables.append((n, base, rows))
-        ids[n] = list((inv + base).split([g.size(0) for g in by_len[n]]))
+        ids[n] = list((inv + base if base else inv).split([g.size(0) for g in parts]))
         base += rows.size(0)
     out: List[Optional[Tuple[Tensor, Tensor]]] = []
     for occ in steps:
         node = [o.node for o in occ]
         gid = [ids[o.grams.size(1)].pop(0) for o in occ]
-        if node:
+        if len(node) == 1:
+            out.append((node[0], gid[0]))
+        elif node:
             out.append((torch.cat(node), torch.cat(gid)))
         else:
             out.append(None)
@@ -258,10 +283,16 @@ def row_norms(rows: Rows, num_rows: int) -> Tensor:
     return scatter(unit * unit, rows.row, 0, num_rows, "sum").sqrt() * scale
 
 
-def walk_weights(hood: Neighborhoods, weight: Tensor, hops: int) -> List[Tensor]:
-    r""":math:`\omega_0 = weight`, :math:`\omega_d = A^\top \omega_{d-1}`."""
+def walk_weights(hood: Neighborhoods, weight: Tensor, hops: int, unit: bool = False) -> List[Tensor]:
+    r""":math:`\omega_0 = weight`, :math:`\omega_d = A^\top \omega_{d-1}`.
+
+    :obj:`unit` promises that :obj:`weight` is all ones: then
+    :math:`\omega_1` is a count of edges per neighbor (the same numbers).
+    """
     out = [weight]
-    for _ in range(hops):  # (index_add_ sums in edge order, as a scatter does)
+    if unit and hops:
+        out.append(torch.bincount(hood.nbr, minlength=weight.numel()).to(weight.dtype))
+    for _ in range(len(out) - 1, hops):  # (index_add_ sums in edge order, as a scatter does)
         out.append(torch.zeros_like(weight).index_add_(0, hood.nbr, out[-1].index_select(0, hood.center)))
     return out
 
@@ -276,24 +307,30 @@ def graph_linear_rows(
 ) -> Rows:
     r"""Graph rows of :math:`\sum_v \omega_0(v) c_v` without node rows.
 
-    :obj:`omega` are the walk weights of :func:`walk_weights`; see
+    :obj:`omega` are the walk weights of :func:`walk_weights` (at least
+    as many as the terms read); see
     :meth:`~kong_pyg.traversals.Traversal.linear_terms`.
     """
     g = max(grams.num_grams, 1)
-    rows, cols, vals = [batch.new_zeros(0)], [batch.new_zeros(0)], [omega[0].new_zeros(0)]
-    last_block = 0
-    for j, level, block in traversal.linear_terms(len(grams.steps), hops):
-        last_block = max(last_block, block)
+    terms = list(traversal.linear_terms(len(grams.steps), hops))
+    num_cols = (max((block for _, _, block in terms), default=0) + 1) * g
+    keys, vals = [], []
+    step_key: Dict[int, Tensor] = {}
+    for j, level, block in terms:
         entry = grams.steps[j]
         if entry is None:
             continue
         node, gid = entry
-        rows.append(batch.index_select(0, node))
-        cols.append(gid + block * g)
+        if j not in step_key:  # (graph, gram) of the step's occurrences, once for all its blocks
+            step_key[j] = torch.add(gid, batch.index_select(0, node), alpha=num_cols)
+        keys.append(step_key[j] + block * g if block else step_key[j])
         vals.append(omega[level - j].index_select(0, node))
+    if not keys:
+        keys, vals = [batch.new_zeros(0)], [omega[0].new_zeros(0)]
     # (grams whose strings no walk reaches sum to zero and are dropped)
     # (columns span the blocks used: one block for WL, a third of BFS's key space)
-    return sum_duplicates(torch.cat(rows), torch.cat(cols), torch.cat(vals), (last_block + 1) * g, num_graphs)
+    return sum_duplicate_keys(keys[0] if len(keys) == 1 else torch.cat(keys),
+                              vals[0] if len(vals) == 1 else torch.cat(vals), num_cols, num_graphs)
 
 
 def power_size(rows: Rows, num_rows: int, degree: int) -> float:
@@ -329,7 +366,7 @@ def symmetric_power(rows: Rows, degree: int) -> tuple:
     for _ in range(1, degree):
         ext = row_end[rows.row[last]] - last
         total = int(ext.sum())
-        parent = torch.repeat_interleave(torch.arange(last.numel(), device=dev), ext, output_size=total)
+        parent = torch.repeat_interleave(ext, output_size=total)
         nxt = last[parent] + torch.arange(total, device=dev) - exclusive_cumsum(ext)[parent]
         same = nxt == last[parent]
         run = torch.where(same, run[parent] + 1, torch.ones_like(nxt))
@@ -361,6 +398,7 @@ __all__ = [
     "Rows",
     "dense_rank",
     "sum_duplicates",
+    "sum_duplicate_keys",
     "propagate_rows",
     "dense_row_ids",
     "LocalGrams",

@@ -20,8 +20,7 @@ from . import engine
 from .config import KongConfig, check_attr_name, check_bool, check_int, check_usable_device
 from .engine import ExactRows
 from .exact import ExactMapTooLarge, dense_rank
-from .graphs import GraphBatch, as_graph_sequence, iter_graph_batches, split_batch
-from .kgrams import exclusive_cumsum
+from .graphs import GraphBatch, as_graph_sequence, edges_checked, iter_graph_batches, split_batch
 from .memory import check_allocation
 from .ordering import ORDERS_WITH_KEY
 from .sketch import SketchHashes
@@ -116,7 +115,8 @@ class ExactColumns:
                 if hashes is None:
                     parts.extend(self._exact_parts(cfg, gb, grow=fit))
                 else:
-                    prep = engine.prepare(cfg, gb.x, gb.edge_index, gb.edge_attr, gb.edge_order)
+                    prep = engine.prepare(cfg, gb.x, gb.edge_index, gb.edge_attr, gb.edge_order,
+                                          edges_checked=edges_checked(gb))
                     steps = engine.kgram_steps(cfg, prep)
                     rows = None
                     if dense is not None:
@@ -141,6 +141,9 @@ class ExactColumns:
         if dense is not None:
             return dense
         width = self.n_features_out_
+        if width < 2**31 and all(part[0].size < 2**31 for part in parts):
+            # scipy keeps 32-bit indices then: cast here, and it need not check every index to do so
+            parts = [(val, col.astype(np.int32), ptr.astype(np.int32)) for val, col, ptr in parts]
         mats = [sp.csr_matrix(part, shape=(part[2].size - 1, width)) for part in parts]
         out = mats[0] if len(mats) == 1 else sp.vstack(mats, format="csr")
         out.sort_indices()
@@ -158,7 +161,8 @@ class ExactColumns:
 
     def _exact_parts(self, cfg: KongConfig, gb: GraphBatch, grow: bool) -> List[tuple]:
         """CSR parts of a batch; a batch whose exact map is too large is split in halves."""
-        prep = engine.prepare(cfg, gb.x, gb.edge_index, gb.edge_attr, gb.edge_order)
+        prep = engine.prepare(cfg, gb.x, gb.edge_index, gb.edge_attr, gb.edge_order,
+                              edges_checked=edges_checked(gb))
         try:
             er = engine.exact_graph_map(cfg, prep, engine.kgram_steps(cfg, prep), gb.batch, gb.num_graphs)
         except ExactMapTooLarge as err:
@@ -176,21 +180,20 @@ class ExactColumns:
             sq = scatter(rows.val * rows.val, rows.row, 0, gb.num_graphs, "sum")
             scale = torch.where(sq > 0, sq.rsqrt(), torch.zeros_like(sq))
         cols = self._global_columns(cfg, er, grow)
-        keep = (cols >= 0).nonzero().view(-1)
-        val = rows.val if scale is None else rows.val * scale[rows.row]
-        # CSR parts straight away: entries are sorted by graph already
-        indptr = exclusive_cumsum(torch.bincount(rows.row.index_select(0, keep), minlength=gb.num_graphs))
-        return (
-            val.index_select(0, keep).cpu().numpy(), cols.index_select(0, keep).cpu().numpy(),
-            indptr.cpu().numpy(),
-        )
+        row, val = rows.row, rows.val if scale is None else rows.val * scale[rows.row]
+        if not grow:  # drop columns the fit did not see (a fit numbers them all)
+            keep = (cols >= 0).nonzero().view(-1)
+            row, val, cols = row.index_select(0, keep), val.index_select(0, keep), cols.index_select(0, keep)
+        # CSR parts straight away: entries are sorted by graph already (indptr[g]: entries of graphs < g)
+        indptr = torch.searchsorted(row, torch.arange(gb.num_graphs + 1, device=row.device))
+        return val.cpu().numpy(), cols.cpu().numpy(), indptr.cpu().numpy()
 
     def _global_columns(self, cfg: KongConfig, er: ExactRows, grow: bool) -> Tensor:
         """Global column of every entry of :obj:`er.rows` (-1: unseen)."""
         rows = er.rows
         if cfg.degree == 1:
-            used, inv = dense_rank(rows.col)
-            return self._gram_columns(er, used, grow)[inv]
+            used, inv = dense_rank(rows.col, (0, er.const_col))  # (columns: grams or the constant)
+            return self._gram_columns(er, used, grow).index_select(0, inv)
         assert er.multisets is not None
         used, inv = dense_rank(er.multisets.reshape(-1))
         gram_cols = self._gram_columns(er, used, grow)[inv].view(er.multisets.shape)
@@ -209,24 +212,30 @@ class ExactColumns:
         code in :obj:`symbols_`. The constant is the pair (CONST_BLOCK, 0).
         """
         g = max(er.grams.num_grams, 1)
-        dev = local.device
-        block, gid = local // g, local % g
-        # string id of every distinct gram of the call (tables hold distinct rows)
-        of_gram = torch.full((g,), -1, dtype=torch.long, device=dev)
+        # string id of every distinct gram of the call (tables hold distinct rows, ids base.. in turn)
+        parts = []
         for n, base, table in er.grams.tables:
             sym = self.symbols_.lookup(table.reshape(-1), grow).view(table.shape)
+            if grow:  # every symbol and string is found (or numbered)
+                parts.append(self.strings_.lookup(sym, grow, distinct=True))
+                continue
             ok = (sym >= 0).all(dim=1)
             ids = self.strings_.lookup(sym.clamp(min=0), grow, distinct=True)
-            of_gram[base : base + table.size(0)] = torch.where(ok, ids, torch.full_like(ids, -1))
+            parts.append(torch.where(ok, ids, -1))
+        if er.grams.num_grams:
+            of_gram = torch.cat(parts) if len(parts) > 1 else parts[0]
+        else:  # no grams (tables without rows): the constant alone
+            of_gram = torch.full((1,), -1, dtype=torch.long, device=local.device)
         is_const = local == er.const_col
-        string = of_gram.index_select(0, gid.clamp(max=g - 1))
-        block = torch.where(is_const, torch.full_like(block, CONST_BLOCK), block)
-        string = torch.where(is_const, torch.zeros_like(string), string)
+        block = torch.where(is_const, CONST_BLOCK, torch.div(local, g, rounding_mode="floor"))
+        string = torch.where(is_const, 0, of_gram.index_select(0, local % g))
+        if grow:
+            return self.grams_.lookup_pairs(block, string, grow, distinct=True)
         found = (string >= 0).nonzero().view(-1)
         out = torch.full_like(local, -1)
         if found.numel():
-            pairs = torch.stack([block.index_select(0, found), string.index_select(0, found)], dim=1)
-            out[found] = self.grams_.lookup(pairs.to(dev), grow, distinct=True)
+            out[found] = self.grams_.lookup_pairs(block.index_select(0, found), string.index_select(0, found),
+                                                  grow, distinct=True)
         return out
 
     def _gram_name(self, col: int) -> str:

@@ -6,8 +6,10 @@ disjoint union (node indices shifted), straight from an in-memory dataset's
 collated storage when it has one (no per-graph Python work).
 """
 import copy
+import operator
 from typing import Any, Iterator, List, NamedTuple, Optional, Sequence, Tuple, Union
 
+import numpy as np
 import torch
 from torch import Tensor
 
@@ -36,7 +38,7 @@ class GraphBatch(NamedTuple):
 def _ranges(starts: Tensor, sizes: Tensor) -> Tensor:
     """Concatenated :obj:`arange(start, start + size)` for every pair."""
     total = int(sizes.sum())
-    owner = torch.repeat_interleave(torch.arange(sizes.numel()), sizes, output_size=total)
+    owner = torch.repeat_interleave(sizes, output_size=total)  # (i repeated sizes[i] times)
     return starts[owner] + torch.arange(total) - exclusive_cumsum(sizes)[owner]
 
 
@@ -109,56 +111,68 @@ def _slice_store(dataset, store, start, stop, edge_labels, edge_order_attr) -> G
     data, slices = store
     indices = dataset.indices()
     xs, es = slices["x"], slices["edge_index"]
+    nodes: Union[slice, Tensor]
+    edges: Union[slice, Tensor]
     if isinstance(indices, range) and indices.step == 1:  # consecutive graphs: plain slices
         g0 = indices.start + start
-        idx = torch.arange(g0, g0 + stop - start)
+        x_bounds, e_bounds = xs[g0 : g0 + stop - start + 1], es[g0 : g0 + stop - start + 1]
+        n_sizes, e_sizes = x_bounds.diff(), e_bounds.diff()
+        last = stop - start
+        x_lo, x_hi, e_lo, e_hi = torch.cat([x_bounds[::last], e_bounds[::last]]).tolist()
+        nodes, edges = slice(x_lo, x_hi), slice(e_lo, e_hi)
+        offsets: Optional[Tensor] = x_bounds[:-1] - x_lo
+        num_nodes: Optional[int] = x_hi - x_lo
     else:
         idx = torch.as_tensor(indices[start:stop], dtype=torch.long)
-    n_sizes = xs[idx + 1] - xs[idx]
-    e_sizes = es[idx + 1] - es[idx]
+        n_sizes = xs[idx + 1] - xs[idx]
+        e_sizes = es[idx + 1] - es[idx]
+        nodes = _ranges(xs[idx], n_sizes)
+        edges = _ranges(es[idx], e_sizes)
+        offsets, num_nodes = None, None
     if bool((n_sizes == 0).any()):
         bad = start + int((n_sizes == 0).nonzero()[0])
         raise ValueError(f"graph {bad} is empty (no nodes); KONG needs at least one node")
-    nodes: Union[slice, Tensor]
-    edges: Union[slice, Tensor]
-    if isinstance(indices, range) and indices.step == 1:
-        nodes = slice(int(xs[g0]), int(xs[g0 + stop - start]))
-        edges = slice(int(es[g0]), int(es[g0 + stop - start]))
-    else:
-        nodes = _ranges(xs[idx], n_sizes)
-        edges = _ranges(es[idx], e_sizes)
-    edge_index = _union_edges(data.edge_index[:, edges], n_sizes, e_sizes, start)
-    batch = torch.repeat_interleave(torch.arange(idx.numel()), n_sizes)
+    edge_index = _union_edges(data.edge_index[:, edges], n_sizes, e_sizes, start, offsets)
+    batch = torch.repeat_interleave(n_sizes, output_size=num_nodes)  # (graph g n_sizes[g] times)
     attr = None
     if edge_labels and "edge_attr" in slices and data.edge_attr is not None:
         attr = data.edge_attr[edges]
     order = None
     if edge_order_attr and edge_order_attr in slices:
         order = data[edge_order_attr][edges]
-    return GraphBatch(data.x[nodes], edge_index, attr, order, batch, start, idx.numel())
+    return GraphBatch(data.x[nodes], edge_index, attr, order, batch, start, n_sizes.numel())
 
 
 #: The error for an edge_index of a non-integer dtype.
 _BAD_EDGE_INDEX = "'edge_index' must have dtype torch.long, integer node indices"
 
 
-def _union_edges(local: Tensor, n_sizes: Tensor, e_sizes: Tensor, start: int) -> Tensor:
-    """Shift each graph's local :obj:`edge_index` by its node offset, checking it first."""
+def _union_edges(local: Tensor, n_sizes: Tensor, e_sizes: Tensor, start: int,
+                 offsets: Optional[Tensor] = None) -> Tensor:
+    """Shift each graph's local :obj:`edge_index` by its node offset, checking it first.
+
+    :obj:`offsets`, if known, are the first node of each graph in the union
+    (the exclusive cumulative sum of :obj:`n_sizes`).
+    """
     if local.dtype == torch.bool or local.is_floating_point() or local.is_complex():
         raise TypeError(f"{_BAD_EDGE_INDEX} (got {local.dtype})")
     dev = local.device
-    n_sizes, e_sizes = n_sizes.to(dev), e_sizes.to(dev)
-    g_of_edge = torch.repeat_interleave(torch.arange(n_sizes.numel(), device=dev), e_sizes,
-                                        output_size=local.size(1))
-    size_of_edge = n_sizes.index_select(0, g_of_edge)
-    bad = ((local < 0) | (local >= size_of_edge)).any(dim=0)
-    if bool(bad.any()):
+    if n_sizes.device != dev:
+        n_sizes, e_sizes = n_sizes.to(dev), e_sizes.to(dev)
+        offsets = None if offsets is None else offsets.to(dev)
+    g_of_edge = torch.repeat_interleave(e_sizes, output_size=local.size(1))  # (graph g e_sizes[g] times)
+    top = (n_sizes - 1).index_select(0, g_of_edge)
+    # 0 <= local <= top iff neither local nor top - local is negative: one sign test, one sync
+    if local.numel() and int((local | (top - local)).min()) < 0:
+        bad = ((local < 0) | (local > top)).any(dim=0)
         g = int(g_of_edge[bad.nonzero()[0, 0]])
         raise ValueError(
             f"graph {start + g}: 'edge_index' holds node indices outside [0, {int(n_sizes[g])}) "
             "(an edge into another graph, or a negative index)"
         )
-    return local + exclusive_cumsum(n_sizes)[:-1].index_select(0, g_of_edge)
+    if offsets is None:
+        offsets = exclusive_cumsum(n_sizes)[:-1]
+    return local + offsets.index_select(0, g_of_edge)
 
 
 def _attributes(d: Any) -> Any:
@@ -185,42 +199,83 @@ class _GetAttr:
         return getattr(self.obj, key, default)
 
 
-def _cat(parts: List[Tensor], dim: int) -> Tensor:
+_DTYPE = operator.attrgetter("dtype")
+_SHAPE = operator.attrgetter("shape")
+
+
+def _cat(parts: List[Tensor], dim: int, shapes: Optional[List[Any]] = None) -> Tensor:
     """:func:`torch.cat`, or a view where the parts lie side by side in one storage.
 
     Graphs taken from a PyG dataset one by one are views into its collated
-    storage, so their union is one more view (no copy).
+    storage, so their union is one more view (no copy). :obj:`shapes`, if
+    known, are the parts' shapes.
     """
     first = parts[0]
     if len(parts) > 1 and isinstance(first, Tensor) and first.dim() > dim and first.layout == torch.strided:
-        stride, dtype, shape = first.stride(), first.dtype, first.shape
-        other = shape[:dim] + shape[dim + 1:]
-        step = stride[dim] * first.element_size()
-        expect, total = first.data_ptr(), 0
-        for t in parts:  # each part starts where the previous one ends, with the same layout
-            if not isinstance(t, Tensor) or t.data_ptr() != expect:
-                break
-            if t.dtype != dtype or t.stride() != stride:
-                break
-            size = t.shape
-            if size[:dim] + size[dim + 1:] != other:
-                break
-            expect += size[dim] * step
-            total += size[dim]
-        else:
-            last = parts[-1]
-            if step > 0 and last.untyped_storage().data_ptr() == first.untyped_storage().data_ptr():
-                new_shape = list(shape)
-                new_shape[dim] = total
-                return first.as_strided(new_shape, stride, first.storage_offset())
+        view = _side_by_side(parts, dim, shapes)
+        if view is not None:
+            return view
     return torch.cat(parts, dim=dim)
 
 
+def _side_by_side(parts: List[Tensor], dim: int, shapes: Optional[List[Any]] = None) -> Optional[Tensor]:
+    """The parts as one view, if each starts where the previous one ends with the same layout (or None).
+
+    Checked in bulk (a few calls per part, no Python loop body).
+    """
+    first = parts[0]
+    if not all(issubclass(t, Tensor) for t in set(map(type, parts))):
+        return None
+    stride = first.stride()
+    if set(map(Tensor.stride, parts)) != {stride} or set(map(_DTYPE, parts)) != {first.dtype}:
+        return None
+    if shapes is None:
+        shapes = list(map(_SHAPE, parts))
+    others = [d for d in range(first.dim()) if d != dim]  # (same strides: the same number of dimensions)
+    if others and len(set(map(operator.itemgetter(*others), shapes))) != 1:
+        return None
+    sizes = np.array(list(map(operator.itemgetter(dim), shapes)), dtype=np.int64)
+    step = stride[dim] * first.element_size()
+    ptrs = np.array(list(map(Tensor.data_ptr, parts)), dtype=np.int64)
+    if step <= 0 or not np.array_equal(np.diff(ptrs), sizes[:-1] * step):
+        return None
+    if parts[-1].untyped_storage().data_ptr() != first.untyped_storage().data_ptr():
+        return None
+    new_shape = list(first.shape)
+    new_shape[dim] = int(sizes.sum())
+    return first.as_strided(new_shape, stride, first.storage_offset())
+
+
+def _plain_graphs(xs: List[Any], eis: List[Any]) -> Optional[Tuple[List[Any], List[Any]]]:
+    """The shapes of :obj:`xs` and :obj:`eis` if they are plain graphs, else None.
+
+    Plain: every :obj:`x` a 1-D or 2-D tensor, every :obj:`edge_index` an
+    integer ``[2, m]`` tensor. Checked in bulk; where this fails,
+    :func:`_concat` looks graph by graph for the error to raise.
+    """
+    if set(map(type, xs)) != {Tensor} or set(map(type, eis)) != {Tensor}:
+        return None
+    x_shapes, e_shapes = list(map(_SHAPE, xs)), list(map(_SHAPE, eis))
+    if not set(map(len, x_shapes)) <= {1, 2} or set(map(len, e_shapes)) != {2}:
+        return None
+    if set(map(operator.itemgetter(0), e_shapes)) != {2}:
+        return None
+    if any(d == torch.bool or d.is_floating_point or d.is_complex for d in set(map(_DTYPE, eis))):
+        return None
+    return x_shapes, e_shapes
+
+
 def _concat(chunk, start, edge_labels, edge_order_attr) -> GraphBatch:
-    maps = [_attributes(d) for d in chunk]
+    try:  # Data: their own dicts
+        maps = [d._store._mapping for d in chunk]
+        if set(map(type, maps)) != {dict}:
+            raise AttributeError
+    except AttributeError:
+        maps = [_attributes(d) for d in chunk]
     xs = [a.get("x") for a in maps]
     eis = [a.get("edge_index") for a in maps]
-    for i, (x, ei) in enumerate(zip(xs, eis)):
+    shapes = _plain_graphs(xs, eis)
+    for i, (x, ei) in enumerate([] if shapes is not None else zip(xs, eis)):
         if x is None:
             raise _no_labels(chunk[i], start + i)
         if not isinstance(x, Tensor):
@@ -232,12 +287,16 @@ def _concat(chunk, start, edge_labels, edge_order_attr) -> GraphBatch:
             raise ValueError(f"graph {start + i}: 'edge_index' must be a [2, num_edges] tensor")
         if ei.dtype == torch.bool or ei.is_floating_point() or ei.is_complex():  # before cat promotes it
             raise TypeError(f"graph {start + i}: {_BAD_EDGE_INDEX} (got {ei.dtype})")
-    n_sizes = torch.tensor([x.shape[0] for x in xs], dtype=torch.long)
-    if bool((n_sizes == 0).any()):
-        raise ValueError(f"graph {start + int((n_sizes == 0).nonzero()[0])} is empty (no nodes); "
-                         "KONG needs at least one node")
-    e_sizes = torch.tensor([ei.shape[1] for ei in eis], dtype=torch.long)
-    edge_index = _union_edges(_cat(eis, 1), n_sizes, e_sizes, start)
+    if shapes is None:  # (tensors of other types, checked above)
+        shapes = list(map(_SHAPE, xs)), list(map(_SHAPE, eis))
+    x_shapes, e_shapes = shapes
+    nodes = list(map(operator.itemgetter(0), x_shapes))
+    if 0 in nodes:
+        raise ValueError(f"graph {start + nodes.index(0)} is empty (no nodes); KONG needs at least one node")
+    # (through NumPy: torch.tensor reads a list of ints about 20x slower)
+    n_sizes = torch.from_numpy(np.array(nodes, dtype=np.int64))
+    e_sizes = torch.from_numpy(np.array(list(map(operator.itemgetter(1), e_shapes)), dtype=np.int64))
+    edge_index = _union_edges(_cat(eis, 1, e_shapes), n_sizes, e_sizes, start)
 
     def _all_or_none(key: Optional[str]) -> Optional[Tensor]:
         if not key:
@@ -257,9 +316,9 @@ def _concat(chunk, start, edge_labels, edge_order_attr) -> GraphBatch:
                                 f"{kinds[0]}: give every graph's sort key one dtype")
         return _cat_layout(values, key, start)
 
-    batch = torch.repeat_interleave(torch.arange(len(chunk)), n_sizes)
+    batch = torch.repeat_interleave(n_sizes, output_size=sum(nodes))
     return GraphBatch(
-        _cat_layout(xs, "x", start), edge_index, _all_or_none("edge_attr" if edge_labels else None),
+        _cat_layout(xs, "x", start, x_shapes), edge_index, _all_or_none("edge_attr" if edge_labels else None),
         _all_or_none(edge_order_attr), batch, start, len(chunk),
     )
 
@@ -270,10 +329,10 @@ def _shape_of(value: Any) -> str:
         f"a {type(value).__name__}"
 
 
-def _cat_layout(values: List[Any], key: str, start: int) -> Tensor:
+def _cat_layout(values: List[Any], key: str, start: int, shapes: Optional[List[Any]] = None) -> Tensor:
     """The graphs' :obj:`key` tensors stacked; where they do not fit together, an error naming a graph."""
     try:
-        return _cat(values, 0)
+        return _cat(values, 0, shapes)
     except (RuntimeError, TypeError):
         _same_layout(values, key, start)
         raise
@@ -287,6 +346,15 @@ def _same_layout(values: List[Any], key: str, start: int) -> None:
             raise ValueError(f"graph {start + i}: '{key}' is {_shape_of(v)}, but graph {start} has "
                              f"{_shape_of(first)}: every graph needs the same layout (integer labels, "
                              "or one-hot rows of one width)")
+
+
+def edges_checked(gb: GraphBatch) -> bool:
+    """Whether every edge index of a union of :func:`iter_graph_batches` is known to be a row of its :obj:`x`.
+
+    Each graph's edges were checked against its node count; so the union's
+    are against the union's, if :obj:`x` holds those nodes.
+    """
+    return gb.x.size(0) == gb.batch.numel()
 
 
 def split_batch(gb: GraphBatch) -> Tuple[GraphBatch, GraphBatch]:
@@ -366,5 +434,6 @@ def compact_graphs(graphs: Any) -> List[Any]:
 
 
 __all__ = [
-    "GraphBatch", "as_graph_sequence", "compact_graphs", "count_nodes", "iter_graph_batches", "split_batch",
+    "GraphBatch", "as_graph_sequence", "compact_graphs", "count_nodes", "edges_checked", "iter_graph_batches",
+    "split_batch",
 ]

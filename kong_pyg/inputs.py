@@ -65,8 +65,13 @@ def edge_index_from_sparse(adj_t: Any, num_nodes: int, flow: str) -> Tensor:
     return torch.stack([col, row]).long()
 
 
-def check_edge_index(edge_index: Any, num_nodes: int, device: Optional[torch.device] = None) -> Tensor:
-    """Check a :obj:`[2, num_edges]` index tensor against :obj:`num_nodes` (and :obj:`x`'s device)."""
+def check_edge_index(edge_index: Any, num_nodes: int, device: Optional[torch.device] = None,
+                     check_range: bool = True) -> Tensor:
+    """Check a :obj:`[2, num_edges]` index tensor against :obj:`num_nodes` (and :obj:`x`'s device).
+
+    Without :obj:`check_range` the indices themselves are not read (the
+    caller has checked them against :obj:`num_nodes` already).
+    """
     if not isinstance(edge_index, Tensor):
         raise TypeError(
             "'edge_index' must be a [2, num_edges] torch.LongTensor; sparse "
@@ -87,7 +92,7 @@ def check_edge_index(edge_index: Any, num_nodes: int, device: Optional[torch.dev
         )
     if device is not None and edge_index.device != device:
         raise ValueError(f"'x' is on {device} but 'edge_index' is on {edge_index.device}")
-    if edge_index.numel() > 0:
+    if check_range and edge_index.numel() > 0:
         low, high = torch.aminmax(edge_index)  # one pass, one sync
         lo, hi = int(low), int(high)
         if lo < 0:
@@ -139,6 +144,9 @@ def labels(t, name: str, length: int) -> Tensor:
         # its dot product with 0..C-1 is the index of the 1.
         arg = one_hot_index(t)
         top = t.gather(1, arg.view(-1, 1)).view(-1)
+        # A 1 in every row and one non-zero per row: exactly one-hot rows (one sync, no row sums)
+        if bool((top == 1).all() & (t.count_nonzero() == t.size(0))):
+            return arg
         onehot = (t.sum(dim=1) == 1) & (top == 1)
         if t.is_floating_point():
             if not bool(onehot.all() & (t.min() >= 0)):  # (one sync)
@@ -268,6 +276,7 @@ def prepare_graph(
     relabel: int = 0,
     seed: int = 0,
     grouped: bool = True,
+    edges_checked: bool = False,
 ) -> PreparedGraph:
     r"""Check a graph and turn it into symbols and ordered neighborhoods.
 
@@ -284,6 +293,9 @@ def prepare_graph(
         grouped (bool): Group edges by center in neighbor order (needed for
             :math:`k \geq 2`); see
             :func:`~kong_pyg.ordering.ordered_neighborhoods`.
+        edges_checked (bool): The caller has checked every index of
+            :obj:`edge_index` against the rows of :obj:`x` (the unions of
+            :func:`~kong_pyg.graphs.iter_graph_batches`): no second pass.
     """
     if not isinstance(x, Tensor):
         raise TypeError(f"'x' must be a torch.Tensor of node labels (got {type(x).__name__})")
@@ -292,7 +304,7 @@ def prepare_graph(
         raise ValueError("the graph is empty: 'x' has no rows (KONG needs at least one node)")
     if x.device.type == "meta":
         raise ValueError("'x' is on the 'meta' device, which holds no values: KONG reads the labels")
-    edge_index = check_edge_index(edge_index, n, x.device)
+    edge_index = check_edge_index(edge_index, n, x.device, check_range=not edges_checked)
     m = edge_index.size(1)
     for name, t in (("edge_attr", edge_attr), ("edge_order", edge_order)):
         if isinstance(t, Tensor) and t.device != x.device:

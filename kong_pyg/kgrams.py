@@ -91,6 +91,62 @@ def _new_length(state: StringState, hood: Neighborhoods, n: int, lab: int, esy: 
     return length.clamp(max=k)
 
 
+class EdgeRuns(NamedTuple):
+    """What :func:`_bigram_step_simple` reads of the neighborhoods: the same at every step.
+
+    Attributes:
+        pair_node (torch.Tensor): :obj:`[P]` the node of every two consecutive
+            edges :obj:`e, e + 1` of one neighborhood.
+        pair_tail (torch.Tensor): :obj:`[P]` the neighbor of edge :obj:`e`
+            (its string's last symbol starts the pair's crossing).
+        pair_lead (torch.Tensor): :obj:`[P]` the neighbor of edge
+            :obj:`e + 1` (its string's first symbol ends the crossing), or,
+            with edge symbols, the edge symbol of :obj:`e + 1` itself.
+        first (torch.Tensor): :obj:`[N]` the same for every node's first
+            edge (:obj:`[0]` without edges).
+        last (torch.Tensor): :obj:`[N]` the neighbor of every node's last
+            edge (:obj:`[0]` without edges).
+        degree (torch.Tensor): :obj:`[N]` neighborhood sizes.
+        has (torch.Tensor): :obj:`[N]` whether the node has neighbors.
+        label_node (torch.Tensor, optional): WL: the nodes with neighbors.
+        label_sym (torch.Tensor, optional): WL: their symbols.
+        label_first (torch.Tensor, optional): WL: :obj:`first` of those nodes.
+    """
+
+    pair_node: Tensor
+    pair_tail: Tensor
+    pair_lead: Tensor
+    first: Tensor
+    last: Tensor
+    degree: Tensor
+    has: Tensor
+    label_node: Optional[Tensor]
+    label_sym: Optional[Tensor]
+    label_first: Optional[Tensor]
+
+
+def edge_runs(hood: Neighborhoods, node_sym: Tensor, edge_sym: Optional[Tensor],
+              with_label: bool) -> EdgeRuns:
+    """The :class:`EdgeRuns` of grouped neighborhoods (once per call, not per step)."""
+    center, nbr, ptr = hood.center, hood.nbr, hood.segments
+    m = nbr.numel()
+    lead = nbr if edge_sym is None else edge_sym
+    pair = (center[1:] == center[:-1]).nonzero().view(-1)  # consecutive edges of one node
+    degree = ptr.diff()
+    has = degree > 0
+    first, last = nbr, nbr  # (no edges: empty)
+    if m:
+        first = lead.index_select(0, ptr[:-1].clamp(max=m - 1))
+        last = nbr.index_select(0, (ptr[1:] - 1).clamp(min=0))
+    label_node = label_sym = label_first = None
+    if with_label:
+        label_node = has.nonzero().view(-1)
+        label_sym = node_sym.index_select(0, label_node)
+        label_first = first.index_select(0, label_node)
+    return EdgeRuns(center.index_select(0, pair), nbr.index_select(0, pair), lead.index_select(0, pair + 1),
+                    first, last, degree, has, label_node, label_sym, label_first)
+
+
 def _bigram_step_simple(
     state: StringState,
     hood: Neighborhoods,
@@ -98,6 +154,8 @@ def _bigram_step_simple(
     edge_sym: Optional[Tensor],
     with_label: bool,
     nbr_len: Optional[Tensor],
+    runs: EdgeRuns,
+    need_state: bool = True,
 ) -> tuple:
     """:func:`_bigram_step` when no neighbor string is empty (:obj:`nbr_len` None: all of length 1).
 
@@ -105,42 +163,50 @@ def _bigram_step_simple(
     gaps, so the crossings come straight from consecutive edges: (edge
     symbol, neighbor's first symbol), (neighbor's last symbol, next edge
     symbol or next neighbor's first symbol), and for WL (label, first piece).
+    Without :obj:`need_state` the new state (and :obj:`nbr_len`) is not
+    computed: :obj:`None` is returned in its place.
     """
     n = node_sym.numel()
-    center, nbr, ptr = hood.center, hood.nbr, hood.segments
-    m = nbr.numel()
-    head = state.prefix[:, 0].index_select(0, nbr)
+    head = state.prefix[:, 0]  # first symbol of every node's string
     # one-symbol strings (the first step) have the same first and last symbol
-    tail = head if state.suffix is state.prefix else state.suffix[:, 0].index_select(0, nbr)
-    lead = head if edge_sym is None else edge_sym  # first symbol of each edge's pieces
-    pair = (center[1:] == center[:-1]).nonzero().view(-1)  # consecutive edges of one node
-    node = [center.index_select(0, pair)]
-    grams = [torch.stack([tail.index_select(0, pair), lead[1:].index_select(0, pair)], dim=1)]
+    tail = head if state.suffix is state.prefix else state.suffix[:, 0]
+
+    def first_of(nodes_or_syms: Tensor) -> Tensor:  # first symbols of the runs' pieces
+        return nodes_or_syms if edge_sym is not None else head.index_select(0, nodes_or_syms)
+
+    node = [runs.pair_node]
+    grams = [torch.stack([tail.index_select(0, runs.pair_tail), first_of(runs.pair_lead)], dim=1)]
     if edge_sym is not None:
-        node.append(center)
-        grams.append(torch.stack([edge_sym, head], dim=1))
-    deg = ptr[1:] - ptr[:-1]
-    has = deg > 0
-    first_sym = lead.index_select(0, ptr[:-1].clamp(max=max(m - 1, 0))) if m else lead.new_full((n,), BREAK)
-    last_sym = tail.index_select(0, (ptr[1:] - 1).clamp(min=0)) if m else first_sym
+        node.append(hood.center)
+        grams.append(torch.stack([edge_sym, head.index_select(0, hood.nbr)], dim=1))
     if with_label:
-        has_idx = has.nonzero().view(-1)
-        node.append(has_idx)
-        grams.append(torch.stack([node_sym.index_select(0, has_idx), first_sym.index_select(0, has_idx)], 1))
-        prefix = node_sym.clone()
-        suffix = torch.where(has, last_sym, node_sym)
-    else:
-        prefix = torch.where(has, first_sym, BREAK)
-        suffix = torch.where(has, last_sym, BREAK)
-    if nbr_len is None:  # one-symbol neighbor strings: the length is a function of the degree
-        length = deg * (1 + int(edge_sym is not None)) + int(with_label)
-    else:
-        length = torch.full((n,), int(with_label), dtype=torch.long, device=node_sym.device)
-        length.index_add_(0, center, nbr_len if edge_sym is None else nbr_len + 1)
+        assert runs.label_node is not None and runs.label_sym is not None and runs.label_first is not None
+        node.append(runs.label_node)
+        grams.append(torch.stack([runs.label_sym, first_of(runs.label_first)], 1))
     cat_node = node[0] if len(node) == 1 else torch.cat(node)
     cat_grams = grams[0] if len(grams) == 1 else torch.cat(grams)
     out = {2: Occurrences(cat_node, cat_grams)}
-    return out, StringState(length.clamp_(max=2), prefix.view(n, 1), suffix.view(n, 1))
+    if not need_state:
+        return out, None
+    if hood.nbr.numel():
+        first_sym, last_sym = first_of(runs.first), tail.index_select(0, runs.last)
+    else:
+        first_sym = last_sym = torch.full((n,), BREAK, dtype=torch.long, device=node_sym.device)
+    if with_label:
+        prefix = node_sym
+        suffix = torch.where(runs.has, last_sym, node_sym)
+    else:
+        prefix = torch.where(runs.has, first_sym, BREAK)
+        suffix = torch.where(runs.has, last_sym, BREAK)
+    if nbr_len is None:  # one-symbol neighbor strings: the length is a function of the degree
+        per_edge, lab = 1 + int(edge_sym is not None), int(with_label)
+        length = runs.degree.clamp(max=2) if (per_edge, lab) == (1, 0) else \
+            (runs.degree * per_edge + lab).clamp_(max=2)
+    else:
+        length = torch.full((n,), int(with_label), dtype=torch.long, device=node_sym.device)
+        length.index_add_(0, hood.center, nbr_len if edge_sym is None else nbr_len + 1)
+        length.clamp_(max=2)
+    return out, StringState(length, prefix.view(n, 1), suffix.view(n, 1))
 
 
 def _bigram_step(
@@ -149,23 +215,30 @@ def _bigram_step(
     node_sym: Tensor,
     edge_sym: Optional[Tensor],
     with_label: bool,
+    runs: Optional[EdgeRuns] = None,
+    need_state: bool = True,
 ) -> tuple:
     """:func:`concat_step` for :math:`k = 2`.
 
     A crossing 2-gram is the last symbol of a non-empty piece followed by the
     first symbol of the next non-empty piece of the same node, so pieces
     reduce to (first symbol, last symbol, length) and no compressed string is
-    needed.
+    needed. :obj:`runs` (:func:`edge_runs`, computed here if not given) is
+    shared by the steps of one call.
     """
     device = node_sym.device
     n = node_sym.numel()
     center, nbr, ptr = hood.center, hood.nbr, hood.segments
     lab, esy = int(with_label), int(edge_sym is not None)
+    if runs is None:
+        runs = edge_runs(hood, node_sym, edge_sym, with_label)
     if state.suffix is state.prefix:  # the first step's one-symbol strings (see occurrences)
-        return _bigram_step_simple(state, hood, node_sym, edge_sym, with_label, None)
+        return _bigram_step_simple(state, hood, node_sym, edge_sym, with_label, None, runs, need_state)
+    if not need_state and bool((state.length > 0).all()):  # no empty string: no lengths needed either
+        return _bigram_step_simple(state, hood, node_sym, edge_sym, with_label, None, runs, False)
     nbr_len = state.length.index_select(0, nbr)
     if bool((nbr_len > 0).all()):
-        return _bigram_step_simple(state, hood, node_sym, edge_sym, with_label, nbr_len)
+        return _bigram_step_simple(state, hood, node_sym, edge_sym, with_label, nbr_len, runs)
     per_edge = 1 + esy
     deg = ptr[1:] - ptr[:-1]
     n_items = lab + deg * per_edge  # [label] (edge-symbol, neighbor)*
@@ -184,7 +257,7 @@ def _bigram_step(
     head.index_copy_(0, pos, state.prefix[:, 0].index_select(0, nbr))
     tail.index_copy_(0, pos, state.suffix[:, 0].index_select(0, nbr))
     size.index_copy_(0, pos, state.length.index_select(0, nbr))
-    owner = torch.repeat_interleave(torch.arange(n, device=device), n_items, output_size=total)
+    owner = torch.repeat_interleave(n_items, output_size=total)
     keep = (size > 0).nonzero().view(-1)
     owner = owner.index_select(0, keep)
     head = head.index_select(0, keep)
@@ -213,6 +286,8 @@ def concat_step(
     k: int,
     with_label: bool,
     lengths: List[int],
+    runs: Optional[EdgeRuns] = None,
+    need_state: bool = True,
 ) -> tuple:
     r"""One step: concatenate pieces, return crossing n-grams and new state.
 
@@ -225,12 +300,17 @@ def concat_step(
         k (int): The k-gram length.
         with_label (bool): Whether the string starts with :math:`l(v)` (WL).
         lengths (List[int]): The n-gram lengths to return (those :math:`\geq 2`).
+        runs (EdgeRuns, optional): :math:`k = 2`: :func:`edge_runs` of these
+            arguments, shared by the steps of a call (computed if not given).
+        need_state (bool, optional): :math:`k = 2`: whether the new state
+            is needed (not after the last step: the state may then be
+            :obj:`None`).
 
     Returns:
         (dict, StringState): Crossing occurrences per length, new state.
     """
     if k == 2:
-        return _bigram_step(state, hood, node_sym, edge_sym, with_label)
+        return _bigram_step(state, hood, node_sym, edge_sym, with_label, runs, need_state)
     device = node_sym.device
     n = node_sym.numel()
     center, nbr, ptr = hood.center, hood.nbr, hood.segments
@@ -240,7 +320,7 @@ def concat_step(
     n_items = lab + (ptr[1:] - ptr[:-1]) * per_edge
     item_start = exclusive_cumsum(n_items)
     total = int(item_start[-1])
-    owner = torch.repeat_interleave(torch.arange(n, device=device), n_items, output_size=total)
+    owner = torch.repeat_interleave(n_items, output_size=total)
     length = torch.ones(total, dtype=torch.long, device=device)
     prefix = torch.full((total, k - 1), BREAK, dtype=torch.long, device=device)
     base = item_start.index_select(0, center) + lab
@@ -290,23 +370,27 @@ def occurrences(
     rule = get_traversal(traversal) if isinstance(traversal, str) else traversal
     lengths = gram_lengths(k, blended)
     n = node_sym.numel()
-    nodes = torch.arange(n, device=node_sym.device)
-    labels = Occurrences(nodes, node_sym.view(-1, 1))
+    labels = None
+    if 1 in lengths:
+        labels = Occurrences(torch.arange(n, device=node_sym.device), node_sym.view(-1, 1))
+    runs = None
     if k == 2:  # one-symbol strings of length 1: the suffix is the prefix (read-only here)
         sym = node_sym.view(-1, 1)
         state = StringState(torch.ones_like(node_sym), sym, sym)
-    else:
+        if hops > 0:
+            runs = edge_runs(hood, node_sym, edge_sym, rule.label_in_string)
+    elif k > 2:
         state = initial_state(node_sym, k)
     for step in range(hops + 1):
         found = []
-        if 1 in lengths and rule.label_step(step):
+        if labels is not None and rule.label_step(step):
             found.append(labels)
         if step > 0:
             if 1 in lengths and edge_sym is not None:
                 found.append(Occurrences(hood.center, edge_sym.view(-1, 1)))
             if k > 1:
                 crossing, state = concat_step(
-                    state, hood, node_sym, edge_sym, k, rule.label_in_string, lengths
+                    state, hood, node_sym, edge_sym, k, rule.label_in_string, lengths, runs, step < hops
                 )
                 found.extend(crossing[ln] for ln in sorted(crossing))
         yield found
@@ -358,7 +442,7 @@ def concat_pieces(
     which[piece_pos] = torch.arange(m, device=device)
     offset = exclusive_cumsum(size)
     total = int(offset[-1])
-    item = torch.repeat_interleave(torch.arange(total_items, device=device), size, output_size=total)
+    item = torch.repeat_interleave(size, output_size=total)
     intra = torch.arange(total, device=device) - offset[item]
     j = which[item]
     is_end = j < 0
@@ -376,9 +460,7 @@ def concat_pieces(
     else:
         sym = torch.full((total,), BREAK, dtype=torch.long, device=device)
 
-    node_of_item = torch.repeat_interleave(
-        torch.arange(num_owners, device=device), count + 1, output_size=total_items
-    )
+    node_of_item = torch.repeat_interleave(count + 1, output_size=total_items)
     breaks = exclusive_cumsum((sym == BREAK).long())
     out = {}
     for n in lengths:

@@ -69,7 +69,8 @@ def torch_threads(threads: Optional[int], cap: bool = True) -> Iterator[None]:
     import torch  # here, so that the command line's parsers (which read default_jobs) stay light
 
     old = torch.get_num_threads()
-    want = max(1, min(int(threads), available_cores())) if cap else int(threads)
+    # (one thread needs no look at the cores)
+    want = max(1, min(int(threads), available_cores())) if cap and int(threads) > 1 else int(threads)
     if want == old:
         yield
         return

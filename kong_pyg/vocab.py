@@ -12,6 +12,9 @@ from typing import List
 import torch
 from torch import Tensor
 
+#: The keys of an empty vocabulary (shared: a vocabulary replaces its tensors, never writes into them).
+_NO_KEYS = torch.zeros(0, dtype=torch.long)
+
 
 class KeyVocab:
     """Dense ids for ``int64`` keys, in order of first appearance.
@@ -21,9 +24,9 @@ class KeyVocab:
     """
 
     def __init__(self):
-        self.keys = torch.zeros(0, dtype=torch.long)  # by id
-        self._sorted = torch.zeros(0, dtype=torch.long)
-        self._ids = torch.zeros(0, dtype=torch.long)
+        self.keys = _NO_KEYS  # by id
+        self._sorted = _NO_KEYS
+        self._ids = _NO_KEYS
 
     def __len__(self) -> int:
         return self.keys.numel()
@@ -34,25 +37,38 @@ class KeyVocab:
         :obj:`distinct` promises that :obj:`keys` has no repeats.
         """
         dev = keys.device
-        sorted_keys, sorted_ids = self._sorted.to(dev), self._ids.to(dev)
         if distinct:
             uniq, inv = keys, None
         else:
             uniq, inv = torch.unique(keys, return_inverse=True)
-        ids = torch.full_like(uniq, -1)
-        if sorted_keys.numel():
-            pos = torch.searchsorted(sorted_keys, uniq).clamp(max=sorted_keys.numel() - 1)
-            found = sorted_keys.index_select(0, pos) == uniq
-            ids = torch.where(found, sorted_ids.index_select(0, pos), ids)
+        if not self.keys.numel():  # empty: nothing to search
+            if not grow:
+                ids = torch.full_like(uniq, -1)
+            else:
+                ids = torch.arange(uniq.numel(), device=dev)
+                fresh = uniq.cpu()
+                self.keys = fresh.clone() if inv is None else fresh
+                if inv is None:  # in the caller's order
+                    order = torch.argsort(fresh)
+                    self._sorted, self._ids = fresh.index_select(0, order), order
+                else:  # torch.unique's sorted order
+                    self._sorted, self._ids = self.keys, ids.cpu()
+            return ids if inv is None else ids.index_select(0, inv)
+        sorted_keys, sorted_ids = self._sorted.to(dev), self._ids.to(dev)
+        pos = torch.searchsorted(sorted_keys, uniq).clamp_(max=sorted_keys.numel() - 1)
+        found = sorted_keys.index_select(0, pos) == uniq
+        ids = torch.where(found, sorted_ids.index_select(0, pos), -1)
         if grow:
-            new = ids < 0
-            fresh = uniq[new]
-            ids[new] = len(self) + torch.arange(fresh.numel(), device=dev)
-            self.keys = torch.cat([self.keys, fresh.cpu()])
-            merged = torch.cat([self._sorted, fresh.cpu()])
-            merged_ids = torch.cat([self._ids, ids[new].cpu()])
-            order = torch.argsort(merged)
-            self._sorted, self._ids = merged[order], merged_ids[order]
+            new = (~found).nonzero().view(-1)
+            if new.numel():
+                fresh = uniq.index_select(0, new)
+                fresh_ids = len(self) + torch.arange(new.numel(), device=dev)
+                ids.index_copy_(0, new, fresh_ids)
+                self.keys = torch.cat([self.keys, fresh.cpu()])
+                merged = torch.cat([self._sorted, fresh.cpu()])
+                merged_ids = torch.cat([self._ids, fresh_ids.cpu()])
+                order = torch.argsort(merged)
+                self._sorted, self._ids = merged[order], merged_ids[order]
         return ids if inv is None else ids.index_select(0, inv)
 
     def state(self) -> Tensor:
@@ -94,9 +110,9 @@ class TupleVocab:
         :obj:`distinct` promises that no row repeats.
         """
         if rows.size(1) == 1:
-            return self.columns.lookup(-1 - rows[:, 0], grow, distinct)
+            return self.columns.lookup(torch.rsub(rows[:, 0], -1), grow, distinct)  # -1 - value
         if rows.size(1) == 2:
-            return self.columns.lookup(_PAIR - ((rows[:, 0] << _SHIFT) | rows[:, 1]), grow, distinct)
+            return self.lookup_pairs(rows[:, 0], rows[:, 1], grow, distinct)
         node = torch.zeros(rows.size(0), dtype=torch.long, device=rows.device)
         ok = torch.ones(rows.size(0), dtype=torch.bool, device=rows.device)
         for j in range(rows.size(1)):
@@ -105,6 +121,12 @@ class TupleVocab:
             node = torch.where(ok, nxt + 1, torch.zeros_like(nxt))
         col = self.columns.lookup(node, grow, distinct)
         return torch.where(ok, col, torch.full_like(col, -1))
+
+    def lookup_pairs(self, first: Tensor, second: Tensor, grow: bool, distinct: bool = False) -> Tensor:
+        """:meth:`lookup` of the rows :obj:`[first, second]`, given as two columns."""
+        # _PAIR - (first << 31 | second), in two operations (second < 2^31)
+        key = torch.sub(torch.rsub(second, _PAIR), first, alpha=1 << _SHIFT)
+        return self.columns.lookup(key, grow, distinct)
 
     def row(self, col: int) -> List[int]:
         """The row of column :obj:`col` (for feature names)."""

@@ -179,3 +179,33 @@ def test_node_maps_from_exact_rows_equal_forward(mutag, opts):
     assert torch.equal(layer.node_maps(gb.x, gb.edge_index, gb.edge_attr), ref)
     layer.switch_ratio = 0.0  # straight to dense propagation
     assert torch.equal(layer.node_maps(gb.x, gb.edge_index, gb.edge_attr), ref)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_dense_row_ids_equals_unique_rows(seed):
+    from kong_pyg.exact import dense_row_ids
+
+    g = torch.Generator().manual_seed(seed)
+    for width in (1, 2, 3):
+        for low, high in ((0, 12), (-3, 40), (0, 2**40)):  # folded as they are; negative; dense ids first
+            rows = torch.randint(low, high, (500, width), generator=g)
+            ids, table = dense_row_ids(rows)
+            uniq, inv = torch.unique(rows, dim=0, return_inverse=True)
+            assert torch.equal(ids, inv) and torch.equal(table, uniq)
+
+
+def test_vocabulary_numbers_keys_alike_empty_or_not():
+    from kong_pyg.vocab import KeyVocab, TupleVocab
+
+    keys = torch.tensor([9, 3, 9, 7, 3])
+    fresh, grown = KeyVocab(), KeyVocab()
+    grown.lookup(torch.tensor([5]), grow=True)
+    assert fresh.lookup(keys, grow=True).tolist() == [2, 0, 2, 1, 0]
+    assert grown.lookup(keys, grow=True).tolist() == [3, 1, 3, 2, 1]
+    assert KeyVocab().lookup(keys, grow=False).tolist() == [-1] * 5
+    rows = torch.tensor([[4, 1], [0, 2], [4, 0]])
+    for vocab in (TupleVocab(), TupleVocab()):
+        assert vocab.lookup(rows, grow=True, distinct=True).tolist() == [0, 1, 2]
+        assert vocab.lookup(rows[[2, 0]], grow=False, distinct=True).tolist() == [2, 0]
+        assert vocab.lookup_pairs(rows[:, 0], rows[:, 1], grow=False).tolist() == [0, 1, 2]
+        assert [vocab.row(c) for c in range(3)] == rows.tolist()
