@@ -145,6 +145,13 @@ def _slice_store(dataset, store, start, stop, edge_labels, edge_order_attr) -> G
 
 #: The error for an edge_index of a non-integer dtype.
 _BAD_EDGE_INDEX = "'edge_index' must have dtype torch.long, integer node indices"
+#: Integer dtypes torch cannot promote to int64 (concatenation with torch.long fails).
+_UNPROMOTABLE = {getattr(torch, name) for name in ("uint16", "uint32", "uint64") if hasattr(torch, name)}
+
+
+def _bad_edge_dtype(dtype: torch.dtype) -> bool:
+    """Whether :obj:`dtype` cannot hold node indices here (bool, float, complex, wide unsigned)."""
+    return dtype == torch.bool or dtype.is_floating_point or dtype.is_complex or dtype in _UNPROMOTABLE
 
 
 def _union_edges(local: Tensor, n_sizes: Tensor, e_sizes: Tensor, start: int,
@@ -154,7 +161,7 @@ def _union_edges(local: Tensor, n_sizes: Tensor, e_sizes: Tensor, start: int,
     :obj:`offsets`, if known, are the first node of each graph in the union
     (the exclusive cumulative sum of :obj:`n_sizes`).
     """
-    if local.dtype == torch.bool or local.is_floating_point() or local.is_complex():
+    if _bad_edge_dtype(local.dtype):
         raise TypeError(f"{_BAD_EDGE_INDEX} (got {local.dtype})")
     dev = local.device
     if n_sizes.device != dev:
@@ -260,7 +267,7 @@ def _plain_graphs(xs: List[Any], eis: List[Any]) -> Optional[Tuple[List[Any], Li
         return None
     if set(map(operator.itemgetter(0), e_shapes)) != {2}:
         return None
-    if any(d == torch.bool or d.is_floating_point or d.is_complex for d in set(map(_DTYPE, eis))):
+    if any(map(_bad_edge_dtype, set(map(_DTYPE, eis)))):
         return None
     return x_shapes, e_shapes
 
@@ -285,7 +292,7 @@ def _concat(chunk, start, edge_labels, edge_order_attr) -> GraphBatch:
                              f"integers or [num_nodes, C] one-hot rows (got {_shape_of(x)})")
         if not isinstance(ei, Tensor) or ei.dim() != 2 or ei.size(0) != 2:
             raise ValueError(f"graph {start + i}: 'edge_index' must be a [2, num_edges] tensor")
-        if ei.dtype == torch.bool or ei.is_floating_point() or ei.is_complex():  # before cat promotes it
+        if _bad_edge_dtype(ei.dtype):  # before cat promotes it (or fails to)
             raise TypeError(f"graph {start + i}: {_BAD_EDGE_INDEX} (got {ei.dtype})")
     if shapes is None:  # (tensors of other types, checked above)
         shapes = list(map(_SHAPE, xs)), list(map(_SHAPE, eis))

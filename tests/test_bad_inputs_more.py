@@ -73,6 +73,10 @@ CASES = [
     ("transform-dataset-progress-no",
      lambda tmp: __import__("kong_pyg").KongFeatures(k=2, dim=8).transform_dataset([graph()], progress="no"),
      TypeError, "'progress' must be True or False \\(got 'no'\\)"),
+    ("vectorizer-uint32-edge-index",
+     lambda tmp: KongVectorizer(k=2).fit_transform([graph(edge_index=torch.tensor([[0, 1], [1, 2]]).to(
+         torch.uint32))] * 2),
+     TypeError, "graph 0: 'edge_index' must have dtype torch.long, integer node indices \\(got torch.uint32\\)"),
     ("cli-classify-download-without-dataset", cli("classify", "-q", "--download"), CommandFailed,
      "exit 2: .*--download needs --dataset NAME"),
     ("order-test-test-size-too-small",
