@@ -76,7 +76,8 @@ CASES = [
     ("vectorizer-uint32-edge-index",
      lambda tmp: KongVectorizer(k=2).fit_transform([graph(edge_index=torch.tensor([[0, 1], [1, 2]]).to(
          torch.uint32))] * 2),
-     TypeError, "graph 0: 'edge_index' must have dtype torch.long, integer node indices \\(got torch.uint32\\)"),
+     TypeError, "graph 0: 'edge_index' must have dtype torch.long, integer node indices "
+                "\\(got torch.uint32\\)"),
     ("cli-classify-download-without-dataset", cli("classify", "-q", "--download"), CommandFailed,
      "exit 2: .*--download needs --dataset NAME"),
     ("order-test-test-size-too-small",
