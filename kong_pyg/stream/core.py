@@ -564,9 +564,8 @@ class KongStream:
                 slices of :obj:`chunk_size`; not a file name), a list of
                 chunks, a dict of columns (one chunk) or a callable returning
                 a fresh iterable of chunks; a one-shot iterator only when one
-                pass suffices (:obj:`hops <= 1`). A chunk is such an
-                object, a dict with those keys, or a tuple
-                :obj:`(src, src_type, dst, dst_type, edge_type[, graph])`.
+                pass suffices (:obj:`hops <= 1`). A chunk is such an object,
+                a dict or a tuple :obj:`(src, src_type, dst, dst_type, edge_type[, graph])`.
             chunk_size (int, optional): Edges per slice of a column source.
             checkpoint (str, optional): A file: if it exists, the stream
                 resumes from it (skipping the edges its pass already read);
@@ -586,8 +585,7 @@ class KongStream:
                         graph: Any = None, offset: int = 0) -> int:
         """The checksum term (:mod:`~kong_pyg.stream.replay`) of a chunk at position :obj:`offset` of a pass.
 
-        Reads nothing into the stream (ids it has not seen are numbered in its
-        id tables, nothing else).
+        Reads nothing into the stream (only unseen ids are numbered in its id tables).
         """
         check_int("offset", offset, 0)
         cols = self._ids.columns(src, src_type, dst, dst_type, edge_type, graph, self.edge_labels)
