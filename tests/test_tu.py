@@ -288,9 +288,19 @@ def test_download_goes_into_the_cache_and_is_parsed_by_us(tmp_path, monkeypatch)
     load_tu("T", download=True, cache=tmp_path / "c")  # a complete folder is not fetched again
     assert len(urls) == 1
 
-    def offline(url, folder, log=True):
+    def offline(url, folder, log=True):  # the connection drops: half an archive is left
+        Path(folder, url.rsplit("/", 1)[1]).write_bytes(b"PK\x03\x04 half")
         raise urllib.error.URLError("no network")
 
     monkeypatch.setattr(torch_geometric.data, "download_url", offline)
-    with pytest.raises(ValueError, match="could not download the TU data set 'U' .*no network"):
+    with pytest.raises(OSError, match="could not download the TU data set 'U' from .*U.zip: .*no network.*"
+                                      "pass data_root=DIR"):
         load_tu("U", download=True, cache=tmp_path / "c")
+    assert not (tmp_path / "c" / "download" / "U" / "raw" / "U.zip").exists()  # the next try fetches it
+
+    def unknown(url, folder, log=True):
+        raise urllib.error.HTTPError(url, 404, "Not Found", None, None)
+
+    monkeypatch.setattr(torch_geometric.data, "download_url", unknown)
+    with pytest.raises(ValueError, match="there is no TU data set named 'NOPE' \\(.*NOPE.zip: not found\\)"):
+        load_tu("NOPE", download=True, cache=tmp_path / "c")

@@ -163,14 +163,17 @@ def _download(name: str, folder: Path) -> Path:
     if raw.is_dir() and not _missing(raw, name):
         return raw
     _prepare_folder(raw)
+    url = f"{TUDataset.url}/{name}.zip"
     try:
-        path = download_url(f"{TUDataset.url}/{name}.zip", str(raw), log=False)
+        path = download_url(url, str(raw), log=False)
         extract_zip(path, str(raw), log=False)
         os.remove(path)
     except (OSError, zipfile.BadZipFile) as err:
-        raise ValueError(
-            f"could not download the TU data set {name!r} (unknown name, or no network): {err}"
-        ) from err
+        (raw / f"{name}.zip").unlink(missing_ok=True)  # a partial archive would be taken as downloaded
+        if getattr(err, "code", None) == 404:  # urllib's HTTPError
+            raise ValueError(f"there is no TU data set named {name!r} ({url}: not found)") from err
+        raise OSError(f"could not download the TU data set {name!r} from {url}: {err}; or put its raw "
+                      f"files into DIR/{name}/raw and pass data_root=DIR (--data-root DIR)") from err
     inner = raw / name
     if inner.is_dir():
         for p in inner.iterdir():
@@ -315,6 +318,8 @@ def load_tu(
         ValueError: An unknown name, or malformed raw files (the file and
             line are named).
         FileNotFoundError: :obj:`data_root` or required raw files missing.
+        OSError: A download that failed (no network, a full disk); a
+            partial archive is removed, so the next call fetches it again.
     """
     name = _check_name("MUTAG" if name is None else name)
     folder = cache_dir(cache)
