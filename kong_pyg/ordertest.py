@@ -303,12 +303,9 @@ def order_test(
 
     graphs, key = load_ordered_graphs(graphs, labels, edge_order_attr)
     y = graph_labels(graphs, y)
-    n, classes = len(y), int((np.bincount(y) > 0).sum())
-    n_test = math.ceil(test_size * n)
-    if min(n_test, n - n_test) < classes:
-        raise ValueError(f"'test_size' {test_size:g} gives {n_test} test and {n - n_test} training graphs of "
-                         f"{n}; a stratified split needs at least one of each of the {classes} classes on "
-                         "each side")
+    from .evaluation.splits import check_split_sizes
+
+    check_split_sizes(y, test_size)  # (random_splits checks it too: here before the features)
     notes: List[str] = []
     if key is None:
         notes.append(

@@ -78,6 +78,10 @@ CASES = [
          torch.uint32))] * 2),
      TypeError, "graph 0: 'edge_index' must have dtype torch.long, integer node indices "
                 "\\(got torch.uint32\\)"),
+    ("random-splits-test-size-too-small",
+     lambda tmp: __import__("kong_pyg.evaluation.splits", fromlist=["random_splits"]).random_splits(
+         np.array([0, 1] * 10), 2, test_size=0.01),
+     ValueError, "'test_size' 0.01 gives 1 test and 19 training graphs of 20; a stratified split needs"),
     ("cli-classify-download-without-dataset", cli("classify", "-q", "--download"), CommandFailed,
      "exit 2: .*--download needs --dataset NAME"),
     ("order-test-test-size-too-small",

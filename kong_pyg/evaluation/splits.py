@@ -6,6 +6,7 @@ stratified random train/test splits (Table 2, the order test). Both add the
 inner splits of the nested protocol. :func:`plan_jobs` lists every training
 set (each outer split, then its inner splits) for the solver.
 """
+import math
 from typing import Any, List, NamedTuple, Optional, Tuple
 
 import numpy as np
@@ -153,6 +154,23 @@ def make_splits(y: np.ndarray, repeats: int, folds: int, inner_folds: Optional[i
     return Splits(outer, inner)
 
 
+def check_split_sizes(y: np.ndarray, test_size: Optional[float], train_size: Optional[float] = None) -> None:
+    r"""Check that stratified train/test splits of :obj:`y` can hold every class on both sides.
+
+    A :class:`ValueError` names :obj:`test_size` where they cannot (scikit-learn's rule:
+    :math:`\lceil t n \rceil` test graphs). Other forms (a :obj:`train_size`, an absolute size) are
+    left to scikit-learn's own checks.
+    """
+    if train_size is not None or not isinstance(test_size, float) or not 0 < test_size < 1:
+        return
+    n, classes = len(y), int(np.unique(y).size)
+    n_test = math.ceil(test_size * n)
+    if min(n_test, n - n_test) < classes:
+        raise ValueError(f"'test_size' {test_size:g} gives {n_test} test and {n - n_test} training graphs of "
+                         f"{n}; a stratified split needs at least one of each of the {classes} classes on "
+                         "each side")
+
+
 def random_splits(y: np.ndarray, n_splits: int, *, test_size: Optional[float] = None,
                   train_size: Optional[float] = None, inner_folds: Optional[int] = None,
                   seed: int = 0) -> Splits:
@@ -183,6 +201,7 @@ def random_splits(y: np.ndarray, n_splits: int, *, test_size: Optional[float] = 
     y = class_labels(y)
     check_int("n_splits", n_splits, 1)
     _check_class_sizes(y, 2, None)
+    check_split_sizes(y, test_size, train_size)
     splitter = StratifiedShuffleSplit(n_splits, test_size=test_size, train_size=train_size, random_state=seed)
     outer = [[(train, test)] for train, test in splitter.split(np.zeros(y.size), y)]
     if inner_folds is None:
@@ -241,4 +260,4 @@ def plan_jobs(splits: Splits, n: int) -> Jobs:
 
 
 __all__ = ["Split", "Splits", "Jobs", "class_labels", "stratified_folds", "make_splits", "random_splits",
-           "plan_jobs"]
+           "check_split_sizes", "plan_jobs"]
