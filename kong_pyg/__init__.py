@@ -34,6 +34,7 @@ _LAZY: Dict[str, str] = {
     "sketch_curve": "kong_pyg.evaluation.classify",
     "order_test": "kong_pyg.ordertest",
     "OrderTestResult": "kong_pyg.ordertest",
+    "tune_allocator": "kong_pyg.memory",
 }
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
@@ -43,6 +44,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
     from .evaluation.harness import evaluate_features
     from .gram import gram_matrix, kernel_matrix
     from .graphs import compact_graphs
+    from .memory import tune_allocator
     from .nn.kong_sketch import KongSketch
     from .ordertest import OrderTestResult, order_test
     from .stream import KongStream, merge_streams
@@ -87,5 +89,6 @@ __all__ = [
     "sketch_curve",
     "order_test",
     "OrderTestResult",
+    "tune_allocator",
     "__version__",
 ]

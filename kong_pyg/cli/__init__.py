@@ -17,6 +17,7 @@ import types
 from typing import Any, List, Optional
 
 from .. import __version__
+from ..memory import MALLOC_SETTINGS, tune_allocator
 from .common import CommandError, HelpFormatter, Parser, one_line
 
 #: Modules that add a subcommand.
@@ -85,32 +86,6 @@ def defer_import(name: str) -> bool:
     return True
 
 
-#: glibc ``mallopt`` settings of the program: ``M_MMAP_THRESHOLD`` (-3) 32 MiB and ``M_TRIM_THRESHOLD`` (-1)
-#: 128 MiB. PyTorch frees and allocates buffers of 128 KiB to a few MiB all the time; with glibc's
-#: defaults many go back to the operating system and each reuse faults its pages in again. The
-#: README's main job: 0.13 M page faults instead of 0.35-0.81 M, 0.6 s of system CPU instead of
-#: 1.2-2.6 s, about 8 % less wall time. At most 128 MiB of freed memory stays with each process.
-MALLOC_SETTINGS = {-3: 32 << 20, -1: 128 << 20}
-
-
-def tune_allocator() -> bool:
-    """Apply :data:`MALLOC_SETTINGS` (glibc on Linux only; not where the user set ``MALLOC_*_`` variables).
-
-    Returns whether they were applied. Child processes forked later inherit them.
-    """
-    if not sys.platform.startswith("linux") or any(k.startswith("MALLOC_") for k in os.environ):
-        return False
-    import ctypes
-
-    try:
-        libc = ctypes.CDLL("libc.so.6")
-        if not libc.gnu_get_libc_version:  # glibc's own symbol: not musl or another C library
-            return False
-        return all(libc.mallopt(param, value) == 1 for param, value in MALLOC_SETTINGS.items())
-    except (OSError, AttributeError):
-        return False
-
-
 def import_pyg() -> None:
     """Import PyG with :data:`DEFERRED_IMPORTS` deferred, then remove the stand-ins that are left.
 
@@ -175,5 +150,6 @@ def main(argv: Optional[List[str]] = None) -> int:
         return 2
 
 
-__all__ = ["main", "build_parser", "defer_import", "import_pyg", "COMMAND_MODULES", "DEFERRED_IMPORTS"]
+__all__ = ["main", "build_parser", "defer_import", "import_pyg", "tune_allocator", "MALLOC_SETTINGS",
+           "COMMAND_MODULES", "DEFERRED_IMPORTS"]
 
