@@ -23,6 +23,7 @@ from .exact import ExactMapTooLarge, dense_rank
 from .graphs import GraphBatch, as_graph_sequence, edges_checked, iter_graph_batches, split_batch
 from .memory import check_allocation
 from .ordering import ORDERS_WITH_KEY
+from .progress import Progress
 from .sketch import SketchHashes
 from .traversals import traversal_rule
 from .vocab import KeyVocab, TupleVocab
@@ -96,11 +97,7 @@ class ExactColumns:
         if cfg.dim is not None:
             hashes = SketchHashes(cfg.dim, cfg.degree, cfg.k, cfg.hops + 1, cfg.seed)
             hashes = hashes.to(self.device) if self.device is not None else hashes
-        bar = None
-        if self.progress:
-            from tqdm.auto import tqdm
-
-            bar = tqdm(total=len(graphs), desc="KONG features", unit="graph")
+        bar = Progress(len(graphs), "KONG features", unit="graph", enabled=self.progress)
         parts: List[Any] = []
         dense = None
         if hashes is not None and keep:  # written batch by batch: the peak is the output plus one batch
@@ -128,10 +125,8 @@ class ExactColumns:
                         out = engine.graph_sketch(cfg, hashes, prep, steps, gb.batch, gb.num_graphs)
                         if rows is not None:
                             rows[:] = out.cpu().numpy()
-                if bar is not None:
-                    bar.update(gb.num_graphs)
-        if bar is not None:
-            bar.close()
+                bar.update(gb.num_graphs)
+        bar.close()
         if fit:
             self.n_features_out_ = cfg.dim if cfg.dim is not None else (
                 len(self.grams_) if cfg.degree == 1 else len(self.multisets_)

@@ -22,6 +22,7 @@ from .graphs import as_graph_sequence, count_nodes, iter_graph_batches
 from .memory import check_allocation
 from .nn.kong_sketch import KongSketch
 from .ordering import ORDERS_WITH_KEY
+from .progress import Progress
 from .threads import torch_threads
 
 #: KongFeatures' keyword defaults: KongConfig's, with a sketch size (the transform always sketches).
@@ -307,11 +308,7 @@ class KongFeatures(BaseTransform):
             node = torch.empty(nodes, dim, dtype=self.dtype)
         if self.graph_attr is not None:
             graph = torch.empty(total, dim, dtype=self.dtype)
-        bar = None
-        if progress:
-            from tqdm.auto import tqdm
-
-            bar = tqdm(total=total, desc="KONG features", unit="graph")
+        bar = Progress(total, "KONG features", unit="graph", enabled=progress)
         lo = 0
         with torch_threads(threads):
             for gb in iter_graph_batches(graphs, batch_size, self.config.edge_labels, self.edge_order_attr):
@@ -327,10 +324,8 @@ class KongFeatures(BaseTransform):
                         graph = graph.to(gb.x.device)
                     graph[gb.start : gb.start + gb.num_graphs] = self.sketch.readout(
                         gb.x, gb.edge_index, gb.batch, gb.edge_attr, gb.edge_order, gb.num_graphs)
-                if bar is not None:
-                    bar.update(gb.num_graphs)
-        if bar is not None:
-            bar.close()
+                bar.update(gb.num_graphs)
+        bar.close()
         if store is not None:
             return _store_features(dataset, self.node_attr, node, self.graph_attr, graph)
         return _attach_features(graphs, self.node_attr, node, self.graph_attr, graph)

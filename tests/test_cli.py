@@ -422,3 +422,35 @@ def test_tune_allocator_keeps_freed_memory_for_reuse():
     assert default > 10 * 1024  # most of an 8 MiB block (2,048 pages) faulted in again per round
     assert tuned < default // 20
 
+
+def test_one_progress_bar_for_fits_graphs_and_edges(capsys):
+    """One Progress class: the evaluation's (fits), the feature maps' (graphs) and the stream's (edges,
+    counted again from zero in every pass, under the pass's label)."""
+    import torch
+    from torch_geometric.data import Data
+
+    import kong_pyg.evaluation.progress as evaluation_progress
+    import kong_pyg.progress as progress
+    from kong_pyg import KongStream, KongVectorizer
+    from kong_pyg.datasets import synthetic_event_stream
+
+    assert evaluation_progress.Progress is progress.Progress
+    bar = progress.Progress(None, "pass 1", unit="edge", unit_scale=True)
+    bar.update(1500)
+    bar.restart("pass 2/2")
+    assert bar.done == 0 and bar.total is None
+    bar.update(7)
+    bar.close()
+    assert bar.done == 7 and "pass 2/2" in capsys.readouterr().err
+
+    stream, _ = synthetic_event_stream(20)
+    KongStream(k=2, hops=2, dim=32).fit(stream, progress=True)
+    err = capsys.readouterr().err
+    assert "pass 2/2" in err and "edge" in err
+    assert stream.num_edges < 1000
+    assert f"{stream.num_edges}/{stream.num_edges}" in err  # the last pass's bar counts every edge
+
+    g = Data(x=torch.tensor([0, 1, 2]), edge_index=torch.tensor([[1, 2], [0, 0]]))
+    KongVectorizer(k=2, hops=1, progress=True).fit_transform([g, g, g])
+    err = capsys.readouterr().err
+    assert "KONG features" in err and "3/3" in err

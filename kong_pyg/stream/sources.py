@@ -9,10 +9,10 @@ from the last one, skipping the edges its pass had read after checking that
 they are the edges the checkpoint read (:mod:`~kong_pyg.stream.replay`).
 """
 import os
-import sys
 from typing import TYPE_CHECKING, Any, Callable, Iterable, List, Optional, Tuple, Union
 
 from ..config import check_bool, check_int
+from ..progress import Progress
 from .checkpoint import load_checkpoint, remove_stale_temps
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -87,30 +87,6 @@ def chunk_source(source: Any, chunk_size: int, passes: int) -> Callable[[], Iter
                     f"chunks or a callable returning an iterable of them (got {type(source).__name__})")
 
 
-class _Progress:
-    """A tqdm bar of edges on stderr, or nothing."""
-
-    def __init__(self, enabled: bool, total: Optional[int]):
-        self.bar: Any = None
-        if enabled:
-            from tqdm.auto import tqdm
-
-            self.bar = tqdm(total=total, unit="edge", unit_scale=True, file=sys.stderr, dynamic_ncols=True)
-
-    def start(self, description: str) -> None:
-        if self.bar is not None:
-            self.bar.reset(total=self.bar.total)
-            self.bar.set_description(description)
-
-    def update(self, edges: int) -> None:
-        if self.bar is not None:
-            self.bar.update(edges)
-
-    def close(self) -> None:
-        if self.bar is not None:
-            self.bar.close()
-
-
 def _skipped(ks: "KongStream", cols: Chunk, take: int, at: int) -> int:
     """The checksum term (at position :obj:`at`) of the first :obj:`take` edges of a chunk, read before."""
     head = cols if take == len(cols[0]) else tuple(None if c is None else c[:take] for c in cols)
@@ -118,7 +94,7 @@ def _skipped(ks: "KongStream", cols: Chunk, take: int, at: int) -> int:
     return ks.replay_checksum(src, src_type, dst, dst_type, edge_type, graph, offset=at)
 
 
-def _read_pass(ks: "KongStream", chunks: Iterable[Any], bar: _Progress, checkpoint: Optional[PathLike],
+def _read_pass(ks: "KongStream", chunks: Iterable[Any], bar: Progress, checkpoint: Optional[PathLike],
                checkpoint_every: int) -> None:
     """Read one pass's chunks, skipping (and checking) the :attr:`KongStream.position` edges already read."""
     skip, done, at, seen = ks.position, 0, 0, 0
@@ -178,10 +154,11 @@ def fit_source(ks: "KongStream", source: Any, chunk_size: int, checkpoint: Optio
         _resume(ks, checkpoint, fingerprint)
     if fingerprint is not None:
         ks.source = fingerprint
-    bar = _Progress(progress, getattr(source, "num_edges", None))
+    bar = Progress(getattr(source, "num_edges", None), "pass 1", unit="edge", enabled=progress,
+                   unit_scale=True)
     try:
         while True:
-            bar.start(f"pass {ks.pass_index}/{ks.num_passes}")
+            bar.restart(f"pass {ks.pass_index}/{ks.num_passes}")
             _read_pass(ks, fresh(), bar, checkpoint, checkpoint_every)
             if ks.pass_index == ks.num_passes:
                 break
