@@ -18,6 +18,10 @@ kept). Its input (integer labels instead of one-hot rows, edges as arrays)
 is prepared before timing, and its output is unsorted COO: it is the cost of
 the counting alone.
 
+The process runs with :func:`kong_pyg.tune_allocator`'s malloc settings, as
+the ``kong-pyg`` command line does (``--allocator default``: glibc's
+defaults, under which the larger sets' times vary from process to process).
+
     python benchmarks/bench_core.py --data-root ../shared/data/tu \\
         --out docs/results/bench_core.md --json docs/results/bench_core.json
 
@@ -43,7 +47,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench_paths import TU_ROOT as DEFAULT_ROOT  # noqa: E402
 
-from kong_pyg import KongVectorizer  # noqa: E402
+from kong_pyg import KongVectorizer, tune_allocator  # noqa: E402
 
 DATASETS = ["MUTAG", "PTC_MR", "ENZYMES", "PROTEINS", "NCI1"]
 GRAKEL = "GraKeL WL features"
@@ -172,11 +176,14 @@ def main(argv=None) -> int:
     parser.add_argument("--hops", type=int, default=2)
     parser.add_argument("--out", type=Path, default=None, help="write the Markdown table here")
     parser.add_argument("--json", type=Path, default=None, help="write the raw medians here")
+    parser.add_argument("--allocator", choices=["tuned", "default"], default="tuned",
+                        help="glibc malloc settings: kong_pyg.tune_allocator's, or glibc's defaults")
     args = parser.parse_args(argv)
     if not args.data_root.is_dir():
         print(f"no data at {args.data_root}: nothing to benchmark (pass --data-root)")
         return 0
     torch.set_num_threads(1)
+    tuned = args.allocator == "tuned" and tune_allocator()
     try:
         import grakel  # noqa: F401
 
@@ -218,7 +225,7 @@ def main(argv=None) -> int:
                 print(f"  {label:34s} {t * 1000:9.2f}{extra}")
     meta = {"load_before": load_before, "load_after": load_average(), "cpu": platform.processor() or "CPU",
             "cores": os.cpu_count(), "torch": torch.__version__, "repeats": args.repeats, "hops": args.hops,
-            "threads": 1}
+            "threads": 1, "allocator": "tune_allocator" if tuned else "glibc defaults"}
     if args.json and results:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps({"meta": meta, "results": results}, indent=1) + "\n")
@@ -233,9 +240,10 @@ def write_markdown(path: Path, results, meta, args) -> None:
         "",
         f"CPU time (`time.process_time`), median of {meta['repeats']} interleaved runs after one warm-up,",
         f"h = {meta['hops']}, one PyTorch thread, {meta['cpu']} ({meta['cores']} cores), "
-        f"torch {meta['torch']};",
+        f"torch {meta['torch']}, malloc settings: {meta.get('allocator', 'glibc defaults')};",
         f"{meta['load_before']} before, {meta['load_after']} after. Produced by",
         f"`python benchmarks/bench_core.py --repeats {meta['repeats']} --out {args.out}"
+        + (" --allocator default" if args.allocator == "default" else "")
         + (f" --json {args.json}`." if args.json else "`."),
         "GraKeL: `WeisfeilerLehman(n_iter=h, base_graph_kernel=VertexHistogram).fit(graphs)` (the WL",
         "features of levels 0..h, no kernel matrix). KONG: `KongVectorizer(...).fit_transform` with node",

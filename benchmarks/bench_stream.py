@@ -11,6 +11,11 @@ With ``--compare-edges N`` it also times the non-streaming route on the
 first N edges: ``stream_to_graphs`` + ``KongSketch.readout`` (one batch),
 against ``KongStream`` on the same N edges, and checks they agree.
 
+``--allocator default tuned`` runs every configuration in a process with
+glibc's malloc defaults and in one with ``kong_pyg.tune_allocator``'s
+settings (as the ``kong-pyg`` command line runs), interleaved (default:
+tuned only).
+
 ``--hops 1 2`` times every pass (h >= 2 re-reads the stream; the per-pass
 rate is edges / seconds of that pass). ``--roots A B`` times the kong_pyg of
 other checkouts too, runs interleaved (A, B, A, B, ...), for A/B comparisons
@@ -162,6 +167,7 @@ def describe(r):
     if r["mode"] == "stream":
         mode = f"threads={r['threads']}" + (" +pipeline" if r.get("pipeline") else "")
         mode += f" load+{r['extra_load']}" if r.get("extra_load") else ""
+        mode += f" malloc={r.get('allocator', 'default')}"
         per_pass = ", ".join(f"{v / 1e6:.2f}" for v in r["pass_edges_per_cpu_s"])
         return (f"stream  b={r['dim']:5d} k={r['k']} h={r['hops']} {mode} [{r['kong_pyg']}]: "
                 f"{r['edges']:,} edges x {len(r['pass_edges_per_cpu_s'])} passes in "
@@ -181,16 +187,32 @@ def describe(r):
 
 def markdown(results):
     """The stream runs as a markdown table."""
-    lines = ["| kong_pyg | b | h | threads | extra load | wall edges/s | edges per CPU-s | per pass (CPU) "
-             "| nodes | peak RSS | load |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+    lines = ["| kong_pyg | malloc | b | h | threads | extra load | wall edges/s | edges per CPU-s "
+             "| per pass (CPU) | nodes | peak RSS | load |", "|---" * 12 + "|"]
     for r in results:
         if r["mode"] != "stream":
             continue
         per_pass = ", ".join(f"{v / 1e6:.2f} M" for v in r["pass_edges_per_cpu_s"])
-        lines.append(f"| {r['kong_pyg']} | {r['dim']} | {r['hops']} | {r['threads']} | {r['extra_load']} "
+        lines.append(f"| {r['kong_pyg']} | {r.get('allocator', 'default')} | {r['dim']} | {r['hops']} "
+                     f"| {r['threads']} | {r['extra_load']} "
                      f"| {r['edges_per_s'] / 1e6:.2f} M | {r['edges_per_cpu_s'] / 1e6:.2f} M | {per_pass} "
                      f"| {r['nodes_seen']:,} | {r['peak_rss_mb']:.0f} MB | {r['load']:.1f} |")
     return "\n".join(lines) + "\n"
+
+
+def child_env(allocator):
+    """The environment of a timed process: glibc's malloc defaults, or tune_allocator's settings.
+
+    The settings go in as glibc's own ``MALLOC_*_`` variables (the same values as
+    :func:`kong_pyg.tune_allocator`), so checkouts older than that function are timed alike.
+    """
+    from kong_pyg.memory import MALLOC_SETTINGS
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MALLOC_")}
+    if allocator == "tuned":
+        names = {-3: "MALLOC_MMAP_THRESHOLD_", -1: "MALLOC_TRIM_THRESHOLD_"}
+        env.update({names[param]: str(value) for param, value in MALLOC_SETTINGS.items()})
+    return env
 
 
 def busy_loop():  # a competing process
@@ -222,6 +244,8 @@ def main():
                     help="also time stream_to_graphs + KongSketch.readout on this many edges")
     ap.add_argument("--json", default=None, help="write the results here")
     ap.add_argument("--md", default=None, help="write a markdown table here")
+    ap.add_argument("--allocator", nargs="+", choices=["default", "tuned"], default=["tuned"],
+                    help="glibc malloc settings of the timed processes (tuned: kong_pyg.tune_allocator's)")
     ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
@@ -238,8 +262,10 @@ def main():
             for threads in args.threads:
                 for dim in args.dims:
                     for root in args.roots:
-                        jobs.append(dict(base, mode="stream", edges=args.edges, dim=dim, repeats=args.repeats,
-                                         threads=threads, hops=hops, root=os.path.abspath(root)))
+                        for alloc in args.allocator:
+                            jobs.append(dict(base, mode="stream", edges=args.edges, dim=dim,
+                                             repeats=args.repeats, threads=threads, hops=hops,
+                                             root=os.path.abspath(root), allocator=alloc))
     root = os.path.abspath(args.roots[0])
     if args.pipeline:
         for dim in args.dims:
@@ -260,7 +286,7 @@ def main():
     try:
         for job in jobs:
             proc = subprocess.run([sys.executable, __file__, "--child", json.dumps(job)], capture_output=True,
-                                  text=True)
+                                  text=True, env=child_env(job.get("allocator", "tuned")))
             line = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
             if proc.returncode or not line:
                 print(proc.stdout, proc.stderr, file=sys.stderr)
