@@ -38,7 +38,7 @@ sys.path.insert(0, str(ROOT))
 import table1_ext  # noqa: E402
 from bench_paths import TU_ROOT  # noqa: E402
 
-from kong_pyg import classify, paper_grid  # noqa: E402
+from kong_pyg import classify, paper_grid, tune_allocator  # noqa: E402
 from kong_pyg.config import check_usable_device  # noqa: E402
 from kong_pyg.datasets import load_tu  # noqa: E402
 
@@ -324,6 +324,7 @@ def main():
     ap.add_argument("--render", action="store_true", help="only rewrite the markdown")
     ap.add_argument("--out", default=str(ROOT / "docs" / "results" / "table1.md"))
     args = ap.parse_args()
+    tune_allocator()  # glibc's malloc as the kong-pyg command line sets it (workers inherit it)
     md = Path(args.out)
     out_dir = md.with_suffix("")
     out_dir.mkdir(parents=True, exist_ok=True)

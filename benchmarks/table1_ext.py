@@ -69,6 +69,9 @@ def _graphs(dataset, data_root):
 def _init_worker(threads):
     import torch
 
+    from kong_pyg import tune_allocator
+
+    tune_allocator()  # spawned workers start with glibc's defaults
     torch.set_num_threads(threads)
     try:
         from threadpoolctl import threadpool_limits

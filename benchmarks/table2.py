@@ -19,6 +19,7 @@ from pathlib import Path
 
 from bench_paths import default_ml_dir
 
+from kong_pyg import tune_allocator
 from kong_pyg.cli import main
 from kong_pyg.experiments.table2 import DEFAULT_METHODS
 
@@ -44,4 +45,5 @@ if __name__ == "__main__":
     if "--resume" not in argv:
         (REPO / ".cache").mkdir(exist_ok=True)
         argv += ["--resume", str(REPO / ".cache" / "table2_state.json")]
+    tune_allocator()  # as the kong-pyg program does (main() with arguments leaves it to its caller)
     sys.exit(main(["table2", *argv]))
