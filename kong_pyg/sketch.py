@@ -258,10 +258,10 @@ class SymbolHashTable:
                 code = code * v + grams[:, t]
             self.scatter_codes(buf, row, code, n, level)
             return
-        bucket, sign = self.hash(grams)
+        bucket, sign = self.hash(grams.long())
         bucket, sign = self._placed(bucket, sign.to(buf.dtype), level)
         p, b = self.degree, self.dim
-        idx = row.unsqueeze(1) * (p * b) + torch.arange(p) * b + bucket
+        idx = row.long().unsqueeze(1) * (p * b) + torch.arange(p) * b + bucket
         buf.view(-1).index_add_(0, idx.view(-1), sign.view(-1))
 
     def scatter_codes(self, buf: Tensor, row: Tensor, code: Tensor, n: int, level: Optional[int]) -> None:

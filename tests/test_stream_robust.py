@@ -371,3 +371,47 @@ def test_memory_and_dtype_limits_are_clear_errors(tmp_path, capsys, monkeypatch)
     assert cli_main(argv) == 2
     err = capsys.readouterr().err
     assert "needs" in err and err.count("\n") == 1
+
+
+# -- the node state's integer arrays -----------------------------------------------------
+
+
+def test_node_state_is_int32_in_memory_and_int64_in_state_dicts(stream):
+    """Graph indices, symbols and string codes are int32 while streaming (half the bytes per edge) and
+    int64 in a state dict, so checkpoints keep their format; a round trip resumes to the same numbers."""
+    from kong_pyg.stream.state import INDEX_DTYPE
+
+    whole = KongStream(k=2, hops=2, dim=64).fit(stream)
+    ks = KongStream(k=2, hops=2, dim=64)
+    ks.update(*columns(stream, 0, stream.num_edges // 2))
+    ints = [n for n, t in ks._nodes.arrays.items() if not t.is_floating_point()]
+    assert sorted(ints) == ["node_graph", "node_sym", "seg_len", "seg_pre", "seg_suf"]
+    assert all(ks._nodes[n].dtype == INDEX_DTYPE == torch.int32 for n in ints)
+    state = ks.state_dict()
+    assert all(state["arrays"][n].dtype == torch.long for n in ints)
+    again = KongStream.from_state_dict(state)
+    assert all(again._nodes[n].dtype == torch.int32 for n in ints)
+    for part in (again, ks):
+        part.update(*columns(stream, stream.num_edges // 2))
+        part.end_pass()
+        part.update(*columns(stream))
+        assert torch.equal(part.sketches(), whole.sketches())
+        assert part._nodes["prev_len"].dtype == torch.int32
+
+
+def test_node_state_refuses_values_beyond_int32():
+    from kong_pyg.stream.state import NodeState
+
+    arrays = {"node_graph": torch.tensor([0, 2**31]), "Y": torch.zeros(2, 4)}
+    with pytest.raises(ValueError, match="'node_graph' holds values outside"):
+        NodeState.from_state(2, arrays, 2)
+    ok = NodeState.from_state(2, {"node_graph": torch.tensor([0, 2**31 - 1]), "Y": torch.zeros(2, 4)}, 2)
+    assert ok["node_graph"].dtype == torch.int32 and ok["Y"].dtype == torch.float32
+
+
+def test_more_nodes_than_int32_indices_are_refused(stream, monkeypatch):
+    import kong_pyg.stream.ids as ids
+
+    monkeypatch.setattr(ids, "MAX_NODES", 10)
+    with pytest.raises(ValueError, match="at most 10 nodes"):
+        KongStream(k=2, dim=64).update(*columns(stream))

@@ -21,7 +21,7 @@ from .output import linear_sketches, node_map_sketches
 from .passes import Sink, first_pass_chunk, label_head, later_pass_chunk
 from .replay import to_signed, to_unsigned
 from .sources import fit_source
-from .state import NodeState, add_rows, grow_rows, row_blocks
+from .state import INDEX_DTYPE, NodeState, add_rows, grow_rows, row_blocks
 
 _MAX_SUB = 1 << 18  # edges per internal sub-chunk
 _PIPELINE = False  # look up the ids of the next sub-chunk in a second thread (see docs/results/stream.md)
@@ -194,8 +194,8 @@ class KongStream:
         self.source: Optional[str] = None
         self._first: Optional[int] = None  # checksum of pass 1 (unknown: None)
         self._current: Optional[int] = 0  # checksum of the current pass so far (unknown: None)
-        self._nodes.add("node_graph", (), torch.long, 0)
-        self._nodes.add("node_sym", (), torch.long, 0)
+        self._nodes.add("node_graph", (), INDEX_DTYPE, 0)
+        self._nodes.add("node_sym", (), INDEX_DTYPE, 0)
         self._nodes.add_strings("seg")
         if self._needs_node_sketch(1):
             self._nodes.add("Y", (self.degree * self.dim,), self.dtype, 0)
@@ -329,9 +329,11 @@ class KongStream:
         if self.hops == 0 or found.ends.size == 0:
             return
         ends = torch.from_numpy(found.ends)
-        if self.pass_index == 1:
-            first_pass_chunk(self._nodes, self._sink(), self.lengths, ends, esym, self.undirected)
+        if self.pass_index == 1:  # the owners, neighbors and symbols of pass 1 as INDEX_DTYPE (see .state)
+            first_pass_chunk(self._nodes, self._sink(), self.lengths, ends.to(INDEX_DTYPE),
+                             None if esym is None else esym.to(INDEX_DTYPE), self.undirected)
             return
+        ends = ends.long()
         if self.undirected:
             owner = ends
             nbr = ends.view(-1, 2).flip(1).reshape(-1)

@@ -19,6 +19,8 @@ from .replay import chunk_checksum
 
 #: At most this many graphs per stream (graph index bits of a node key).
 MAX_GRAPHS = 1 << 22
+#: At most this many nodes per stream (node indices are ``int32`` in the node state).
+MAX_NODES = 2**31 - 1
 _PLAIN = 1 << 40  # integer ids in [0, 2^40) are their own key
 _RID_BITS = 41  # a node key is (graph index << 41) | encoded node id
 _RID_MASK = (1 << _RID_BITS) - 1
@@ -208,7 +210,7 @@ class Found(NamedTuple):
     """The dense ids of a sub-chunk's edges (see :meth:`StreamIds.lookup`)."""
 
     graph: np.ndarray  # [E] graph indices
-    ends: np.ndarray  # [2E] node indices, source and destination of each edge in turn
+    ends: np.ndarray  # [2E] node indices, source and destination of each edge in turn (int32 or int64)
     first: np.ndarray  # positions in ends of the nodes new in this sub-chunk, in id order
     num_graphs: int
     num_nodes: int
@@ -358,6 +360,7 @@ class StreamIds:
                              "must read the same stream")
         self._check_graphs()
         ids, first = self._nodes(gid, cols, insert)
+        self._check_nodes()
         if not insert and (ids < 0).any():
             raise ValueError(f"pass {pass_index} met a node not seen in pass 1: every pass "
                              "must read the same stream")
@@ -383,7 +386,7 @@ class StreamIds:
             np.add(base, dst, out=pairs[:, 1])
             slot = pairs.reshape(-1)
             inside = np.ones(2 * e, dtype=bool)
-            ids = direct.table[slot].astype(np.int64)
+            ids = direct.table[slot]  # int32, as the node state keeps them (no copy to int64)
         else:
             slot, inside = direct.slots(np.repeat(gid, 2), np.stack([src, dst], axis=1).reshape(-1))
             ids = np.where(inside, direct.table[slot] if direct.table.size else -1, -1).astype(np.int64)
@@ -405,6 +408,10 @@ class StreamIds:
     def _check_graphs(self) -> None:
         if len(self.graphs) > MAX_GRAPHS:
             raise ValueError(f"a stream holds at most {MAX_GRAPHS} graphs")
+
+    def _check_nodes(self) -> None:
+        if len(self.nodes) > MAX_NODES:
+            raise ValueError(f"a stream holds at most {MAX_NODES:,} nodes")
 
     def absorb(self, other: "StreamIds") -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Number :obj:`other`'s graphs and nodes here (new ones after ours, in its order).
@@ -428,6 +435,7 @@ class StreamIds:
         keys = rekey(other.nodes.keys)
         keys = (gmap[keys >> _RID_BITS] << _RID_BITS) | (keys & _RID_MASK)
         ids, first = self.nodes.lookup(keys)
+        self._check_nodes()
         self.direct = DirectNodes()  # rebuilt from the node map at the next lookup
         return gmap, ids, first
 

@@ -79,10 +79,11 @@ def sort_by_owner(owner: Tensor) -> Tuple[Tensor, Tensor]:
     comparison sort of 64-bit keys.
 
     Returns:
-        (torch.Tensor, torch.Tensor): The sorted owners and the permutation.
+        (torch.Tensor, torch.Tensor): The sorted owners (in the dtype of
+        :obj:`owner`: ``int32`` or ``int64``) and the permutation.
     """
     values, perm = torch.sort(owner.to(torch.int32), stable=True)
-    return values.long(), perm
+    return (values if owner.dtype == torch.int32 else values.long()), perm
 
 
 def _runs(so: Tensor) -> Tuple[Tensor, Tensor, Tensor]:
@@ -120,14 +121,14 @@ def _lay_out(state: NodeState, so: Tensor, syms: List[Tensor]) -> _Layout:
     run_id, starts, count = _runs(so)
     u = starts.numel()
     node = so.index_select(0, starts)
-    old_len = state["seg_len"].index_select(0, node)
+    old_len = state["seg_len"].index_select(0, node).long()
     kept = old_len.clamp(max=h)
     head = torch.add(torch.arange(u) * h, starts, alpha=w)
     seq = torch.empty(u * h + m * w, dtype=torch.long)
     base = torch.add(torch.arange(m) * w, run_id, alpha=h) + h  # incidence j's first symbol
     for t, sym in enumerate(syms):
         seq.index_copy_(0, base + t if t else base, sym)
-    suffix = state["seg_suf"].index_select(0, node)
+    suffix = state["seg_suf"].index_select(0, node).long()
     for q in range(h):  # the stored suffix, right-aligned before the new symbols
         src = q - h + kept
         prev = suffix.gather(1, src.clamp(min=0).view(-1, 1)).view(-1)
@@ -177,9 +178,9 @@ def _store_strings(state: NodeState, lay: _Layout, w: int) -> None:
     short = torch.nonzero(lay.old_len < h).view(-1)  # prefixes change only while short
     if short.numel():
         begin = lay.head[short] + h - lay.old_len[short].clamp(max=h)
-        state["seg_pre"][lay.node[short]] = window(begin, keep[short])
-    state["seg_len"][lay.node] = new_len
-    state["seg_suf"][lay.node] = suf
+        state.set("seg_pre", lay.node[short], window(begin, keep[short]))
+    state.set("seg_len", lay.node, new_len)
+    state.set("seg_suf", lay.node, suf)
 
 
 def first_pass_chunk(state: NodeState, sink: Sink, lengths: List[int], ends: Tensor,
@@ -218,7 +219,8 @@ def first_pass_chunk(state: NodeState, sink: Sink, lengths: List[int], ends: Ten
     if state.k == 2 and codes:
         _pairs(state, sink, rows, so, syms)
         return
-    lay = _lay_out(state, so, syms)
+    syms = [sym.long() for sym in syms]  # (the general path computes in int64)
+    lay = _lay_out(state, so.long(), syms)
     for n in lengths:
         if n >= 2:
             _add_windows(sink, rows, lay, syms, n, codes)
@@ -240,19 +242,19 @@ def _pairs(state: NodeState, sink: Sink, rows: Tensor, so: Tensor, syms: List[Te
     node = so.index_select(0, starts)
     old_len = state["seg_len"].index_select(0, node)
     stored = state["seg_suf"].view(-1).index_select(0, node)  # BREAK for an empty string
-    prev = torch.empty(m, dtype=torch.long)
+    prev = torch.empty(m, dtype=syms[-1].dtype)
     prev[1:] = syms[-1][:-1]
-    prev.index_copy_(0, starts, stored)
+    prev.index_copy_(0, starts, stored.to(prev.dtype))
     code = torch.add(syms[0], prev, alpha=v).masked_fill_(prev < 0, v * v)  # v^2: no gram
     sink.add_codes(rows, code, 2)
     for t in range(1, w):
         sink.add_codes(rows, torch.add(syms[t], syms[t - 1], alpha=v), 2)
     count = torch.diff(starts, append=torch.tensor([m]))
-    state["seg_len"][node] = (old_len + w * count).clamp_(max=2)
-    state["seg_suf"].view(-1)[node] = syms[-1].index_select(0, starts + count - 1)
+    state.set("seg_len", node, (old_len + w * count).clamp_(max=2))
+    state.set("seg_suf", (node, 0), syms[-1].index_select(0, starts + count - 1))
     empty = torch.nonzero(old_len == 0).view(-1)
     if empty.numel():
-        state["seg_pre"].view(-1)[node[empty]] = syms[0].index_select(0, starts[empty])
+        state.set("seg_pre", (node[empty], 0), syms[0].index_select(0, starts[empty]))
 
 
 # -- pass i >= 2: the pieces are the neighbors' previous strings ------------------
@@ -353,7 +355,7 @@ def _later_pairs(state: NodeState, sink: Sink, so: Tensor, nb: Tensor, es: Optio
     end_sym = last if es is None else torch.where(length > 0, last, es)  # the last symbol after j
     before = torch.empty(m, dtype=torch.long)  # the last symbol before j (BREAK: none)
     before[1:] = end_sym[:-1]
-    before.index_copy_(0, starts, state["seg_suf"].view(-1).index_select(0, node))
+    before.index_copy_(0, starts, state["seg_suf"].view(-1).index_select(0, node).long())
     head = first if es is None else es  # the first symbol of j's pieces
     sink.add_codes(rows, torch.add(head, before, alpha=v).masked_fill_(before < 0, v * v), 2)
     if es is not None:
@@ -362,11 +364,11 @@ def _later_pairs(state: NodeState, sink: Sink, so: Tensor, nb: Tensor, es: Optio
     added = torch.zeros(node.numel(), dtype=torch.long).index_add_(
         0, torch.repeat_interleave(torch.arange(node.numel()), count, output_size=m),
         length + int(es is not None))
-    state["seg_len"][node] = (old_len + added).clamp_(max=2)
-    state["seg_suf"].view(-1)[node] = end_sym.index_select(0, starts + count - 1)
+    state.set("seg_len", node, (old_len + added).clamp_(max=2))
+    state.set("seg_suf", (node, 0), end_sym.index_select(0, starts + count - 1))
     empty = torch.nonzero(old_len == 0).view(-1)
     if empty.numel():
-        state["seg_pre"].view(-1)[node[empty]] = head.index_select(0, starts[empty])
+        state.set("seg_pre", (node[empty], 0), head.index_select(0, starts[empty]))
     return True
 
 

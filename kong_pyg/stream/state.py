@@ -6,6 +6,9 @@ the current pass (``seg_len``, ``seg_pre``, ``seg_suf``; see
 :class:`~kong_pyg.kgrams.StringState`) and, where the kernel needs them,
 sketches (``Y``; ``Yprev``, ``prev_*``, ``acc``, ``nbr_w`` after pass 1).
 Their names are those of a stream's :meth:`~kong_pyg.KongStream.state_dict`.
+The integer arrays are :data:`INDEX_DTYPE` in memory (half the bytes that
+every edge's gathers and additions move, which bound a pass on the CPU) and
+``int64`` in a :meth:`~kong_pyg.KongStream.state_dict`.
 """
 from typing import Dict, Optional, Tuple, Union
 
@@ -16,7 +19,10 @@ from ..hashing import BREAK
 from ..kgrams import StringState
 from ..memory import gib, shortfall, what_is_left
 
-Index = Union[Tensor, slice]
+Index = Union[Tensor, slice, Tuple[Tensor, int]]
+
+#: The dtype of the per-node integer arrays (graph indices, symbol ids, string codes and lengths).
+INDEX_DTYPE = torch.int32
 
 
 def add_rows(buf: Tensor, rows: Tensor, src: Tensor) -> None:
@@ -32,7 +38,7 @@ def add_rows(buf: Tensor, rows: Tensor, src: Tensor) -> None:
         buf.index_add_(0, rows, src.to(buf.dtype))
         return
     d = buf.size(1)
-    idx = (rows * d).unsqueeze(1) + torch.arange(d, device=rows.device)
+    idx = (rows.long() * d).unsqueeze(1) + torch.arange(d, device=rows.device)
     buf.view(-1).index_add_(0, idx.view(-1), src.reshape(-1).to(buf.dtype))
 
 
@@ -104,23 +110,28 @@ class NodeState:
 
     def add_strings(self, prefix: str) -> None:
         """The three arrays of a :class:`~kong_pyg.kgrams.StringState` (empty strings)."""
-        self.add(prefix + "_len", (), torch.long, 0)
-        self.add(prefix + "_pre", (self.k - 1,), torch.long, BREAK)
-        self.add(prefix + "_suf", (self.k - 1,), torch.long, BREAK)
+        self.add(prefix + "_len", (), INDEX_DTYPE, 0)
+        self.add(prefix + "_pre", (self.k - 1,), INDEX_DTYPE, BREAK)
+        self.add(prefix + "_suf", (self.k - 1,), INDEX_DTYPE, BREAK)
 
     def strings(self, prefix: str, index: Optional[Index] = None) -> StringState:
-        """The string codes of nodes :obj:`index` (default: all)."""
+        """The string codes of nodes :obj:`index` (default: all), as ``int64``."""
         if index is None:
             index = slice(0, self.n)
         a = self.arrays
-        return StringState(a[prefix + "_len"][index], a[prefix + "_pre"][index], a[prefix + "_suf"][index])
+        return StringState(a[prefix + "_len"][index].long(), a[prefix + "_pre"][index].long(),
+                           a[prefix + "_suf"][index].long())
+
+    def set(self, name: str, index: Index, value: Tensor) -> None:
+        """:obj:`array[index] = value`, in the array's dtype."""
+        t = self.arrays[name]
+        t[index] = value.to(t.dtype)
 
     def set_strings(self, prefix: str, index: Index, state: StringState) -> None:
         """Store the string codes of nodes :obj:`index`."""
-        a = self.arrays
-        a[prefix + "_len"][index] = state.length
-        a[prefix + "_pre"][index] = state.prefix
-        a[prefix + "_suf"][index] = state.suffix
+        self.set(prefix + "_len", index, state.length)
+        self.set(prefix + "_pre", index, state.prefix)
+        self.set(prefix + "_suf", index, state.suffix)
 
     def clear_strings(self, prefix: str) -> None:
         """Every node's string empty again."""
@@ -142,14 +153,26 @@ class NodeState:
         self.n = max(self.n, n)
 
     def state(self) -> Dict[str, Tensor]:
-        """Copies of the rows in use of every array."""
-        return {name: t[: self.n].clone() for name, t in self.arrays.items()}
+        """Copies of the rows in use of every array (the integer ones as ``int64``)."""
+        return {name: t[: self.n].clone() if t.is_floating_point() else t[: self.n].long()
+                for name, t in self.arrays.items()}
 
     @classmethod
     def from_state(cls, k: int, arrays: Dict[str, Tensor], n: int) -> "NodeState":
-        """Rebuild :obj:`n` nodes from :meth:`state` (string codes fill with ``BREAK``, the rest with 0)."""
+        """Rebuild :obj:`n` nodes from :meth:`state` (string codes fill with ``BREAK``, the rest with 0).
+
+        Raises:
+            ValueError: An integer array holds values that do not fit :data:`INDEX_DTYPE`.
+        """
         out = cls(k)
-        out.arrays = {name: t.clone() for name, t in arrays.items()}
+        info = torch.iinfo(INDEX_DTYPE)
+        for name, t in arrays.items():
+            if not t.is_floating_point() and t.numel():
+                low, high = (int(v) for v in torch.aminmax(t))
+                if low < info.min or high > info.max:
+                    raise ValueError(f"array {name!r} holds values outside [{info.min}, {info.max}]")
+        out.arrays = {name: t.clone() if t.is_floating_point() else t.to(INDEX_DTYPE, copy=True)
+                      for name, t in arrays.items()}
         out.fill = {name: BREAK if name.endswith(("_pre", "_suf")) else 0 for name in out.arrays}
         out.n = out.cap = n
         return out
