@@ -238,7 +238,7 @@ class GraphCache:
             self.keys = np.full(1 << want, -1, dtype=np.int64)
             self.ids = np.full(1 << want, -1, dtype=np.int64)
         slot = ((keys.view(np.uint64) * _ODD) >> np.uint64(64 - self.bits)).astype(np.int64)
-        ids = np.where(self.keys[slot] == keys, self.ids[slot], -1)
+        ids = np.where(np.take(self.keys, slot) == keys, np.take(self.ids, slot), -1)  # (take: 2x [ ])
         miss = np.flatnonzero(ids < 0)
         if miss.size:
             found, _ = graphs.lookup(keys[miss], insert=insert)
@@ -386,10 +386,11 @@ class StreamIds:
             np.add(base, dst, out=pairs[:, 1])
             slot = pairs.reshape(-1)
             inside = np.ones(2 * e, dtype=bool)
-            ids = direct.table[slot]  # int32, as the node state keeps them (no copy to int64)
+            ids = np.take(direct.table, slot)  # int32, as the node state keeps them; take: 2x faster than [ ]
         else:
             slot, inside = direct.slots(np.repeat(gid, 2), np.stack([src, dst], axis=1).reshape(-1))
-            ids = np.where(inside, direct.table[slot] if direct.table.size else -1, -1).astype(np.int64)
+            cached = np.take(direct.table, slot) if direct.table.size else -1
+            ids = np.where(inside, cached, -1).astype(np.int64)
         miss = np.flatnonzero(ids < 0)
         if miss.size == 0:
             return ids, np.zeros(0, dtype=np.int64)

@@ -123,9 +123,15 @@ class NodeState:
                            a[prefix + "_suf"][index].long())
 
     def set(self, name: str, index: Index, value: Tensor) -> None:
-        """:obj:`array[index] = value`, in the array's dtype."""
+        """:obj:`array[index] = value`, in the array's dtype (node indices: one copy per row)."""
         t = self.arrays[name]
-        t[index] = value.to(t.dtype)
+        if isinstance(index, tuple):  # (nodes, column)
+            t = t.select(1, index[1])
+            index = index[0]
+        if isinstance(index, Tensor) and index.dim() == 1 and value.dim() == t.dim():
+            t.index_copy_(0, index.long(), value.to(t.dtype))
+        else:
+            t[index] = value.to(t.dtype)
 
     def set_strings(self, prefix: str, index: Index, state: StringState) -> None:
         """Store the string codes of nodes :obj:`index`."""
