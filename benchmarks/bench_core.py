@@ -225,7 +225,8 @@ def main(argv=None) -> int:
                 print(f"  {label:34s} {t * 1000:9.2f}{extra}")
     meta = {"load_before": load_before, "load_after": load_average(), "cpu": platform.processor() or "CPU",
             "cores": os.cpu_count(), "torch": torch.__version__, "repeats": args.repeats, "hops": args.hops,
-            "threads": 1, "allocator": "tune_allocator" if tuned else "glibc defaults"}
+            "threads": 1, "allocator": "tune_allocator" if tuned else (
+                "glibc defaults" if args.allocator == "default" else "tune_allocator not applied (its docs)")}
     if args.json and results:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps({"meta": meta, "results": results}, indent=1) + "\n")

@@ -10,7 +10,7 @@ the input and the estimate.
 """
 import os
 import sys
-from typing import TYPE_CHECKING, Dict, Optional, Union
+from typing import TYPE_CHECKING, Any, Dict, Optional, Union
 
 if TYPE_CHECKING:
     import torch
@@ -114,6 +114,25 @@ def check_allocation(nbytes: int, what: str, device: Union[str, "torch.device", 
 MALLOC_SETTINGS: Dict[int, int] = {-3: 32 << 20, -1: 128 << 20}
 
 
+#: Where a user chooses these two settings for glibc (then :func:`tune_allocator` leaves them alone).
+MALLOC_ENV = ("MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_")
+MALLOC_TUNABLES = ("glibc.malloc.mmap_threshold", "glibc.malloc.trim_threshold")
+
+
+def _user_chose_thresholds() -> bool:
+    """Whether the environment sets glibc's mmap or trim threshold (variables or ``GLIBC_TUNABLES``)."""
+    tunables = os.environ.get("GLIBC_TUNABLES", "")
+    return any(k in os.environ for k in MALLOC_ENV) or any(t in tunables for t in MALLOC_TUNABLES)
+
+
+def _glibc_malloc_in_use(libc: Any) -> bool:
+    """Whether the process's ``malloc`` is glibc's (not jemalloc or tcmalloc put first by ``LD_PRELOAD``)."""
+    import ctypes
+
+    ours = ctypes.cast(ctypes.CDLL(None).malloc, ctypes.c_void_p).value
+    return ours is not None and ours == ctypes.cast(libc.malloc, ctypes.c_void_p).value
+
+
 def tune_allocator() -> bool:
     r"""Keep freed memory for reuse: glibc's ``malloc`` with :data:`MALLOC_SETTINGS`, for this process.
 
@@ -123,30 +142,38 @@ def tune_allocator() -> bool:
     blocks were freed, so it changes from process to process: where they go
     back to the operating system, every reuse faults their pages in again.
     Measured on a 2-core machine (one thread, the same code and data, fresh
-    processes): NCI1's exact :math:`k = 2` map took 19 ms in some processes
-    and 36-47 ms in others (twice the page faults), 19 ms in every process
-    after this call; a :class:`~kong_pyg.stream.KongStream` of 10 M edges
-    took about 20 % less CPU time. The ``kong-pyg`` command line calls it at
-    start-up; call it once at the start of a script of your own. The cost:
-    up to 128 MiB of freed memory stays with the process instead of going
-    back to the system, and blocks below 32 MiB come from the heap.
+    processes): NCI1's exact :math:`k = 2` map took about 19 ms in some
+    processes and 36-47 ms in others (twice the page faults), 17.5-18.6 ms
+    in every process after this call. The ``kong-pyg`` command line calls
+    it at start-up; call it once at the start of a script of your own.
+
+    The cost: blocks below 32 MiB come from the heap, and freed heap memory
+    goes back to the system only from the top of the heap, above 128 MiB of
+    free space there. Freed blocks below a block still in use stay with the
+    process, so a long-running process that frees many large temporaries
+    while keeping small objects can hold much more than 128 MiB (glibc's
+    defaults behave alike once their sliding threshold has grown).
 
     It does nothing (and returns :obj:`False`) on other systems and C
-    libraries, and where a ``MALLOC_*`` environment variable is set (glibc's
-    own way to choose these settings: the user's choice stands). The
-    settings are the process's: every later allocation is affected, and
-    processes forked later inherit them; they cannot be undone.
+    libraries, when another allocator is in use (``LD_PRELOAD`` of jemalloc
+    or tcmalloc), and where the environment sets either threshold
+    (``MALLOC_MMAP_THRESHOLD_``, ``MALLOC_TRIM_THRESHOLD_`` or
+    ``GLIBC_TUNABLES``: the user's choice stands). The settings are the
+    process's: every later allocation is affected, and processes forked
+    later inherit them; they cannot be undone.
 
     Returns:
         bool: Whether the settings were applied.
     """
-    if not sys.platform.startswith("linux") or any(k.startswith("MALLOC_") for k in os.environ):
+    if not sys.platform.startswith("linux") or _user_chose_thresholds():
         return False
     import ctypes
 
     try:
         libc = ctypes.CDLL("libc.so.6")
         if not libc.gnu_get_libc_version:  # glibc's own symbol: not musl or another C library
+            return False
+        if not _glibc_malloc_in_use(libc):
             return False
         return all(libc.mallopt(param, value) == 1 for param, value in MALLOC_SETTINGS.items())
     except (OSError, AttributeError):

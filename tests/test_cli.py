@@ -3,6 +3,7 @@ import argparse
 import inspect
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -354,15 +355,25 @@ def test_the_program_tunes_glibc_malloc(monkeypatch):
             return 1
 
     monkeypatch.setattr(ctypes, "CDLL", lambda name: FakeLibc())
+    monkeypatch.setattr(memory, "_glibc_malloc_in_use", lambda libc: True)
     monkeypatch.setattr(memory.sys, "platform", "linux")
-    for key in [k for k in os.environ if k.startswith("MALLOC_")]:
+    for key in [k for k in os.environ if k.startswith("MALLOC_") or k == "GLIBC_TUNABLES"]:
         monkeypatch.delenv(key)
     assert cli.tune_allocator() is True
     assert calls == [(-3, 32 << 20), (-1, 128 << 20)]
     calls.clear()
-    monkeypatch.setenv("MALLOC_ARENA_MAX", "2")
+    monkeypatch.setenv("MALLOC_ARENA_MAX", "2")  # another setting: still tuned
+    assert cli.tune_allocator() is True and len(calls) == 2
+    calls.clear()
+    for key, value in [("MALLOC_TRIM_THRESHOLD_", "0"), ("MALLOC_MMAP_THRESHOLD_", "65536"),
+                       ("GLIBC_TUNABLES", "glibc.malloc.trim_threshold=0"),
+                       ("GLIBC_TUNABLES", "glibc.cpu.x86_shstk=0:glibc.malloc.mmap_threshold=1")]:
+        monkeypatch.setenv(key, value)  # the user chose a threshold: left alone
+        assert cli.tune_allocator() is False and calls == [], key
+        monkeypatch.delenv(key)
+    monkeypatch.setattr(memory, "_glibc_malloc_in_use", lambda libc: False)  # jemalloc, tcmalloc
     assert cli.tune_allocator() is False and calls == []
-    monkeypatch.delenv("MALLOC_ARENA_MAX")
+    monkeypatch.setattr(memory, "_glibc_malloc_in_use", lambda libc: True)
 
     class Musl:
         def mallopt(self, param, value):
@@ -383,6 +394,29 @@ def test_tune_allocator_applies_on_this_machine():
 
     expected = "True" if platform.libc_ver()[0] == "glibc" else "False"
     assert done.stdout.strip() == expected, done.stderr
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux") or shutil.which("gcc") is None,
+                    reason="glibc on Linux, and a C compiler")
+def test_tune_allocator_leaves_another_malloc_alone(tmp_path):
+    """Under LD_PRELOAD of another malloc (here a shim that forwards to glibc's), mallopt would not
+    reach the allocator in use: tune_allocator says False."""
+    import platform
+
+    if platform.libc_ver()[0] != "glibc":
+        pytest.skip("glibc only")
+    src = tmp_path / "shim.c"
+    src.write_text("#include <stddef.h>\nextern void *__libc_malloc(size_t);\n"
+                   "void *malloc(size_t n) { return __libc_malloc(n); }\n")
+    lib = tmp_path / "shim.so"
+    subprocess.run(["gcc", "-O2", "-shared", "-fPIC", "-o", str(lib), str(src)], check=True, timeout=60)
+    code = "import kong_pyg; print(kong_pyg.tune_allocator())"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MALLOC_")}
+    for preload, expected in ((None, "True"), (str(lib), "False")):
+        run_env = dict(env, LD_PRELOAD=preload) if preload else env
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
+                              env=run_env, timeout=60)
+        assert done.stdout.strip() == expected, (preload, done.stderr)
 
 
 _FAULTS = """

@@ -415,3 +415,21 @@ def test_more_nodes_than_int32_indices_are_refused(stream, monkeypatch):
     monkeypatch.setattr(ids, "MAX_NODES", 10)
     with pytest.raises(ValueError, match="at most 10 nodes"):
         KongStream(k=2, dim=64).update(*columns(stream))
+
+
+def test_node_state_writes_take_integer_indices_and_state_dicts_are_copies():
+    from kong_pyg.stream.state import NodeState
+
+    st = NodeState(2)
+    st.add("seg_len", (), torch.int32, 0)
+    st.add("seg_suf", (1,), torch.int32, -1)
+    st.grow(3)
+    st.set("seg_len", torch.tensor([2, 0]), torch.tensor([5, 7]))  # int64 values, cast to the array's dtype
+    st.set("seg_suf", (torch.tensor([1], dtype=torch.int32), 0), torch.tensor([4]))
+    assert st["seg_len"][:3].tolist() == [7, 0, 5] and st["seg_len"].dtype == torch.int32
+    assert st["seg_suf"][:3, 0].tolist() == [-1, 4, -1]
+    with pytest.raises(TypeError, match="node indices must be integers"):
+        st.set("seg_len", torch.tensor([True, False, True]), torch.tensor([1, 1]))
+    saved = st.state()
+    saved["seg_len"][0] = 99
+    assert int(st["seg_len"][0]) == 7 and saved["seg_len"].dtype == torch.long

@@ -27,6 +27,8 @@ from typing import TYPE_CHECKING, Any, Dict, NoReturn, Optional, Sequence, Tuple
 import torch
 from torch import Tensor
 
+from .ids import MAX_NODES
+
 if TYPE_CHECKING:  # pragma: no cover
     from .core import KongStream
 
@@ -217,6 +219,8 @@ def check_arrays(state: Dict[str, Any], need: Dict[str, Optional[int]], optional
     """
     arrays: Dict[str, Tensor] = state["arrays"]
     n = state["nodes"].numel()
+    if n > MAX_NODES or num_symbols > MAX_NODES:  # node indices and symbol ids are int32 in memory
+        _fail(f"{n:,} nodes and {num_symbols:,} symbols: at most {MAX_NODES:,} of each")
     if set(arrays) - set(need) - set(optional) or set(need) - set(arrays):
         _fail(f"this pass holds the arrays {sorted(need)}, the state {sorted(arrays)}")
     for name, t in arrays.items():

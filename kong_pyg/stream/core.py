@@ -15,7 +15,7 @@ from ..threads import torch_threads
 from ..traversals import Traversal, traversal_rule
 from .checkpoint import check_state, load_checkpoint, save_checkpoint
 from .counts import GramCounts
-from .ids import Columns, Found, StreamIds
+from .ids import MAX_NODES, Columns, Found, StreamIds
 from .options import STREAM_DEFAULTS, stream_config
 from .output import linear_sketches, node_map_sketches
 from .passes import Sink, first_pass_chunk, label_head, later_pass_chunk
@@ -329,6 +329,8 @@ class KongStream:
         if self.hops == 0 or found.ends.size == 0:
             return
         ends = torch.from_numpy(found.ends)
+        if len(self._table) > MAX_NODES:  # symbol ids are INDEX_DTYPE in the node state
+            raise ValueError(f"a stream holds at most {MAX_NODES:,} distinct node and edge types")
         if self.pass_index == 1:  # the owners, neighbors and symbols of pass 1 as INDEX_DTYPE (see .state)
             first_pass_chunk(self._nodes, self._sink(), self.lengths, ends.to(INDEX_DTYPE),
                              None if esym is None else esym.to(INDEX_DTYPE), self.undirected)

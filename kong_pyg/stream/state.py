@@ -128,6 +128,8 @@ class NodeState:
         if isinstance(index, tuple):  # (nodes, column)
             t = t.select(1, index[1])
             index = index[0]
+        if isinstance(index, Tensor) and (index.dtype == torch.bool or index.is_floating_point()):
+            raise TypeError(f"node indices must be integers (got {index.dtype})")
         if isinstance(index, Tensor) and index.dim() == 1 and value.dim() == t.dim():
             t.index_copy_(0, index.long(), value.to(t.dtype))
         else:
@@ -160,7 +162,7 @@ class NodeState:
 
     def state(self) -> Dict[str, Tensor]:
         """Copies of the rows in use of every array (the integer ones as ``int64``)."""
-        return {name: t[: self.n].clone() if t.is_floating_point() else t[: self.n].long()
+        return {name: t[: self.n].clone() if t.is_floating_point() else t[: self.n].to(torch.long, copy=True)
                 for name, t in self.arrays.items()}
 
     @classmethod
