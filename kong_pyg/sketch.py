@@ -160,16 +160,16 @@ class SymbolHashTable:
 
     def ids(self, codes: np.ndarray) -> Tensor:
         """Dense ids of symbol codes :obj:`[M]`; unseen codes get the next ids."""
-        if codes.size == 0 or int(codes.max()) >= self.max_direct:
+        top = int(codes.max()) + 1 if codes.size else 0
+        if codes.size == 0 or top > self.max_direct:
             if self.on_grow is not None and (self._symbols.lookup(codes, insert=False)[0] < 0).any():
                 self.on_grow()
             return torch.from_numpy(self._symbols.lookup(codes)[0])
-        top = int(codes.max()) + 1
         if self._direct.size < top:
             grown = np.full(max(top, 2 * self._direct.size, 64), -1, dtype=np.int64)
             grown[: self._direct.size] = self._direct
             self._direct = grown
-        ids = self._direct[codes]
+        ids = np.take(self._direct, codes)  # (a copy; take: about 2x faster than [ ])
         miss = ids < 0
         if miss.any():
             if self.on_grow is not None and (self._symbols.lookup(codes[miss], insert=False)[0] < 0).any():
