@@ -433,3 +433,31 @@ def test_node_state_writes_take_integer_indices_and_state_dicts_are_copies():
     saved = st.state()
     saved["seg_len"][0] = 99
     assert int(st["seg_len"][0]) == 7 and saved["seg_len"].dtype == torch.long
+
+
+def test_sharded_reads_warn_about_a_header_line_once(tmp_path, capfd):
+    """read_shards (the Python API) warns about a header line read as an edge, as read_streamspot does;
+    the command line with --workers prints its one-line warning once."""
+    import torch.distributed as dist
+
+    from kong_pyg.stream.distributed import read_shards
+
+    path = tmp_path / "h.tsv"
+    body = "".join(f"{i}\ta\t{i + 1}\tb\tc\t{i % 3}\n" for i in range(12))
+    path.write_text("src\tsrc_type\tdst\tdst_type\tedge_type\tgraph_id\n" + body)
+    dist.init_process_group("gloo", init_method=f"file://{tmp_path / 'pg'}", rank=0, world_size=1)
+    try:
+        with pytest.warns(UserWarning, match="the first line looks like a header"):
+            merged, _ = read_shards(KongStream(k=2, dim=32), str(path))
+        assert merged is not None and merged.num_graphs == 4
+        (tmp_path / "ok.tsv").write_text(body)
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            read_shards(KongStream(k=2, dim=32), str(tmp_path / "ok.tsv"))
+    finally:
+        dist.destroy_process_group()
+    assert cli_main(["stream", str(path), "--dim", "32", "-q", "--out", str(tmp_path / "two"),
+                     "--workers", "2"]) == 0
+    assert capfd.readouterr().err.count("the first line looks like a header") == 1

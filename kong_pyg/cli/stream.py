@@ -14,6 +14,7 @@ import shutil
 import sys
 import tempfile
 import time
+import warnings
 from typing import Any, Dict, List, Optional, Tuple
 
 from ..config import STREAM_DEFAULTS, option_names
@@ -261,7 +262,10 @@ def _sharded(args: argparse.Namespace) -> int:
         start = time.perf_counter()
         say = None if args.quiet else (lambda text: print(f"{PROG}: {text}", file=sys.stderr))
         try:
-            merged, stats = read_shards(ks, args.file, args.chunk_size, args.strict, args.show_malformed, say)
+            with warnings.catch_warnings():  # the header warning: write_output prints it, once
+                warnings.filterwarnings("ignore", message="the first line looks like a header")
+                merged, stats = read_shards(ks, args.file, args.chunk_size, args.strict, args.show_malformed,
+                                            say)
         except MalformedLineError as err:  # --strict: the data is at fault (exit 1)
             if rank == 0:
                 print(f"{PROG}: error: {err}", file=sys.stderr)

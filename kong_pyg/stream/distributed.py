@@ -39,6 +39,7 @@ import hashlib
 import io
 import os
 import time
+import warnings
 from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
@@ -206,6 +207,7 @@ def read_shards(ks: KongStream, path: str, chunk_size: int = 1 << 20, strict: bo
         per pass reading its shard (``cpu_read``) and merging (``cpu_merge``).
     """
     from ..datasets.streamspot import MalformedLine, StreamSpotReader
+    from ..datasets.streamspot.reader import header_note
 
     rank, world = dist.get_rank(), dist.get_world_size()
     size = os.path.getsize(path)
@@ -263,6 +265,10 @@ def read_shards(ks: KongStream, path: str, chunk_size: int = 1 << 20, strict: bo
     stats["graph_tokens"] = {k: v for g in gathered for k, v in g["graphs"].items()}
     stats["cpu_read"] = [g["cpu"]["read"] for g in gathered]  # per process, per pass
     stats["cpu_merge"] = [g["cpu"]["merge"] for g in gathered]
+    tokens = stats["graph_tokens"]
+    note = header_note([str(tokens.get(g, g)) for g in merged.graph_ids])
+    if note is not None:  # as read_streamspot warns
+        warnings.warn(note, stacklevel=2)
     return merged, stats
 
 
