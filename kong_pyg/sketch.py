@@ -132,6 +132,8 @@ class SymbolHashTable:
     max_agg = 1 << 22
     #: Symbol codes below this are numbered through a direct array.
     max_direct = 1 << 16
+    #: At most this many symbols (a stream keeps symbol ids as ``int32``).
+    max_symbols = 2**31 - 1
 
     def __init__(self, hashes: SketchHashes, dtype: torch.dtype = torch.float64,
                  keys: Optional[np.ndarray] = None):
@@ -158,13 +160,20 @@ class SymbolHashTable:
         """The symbol codes, indexed by id (a view; do not modify)."""
         return self._symbols.keys
 
+    def _number(self, codes: np.ndarray) -> np.ndarray:
+        """Ids of codes, unseen ones numbered next (after :attr:`on_grow`); at most :attr:`max_symbols`."""
+        if self.on_grow is not None and (self._symbols.lookup(codes, insert=False)[0] < 0).any():
+            self.on_grow()
+        ids = self._symbols.lookup(codes)[0]
+        if len(self._symbols) > self.max_symbols:
+            raise ValueError(f"a stream holds at most {self.max_symbols:,} distinct node and edge types")
+        return ids
+
     def ids(self, codes: np.ndarray) -> Tensor:
         """Dense ids of symbol codes :obj:`[M]`; unseen codes get the next ids."""
         top = int(codes.max()) + 1 if codes.size else 0
         if codes.size == 0 or top > self.max_direct:
-            if self.on_grow is not None and (self._symbols.lookup(codes, insert=False)[0] < 0).any():
-                self.on_grow()
-            return torch.from_numpy(self._symbols.lookup(codes)[0])
+            return torch.from_numpy(self._number(codes))
         if self._direct.size < top:
             grown = np.full(max(top, 2 * self._direct.size, 64), -1, dtype=np.int64)
             grown[: self._direct.size] = self._direct
@@ -172,9 +181,7 @@ class SymbolHashTable:
         ids = np.take(self._direct, codes)  # (a copy; take: about 2x faster than [ ])
         miss = ids < 0
         if miss.any():
-            if self.on_grow is not None and (self._symbols.lookup(codes[miss], insert=False)[0] < 0).any():
-                self.on_grow()
-            ids[miss] = self._symbols.lookup(codes[miss])[0]
+            ids[miss] = self._number(codes[miss])
             self._direct[codes[miss]] = ids[miss]
         return torch.from_numpy(ids)
 

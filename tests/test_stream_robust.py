@@ -461,3 +461,15 @@ def test_sharded_reads_warn_about_a_header_line_once(tmp_path, capfd):
     assert cli_main(["stream", str(path), "--dim", "32", "-q", "--out", str(tmp_path / "two"),
                      "--workers", "2"]) == 0
     assert capfd.readouterr().err.count("the first line looks like a header") == 1
+
+
+def test_more_symbols_than_int32_ids_are_refused(stream, monkeypatch):
+    """The symbol table numbers at most max_symbols node and edge types (ids are int32 in the node
+    state), refused where symbols are numbered, before any id is stored."""
+    from kong_pyg.sketch import SymbolHashTable
+
+    monkeypatch.setattr(SymbolHashTable, "max_symbols", 3)
+    ks = KongStream(k=2, dim=64)
+    with pytest.raises(ValueError, match="at most 3 distinct node and edge types"):
+        ks.update(*columns(stream))
+    assert ks.num_nodes == 0 or int(ks._nodes["node_sym"][: ks.num_nodes].max()) < 3

@@ -15,7 +15,7 @@ from ..threads import torch_threads
 from ..traversals import Traversal, traversal_rule
 from .checkpoint import check_state, load_checkpoint, save_checkpoint
 from .counts import GramCounts
-from .ids import MAX_NODES, Columns, Found, StreamIds
+from .ids import Columns, Found, StreamIds
 from .options import STREAM_DEFAULTS, stream_config
 from .output import linear_sketches, node_map_sketches
 from .passes import Sink, first_pass_chunk, label_head, later_pass_chunk
@@ -237,8 +237,7 @@ class KongStream:
         """Where the grams of the current pass go (call after the arrays grew)."""
         if self._needs_node_sketch(self.pass_index):  # node sketches are level-free
             return Sink(self._table, self._nodes["Y"], None, None)
-        # pass 1 (h = 1) adds into the graph rows, which then hold nothing else; a later (last) pass
-        # into rows of its own: the rows of the earlier levels stay apart (shards of the pass then add up)
+        # pass 1 (h = 1): the graph rows; a later (last) pass: rows of its own, apart from the earlier levels
         rows = self._rows if self.pass_index == 1 else self._pass_rows
         return Sink(self._table, rows, self._nodes["node_graph"], self._block(self.pass_index), self._counts)
 
@@ -328,14 +327,11 @@ class KongStream:
         esym = None if cols.edge_type is None else self._table.ids(2 * cols.edge_type + 1)  # edge codes
         if self.hops == 0 or found.ends.size == 0:
             return
-        ends = torch.from_numpy(found.ends)
-        if len(self._table) > MAX_NODES:  # symbol ids are INDEX_DTYPE in the node state
-            raise ValueError(f"a stream holds at most {MAX_NODES:,} distinct node and edge types")
-        if self.pass_index == 1:  # the owners, neighbors and symbols of pass 1 as INDEX_DTYPE (see .state)
-            first_pass_chunk(self._nodes, self._sink(), self.lengths, ends.to(INDEX_DTYPE),
+        ends = torch.from_numpy(found.ends).to(INDEX_DTYPE if self.pass_index == 1 else torch.long)  # .state
+        if self.pass_index == 1:
+            first_pass_chunk(self._nodes, self._sink(), self.lengths, ends,
                              None if esym is None else esym.to(INDEX_DTYPE), self.undirected)
             return
-        ends = ends.long()
         if self.undirected:
             owner = ends
             nbr = ends.view(-1, 2).flip(1).reshape(-1)

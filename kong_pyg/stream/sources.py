@@ -154,17 +154,15 @@ def fit_source(ks: "KongStream", source: Any, chunk_size: int, checkpoint: Optio
         _resume(ks, checkpoint, fingerprint)
     if fingerprint is not None:
         ks.source = fingerprint
-    label = f"pass {ks.pass_index}/{ks.num_passes}"
-    bar = Progress(getattr(source, "num_edges", None), label, unit="edge", enabled=progress, unit_scale=True)
+    bar = Progress(getattr(source, "num_edges", None), f"pass {ks.pass_index}/{ks.num_passes}", unit="edge",
+                   enabled=progress, unit_scale=True)
     try:
         while True:
-            if f"pass {ks.pass_index}/{ks.num_passes}" != label:
-                label = f"pass {ks.pass_index}/{ks.num_passes}"
-                bar.restart(label)
             _read_pass(ks, fresh(), bar, checkpoint, checkpoint_every)
             if ks.pass_index == ks.num_passes:
                 break
             ks.end_pass()
+            bar.restart(f"pass {ks.pass_index}/{ks.num_passes}")
             if checkpoint is not None:
                 ks.save(checkpoint)
         ks.check_replay()
