@@ -24,7 +24,7 @@ import torch
 from torch import Tensor
 from torch_geometric.utils import scatter
 
-from .kgrams import Occurrences, exclusive_cumsum
+from .kgrams import Occurrences, exclusive_cumsum, flat_nonzero
 from .ordering import Neighborhoods
 from .traversals import Traversal
 
@@ -79,7 +79,7 @@ def dense_rank(values: Tensor, bounds: Optional[Tuple[int, int]] = None) -> tupl
         if low >= 0 and high < 4 * values.numel() + 65536:
             present = torch.bincount(values, minlength=high + 1) > 0
             rank = torch.cumsum(present, 0) - 1
-            return present.nonzero().view(-1), rank.index_select(0, values)
+            return flat_nonzero(present), rank.index_select(0, values)
     return torch.unique(values, return_inverse=True)
 
 
@@ -105,7 +105,7 @@ def sum_duplicate_keys(key: Tensor, val: Tensor, num_cols: int, num_rows: Option
         dense = torch.bincount(key, weights=val, minlength=space)
         if dense.dtype != val.dtype:  # (empty input: int64)
             dense = dense.to(val.dtype)
-        uniq = dense.nonzero().view(-1)
+        uniq = flat_nonzero(dense)
         row = torch.div(uniq, num_cols, rounding_mode="floor")
         return Rows(row, uniq % num_cols, dense.index_select(0, uniq))
     uniq, inv = dense_rank(key)

@@ -21,6 +21,7 @@ from .config import KongConfig, check_attr_name, check_bool, check_int, check_us
 from .engine import ExactRows
 from .exact import ExactMapTooLarge, dense_rank
 from .graphs import GraphBatch, as_graph_sequence, edges_checked, iter_graph_batches, split_batch
+from .kgrams import flat_nonzero
 from .memory import check_allocation
 from .ordering import ORDERS_WITH_KEY
 from .progress import Progress
@@ -177,7 +178,7 @@ class ExactColumns:
         cols = self._global_columns(cfg, er, grow)
         row, val = rows.row, rows.val if scale is None else rows.val * scale[rows.row]
         if not grow:  # drop columns the fit did not see (a fit numbers them all)
-            keep = (cols >= 0).nonzero().view(-1)
+            keep = flat_nonzero(cols >= 0)
             row, val, cols = row.index_select(0, keep), val.index_select(0, keep), cols.index_select(0, keep)
         # CSR parts straight away: entries are sorted by graph already (indptr[g]: entries of graphs < g)
         indptr = torch.searchsorted(row, torch.arange(gb.num_graphs + 1, device=row.device))
@@ -226,7 +227,7 @@ class ExactColumns:
         string = torch.where(is_const, 0, of_gram.index_select(0, local % g))
         if grow:
             return self.grams_.lookup_pairs(block, string, grow, distinct=True)
-        found = (string >= 0).nonzero().view(-1)
+        found = flat_nonzero(string >= 0)
         out = torch.full_like(local, -1)
         if found.numel():
             out[found] = self.grams_.lookup_pairs(block.index_select(0, found), string.index_select(0, found),

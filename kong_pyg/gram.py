@@ -41,7 +41,7 @@ from .config import KongConfig, check_int, option_defaults, resolve_config
 from .exact import Rows, dense_rank, dense_row_ids, index_grams, quiet_sparse, row_norms, sum_duplicates
 from .graphs import as_graph_sequence, iter_graph_batches
 from .kernels import get_kernel
-from .kgrams import exclusive_cumsum
+from .kgrams import exclusive_cumsum, flat_nonzero
 
 #: Entries of one dense block (and of one pooled strip) of :func:`gram_matrix`.
 BLOCK_ENTRIES = 1 << 24
@@ -95,7 +95,7 @@ def distinct_rows(rows: Rows, num_rows: int) -> tuple:
     bits = rows.val.double().view(torch.int64)
     base = 0
     for length in torch.unique(nnz).tolist():
-        members = (nnz == length).nonzero().view(-1)
+        members = flat_nonzero(nnz == length)
         if length == 0:
             uid[members] = base
             base += 1

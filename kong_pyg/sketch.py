@@ -23,6 +23,7 @@ from torch import Tensor
 
 from .hashing import P, hash_offset, hash_terms, linear_hash, random_coefficients
 from .idmap import IdMap
+from .kgrams import flat_nonzero
 
 
 class SketchHashes(torch.nn.Module):
@@ -284,7 +285,7 @@ class SymbolHashTable:
         rows = buf.size(0)
         if rows * c <= self.max_agg and code.numel() * p > rows * c // 4:
             count = torch.bincount(torch.add(code, row, alpha=c), minlength=rows * c)
-            nz = torch.nonzero(count).view(-1)
+            nz = flat_nonzero(count)
             row, code = nz // c, nz % c
             val = sign.index_select(0, code) * count.index_select(0, nz).to(buf.dtype).unsqueeze(1)
         else:

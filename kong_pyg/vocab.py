@@ -12,6 +12,8 @@ from typing import List
 import torch
 from torch import Tensor
 
+from .kgrams import flat_nonzero
+
 #: The keys of an empty vocabulary (shared: a vocabulary replaces its tensors, never writes into them).
 _NO_KEYS = torch.zeros(0, dtype=torch.long)
 
@@ -59,7 +61,7 @@ class KeyVocab:
         found = sorted_keys.index_select(0, pos) == uniq
         ids = torch.where(found, sorted_ids.index_select(0, pos), -1)
         if grow:
-            new = (~found).nonzero().view(-1)
+            new = flat_nonzero(~found)
             if new.numel():
                 fresh = uniq.index_select(0, new)
                 fresh_ids = len(self) + torch.arange(new.numel(), device=dev)

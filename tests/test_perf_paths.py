@@ -11,6 +11,7 @@ from kong_pyg import KongFeatures, KongSketch, KongVectorizer, compact_graphs
 from kong_pyg.datasets import load_tu
 from kong_pyg.graphs import _cat, count_nodes, iter_graph_batches
 from kong_pyg.inputs import labels
+from kong_pyg.kgrams import flat_nonzero
 from kong_pyg.threads import available_cores, torch_threads
 
 
@@ -209,3 +210,19 @@ def test_vocabulary_numbers_keys_alike_empty_or_not():
         assert vocab.lookup(rows[[2, 0]], grow=False, distinct=True).tolist() == [2, 0]
         assert vocab.lookup_pairs(rows[:, 0], rows[:, 1], grow=False).tolist() == [0, 1, 2]
         assert [vocab.row(c) for c in range(3)] == rows.tolist()
+
+
+@pytest.mark.parametrize("dtype", [torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64,
+                                   torch.float16, torch.bfloat16, torch.float32, torch.float64])
+def test_flat_nonzero_equals_torch_nonzero(dtype):
+    gen = torch.Generator().manual_seed(7)
+    for n in (0, 1, 17, 5000):
+        keep = torch.rand(2 * n, generator=gen) < 0.3
+        t = (torch.randint(-2, 3, (2 * n,), generator=gen) * keep).to(dtype)
+        if dtype.is_floating_point and n:
+            t[0], t[1] = float("nan"), -0.0  # NaN counts as non-zero, -0.0 does not
+        for view in (t, t[::2]):  # contiguous and strided
+            got = flat_nonzero(view)
+            assert got.dtype == torch.long and torch.equal(got, view.nonzero().view(-1))
+    grad = torch.tensor([0.0, 2.0, 0.0, -1.0], requires_grad=True)  # (torch's own path)
+    assert flat_nonzero(grad).tolist() == [1, 3]

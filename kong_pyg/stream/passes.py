@@ -18,7 +18,7 @@ import torch
 from torch import Tensor
 
 from ..hashing import BREAK
-from ..kgrams import StringState, concat_pieces, initial_state
+from ..kgrams import StringState, concat_pieces, flat_nonzero, initial_state
 from ..sketch import SymbolHashTable
 from .counts import GramCounts
 from .state import NodeState, add_rows, row_blocks
@@ -92,7 +92,7 @@ def _runs(so: Tensor) -> Tuple[Tensor, Tensor, Tensor]:
     change = torch.ones(m, dtype=torch.bool)
     change[1:] = so[1:] != so[:-1]
     run_id = torch.cumsum(change.long(), 0) - 1
-    starts = torch.nonzero(change).view(-1)
+    starts = flat_nonzero(change)
     count = torch.diff(starts, append=torch.tensor([m]))
     return run_id, starts, count
 
@@ -175,7 +175,7 @@ def _store_strings(state: NodeState, lay: _Layout, w: int) -> None:
         return torch.stack(cols, dim=1)
 
     suf = window(end - keep, keep)
-    short = torch.nonzero(lay.old_len < h).view(-1)  # prefixes change only while short
+    short = flat_nonzero(lay.old_len < h)  # prefixes change only while short
     if short.numel():
         begin = lay.head[short] + h - lay.old_len[short].clamp(max=h)
         state.set("seg_pre", lay.node[short], window(begin, keep[short]))
@@ -238,7 +238,7 @@ def _pairs(state: NodeState, sink: Sink, rows: Tensor, so: Tensor, syms: List[Te
     m, w, v = so.numel(), len(syms), len(sink.table)
     start = torch.ones(m, dtype=torch.bool)
     torch.ne(so[1:], so[:-1], out=start[1:])
-    starts = torch.nonzero(start).view(-1)
+    starts = flat_nonzero(start)
     node = so.index_select(0, starts)
     old_len = state["seg_len"].index_select(0, node)
     stored = state["seg_suf"].view(-1).index_select(0, node)  # BREAK for an empty string
@@ -252,7 +252,7 @@ def _pairs(state: NodeState, sink: Sink, rows: Tensor, so: Tensor, syms: List[Te
     count = torch.diff(starts, append=torch.tensor([m]))
     state.set("seg_len", node, (old_len + w * count).clamp_(max=2))
     state.set("seg_suf", (node, 0), syms[-1].index_select(0, starts + count - 1))
-    empty = torch.nonzero(old_len == 0).view(-1)
+    empty = flat_nonzero(old_len == 0)
     if empty.numel():
         state.set("seg_pre", (node[empty], 0), syms[0].index_select(0, starts[empty]))
 
@@ -349,7 +349,7 @@ def _later_pairs(state: NodeState, sink: Sink, so: Tensor, nb: Tensor, es: Optio
     rows = sink.rows(so)
     start = torch.ones(m, dtype=torch.bool)
     torch.ne(so[1:], so[:-1], out=start[1:])
-    starts = torch.nonzero(start).view(-1)
+    starts = flat_nonzero(start)
     node = so.index_select(0, starts)
     old_len = state["seg_len"].index_select(0, node)
     end_sym = last if es is None else torch.where(length > 0, last, es)  # the last symbol after j
@@ -366,7 +366,7 @@ def _later_pairs(state: NodeState, sink: Sink, so: Tensor, nb: Tensor, es: Optio
         length + int(es is not None))
     state.set("seg_len", node, (old_len + added).clamp_(max=2))
     state.set("seg_suf", (node, 0), end_sym.index_select(0, starts + count - 1))
-    empty = torch.nonzero(old_len == 0).view(-1)
+    empty = flat_nonzero(old_len == 0)
     if empty.numel():
         state.set("seg_pre", (node[empty], 0), head.index_select(0, starts[empty]))
     return True
