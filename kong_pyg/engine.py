@@ -50,6 +50,7 @@ from .exact import (
     tag_blocks,
     walk_weights,
 )
+from .hashing import bucket_of
 from .inputs import PreparedGraph, edge_index_from_sparse, is_sparse_adjacency, prepare_graph
 from .kernels import get_kernel
 from .kgrams import Occurrences, exclusive_cumsum, occurrences
@@ -497,7 +498,7 @@ def linear_graph_sketch(
     value: List[Tensor] = []
     for j, level, _ in rule.linear_terms(len(steps), cfg.hops):
         for o, (bucket, sign) in zip(steps[j], hashed[j]):
-            col = bucket if shift is None else (bucket + shift[level]) % b
+            col = bucket if shift is None else bucket_of(bucket + shift[level], b)
             val = sign if flip is None else sign * flip[level]
             # one graph (a transform's call): every row is 0
             index.append(col if num_graphs == 1 else batch.index_select(0, o.node) * b + col)

@@ -94,8 +94,18 @@ def hash_terms(codes: Tensor, coef: Tensor, position: int) -> Tensor:
     Returns:
         torch.Tensor: :obj:`[M, F]` values in :math:`[0, P)`.
     """
+    return _raw_terms(codes, coef, position) % P
+
+
+def _raw_terms(codes: Tensor, coef: Tensor, position: int) -> Tensor:
+    """:func:`hash_terms` before the reduction: below :math:`2^{62}` (two products below :math:`2^{61}`)."""
     hi, lo = split30(codes.reshape(-1, 1))
-    return (hi * coef[:, 2 + 2 * position] + lo * coef[:, 3 + 2 * position]) % P
+    return hi * coef[:, 2 + 2 * position] + lo * coef[:, 3 + 2 * position]
+
+
+def bucket_of(h: Tensor, b: int) -> Tensor:
+    """:obj:`h % b` of non-negative :obj:`h`; a mask where :obj:`b` is a power of two (no division)."""
+    return h & (b - 1) if b & (b - 1) == 0 else h % b
 
 
 def linear_hash(grams: Tensor, coef: Tensor) -> Tensor:
@@ -123,8 +133,8 @@ def linear_hash(grams: Tensor, coef: Tensor) -> Tensor:
     if 2 + 2 * n > coef.size(1):
         raise ValueError(f"tuples of length {n} exceed the hash family")
     acc = hash_offset(coef, n).expand(grams.size(0), -1)
-    for j in range(n):
-        acc = (acc + hash_terms(grams[:, j], coef, j)) % P
+    for j in range(n):  # one reduction per position: acc < P and a raw term < 2^62 sum below 2^63
+        acc = (acc + _raw_terms(grams[:, j], coef, j)) % P
     return acc
 
 

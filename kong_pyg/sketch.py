@@ -21,7 +21,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from .hashing import P, hash_offset, hash_terms, linear_hash, random_coefficients
+from .hashing import P, bucket_of, hash_offset, hash_terms, linear_hash, random_coefficients
 from .idmap import IdMap
 from .kgrams import flat_nonzero
 
@@ -63,7 +63,7 @@ class SketchHashes(torch.nn.Module):
         """Buckets :obj:`[M, p]` (long) and signs :obj:`[M, p]` (float64)."""
         h = linear_hash(grams, self.coef)
         p = self.degree
-        bucket = h[:, :p] % self.dim
+        bucket = bucket_of(h[:, :p], self.dim)
         sign = 1.0 - 2.0 * (h[:, p:] & 1).to(torch.float64)
         return bucket, sign
 
@@ -210,7 +210,7 @@ class SymbolHashTable:
         h = (h & P) + (h >> 31)  # h < 2^34, so this and one subtraction reduce mod P
         h = torch.where(h >= P, h - P, h)
         p, b = self.degree, self.dim
-        bucket = h[:, :p] & (b - 1) if b & (b - 1) == 0 else h[:, :p] % b
+        bucket = bucket_of(h[:, :p], b)
         sign = 1 - 2 * (h[:, p:] & 1)
         return bucket, sign
 
@@ -218,7 +218,7 @@ class SymbolHashTable:
         """Buckets and signs moved into level :obj:`level`'s block (None: unchanged)."""
         if level is None:
             return bucket, sign
-        bucket = (bucket + self._shift[:, level]) % self.dim
+        bucket = bucket_of(bucket + self._shift[:, level], self.dim)
         return bucket, sign * self._flip[:, level].to(sign.dtype)
 
     def place_rows(self, y: Tensor, level: Optional[int]) -> Tensor:

@@ -166,3 +166,27 @@ def test_pyg_scatter_with_and_without_torch_scatter(monkeypatch):
         outs.append(KongVectorizer(k=2).fit_transform(graphs).toarray())
     assert torch.equal(outs[0][0], outs[2][0]) and torch.equal(outs[0][1], outs[2][1])
     assert np.array_equal(outs[1], outs[3])
+
+
+@pytest.mark.parametrize("dim", [1000, 1024])
+def test_linear_hash_and_buckets_equal_the_formula_in_python_integers(dim):
+    """Extreme codes (below 2^60) and coefficients (up to P - 1): no int64 overflow, the exact value."""
+    from kong_pyg.hashing import P, linear_hash
+    from kong_pyg.sketch import SketchHashes
+
+    rng = random.Random(3)
+    top = (1 << 60) - 1
+    codes = [0, 1, top, top - 1, (1 << 30) - 1, 1 << 30] + [rng.randrange(1 << 60) for _ in range(40)]
+    grams = torch.tensor([[codes[i], codes[-1 - i], codes[(7 * i) % len(codes)]] for i in range(len(codes))])
+    coef = torch.tensor([[P - 1] * 8, [rng.randrange(1, P) for _ in range(8)]])
+    for n in (0, 1, 2, 3):
+        got = linear_hash(grams[:, :n], coef).tolist()
+        for row, gram in zip(got, grams[:, :n].tolist()):
+            for f, c in enumerate(coef.tolist()):
+                want = c[0] + n * c[1] + sum(c[2 + 2 * j] * (t >> 30) + c[3 + 2 * j] * (t & ((1 << 30) - 1))
+                                             for j, t in enumerate(gram))
+                assert row[f] == want % P
+    hashes = SketchHashes(dim, 2, 3, 3, seed=5)
+    bucket, sign = hashes.hash(grams[:, :2])
+    h = linear_hash(grams[:, :2], hashes.coef)
+    assert torch.equal(bucket, h[:, :2] % dim) and torch.equal(sign, 1.0 - 2.0 * (h[:, 2:] % 2).double())
