@@ -239,7 +239,7 @@ def block_hashes(cfg: KongConfig, hashes: SketchHashes, bucket: Tensor, sign: Te
     if not traversal_rule(cfg).shifted():
         return bucket, sign
     shift, flip = hashes.shift.t()[level], hashes.flip.t()[level].to(sign.dtype)
-    return (bucket + shift) % hashes.dim, sign * flip
+    return bucket_of(bucket + shift, hashes.dim), sign * flip
 
 
 def scatter_sketch(out: Tensor, node: Tensor, bucket: Tensor, sign: Tensor, val: Tensor) -> None:

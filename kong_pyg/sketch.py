@@ -21,7 +21,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from .hashing import P, bucket_of, hash_offset, hash_terms, linear_hash, random_coefficients
+from .hashing import P, bucket_of, hash_offset, hash_terms, linear_hash_rows, random_coefficients
 from .idmap import IdMap
 from .kgrams import flat_nonzero
 
@@ -61,11 +61,11 @@ class SketchHashes(torch.nn.Module):
 
     def hash(self, grams: Tensor) -> tuple:
         """Buckets :obj:`[M, p]` (long) and signs :obj:`[M, p]` (float64)."""
-        h = linear_hash(grams, self.coef)
+        h = linear_hash_rows(grams, self.coef)  # [2p, M]: fast elementwise operations
         p = self.degree
-        bucket = bucket_of(h[:, :p], self.dim)
-        sign = 1.0 - 2.0 * (h[:, p:] & 1).to(torch.float64)
-        return bucket, sign
+        bucket = bucket_of(h[:p], self.dim)
+        sign = 1.0 - 2.0 * (h[p:] & 1).to(torch.float64)
+        return bucket.t().contiguous(), sign.t().contiguous()  # (no copy for p = 1)
 
     def const_token(self) -> tuple:
         """Bucket and sign of the polynomial kernel's constant coordinate."""
