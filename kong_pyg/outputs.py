@@ -11,9 +11,14 @@ from .config import KongConfig
 def all_finite(values: Tensor) -> bool:
     """Whether every entry is finite: one pass, no temporary (``isfinite`` makes two full-size ones).
 
-    The minimum and maximum are finite iff no entry is infinite or NaN (NaN propagates).
+    A finite sum means finite entries (an infinity or a NaN makes the sum
+    infinite or NaN); the sum is about 3x faster than the minimum and
+    maximum, which decide where the sum itself overflowed (they are finite
+    iff no entry is infinite or NaN: NaN propagates).
     """
     if values.numel() == 0:
+        return True
+    if bool(torch.isfinite(values.sum())):
         return True
     low, high = torch.aminmax(values)
     return bool(torch.isfinite(low) & torch.isfinite(high))

@@ -226,3 +226,16 @@ def test_flat_nonzero_equals_torch_nonzero(dtype):
             assert got.dtype == torch.long and torch.equal(got, view.nonzero().view(-1))
     grad = torch.tensor([0.0, 2.0, 0.0, -1.0], requires_grad=True)  # (torch's own path)
     assert flat_nonzero(grad).tolist() == [1, 3]
+
+
+def test_all_finite_by_the_sum_and_where_the_sum_overflows():
+    from kong_pyg.outputs import all_finite
+
+    big = torch.full((4,), 1e308, dtype=torch.float64)  # finite entries whose sum overflows
+    assert all_finite(big) and all_finite(torch.cat([big, -big])) and all_finite(torch.zeros(0))
+    for bad in (float("inf"), -float("inf"), float("nan")):
+        for base in (torch.ones(5, dtype=torch.float64), big):
+            t = base.clone()
+            t[2] = bad
+            assert not all_finite(t)
+    assert not all_finite(torch.tensor([float("inf"), -float("inf")]))  # (a NaN sum)
