@@ -154,7 +154,8 @@ def interleaved(fns, repeats: int):
 
     Every timed call follows an untimed call of the same function, GraKeL's
     included, so each runs with its own data in the caches: the call right
-    after GraKeL's (9 ms of Python objects on MUTAG) took 1.1-1.3 ms where
+    after GraKeL's (9 ms of Python objects on MUTAG; the C floor runs in
+    between) took 1.1-1.3 ms where
     the same call again took 0.7-0.8 ms, which charged one column for the
     order of the round.
     """
@@ -249,8 +250,9 @@ def write_markdown(path: Path, results, meta, args) -> None:
         "# Feature time: KONG vs GraKeL's WL feature extraction",
         "",
         f"CPU time (`time.process_time`), median of {meta['repeats']} interleaved runs after one warm-up "
-        "round, each timed call right after an untimed call of the same method (every method, GraKeL",
-        "too, with its own data in the caches),",
+        + "round,",
+        "each timed call right after an untimed call of the same method (every method, GraKeL too, with",
+        "its own data in the caches),",
         f"h = {meta['hops']}, one PyTorch thread, {meta['cpu']} ({meta['cores']} cores), "
         f"torch {meta['torch']}, malloc settings: {meta.get('allocator', 'glibc defaults')};",
         f"{meta['load_before']} before, {meta['load_after']} after. Produced by",

@@ -1,9 +1,11 @@
 r"""Device-independent integer hashing.
 
 Everything here is plain ``int64`` arithmetic modulo the Mersenne prime
-:math:`P = 2^{31} - 1`, with every product below :math:`2^{62}`, so the same
-inputs give bit-identical outputs on any device and no operation relies on
-integer overflow.
+:math:`P = 2^{31} - 1`, with every product below :math:`2^{62}` and every sum
+below :math:`2^{63}` (:func:`linear_hash_rows` adds two products before it
+reduces: at most :math:`2^{63} - 2^{33}`), so the same inputs give
+bit-identical outputs on any device and no operation relies on integer
+overflow.
 
 Symbols are non-negative ``int64`` *codes* below :math:`2^{60}`: node labels
 are ``2 * label``, edge labels ``2 * label + 1`` (so a node and an edge label
@@ -94,8 +96,13 @@ def hash_terms(codes: Tensor, coef: Tensor, position: int) -> Tensor:
     Returns:
         torch.Tensor: :obj:`[M, F]` values in :math:`[0, P)`.
     """
-    hi, lo = split30(codes.reshape(-1, 1))
-    return (hi * coef[:, 2 + 2 * position] + lo * coef[:, 3 + 2 * position]) % P
+    return (_raw_term_rows(codes, coef, position) % P).t()
+
+
+def _raw_term_rows(codes: Tensor, coef: Tensor, position: int) -> Tensor:
+    """:func:`hash_terms` before the reduction, as :obj:`[F, M]`: at most :math:`2 (2^{30} - 1)(P - 1)`."""
+    hi, lo = split30(codes.reshape(1, -1))
+    return coef[:, 2 + 2 * position].unsqueeze(1) * hi + coef[:, 3 + 2 * position].unsqueeze(1) * lo
 
 
 def bucket_of(h: Tensor, b: int) -> Tensor:
@@ -130,19 +137,20 @@ def linear_hash(grams: Tensor, coef: Tensor) -> Tensor:
 def linear_hash_rows(grams: Tensor, coef: Tensor) -> Tensor:
     """:func:`linear_hash` as :obj:`[F, M]`, one row per hash function.
 
-    Computed in this layout: an operation on :obj:`[M, F]` with :math:`F`
-    of 2 runs its inner loop over :math:`F` and took about 10x longer.
+    Computed in this layout: a product broadcast over :obj:`[M, 1] x [F]`
+    with :math:`F` of 2 took about twice as long as over :obj:`[F, 1] x [M]`.
+    For :math:`n = 0` the result is an expanded (stride-0) view: do not write
+    into it.
     """
     n, m = grams.size(1), grams.size(0)
     if 2 + 2 * n > coef.size(1):
         raise ValueError(f"tuples of length {n} exceed the hash family")
     acc = hash_offset(coef, n).unsqueeze(1)
     for j in range(n):
-        hi, lo = split30(grams[:, j])
-        acc = acc + coef[:, 2 + 2 * j].unsqueeze(1) * hi + coef[:, 3 + 2 * j].unsqueeze(1) * lo
+        acc = acc + _raw_term_rows(grams[:, j], coef, j)
         if j % 2 or j == n - 1:
-            # one reduction per two positions: each raw term is at most 2 (2^30 - 1)(P - 1) < 2^62 - 2^33 + 8,
-            # so two of them and acc < P stay below 2^63
+            # one reduction per two positions: two raw terms (each below 2^62 - 2^33 + 8) and acc < P
+            # stay below 2^63
             acc = acc % P
     return acc.expand(-1, m) if n == 0 else acc
 

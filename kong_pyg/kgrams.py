@@ -90,7 +90,8 @@ def flat_nonzero(t: Tensor) -> Tensor:
     array is 4-7x faster than :func:`torch.nonzero` from about 10,000
     entries on (the same indices, ``int64``).
     """
-    if t.device.type != "cpu" or t.dtype not in _NUMPY_DTYPES or t.requires_grad:
+    if (t.device.type != "cpu" or t.dtype not in _NUMPY_DTYPES or t.dim() != 1 or t.requires_grad
+            or t.is_neg()):  # (torch's path: other devices and dtypes, autograd, a negative-bit view)
         return t.nonzero().view(-1)
     a = t.numpy()
     return torch.from_numpy(np.flatnonzero(a if a.dtype == np.bool_ else a != 0).astype(np.int64, copy=False))

@@ -226,6 +226,10 @@ def test_flat_nonzero_equals_torch_nonzero(dtype):
             assert got.dtype == torch.long and torch.equal(got, view.nonzero().view(-1))
     grad = torch.tensor([0.0, 2.0, 0.0, -1.0], requires_grad=True)  # (torch's own path)
     assert flat_nonzero(grad).tolist() == [1, 3]
+    neg = torch.tensor([0j, 1j, 2 + 0j]).conj().imag  # (a view with its negative bit set: torch's path)
+    assert neg.is_neg() and flat_nonzero(neg).tolist() == [1]
+    with pytest.raises(RuntimeError):  # 2-D input: an error, as t.nonzero().view(-1) raised
+        flat_nonzero(torch.eye(2))
 
 
 def test_all_finite_by_the_sum_and_where_the_sum_overflows():
@@ -239,6 +243,8 @@ def test_all_finite_by_the_sum_and_where_the_sum_overflows():
             t[2] = bad
             assert not all_finite(t)
     assert not all_finite(torch.tensor([float("inf"), -float("inf")]))  # (a NaN sum)
+    half = torch.full((4,), 60000.0, dtype=torch.float16)  # finite, the float16 sum overflows
+    assert all_finite(half) and not all_finite(torch.cat([half, torch.tensor([float("inf")]).half()]))
 
 
 @pytest.mark.parametrize("num_nodes", [1, 300, 2**16, 2**16 + 1])
@@ -248,6 +254,8 @@ def test_grouping_by_centre_is_torchs_stable_sort(num_nodes):
     gen = torch.Generator().manual_seed(num_nodes)
     for m in (0, 1, 5000):
         center = torch.randint(0, num_nodes, (m,), generator=gen)
+        if m:  # both ends of the id range, the largest id first
+            center[0], center[-1] = num_nodes - 1, 0
         values, order = _group_by_center(center, num_nodes)
         ref_values, ref_order = torch.sort(center, stable=True)
         assert torch.equal(order, ref_order) and torch.equal(values.long(), ref_values)
