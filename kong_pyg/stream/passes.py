@@ -19,6 +19,7 @@ from torch import Tensor
 
 from ..hashing import BREAK
 from ..kgrams import StringState, concat_pieces, flat_nonzero, initial_state
+from ..ordering import stable_sort_ids
 from ..sketch import SymbolHashTable
 from .counts import GramCounts
 from .state import NodeState, add_rows, row_blocks
@@ -69,21 +70,6 @@ class Sink(NamedTuple):
     def emit(self, nodes: Tensor, grams: Tensor) -> None:
         """Add grams owned by :obj:`nodes`."""
         self.add(self.rows(nodes), grams)
-
-
-def sort_by_owner(owner: Tensor) -> Tuple[Tensor, Tensor]:
-    """Stable sort of :obj:`owner` (non-negative, below :math:`2^{31}`).
-
-    PyTorch's stable sort of 32-bit integers (a radix sort on the CPU) keeps
-    arrival order within each owner and is several times faster than a
-    comparison sort of 64-bit keys.
-
-    Returns:
-        (torch.Tensor, torch.Tensor): The sorted owners (in the dtype of
-        :obj:`owner`: ``int32`` or ``int64``) and the permutation.
-    """
-    values, perm = torch.sort(owner.to(torch.int32), stable=True)
-    return (values if owner.dtype == torch.int32 else values.long()), perm
 
 
 def _runs(so: Tensor) -> Tuple[Tensor, Tensor, Tensor]:
@@ -202,10 +188,10 @@ def first_pass_chunk(state: NodeState, sink: Sink, lengths: List[int], ends: Ten
             otherwise only the source.
     """
     if undirected:  # incidence 2e: source sees destination; 2e + 1: the reverse
-        so, perm = sort_by_owner(ends)
+        so, perm = stable_sort_ids(ends)
         nb, edge = ends.index_select(0, perm ^ 1), perm >> 1
     else:
-        so, perm = sort_by_owner(ends[0::2])
+        so, perm = stable_sort_ids(ends[0::2])
         nb, edge = ends.index_select(0, 2 * perm + 1), perm
     lab = state["node_sym"].index_select(0, nb)
     syms = [lab] if esym is None else [esym.index_select(0, edge), lab]
@@ -317,7 +303,7 @@ def later_pass_chunk(state: NodeState, sink: Sink, lengths: List[int], owner: Te
         w.index_add_(0, nbr, torch.ones(nbr.numel(), dtype=w.dtype))
     if state.k == 1:
         return
-    so, perm = sort_by_owner(owner)
+    so, perm = stable_sort_ids(owner)
     nb, es = nbr.index_select(0, perm), None if esym is None else esym.index_select(0, perm)
     if state.k == 2 and sink.table.tabulated(2) and _later_pairs(state, sink, so, nb, es):
         return
