@@ -252,10 +252,12 @@ class SymbolHashTable:
             self._codes[key] = (bucket, sign)
         return self._codes[key]
 
-    def scatter(self, buf: Tensor, row: Tensor, grams: Tensor, level: Optional[int]) -> None:
+    def scatter(self, buf: Tensor, row: Tensor, grams: Tensor, level: Optional[int],
+                weight: Optional[Tensor] = None) -> None:
         """Add the sketches of grams (ids :obj:`[M, n]`) into rows :obj:`row` of :obj:`buf` :obj:`[R, p b]`.
 
-        :obj:`level` places them in that level's block (None: level-free).
+        :obj:`level` places them in that level's block (None: level-free);
+        :obj:`weight` :obj:`[M]` multiplies each gram (None: every gram once).
         """
         if grams.size(0) == 0:
             return
@@ -264,18 +266,22 @@ class SymbolHashTable:
             code = grams[:, 0]
             for t in range(1, n):
                 code = code * v + grams[:, t]
-            self.scatter_codes(buf, row, code, n, level)
+            self.scatter_codes(buf, row, code, n, level, weight)
             return
         bucket, sign = self.hash(grams.long())
         bucket, sign = self._placed(bucket, sign.to(buf.dtype), level)
+        if weight is not None:
+            sign = sign * weight.to(buf.dtype).unsqueeze(1)
         p, b = self.degree, self.dim
         idx = row.long().unsqueeze(1) * (p * b) + torch.arange(p) * b + bucket
         buf.view(-1).index_add_(0, idx.view(-1), sign.view(-1))
 
-    def scatter_codes(self, buf: Tensor, row: Tensor, code: Tensor, n: int, level: Optional[int]) -> None:
+    def scatter_codes(self, buf: Tensor, row: Tensor, code: Tensor, n: int, level: Optional[int],
+                      weight: Optional[Tensor] = None) -> None:
         """Add n-grams given by code (:meth:`code_table`) into rows :obj:`row` of :obj:`buf` :obj:`[R, p b]`.
 
         Few rows (graphs) are aggregated first: one count per (row, gram).
+        :obj:`weight` :obj:`[M]` multiplies each gram (None: every gram once).
         """
         if code.numel() == 0:
             return
@@ -283,13 +289,16 @@ class SymbolHashTable:
         p, b = self.degree, self.dim
         c = bucket.size(0)
         rows = buf.size(0)
+        w = None if weight is None else weight.to(buf.dtype)
         if rows * c <= self.max_agg and code.numel() * p > rows * c // 4:
-            count = torch.bincount(torch.add(code, row, alpha=c), minlength=rows * c)
+            count = torch.bincount(torch.add(code, row, alpha=c), weights=w, minlength=rows * c)
             nz = flat_nonzero(count)
             row, code = nz // c, nz % c
             val = sign.index_select(0, code) * count.index_select(0, nz).to(buf.dtype).unsqueeze(1)
         else:
             val = sign.index_select(0, code)
+            if w is not None:
+                val = val * w.unsqueeze(1)
         idx = torch.add(bucket.index_select(0, code), row.unsqueeze(1), alpha=p * b)
         if p > 1:
             idx += torch.arange(p) * b

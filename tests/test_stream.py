@@ -127,6 +127,26 @@ def test_equals_readout_without_the_own_label(traversal):
         assert KongStream.from_state_dict(ks.state_dict()).cfg.own_label is False
 
 
+@pytest.mark.parametrize("types", [200, 300])
+def test_linear_two_hops_replays_pass_one_without_node_sketches(types):
+    """The linear map at h = 2 keeps O(1) numbers per node (no sketches) and still equals the readout.
+
+    200 types: gram codes tabulated but too many graphs to count them per graph; 300: not tabulated
+    (every weighted path of the replayed grams).
+    """
+    es, raw = random_stream(5, graphs=120, edges=1500, types=types, edge_types=4, max_nodes=12)
+    for k, traversal, undirected in itertools.product([1, 2, 3], ["bfs", "wl"], [True, False]):
+        cfg = dict(k=k, hops=2, traversal=traversal, dim=64, seed=7)
+        ks = KongStream(undirected=undirected, **cfg)
+        feed(ks, raw, chunk=97)
+        assert sorted(ks.state_dict()["arrays"]) == ["nbr_w", "node_graph", "node_sym", "seg_len", "seg_pre",
+                                                     "seg_suf"]
+        ks.end_pass()
+        feed(ks, raw, chunk=97)
+        assert not {"Y", "Yprev", "acc"} & set(ks.state_dict()["arrays"])
+        assert torch.equal(ks.sketches(), reference(es, undirected, **cfg)), (k, traversal, undirected)
+
+
 def test_synthetic_event_stream_deep_and_not_vacuous():
     stream, y = synthetic_event_stream(30, seed=2)
     for cfg in (dict(k=2, hops=1), dict(k=3, hops=3, traversal="wl"), dict(k=2, hops=2, degree=2)):
@@ -171,6 +191,15 @@ def test_hash_tables_are_the_layers_hashes(dim):
     c = torch.zeros(2, 2 * dim, dtype=torch.float64)
     table.scatter(c, rows, grams, None)
     assert torch.equal(a, b) and torch.equal(table.place_rows(c, 1), a)
+    # weights: each gram counted that many times, through every path (counted, per gram, hashed)
+    w = torch.tensor([3, 0, 1, 2])
+    want = torch.zeros(2, 2 * dim, dtype=torch.float64)
+    table.scatter(want, rows.repeat_interleave(w), grams.repeat_interleave(w, dim=0), 1)
+    for max_table, max_agg in ((1 << 16, 1 << 22), (1 << 16, 0), (0, 1 << 22)):
+        table.max_table, table.max_agg = max_table, max_agg
+        got = torch.zeros(2, 2 * dim, dtype=torch.float64)
+        table.scatter(got, rows, grams, 1, weight=w)
+        assert torch.equal(got, want), (max_table, max_agg)
 
 
 def test_symbol_hash_table_keys_round_trip():

@@ -174,3 +174,19 @@ def test_version_1_checkpoint_loads_and_resumes(kernel):
     ks.update(*(list(c)[5:] for c in zip(*ROWS)))
     want = torch.tensor(GOLDEN[1, kernel, 2], dtype=torch.float64)
     torch.testing.assert_close(ks.sketches(), want, rtol=1e-12, atol=1e-12)
+
+
+def test_checkpoint_with_node_sketches_in_pass_1_resumes():
+    """A linear h = 2 state written while pass 1 still built node sketches (before the last pass replayed
+    pass 1) resumes in that layout to the golden sketches; it does not merge with the new layout."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "stream_v2_poly_pass1.pt")
+    ks = KongStream.load(path)
+    assert ks.pass_index == 1 and ks.position == 5 and "Y" in ks.state_dict()["arrays"]
+    rows = [list(c) for c in zip(*ROWS)]
+    fresh = KongStream(k=2, hops=2, dim=16, seed=1).update(*(c[5:] for c in rows))
+    with pytest.raises(ValueError, match="earlier version"):
+        ks.merge(fresh)
+    ks.update(*(c[5:] for c in rows)).end_pass()
+    assert "Yprev" in ks.state_dict()["arrays"]
+    ks.update(*rows)
+    assert torch.equal(ks.sketches(), torch.tensor(GOLDEN[1, "poly", 2], dtype=torch.float64))

@@ -28,6 +28,7 @@ import torch
 from torch import Tensor
 
 from .ids import MAX_NODES
+from .options import node_sketches, replays
 
 if TYPE_CHECKING:  # pragma: no cover
     from .core import KongStream
@@ -235,7 +236,7 @@ def check_arrays(state: Dict[str, Any], need: Dict[str, Optional[int]], optional
             _fail(f"array {name!r} holds values that are not finite")
     _in_range(arrays["node_graph"], 0, num_graphs, "'node_graph'")
     _in_range(arrays["node_sym"], 0, num_symbols, "'node_sym'")
-    for prefix in ("seg", "prev"):
+    for prefix in ("seg", "prev", "rep"):
         if prefix + "_len" in arrays:
             _in_range(arrays[prefix + "_len"], 0, k + 1, f"'{prefix}_len'")
             for part in ("_pre", "_suf"):
@@ -247,16 +248,34 @@ def check_arrays(state: Dict[str, Any], need: Dict[str, Optional[int]], optional
         _fail(f"'rows' must be finite {dtype} of shape {want} (got {rows.dtype} {tuple(rows.shape)})")
 
 
-def arrays_of_pass(ks: "KongStream", i: int) -> Tuple[Dict[str, Optional[int]], Dict[str, Optional[int]]]:
+def replay_layout(ks: "KongStream", state: Dict[str, Any]) -> bool:
+    """Whether a state (after :func:`check_layout`) is laid out for a last pass that replays pass 1.
+
+    That is how a new linear stream at :math:`h = 2` runs (see
+    :mod:`kong_pyg.stream`); its states written by earlier versions
+    hold node sketches in pass 1 (``Y``) and no replayed strings in pass 2
+    (``rep_*``), and resume as they were written.
+    """
+    arrays = state["arrays"]
+    return (replays(ks.linear, ks.hops) and "Y" not in arrays
+            and (state["pass_index"] == 1 or "rep_len" in arrays))
+
+
+def arrays_of_pass(ks: "KongStream", i: int,
+                   replay: bool) -> Tuple[Dict[str, Optional[int]], Dict[str, Optional[int]]]:
     """The per-node arrays pass :obj:`i` of :obj:`ks` holds, and those it may hold, with their widths."""
     width = ks.degree * ks.dim
     need: Dict[str, Optional[int]] = dict(node_graph=None, node_sym=None, seg_len=None, seg_pre=0, seg_suf=0)
-    if ks._needs_node_sketch(i):
+    if node_sketches(ks.linear, ks.hops, replay, i):
         need["Y"] = width
     optional: Dict[str, Optional[int]] = {} if ks.linear else {"acc": width}
-    if i >= 2:
+    if replay:  # neighbor counts from pass 1 on; the replayed strings in the last pass
+        need["nbr_w"] = None
+        if i >= 2:
+            need.update(prev_len=None, prev_pre=0, prev_suf=0, rep_len=None, rep_pre=0, rep_suf=0)
+    elif i >= 2:
         need.update(prev_len=None, prev_pre=0, prev_suf=0, Yprev=width)
-        if not ks._needs_node_sketch(i):  # the linear map's last pass: Yprev only for the output
+        if not node_sketches(ks.linear, ks.hops, replay, i):  # the linear map's last pass: Yprev for output
             need["nbr_w"] = None
             optional["Yprev"] = need.pop("Yprev")
     return need, optional
@@ -285,7 +304,7 @@ def check_state(ks: "KongStream", state: Any, versions: Tuple[int, ...]) -> Tens
         _fail(f"pass {state['pass_index']} of {ks.num_passes}")
     if state["pass_index"] > 1 and state["position"] > state["num_edges"]:
         _fail("the position is past the stream's end")
-    need, optional = arrays_of_pass(ks, state["pass_index"])
+    need, optional = arrays_of_pass(ks, state["pass_index"], replay_layout(ks, state))
     check_arrays(state, need, optional, ks.k, ks.dtype, state["graphs"].numel(), state["symbols"].numel(),
                  ks.linear, ks.dim)
     pass_rows = state.get("pass_rows", torch.zeros_like(state["rows"]))  # version 1: in 'rows'
@@ -296,4 +315,4 @@ def check_state(ks: "KongStream", state: Any, versions: Tuple[int, ...]) -> Tens
 
 
 __all__ = ["save_checkpoint", "load_checkpoint", "remove_stale_temps", "atomic_write", "check_layout",
-           "check_arrays", "check_state", "arrays_of_pass", "MAGIC", "FORMAT"]
+           "check_arrays", "check_state", "arrays_of_pass", "replay_layout", "MAGIC", "FORMAT"]

@@ -9,19 +9,19 @@ from torch import Tensor
 
 from ..config import KongConfig, check_bool, check_int, resolve_config
 from ..kernels import get_kernel
-from ..kgrams import StringState, gram_lengths
+from ..kgrams import gram_lengths
 from ..sketch import SketchHashes, SymbolHashTable
 from ..threads import torch_threads
 from ..traversals import Traversal, traversal_rule
-from .checkpoint import check_state, load_checkpoint, save_checkpoint
+from .checkpoint import check_state, load_checkpoint, replay_layout, save_checkpoint
 from .counts import GramCounts
 from .ids import Columns, Found, StreamIds
-from .options import STREAM_DEFAULTS, stream_config
+from .options import STREAM_DEFAULTS, node_sketches, replays, stream_config
 from .output import linear_sketches, node_map_sketches
-from .passes import Sink, first_pass_chunk, label_head, later_pass_chunk
+from .passes import Sink, close_pass, first_pass_chunk, incidences, later_pass_chunk
 from .replay import to_signed, to_unsigned
 from .sources import fit_source
-from .state import INDEX_DTYPE, NodeState, add_rows, grow_rows, row_blocks
+from .state import INDEX_DTYPE, NodeState, grow_rows
 
 _MAX_SUB = 1 << 18  # edges per internal sub-chunk
 _PIPELINE = False  # look up the ids of the next sub-chunk in a second thread (see docs/results/stream.md)
@@ -197,8 +197,12 @@ class KongStream:
         self._nodes.add("node_graph", (), INDEX_DTYPE, 0)
         self._nodes.add("node_sym", (), INDEX_DTYPE, 0)
         self._nodes.add_strings("seg")
+        #: Whether the last pass replays pass 1's grams, weighted (the linear map at h = 2: no node sketches).
+        self._replay = replays(self.linear, self.hops)
         if self._needs_node_sketch(1):
             self._nodes.add("Y", (self.degree * self.dim,), self.dtype, 0)
+        if self._replay:  # how often each node is a neighbor, counted in pass 1
+            self._nodes.add("nbr_w", (), self.dtype, 0)
         return self
 
     def _set_table(self, table: SymbolHashTable) -> None:
@@ -227,19 +231,35 @@ class KongStream:
 
     def _needs_node_sketch(self, i: int) -> bool:
         """Whether pass :obj:`i` builds node sketches (else its grams go straight to graph rows)."""
-        return self.hops >= 1 and (not self.linear or i < self.hops)
+        return node_sketches(self.linear, self.hops, self._replay, i)
 
     def _block(self, level: int) -> Optional[int]:
         """The level shift of level :obj:`level`'s block (None where levels are not shifted)."""
         return level if self.traversal_rule.shifted() else None
 
-    def _sink(self) -> Sink:
-        """Where the grams of the current pass go (call after the arrays grew)."""
-        if self._needs_node_sketch(self.pass_index):  # node sketches are level-free
+    def _sink(self) -> Optional[Sink]:
+        """Where the grams of the current pass go (call after the arrays grew; None: nowhere)."""
+        i = self.pass_index
+        if self._needs_node_sketch(i):  # node sketches are level-free
             return Sink(self._table, self._nodes["Y"], None, None)
-        # pass 1 (h = 1): the graph rows; a later (last) pass: rows of its own, apart from the earlier levels
-        rows = self._rows if self.pass_index == 1 else self._pass_rows
-        return Sink(self._table, rows, self._nodes["node_graph"], self._block(self.pass_index), self._counts)
+        if i not in self.traversal_rule.blocks(self.hops):  # WL's pass 1, replayed by the last pass
+            return None
+        # pass 1: the graph rows; a later (last) pass: rows of its own, apart from the earlier levels
+        rows = self._rows if i == 1 else self._pass_rows
+        return Sink(self._table, rows, self._nodes["node_graph"], self._block(i), self._counts)
+
+    def _replay_sink(self, counts: bool = True) -> Sink:
+        r"""Where the last pass's replay of pass 1 puts its grams: :math:`w_u` times each of :math:`s_u^1`.
+
+        :math:`\sum_v \phi(s_v^2)` holds :math:`\phi(s_u^1)` once per time
+        :math:`u` is a neighbor (:math:`w_u`, known after pass 1), so the
+        grams of :math:`s^1`, emitted again in the last pass, go weighted into
+        its block (the linear map at :math:`h = 2`; see :mod:`kong_pyg.stream`).
+        """
+        nodes = self._nodes
+        return Sink(self._table, self._rows if self.pass_index == 1 else self._pass_rows,
+                    nodes["node_graph"], self._block(self.hops), self._counts if counts else None,
+                    nodes["nbr_w"])
 
     def _rows_for(self, g: int) -> None:
         """Graph rows for :obj:`g` graphs (the linear map only)."""
@@ -327,19 +347,20 @@ class KongStream:
         esym = None if cols.edge_type is None else self._table.ids(2 * cols.edge_type + 1)  # edge codes
         if self.hops == 0 or found.ends.size == 0:
             return
-        ends = torch.from_numpy(found.ends).to(INDEX_DTYPE if self.pass_index == 1 else torch.long)  # .state
+        ends = torch.from_numpy(found.ends).to(INDEX_DTYPE)  # (.state)
+        inc = incidences(ends, None if esym is None else esym.to(INDEX_DTYPE), self.undirected)
         if self.pass_index == 1:
-            first_pass_chunk(self._nodes, self._sink(), self.lengths, ends,
-                             None if esym is None else esym.to(INDEX_DTYPE), self.undirected)
+            if self._replay:  # how often each node is a neighbor
+                w = self._nodes["nbr_w"]
+                w.index_add_(0, inc.nbr, torch.ones(1, dtype=w.dtype).expand(inc.nbr.numel()))
+            first_pass_chunk(self._nodes, self._sink(), self.lengths, inc)
             return
-        if self.undirected:
-            owner = ends
-            nbr = ends.view(-1, 2).flip(1).reshape(-1)
-            esym = None if esym is None else esym.repeat_interleave(2)
-        else:
-            owner, nbr = ends[0::2].clone(), ends[1::2].clone()
-        propagate = self._needs_node_sketch(self.pass_index)
-        later_pass_chunk(self._nodes, self._sink(), self.lengths, owner, nbr, esym, propagate)
+        if self._replay:  # pass 1's grams again, each w_u times
+            first_pass_chunk(self._nodes, self._replay_sink(), self.lengths, inc, name="rep")
+        sink = self._sink()
+        assert sink is not None  # (the last level is a block)
+        later_pass_chunk(self._nodes, sink, self.lengths, inc, self._needs_node_sketch(self.pass_index),
+                         count=not self._replay)
 
     # -- passes -------------------------------------------------------------
 
@@ -359,24 +380,7 @@ class KongStream:
         self._current = 0
         with torch.no_grad(), torch_threads(self.threads, cap=False):
             self._settle()
-            i, state = self.pass_index, self._nodes
-            y = state["Y"]
-            full = self._close_strings(y)
-            if i in self.traversal_rule.blocks(self.hops):  # s^i is a block: place its sketches
-                self._add_level(y, i)
-            if "prev_len" not in state:
-                state.add_strings("prev")
-            if full is not None:
-                state.set_strings("prev", slice(0, state.n), full)
-            state.put("Yprev", y)
-            self.pass_index = i + 1
-            if self._needs_node_sketch(i + 1):
-                state.put("Y", torch.zeros_like(y))
-            else:
-                state.drop("Y")
-                state.add("nbr_w", (), self.dtype, 0)
-            state.clear_strings("seg")
-            self.position = 0
+            close_pass(self)
         return self
 
     def check_replay(self) -> None:
@@ -398,30 +402,6 @@ class KongStream:
             raise ValueError(f"pass {i} read other edges than pass 1 (the same number, {self.num_edges}, "
                              "but a different checksum): every pass must read the same stream, in the "
                              "same order")
-
-    def _close_strings(self, y: Tensor) -> Optional[StringState]:
-        """Every node's full string :math:`s^i` (label in front if the traversal puts it there)."""
-        state = self._nodes
-        if not self.traversal_rule.label_in_string:
-            return state.strings("seg") if self.k > 1 else None
-        grams, full = label_head(state, self.lengths, torch.arange(state.n))
-        for owner, g in grams.values():
-            self._table.scatter(y, owner, g, None)
-        return full
-
-    def _add_level(self, y: Tensor, level: int) -> None:
-        """Add the level-free node sketches :obj:`y` into level :obj:`level`'s block."""
-        state = self._nodes
-        if self.linear:  # sum per graph, then place (a signed permutation of columns: the same numbers)
-            rows = torch.zeros(self.num_graphs, self.dim, dtype=self.dtype)
-            for lo, hi in row_blocks(state.n, self.dim):
-                add_rows(rows, state["node_graph"][lo:hi], y[lo:hi])
-            self._rows[: self.num_graphs] += self._table.place_rows(rows, self._block(level))
-            return
-        if "acc" not in state:
-            state.add("acc", (self.degree * self.dim,), self.dtype, 0)
-        for lo, hi in row_blocks(state.n, self.degree * self.dim):
-            state["acc"][lo:hi] += self._table.place_rows(y[lo:hi], self._block(level))
 
     # -- output -------------------------------------------------------------
 
@@ -490,6 +470,7 @@ class KongStream:
         self._ids = StreamIds.from_state(state)
         self._set_table(SymbolHashTable(self.hashes, self.dtype, keys=state["symbols"].numpy()))
         self._nodes = NodeState.from_state(self.k, state["arrays"], len(self._ids.nodes))
+        self._replay = replay_layout(self, state)
         self._rows = state["rows"].clone()
         self._pass_rows = pass_rows.clone()
         return self

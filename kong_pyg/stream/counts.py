@@ -59,16 +59,21 @@ class GramCounts:
         self.target = buf
         return counts
 
-    def add(self, buf: Tensor, rows: Tensor, code: Tensor, n: int, level: Optional[int]) -> None:
-        """Add n-grams given by code (the no-gram code :math:`V^n` included) into graph rows :obj:`rows`."""
+    def add(self, buf: Tensor, rows: Tensor, code: Tensor, n: int, level: Optional[int],
+            weight: Optional[Tensor] = None) -> None:
+        """Add n-grams given by code (the no-gram code :math:`V^n` included) into graph rows :obj:`rows`.
+
+        :obj:`weight` (integers :obj:`[M]`) counts each gram that many times (None: once).
+        """
         if code.numel() == 0:
             return
         counts = self._counts(buf, n, level)
         if counts is None:
-            self.table.scatter_codes(buf, rows, code, n, level)
+            self.table.scatter_codes(buf, rows, code, n, level, weight)
             return
         idx = torch.add(code, rows, alpha=counts.size(1))
-        counts.view(-1).index_add_(0, idx, torch.ones(1, dtype=torch.long).expand(idx.numel()))
+        ones = torch.ones(1, dtype=torch.long).expand(idx.numel())
+        counts.view(-1).index_add_(0, idx, ones if weight is None else weight.long())
 
     def flush(self) -> None:
         r"""Hash every count into its rows (:math:`rows[g, bucket(c)] \mathrel{+}= sign(c)\, count[g, c]`)."""

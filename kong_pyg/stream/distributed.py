@@ -154,16 +154,23 @@ def _without(state: Optional[Dict[str, Any]], names: Tuple[str, ...]) -> Optiona
     return dict(state, arrays={k: v for k, v in state["arrays"].items() if k not in names})
 
 
+def _base_only(state: Dict[str, Any]) -> Tuple[str, ...]:
+    """The arrays of a pass >= 2 state that only the base holds (and neighbor counts from pass 1)."""
+    return _BASE_ONLY + (("nbr_w",) if "rep_len" in state["arrays"] else ())
+
+
 def _strip(state: Dict[str, Any]) -> Dict[str, Any]:
     """A pass >= 2 shard's state without what every process has (the base's arrays and tables)."""
     out = {k: v for k, v in state.items() if k not in _TABLES}
-    out["arrays"] = {k: v for k, v in state["arrays"].items() if k not in _BASE_ONLY}
+    base_only = _base_only(state)
+    out["arrays"] = {k: v for k, v in state["arrays"].items() if k not in base_only}
     return out
 
 
 def _restore(state: Dict[str, Any], base: Dict[str, Any]) -> Dict[str, Any]:
     out = dict(state, **{k: base[k] for k in _TABLES})
-    out["arrays"] = dict(state["arrays"], **{k: v for k, v in base["arrays"].items() if k in _BASE_ONLY})
+    base_only = _base_only(base)
+    out["arrays"] = dict(state["arrays"], **{k: v for k, v in base["arrays"].items() if k in base_only})
     return out
 
 
@@ -251,7 +258,8 @@ def read_shards(ks: KongStream, path: str, chunk_size: int = 1 << 20, strict: bo
             stats["bytes_broadcast"].append(sent * (world - 1))
         if progress is not None and rank == 0:
             progress(f"pass {i}/{ks.num_passes} read and merged")
-    if rank == 0 and full is not None and "Yprev" not in merged._nodes:  # the sketches kept back
+    if rank == 0 and full is not None and "Yprev" in full["arrays"] and "Yprev" not in merged._nodes:
+        # the sketches kept back
         merged = KongStream.from_state_dict(_restore(merged.state_dict(), full))
     assert reader is not None and keys is not None
     counts = torch.tensor([reader.num_lines, reader.num_edges, reader.num_blank, reader.num_malformed])

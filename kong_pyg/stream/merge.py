@@ -15,7 +15,10 @@ sketches are known to all shards). What a shard adds is its nodes' strings
 of pass :math:`i` so far (codes), the sketches of their grams (``Y``, or the
 graph rows of the last pass of the linear map) and, for that last pass, how
 often each node was a neighbor (``nbr_w``): the strings join as in pass 1,
-the rest adds up, the base is kept once.
+the rest adds up, the base is kept once. Where the linear map's pass 2
+replays pass 1 (:math:`h = 2`, see :mod:`kong_pyg.stream`), pass 1 counts
+``nbr_w`` (it adds up there and belongs to the base in pass 2) and the
+replayed strings join too, their seam grams counted :math:`w_u` times.
 
 Either way the replay checksums combine (:func:`~kong_pyg.stream.replay.combine`):
 the merged pass has the count and checksum of the whole, and the end of
@@ -24,6 +27,8 @@ shards the result equals the state of one process reading the whole pass,
 so an :math:`h`-pass stream can be read by many workers pass by pass (see
 :mod:`kong_pyg.stream.distributed`); the operation is associative.
 """
+from typing import Optional
+
 import torch
 from torch import Tensor
 
@@ -34,26 +39,27 @@ from .replay import combine
 from .state import add_rows
 
 
-def _joined_strings(out: KongStream, b: KongStream, ids: Tensor, smap: Tensor) -> None:
-    """Join every node's string codes (A's, then B's) and add the grams that cross the seam."""
+def _joined_strings(out: KongStream, b: KongStream, ids: Tensor, smap: Tensor, name: str,
+                    sink: Optional[Sink]) -> None:
+    """Join every node's string codes :obj:`name` (A's, then B's); seam grams go to :obj:`sink`."""
 
     def remap(t: Tensor) -> Tensor:  # B's symbol ids -> out's (BREAK stays)
         return torch.where(t >= 0, smap[t.clamp(min=0)], t)
 
     k, n = out.k, b.num_nodes
-    bseg = b._nodes.strings("seg")
+    bseg = b._nodes.strings(name)
     bseg = StringState(bseg.length, remap(bseg.prefix), remap(bseg.suffix))
-    aseg = out._nodes.strings("seg", ids)
+    aseg = out._nodes.strings(name, ids)
     pieces = StringState(
         torch.stack([aseg.length, bseg.length], 1).view(-1),
         torch.stack([aseg.prefix, bseg.prefix], 1).view(-1, k - 1),
         torch.stack([aseg.suffix, bseg.suffix], 1).view(-1, k - 1),
     )
     crossing, state = concat_pieces(torch.arange(n).repeat_interleave(2), pieces, n, k, out.lengths)
-    sink: Sink = out._sink()
-    for length in sorted(crossing):
-        sink.emit(ids[crossing[length].node], crossing[length].grams)
-    out._nodes.set_strings("seg", ids, state)
+    if sink is not None:
+        for length in sorted(crossing):
+            sink.emit(ids[crossing[length].node], crossing[length].grams)
+    out._nodes.set_strings(name, ids, state)
 
 
 def _check_same_base(a: KongStream, b: KongStream) -> None:
@@ -102,6 +108,9 @@ def merge_streams(a: KongStream, b: KongStream) -> KongStream:
 
 
 def _check_mergeable(a: KongStream, b: KongStream) -> None:
+    if a._replay != b._replay:
+        raise ValueError("cannot merge a state that replays pass 1 in its last pass with one written by an "
+                         "earlier version (node sketches): resume both with the same version")
     if a.pass_index > 1:
         _check_same_base(a, b)
         if a.position + b.position > a.num_edges:
@@ -130,8 +139,11 @@ def merge_into(out: KongStream, b: KongStream) -> KongStream:
         nodes["node_graph"][n0:n1] = gmap[bnodes["node_graph"][: b.num_nodes]][new]
         nodes["node_sym"][n0:n1] = smap[bnodes["node_sym"][: b.num_nodes][new]]
         if out.k > 1 and b.num_nodes:
-            _joined_strings(out, b, ids, smap)
-        for name in ("Y", "nbr_w"):
+            _joined_strings(out, b, ids, smap, "seg", out._sink())
+            if later and out._replay:  # the replay of pass 1's strings (weighted grams at the seam)
+                _joined_strings(out, b, ids, smap, "rep", out._replay_sink())
+        # what the shards added: node sketches, neighbor counts (the base's where pass 1 counted them)
+        for name in ("Y",) if later and out._replay else ("Y", "nbr_w"):
             if name in bnodes and b.num_nodes:
                 mine, theirs = nodes[name].view(nodes.cap, -1), bnodes[name][: b.num_nodes]
                 add_rows(mine, ids, theirs.view(b.num_nodes, -1))

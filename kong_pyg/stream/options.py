@@ -25,4 +25,19 @@ def stream_config(cfg: KongConfig) -> KongConfig:
     return cfg
 
 
-__all__ = ["STREAM_DEFAULTS", "stream_config"]
+def node_sketches(linear: bool, hops: int, replay: bool, i: int) -> bool:
+    r"""Whether pass :obj:`i` builds node sketches (else its grams go straight to graph rows).
+
+    The linear map needs none in its last pass, and none at all at
+    :math:`h = 2` when the last pass replays pass 1 (:obj:`replay`, see
+    :mod:`kong_pyg.stream`); every other map keeps them in every pass.
+    """
+    return hops >= 1 and (not linear or (i < hops and not replay))
+
+
+def replays(linear: bool, hops: int) -> bool:
+    r"""Whether a new stream's last pass replays pass 1 (the linear map at :math:`h = 2`)."""
+    return linear and hops == 2
+
+
+__all__ = ["STREAM_DEFAULTS", "stream_config", "node_sketches", "replays"]

@@ -40,7 +40,8 @@ def linear_sketches(ks: "KongStream") -> Tensor:
     After the last pass of :math:`h \geq 2` the rows hold every level but the
     last; the last level is the grams that pass added (into rows of their
     own) plus :math:`\sum_v w_v Y^{(h-1)}_v` (:math:`w_v`: how often
-    :math:`v` was a neighbor in the last pass).
+    :math:`v` was a neighbor in the last pass), a sum the last pass added
+    itself where it replayed pass 1 (:math:`h = 2`).
     """
     table, state = ks._table, ks._nodes
     n, b = state.n, ks.dim
@@ -52,7 +53,7 @@ def linear_sketches(ks: "KongStream") -> Tensor:
         nodes = torch.arange(lo, hi)
         for owner, grams, level in final_grams(ks, nodes):
             table.scatter(out, graph[nodes][owner], grams, level)
-    if ks.hops >= 2:  # sum per graph, then place in the block (a signed permutation: the same numbers)
+    if ks.hops >= 2 and not ks._replay:  # per graph, then placed (a signed permutation of columns)
         if "Yprev" not in state:
             raise ValueError("this state has no sketches of the previous pass (a shard's state of the last "
                              "pass, see kong_pyg.stream.distributed): merge it into the full state first")

@@ -9,10 +9,10 @@ pass; the crossing n-grams come from
 :func:`~kong_pyg.kgrams.concat_pieces` (:func:`later_pass_chunk`).
 
 Grams go to a :class:`Sink`: the node sketches of the pass (level-free) or,
-for the linear map's last pass, straight into the graph rows (in the pass's
-level block).
+for the linear map, straight into the graph rows (in the pass's level
+block). :func:`close_pass` fixes a pass's strings (and sketches) for the next.
 """
-from typing import Dict, List, NamedTuple, Optional, Tuple
+from typing import TYPE_CHECKING, Dict, List, NamedTuple, Optional, Tuple
 
 import torch
 from torch import Tensor
@@ -23,6 +23,9 @@ from ..ordering import stable_sort_ids
 from ..sketch import SymbolHashTable
 from .counts import GramCounts
 from .state import NodeState, add_rows, row_blocks
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .core import KongStream
 
 
 class Sink(NamedTuple):
@@ -37,6 +40,8 @@ class Sink(NamedTuple):
             level-free).
         counts (GramCounts, optional): Where grams for graph rows are
             counted first (see :mod:`~kong_pyg.stream.counts`).
+        weight (torch.Tensor, optional): Per node, how many times the grams
+            it owns count (integer values; None: once).
     """
 
     table: SymbolHashTable
@@ -44,32 +49,37 @@ class Sink(NamedTuple):
     graph: Optional[Tensor]
     level: Optional[int]
     counts: Optional[GramCounts] = None
+    weight: Optional[Tensor] = None
 
     def rows(self, nodes: Tensor) -> Tensor:
         """The rows of :obj:`buf` that grams owned by :obj:`nodes` go to."""
         return nodes if self.graph is None else self.graph.index_select(0, nodes)
 
-    def add(self, rows: Tensor, grams: Tensor) -> None:
-        """Add grams (symbol ids :obj:`[M, n]`) into rows :obj:`rows`."""
+    def weights(self, nodes: Tensor) -> Optional[Tensor]:
+        """The weights of grams owned by :obj:`nodes` (None: one each)."""
+        return None if self.weight is None else self.weight.index_select(0, nodes)
+
+    def add(self, rows: Tensor, grams: Tensor, weight: Optional[Tensor] = None) -> None:
+        """Add grams (symbol ids :obj:`[M, n]`) into rows :obj:`rows`, :obj:`weight` :obj:`[M]` times each."""
         n = grams.size(1)
         if self.counts is None or not self.table.tabulated(n):
-            self.table.scatter(self.buf, rows, grams, self.level)
+            self.table.scatter(self.buf, rows, grams, self.level, weight)
             return
         code, v = grams[:, 0], len(self.table)
         for t in range(1, n):
             code = torch.add(grams[:, t], code, alpha=v)
-        self.add_codes(rows, code, n)
+        self.add_codes(rows, code, n, weight)
 
-    def add_codes(self, rows: Tensor, code: Tensor, n: int) -> None:
+    def add_codes(self, rows: Tensor, code: Tensor, n: int, weight: Optional[Tensor] = None) -> None:
         """Add n-grams given by code (:meth:`SymbolHashTable.code_table`) into rows :obj:`rows`."""
         if self.counts is not None:
-            self.counts.add(self.buf, rows, code, n, self.level)
+            self.counts.add(self.buf, rows, code, n, self.level, weight)
         else:
-            self.table.scatter_codes(self.buf, rows, code, n, self.level)
+            self.table.scatter_codes(self.buf, rows, code, n, self.level, weight)
 
     def emit(self, nodes: Tensor, grams: Tensor) -> None:
         """Add grams owned by :obj:`nodes`."""
-        self.add(self.rows(nodes), grams)
+        self.add(self.rows(nodes), grams, self.weights(nodes))
 
 
 def _runs(so: Tensor) -> Tuple[Tensor, Tensor, Tensor]:
@@ -102,19 +112,19 @@ class _Layout(NamedTuple):
     seq: Tensor
 
 
-def _lay_out(state: NodeState, so: Tensor, syms: List[Tensor]) -> _Layout:
+def _lay_out(state: NodeState, so: Tensor, syms: List[Tensor], name: str) -> _Layout:
     h, w, m = state.k - 1, len(syms), so.numel()
     run_id, starts, count = _runs(so)
     u = starts.numel()
     node = so.index_select(0, starts)
-    old_len = state["seg_len"].index_select(0, node).long()
+    old_len = state[name + "_len"].index_select(0, node).long()
     kept = old_len.clamp(max=h)
     head = torch.add(torch.arange(u) * h, starts, alpha=w)
     seq = torch.empty(u * h + m * w, dtype=torch.long)
     base = torch.add(torch.arange(m) * w, run_id, alpha=h) + h  # incidence j's first symbol
     for t, sym in enumerate(syms):
         seq.index_copy_(0, base + t if t else base, sym)
-    suffix = state["seg_suf"].index_select(0, node).long()
+    suffix = state[name + "_suf"].index_select(0, node).long()
     for q in range(h):  # the stored suffix, right-aligned before the new symbols
         src = q - h + kept
         prev = suffix.gather(1, src.clamp(min=0).view(-1, 1)).view(-1)
@@ -122,8 +132,8 @@ def _lay_out(state: NodeState, so: Tensor, syms: List[Tensor]) -> _Layout:
     return _Layout(node, count, old_len, head, base, seq)
 
 
-def _add_windows(sink: Sink, rows: Tensor, lay: _Layout, syms: List[Tensor], n: int,
-                 codes: bool) -> None:
+def _add_windows(sink: Sink, rows: Tensor, weight: Optional[Tensor], lay: _Layout, syms: List[Tensor],
+                 n: int, codes: bool) -> None:
     r"""Add the n-grams (:math:`n \geq 2`) ending at each new symbol."""
     w, v = len(syms), len(sink.table)
     for t_end in range(w):  # windows ending at symbol t_end of each incidence
@@ -139,15 +149,16 @@ def _add_windows(sink: Sink, rows: Tensor, lay: _Layout, syms: List[Tensor], n: 
                 code = torch.add(part, code, alpha=v)
             if bad is not None:
                 code = code.masked_fill_(bad, v**n)
-            sink.add_codes(rows, code, n)
+            sink.add_codes(rows, code, n, weight)
         else:
-            grams, r = torch.stack(parts, dim=1), rows
+            grams, r, wt = torch.stack(parts, dim=1), rows, weight
             if bad is not None:
                 grams, r = grams[~bad], rows[~bad]
-            sink.add(r, grams)
+                wt = None if wt is None else wt[~bad]
+            sink.add(r, grams, wt)
 
 
-def _store_strings(state: NodeState, lay: _Layout, w: int) -> None:
+def _store_strings(state: NodeState, lay: _Layout, w: int, name: str) -> None:
     """The owners' string codes after the chunk."""
     k, h = state.k, state.k - 1
     seq, last = lay.seq, lay.seq.numel() - 1
@@ -164,13 +175,36 @@ def _store_strings(state: NodeState, lay: _Layout, w: int) -> None:
     short = flat_nonzero(lay.old_len < h)  # prefixes change only while short
     if short.numel():
         begin = lay.head[short] + h - lay.old_len[short].clamp(max=h)
-        state.set("seg_pre", lay.node[short], window(begin, keep[short]))
-    state.set("seg_len", lay.node, new_len)
-    state.set("seg_suf", lay.node, suf)
+        state.set(name + "_pre", lay.node[short], window(begin, keep[short]))
+    state.set(name + "_len", lay.node, new_len)
+    state.set(name + "_suf", lay.node, suf)
 
 
-def first_pass_chunk(state: NodeState, sink: Sink, lengths: List[int], ends: Tensor,
-                     esym: Optional[Tensor], undirected: bool) -> None:
+class Incidences(NamedTuple):
+    """A chunk's incidences (owner, neighbor, edge symbol), sorted by owner, arrival order within each.
+
+    With :obj:`undirected` every edge :math:`(s, d)` is two incidences (:math:`s`
+    sees :math:`d`, then :math:`d` sees :math:`s`); otherwise one (:math:`s` sees :math:`d`).
+    """
+
+    owner: Tensor
+    nbr: Tensor
+    esym: Optional[Tensor]
+
+
+def incidences(ends: Tensor, esym: Optional[Tensor], undirected: bool) -> Incidences:
+    """:class:`Incidences` of :obj:`ends` :obj:`[2E]` (each edge's source, destination) and :obj:`esym`."""
+    if undirected:  # incidence 2e: source sees destination; 2e + 1: the reverse
+        so, perm = stable_sort_ids(ends)
+        nb, edge = ends.index_select(0, perm ^ 1), perm >> 1
+    else:
+        so, perm = stable_sort_ids(ends[0::2])
+        nb, edge = ends.index_select(0, 2 * perm + 1), perm
+    return Incidences(so, nb, None if esym is None else esym.index_select(0, edge))
+
+
+def first_pass_chunk(state: NodeState, sink: Optional[Sink], lengths: List[int], inc: Incidences,
+                     name: str = "seg") -> None:
     r"""Append each incidence's symbols (edge symbol, neighbor label) to its owner, pass 1.
 
     The new n-grams are the windows ending at a new symbol of
@@ -178,42 +212,40 @@ def first_pass_chunk(state: NodeState, sink: Sink, lengths: List[int], ends: Ten
     symbols and the neighbors' :math:`Y^{(0)}`).
 
     Args:
-        state (NodeState): The nodes (``node_sym`` and the ``seg`` strings).
-        sink (Sink): Where the grams go.
+        state (NodeState): The nodes (``node_sym`` and the strings :obj:`name`).
+        sink (Sink, optional): Where the grams go (None: nowhere, only the
+            strings are kept).
         lengths (list): The gram lengths counted.
-        ends (torch.Tensor): :obj:`[2E]` node ids, source and destination
-            of each edge in turn.
-        esym (torch.Tensor, optional): :obj:`[E]` edge symbol ids.
-        undirected (bool): Each edge extends both endpoints (source first);
-            otherwise only the source.
+        inc (Incidences): The chunk's incidences.
+        name (str, optional): The strings built: ``"seg"`` in pass 1,
+            ``"rep"`` when the last pass of the linear map replays pass 1
+            (see :mod:`kong_pyg.stream`). (default: :obj:`"seg"`)
     """
-    if undirected:  # incidence 2e: source sees destination; 2e + 1: the reverse
-        so, perm = stable_sort_ids(ends)
-        nb, edge = ends.index_select(0, perm ^ 1), perm >> 1
-    else:
-        so, perm = stable_sort_ids(ends[0::2])
-        nb, edge = ends.index_select(0, 2 * perm + 1), perm
-    lab = state["node_sym"].index_select(0, nb)
-    syms = [lab] if esym is None else [esym.index_select(0, edge), lab]
-    rows = sink.rows(so)
-    if 1 in lengths:
+    so = inc.owner
+    lab = state["node_sym"].index_select(0, inc.nbr)
+    syms = [lab] if inc.esym is None else [inc.esym, lab]
+    rows = None if sink is None else sink.rows(so)
+    weight = None if sink is None else sink.weights(so)
+    if 1 in lengths and sink is not None and rows is not None:
         for sym in syms:
-            sink.add(rows, sym.view(-1, 1))
+            sink.add(rows, sym.view(-1, 1), weight)
     if state.k == 1:
         return
-    codes = all(sink.table.tabulated(n) for n in lengths)
+    codes = sink is None or all(sink.table.tabulated(n) for n in lengths)
     if state.k == 2 and codes:
-        _pairs(state, sink, rows, so, syms)
+        _pairs(state, sink, rows, weight, so, syms, name)
         return
     syms = [sym.long() for sym in syms]  # (the general path computes in int64)
-    lay = _lay_out(state, so.long(), syms)
-    for n in lengths:
-        if n >= 2:
-            _add_windows(sink, rows, lay, syms, n, codes)
-    _store_strings(state, lay, len(syms))
+    lay = _lay_out(state, so.long(), syms, name)
+    if sink is not None and rows is not None:
+        for n in lengths:
+            if n >= 2:
+                _add_windows(sink, rows, weight, lay, syms, n, codes)
+    _store_strings(state, lay, len(syms), name)
 
 
-def _pairs(state: NodeState, sink: Sink, rows: Tensor, so: Tensor, syms: List[Tensor]) -> None:
+def _pairs(state: NodeState, sink: Optional[Sink], rows: Optional[Tensor], weight: Optional[Tensor],
+           so: Tensor, syms: List[Tensor], name: str) -> None:
     """:func:`first_pass_chunk`'s windows and string codes for :math:`k = 2` (tabulated codes).
 
     The same grams and codes as :func:`_lay_out`, :func:`_add_windows` and
@@ -221,26 +253,28 @@ def _pairs(state: NodeState, sink: Sink, rows: Tensor, so: Tensor, syms: List[Te
     incidence's first one is the previous incidence's last symbol within a
     run of one owner, and the stored suffix (one symbol) at a run's start.
     """
-    m, w, v = so.numel(), len(syms), len(sink.table)
+    m, w = so.numel(), len(syms)
     start = torch.ones(m, dtype=torch.bool)
     torch.ne(so[1:], so[:-1], out=start[1:])
     starts = flat_nonzero(start)
     node = so.index_select(0, starts)
-    old_len = state["seg_len"].index_select(0, node)
-    stored = state["seg_suf"].view(-1).index_select(0, node)  # BREAK for an empty string
-    prev = torch.empty(m, dtype=syms[-1].dtype)
-    prev[1:] = syms[-1][:-1]
-    prev.index_copy_(0, starts, stored.to(prev.dtype))
-    code = torch.add(syms[0], prev, alpha=v).masked_fill_(prev < 0, v * v)  # v^2: no gram
-    sink.add_codes(rows, code, 2)
-    for t in range(1, w):
-        sink.add_codes(rows, torch.add(syms[t], syms[t - 1], alpha=v), 2)
+    old_len = state[name + "_len"].index_select(0, node)
+    if sink is not None and rows is not None:
+        v = len(sink.table)
+        stored = state[name + "_suf"].view(-1).index_select(0, node)  # BREAK for an empty string
+        prev = torch.empty(m, dtype=syms[-1].dtype)
+        prev[1:] = syms[-1][:-1]
+        prev.index_copy_(0, starts, stored.to(prev.dtype))
+        code = torch.add(syms[0], prev, alpha=v).masked_fill_(prev < 0, v * v)  # v^2: no gram
+        sink.add_codes(rows, code, 2, weight)
+        for t in range(1, w):
+            sink.add_codes(rows, torch.add(syms[t], syms[t - 1], alpha=v), 2, weight)
     count = torch.diff(starts, append=torch.tensor([m]))
-    state.set("seg_len", node, (old_len + w * count).clamp_(max=2))
-    state.set("seg_suf", (node, 0), syms[-1].index_select(0, starts + count - 1))
+    state.set(name + "_len", node, (old_len + w * count).clamp_(max=2))
+    state.set(name + "_suf", (node, 0), syms[-1].index_select(0, starts + count - 1))
     empty = flat_nonzero(old_len == 0)
     if empty.numel():
-        state.set("seg_pre", (node[empty], 0), syms[0].index_select(0, starts[empty]))
+        state.set(name + "_pre", (node[empty], 0), syms[0].index_select(0, starts[empty]))
 
 
 # -- pass i >= 2: the pieces are the neighbors' previous strings ------------------
@@ -277,34 +311,35 @@ def _pieces(state: NodeState, so: Tensor, nb: Tensor,
     return node, owner, StringState(length, pre, suf)
 
 
-def later_pass_chunk(state: NodeState, sink: Sink, lengths: List[int], owner: Tensor, nbr: Tensor,
-                     esym: Optional[Tensor], propagate: bool) -> None:
+def later_pass_chunk(state: NodeState, sink: Sink, lengths: List[int], inc: Incidences, propagate: bool,
+                     count: bool = True) -> None:
     r"""Append each incidence's pieces (edge symbol, :math:`s_u^{i-1}`) to its owner, pass :math:`i \geq 2`.
 
     Args:
         state (NodeState): The nodes (``seg`` and ``prev`` strings, sketches).
         sink (Sink): Where the grams go.
         lengths (list): The gram lengths counted.
-        owner (torch.Tensor): :obj:`[M]` the node each incidence extends.
-        nbr (torch.Tensor): :obj:`[M]` its neighbor.
-        esym (torch.Tensor, optional): :obj:`[M]` edge symbol ids.
+        inc (Incidences): The chunk's incidences.
         propagate (bool): Add the neighbors' previous sketches into the
-            owners' (``Y += Yprev[nbr]``); otherwise count each node's
-            appearances as a neighbor (``nbr_w``, the linear map's last pass).
+            owners' (``Y += Yprev[nbr]``); otherwise (the linear map's last
+            pass) count each node's appearances as a neighbor (``nbr_w``)
+            if :obj:`count`.
+        count (bool, optional): See :obj:`propagate` (False: pass 1
+            counted them). (default: :obj:`True`)
     """
-    if esym is not None and 1 in lengths:
-        sink.emit(owner, esym.view(-1, 1))
-    if propagate:
+    so, nb, es = inc
+    if es is not None and 1 in lengths:
+        sink.emit(so, es.view(-1, 1))
+    if propagate:  # (integer counts: the order of the additions does not change the sums)
         y, prev = state["Y"], state["Yprev"]
-        for lo, hi in row_blocks(owner.numel(), y.size(1)):
-            add_rows(y, owner[lo:hi], prev[nbr[lo:hi]])
-    else:
+        for lo, hi in row_blocks(so.numel(), y.size(1)):
+            add_rows(y, so[lo:hi], prev[nb[lo:hi]])
+    elif count:
         w = state["nbr_w"]
-        w.index_add_(0, nbr, torch.ones(nbr.numel(), dtype=w.dtype))
+        w.index_add_(0, nb, torch.ones(1, dtype=w.dtype).expand(nb.numel()))
     if state.k == 1:
         return
-    so, perm = stable_sort_ids(owner)
-    nb, es = nbr.index_select(0, perm), None if esym is None else esym.index_select(0, perm)
+    es = None if es is None else es.long()
     if state.k == 2 and sink.table.tabulated(2) and _later_pairs(state, sink, so, nb, es):
         return
     node, item_owner, pieces = _pieces(state, so, nb, es)
@@ -388,3 +423,63 @@ def label_head(state: NodeState, lengths: List[int],
     for ln, occ in crossing.items():
         out[ln] = (occ.node, occ.grams)
     return out, joined
+
+
+# -- the end of a pass ---------------------------------------------------------------
+
+
+def close_pass(ks: "KongStream") -> None:
+    r"""Fix every node's :math:`s^i` (codes, and sketches where kept) and start pass :math:`i + 1`.
+
+    The work of :meth:`KongStream.end_pass <kong_pyg.KongStream.end_pass>`.
+    """
+    i, state = ks.pass_index, ks._nodes
+    if ks._replay:  # (WL: the grams of l(u) in s_u^1, w_u times, into the rows kept)
+        full = _close_strings(ks, ks._replay_sink(counts=False))
+    else:
+        y = state["Y"]
+        full = _close_strings(ks, Sink(ks._table, y, None, None))
+        if i in ks.traversal_rule.blocks(ks.hops):  # s^i is a block: place its sketches
+            _add_level(ks, y, i)
+    if "prev_len" not in state:
+        state.add_strings("prev")
+    if full is not None:
+        state.set_strings("prev", slice(0, state.n), full)
+    ks.pass_index = i + 1
+    if ks._replay:
+        state.add_strings("rep")
+    else:
+        state.put("Yprev", y)
+        if ks._needs_node_sketch(i + 1):
+            state.put("Y", torch.zeros_like(y))
+        else:
+            state.drop("Y")
+            state.add("nbr_w", (), ks.dtype, 0)
+    state.clear_strings("seg")
+    ks.position = 0
+
+
+def _close_strings(ks: "KongStream", sink: Sink) -> Optional[StringState]:
+    """Every node's full string :math:`s^i` (with the label in front, its grams into :obj:`sink`, for WL)."""
+    state = ks._nodes
+    if not ks.traversal_rule.label_in_string:
+        return state.strings("seg") if ks.k > 1 else None
+    grams, full = label_head(state, ks.lengths, torch.arange(state.n))
+    for owner, g in grams.values():
+        sink.emit(owner, g)
+    return full
+
+
+def _add_level(ks: "KongStream", y: Tensor, level: int) -> None:
+    """Add the level-free node sketches :obj:`y` into level :obj:`level`'s block."""
+    state = ks._nodes
+    if ks.linear:  # sum per graph, then place (a signed permutation of columns: the same numbers)
+        rows = torch.zeros(ks.num_graphs, ks.dim, dtype=ks.dtype)
+        for lo, hi in row_blocks(state.n, ks.dim):
+            add_rows(rows, state["node_graph"][lo:hi], y[lo:hi])
+        ks._rows[: ks.num_graphs] += ks._table.place_rows(rows, ks._block(level))
+        return
+    if "acc" not in state:
+        state.add("acc", (ks.degree * ks.dim,), ks.dtype, 0)
+    for lo, hi in row_blocks(state.n, ks.degree * ks.dim):
+        state["acc"][lo:hi] += ks._table.place_rows(y[lo:hi], ks._block(level))

@@ -4,7 +4,9 @@ A stream keeps, per node, a few named arrays (:class:`NodeState`): its graph
 index (``node_graph``), its label symbol (``node_sym``), the string codes of
 the current pass (``seg_len``, ``seg_pre``, ``seg_suf``; see
 :class:`~kong_pyg.kgrams.StringState`) and, where the kernel needs them,
-sketches (``Y``; ``Yprev``, ``prev_*``, ``acc``, ``nbr_w`` after pass 1).
+sketches (``Y``; ``Yprev``, ``prev_*``, ``acc``, ``nbr_w`` after pass 1;
+the linear map at :math:`h = 2` keeps ``nbr_w`` from pass 1 on and the
+replayed strings ``rep_*`` of pass 1 in pass 2 instead of sketches).
 Their names are those of a stream's :meth:`~kong_pyg.KongStream.state_dict`.
 The integer arrays are :data:`INDEX_DTYPE` in memory (half the bytes that
 every edge's gathers and additions move, which bound a pass on the CPU) and
@@ -40,6 +42,13 @@ def add_rows(buf: Tensor, rows: Tensor, src: Tensor) -> None:
     d = buf.size(1)
     idx = (rows.long() * d).unsqueeze(1) + torch.arange(d, device=rows.device)
     buf.view(-1).index_add_(0, idx.view(-1), src.reshape(-1).to(buf.dtype))
+
+
+def _gather_rows(t: Tensor, index: Tensor) -> Tensor:
+    """:obj:`t[index]` for a 1-D :obj:`index` (rows of one entry gathered as a 1-D array)."""
+    if t.dim() == 2 and t.size(1) == 1:
+        return t.view(-1).index_select(0, index).view(-1, 1)
+    return t.index_select(0, index)
 
 
 def row_blocks(n: int, width: int, budget: int = 1 << 22) -> Tuple[Tuple[int, int], ...]:
@@ -119,8 +128,13 @@ class NodeState:
         if index is None:
             index = slice(0, self.n)
         a = self.arrays
-        return StringState(a[prefix + "_len"][index].long(), a[prefix + "_pre"][index].long(),
-                           a[prefix + "_suf"][index].long())
+        names = (prefix + "_len", prefix + "_pre", prefix + "_suf")
+        if isinstance(index, Tensor) and index.dim() == 1 and not index.dtype == torch.bool:
+            # (a 1-D gather: indexing a 2-D array by rows is several times slower, even [N, 1])
+            length, pre, suf = (_gather_rows(a[name], index).long() for name in names)
+        else:
+            length, pre, suf = (a[name][index].long() for name in names)
+        return StringState(length, pre, suf)
 
     def set(self, name: str, index: Index, value: Tensor) -> None:
         """:obj:`array[index] = value`, in the array's dtype (node indices: one copy per row)."""
