@@ -13,6 +13,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from .inputs import plain_tensor
 from .kgrams import exclusive_cumsum
 
 
@@ -132,7 +133,7 @@ def _slice_store(dataset, store, start, stop, edge_labels, edge_order_attr) -> G
     if bool((n_sizes == 0).any()):
         bad = start + int((n_sizes == 0).nonzero()[0])
         raise ValueError(f"graph {bad} is empty (no nodes); KONG needs at least one node")
-    edge_index = _union_edges(data.edge_index[:, edges], n_sizes, e_sizes, start, offsets)
+    edge_index = _union_edges(plain_tensor(data.edge_index)[:, edges], n_sizes, e_sizes, start, offsets)
     batch = torch.repeat_interleave(n_sizes, output_size=num_nodes)  # (graph g n_sizes[g] times)
     attr = None
     if edge_labels and "edge_attr" in slices and data.edge_attr is not None:
@@ -294,7 +295,8 @@ def _concat(chunk, start, edge_labels, edge_order_attr) -> GraphBatch:
             raise ValueError(f"graph {start + i}: 'edge_index' must be a [2, num_edges] tensor")
         if _bad_edge_dtype(ei.dtype):  # before cat promotes it (or fails to)
             raise TypeError(f"graph {start + i}: {_BAD_EDGE_INDEX} (got {ei.dtype})")
-    if shapes is None:  # (tensors of other types, checked above)
+    if shapes is None:  # (tensors of other types, checked above: PyG's EdgeIndex and Index as plain ones)
+        xs, eis = [plain_tensor(x) for x in xs], [plain_tensor(ei) for ei in eis]
         shapes = list(map(_SHAPE, xs)), list(map(_SHAPE, eis))
     x_shapes, e_shapes = shapes
     nodes = list(map(operator.itemgetter(0), x_shapes))

@@ -22,7 +22,6 @@ from typing import Any, NamedTuple, Optional
 import torch
 from torch import Tensor
 
-from .config import KERNELS, NORMS, ORDERS, TRAVERSALS, check_choice, check_float, check_int  # noqa: F401 (TEMP)
 from .hashing import MAX_LABEL, edge_code, node_code, row_fingerprint, sequence_fingerprint
 from .ordering import ORDERS_WITH_KEY, Neighborhoods, ordered_neighborhoods
 
@@ -65,12 +64,27 @@ def edge_index_from_sparse(adj_t: Any, num_nodes: int, flow: str) -> Tensor:
     return torch.stack([col, row]).long()
 
 
+def plain_tensor(t: Tensor) -> Tensor:
+    """:obj:`t` as a plain :class:`torch.Tensor`, without a copy.
+
+    PyG's :class:`~torch_geometric.EdgeIndex` and :class:`~torch_geometric.Index`
+    (and other tensor subclasses) give their data: their own arithmetic
+    refuses results that are not indices, which KONG computes.
+    """
+    if type(t) is Tensor:
+        return t
+    as_tensor = getattr(t, "as_tensor", None)
+    out = as_tensor() if callable(as_tensor) else t.as_subclass(Tensor)
+    return out if type(out) is Tensor else t.as_subclass(Tensor)
+
+
 def check_edge_index(edge_index: Any, num_nodes: int, device: Optional[torch.device] = None,
                      check_range: bool = True) -> Tensor:
     """Check a :obj:`[2, num_edges]` index tensor against :obj:`num_nodes` (and :obj:`x`'s device).
 
     Without :obj:`check_range` the indices themselves are not read (the
-    caller has checked them against :obj:`num_nodes` already).
+    caller has checked them against :obj:`num_nodes` already). Returns a
+    plain tensor (:func:`plain_tensor`: PyG's ``EdgeIndex`` is accepted).
     """
     if not isinstance(edge_index, Tensor):
         raise TypeError(
@@ -78,6 +92,7 @@ def check_edge_index(edge_index: Any, num_nodes: int, device: Optional[torch.dev
             "adjacency matrices sort neighbors by id and lose the neighbor "
             f"order KONG reads (got {type(edge_index).__name__})"
         )
+    edge_index = plain_tensor(edge_index)
     if edge_index.is_sparse or edge_index.layout != torch.strided:
         raise TypeError(
             "'edge_index' must be a dense [2, num_edges] tensor: sparse "

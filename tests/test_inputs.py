@@ -110,3 +110,34 @@ def test_module_and_input_on_different_devices():
     meta.hashes.coef = meta.hashes.coef.to("meta")
     with pytest.raises(ValueError, match="move one with .to"):
         meta(X, EI)
+
+
+def test_pyg_edge_index_and_index_subclasses_are_plain_edges():
+    """PyG's EdgeIndex (and Index labels) give the same features as plain tensors on every front-end."""
+    from torch_geometric import EdgeIndex, Index
+    from torch_geometric.data import InMemoryDataset
+
+    from kong_pyg import KongFeatures
+
+    raw = torch.tensor([[0, 1, 1, 2, 2, 0, 3], [1, 0, 2, 1, 0, 2, 2]])
+    x = torch.tensor([0, 1, 0, 2])
+    sub = Data(x=Index(x, dim_size=3), edge_index=EdgeIndex(raw, sparse_size=(4, 4)))
+    plain = Data(x=x, edge_index=raw)
+    for k, dim in ((1, None), (2, None), (2, 16)):
+        want = KongVectorizer(k=k, dim=dim).fit_transform([plain, plain])
+        got = KongVectorizer(k=k, dim=dim).fit_transform([sub, sub])
+        if dim is None:
+            want, got = want.toarray(), got.toarray()
+        assert (got == want).all(), (k, dim)
+
+        class Stored(InMemoryDataset):  # EdgeIndex kept in the collated storage
+            def __init__(self):
+                super().__init__(None)
+                self.data, self.slices = self.collate([sub, sub])
+
+        got = KongVectorizer(k=k, dim=dim).fit_transform(Stored())
+        assert ((got.toarray() if dim is None else got) == want).all(), (k, dim)
+        f = KongFeatures(k=k, dim=dim or 32)
+        assert torch.equal(f(sub.clone()).kong_x, f(plain.clone()).kong_x)
+        layer = KongSketch(k=k, dim=16)
+        assert torch.equal(layer(sub.x, sub.edge_index), layer(x, raw))
