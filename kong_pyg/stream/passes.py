@@ -82,15 +82,19 @@ class Sink(NamedTuple):
         self.add(self.rows(nodes), grams, self.weights(nodes))
 
 
-def _runs(so: Tensor) -> Tuple[Tensor, Tensor, Tensor]:
-    """Runs of equal owners in sorted :obj:`so`: run of every entry, run starts, run lengths."""
+def _run_starts(so: Tensor) -> Tuple[Tensor, Tensor, Tensor]:
+    """Runs of equal owners in sorted :obj:`so`: their starts (a mask and the indices) and lengths."""
     m = so.numel()
     change = torch.ones(m, dtype=torch.bool)
-    change[1:] = so[1:] != so[:-1]
-    run_id = torch.cumsum(change.long(), 0) - 1
+    torch.ne(so[1:], so[:-1], out=change[1:])
     starts = flat_nonzero(change)
-    count = torch.diff(starts, append=torch.tensor([m]))
-    return run_id, starts, count
+    return change, starts, torch.diff(starts, append=torch.tensor([m]))
+
+
+def _runs(so: Tensor) -> Tuple[Tensor, Tensor, Tensor]:
+    """Runs of equal owners in sorted :obj:`so`: run of every entry, run starts, run lengths."""
+    change, starts, count = _run_starts(so)
+    return torch.cumsum(change.long(), 0) - 1, starts, count
 
 
 # -- pass 1: the pieces are single symbols ---------------------------------------
@@ -254,9 +258,7 @@ def _pairs(state: NodeState, sink: Optional[Sink], rows: Optional[Tensor], weigh
     run of one owner, and the stored suffix (one symbol) at a run's start.
     """
     m, w = so.numel(), len(syms)
-    start = torch.ones(m, dtype=torch.bool)
-    torch.ne(so[1:], so[:-1], out=start[1:])
-    starts = flat_nonzero(start)
+    _, starts, count = _run_starts(so)
     node = so.index_select(0, starts)
     old_len = state[name + "_len"].index_select(0, node)
     if sink is not None and rows is not None:
@@ -269,7 +271,6 @@ def _pairs(state: NodeState, sink: Optional[Sink], rows: Optional[Tensor], weigh
         sink.add_codes(rows, code, 2, weight)
         for t in range(1, w):
             sink.add_codes(rows, torch.add(syms[t], syms[t - 1], alpha=v), 2, weight)
-    count = torch.diff(starts, append=torch.tensor([m]))
     state.set(name + "_len", node, (old_len + w * count).clamp_(max=2))
     state.set(name + "_suf", (node, 0), syms[-1].index_select(0, starts + count - 1))
     empty = flat_nonzero(old_len == 0)
@@ -368,9 +369,7 @@ def _later_pairs(state: NodeState, sink: Sink, so: Tensor, nb: Tensor, es: Optio
         return False
     m, v = so.numel(), len(sink.table)
     rows = sink.rows(so)
-    start = torch.ones(m, dtype=torch.bool)
-    torch.ne(so[1:], so[:-1], out=start[1:])
-    starts = flat_nonzero(start)
+    _, starts, count = _run_starts(so)
     node = so.index_select(0, starts)
     old_len = state["seg_len"].index_select(0, node)
     end_sym = last if es is None else torch.where(length > 0, last, es)  # the last symbol after j
@@ -381,7 +380,6 @@ def _later_pairs(state: NodeState, sink: Sink, so: Tensor, nb: Tensor, es: Optio
     sink.add_codes(rows, torch.add(head, before, alpha=v).masked_fill_(before < 0, v * v), 2)
     if es is not None:
         sink.add_codes(rows, torch.add(first, es, alpha=v).masked_fill_(length == 0, v * v), 2)
-    count = torch.diff(starts, append=torch.tensor([m]))
     added = torch.zeros(node.numel(), dtype=torch.long).index_add_(
         0, torch.repeat_interleave(torch.arange(node.numel()), count, output_size=m),
         length + int(es is not None))
