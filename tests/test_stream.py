@@ -147,6 +147,39 @@ def test_linear_two_hops_replays_pass_one_without_node_sketches(types):
         assert torch.equal(ks.sketches(), reference(es, undirected, **cfg)), (k, traversal, undirected)
 
 
+def test_replay_with_a_traversal_that_puts_the_label_in_every_block(monkeypatch):
+    """A traversal with the label in every string and every level a block (not one of ours, but one entry of
+    TRAVERSAL_RULES away): the label's grams of s^1 count in level 1 once and in level 2 w_u times."""
+    import kong_pyg.config as config
+    from kong_pyg.traversals import TRAVERSAL_RULES, Traversal
+
+    monkeypatch.setattr(config, "TRAVERSALS", config.TRAVERSALS + ("bfsl",))
+    monkeypatch.setitem(TRAVERSAL_RULES, "bfsl", Traversal("bfsl", label_in_string=True, all_levels=True))
+    es, raw = random_stream(8)
+    for k, hops in itertools.product([1, 2, 3], [1, 2, 3]):
+        cfg = dict(k=k, hops=hops, traversal="bfsl", dim=32, seed=2)
+        assert torch.equal(run_all_passes(raw, **cfg).sketches(), reference(es, **cfg)), (k, hops)
+
+
+def test_bad_neighbor_counts_are_refused():
+    """Neighbor counts weigh the replayed grams: negative, fractional or miscounted ones are a ValueError."""
+    es, raw = random_stream(3)
+    for in_pass in (1, 2):
+        ks = KongStream(k=2, hops=2, dim=16)
+        if in_pass == 2:
+            feed(ks, raw).end_pass()
+        feed(ks, raw, hi=20)
+        good = ks.state_dict()
+        assert good["arrays"]["nbr_w"].dtype == torch.float64
+        KongStream.from_state_dict(good)
+        for change in (lambda w: w.__setitem__(0, -1.0), lambda w: w.__setitem__(0, w[0] + 0.5),
+                       lambda w: w.__setitem__(0, w[0] + 1), lambda w: w.__setitem__(0, 1e30)):
+            state = ks.state_dict()
+            change(state["arrays"]["nbr_w"])
+            with pytest.raises(ValueError, match="'nbr_w' must hold non-negative integer"):
+                KongStream.from_state_dict(state)
+
+
 def test_synthetic_event_stream_deep_and_not_vacuous():
     stream, y = synthetic_event_stream(30, seed=2)
     for cfg in (dict(k=2, hops=1), dict(k=3, hops=3, traversal="wl"), dict(k=2, hops=2, degree=2)):
@@ -344,7 +377,7 @@ def test_state_dict_save_load_and_options(tmp_path):
 
     assert path.read_bytes().startswith(MAGIC)
     state = load_checkpoint(path)  # plain tensors and containers only (weights_only)
-    assert state["config"]["k"] == 3 and state["version"] == 2
+    assert state["config"]["k"] == 3 and state["version"] == 3
 
 
 @pytest.mark.parametrize("cfg", [dict(k=2), dict(k=3, traversal="wl", blended=True),

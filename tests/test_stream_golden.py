@@ -190,3 +190,14 @@ def test_checkpoint_with_node_sketches_in_pass_1_resumes():
     assert "Yprev" in ks.state_dict()["arrays"]
     ks.update(*rows)
     assert torch.equal(ks.sketches(), torch.tensor(GOLDEN[1, "poly", 2], dtype=torch.float64))
+
+
+def test_version_3_checkpoint_resumes():
+    """A state of version 3 (the linear map at h = 2 replays pass 1: neighbor counts and replayed strings, no
+    node sketches), saved after five edges of pass 2, resumes to the golden sketches."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "stream_v3_poly.pt")
+    ks = KongStream.load(path)
+    arrays = ks.state_dict()["arrays"]
+    assert ks.pass_index == 2 and ks.position == 5 and "rep_len" in arrays and "Yprev" not in arrays
+    ks.update(*(list(c)[5:] for c in zip(*ROWS)))
+    assert torch.equal(ks.sketches(), torch.tensor(GOLDEN[1, "poly", 2], dtype=torch.float64))

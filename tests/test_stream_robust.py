@@ -199,7 +199,7 @@ def test_stale_temporary_files_are_removed(checkpoint, stream, tmp_path):
 
 @pytest.mark.parametrize("kernel", ["poly", "cosine"])
 def test_version_2_checkpoint_golden(kernel):
-    """A format-2 file written by this version resumes to the golden sketches (see test_stream_golden)."""
+    """A format-2 file (state version 2: node sketches) resumes to the golden sketches (see golden tests)."""
     from test_stream_golden import GOLDEN, ROWS
 
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", f"stream_v2_{kernel}.pt")
@@ -293,7 +293,8 @@ def _cli_quiet(argv):
     raise SystemExit(cli_main(argv))
 
 
-def test_killed_cli_runs_resume_bit_identical(tmp_path):
+@pytest.mark.parametrize("kernel", [["--kernel", "cosine", "--degree", "2"], []])  # node sketches; the replay
+def test_killed_cli_runs_resume_bit_identical(tmp_path, kernel):
     """Kill ``kong-pyg stream --checkpoint`` at random moments (saves included), resume, compare bytes.
 
     The runs are forked processes (no second import of torch), killed with SIGKILL.
@@ -304,8 +305,7 @@ def test_killed_cli_runs_resume_bit_identical(tmp_path):
     stream, _ = synthetic_event_stream(120, seed=4)
     path = tmp_path / "s.tsv"
     write_streamspot(stream, path)
-    opts = ["--hops", "2", "--k", "3", "--dim", "64", "--kernel", "cosine", "--degree", "2", "--float64",
-            "-q"]
+    opts = ["--hops", "2", "--k", "3", "--dim", "64", "--float64", "-q"] + kernel
     assert cli_main(["stream", str(path), "--out", str(tmp_path / "ref")] + opts) == 0
     ckpt = tmp_path / "run.ckpt"
     argv = ["stream", str(path), "--out", str(tmp_path / "out"), "--chunk-size", "40", "--checkpoint",

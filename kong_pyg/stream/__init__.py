@@ -29,17 +29,21 @@ sketch and the hashed k-grams that cross into the new piece. So
 takes a re-iterable source: an :class:`~kong_pyg.datasets.EdgeStream`, a
 list of chunks, or a callable returning a fresh iterator).
 
-**The linear map at** :math:`h = 2` needs no node sketches: the last level's
-features are :math:`\sum_v \phi(s_v^2) = \sum_u w_u \phi(s_u^1)` plus the
-k-grams that cross piece boundaries, where :math:`w_u` is how often
-:math:`u` is a neighbor (known once pass 1 has read every edge). So pass 1
-counts :math:`w_u` (and, for BFS, adds its own level's grams to the graph
-rows), and pass 2 *replays* pass 1: it rebuilds every :math:`s_u^1` from
-the start (:math:`O(k)` codes per node, ``rep_*``) and adds each of its
-k-grams :math:`w_u` times into the graph rows, beside the crossing grams.
+**The linear map at** :math:`h = 2` needs no node sketches: the string
+:math:`s_v^2` is its pieces (the edge symbols, :math:`l(v)` for WL, and one
+:math:`s_u^1` per neighbor :math:`u`) put together, so its k-grams are those
+of the :math:`s_u^1`, those of the one-symbol pieces, and those that cross
+piece boundaries; summed over :math:`v`, :math:`\phi(s_u^1)` counts
+:math:`w_u` times, :math:`w_u` being how often :math:`u` is a neighbor
+(known once pass 1 has read every edge). So pass 1 counts :math:`w_u` (and,
+for BFS, adds its own level's grams to the graph rows), and pass 2
+*replays* pass 1: it rebuilds every :math:`s_u^1` from the start
+(:math:`O(k)` codes per node, ``rep_*``) and adds each of its k-grams
+:math:`w_u` times into the graph rows, beside the grams it finds itself.
 The same numbers as node sketches summed with weights (integer counts), in
 :math:`O(N k)` memory instead of :math:`O(N b)`. States written before
-(node sketches in pass 1) still resume as they were written.
+(node sketches in pass 1; state version 2 and earlier) still resume as they
+were written.
 
 **Memory.** Per node: a graph index, a label and :math:`O(k)` string codes.
 The linear map (:obj:`kernel="poly"`, :obj:`degree=1`) with :math:`h \leq 2`
@@ -69,8 +73,9 @@ the sketches, hashes in the k-grams that cross the seam from A's suffix codes
 to B's prefix codes, joins the codes) into the state of the whole stream, in
 any pass (shards of pass :math:`i \geq 2` are read into copies of the merged
 state after pass :math:`i - 1`; the replayed strings of the linear map's
-pass 2 join likewise, their seam grams weighted by :math:`w_u`), so an :math:`h`-pass stream can be read by
-many processes pass by pass (:mod:`~kong_pyg.stream.distributed`).
+pass 2 join likewise, their seam grams weighted by :math:`w_u`), so an
+:math:`h`-pass stream can be read by many processes pass by pass
+(:mod:`~kong_pyg.stream.distributed`).
 
 **Checks.** Every pass after the first must replay pass 1: its edge count
 and a checksum are compared (:mod:`~kong_pyg.stream.replay`); checkpoints

@@ -29,6 +29,7 @@ from torch import Tensor
 
 from .ids import MAX_NODES
 from .options import node_sketches, replays
+from .state import COUNT_DTYPE
 
 if TYPE_CHECKING:  # pragma: no cover
     from .core import KongStream
@@ -230,7 +231,8 @@ def check_arrays(state: Dict[str, Any], need: Dict[str, Optional[int]], optional
         if tuple(t.shape) != shape:
             _fail(f"array {name!r} has shape {tuple(t.shape)}, expected {shape}")
         is_float = name in ("Y", "Yprev", "acc", "nbr_w")
-        if (t.dtype != dtype) if is_float else (t.dtype != torch.long):
+        dtypes = (dtype, COUNT_DTYPE) if name == "nbr_w" else (dtype,) if is_float else (torch.long,)
+        if t.dtype not in dtypes:
             _fail(f"array {name!r} has dtype {t.dtype}")
         if is_float and not bool(torch.isfinite(t).all()):
             _fail(f"array {name!r} holds values that are not finite")
@@ -281,6 +283,14 @@ def arrays_of_pass(ks: "KongStream", i: int,
     return need, optional
 
 
+def _check_counts(w: Tensor, total: int) -> None:
+    """Neighbor counts: non-negative integers, one per incidence read (else grams would weigh wrongly)."""
+    w = w.double()
+    if bool((w < 0).any()) or not bool((w == w.round()).all()) or float(w.sum()) != total:
+        _fail(f"'nbr_w' must hold non-negative integer neighbor counts summing to {total:,} (one per "
+              "incidence read)")
+
+
 def check_state(ks: "KongStream", state: Any, versions: Tuple[int, ...]) -> Tensor:
     """Check a state for :obj:`ks` (its options, layout, arrays); returns its pass rows.
 
@@ -304,9 +314,13 @@ def check_state(ks: "KongStream", state: Any, versions: Tuple[int, ...]) -> Tens
         _fail(f"pass {state['pass_index']} of {ks.num_passes}")
     if state["pass_index"] > 1 and state["position"] > state["num_edges"]:
         _fail("the position is past the stream's end")
-    need, optional = arrays_of_pass(ks, state["pass_index"], replay_layout(ks, state))
+    replay = replay_layout(ks, state)
+    need, optional = arrays_of_pass(ks, state["pass_index"], replay)
     check_arrays(state, need, optional, ks.k, ks.dtype, state["graphs"].numel(), state["symbols"].numel(),
                  ks.linear, ks.dim)
+    if "nbr_w" in state["arrays"]:  # counted over pass 1 (replay layout), else over the last pass so far
+        edges = state["num_edges"] if replay and state["pass_index"] >= 2 else state["position"]
+        _check_counts(state["arrays"]["nbr_w"], edges * (2 if ks.undirected else 1))
     pass_rows = state.get("pass_rows", torch.zeros_like(state["rows"]))  # version 1: in 'rows'
     if not isinstance(pass_rows, Tensor) or pass_rows.shape != state["rows"].shape or \
             pass_rows.dtype != ks.dtype or not bool(torch.isfinite(pass_rows).all()):

@@ -18,14 +18,15 @@ from .counts import GramCounts
 from .ids import Columns, Found, StreamIds
 from .options import STREAM_DEFAULTS, node_sketches, replays, stream_config
 from .output import linear_sketches, node_map_sketches
-from .passes import Sink, close_pass, first_pass_chunk, incidences, later_pass_chunk
+from .passes import Sink, close_pass, count_neighbors, first_pass_chunk, incidences, later_pass_chunk
 from .replay import to_signed, to_unsigned
 from .sources import fit_source
-from .state import INDEX_DTYPE, NodeState, grow_rows
+from .state import COUNT_DTYPE, INDEX_DTYPE, NodeState, grow_rows
 
 _MAX_SUB = 1 << 18  # edges per internal sub-chunk
 _PIPELINE = False  # look up the ids of the next sub-chunk in a second thread (see docs/results/stream.md)
-_STATE_VERSION = 2  # 2: replay checksums and the source's fingerprint; 1 still loads
+_STATE_VERSION = 3  # 3: linear h = 2 without node sketches; 2: replay checksums, fingerprint; 1, 2 still load
+_READS = (1, 2, _STATE_VERSION)
 _MASK = (1 << 64) - 1
 _DTYPES = ("float64", "float32")
 
@@ -202,7 +203,7 @@ class KongStream:
         if self._needs_node_sketch(1):
             self._nodes.add("Y", (self.degree * self.dim,), self.dtype, 0)
         if self._replay:  # how often each node is a neighbor, counted in pass 1
-            self._nodes.add("nbr_w", (), self.dtype, 0)
+            self._nodes.add("nbr_w", (), COUNT_DTYPE, 0)
         return self
 
     def _set_table(self, table: SymbolHashTable) -> None:
@@ -249,12 +250,14 @@ class KongStream:
         return Sink(self._table, rows, self._nodes["node_graph"], self._block(i), self._counts)
 
     def _replay_sink(self, counts: bool = True) -> Sink:
-        r"""Where the last pass's replay of pass 1 puts its grams: :math:`w_u` times each of :math:`s_u^1`.
+        r"""Where the grams of :math:`s_u^1` go :math:`w_u` times, into the last level's block.
 
         :math:`\sum_v \phi(s_v^2)` holds :math:`\phi(s_u^1)` once per time
         :math:`u` is a neighbor (:math:`w_u`, known after pass 1), so the
-        grams of :math:`s^1`, emitted again in the last pass, go weighted into
-        its block (the linear map at :math:`h = 2`; see :mod:`kong_pyg.stream`).
+        last pass replays pass 1 into this sink (the linear map at
+        :math:`h = 2`; see :mod:`kong_pyg.stream`). At the end of pass 1 it
+        takes WL's label grams of :math:`s_u^1` (into the rows kept, and
+        uncounted: :obj:`counts=False`).
         """
         nodes = self._nodes
         return Sink(self._table, self._rows if self.pass_index == 1 else self._pass_rows,
@@ -350,9 +353,8 @@ class KongStream:
         ends = torch.from_numpy(found.ends).to(INDEX_DTYPE)  # (.state)
         inc = incidences(ends, None if esym is None else esym.to(INDEX_DTYPE), self.undirected)
         if self.pass_index == 1:
-            if self._replay:  # how often each node is a neighbor
-                w = self._nodes["nbr_w"]
-                w.index_add_(0, inc.nbr, torch.ones(1, dtype=w.dtype).expand(inc.nbr.numel()))
+            if self._replay:
+                count_neighbors(self._nodes, inc.nbr)
             first_pass_chunk(self._nodes, self._sink(), self.lengths, inc)
             return
         if self._replay:  # pass 1's grams again, each w_u times
@@ -460,7 +462,7 @@ class KongStream:
         foreign state is a :class:`ValueError`, and this stream is left as
         it was.
         """
-        pass_rows = check_state(self, state, (1, _STATE_VERSION))
+        pass_rows = check_state(self, state, _READS)
         replay = state.get("replay", {"first": None, "current": None})
         self.reset()
         self.pass_index, self.position = state["pass_index"], state["position"]
@@ -479,7 +481,7 @@ class KongStream:
     def from_state_dict(cls, state: Dict[str, Any]) -> "KongStream":
         """A stream rebuilt from :meth:`state_dict` (checked as :meth:`load_state_dict` does)."""
         version = state.get("version") if isinstance(state, dict) else None
-        if version not in (1, _STATE_VERSION):
+        if version not in _READS:
             raise ValueError(f"unsupported KongStream state version {version!r}")
         cfg = state.get("config")
         if not isinstance(cfg, dict) or cfg.get("dtype") not in _DTYPES:

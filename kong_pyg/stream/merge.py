@@ -109,8 +109,9 @@ def merge_streams(a: KongStream, b: KongStream) -> KongStream:
 
 def _check_mergeable(a: KongStream, b: KongStream) -> None:
     if a._replay != b._replay:
-        raise ValueError("cannot merge a state that replays pass 1 in its last pass with one written by an "
-                         "earlier version (node sketches): resume both with the same version")
+        raise ValueError("cannot merge a state that replays pass 1 in its last pass with one that keeps node "
+                         "sketches (written by an earlier version): finish the run of the earlier state on "
+                         "its own, or read that shard again with a new stream")
     if a.pass_index > 1:
         _check_same_base(a, b)
         if a.position + b.position > a.num_edges:

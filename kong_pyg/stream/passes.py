@@ -10,7 +10,11 @@ pass; the crossing n-grams come from
 
 Grams go to a :class:`Sink`: the node sketches of the pass (level-free) or,
 for the linear map, straight into the graph rows (in the pass's level
-block). :func:`close_pass` fixes a pass's strings (and sketches) for the next.
+block), or nowhere (None: a pass whose level is no block, replayed later).
+Where the linear map's last pass replays pass 1 (:math:`h = 2`, see
+:mod:`kong_pyg.stream`), :func:`first_pass_chunk` runs again on the replayed
+strings with a weighted sink (each node's grams :math:`w_u` times).
+:func:`close_pass` fixes a pass's strings (and sketches) for the next.
 """
 from typing import TYPE_CHECKING, Dict, List, NamedTuple, Optional, Tuple
 
@@ -22,7 +26,7 @@ from ..kgrams import StringState, concat_pieces, flat_nonzero, initial_state
 from ..ordering import stable_sort_ids
 from ..sketch import SymbolHashTable
 from .counts import GramCounts
-from .state import NodeState, add_rows, row_blocks
+from .state import COUNT_DTYPE, NodeState, add_rows, row_blocks
 
 if TYPE_CHECKING:  # pragma: no cover
     from .core import KongStream
@@ -207,6 +211,12 @@ def incidences(ends: Tensor, esym: Optional[Tensor], undirected: bool) -> Incide
     return Incidences(so, nb, None if esym is None else esym.index_select(0, edge))
 
 
+def count_neighbors(state: NodeState, nbr: Tensor) -> None:
+    """Add one to ``nbr_w`` (how often each node is a neighbor) for every entry of :obj:`nbr`."""
+    w = state["nbr_w"]
+    w.index_add_(0, nbr, torch.ones(1, dtype=w.dtype).expand(nbr.numel()))
+
+
 def first_pass_chunk(state: NodeState, sink: Optional[Sink], lengths: List[int], inc: Incidences,
                      name: str = "seg") -> None:
     r"""Append each incidence's symbols (edge symbol, neighbor label) to its owner, pass 1.
@@ -336,8 +346,7 @@ def later_pass_chunk(state: NodeState, sink: Sink, lengths: List[int], inc: Inci
         for lo, hi in row_blocks(so.numel(), y.size(1)):
             add_rows(y, so[lo:hi], prev[nb[lo:hi]])
     elif count:
-        w = state["nbr_w"]
-        w.index_add_(0, nb, torch.ones(1, dtype=w.dtype).expand(nb.numel()))
+        count_neighbors(state, nb)
     if state.k == 1:
         return
     es = None if es is None else es.long()
@@ -432,8 +441,10 @@ def close_pass(ks: "KongStream") -> None:
     The work of :meth:`KongStream.end_pass <kong_pyg.KongStream.end_pass>`.
     """
     i, state = ks.pass_index, ks._nodes
-    if ks._replay:  # (WL: the grams of l(u) in s_u^1, w_u times, into the rows kept)
-        full = _close_strings(ks, ks._replay_sink(counts=False))
+    if ks._replay:  # the grams of l(u) heading s_u^1 (WL): w_u times in the last level, once in this one
+        sinks = [ks._replay_sink(counts=False)] if ks.traversal_rule.label_in_string else []
+        here = ks._sink()
+        full = _close_strings(ks, *sinks, *([here] if here is not None and sinks else []))
     else:
         y = state["Y"]
         full = _close_strings(ks, Sink(ks._table, y, None, None))
@@ -452,19 +463,20 @@ def close_pass(ks: "KongStream") -> None:
             state.put("Y", torch.zeros_like(y))
         else:
             state.drop("Y")
-            state.add("nbr_w", (), ks.dtype, 0)
+            state.add("nbr_w", (), COUNT_DTYPE, 0)
     state.clear_strings("seg")
     ks.position = 0
 
 
-def _close_strings(ks: "KongStream", sink: Sink) -> Optional[StringState]:
-    """Every node's full string :math:`s^i` (with the label in front, its grams into :obj:`sink`, for WL)."""
+def _close_strings(ks: "KongStream", *sinks: Sink) -> Optional[StringState]:
+    """Every node's full string :math:`s^i` (with the label in front, its grams into :obj:`sinks`, for WL)."""
     state = ks._nodes
     if not ks.traversal_rule.label_in_string:
         return state.strings("seg") if ks.k > 1 else None
     grams, full = label_head(state, ks.lengths, torch.arange(state.n))
     for owner, g in grams.values():
-        sink.emit(owner, g)
+        for sink in sinks:
+            sink.emit(owner, g)
     return full
 
 

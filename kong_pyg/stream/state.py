@@ -25,6 +25,8 @@ Index = Union[Tensor, slice, Tuple[Tensor, int]]
 
 #: The dtype of the per-node integer arrays (graph indices, symbol ids, string codes and lengths).
 INDEX_DTYPE = torch.int32
+#: The dtype of the neighbor counts ``nbr_w`` (exact to :math:`2^{53}`, whatever the sketches' dtype).
+COUNT_DTYPE = torch.float64
 
 
 def add_rows(buf: Tensor, rows: Tensor, src: Tensor) -> None:
@@ -129,7 +131,7 @@ class NodeState:
             index = slice(0, self.n)
         a = self.arrays
         names = (prefix + "_len", prefix + "_pre", prefix + "_suf")
-        if isinstance(index, Tensor) and index.dim() == 1 and not index.dtype == torch.bool:
+        if isinstance(index, Tensor) and index.dim() == 1 and index.dtype != torch.bool:
             # (a 1-D gather: indexing a 2-D array by rows is several times slower, even [N, 1])
             length, pre, suf = (_gather_rows(a[name], index).long() for name in names)
         else:
