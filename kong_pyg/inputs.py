@@ -74,8 +74,12 @@ def plain_tensor(t: Tensor) -> Tensor:
     if type(t) is Tensor:
         return t
     as_tensor = getattr(t, "as_tensor", None)
-    out = as_tensor() if callable(as_tensor) else t.as_subclass(Tensor)
-    return out if type(out) is Tensor else t.as_subclass(Tensor)
+    try:
+        out = as_tensor() if callable(as_tensor) else t.as_subclass(Tensor)
+        return out if type(out) is Tensor else t.as_subclass(Tensor)
+    except (RuntimeError, TypeError, NotImplementedError):  # (wrapper subclasses without their data)
+        raise TypeError(f"a {type(t).__name__} cannot be read as a plain torch.Tensor: pass its data "
+                        "(a torch.Tensor) instead") from None
 
 
 def check_edge_index(edge_index: Any, num_nodes: int, device: Optional[torch.device] = None,

@@ -178,6 +178,13 @@ def test_bad_neighbor_counts_are_refused():
             change(state["arrays"]["nbr_w"])
             with pytest.raises(ValueError, match="'nbr_w' must hold non-negative integer"):
                 KongStream.from_state_dict(state)
+        # counts saved in float32 (as states of float32 streams were before) count on in float64
+        ks32 = KongStream(k=2, hops=2, dim=16, dtype=torch.float32)
+        if in_pass == 2:
+            feed(ks32, raw).end_pass()
+        state = feed(ks32, raw, hi=20).state_dict()
+        state["arrays"]["nbr_w"] = state["arrays"]["nbr_w"].float()
+        assert KongStream.from_state_dict(state)._nodes["nbr_w"].dtype == torch.float64
 
 
 def test_synthetic_event_stream_deep_and_not_vacuous():

@@ -41,9 +41,9 @@ for BFS, adds its own level's grams to the graph rows), and pass 2
 (:math:`O(k)` codes per node, ``rep_*``) and adds each of its k-grams
 :math:`w_u` times into the graph rows, beside the grams it finds itself.
 The same numbers as node sketches summed with weights (integer counts), in
-:math:`O(N k)` memory instead of :math:`O(N b)`. States written before
-(node sketches in pass 1; state version 2 and earlier) still resume as they
-were written.
+:math:`O(N k)` memory instead of :math:`O(N b)`. States that keep node
+sketches instead (written by earlier versions) still resume as they were
+written.
 
 **Memory.** Per node: a graph index, a label and :math:`O(k)` string codes.
 The linear map (:obj:`kernel="poly"`, :obj:`degree=1`) with :math:`h \leq 2`

@@ -15,8 +15,9 @@ files left by a killed run are removed by the next save of that checkpoint.
 
 **The checks** (:func:`check_state`) make a damaged or foreign state a
 :class:`ValueError` naming what is wrong, never a crash later or silently
-wrong sketches: the entries and their types, the array shapes, and the
-ranges of every index (graph, node, symbol, string code).
+wrong sketches: the entries and their types, the array shapes, the
+ranges of every index (graph, node, symbol, string code), and the neighbor
+counts (non-negative integers, one per incidence read).
 """
 import hashlib
 import io

@@ -457,7 +457,8 @@ class KongStream:
     def load_state_dict(self, state: Dict[str, Any]) -> "KongStream":
         """Restore :meth:`state_dict` (the configuration must be the same).
 
-        States of version 1 (before replay checksums) load too. Every entry
+        States of versions 1 (before replay checksums) and 2 (before the
+        linear map's replay at :math:`h = 2`) load too. Every entry
         is checked first (:mod:`~kong_pyg.stream.checkpoint`): a damaged or
         foreign state is a :class:`ValueError`, and this stream is left as
         it was.
@@ -473,6 +474,8 @@ class KongStream:
         self._set_table(SymbolHashTable(self.hashes, self.dtype, keys=state["symbols"].numpy()))
         self._nodes = NodeState.from_state(self.k, state["arrays"], len(self._ids.nodes))
         self._replay = replay_layout(self, state)
+        if "nbr_w" in self._nodes:  # (older states count in the sketches' dtype: float32 stops at 2^24)
+            self._nodes.put("nbr_w", self._nodes["nbr_w"].to(COUNT_DTYPE))
         self._rows = state["rows"].clone()
         self._pass_rows = pass_rows.clone()
         return self

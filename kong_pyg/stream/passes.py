@@ -442,9 +442,13 @@ def close_pass(ks: "KongStream") -> None:
     """
     i, state = ks.pass_index, ks._nodes
     if ks._replay:  # the grams of l(u) heading s_u^1 (WL): w_u times in the last level, once in this one
-        sinks = [ks._replay_sink(counts=False)] if ks.traversal_rule.label_in_string else []
-        here = ks._sink()
-        full = _close_strings(ks, *sinks, *([here] if here is not None and sinks else []))
+        sinks: List[Sink] = []
+        if ks.traversal_rule.label_in_string:
+            sinks.append(ks._replay_sink(counts=False))
+            here = ks._sink()  # (None: level 1 is no block)
+            if here is not None:
+                sinks.append(here)
+        full = _close_strings(ks, *sinks)
     else:
         y = state["Y"]
         full = _close_strings(ks, Sink(ks._table, y, None, None))
