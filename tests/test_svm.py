@@ -98,7 +98,7 @@ def test_wide_designs_go_to_liblinear_with_the_same_scores(monkeypatch):
     same accuracies up to its tolerance."""
     from kong_pyg.evaluation import svm
     from kong_pyg.evaluation.classify import graph_targets
-    from kong_pyg.evaluation.cv import make_splits, plan_jobs, score_jobs
+    from kong_pyg.evaluation.cv import make_splits, num_fits, plan_jobs, score_jobs
     from kong_pyg.evaluation.features import setting_features
 
     graphs = _graphs("MUTAG")
@@ -109,7 +109,14 @@ def test_wide_designs_go_to_liblinear_with_the_same_scores(monkeypatch):
     monkeypatch.setattr(svm, "EXACT_MAX_WIDTH", 50)
     assert score_jobs(X, y, jobs, [0.1]).info["solver"].startswith("exact")  # few graphs: still exact
     monkeypatch.setattr(svm, "EXACT_MAX_GRAPHS", 100)
-    lib = score_jobs(X, y, jobs, [0.1, 1.0, 10.0])
+    done = []  # the progress bar counts LIBLINEAR's problems one fit at a time, as the exact solver's
+
+    class Counter:
+        def update(self, n):
+            done.append(n)
+
+    lib = score_jobs(X, y, jobs, [0.1, 1.0, 10.0], progress=Counter())
+    assert len(done) == len(jobs.keys) * 3 and sum(done) == num_fits(y, len(jobs.keys), 3)
     assert exact.info["solver"].startswith("exact") and lib.info["solver"].startswith("LIBLINEAR")
     n_test = np.array([t.size for t in jobs.test])[:, None]
     assert np.all(np.abs(exact.acc - lib.acc) * n_test <= 1)  # at most one test graph apart

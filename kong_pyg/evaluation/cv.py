@@ -150,9 +150,8 @@ def score_jobs(features: Union[Matrix, Gram], y: np.ndarray, jobs: Jobs, Cs: Seq
     if on_cpu and width > svm.EXACT_MAX_WIDTH and y.size > svm.EXACT_MAX_GRAPHS:
         check_finite(features)
         M = design_matrix(features)
-        fits = liblinear.fit_liblinear(M, y, jobs.train, Cs)
-        if progress is not None:
-            progress.update(num_fits(y, len(jobs.keys), len(Cs)))
+        report = None if progress is None else progress.update
+        fits = liblinear.fit_liblinear(M, y, jobs.train, Cs, progress=report)
         info: Dict[str, Any] = {"features": _describe(features), "basis_columns": int(M.shape[1]),
                                 "solver": f"LIBLINEAR (LinearSVC, tol {liblinear.LIBLINEAR_TOL:g})"}
     else:

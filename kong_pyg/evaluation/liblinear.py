@@ -3,7 +3,7 @@ r"""LinearSVC's problems fit by scikit-learn's LIBLINEAR, one at a time.
 The fallback of the batched exact solver (:mod:`~kong_pyg.evaluation.svm`) for designs too wide
 for it. :mod:`~kong_pyg.evaluation.svm` still answers for :func:`fit_liblinear` and the two constants.
 """
-from typing import Any, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
@@ -15,7 +15,8 @@ LIBLINEAR_MAX_ITER = 1000
 
 
 def fit_liblinear(M: Any, y: Any, train: Any, Cs: Sequence[float], *, tol: float = LIBLINEAR_TOL,
-                  max_iter: int = LIBLINEAR_MAX_ITER) -> Fits:
+                  max_iter: int = LIBLINEAR_MAX_ITER,
+                  progress: Optional[Callable[[int], None]] = None) -> Fits:
     r"""The problems of :func:`~kong_pyg.evaluation.svm.fit_many`, one LinearSVC fit each.
 
     For designs too wide for the batched exact solver (its Newton systems cost the cube of
@@ -31,6 +32,9 @@ def fit_liblinear(M: Any, y: Any, train: Any, Cs: Sequence[float], *, tol: float
         tol (float, optional): LIBLINEAR's tolerance. (default: :data:`LIBLINEAR_TOL`)
         max_iter (int, optional): LIBLINEAR's iteration cap; fits that reach it are reported
             as not converged. (default: :data:`LIBLINEAR_MAX_ITER`)
+        progress (callable, optional): Called after every fit with the number of problems
+            (training set, :math:`C`, class) it solved, as :func:`~kong_pyg.evaluation.svm.fit_many`
+            reports them.
 
     Returns:
         :class:`~kong_pyg.evaluation.svm.Fits` (:attr:`Fits.iterations`: LIBLINEAR's iterations).
@@ -56,6 +60,8 @@ def fit_liblinear(M: Any, y: Any, train: Any, Cs: Sequence[float], *, tol: float
                 clf.fit(M[rows], labels[rows])
                 scores[b, c] = clf.decision_function(M).reshape(n, k)
                 steps[b, c] = int(np.max(clf.n_iter_))
+                if progress is not None:
+                    progress(k)
     return Fits(scores[..., 0] if k == 1 else scores, classes, steps, steps < max_iter)
 
 
