@@ -293,8 +293,9 @@ def _cli_quiet(argv):
     raise SystemExit(cli_main(argv))
 
 
-@pytest.mark.parametrize("kernel", [["--kernel", "cosine", "--degree", "2"], []])  # node sketches; the replay
-def test_killed_cli_runs_resume_bit_identical(tmp_path, kernel):
+@pytest.mark.parametrize("kernel,chunk", [(["--kernel", "cosine", "--degree", "2"], 40),  # node sketches
+                                          ([], 8)])  # the replay (fast: smaller chunks, more saves to hit)
+def test_killed_cli_runs_resume_bit_identical(tmp_path, kernel, chunk):
     """Kill ``kong-pyg stream --checkpoint`` at random moments (saves included), resume, compare bytes.
 
     The runs are forked processes (no second import of torch), killed with SIGKILL.
@@ -308,7 +309,7 @@ def test_killed_cli_runs_resume_bit_identical(tmp_path, kernel):
     opts = ["--hops", "2", "--k", "3", "--dim", "64", "--float64", "-q"] + kernel
     assert cli_main(["stream", str(path), "--out", str(tmp_path / "ref")] + opts) == 0
     ckpt = tmp_path / "run.ckpt"
-    argv = ["stream", str(path), "--out", str(tmp_path / "out"), "--chunk-size", "40", "--checkpoint",
+    argv = ["stream", str(path), "--out", str(tmp_path / "out"), "--chunk-size", str(chunk), "--checkpoint",
             str(ckpt), "--checkpoint-every", "1"] + opts
     fork = multiprocessing.get_context("fork")
     rng = random.Random(12)
