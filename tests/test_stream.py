@@ -187,6 +187,18 @@ def test_bad_neighbor_counts_are_refused():
         assert KongStream.from_state_dict(state)._nodes["nbr_w"].dtype == torch.float64
 
 
+def test_string_codes_must_match_their_lengths():
+    """A saved string whose length says 2 symbols but whose codes hold none (or the reverse) is refused."""
+    es, raw = random_stream(3)
+    ks = feed(feed(KongStream(k=2, hops=2, dim=16), raw).end_pass(), raw, hi=20)
+    for name in ("rep", "seg", "prev"):
+        state = ks.state_dict()
+        length = state["arrays"][name + "_len"]
+        length[0] = 0 if int(length[0]) > 0 else 2  # node 0's codes now disagree with its length
+        with pytest.raises(ValueError, match=f"'{name}_pre' does not match the string lengths"):
+            KongStream.from_state_dict(state)
+
+
 def test_synthetic_event_stream_deep_and_not_vacuous():
     stream, y = synthetic_event_stream(30, seed=2)
     for cfg in (dict(k=2, hops=1), dict(k=3, hops=3, traversal="wl"), dict(k=2, hops=2, degree=2)):

@@ -176,6 +176,7 @@ def test_invalid_states_are_value_errors(checkpoint):
         "unknown option": lambda s: s["config"].update(colour="red"),
         "replay": lambda s: s.update(replay={"first": "x", "current": 0}),
         "rows": lambda s: s.update(rows=torch.zeros(3)),
+        "codes of a longer string": lambda s: s["arrays"]["seg_len"].fill_(2),
     }
     for name, fn in breakers.items():
         with pytest.raises(ValueError, match="KongStream state|other options"):

@@ -16,8 +16,9 @@ files left by a killed run are removed by the next save of that checkpoint.
 **The checks** (:func:`check_state`) make a damaged or foreign state a
 :class:`ValueError` naming what is wrong, never a crash later or silently
 wrong sketches: the entries and their types, the array shapes, the
-ranges of every index (graph, node, symbol, string code), and the neighbor
-counts (non-negative integers, one per incidence read).
+ranges of every index (graph, node, symbol, string code), string codes that
+match their lengths, and the neighbor counts (non-negative integers, one per
+incidence read).
 """
 import hashlib
 import io
@@ -242,8 +243,12 @@ def check_arrays(state: Dict[str, Any], need: Dict[str, Optional[int]], optional
     for prefix in ("seg", "prev", "rep"):
         if prefix + "_len" in arrays:
             _in_range(arrays[prefix + "_len"], 0, k + 1, f"'{prefix}_len'")
+            # the first min(L, k - 1) codes are symbols, the rest BREAK (kgrams.StringState)
+            filled = torch.arange(k - 1) < arrays[prefix + "_len"].clamp(max=k - 1).unsqueeze(1)
             for part in ("_pre", "_suf"):
                 _in_range(arrays[prefix + part], -1, num_symbols, f"'{prefix}{part}'")
+                if not torch.equal(arrays[prefix + part] >= 0, filled):
+                    _fail(f"'{prefix}{part}' does not match the string lengths '{prefix}_len'")
     _in_range(state["nodes"] >> 41, 0, num_graphs, "'nodes' (graph part)")
     rows = state["rows"]
     want = (num_graphs if linear else 0, dim)
