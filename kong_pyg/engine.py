@@ -92,7 +92,8 @@ def prepare(
     if is_sparse_adjacency(edge_index):
         if cfg.k > 1:
             raise TypeError(
-                "a sparse adjacency ('adj_t', SparseTensor) stores neighbors sorted by id and so has no "
+                "a sparse adjacency ('adj_t': a SparseTensor or sparse torch tensor) stores neighbors sorted "
+                "by id and so has no "
                 f"neighbor order, which k={cfg.k} reads; pass 'edge_index' [2, num_edges] in neighbor "
                 "order (sparse input is accepted with k=1, where the order cannot matter)"
             )

@@ -291,6 +291,11 @@ def _concat(chunk, start, edge_labels, edge_order_attr) -> GraphBatch:
         if x.dim() not in (1, 2):
             raise ValueError(f"graph {start + i}: 'x' must be a tensor of node labels, [num_nodes] "
                              f"integers or [num_nodes, C] one-hot rows (got {_shape_of(x)})")
+        if ei is None and maps[i].get("adj_t") is not None:
+            raise TypeError(f"graph {start + i} has a sparse adjacency 'adj_t' and no 'edge_index': a sparse "
+                            "adjacency stores neighbors sorted by id and so has no neighbor order; give "
+                            "'edge_index' [2, num_edges] in neighbor order (KongSketch and KongFeatures "
+                            "accept 'adj_t' with k=1)")
         if not isinstance(ei, Tensor) or ei.dim() != 2 or ei.size(0) != 2:
             raise ValueError(f"graph {start + i}: 'edge_index' must be a [2, num_edges] tensor")
         if _bad_edge_dtype(ei.dtype):  # before cat promotes it (or fails to)

@@ -340,8 +340,8 @@ for id, graphs, error, match in [
      "'edge_order' holds NaN"),
     ("edge-order-length", [graph(edge_order=torch.tensor([0.0]))], ValueError,
      "'edge_order' must have shape \\[2\\]"),
-    ("sparse-adj-t", [Data(x=X3, adj_t=sparse_adj())], ValueError,
-     "graph 0: 'edge_index' must be a \\[2, num_edges\\] tensor"),
+    ("sparse-adj-t", [Data(x=X3, adj_t=sparse_adj())], TypeError,
+     "graph 0 has a sparse adjacency 'adj_t' and no 'edge_index'"),
     ("mixed-edge-attr", [graph(edge_attr=torch.tensor([0, 1])), graph()], ValueError,
      "graph 1 has no 'edge_attr' but others have one"),
 ]:
@@ -447,7 +447,7 @@ for id, kwargs, error, match in [
     ("kernel", dict(kernel="rbf"), ValueError, "'kernel' must be one of"),
     ("traversal", dict(traversal="dfs"), ValueError, "'traversal' must be one of"),
     ("const-nan", dict(const=float("nan")), ValueError, "'const' must be >= 0.0 and finite"),
-    ("dtype-int", dict(dtype=torch.int64), TypeError, "'dtype' must be a floating-point torch.dtype"),
+    ("dtype-int", dict(dtype=torch.int64), TypeError, "'dtype' must be torch.float64 or torch.float32"),
     ("blended-string", dict(blended="no"), TypeError, "'blended' must be True or False"),
     ("undirected-string", dict(undirected="no"), TypeError, "'undirected' must be True or False"),
 ]:

@@ -10,7 +10,7 @@ from torch_geometric.data import Batch, Data
 from torch_geometric.loader import DataLoader
 from torch_geometric.utils import coalesce, sort_edge_index, to_undirected
 
-from kong_pyg import KongSketch
+from kong_pyg import KongSketch, KongVectorizer
 
 ORDER = [3, 1, 2]
 
@@ -44,6 +44,20 @@ def test_to_sparse_tensor_loses_the_order_and_kong_rejects_it():
     assert "edge_index" not in d
     with pytest.raises(TypeError, match="neighbor order"):
         KongSketch(k=2)(d.x, d.adj_t)
+    with pytest.raises(TypeError, match="graph 0 has a sparse adjacency 'adj_t' and no 'edge_index'"):
+        KongVectorizer(k=1).fit_transform([d])
+
+
+def test_edge_index_objects_are_read_in_tensor_order():
+    """PyG's EdgeIndex: KONG reads the edges in the tensor's order, whatever its sort flag says."""
+    from torch_geometric import EdgeIndex
+
+    g = graph()
+    flipped = g.edge_index.flip(1)  # another order of the same edges
+    ei = EdgeIndex(flipped, sparse_size=(g.num_nodes, g.num_nodes), sort_order="col")  # a wrong claim
+    layer = KongSketch(k=2, dim=64)
+    assert torch.equal(layer(g.x, ei), layer(g.x, flipped))
+    assert not torch.equal(layer(g.x, ei), layer(g.x, g.edge_index))
 
 
 def test_tu_dataset_loader_sorts_edges(tmp_path):

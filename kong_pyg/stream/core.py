@@ -138,8 +138,8 @@ class KongStream:
         self.edge_labels = cfg.edge_labels
         self.undirected = check_bool("undirected", undirected)
         if dtype not in (torch.float32, torch.float64):
-            raise TypeError(f"'dtype' must be a floating-point torch.dtype, float64 or float32 (got "
-                            f"{dtype}): sketches hold counts, which float16 and bfloat16 round and overflow")
+            raise TypeError(f"'dtype' must be torch.float64 or torch.float32 (got {dtype!r}); sketches hold "
+                            "counts (float16 and bfloat16 would round and overflow them)")
         self.dtype = dtype
         #: The traversal's rules (which levels are blocks, whether the label heads every string).
         self.traversal_rule: Traversal = traversal_rule(cfg)

@@ -43,7 +43,8 @@ def chunk_source(source: Any, chunk_size: int, passes: int) -> Callable[[], Iter
     """A function returning a fresh iterable of chunks of :obj:`source`."""
     if isinstance(source, (str, bytes, os.PathLike)):
         raise TypeError(f"'source' must hold edges, not name a file (got {source!r}): read a StreamSpot file "
-                        "with kong_pyg.datasets.read_streamspot(path), or run 'kong-pyg stream FILE'")
+                        "with kong_pyg.datasets.read_streamspot(path)[0] (the first of its three results), "
+                        "or run 'kong-pyg stream FILE'")
     if isinstance(source, dict):  # the columns of one chunk
         if not all(source.get(c) is not None for c in _COLUMNS[:4]):
             raise ValueError(f"'source', a dict, is read as one chunk of columns and must hold "
