@@ -53,6 +53,23 @@ def _check_name(name, what: str) -> str:
     return name
 
 
+def _register_in_batch(batch: Batch, node_attr: Optional[str], graph_attr: Optional[str]) -> None:
+    """Slices for the new attributes of a :class:`~torch_geometric.data.Batch`.
+
+    So that :meth:`~torch_geometric.data.Batch.to_data_list` and
+    :meth:`~torch_geometric.data.Batch.get_example` hand them out per graph
+    (node features like :obj:`x`, one graph row each).
+    """
+    slices, incs = getattr(batch, "_slice_dict", None), getattr(batch, "_inc_dict", None)
+    if not isinstance(slices, dict) or not isinstance(incs, dict) or "x" not in slices:
+        return
+    g = batch.num_graphs
+    if node_attr is not None:
+        slices[node_attr], incs[node_attr] = slices["x"], torch.zeros(g, dtype=torch.long)
+    if graph_attr is not None:
+        slices[graph_attr], incs[graph_attr] = torch.arange(g + 1), torch.zeros(g, dtype=torch.long)
+
+
 class KongFeatures(BaseTransform):
     r"""Adds KONG features to a graph.
 
@@ -255,6 +272,8 @@ class KongFeatures(BaseTransform):
                 batch, num_graphs = data.batch, data.num_graphs
             out = self.sketch.readout(x, edge_index, batch, edge_attr, edge_order, num_graphs)
             data[self.graph_attr] = out
+        if isinstance(data, Batch):
+            _register_in_batch(data, self.node_attr, self.graph_attr)
         return data
 
     def transform_dataset(self, dataset: Any, batch_size: int = 1024, progress: bool = False,

@@ -235,3 +235,21 @@ def _has_torch_sparse():
     except ImportError:
         return False
     return True
+
+
+def test_features_of_a_batch_split_back_per_graph():
+    """KongFeatures on a Batch: to_data_list() and get_example() hand each graph its own rows."""
+    import torch
+    from torch_geometric.data import Batch, Data
+
+    from kong_pyg import KongFeatures
+
+    graphs = [Data(x=torch.tensor([0, 1, 0]), edge_index=torch.tensor([[0, 1, 2, 1], [1, 0, 1, 2]])),
+              Data(x=torch.tensor([1, 1]), edge_index=torch.tensor([[0, 1], [1, 0]])),
+              Data(x=torch.tensor([2]), edge_index=torch.zeros(2, 0, dtype=torch.long))]
+    f = KongFeatures(k=2, dim=32, level="both")
+    out = f(Batch.from_data_list(graphs))
+    for i, (part, g) in enumerate(zip(out.to_data_list(), graphs)):
+        want = f(g.clone())
+        for got in (part, out.get_example(i)):
+            assert torch.equal(got.kong_x, want.kong_x) and torch.equal(got.kong_graph, want.kong_graph)
