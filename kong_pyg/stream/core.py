@@ -351,7 +351,7 @@ class KongStream:
         if self.hops == 0 or found.ends.size == 0:
             return
         ends = torch.from_numpy(found.ends).to(INDEX_DTYPE)  # (.state)
-        inc = incidences(ends, None if esym is None else esym.to(INDEX_DTYPE), self.undirected)
+        inc = incidences(ends, None if esym is None else esym.to(INDEX_DTYPE), self.undirected, self.k > 1)
         if self.pass_index == 1:
             if self._replay:
                 count_neighbors(self._nodes, inc.nbr)

@@ -189,7 +189,7 @@ def _store_strings(state: NodeState, lay: _Layout, w: int, name: str) -> None:
 
 
 class Incidences(NamedTuple):
-    """A chunk's incidences (owner, neighbor, edge symbol), sorted by owner, arrival order within each.
+    """A chunk's incidences (owner, neighbor, edge symbol), grouped by owner, arrival order within each.
 
     With :obj:`undirected` every edge :math:`(s, d)` is two incidences (:math:`s`
     sees :math:`d`, then :math:`d` sees :math:`s`); otherwise one (:math:`s` sees :math:`d`).
@@ -200,8 +200,17 @@ class Incidences(NamedTuple):
     esym: Optional[Tensor]
 
 
-def incidences(ends: Tensor, esym: Optional[Tensor], undirected: bool) -> Incidences:
-    """:class:`Incidences` of :obj:`ends` :obj:`[2E]` (each edge's source, destination) and :obj:`esym`."""
+def incidences(ends: Tensor, esym: Optional[Tensor], undirected: bool, grouped: bool = True) -> Incidences:
+    """:class:`Incidences` of :obj:`ends` :obj:`[2E]` (each edge's source, destination) and :obj:`esym`.
+
+    Without :obj:`grouped` they stay in arrival order (:math:`k = 1` reads no
+    order: its grams are single symbols, and it keeps no strings).
+    """
+    if not grouped:
+        if undirected:
+            nbr = ends.view(-1, 2).flip(1).reshape(-1)
+            return Incidences(ends, nbr, None if esym is None else esym.repeat_interleave(2))
+        return Incidences(ends[0::2], ends[1::2], esym)
     if undirected:  # incidence 2e: source sees destination; 2e + 1: the reverse
         so, perm = stable_sort_ids(ends)
         nb, edge = ends.index_select(0, perm ^ 1), perm >> 1
