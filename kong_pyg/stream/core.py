@@ -245,9 +245,11 @@ class KongStream:
             return Sink(self._table, self._nodes["Y"], None, None)
         if i not in self.traversal_rule.blocks(self.hops):  # WL's pass 1, replayed by the last pass
             return None
-        # pass 1: the graph rows; a later (last) pass: rows of its own, apart from the earlier levels
-        rows = self._rows if i == 1 else self._pass_rows
-        return Sink(self._table, rows, self._nodes["node_graph"], self._block(i), self._counts)
+        return Sink(self._table, self._graph_rows(), self._nodes["node_graph"], self._block(i), self._counts)
+
+    def _graph_rows(self) -> Tensor:
+        """The graph rows the current pass adds to: pass 1 the rows; a later (last) pass rows of its own."""
+        return self._rows if self.pass_index == 1 else self._pass_rows
 
     def _replay_sink(self, counts: bool = True) -> Sink:
         r"""Where the grams of :math:`s_u^1` go :math:`w_u` times, into the last level's block.
@@ -260,9 +262,8 @@ class KongStream:
         uncounted: :obj:`counts=False`).
         """
         nodes = self._nodes
-        return Sink(self._table, self._rows if self.pass_index == 1 else self._pass_rows,
-                    nodes["node_graph"], self._block(self.hops), self._counts if counts else None,
-                    nodes["nbr_w"])
+        return Sink(self._table, self._graph_rows(), nodes["node_graph"], self._block(self.hops),
+                    self._counts if counts else None, nodes["nbr_w"])
 
     def _rows_for(self, g: int) -> None:
         """Graph rows for :obj:`g` graphs (the linear map only)."""
