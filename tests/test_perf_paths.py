@@ -158,6 +158,18 @@ def test_one_hot_labels_by_dot_product():
         labels(torch.full((2, 3), float("nan")), "x", 2)
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16])
+def test_one_hot_check_is_exact(dtype):
+    idx = torch.tensor([0, 2, 1, 1, 0])
+    x = torch.nn.functional.one_hot(idx, 3).to(dtype)
+    x[1, 0] = -0.0  # a zero with the sign bit: still one-hot
+    assert torch.equal(labels(x, "x", 5), idx)
+    for tiny in (1e-30, -1e-30):  # a row sum of 1 after rounding, but two non-zeros
+        x[1, 0] = tiny
+        with pytest.raises(TypeError, match="not one-hot"):
+            labels(x, "x", 5)
+
+
 def test_sketched_maps_of_one_graph_and_of_a_batch_agree_bitwise(mutag):
     layer = KongSketch(k=2, dim=64, dtype=torch.float64)
     gb = next(iter_graph_batches(mutag[:12], 100))
