@@ -2,14 +2,17 @@ r"""Reading whole sources into a stream, with checkpoints (:meth:`KongStream.fit
 
 A source is read once per pass, so :math:`h \geq 2` needs a re-iterable one:
 an object with the six columns (an :class:`~kong_pyg.datasets.EdgeStream`,
-read in slices), a list of chunks, or a callable returning a fresh iterable
-of chunks. A checkpoint is written atomically
+read in slices), a list of chunks, one chunk (its columns as a dict or a
+tuple), or a callable returning a fresh iterable of chunks. A checkpoint is written atomically
 (:mod:`~kong_pyg.stream.checkpoint`), so a run killed at any moment resumes
 from the last one, skipping the edges its pass had read after checking that
 they are the edges the checkpoint read (:mod:`~kong_pyg.stream.replay`).
 """
 import os
 from typing import TYPE_CHECKING, Any, Callable, Iterable, List, Optional, Tuple, Union
+
+import numpy as np
+from torch import Tensor
 
 from ..config import check_bool, check_int
 from ..progress import Progress
@@ -37,6 +40,12 @@ def chunk_columns(chunk: Any) -> Chunk:
     raise TypeError("a chunk of edges must be a tuple (src, src_type, dst, dst_type, edge_type[, graph]), "
                     "a dict of those columns or an object with them as attributes "
                     f"(got {type(chunk).__name__})")
+
+
+def _one_chunk(source: Union[list, tuple]) -> bool:
+    """Whether a list or tuple is the columns of one chunk (arrays or None) rather than chunks."""
+    return len(source) in (5, 6) and isinstance(source[0], (Tensor, np.ndarray)) and all(
+        c is None or isinstance(c, (Tensor, np.ndarray)) for c in source)
 
 
 def chunk_source(source: Any, chunk_size: int, passes: int) -> Callable[[], Iterable[Any]]:
@@ -69,6 +78,8 @@ def chunk_source(source: Any, chunk_size: int, passes: int) -> Callable[[], Iter
 
         return fresh
     if isinstance(source, (list, tuple)):
+        if _one_chunk(source):  # (src, src_type, dst, dst_type, edge_type[, graph]): columns, not chunks
+            return lambda: [source]
         return lambda: source
     if isinstance(source, Iterable):
         if passes > 1:
