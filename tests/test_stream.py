@@ -501,7 +501,8 @@ def test_fit_sources_and_resume_in_process(tmp_path):
     chunks = [tuple(c[lo : lo + 17] for c in cols) for lo in range(0, stream.num_edges, 17)]
     dicts = [dict(zip(("src", "src_type", "dst", "dst_type", "edge_type", "graph"), c)) for c in chunks]
     # one chunk's columns as a tuple or list (of tensors or arrays) is one chunk, not six
-    whole = [cols, list(cols), tuple(c.numpy() for c in cols)]
+    whole = [cols, list(cols), tuple(c.numpy() for c in cols), tuple(c.tolist() for c in cols),
+             tuple([str(i) for i in c.tolist()] if j in (0, 2) else c for j, c in enumerate(cols))]
     for source in [chunks, dicts, lambda: iter(chunks)] + whole:
         assert torch.equal(KongStream(k=2, hops=2, dim=32).fit(source).sketches(), ref)
     one = KongStream(k=2, hops=1, dim=32).fit(iter(chunks)).sketches()

@@ -42,10 +42,15 @@ def chunk_columns(chunk: Any) -> Chunk:
                     f"(got {type(chunk).__name__})")
 
 
+def _column(c: Any) -> bool:
+    """Whether :obj:`c` is a column (a tensor, an array or a list of ids), not a chunk."""
+    return isinstance(c, (Tensor, np.ndarray)) or (
+        isinstance(c, list) and bool(c) and isinstance(c[0], (int, str, bytes, np.integer)))
+
+
 def _one_chunk(source: Union[list, tuple]) -> bool:
-    """Whether a list or tuple is the columns of one chunk (arrays or None) rather than chunks."""
-    return len(source) in (5, 6) and isinstance(source[0], (Tensor, np.ndarray)) and all(
-        c is None or isinstance(c, (Tensor, np.ndarray)) for c in source)
+    """Whether a list or tuple is the columns of one chunk rather than chunks."""
+    return len(source) in (5, 6) and _column(source[0]) and all(c is None or _column(c) for c in source)
 
 
 def chunk_source(source: Any, chunk_size: int, passes: int) -> Callable[[], Iterable[Any]]:
