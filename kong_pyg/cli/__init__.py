@@ -14,6 +14,7 @@ import os
 import sys
 import threading
 import types
+import warnings
 from typing import Any, List, Optional
 
 from .. import __version__
@@ -116,6 +117,20 @@ def build_parser() -> Parser:
     return parser
 
 
+def _warning_line(prog: str) -> Any:
+    """A :func:`warnings.showwarning` writing one line to stderr: ``PROG: warning: message (Category)``."""
+
+    def show(message: Any, category: Any, filename: str, lineno: int, file: Any = None,
+             line: Any = None) -> None:
+        out = sys.stderr if file is None else file
+        try:
+            print(f"{prog}: warning: {one_line(str(message))} ({category.__name__})", file=out)
+        except OSError:  # (as warnings does: a closed or invalid stderr loses the warning)
+            pass
+
+    return show
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     """Run the command line.
 
@@ -144,7 +159,9 @@ def main(argv: Optional[List[str]] = None) -> int:
         tune_allocator()
         import_pyg()
     try:
-        return int(args.func(args) or 0)
+        with warnings.catch_warnings():  # (restores the previous showwarning afterwards)
+            warnings.showwarning = _warning_line(f"kong-pyg {args.command}")
+            return int(args.func(args) or 0)
     except USER_ERRORS as err:
         print(f"kong-pyg {args.command}: error: {one_line(str(err)) or type(err).__name__}", file=sys.stderr)
         return 2
