@@ -160,7 +160,8 @@ def main(argv: Optional[List[str]] = None) -> int:
         import_pyg()
     try:
         with warnings.catch_warnings():  # (restores the previous showwarning afterwards)
-            warnings.showwarning = _warning_line(f"kong-pyg {args.command}")
+            if argv is None:  # the program: one line per warning (a caller of main keeps its own handling)
+                warnings.showwarning = _warning_line(f"kong-pyg {args.command}")
             return int(args.func(args) or 0)
     except USER_ERRORS as err:
         print(f"kong-pyg {args.command}: error: {one_line(str(err)) or type(err).__name__}", file=sys.stderr)
