@@ -498,7 +498,8 @@ def test_warnings_are_one_line(tmp_path):
     argv = ["classify", "--dataset", "NOLAB", "--data-root", str(tmp_path / "data"), "--cache-dir",
             str(tmp_path / "cache"), "--grid", "quick", "--repeats", "1", "--folds", "3",
             "--inner-folds", "2", "--quiet"]
-    done = subprocess.run([sys.executable, "-m", "kong_pyg", *argv], capture_output=True, text=True, timeout=300)
+    done = subprocess.run([sys.executable, "-m", "kong_pyg", *argv], capture_output=True, text=True,
+                          timeout=300)
     assert done.returncode == 0, done.stderr
     assert done.stderr == ("kong-pyg classify: warning: data set 'NOLAB' has no node labels "
                            "(NOLAB_node_labels.txt); using node degrees as labels (NoNodeLabelsWarning)\n")

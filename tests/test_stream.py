@@ -725,3 +725,26 @@ def test_mixed_ids_in_one_chunk():
                 b.update(*(c[lo : lo + 17] for c in names))
         assert torch.equal(a.sketches(), b.sketches()) and a.num_nodes == b.num_nodes
         assert [str(x).lstrip("g") for x in a.graph_ids] == [x[1:] for x in b.graph_ids]
+
+
+def test_pass_rows_take_no_memory_before_pass_2(tmp_path):
+    """The linear map's rows of later passes exist from pass 2 on; checkpoints keep their layout."""
+    es, raw = random_stream(12, graphs=9, edges=60)
+    one = feed(KongStream(k=2, hops=1, dim=32), raw)
+    assert one._pass_rows.numel() == 0  # (one pass: before, a second [G, b] array of zeros)
+    two = feed(KongStream(k=2, hops=2, dim=32), raw, hi=40)
+    assert two._pass_rows.numel() == 0
+    state = two.state_dict()
+    assert state["pass_rows"].shape == state["rows"].shape and not state["pass_rows"].any()
+    two.save(tmp_path / "c.pt")
+    resumed = KongStream.load(tmp_path / "c.pt")
+    assert resumed._pass_rows.numel() == 0
+    for ks in (two, resumed):
+        feed(ks, raw, lo=40).end_pass()
+        assert ks._pass_rows.size(0) >= ks.num_graphs
+        feed(ks, raw)
+    whole = run_all_passes(raw, k=2, hops=2, dim=32)
+    assert torch.equal(two.sketches(), whole.sketches()) and torch.equal(resumed.sketches(), whole.sketches())
+    bad = dict(state, pass_rows=torch.ones_like(state["rows"]))
+    with pytest.raises(ValueError, match="'pass_rows' must be zero in pass 1"):
+        KongStream(k=2, hops=2, dim=32).load_state_dict(bad)

@@ -331,6 +331,8 @@ def check_state(ks: "KongStream", state: Any, versions: Tuple[int, ...]) -> Tens
     if not isinstance(pass_rows, Tensor) or pass_rows.shape != state["rows"].shape or \
             pass_rows.dtype != ks.dtype or not bool(torch.isfinite(pass_rows).all()):
         _fail("'pass_rows' must be finite, shaped like 'rows'")
+    if state["pass_index"] == 1 and bool(pass_rows.any()):
+        _fail("'pass_rows' must be zero in pass 1 (they hold the grams of later passes)")
     return pass_rows
 
 

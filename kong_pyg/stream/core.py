@@ -184,7 +184,7 @@ class KongStream:
         self._set_table(SymbolHashTable(self.hashes, self.dtype))
         self._nodes = NodeState(self.k)
         self._rows = torch.zeros(0, self.dim, dtype=self.dtype)  # graph rows (linear map)
-        self._pass_rows = torch.zeros(0, self.dim, dtype=self.dtype)  # grams of a pass >= 2 (linear, last)
+        self._pass_rows = torch.zeros(0, self.dim, dtype=self.dtype)  # grams of passes >= 2 (linear; from 2)
         #: The pass being read (1-based).
         self.pass_index = 1
         #: Edges consumed in the current pass.
@@ -270,7 +270,12 @@ class KongStream:
         if self.linear and g > self._rows.size(0):
             self._settle()
             self._rows = grow_rows(self._rows, g)
-            self._pass_rows = grow_rows(self._pass_rows, g)
+            self._later_rows()
+
+    def _later_rows(self) -> None:
+        """The rows of a pass after the first as many as the graph rows (none before pass 2: memory)."""
+        if self.linear and self.pass_index > 1:
+            self._pass_rows = grow_rows(self._pass_rows, self._rows.size(0))
 
     # -- input --------------------------------------------------------------
 
@@ -449,7 +454,7 @@ class KongStream:
             "symbols": torch.from_numpy(self._table.keys.copy()),
             "arrays": self._nodes.state(),
             "rows": self._rows[: self.num_graphs].clone(),
-            "pass_rows": self._pass_rows[: self.num_graphs].clone(),
+            "pass_rows": self._saved_pass_rows(),
             "replay": {"first": None if self._first is None else to_signed(self._first),
                        "current": None if self._current is None else to_signed(self._current)},
             "source": self.source,
@@ -478,8 +483,15 @@ class KongStream:
         if "nbr_w" in self._nodes:  # (older states count in the sketches' dtype: float32 stops at 2^24)
             self._nodes.put("nbr_w", self._nodes["nbr_w"].to(COUNT_DTYPE))
         self._rows = state["rows"].clone()
-        self._pass_rows = pass_rows.clone()
+        self._pass_rows = pass_rows.clone() if self.pass_index > 1 else self._pass_rows
         return self
+
+    def _saved_pass_rows(self) -> Tensor:
+        """The rows of the pass after the first, :obj:`[G, b]`; before pass 2 zeros that take no memory."""
+        g = min(self.num_graphs, self._rows.size(0))  # (shaped like the saved rows: none for non-linear maps)
+        if self._pass_rows.size(0) >= g:
+            return self._pass_rows[:g].clone()
+        return torch.zeros(1, self.dim, dtype=self.dtype).expand(g, self.dim)  # (torch.save keeps the stride)
 
     @classmethod
     def from_state_dict(cls, state: Dict[str, Any]) -> "KongStream":

@@ -468,6 +468,7 @@ def close_pass(ks: "KongStream") -> None:
     if full is not None:
         state.set_strings("prev", slice(0, state.n), full)
     ks.pass_index = i + 1
+    ks._later_rows()
     if ks._replay:
         state.add_strings("rep")
     else:
