@@ -137,11 +137,30 @@ def _slice_store(dataset, store, start, stop, edge_labels, edge_order_attr) -> G
     batch = torch.repeat_interleave(n_sizes, output_size=num_nodes)  # (graph g n_sizes[g] times)
     attr = None
     if edge_labels and "edge_attr" in slices and data.edge_attr is not None:
+        _same_slices(slices, "edge_attr", dataset, start, stop)
         attr = data.edge_attr[edges]
     order = None
     if edge_order_attr and edge_order_attr in slices:
+        _same_slices(slices, edge_order_attr, dataset, start, stop)
         order = data[edge_order_attr][edges]
     return GraphBatch(data.x[nodes], edge_index, attr, order, batch, start, n_sizes.numel())
+
+
+def _same_slices(slices: Any, key: str, dataset: Any, start: int, stop: int) -> None:
+    """Graphs :obj:`start..stop-1` of the storage have as many :obj:`key` rows as edges (else raise)."""
+    mine, edges = slices[key], slices["edge_index"]
+    if mine.shape == edges.shape and torch.equal(mine, edges):
+        return
+    if mine.shape != edges.shape:
+        raise ValueError(f"the data set's storage slices '{key}' for {mine.numel() - 1} graphs and "
+                         f"'edge_index' for {edges.numel() - 1}")
+    idx = torch.as_tensor(dataset.indices()[start:stop], dtype=torch.long)
+    rows, want = mine[idx + 1] - mine[idx], edges[idx + 1] - edges[idx]
+    bad = torch.nonzero(rows != want).view(-1)
+    if bad.numel():
+        g = int(bad[0])
+        raise ValueError(f"graph {start + g}: '{key}' has {int(rows[g])} rows in the data set's storage, but "
+                         f"the graph has {int(want[g])} edges (one row per edge)")
 
 
 #: The error for an edge_index of a non-integer dtype.
@@ -322,6 +341,7 @@ def _concat(chunk, start, edge_labels, edge_order_attr) -> GraphBatch:
         if not all(present):
             first = present.index(False)
             raise ValueError(f"graph {start + first} has no '{key}' but others have one")
+        _per_edge(values, key, start, e_counts)
         if key == edge_order_attr:  # a sort key: a mix of dtypes would promote (int64 keys to float32)
             kinds = [v.dtype for v in values]
             if any(d != kinds[0] for d in kinds):
@@ -330,11 +350,29 @@ def _concat(chunk, start, edge_labels, edge_order_attr) -> GraphBatch:
                                 f"{kinds[0]}: give every graph's sort key one dtype")
         return _cat_layout(values, key, start)
 
+    e_counts = list(map(operator.itemgetter(1), e_shapes))
     batch = torch.repeat_interleave(n_sizes, output_size=sum(nodes))
     return GraphBatch(
         _cat_layout(xs, "x", start, x_shapes), edge_index, _all_or_none("edge_attr" if edge_labels else None),
         _all_or_none(edge_order_attr), batch, start, len(chunk),
     )
+
+
+def _per_edge(values: List[Any], key: str, start: int, e_counts: List[int]) -> None:
+    """Every graph's :obj:`key` a tensor with one row per edge of that graph (checked in bulk).
+
+    Without it, rows too many in one graph and too few in the next would pass
+    the joined check and shift labels (or sort keys) into the next graph.
+    """
+    if not all(isinstance(v, Tensor) for v in values):
+        i = next(i for i, v in enumerate(values) if not isinstance(v, Tensor))
+        raise TypeError(f"graph {start + i}: '{key}' must be a tensor (got {_shape_of(values[i])})")
+    rows = [v.size(0) if v.dim() else -1 for v in values]
+    if rows != e_counts:
+        i = next(i for i, (r, m) in enumerate(zip(rows, e_counts)) if r != m)
+        got = f"has {rows[i]} rows" if rows[i] >= 0 else "is a scalar"
+        raise ValueError(f"graph {start + i}: '{key}' {got}, expected {e_counts[i]} "
+                         "(one per edge of the graph)")
 
 
 def _shape_of(value: Any) -> str:

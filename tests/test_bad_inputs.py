@@ -339,7 +339,14 @@ for id, graphs, error, match in [
     ("edge-order-nan", [graph(edge_order=torch.tensor([0.0, float("nan")]))], ValueError,
      "'edge_order' holds NaN"),
     ("edge-order-length", [graph(edge_order=torch.tensor([0.0]))], ValueError,
-     "'edge_order' must have shape \\[2\\]"),
+     "graph 0: 'edge_order' has 1 rows, expected 2"),
+    # rows too many in one graph and too few in the next: the joined rows match, the graphs do not
+    ("edge-attr-rows-shifted", [graph(edge_attr=torch.tensor([0, 1, 2])), graph(edge_attr=torch.tensor([3]))],
+     ValueError, "graph 0: 'edge_attr' has 3 rows, expected 2 \\(one per edge of the graph\\)"),
+    ("edge-order-rows-shifted",
+     [graph(edge_order=torch.tensor([1, 0, 5])), graph(edge_order=torch.tensor([7]))], ValueError,
+     "graph 0: 'edge_order' has 3 rows, expected 2"),
+    ("edge-order-list", [graph(edge_order=[0, 1])], TypeError, "graph 0: 'edge_order' must be a tensor"),
     ("sparse-adj-t", [Data(x=X3, adj_t=sparse_adj())], TypeError,
      "graph 0 has a sparse adjacency 'adj_t' and no 'edge_index'"),
     ("mixed-edge-attr", [graph(edge_attr=torch.tensor([0, 1])), graph()], ValueError,
@@ -1350,3 +1357,22 @@ def test_vectorizer_rejects_edges_into_another_graph_of_a_collated_dataset(tmp_p
     with pytest.raises(ValueError, match="graph 0: 'edge_index' holds node indices outside \\[0, 3\\)"):
         KongVectorizer(k=2, hops=1).fit(bad)
 
+
+
+def test_storage_rows_of_edge_attributes_are_checked_per_graph():
+    from torch_geometric.data import InMemoryDataset
+
+    class Two(InMemoryDataset):
+        def __init__(self, graphs):
+            super().__init__(None)
+            self.data, self.slices = self.collate(graphs)
+
+    ds = Two([graph(edge_attr=torch.tensor([0, 1])), graph(edge_attr=torch.tensor([3, 4]))])
+    good = KongVectorizer(k=2, hops=1).fit_transform(ds)
+    assert good.shape[0] == 2
+    ds.slices["edge_attr"] = torch.tensor([0, 3, 4])  # 3 rows for graph 0, 1 for graph 1: 4 in all, as edges
+    with pytest.raises(ValueError, match="graph 0: 'edge_attr' has 3 rows in the data set's storage"):
+        KongVectorizer(k=2, hops=1).fit_transform(ds)
+    ds.slices["edge_attr"] = torch.tensor([0, 4])
+    with pytest.raises(ValueError, match="slices 'edge_attr' for 1 graphs and 'edge_index' for 2"):
+        KongVectorizer(k=2, hops=1).fit_transform(ds)
