@@ -30,8 +30,9 @@ def check_finite(values: Tensor, cfg: KongConfig, what: str) -> None:
     if not all_finite(values):
         hint = "fewer hops" + ("" if cfg.kernel == "cosine" else " or kernel='cosine' (bounded node maps)")
         raise ValueError(
-            f"the KONG {what} overflowed float64: with hops={cfg.hops} (degree={cfg.degree}) the k-gram "
-            f"counts of these graphs exceed ~1e308 (strings grow like degree^hops); use {hint}"
+            f"the KONG {what} overflowed float64: with hops={cfg.hops} (degree={cfg.degree}, "
+            f"const={cfg.const}) the k-gram counts of these graphs exceed ~1e308 (strings grow like "
+            f"degree^hops); use {hint}{'' if abs(cfg.const) < 1e100 else ' or a smaller const'}"
         )
 
 

@@ -39,6 +39,15 @@ class Case(NamedTuple):
 CASES: List[Case] = []
 
 
+def _on_a_star(run: Callable[[Path], Any]) -> Callable[[Path], Any]:
+    """:obj:`run` after writing ``{tmp}/star.tsv``, a StreamSpot star of 199 edges."""
+    def call(tmp: Path) -> Any:
+        (tmp / "star.tsv").write_text("".join(f"0\ta\t{i}\tb\te\tg\n" for i in range(1, 200)))
+        return run(tmp)
+
+    return call
+
+
 def case(id: str, call: Callable[[Path], Any], error: type, match: str, xfail: Optional[str] = None) -> None:
     CASES.append(Case(id, call, error, match, xfail))
 
@@ -1208,8 +1217,32 @@ for id, call, error, match in [
      "'labels' must be a sequence"),
     ("cli-stream-dev-null", cli("stream", "/dev/null", "-q"), CommandFailed,
      "exit 2: .*'/dev/null' is not a regular file"),
+    # sketches that overflow: an error, never inf or NaN
+    ("stream-sketches-overflow-const",
+     lambda tmp: _star_stream(KongStream(k=1, dim=4, degree=3, const=1e300)),
+     ValueError, "overflowed float64.*const=1e\\+300.*a smaller const"),
+    ("stream-sketches-overflow-float32",
+     lambda tmp: _star_stream(KongStream(k=1, hops=2, dim=4, degree=30, dtype=torch.float32), 299),
+     ValueError, "beyond the range of torch.float32"),
+    ("cli-stream-overflow-float32", _on_a_star(cli("stream", "{tmp}/star.tsv", "--k", "1", "--hops", "3",
+                                                   "--degree", "9", "--dim", "4", "-q", "-o", "{tmp}/f")),
+     CommandFailed, "exit 2: .*beyond float32: pass --float64"),
+    ("cli-stream-overflow-float64", _on_a_star(cli("stream", "{tmp}/star.tsv", "--k", "1", "--hops", "3",
+                                                   "--degree", "200", "--dim", "4", "--float64", "-q", "-o",
+                                                   "{tmp}/f")),
+     CommandFailed, "exit 2: .*overflowed float64"),
 ]:
     case(id, call, error, match)
+
+
+def _star_stream(ks, leaves=1):
+    """A star of :obj:`leaves` edges read in every pass; returns the sketches."""
+    cols = ([0] * leaves, [0] * leaves, list(range(1, leaves + 1)), [1] * leaves, [0] * leaves, [0] * leaves)
+    for i in range(ks.num_passes):
+        if i:
+            ks.end_pass()
+        ks.update(*cols)
+    return ks.sketches()
 
 
 def test_a_failed_refit_keeps_the_fitted_vocabulary():

@@ -312,7 +312,14 @@ def write_output(args: argparse.Namespace, ks: Any, reader: Any, seconds: float,
         raise CommandError(f"no edges in {where} ({n_bad:,} malformed and "
                            f"{getattr(reader, 'num_blank', 0):,} blank lines): no features written{bad}")
 
-    x = ks.sketches().to(torch.float64 if args.float64 else torch.float32)
+    from ..outputs import all_finite
+
+    full = ks.sketches()  # (finite in the stream's dtype, or an error)
+    x = full.to(torch.float64 if args.float64 else torch.float32)
+    if not all_finite(x):
+        raise CommandError(f"the features reach {float(full.abs().max()):.3g}, beyond float32: pass "
+                           "--float64 (or fewer --hops or a smaller --degree)")
+    del full
     decode = decode or (reader.decode if reader is not None else str)
     ids = [str(decode(i)) for i in ks.graph_ids]
     note = header_note(ids)

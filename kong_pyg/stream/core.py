@@ -17,7 +17,7 @@ from .checkpoint import check_state, load_checkpoint, replay_layout, save_checkp
 from .counts import GramCounts
 from .ids import Columns, Found, StreamIds
 from .options import STREAM_DEFAULTS, node_sketches, replays, stream_config
-from .output import linear_sketches, node_map_sketches
+from .output import final_sketches
 from .passes import Sink, close_pass, count_neighbors, first_pass_chunk, incidences, later_pass_chunk
 from .replay import to_signed, to_unsigned
 from .sources import fit_source
@@ -430,9 +430,7 @@ class KongStream:
         self.check_replay()
         with torch.no_grad(), torch_threads(self.threads, cap=False):
             self._settle()
-            if self.linear:
-                return linear_sketches(self)
-            return node_map_sketches(self).to(self.dtype)
+            return final_sketches(self)
 
     # -- state --------------------------------------------------------------
 

@@ -15,11 +15,25 @@ import torch
 from torch import Tensor
 
 from ..kernels import get_kernel
+from ..outputs import all_finite, cast_checked
 from .passes import label_head
 from .state import add_rows, row_blocks
 
 if TYPE_CHECKING:  # pragma: no cover
     from .core import KongStream
+
+
+def final_sketches(ks: "KongStream") -> Tensor:
+    """The graph features in the stream's dtype, or a clear error where they overflow it (inf or NaN)."""
+    if not ks.linear:
+        return cast_checked(node_map_sketches(ks), ks.dtype, ks.cfg)
+    out = linear_sketches(ks)
+    if not all_finite(out):
+        hint = "" if ks.dtype == torch.float64 else "dtype=torch.float64, "
+        raise ValueError(f"the stream's sketches overflowed {ks.dtype} (hops={ks.hops}, const={ks.const}): "
+                         f"the k-gram counts of these graphs are too large; use {hint}fewer hops or a "
+                         "smaller const")
+    return out
 
 
 def final_grams(ks: "KongStream", nodes: Tensor) -> Iterator[Tuple[Tensor, Tensor, Optional[int]]]:
