@@ -342,6 +342,10 @@ def power_size(rows: Rows, num_rows: int, degree: int) -> float:
     return float(size.sum())
 
 
+#: The largest degree of :func:`symmetric_power` (170! is the largest factorial below 2^1024).
+_MAX_EXACT_DEGREE = 170
+
+
 def symmetric_power(rows: Rows, degree: int) -> tuple:
     r"""Explicit symmetric tensor power of sparse rows.
 
@@ -354,6 +358,9 @@ def symmetric_power(rows: Rows, degree: int) -> tuple:
         (torch.Tensor, torch.Tensor, torch.Tensor): :obj:`row [Q]`,
         :obj:`cols [Q, p]` (non-decreasing) and :obj:`val [Q]`.
     """
+    if degree > _MAX_EXACT_DEGREE:
+        raise ValueError(f"the exact map supports degree <= {_MAX_EXACT_DEGREE} (p! overflows float64 "
+                         f"beyond); got degree={degree}: use a sketch (dim=...)")
     dev = rows.row.device
     nnz = rows.row.numel()
     count = torch.bincount(rows.row, minlength=int(rows.row.max()) + 1 if nnz else 0)
@@ -374,7 +381,7 @@ def symmetric_power(rows: Rows, degree: int) -> tuple:
         val = val[parent] * rows.val[nxt]
         cols = torch.cat([cols[parent], rows.col[nxt].view(-1, 1)], dim=1)
         last = nxt
-    weight = torch.sqrt(math.factorial(degree) / denom)
+    weight = torch.sqrt(float(math.factorial(degree)) / denom)  # (p! > 2^63 from p = 21: a float, not int64)
     return rows.row[last], cols, val * weight
 
 

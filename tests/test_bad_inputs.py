@@ -1409,3 +1409,16 @@ def test_storage_rows_of_edge_attributes_are_checked_per_graph():
     ds.slices["edge_attr"] = torch.tensor([0, 4])
     with pytest.raises(ValueError, match="slices 'edge_attr' for 1 graphs and 'edge_index' for 2"):
         KongVectorizer(k=2, hops=1).fit_transform(ds)
+
+
+@pytest.mark.parametrize("kernel", ["poly", "cosine"])
+def test_exact_maps_of_degree_above_20_match_the_kernel(kernel):
+    from kong_pyg import gram_matrix
+
+    g = [graph(), graph(x=torch.tensor([2, 1, 1]))]
+    for p in (21, 25):  # p! > 2^63: it once overflowed int64 in the monomial weights
+        X = KongVectorizer(k=1, degree=p, kernel=kernel).fit_transform(g)
+        K = gram_matrix(g, k=1, degree=p, kernel=kernel)
+        np.testing.assert_allclose((X @ X.T).toarray(), np.asarray(K), rtol=1e-12)
+    with pytest.raises(ValueError, match="the exact map supports degree <= 170"):
+        KongVectorizer(k=1, degree=171, kernel=kernel).fit_transform(g)
