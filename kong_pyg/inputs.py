@@ -146,6 +146,12 @@ def labels(t, name: str, length: int) -> Tensor:
         t = t.view(-1)
     if t.is_complex():
         raise TypeError(f"'{name}' must hold integer labels (got {t.dtype})")
+    if t.dim() == 2 and t.dtype in _NARROW_KERNELS:  # (one-hot rows; few kernels for these dtypes)
+        if not t.is_floating_point():
+            top = int(t.cpu().numpy().max()) if t.numel() else 0
+            if top >= 2**63:
+                raise ValueError(f"'{name}' holds labels >= 2^63 ({t.dtype} {top})")
+        t = t.long() if not t.is_floating_point() else t.float()
     if t.dim() == 1:
         if t.is_floating_point():
             raise TypeError(
@@ -197,6 +203,10 @@ def labels(t, name: str, length: int) -> Tensor:
 
 
 _SAME_SIZE_INT = {2: torch.int16, 4: torch.int32, 8: torch.int64}
+#: Dtypes whose 2-D labels are widened first (PyTorch counts, sums or multiplies few of them)
+_NARROW_KERNELS = {getattr(torch, n) for n in ("uint16", "uint32", "uint64", "float8_e4m3fn",
+                                               "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz")
+                   if hasattr(torch, n)}
 
 
 def _bits(t: Tensor) -> Tensor:

@@ -146,9 +146,15 @@ def test_threads_are_capped_and_restored(mutag):
 def test_one_hot_labels_by_dot_product():
     gen = torch.Generator().manual_seed(0)
     idx = torch.randint(0, 37, (500,), generator=gen)
-    for dtype in (torch.float32, torch.float64, torch.float16, torch.long, torch.bool):
+    narrow = [getattr(torch, n) for n in ("uint16", "uint32", "uint64", "float8_e4m3fn", "float8_e5m2")
+              if hasattr(torch, n)]  # (PyTorch counts or sums few of these: widened first)
+    for dtype in [torch.float32, torch.float64, torch.float16, torch.long, torch.bool] + narrow:
         x = torch.nn.functional.one_hot(idx, 37).to(dtype)
-        assert torch.equal(labels(x, "x", 500), idx)
+        assert torch.equal(labels(x, "x", 500), idx), dtype
+    counts = torch.tensor([[2, 0], [0, 1], [1, 1]])
+    assert torch.equal(labels(counts.to(torch.uint32), "x", 3), labels(counts, "x", 3))
+    with pytest.raises(ValueError, match="labels >= 2\\^63"):
+        labels(torch.tensor([[2**63, 0]], dtype=torch.uint64), "x", 1)
     bad = torch.nn.functional.one_hot(idx, 37).float()
     bad[3, 0] = -1.0
     bad[3, 1] += 1.0
