@@ -557,6 +557,8 @@ case("stream-load-state-dict-empty", lambda tmp: KongStream().load_state_dict({}
 case("stream-merge-different-config", lambda tmp: KongStream(k=2, dim=8).merge(KongStream(k=3, dim=8)),
     ValueError,
      "k|config|option")
+case("stream-fit-chunk-of-scalars", lambda tmp: KongStream(dim=4).fit([[1, 0, 2, 0, 0, 0]]), TypeError,
+     "a chunk's columns are sequences .*'src' is of type int")
 case("stream-merge-not-a-stream", lambda tmp: KongStream().merge("x"), TypeError,
      "merge_streams\\(\\) takes two KongStream objects")
 

@@ -36,6 +36,10 @@ def chunk_columns(chunk: Any) -> Chunk:
     if isinstance(chunk, (tuple, list)):
         if len(chunk) not in (5, 6):
             raise ValueError("a chunk tuple must be (src, src_type, dst, dst_type, edge_type[, graph])")
+        for name, c in zip(_COLUMNS, chunk):
+            if c is not None and not hasattr(c, "__len__"):
+                raise TypeError(f"a chunk's columns are sequences (tensors, arrays or lists); its '{name}' "
+                                f"is of type {type(c).__name__} (one edge is a chunk of length-1 columns)")
         return tuple(chunk) + (None,) * (6 - len(chunk))
     raise TypeError("a chunk of edges must be a tuple (src, src_type, dst, dst_type, edge_type[, graph]), "
                     "a dict of those columns or an object with them as attributes "
