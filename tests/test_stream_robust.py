@@ -475,3 +475,28 @@ def test_more_symbols_than_int32_ids_are_refused(stream, monkeypatch):
     with pytest.raises(ValueError, match="at most 3 distinct node and edge types"):
         ks.update(*columns(stream))
     assert ks.num_nodes == 0 or int(ks._nodes["node_sym"][: ks.num_nodes].max()) < 3
+
+
+def test_states_whose_tables_disagree_are_refused():
+    """Each entry valid alone, the whole inconsistent: refused on load, not wrong later."""
+    ks = KongStream(k=2, dim=16)
+    ks.update(["a", "b", "c"], [0, 1, 2], ["b", "c", "a"], [1, 2, 0], [0, 0, 1], ["ga", "gb", "ga"])
+
+    def state(fn):
+        s = ks.state_dict()
+        fn(s)
+        return s
+
+    cases = {
+        "'node_graph' does not match the graph part": lambda s: s["arrays"]["node_graph"].fill_(1),
+        "'graphs' keys refer to ids missing": lambda s: s.update(graphs=s["graphs"] + 400),
+        "'nodes' keys refer to ids missing": lambda s: s.update(nodes=s["nodes"] + 400),
+        "'graphs' keys hold graph bits": lambda s: s.update(graphs=s["graphs"] + (1 << 41)),
+        "every tensor must be a dense CPU tensor":
+            lambda s: s["arrays"].update(node_sym=torch.empty(3, dtype=torch.long, device="meta")),
+    }
+    for message, fn in cases.items():
+        with pytest.raises(ValueError, match=message):
+            KongStream(k=2, dim=16).load_state_dict(state(fn))
+    same = KongStream(k=2, dim=16).load_state_dict(state(lambda s: None))
+    assert torch.equal(same.sketches(), ks.sketches())

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, Dict, NoReturn, Optional, Sequence, Tuple
 import torch
 from torch import Tensor
 
-from .ids import MAX_NODES
+from .ids import _PLAIN, _RID_BITS, _RID_MASK, MAX_NODES
 from .options import node_sketches, replays
 from .state import COUNT_DTYPE
 
@@ -195,6 +195,10 @@ def check_layout(state: Any) -> None:
     rows = state.get("rows")
     if not isinstance(rows, Tensor) or rows.dim() != 2 or not rows.is_floating_point():
         _fail("'rows' must be a 2-D floating-point tensor")
+    named = [state.get(k) for k in ("graphs", "nodes", "symbols", "pass_rows")]
+    tensors = [rows, enc["wide"], *arrays.values()] + [t for t in named if isinstance(t, Tensor)]
+    if any(t.device.type != "cpu" or t.layout != torch.strided for t in tensors):
+        _fail("every tensor must be a dense CPU tensor")
     replay = state.get("replay", {"first": None, "current": None})
     if not isinstance(replay, dict) or any(
             not (v is None or (isinstance(v, int) and -(1 << 63) <= v < 1 << 63))
@@ -249,7 +253,17 @@ def check_arrays(state: Dict[str, Any], need: Dict[str, Optional[int]], optional
                 _in_range(arrays[prefix + part], -1, num_symbols, f"'{prefix}{part}'")
                 if not torch.equal(arrays[prefix + part] >= 0, filled):
                     _fail(f"'{prefix}{part}' does not match the string lengths '{prefix}_len'")
-    _in_range(state["nodes"] >> 41, 0, num_graphs, "'nodes' (graph part)")
+    _in_range(state["nodes"] >> _RID_BITS, 0, num_graphs, "'nodes' (graph part)")
+    if not torch.equal(arrays["node_graph"], state["nodes"] >> _RID_BITS):
+        _fail("'node_graph' does not match the graph part of the node keys 'nodes'")
+    enc = state["encoder"]
+    if bool((state["graphs"] >> _RID_BITS).any()):
+        _fail("'graphs' keys hold graph bits")
+    for key, ids in (("graphs", state["graphs"]), ("nodes", state["nodes"] & _RID_MASK)):
+        table = ids[ids >= _PLAIN] - _PLAIN  # encoded ids: 2i the wide integer i, 2i + 1 the string i
+        wide, strings = table[table % 2 == 0] // 2, table[table % 2 == 1] // 2
+        if bool((wide >= enc["wide"].numel()).any()) or bool((strings >= len(enc["strings"])).any()):
+            _fail(f"{key!r} keys refer to ids missing from 'encoder'")
     rows = state["rows"]
     want = (num_graphs if linear else 0, dim)
     if tuple(rows.shape) != want or rows.dtype != dtype or not bool(torch.isfinite(rows).all()):
