@@ -112,6 +112,14 @@ def test_tu_cache_foreign_or_damaged_files_are_rebuilt(tmp_path):
     assert load_collated(path, key) is None
     assert same_graphs(first, load_tu("MUTAG", cache=cache))
     assert key.startswith(FORMAT)
+    # slices of another length (graphs dropped), an end short of the data, an extra entry not a number
+    sizes = {"num_node_labels": torch.tensor(7)}
+    for broken, extra in ((dict(slices, x=first.slices["x"][:100]), sizes),
+                          (dict(slices, x=first.slices["x"] // 2), sizes),
+                          (dict(first.slices), {"num_node_labels": torch.tensor([7, 7])})):
+        save_collated(path, key, data, broken, extra)
+        assert load_collated(path, key) is None
+        assert same_graphs(first, load_tu("MUTAG", cache=cache))
 
 
 def test_tu_unwritable_cache_still_loads(tmp_path):

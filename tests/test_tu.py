@@ -194,6 +194,14 @@ MALFORMED = [
         "T_edge_labels.txt: 2 line\\(s\\), but the data set has 6 edges \\(lines of .*T_A.txt\\)"),
     ("node-labels-huge-range", _edit(node_labels=GOOD["node_labels"].replace("2\n", "4000000000\n", 1)),
         "T_node_labels.txt: labels span \\[4000000001\\] values per column; their one-hot matrix would take"),
+    # spans of 2^63 and more once wrapped in int64 and slipped past the size check
+    ("node-labels-span-2-63",
+        _edit(node_labels=GOOD["node_labels"].replace("2\n", "9223372036854775807\n", 1)),
+        "T_node_labels.txt: labels span \\[9223372036854775808\\] values per column"),
+    ("node-labels-span-past-int64",
+        _edit(node_labels=GOOD["node_labels"].replace("0\n", "-9223372036854775808\n", 1)
+              .replace("2\n", "5\n")),
+        "T_node_labels.txt: labels span \\[9223372036854775814\\] values per column"),
 ]
 
 

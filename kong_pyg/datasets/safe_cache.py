@@ -117,14 +117,22 @@ def load_collated(path: Union[str, Path], key: str) -> Optional[Collated]:
 
 
 def _consistent(out: Collated) -> bool:
-    """Every slice is an increasing int64 pointer from 0 to its tensor's size."""
+    """Whether the slices and extra entries fit the data.
+
+    Every slice a non-decreasing int64 pointer from 0 to one of its
+    tensor's sizes, as long as the others (one entry per graph, plus one);
+    every extra entry one number.
+    """
+    lengths = {ptr.numel() for ptr in out.slices.values()}
+    if len(lengths) > 1 or any(v.dim() != 0 for v in out.extra.values()):
+        return False
     for name, ptr in out.slices.items():
         value = out.data.get(name)
         if value is None or ptr.dtype != torch.long or ptr.dim() != 1 or ptr.numel() == 0:
             return False
         if int(ptr[0]) != 0 or bool((ptr[1:] < ptr[:-1]).any()):
             return False
-        if value.dim() and int(ptr[-1]) > max(value.shape):
+        if value.dim() and int(ptr[-1]) not in value.shape:
             return False
     return True
 

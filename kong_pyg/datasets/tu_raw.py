@@ -167,14 +167,14 @@ def _edges(files: Files, ind: np.ndarray) -> np.ndarray:
 
 def _one_hot_columns(files: Files, part: str, table: np.ndarray) -> Tensor:
     """PyG's labels: every column shifted to start at 0, one-hot, concatenated."""
-    t = torch.from_numpy(table)
-    t = t - t.min(dim=0).values
-    widths = (t.max(dim=0).values + 1).tolist()
-    size = int(sum(widths)) * t.size(0) * 4
+    low, high = table.min(axis=0).tolist(), table.max(axis=0).tolist()
+    widths = [h - lo + 1 for lo, h in zip(low, high)]  # (Python integers: a span past 2^63 does not wrap)
+    size = sum(widths) * table.shape[0] * 4
     if size > MAX_ONE_HOT_BYTES:
         raise ValueError(f"{files[part][0]}: labels span {widths} values per column; their one-hot "
                          f"matrix would take {size / 2**30:.1f} GiB (more than "
                          f"{MAX_ONE_HOT_BYTES / 2**30:.0f} GiB)")
+    t = torch.from_numpy(table) - torch.tensor(low, dtype=torch.long)
     cols = [torch.nn.functional.one_hot(t[:, j], int(w)).float() for j, w in enumerate(widths)]
     return torch.cat(cols, dim=1)
 
