@@ -41,6 +41,12 @@ def test_malformed_lines_name_the_file_and_line(tmp_path):
     write_fake_ml100k(folder, extra_lines=["1\t2\t3\n"])
     with pytest.raises(ValueError, match=r"line 121: expected 4 tab-separated fields"):
         read_ml100k(str(folder))
+    # empty files: once a RuntimeError from deep inside
+    for name, what in (("u.user", "users"), ("u.item", "items"), ("u.data", "ratings")):
+        write_fake_ml100k(folder)
+        (folder / name).write_text("\n")
+        with pytest.raises(ValueError, match=rf"{name}: no {what} \(an empty file\)"):
+            read_ml100k(str(folder))
 
 
 def test_dataset_labels_order_and_no_network(fake, tmp_path, monkeypatch):

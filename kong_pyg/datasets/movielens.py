@@ -187,8 +187,11 @@ def read_ml100k(folder: str) -> MovieLensTables:
             raise ValueError(f"{data_path}, line {no}: expected 4 tab-separated fields "
                              f"(user item rating timestamp), got {line!r}")
         rows.append(_ints(f, data_path, no))
-    for name, ids, path in (("user", users, user_path), ("item", items, item_path)):
-        if len(set(ids)) != len(ids):
+    parts = (("user", users, user_path), ("item", items, item_path), ("rating", rows, data_path))
+    for name, ids, path in parts:
+        if not ids:
+            raise ValueError(f"{path}: no {name}s (an empty file)")
+        if name != "rating" and len(set(ids)) != len(ids):
             raise ValueError(f"{path}: duplicate {name} ids")
     log = torch.tensor(rows, dtype=torch.long).view(-1, 4)
     user_ids = torch.tensor(users, dtype=torch.long)
