@@ -35,8 +35,9 @@ FLOWS: Tuple[str, ...] = ("source_to_target", "target_to_source")
 # -- small validators (also used by the front-ends for their own arguments) ----
 
 
-#: The largest k, hops, degree and relabel rounds (far beyond any useful value; bounds the tables).
-MAX_SIZE_OPTION = 10_000
+#: The largest k, hops, degree and relabel rounds (far beyond any useful value; bounds the tables:
+#: k = degree = 10,000 built 3.3 GB of hashes, and the linear map's work grows like hops^2).
+MAX_SIZE_OPTION = 1_000
 #: The largest seed (PyTorch's generators take 64-bit seeds).
 MAX_SEED = 2**64 - 1
 

@@ -1132,7 +1132,11 @@ for id, call, error, match in [
      ValueError, "graph 1: 'x' is a Tensor of shape \\[3, 4\\]"),
     ("config-seed-beyond-64-bits", lambda tmp: KongSketch(dim=8, seed=2**64), ValueError,
      "'seed' must be <= 18,446,744,073,709,551,615"),
-    ("config-k-huge", lambda tmp: KongSketch(k=2**62, dim=8), ValueError, "'k' must be <= 10,000"),
+    ("config-k-huge", lambda tmp: KongSketch(k=2**62, dim=8), ValueError, "'k' must be <= 1,000"),
+    ("config-k-and-degree-10000", lambda tmp: KongSketch(k=10_000, degree=10_000, dim=8), ValueError,
+     "'k' must be <= 1,000"),  # (once accepted: 3.3 GB of hashes and 12 s to build)
+    ("config-hops-10000", lambda tmp: KongSketch(k=2, hops=10_000, dim=8), ValueError,
+     "'hops' must be <= 1,000"),
     ("stream-python-id-beyond-int64",
      lambda tmp: KongStream(k=2, dim=8).update([2**63], [0], [1], [0], [0], [0]), ValueError,
      "'src' holds id 9223372036854775808, outside the 64-bit integers"),
