@@ -25,7 +25,8 @@ def available_memory(device: Union[str, "torch.device", None] = None) -> Optiona
     """The bytes the device could still give (``None`` where unknown).
 
     CPU: ``MemAvailable`` of ``/proc/meminfo``, at most what a cgroup v2
-    memory limit (a container's) leaves; CUDA:
+    memory limit (a container's) or the process's address-space limit
+    (``ulimit -v``) leaves; CUDA:
     :func:`torch.cuda.mem_get_info` plus what PyTorch's caching allocator
     holds but does not use.
     """
@@ -50,8 +51,25 @@ def available_memory(device: Union[str, "torch.device", None] = None) -> Optiona
                     break
     except (OSError, ValueError, IndexError):
         pass
-    limit = _cgroup_memory_left()
-    return min((v for v in (host, limit) if v is not None), default=None)
+    limits = (host, _cgroup_memory_left(), _address_space_left())
+    return min((v for v in limits if v is not None), default=None)
+
+
+def _address_space_left() -> Optional[int]:
+    """What the address-space limit (``ulimit -v``, ``RLIMIT_AS``) still allows, ``None`` without one."""
+    try:
+        import resource
+
+        soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+        if soft == resource.RLIM_INFINITY or soft < 0:
+            return None
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmSize:"):
+                    return max(0, soft - int(line.split()[1]) * 1024)
+    except (ImportError, OSError, ValueError, IndexError):
+        pass
+    return None
 
 
 #: Where this process's cgroup (v2) limits are read (memory here, CPU in :mod:`kong_pyg.threads`).

@@ -246,6 +246,22 @@ def test_available_memory_honours_a_cgroup_limit(tmp_path, monkeypatch):
     (tmp_path / "memory.current").write_text(f"{5 << 20}\n")
     assert memory.available_memory() == 0
 
+
+def test_available_memory_honours_an_address_space_limit(tmp_path, monkeypatch):
+    import resource
+
+    import kong_pyg.memory as memory
+
+    monkeypatch.setattr(memory, "CGROUP_DIR", str(tmp_path))  # (no cgroup limit)
+    assert memory._address_space_left() is None or resource.getrlimit(resource.RLIMIT_AS)[0] >= 0
+    with open("/proc/self/status") as f:
+        size = next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmSize:"))
+    monkeypatch.setattr(resource, "getrlimit", lambda which: (size + (1 << 30), resource.RLIM_INFINITY))
+    left = memory.available_memory()  # (ulimit -v: once refused only by the allocator itself)
+    assert left is not None and (1 << 30) - (64 << 20) < left <= 1 << 30
+    with pytest.raises(ValueError, match="needs 2.0 GiB, only 1.0 GiB are available"):
+        memory.check_allocation(2 << 30, "the test")
+
 # -- errors: one line, exit 2, no traceback, before any work -----------------------------------
 
 
