@@ -23,6 +23,7 @@ import torch
 from torch import Tensor
 
 from .hashing import MAX_LABEL, edge_code, node_code, row_fingerprint, sequence_fingerprint
+from .memory import check_allocation
 from .ordering import ORDERS_WITH_KEY, Neighborhoods, ordered_neighborhoods
 
 
@@ -44,22 +45,27 @@ def edge_index_from_sparse(adj_t: Any, num_nodes: int, flow: str) -> Tensor:
     """
     if flow != "source_to_target":
         raise ValueError("a sparse adjacency ('adj_t') needs flow='source_to_target', as in PyG")
+    shape = tuple(adj_t.shape) if isinstance(adj_t, Tensor) else tuple(adj_t.sparse_sizes())
+    if len(shape) != 2 or shape[0] != num_nodes or shape[1] != num_nodes:
+        raise ValueError(f"the sparse adjacency must be [{num_nodes}, {num_nodes}] (got {list(shape)})")
     if isinstance(adj_t, Tensor):
         coo = adj_t.to_sparse_coo().coalesce()
         row, col = coo.indices()
         value: Optional[Tensor] = coo.values()
-        shape = tuple(adj_t.shape)
     else:  # torch_sparse.SparseTensor
         row, col, value = adj_t.coo()
-        shape = tuple(adj_t.sparse_sizes())
-    if len(shape) != 2 or shape[0] != num_nodes or shape[1] != num_nodes:
-        raise ValueError(f"the sparse adjacency must be [{num_nodes}, {num_nodes}] (got {list(shape)})")
     if value is not None and value.numel():
+        if value.is_complex() or value.dim() != 1:
+            raise TypeError(f"the sparse adjacency must hold one real count per entry (got {value.dtype} "
+                            f"values of shape {list(value.shape)})")
         if value.is_floating_point() and not bool((value == value.round()).all()):
             raise ValueError("the sparse adjacency holds non-integer values; KONG counts edges (1 per edge)")
-        count = value.long()
-        if int(count.min()) < 0:
+        if int(value.min()) < 0:
             raise ValueError("the sparse adjacency holds negative values; KONG counts edges (1 per edge)")
+        total = float(value.double().sum())  # (edges; in float64: int64 could wrap)
+        check_allocation(int(min(total, 2.0**62)) * 32, f"the {total:,.0f} edges of the sparse adjacency "
+                         "(an entry of value w is w parallel edges)", advice="a 0/1 adjacency")
+        count = value.long()
         row, col = row.repeat_interleave(count), col.repeat_interleave(count)
     return torch.stack([col, row]).long()
 

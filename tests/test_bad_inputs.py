@@ -557,6 +557,17 @@ case("stream-load-state-dict-empty", lambda tmp: KongStream().load_state_dict({}
 case("stream-merge-different-config", lambda tmp: KongStream(k=2, dim=8).merge(KongStream(k=3, dim=8)),
     ValueError,
      "k|config|option")
+for id, vals, shape, idx, error, match in [
+    ("huge-count", torch.tensor([1e12, 1.0]), (3, 3), [[0, 0], [1, 2]], ValueError,
+     "edges of the sparse adjacency \\(an entry of value w is w parallel edges\\) needs"),
+    ("three-dims", torch.ones(2), (3, 3, 3), [[0, 0], [1, 2], [0, 0]], ValueError,
+     "the sparse adjacency must be \\[3, 3\\] \\(got \\[3, 3, 3\\]\\)"),
+    ("complex", torch.tensor([1 + 0j, 1 + 0j]), (3, 3), [[0, 0], [1, 2]], TypeError,
+     "the sparse adjacency must hold one real count per entry"),
+]:
+    case(f"sketch-sparse-adjacency-{id}",
+         lambda tmp, v=vals, s=shape, i=idx: KongSketch(k=1, dim=4)(
+             X3, torch.sparse_coo_tensor(torch.tensor(i), v, s)), error, match)
 case("stream-fit-chunk-of-scalars", lambda tmp: KongStream(dim=4).fit([[1, 0, 2, 0, 0, 0]]), TypeError,
      "a chunk's columns are sequences .*'src' is of type int")
 case("stream-merge-not-a-stream", lambda tmp: KongStream().merge("x"), TypeError,
