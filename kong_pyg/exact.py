@@ -43,11 +43,12 @@ class ExactMapTooLarge(ValueError):
         what (str): Which part of the map.
     """
 
-    def __init__(self, entries: float, what: str, advice: str):
+    def __init__(self, entries: float, what: str, advice: str, entry_bytes: int = ENTRY_BYTES):
         self.entries, self.what = entries, what
-        gib = entries * ENTRY_BYTES / 2**30
+        gib = entries * entry_bytes / 2**30
+        size = f"{gib:,.1f}" if gib < 1e6 else f"{gib:.3g}"
         super().__init__(
-            f"the exact {what} would hold about {entries:.3g} sparse entries (~{gib:.1f} GiB, over the "
+            f"the exact {what} would hold about {entries:.3g} sparse entries (~{size} GiB, over the "
             f"{EXACT_MAP_BYTES / 2**30:.0f} GiB budget of kong_pyg.exact.EXACT_MAP_BYTES); {advice}"
         )
 
@@ -55,7 +56,7 @@ class ExactMapTooLarge(ValueError):
 def check_entries(entries: float, what: str, advice: str, entry_bytes: int = ENTRY_BYTES) -> None:
     """Raise :class:`ExactMapTooLarge` if :obj:`entries` would not fit the budget."""
     if entries * entry_bytes > EXACT_MAP_BYTES:
-        raise ExactMapTooLarge(entries, what, advice)
+        raise ExactMapTooLarge(entries, what, advice, entry_bytes)
 
 
 class Rows(NamedTuple):

@@ -1439,3 +1439,12 @@ def test_exact_maps_of_degree_above_20_match_the_kernel(kernel):
         np.testing.assert_allclose((X @ X.T).toarray(), np.asarray(K), rtol=1e-12)
     with pytest.raises(ValueError, match="the exact map supports degree <= 170"):
         KongVectorizer(k=1, degree=171, kernel=kernel).fit_transform(g)
+
+
+def test_exact_map_too_large_states_the_size_it_checked():
+    from kong_pyg.exact import ExactMapTooLarge, check_entries
+
+    with pytest.raises(ExactMapTooLarge, match="about 1e\\+07 sparse entries \\(~2.1 GiB, over the 2 GiB"):
+        check_entries(1e7, "degree-20 map", "use a sketch", 64 + 8 * 20)  # (once: ~0.6 GiB, "over" 2)
+    with pytest.raises(ExactMapTooLarge, match="\\(~5.96e\\+16 GiB, over"):
+        check_entries(1e24, "degree-20 map", "use a sketch")
