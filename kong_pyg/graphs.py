@@ -323,6 +323,12 @@ def _concat(chunk, start, edge_labels, edge_order_attr) -> GraphBatch:
         xs, eis = [plain_tensor(x) for x in xs], [plain_tensor(ei) for ei in eis]
         shapes = list(map(_SHAPE, xs)), list(map(_SHAPE, eis))
     x_shapes, e_shapes = shapes
+    x_dtypes = set(map(_DTYPE, xs))
+    if len({d.is_floating_point for d in x_dtypes}) > 1 and len(set(map(len, x_shapes))) == 1:
+        # (joined, integer rows would turn float; where layouts differ, _cat_layout says so)
+        i = next(i for i, x in enumerate(xs) if x.dtype.is_floating_point != xs[0].dtype.is_floating_point)
+        raise TypeError(f"graph {start + i}: 'x' is {xs[i].dtype}, but graph {start} has {xs[0].dtype}: give "
+                        "every graph's labels one kind of dtype (integers, or floating-point one-hot rows)")
     nodes = list(map(operator.itemgetter(0), x_shapes))
     if 0 in nodes:
         raise ValueError(f"graph {start + nodes.index(0)} is empty (no nodes); KONG needs at least one node")

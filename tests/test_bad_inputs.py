@@ -356,6 +356,9 @@ for id, graphs, error, match in [
      [graph(edge_order=torch.tensor([1, 0, 5])), graph(edge_order=torch.tensor([7]))], ValueError,
      "graph 0: 'edge_order' has 3 rows, expected 2"),
     ("edge-order-list", [graph(edge_order=[0, 1])], TypeError, "graph 0: 'edge_order' must be a tensor"),
+    # float one-hot rows and integer count rows: joined, the counts would turn float (and be refused)
+    ("x-float-and-int", [graph(x=torch.eye(3)), graph(x=torch.tensor([[2, 0], [0, 1], [1, 1]]))], TypeError,
+     "graph 1: 'x' is torch.int64, but graph 0 has torch.float32: give every graph's labels one kind"),
     ("sparse-adj-t", [Data(x=X3, adj_t=sparse_adj())], TypeError,
      "graph 0 has a sparse adjacency 'adj_t' and no 'edge_index'"),
     ("mixed-edge-attr", [graph(edge_attr=torch.tensor([0, 1])), graph()], ValueError,
