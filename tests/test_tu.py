@@ -191,7 +191,8 @@ MALFORMED = [
     ("node-labels-long", _edit(node_labels=GOOD["node_labels"] + "5\n"),
         "T_node_labels.txt, line 9: 9 line\\(s\\), but the data set has 8 nodes"),
     ("edge-labels-short", _edit(edge_labels="0\n1\n"),
-        "T_edge_labels.txt: 2 line\\(s\\), but the data set has 6 edges \\(lines of .*T_A.txt\\)"),
+        "T_edge_labels.txt: 2 line\\(s\\), but the data set has 6 edges "
+        "\\(one line per edge, as in .*T_A.txt\\)"),
     ("node-labels-huge-range", _edit(node_labels=GOOD["node_labels"].replace("2\n", "4000000000\n", 1)),
         "T_node_labels.txt: labels span \\[4000000001\\] values per column; their one-hot matrix would take"),
     # spans of 2^63 and more once wrapped in int64 and slipped past the size check

@@ -116,13 +116,13 @@ def _bad_line(where: str, content: bytes, row: int, message: str) -> ValueError:
     return ValueError(f"{where}, line {_line_of(content.decode('utf-8'), row)}: {message}")
 
 
-def _check_rows(files: Files, part: str, table: np.ndarray, expected: int, what: str) -> None:
+def _check_rows(files: Files, part: str, table: np.ndarray, expected: int, what: str, note: str = "") -> None:
     if table.shape[0] != expected:
         where, content = files[part]
         got = table.shape[0]
         at = f", line {_line_of(content.decode('utf-8'), expected)}" if got > expected else ""
         raise ValueError(f"{where}{at}: {got} line(s), but the data set has {expected} {what} "
-                         f"(one line per {what.rstrip('s')})")
+                         f"(one line per {what.rstrip('s')}{note})")
 
 
 def _indicator(files: Files) -> np.ndarray:
@@ -217,7 +217,7 @@ def parse_tu(name: str, files: Files) -> Tuple[Dict[str, Tensor], Dict[str, Tens
     edge_attr: Optional[Tensor] = None
     if "edge_labels" in files:
         table = read_table(*files["edge_labels"])
-        _check_rows(files, "edge_labels", table, a.shape[0], f"edges (lines of {files['A'][0]})")
+        _check_rows(files, "edge_labels", table, a.shape[0], "edges", f", as in {files['A'][0]}")
         edge_attr = _one_hot_columns(files, "edge_labels", table)
 
     edge_index = torch.from_numpy(np.ascontiguousarray(a.T - 1))
