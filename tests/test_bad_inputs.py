@@ -571,6 +571,8 @@ for id, vals, shape, idx, error, match in [
     case(f"sketch-sparse-adjacency-{id}",
          lambda tmp, v=vals, s=shape, i=idx: KongSketch(k=1, dim=4)(
              X3, torch.sparse_coo_tensor(torch.tensor(i), v, s)), error, match)
+case("stream-save-where-no-file-can-be-made", lambda tmp: KongStream(dim=4).save("/proc/kong.ckpt"), OSError,
+     "cannot write '/proc/kong.ckpt': .* \\(making a temporary file in '/proc'\\)")
 case("stream-fit-chunk-of-scalars", lambda tmp: KongStream(dim=4).fit([[1, 0, 2, 0, 0, 0]]), TypeError,
      "a chunk's columns are sequences .*'src' is of type int")
 case("stream-merge-not-a-stream", lambda tmp: KongStream().merge("x"), TypeError,
