@@ -428,6 +428,8 @@ def _as_matrix(X: Any, name: str) -> Any:
     import scipy.sparse as sp
 
     if isinstance(X, Tensor):
+        if X.is_meta:
+            raise ValueError(f"'{name}' is on the meta device (shapes only, no values)")
         X = numpy_of(X)
     kind = getattr(getattr(X, "dtype", None), "kind", "")
     if kind == "c":

@@ -1227,6 +1227,8 @@ for id, call, error, match in [
      ValueError, "the kernel matrix overflows float64"),
     ("kernel-matrix-complex", lambda tmp: kernel_matrix(np.ones((2, 2)) * 1j), TypeError,
      "'X' must hold real numbers"),
+    ("kernel-matrix-meta", lambda tmp: kernel_matrix(torch.ones(2, 2, device="meta")), ValueError,
+     "'X' is on the meta device"),
     ("kong-strings-edge-order-nan",
      lambda tmp: kong_strings([(1, 0), (2, 0)], [0, 1, 2], 1, edge_order=[float("nan"), 1.0]),
      ValueError, "'edge_order' holds NaN"),
