@@ -301,6 +301,8 @@ def _concat(chunk, start, edge_labels, edge_order_attr) -> GraphBatch:
         maps = [_attributes(d) for d in chunk]
     xs = [a.get("x") for a in maps]
     eis = [a.get("edge_index") for a in maps]
+    if None in eis:  # no edges, as KongFeatures and PyG read it (a sparse 'adj_t' instead is refused below)
+        eis = [_no_edges(x) if e is None and a.get("adj_t") is None else e for a, x, e in zip(maps, xs, eis)]
     shapes = _plain_graphs(xs, eis)
     for i, (x, ei) in enumerate([] if shapes is not None else zip(xs, eis)):
         if x is None:
@@ -362,6 +364,11 @@ def _concat(chunk, start, edge_labels, edge_order_attr) -> GraphBatch:
         _cat_layout(xs, "x", start, x_shapes), edge_index, _all_or_none("edge_attr" if edge_labels else None),
         _all_or_none(edge_order_attr), batch, start, len(chunk),
     )
+
+
+def _no_edges(x: Any) -> Tensor:
+    """An empty ``edge_index`` (on :obj:`x`'s device where it is a tensor)."""
+    return torch.empty(2, 0, dtype=torch.long, device=x.device if isinstance(x, Tensor) else None)
 
 
 def _per_edge(values: List[Any], key: str, start: int, e_counts: List[int]) -> None:

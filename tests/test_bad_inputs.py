@@ -1455,3 +1455,14 @@ def test_exact_map_too_large_states_the_size_it_checked():
         check_entries(1e7, "degree-20 map", "use a sketch", 64 + 8 * 20)  # (once: ~0.6 GiB, "over" 2)
     with pytest.raises(ExactMapTooLarge, match="\\(~5.96e\\+16 GiB, over"):
         check_entries(1e24, "degree-20 map", "use a sketch")
+
+
+def test_a_graph_without_edge_index_has_no_edges_in_every_front_end():
+    bare, empty = Data(x=X3.clone()), graph(edge_index=torch.empty(2, 0, dtype=torch.long))
+    for kw in (dict(k=2), dict(k=2, dim=16)):  # (the vectorizer refused it; KongFeatures took it as edgeless)
+        a = KongVectorizer(**kw).fit_transform([bare, graph()])
+        b = KongVectorizer(**kw).fit_transform([empty, graph()])
+        a, b = (m.toarray() if hasattr(m, "toarray") else m for m in (a, b))
+        assert np.array_equal(a, b)
+    rows = KongVectorizer(k=2, dim=16).fit_transform([bare])
+    assert np.allclose(KongFeatures(k=2, dim=16, level="graph")(bare.clone()).kong_graph.numpy(), rows)
