@@ -500,11 +500,13 @@ def test_fit_sources_and_resume_in_process(tmp_path):
     cols = (stream.src, stream.src_type, stream.dst, stream.dst_type, stream.edge_type, stream.graph)
     chunks = [tuple(c[lo : lo + 17] for c in cols) for lo in range(0, stream.num_edges, 17)]
     dicts = [dict(zip(("src", "src_type", "dst", "dst_type", "edge_type", "graph"), c)) for c in chunks]
-    # one chunk's columns as a tuple or list (of tensors or arrays) is one chunk, not six
-    whole = [cols, list(cols), tuple(c.numpy() for c in cols), tuple(c.tolist() for c in cols),
-             tuple([str(i) for i in c.tolist()] if j in (0, 2) else c for j, c in enumerate(cols))]
+    # one chunk's columns as a tuple (of tensors or arrays) is one chunk, not six
+    whole = [cols, tuple(c.numpy() for c in cols)]
     for source in [chunks, dicts, lambda: iter(chunks)] + whole:
         assert torch.equal(KongStream(k=2, hops=2, dim=32).fit(source).sketches(), ref)
+    rows = [[v, 0, v + 1, 0, 0, 0] for v in range(1, 6)]
+    with pytest.raises(TypeError, match="a chunk's columns are sequences"):  # rows, never read as columns
+        KongStream(k=1, dim=8).fit(rows)
     one = KongStream(k=2, hops=1, dim=32).fit(iter(chunks)).sketches()
     assert torch.equal(one, KongStream(k=2, hops=1, dim=32).fit(stream).sketches())
     # a checkpoint taken mid-pass, resumed by fit (which skips what was read)

@@ -559,7 +559,7 @@ class KongStream:
                 :obj:`dst`, :obj:`dst_type`, :obj:`edge_type` and :obj:`graph`
                 columns (an :class:`~kong_pyg.datasets.EdgeStream`, read in
                 slices of :obj:`chunk_size`; not a file name), a list of
-                chunks, one chunk's dict or tuple of columns, or a callable returning
+                chunks, one chunk (a dict, or a tuple of tensors or arrays), or a callable returning
                 a fresh iterable of chunks; a one-shot iterator only when one
                 pass suffices (:obj:`hops <= 1`). A chunk is such an object,
                 a dict or a tuple :obj:`(src, src_type, dst, dst_type, edge_type[, graph])`.

@@ -2,8 +2,9 @@ r"""Reading whole sources into a stream, with checkpoints (:meth:`KongStream.fit
 
 A source is read once per pass, so :math:`h \geq 2` needs a re-iterable one:
 an object with the six columns (an :class:`~kong_pyg.datasets.EdgeStream`,
-read in slices), a list of chunks, one chunk (its columns as a dict or a
-tuple), or a callable returning a fresh iterable of chunks. A checkpoint is written atomically
+read in slices), a list of chunks, one chunk (its columns as a dict, or a
+tuple of tensors or arrays), or a callable returning a fresh iterable of
+chunks. A checkpoint is written atomically
 (:mod:`~kong_pyg.stream.checkpoint`), so a run killed at any moment resumes
 from the last one, skipping the edges its pass had read after checking that
 they are the edges the checkpoint read (:mod:`~kong_pyg.stream.replay`).
@@ -46,15 +47,15 @@ def chunk_columns(chunk: Any) -> Chunk:
                     f"(got {type(chunk).__name__})")
 
 
-def _column(c: Any) -> bool:
-    """Whether :obj:`c` is a column (a tensor, an array or a list of ids), not a chunk."""
-    return isinstance(c, (Tensor, np.ndarray)) or (
-        isinstance(c, list) and bool(c) and isinstance(c[0], (int, str, bytes, np.integer)))
-
-
 def _one_chunk(source: Union[list, tuple]) -> bool:
-    """Whether a list or tuple is the columns of one chunk rather than chunks."""
-    return len(source) in (5, 6) and _column(source[0]) and all(c is None or _column(c) for c in source)
+    """Whether :obj:`source` is the columns of one chunk: a tuple of 5 or 6 tensors or arrays (or None).
+
+    A list is a list of chunks, and lists of ids are not taken as columns
+    here: five or six one-edge rows would read as columns, transposed.
+    """
+    arrays = (Tensor, np.ndarray)
+    return isinstance(source, tuple) and len(source) in (5, 6) and isinstance(source[0], arrays) \
+        and all(c is None or isinstance(c, arrays) for c in source)
 
 
 def chunk_source(source: Any, chunk_size: int, passes: int) -> Callable[[], Iterable[Any]]:
