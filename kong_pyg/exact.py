@@ -41,10 +41,12 @@ class ExactMapTooLarge(ValueError):
     Attributes:
         entries (float): The estimated number of sparse entries.
         what (str): Which part of the map.
+        advice (str): What to change.
+        entry_bytes (int): Bytes per entry in the estimate.
     """
 
     def __init__(self, entries: float, what: str, advice: str, entry_bytes: int = ENTRY_BYTES):
-        self.entries, self.what = entries, what
+        self.entries, self.what, self.advice, self.entry_bytes = entries, what, advice, entry_bytes
         gib = entries * entry_bytes / 2**30
         size = f"{gib:,.1f}" if gib < 1e6 else f"{gib:.3g}"
         super().__init__(

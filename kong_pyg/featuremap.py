@@ -163,8 +163,8 @@ class ExactColumns:
             er = engine.exact_graph_map(cfg, prep, engine.kgram_steps(cfg, prep), gb.batch, gb.num_graphs)
         except ExactMapTooLarge as err:
             if gb.num_graphs < 2:
-                raise ExactMapTooLarge(err.entries, f"{err.what} of graph {gb.start}",
-                                       str(err).split("; ", 1)[-1]) from None
+                raise ExactMapTooLarge(err.entries, f"{err.what} of graph {gb.start}", err.advice,
+                                       err.entry_bytes) from None
             first, second = split_batch(gb)
             return self._exact_parts(cfg, first, grow) + self._exact_parts(cfg, second, grow)
         return [self._exact_batch(cfg, er, gb, grow)]

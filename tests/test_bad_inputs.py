@@ -1466,3 +1466,11 @@ def test_a_graph_without_edge_index_has_no_edges_in_every_front_end():
         assert np.array_equal(a, b)
     rows = KongVectorizer(k=2, dim=16).fit_transform([bare])
     assert np.allclose(KongFeatures(k=2, dim=16, level="graph")(bare.clone()).kong_graph.numpy(), rows)
+
+
+def test_exact_map_too_large_from_the_vectorizer_states_the_checked_size():
+    out = torch.stack([torch.zeros(49, dtype=torch.long), torch.arange(1, 50)])  # a star of 50 nodes
+    star = Data(x=torch.arange(50), edge_index=torch.cat([out, out.flip(0)], 1))
+    with pytest.raises(ValueError, match="degree-6 map of graph 0 would hold about 2.9e\\+07 sparse entries "
+                                         "\\(~3.0 GiB, over the 2 GiB"):  # (the re-raise once said ~1.7 GiB)
+        KongVectorizer(k=1, hops=1, degree=6).fit_transform([star])
