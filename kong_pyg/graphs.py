@@ -13,7 +13,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from .inputs import plain_tensor
+from .inputs import labels, plain_tensor
 from .kgrams import exclusive_cumsum
 
 
@@ -327,10 +327,9 @@ def _concat(chunk, start, edge_labels, edge_order_attr) -> GraphBatch:
     x_shapes, e_shapes = shapes
     x_dtypes = set(map(_DTYPE, xs))
     if len({d.is_floating_point for d in x_dtypes}) > 1 and len(set(map(len, x_shapes))) == 1:
-        # (joined, integer rows would turn float; where layouts differ, _cat_layout says so)
-        i = next(i for i, x in enumerate(xs) if x.dtype.is_floating_point != xs[0].dtype.is_floating_point)
-        raise TypeError(f"graph {start + i}: 'x' is {xs[i].dtype}, but graph {start} has {xs[0].dtype}: give "
-                        "every graph's labels one kind of dtype (integers, or floating-point one-hot rows)")
+        # joined, integer rows would turn float: float rows (which must be one-hot, as alone) become
+        # integers first, with the same labels (where layouts differ, _cat_layout says so)
+        xs = [_integer_rows(x, start + i) if x.is_floating_point() else x for i, x in enumerate(xs)]
     nodes = list(map(operator.itemgetter(0), x_shapes))
     if 0 in nodes:
         raise ValueError(f"graph {start + nodes.index(0)} is empty (no nodes); KONG needs at least one node")
@@ -364,6 +363,15 @@ def _concat(chunk, start, edge_labels, edge_order_attr) -> GraphBatch:
         _cat_layout(xs, "x", start, x_shapes), edge_index, _all_or_none("edge_attr" if edge_labels else None),
         _all_or_none(edge_order_attr), batch, start, len(chunk),
     )
+
+
+def _integer_rows(x: Tensor, g: int) -> Tensor:
+    """Graph :obj:`g`'s floating-point :obj:`x` as integers, checked as one graph alone would be."""
+    try:
+        labels(x, "x", x.size(0))
+    except (TypeError, ValueError) as err:
+        raise type(err)(f"graph {g}: {err}") from None
+    return x.long()
 
 
 def _no_edges(x: Any) -> Tensor:

@@ -356,9 +356,10 @@ for id, graphs, error, match in [
      [graph(edge_order=torch.tensor([1, 0, 5])), graph(edge_order=torch.tensor([7]))], ValueError,
      "graph 0: 'edge_order' has 3 rows, expected 2"),
     ("edge-order-list", [graph(edge_order=[0, 1])], TypeError, "graph 0: 'edge_order' must be a tensor"),
-    # float one-hot rows and integer count rows: joined, the counts would turn float (and be refused)
-    ("x-float-and-int", [graph(x=torch.eye(3)), graph(x=torch.tensor([[2, 0], [0, 1], [1, 1]]))], TypeError,
-     "graph 1: 'x' is torch.int64, but graph 0 has torch.float32: give every graph's labels one kind"),
+    # float rows that are not one-hot beside integer rows: refused as alone, naming the graph
+    ("x-float-not-one-hot-beside-int", [graph(x=torch.tensor([[0.5, 0.5], [0, 1], [1, 0]])),
+                                        graph(x=torch.tensor([[2, 0], [0, 1], [1, 1]]))], TypeError,
+     "graph 0: 'x' holds floating-point values that are not one-hot rows"),
     ("sparse-adj-t", [Data(x=X3, adj_t=sparse_adj())], TypeError,
      "graph 0 has a sparse adjacency 'adj_t' and no 'edge_index'"),
     ("mixed-edge-attr", [graph(edge_attr=torch.tensor([0, 1])), graph()], ValueError,
@@ -1474,3 +1475,14 @@ def test_exact_map_too_large_from_the_vectorizer_states_the_checked_size():
     with pytest.raises(ValueError, match="degree-6 map of graph 0 would hold about 2.9e\\+07 sparse entries "
                                          "\\(~3.0 GiB, over the 2 GiB"):  # (the re-raise once said ~1.7 GiB)
         KongVectorizer(k=1, hops=1, degree=6).fit_transform([star])
+
+
+def test_float_and_integer_x_across_graphs_give_the_rows_of_each_graph_alone():
+    count_rows = graph(x=torch.tensor([[2, 0], [0, 1], [1, 1]]))  # integer rows, not one-hot
+    for other in (graph(x=torch.eye(2)[[1, 1, 0]]), graph(x=torch.eye(2, dtype=torch.float64)[[0, 1, 0]]),
+                  graph(x=torch.eye(2, dtype=torch.bool)[[0, 1, 0]])):
+        for kw in (dict(k=2, hops=1), dict(k=2, hops=1, dim=16)):
+            joined = KongVectorizer(batch_size=8, **kw).fit_transform([other, count_rows])
+            alone = KongVectorizer(batch_size=1, **kw).fit_transform([other, count_rows])
+            joined, alone = (m.toarray() if hasattr(m, "toarray") else m for m in (joined, alone))
+            assert np.array_equal(joined, alone)
