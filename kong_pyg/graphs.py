@@ -147,20 +147,26 @@ def _slice_store(dataset, store, start, stop, edge_labels, edge_order_attr) -> G
 
 
 def _same_slices(slices: Any, key: str, dataset: Any, start: int, stop: int) -> None:
-    """Graphs :obj:`start..stop-1` of the storage have as many :obj:`key` rows as edges (else raise)."""
+    """Graphs :obj:`start..stop-1` of the storage have their :obj:`key` rows where their edges are.
+
+    Only the batch's part of the slices is read (the whole would make a
+    pass over the data set quadratic in its size).
+    """
     mine, edges = slices[key], slices["edge_index"]
-    if mine.shape == edges.shape and torch.equal(mine, edges):
-        return
     if mine.shape != edges.shape:
         raise ValueError(f"the data set's storage slices '{key}' for {mine.numel() - 1} graphs and "
                          f"'edge_index' for {edges.numel() - 1}")
-    idx = torch.as_tensor(dataset.indices()[start:stop], dtype=torch.long)
-    rows, want = mine[idx + 1] - mine[idx], edges[idx + 1] - edges[idx]
-    bad = torch.nonzero(rows != want).view(-1)
+    indices = dataset.indices()
+    if isinstance(indices, range) and indices.step == 1:
+        window = slice(indices.start + start, indices.start + stop + 1)
+        if torch.equal(mine[window], edges[window]):
+            return
+    idx = torch.as_tensor(indices[start:stop], dtype=torch.long)
+    bad = torch.nonzero((mine[idx] != edges[idx]) | (mine[idx + 1] != edges[idx + 1])).view(-1)
     if bad.numel():
-        g = int(bad[0])
-        raise ValueError(f"graph {start + g}: '{key}' has {int(rows[g])} rows in the data set's storage, but "
-                         f"the graph has {int(want[g])} edges (one row per edge)")
+        g, i = int(bad[0]), int(idx[bad[0]])
+        raise ValueError(f"graph {start + g}: '{key}' is rows {int(mine[i])}:{int(mine[i + 1])} of the data "
+                         f"set's storage, its edges {int(edges[i])}:{int(edges[i + 1])} (one row per edge)")
 
 
 #: The error for an edge_index of a non-integer dtype.

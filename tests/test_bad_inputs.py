@@ -1429,7 +1429,8 @@ def test_storage_rows_of_edge_attributes_are_checked_per_graph():
     good = KongVectorizer(k=2, hops=1).fit_transform(ds)
     assert good.shape[0] == 2
     ds.slices["edge_attr"] = torch.tensor([0, 3, 4])  # 3 rows for graph 0, 1 for graph 1: 4 in all, as edges
-    with pytest.raises(ValueError, match="graph 0: 'edge_attr' has 3 rows in the data set's storage"):
+    with pytest.raises(ValueError, match="graph 0: 'edge_attr' is rows 0:3 of the data set's storage, its "
+                                         "edges 0:2"):
         KongVectorizer(k=2, hops=1).fit_transform(ds)
     ds.slices["edge_attr"] = torch.tensor([0, 4])
     with pytest.raises(ValueError, match="slices 'edge_attr' for 1 graphs and 'edge_index' for 2"):
