@@ -189,20 +189,20 @@ def check_layout(state: Any) -> None:
         _fail("'encoder' strings must be strings")
     if len(set(enc["strings"])) != len(enc["strings"]):
         _fail("'encoder' holds repeated strings")
+    arrays = state.get("arrays")
+    entries = [enc.get("wide"), *(arrays.values() if isinstance(arrays, dict) else ())] + [
+        state.get(k) for k in ("graphs", "nodes", "symbols", "rows", "pass_rows")]
+    if any(isinstance(t, Tensor) and (t.device.type != "cpu" or t.layout != torch.strided) for t in entries):
+        _fail("every tensor must be a dense CPU tensor")  # (first: a meta tensor fails any reduction)
     _distinct(_vector(enc.get("wide"), "'encoder' wide ids"), "'encoder' wide ids")
     for key in ("graphs", "nodes", "symbols"):
         _distinct(_vector(state.get(key), repr(key)), repr(key))
-    arrays = state.get("arrays")
     if not isinstance(arrays, dict) or not all(isinstance(k, str) and isinstance(v, Tensor)
                                                for k, v in arrays.items()):
         _fail("'arrays' must be a dict of named tensors")
     rows = state.get("rows")
     if not isinstance(rows, Tensor) or rows.dim() != 2 or not rows.is_floating_point():
         _fail("'rows' must be a 2-D floating-point tensor")
-    named = [state.get(k) for k in ("graphs", "nodes", "symbols", "pass_rows")]
-    tensors = [rows, enc["wide"], *arrays.values()] + [t for t in named if isinstance(t, Tensor)]
-    if any(t.device.type != "cpu" or t.layout != torch.strided for t in tensors):
-        _fail("every tensor must be a dense CPU tensor")
     replay = state.get("replay", {"first": None, "current": None})
     if not isinstance(replay, dict) or any(
             not (v is None or (isinstance(v, int) and -(1 << 63) <= v < 1 << 63))
