@@ -316,9 +316,9 @@ def write_output(args: argparse.Namespace, ks: Any, reader: Any, seconds: float,
 
     full = ks.sketches()  # (finite in the stream's dtype, or an error)
     x = full.to(torch.float64 if args.float64 else torch.float32)
-    if not all_finite(x):
+    if x is not full and not all_finite(x):
         raise CommandError(f"the features reach {float(full.abs().max()):.3g}, beyond float32: pass "
-                           "--float64 (or fewer --hops or a smaller --degree)")
+                           "--float64 (or fewer --hops, a smaller --degree or --const)")
     del full
     decode = decode or (reader.decode if reader is not None else str)
     ids = [str(decode(i)) for i in ks.graph_ids]

@@ -83,8 +83,8 @@ def atomic_write(data: Sequence[bytes], path: PathLike) -> None:
     try:
         fd, tmp = tempfile.mkstemp(prefix=_temp_prefix(path), suffix=".tmp", dir=folder)
     except OSError as err:  # (name the file asked for, not the temporary one)
-        raise type(err)(err.errno, f"cannot write {path!r}: {err.strerror} (making a temporary file in "
-                                   f"{folder!r})") from None
+        raise type(err)(err.errno, f"cannot write {path!r}: {err.strerror or err} (making a temporary "
+                                   f"file in {folder!r})") from None
     try:
         os.chmod(tmp, 0o666 & ~_umask())  # as open() would make it (mkstemp makes it private)
         with os.fdopen(fd, "wb") as f:
