@@ -234,6 +234,7 @@ class _GetAttr:
 
 _DTYPE = operator.attrgetter("dtype")
 _SHAPE = operator.attrgetter("shape")
+_FIRST = operator.itemgetter(0)
 
 
 def _cat(parts: List[Tensor], dim: int, shapes: Optional[List[Any]] = None) -> Tensor:
@@ -394,7 +395,10 @@ def _per_edge(values: List[Any], key: str, start: int, e_counts: List[int]) -> N
     if not all(isinstance(v, Tensor) for v in values):
         i = next(i for i, v in enumerate(values) if not isinstance(v, Tensor))
         raise TypeError(f"graph {start + i}: '{key}' must be a tensor (got {_shape_of(values[i])})")
-    rows = [v.size(0) if v.dim() else -1 for v in values]
+    try:
+        rows = list(map(_FIRST, map(_SHAPE, values)))
+    except IndexError:  # (a scalar)
+        rows = [v.size(0) if v.dim() else -1 for v in values]
     if rows != e_counts:
         i = next(i for i, (r, m) in enumerate(zip(rows, e_counts)) if r != m)
         got = f"has {rows[i]} rows" if rows[i] >= 0 else "is a scalar"

@@ -1416,7 +1416,6 @@ def test_vectorizer_rejects_edges_into_another_graph_of_a_collated_dataset(tmp_p
         KongVectorizer(k=2, hops=1).fit(bad)
 
 
-
 def test_storage_rows_of_edge_attributes_are_checked_per_graph():
     from torch_geometric.data import InMemoryDataset
 
