@@ -155,17 +155,18 @@ def main(argv: Optional[List[str]] = None) -> int:
     if getattr(args, "func", None) is None:
         parser.print_help(sys.stderr)
         return 2
-    if argv is None:  # the program itself: every subcommand imports PyG; without what it never uses
-        tune_allocator()
-        import_pyg()
-    try:
-        with warnings.catch_warnings():  # (restores the previous showwarning afterwards)
-            if argv is None:  # the program: one line per warning (a caller of main keeps its own handling)
-                warnings.showwarning = _warning_line(f"kong-pyg {args.command}")
+    with warnings.catch_warnings():  # (restores the previous showwarning afterwards)
+        if argv is None:  # the program itself: one line per warning (a caller of main keeps its own
+            # handling); every subcommand imports PyG, without what it never uses
+            warnings.showwarning = _warning_line(f"kong-pyg {args.command}")
+            tune_allocator()
+            import_pyg()
+        try:
             return int(args.func(args) or 0)
-    except USER_ERRORS as err:
-        print(f"kong-pyg {args.command}: error: {one_line(str(err)) or type(err).__name__}", file=sys.stderr)
-        return 2
+        except USER_ERRORS as err:
+            message = one_line(str(err)) or type(err).__name__
+            print(f"kong-pyg {args.command}: error: {message}", file=sys.stderr)
+            return 2
 
 
 __all__ = ["main", "build_parser", "defer_import", "import_pyg", "tune_allocator", "MALLOC_SETTINGS",
