@@ -1486,3 +1486,21 @@ def test_float_and_integer_x_across_graphs_give_the_rows_of_each_graph_alone():
             alone = KongVectorizer(batch_size=1, **kw).fit_transform([other, count_rows])
             joined, alone = (m.toarray() if hasattr(m, "toarray") else m for m in (joined, alone))
             assert np.array_equal(joined, alone)
+
+
+def test_graph_targets_of_a_collated_data_set_need_one_label_per_graph():
+    from torch_geometric.data import InMemoryDataset
+
+    from kong_pyg.evaluation.classify import graph_targets
+
+    class Collated(InMemoryDataset):
+        def __init__(self, graphs):
+            super().__init__(None)
+            self.data, self.slices = self.collate(graphs)
+
+    two_each = [graph(y=torch.tensor([[i % 2, 7]])) for i in range(6)]  # one row of two per graph
+    with pytest.raises(ValueError, match="graph 0 needs one class label in 'y'"):  # (once 12 labels)
+        graph_targets(Collated(two_each))
+    one_each = Collated([graph(y=torch.tensor([[i % 2]])) for i in range(6)])
+    assert graph_targets(one_each).tolist() == [0, 1, 0, 1, 0, 1]
+    assert graph_targets(one_each[torch.tensor([5, 0, 1])]).tolist() == [1, 0, 1]

@@ -159,7 +159,9 @@ def graph_targets(graphs: Any) -> np.ndarray:
 
     if isinstance(graphs, InMemoryDataset) and graphs.transform is None:
         y, ptr = graphs._data.y, graphs.slices.get("y") if graphs.slices else None
-        if y is not None and ptr is not None and bool(((ptr[1:] - ptr[:-1]) == 1).all()):
+        # one row per graph, and one label per row ([G] or [G, 1]; a [G, 2] y has one row per graph too)
+        if y is not None and ptr is not None and y.numel() == ptr.numel() - 1 and \
+                bool(((ptr[1:] - ptr[:-1]) == 1).all()):
             idx = torch.as_tensor(list(graphs.indices()), dtype=torch.long)
             return _integral(class_labels(y.view(-1)[idx].numpy()))
     ys = []
