@@ -22,6 +22,7 @@ from torch_geometric.data import Batch, Data
 
 from kong_pyg import KongConfig, KongFeatures, KongSketch, KongStream, KongVectorizer
 from kong_pyg.cli import main as cli_main
+from kong_pyg.datasets import synthetic_event_stream
 
 
 class CommandFailed(Exception):
@@ -574,6 +575,17 @@ for id, vals, shape, idx, error, match in [
              X3, torch.sparse_coo_tensor(torch.tensor(i), v, s)), error, match)
 case("stream-save-where-no-file-can-be-made", lambda tmp: KongStream(dim=4).save("/proc/kong.ckpt"), OSError,
      "cannot write '/proc/kong.ckpt': .* \\(making a temporary file in '/proc'\\)")
+for id, kw, error, match in [  # (empty ranges once left some labels uninitialised memory)
+    ("no-events", dict(events=(0, 0)), ValueError, "'events\\[0\\]' must be >= 1"),
+    ("no-processes", dict(processes=(0, 2)), ValueError, "'processes\\[0\\]' must be >= 1"),
+    ("events-reversed", dict(events=(5, 1)), ValueError, "'events' must be a range .* with low <= high"),
+    ("negative-graphs", dict(num_graphs=-1), ValueError, "'num_graphs' must be >= 0"),
+    ("no-object-types", dict(num_object_types=0), ValueError, "'num_object_types' must be >= 1"),
+    ("noise-above-1", dict(noise=2.0), ValueError, "'noise' is a probability"),
+]:
+    case(f"synthetic-event-stream-{id}",
+         lambda tmp, kw=kw: synthetic_event_stream(**kw),
+         error, match)
 case("stream-fit-chunk-of-scalars", lambda tmp: KongStream(dim=4).fit([[1, 0, 2, 0, 0, 0]]), TypeError,
      "a chunk's columns are sequences .*'src' is of type int")
 case("stream-merge-not-a-stream", lambda tmp: KongStream().merge("x"), TypeError,

@@ -5,7 +5,18 @@ from typing import Tuple
 import torch
 from torch import Tensor
 
+from ...config import check_float, check_int
 from .records import EdgeStream
+
+
+def _range(name: str, value: Tuple[int, int]) -> Tuple[int, int]:
+    """A range ``(low, high)`` of integers with ``1 <= low <= high`` (every graph gets an edge)."""
+    if not isinstance(value, (tuple, list)) or len(value) != 2:
+        raise TypeError(f"'{name}' must be a range (low, high) of two integers (got {value!r})")
+    low, high = check_int(f"{name}[0]", value[0], 1), check_int(f"{name}[1]", value[1], 1)
+    if low > high:
+        raise ValueError(f"'{name}' must be a range (low, high) with low <= high (got {value!r})")
+    return low, high
 
 
 def synthetic_event_stream(
@@ -31,8 +42,8 @@ def synthetic_event_stream(
 
     Args:
         num_graphs (int, optional): Graphs (half of each class).
-        processes (tuple, optional): Range of processes per graph.
-        events (tuple, optional): Range of events per process.
+        processes (tuple, optional): Range of processes per graph (at least 1).
+        events (tuple, optional): Range of events per process (at least 1).
         num_edge_types (int, optional): Edge types.
         num_object_types (int, optional): Object node types.
         noise (float, optional): Swap probability of adjacent events.
@@ -45,7 +56,13 @@ def synthetic_event_stream(
         :func:`stream_to_graphs` and the rows of
         :class:`~kong_pyg.KongStream` are all in that order.
     """
-    rng = random.Random(seed)
+    num_graphs = check_int("num_graphs", num_graphs, 0)
+    processes, events = _range("processes", processes), _range("events", events)
+    num_edge_types = check_int("num_edge_types", num_edge_types, 1)
+    num_object_types = check_int("num_object_types", num_object_types, 1)
+    if check_float("noise", noise, 0.0) > 1:
+        raise ValueError(f"'noise' is a probability: at most 1 (got {noise})")
+    rng = random.Random(check_int("seed", seed, -(1 << 63)))
     labels = [g % 2 for g in range(num_graphs)]
     rng.shuffle(labels)
     sessions = []  # per graph, per process: list of (process id, edge type, object id)
