@@ -1516,3 +1516,22 @@ def test_graph_targets_of_a_collated_data_set_need_one_label_per_graph():
     one_each = Collated([graph(y=torch.tensor([[i % 2]])) for i in range(6)])
     assert graph_targets(one_each).tolist() == [0, 1, 0, 1, 0, 1]
     assert graph_targets(one_each[torch.tensor([5, 0, 1])]).tolist() == [1, 0, 1]
+
+
+def test_a_gram_matrix_must_be_symmetric_and_positive_semi_definite():
+    from kong_pyg import cross_validate
+    from kong_pyg.evaluation.features import Gram
+
+    rng = np.random.default_rng(0)
+    y = np.array([0, 1] * 20)
+    A = rng.normal(size=(40, 40))
+    run = lambda K: cross_validate([Gram(K)], y, repeats=1, folds=3, nested=False)  # noqa: E731
+    with pytest.raises(ValueError, match="the Gram matrix is not symmetric"):  # (fit on (K + K^T) / 2 before)
+        run(A)
+    for K in (-np.eye(40), (A + A.T) / 2):  # (fit on the PSD part before: another kernel)
+        with pytest.raises(ValueError, match="the Gram matrix is not positive semi-definite"):
+            run(K)
+    with pytest.raises(ValueError, match="must be a square 2-D matrix"):
+        run(A[:, :30])
+    X = rng.normal(size=(40, 5))
+    run(X @ X.T)  # (rounding in a real kernel matrix is no reason to refuse it)

@@ -32,10 +32,22 @@ class Design(NamedTuple):
     top: float = math.nan
 
 
-def _eig_basis(G: np.ndarray, rtol: float) -> Tuple[np.ndarray, np.ndarray]:
-    """Eigenvectors and eigenvalues of a symmetric PSD matrix, the negligible ones dropped."""
+#: Eigenvalues of a given Gram matrix (plus 1) below -PSD_RTOL times the largest are not rounding.
+PSD_RTOL = 1e-8
+
+
+def _eig_basis(G: np.ndarray, rtol: float, given: bool = False) -> Tuple[np.ndarray, np.ndarray]:
+    """Eigenvectors and eigenvalues of a symmetric PSD matrix, the negligible ones dropped.
+
+    :obj:`given`: the matrix is a user's kernel matrix (plus 1): one clearly
+    not positive semi-definite is refused (not fit as the nearest one).
+    """
     w, V = np.linalg.eigh((G + G.T) / 2)
     top = float(w.max()) if w.size else 0.0
+    if given and w.size and float(w.min()) < -PSD_RTOL * max(top, 1.0):
+        raise ValueError(f"the Gram matrix is not positive semi-definite: an eigenvalue of "
+                         f"{float(w.min()):.3g}, the largest {top:.3g} (a kernel matrix K = X X^T has none "
+                         "below 0)")
     keep = w > rtol * top if top > 0 else np.zeros(w.size, dtype=bool)
     if not keep.any():  # an all-zero matrix: one zero column
         return np.zeros((G.shape[0], 1)), np.zeros(1)
@@ -68,7 +80,7 @@ def design(features: Any, gram: Optional[np.ndarray] = None, rtol: float = RANK_
     import scipy.sparse as sp
 
     if gram is not None:
-        V, w = _eig_basis(np.asarray(gram, dtype=np.float64) + 1.0, rtol)
+        V, w = _eig_basis(np.asarray(gram, dtype=np.float64) + 1.0, rtol, given=True)
         Z = V * np.sqrt(w)
         top = float(w.max())
     else:
