@@ -148,6 +148,28 @@ def test_resume_skips_finished_methods_and_refuses_another_protocol(tmp_path, mo
     with pytest.raises(ValueError, match="belongs to another run"):
         run_table2(graphs, ["K-1", "K-2"], n_splits=4, C_grid=(1.0, 10.0), inner_folds=2, resume=path,
                    tag="row")
+    # the same protocol on other graphs or labels: another run (its rows were reused before)
+    other = stream_to_graphs(*synthetic_event_stream(30, seed=4))
+    with pytest.raises(ValueError, match="belongs to another run"):
+        run_table2(other, ["K-1", "K-2"], n_splits=3, C_grid=(1.0, 10.0), inner_folds=2, resume=path,
+                   tag="row")
+    # rows that are not scores: an error naming the file (they were printed before, or crashed)
+    for field, value, message in (("acc", [5.0, 7.0, 0.5], "needs 3 acc scores in \\[0, 1\\]"),
+                                  ("auc", [float("nan")] * 3, "needs 3 auc scores"),
+                                  ("C", [3.0, 1.0, 1.0], "needs 3 C values from the grid"),
+                                  ("fits", "many", "needs a count 'fits'"),
+                                  ("auc", None, "needs 3 auc scores")):
+        bad = json.loads(json.dumps(state))
+        bad["done"]["K-2"][field] = value
+        (tmp_path / "bad.json").write_text(json.dumps(bad))
+        with pytest.raises(ValueError, match=f"bad.json': the row of 'K-2' {message}"):
+            run_table2(graphs, ["K-1", "K-2"], n_splits=3, C_grid=(1.0, 10.0), inner_folds=2,
+                       resume=str(tmp_path / "bad.json"), tag="row")
+    for text in ("[" * 100000 + "]" * 100000, '{"protocol": '):
+        (tmp_path / "bad.json").write_text(text)
+        with pytest.raises(ValueError, match="bad.json' is not a resume file|belongs to another run"):
+            run_table2(graphs, ["K-1", "K-2"], n_splits=3, C_grid=(1.0, 10.0), inner_folds=2,
+                       resume=str(tmp_path / "bad.json"), tag="row")
 
 
 def test_paired_comparisons_carry_the_corrected_interval():

@@ -41,8 +41,6 @@ transductive, as in the paper), then split. Run it with
 :class:`~kong_pyg.datasets.MovieLensOrdered`); the report is written by
 :mod:`kong_pyg.experiments.table2_report`.
 """
-import json
-import os
 import time
 import warnings
 from dataclasses import dataclass
@@ -53,6 +51,7 @@ import numpy as np
 from ..config import check_c_grid
 from ..evaluation.stats import mean_ci, paired_comparison
 from ..ordertest import C_NORMALIZED, with_corrected_interval
+from .resume import ResumeFile, graphs_digest
 from .table2_report import PAPER_MOVIELENS, write_markdown
 
 #: The C grid of the protocol (rows with unnormalized graph vectors).
@@ -266,42 +265,6 @@ def shuffle_seed(seed: int, split: int, shuffle_seeds: Optional[int]) -> int:
     return seed + (split % shuffle_seeds if shuffle_seeds else split)
 
 
-class _Resume:
-    """Finished methods kept in a plain JSON file, so an interrupted run goes on where it stopped.
-
-    The file holds the protocol it belongs to; a file of another protocol is
-    an error (never silently mixed). Only JSON is read (never a pickle).
-    """
-
-    def __init__(self, path: Optional[str], protocol: Dict[str, Any]):
-        self.path, self.protocol = path, protocol
-        self.done: Dict[str, Dict[str, Any]] = {}
-        if path and os.path.isfile(path):
-            with open(path, encoding="utf-8") as f:
-                state = json.load(f)
-            if not isinstance(state, dict) or state.get("protocol") != protocol:
-                raise ValueError(f"the resume file {path!r} belongs to another run (protocol "
-                                 f"{state.get('protocol') if isinstance(state, dict) else '?'}); delete it "
-                                 "or give another --resume file")
-            self.done = state["done"]
-
-    def get(self, name: str, cache: FeatureCache) -> Optional[Dict[str, Any]]:
-        """The scores of a finished method (its feature times and sizes go back into :obj:`cache`)."""
-        row = self.done.get(name)
-        if row is None:
-            return None
-        cache.seconds[name], cache.dims[name] = list(row["feature_s"]), list(row["dims"])
-        return {k: v for k, v in row.items() if k not in ("feature_s", "dims")}
-
-    def put(self, name: str, row: Dict[str, Any], cache: FeatureCache) -> None:
-        self.done[name] = {**row, "feature_s": cache.seconds[name], "dims": cache.dims[name]}
-        if self.path:
-            tmp = self.path + ".tmp"
-            with open(tmp, "w", encoding="utf-8") as f:
-                json.dump({"protocol": self.protocol, "done": self.done}, f)
-            os.replace(tmp, self.path)
-
-
 def _score(cache: FeatureCache, name: str, y: np.ndarray, splits: Any, grid: Sequence[float], seed: int,
            shuffle_seeds: Optional[int], n_jobs: int, bar: Any, device: Any = None) -> Dict[str, Any]:
     """One method on every split, by the shared harness (:func:`evaluate_features`).
@@ -335,7 +298,7 @@ def _score(cache: FeatureCache, name: str, y: np.ndarray, splits: Any, grid: Seq
 
 def _evaluate(cache: FeatureCache, names: Sequence[str], y: np.ndarray, splits: Any,
               grids: Dict[str, Sequence[float]], seed: int, shuffle_seeds: Optional[int], n_jobs: int,
-              progress: bool, desc: str, state: Optional[_Resume] = None,
+              progress: bool, desc: str, state: Optional[ResumeFile] = None,
               device: Any = None) -> Dict[str, Dict[str, Any]]:
     """Score every method on :obj:`splits` (skipping those :obj:`state` holds)."""
     from ..evaluation.cv import num_fits
@@ -343,15 +306,18 @@ def _evaluate(cache: FeatureCache, names: Sequence[str], y: np.ndarray, splits: 
     from ..evaluation.splits import plan_jobs
 
     jobs = len(plan_jobs(splits, y.size).keys)
-    todo = [m for m in names if state is None or state.get(m, cache) is None]
+    todo = [m for m in names if state is None or state.get(m) is None]
     out: Dict[str, Dict[str, Any]] = {}
     with Progress(sum(num_fits(y, jobs, len(grids[m])) for m in todo), desc, enabled=progress) as bar:
         for name in names:
-            row = state.get(name, cache) if state is not None else None
-            if row is None:
+            stored = state.get(name) if state is not None else None
+            if stored is None:
                 row = _score(cache, name, y, splits, grids[name], seed, shuffle_seeds, n_jobs, bar, device)
                 if state is not None:
-                    state.put(name, row, cache)
+                    state.put(name, {**row, "feature_s": cache.seconds[name], "dims": cache.dims[name]})
+            else:  # (its feature times and sizes go back into the cache, for the summary)
+                cache.seconds[name], cache.dims[name] = list(stored["feature_s"]), list(stored["dims"])
+                row = {k: v for k, v in stored.items() if k not in ("feature_s", "dims")}
             out[name] = row
     return out
 
@@ -435,9 +401,10 @@ def run_table2(
     splits = random_splits(y, n_splits, test_size=test_size, inner_folds=inner_folds, seed=seed)
     protocol = {"n_graphs": int(len(y)), "class_counts": np.bincount(y).tolist(), "n_splits": n_splits,
                 "test_size": test_size, "C_grid": list(C_grid), "C_grid_normalized": list(C_grid_normalized),
-                "inner_folds": inner_folds, "seed": seed, "shuffle_seeds": shuffle_seeds, "tag": tag}
+                "inner_folds": inner_folds, "seed": seed, "shuffle_seeds": shuffle_seeds, "tag": tag,
+                "graphs": graphs_digest(graphs, y) if resume else None}
     scores = _evaluate(cache, methods, y, splits, grids, seed, shuffle_seeds, n_jobs, progress,
-                       f"table2 {tag}".strip(), _Resume(resume, protocol), device)
+                       f"table2 {tag}".strip(), ResumeFile(resume, protocol, n_splits, grids), device)
     test_fraction = len(splits.outer[0][0][1]) / len(y)
     paired = {}
     for a, b in PAIRS:
