@@ -88,9 +88,14 @@ class ResumeFile:
         self.done[name] = row
         if self.path:
             tmp = self.path + ".tmp"
-            with open(tmp, "w", encoding="utf-8") as f:
-                json.dump({"protocol": self.protocol, "done": self.done}, f)
-            os.replace(tmp, self.path)
+            try:
+                os.makedirs(os.path.dirname(os.path.abspath(self.path)), exist_ok=True)
+                with open(tmp, "w", encoding="utf-8") as f:
+                    json.dump({"protocol": self.protocol, "done": self.done}, f)
+                os.replace(tmp, self.path)
+            except OSError as err:  # (name the file asked for, not the temporary one)
+                raise type(err)(err.errno, f"cannot write the resume file {self.path!r}: "
+                                           f"{err.strerror or err}") from None
 
 
 def _row_problem(row: Any, n: int, grid: Optional[Sequence[float]]) -> str:
