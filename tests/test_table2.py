@@ -46,6 +46,9 @@ def test_paired_comparison():
     assert c["corrected_p"] > c["t_p"]  # the correction widens the variance
     same = paired_comparison(a, a, 0.2)
     assert same["t_p"] == same["wilcoxon_p"] == same["corrected_p"] == 1.0 and same["ties"] == 5
+    assert same["corrected_t"] == 0.0  # (0 / 0 was NaN, written as NaN into the JSON files)
+    assert paired_comparison(a + 0.1, a, 0.2)["corrected_t"] == math.inf
+
     with pytest.raises(ValueError, match="same length"):
         paired_comparison(a, b[:3], 0.2)
     with pytest.raises(ValueError, match="test_fraction"):
@@ -241,3 +244,11 @@ def test_plot_fraction_curve(tmp_path):
     buffer = io.BytesIO()  # a file object works too (no folder to make)
     plot_fraction_curve(curve, buffer)
     assert buffer.getvalue()[:4] == b"\x89PNG"
+
+
+def test_json_outputs_are_plain_json():
+    from kong_pyg.cli.common import plain_json
+
+    value = {"t": float("nan"), "rows": [1.0, float("inf"), (2, -float("inf"))], "name": "x"}
+    assert json.loads(json.dumps(plain_json(value), allow_nan=False)) == \
+        {"t": None, "rows": [1.0, None, [2, None]], "name": "x"}

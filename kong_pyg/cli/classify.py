@@ -34,6 +34,7 @@ from .common import (
     list_of,
     not_a_file,
     number_in,
+    plain_json,
     show_default,
     show_kong,
 )
@@ -245,7 +246,7 @@ def run(args: argparse.Namespace) -> int:
     if args.plot is not None:
         payload["plot"] = _plot(args, graphs, res, common)
     if args.json:
-        print(json.dumps(payload, indent=2))
+        print(json.dumps(plain_json(payload), indent=2, allow_nan=False))
         return 0
     print(res.table())
     if args.plot is not None:

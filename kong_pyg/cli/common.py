@@ -42,6 +42,21 @@ class HelpFormatter(argparse.RawDescriptionHelpFormatter):
         return f"{text} (default: {show_default(action.default, action)})".strip()
 
 
+def plain_json(value: Any) -> Any:
+    """:obj:`value` with NaN and infinities as None (JSON's null).
+
+    Then ``json.dump(..., allow_nan=False)`` writes plain JSON; Python's
+    default writes ``NaN``, which JSON has not.
+    """
+    if isinstance(value, float):
+        return value if value == value and abs(value) != float("inf") else None
+    if isinstance(value, dict):
+        return {k: plain_json(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain_json(v) for v in value]
+    return value
+
+
 def show_default(value: Any, action: Optional[argparse.Action] = None) -> str:
     """A default as the command line spells it (``%`` escaped for argparse)."""
     if isinstance(action, (argparse._StoreTrueAction, argparse._StoreFalseAction)):

@@ -27,6 +27,7 @@ from .common import (
     list_of,
     not_a_file,
     number_in,
+    plain_json,
     show_default,
 )
 
@@ -250,7 +251,7 @@ def run(args: argparse.Namespace) -> int:
     if args.out is not None:
         _write(res, args, about)
     if args.json:
-        print(json.dumps(res.to_dict()))
+        print(json.dumps(plain_json(res.to_dict()), allow_nan=False))
     else:
         print(res.to_markdown(f"Order test: {about['data']}"))
         if args.out is not None:
@@ -275,7 +276,7 @@ def _write(res: Any, args: argparse.Namespace, about: Dict[str, Any]) -> None:
     with open(os.path.join(args.out, "order_test.md"), "w", encoding="utf-8") as f:
         f.write("\n".join(text))
     with open(os.path.join(args.out, "order_test.json"), "w", encoding="utf-8") as f:
-        json.dump(res.to_dict(), f, indent=1)
+        json.dump(plain_json(res.to_dict()), f, indent=1, allow_nan=False)
 
 
 __all__ = ["register", "run", "load", "command_line", "OUTPUTS"]

@@ -39,6 +39,7 @@ from .common import (
     not_a_file,
     number_in,
     one_of,
+    plain_json,
     show_default,
 )
 
@@ -219,7 +220,8 @@ def _run(args: argparse.Namespace, names: List[str], root: str) -> None:
     write_markdown(results, os.path.join(args.out, "table2.md"), infos, curve, figure, command_line(args),
                    notes)
     with open(os.path.join(args.out, "table2.json"), "w", encoding="utf-8") as f:
-        json.dump({"command": command_line(args), "datasets": infos, "tables": results, "curve": curve}, f)
+        out = {"command": command_line(args), "datasets": infos, "tables": results, "curve": curve}
+        json.dump(plain_json(out), f, allow_nan=False)
     for tie, result in results.items():
         print(f"ties: {tie}")
         for name, r in result["summary"].items():

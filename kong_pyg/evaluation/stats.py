@@ -78,7 +78,9 @@ def paired_comparison(a: Sequence[float], b: Sequence[float], test_fraction: flo
                            "ties": int((d == 0).sum()), "losses": int((d < 0).sum())}
     if sd == 0:
         p = 1.0 if d.mean() == 0 else 0.0
-        out.update(t_p=p, wilcoxon_p=p, corrected_p=p, corrected_t=float("nan"))
+        # (no spread: t is 0 for no difference at all, else infinite; 0 / 0 would be NaN)
+        t = 0.0 if d.mean() == 0 else float(np.copysign(np.inf, d.mean()))
+        out.update(t_p=p, wilcoxon_p=p, corrected_p=p, corrected_t=t)
         return out
     out["t_p"] = float(stats.ttest_rel(x, z).pvalue)
     if np.all(d == 0):
