@@ -48,7 +48,6 @@ def test_paired_comparison():
     assert same["t_p"] == same["wilcoxon_p"] == same["corrected_p"] == 1.0 and same["ties"] == 5
     assert same["corrected_t"] == 0.0  # (0 / 0 was NaN, written as NaN into the JSON files)
     assert paired_comparison(a + 0.1, a, 0.2)["corrected_t"] == math.inf
-
     with pytest.raises(ValueError, match="same length"):
         paired_comparison(a, b[:3], 0.2)
     with pytest.raises(ValueError, match="test_fraction"):
