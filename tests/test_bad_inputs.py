@@ -22,7 +22,7 @@ from torch_geometric.data import Batch, Data
 
 from kong_pyg import KongConfig, KongFeatures, KongSketch, KongStream, KongVectorizer
 from kong_pyg.cli import main as cli_main
-from kong_pyg.datasets import synthetic_event_stream
+from kong_pyg.datasets import stream_to_graphs, synthetic_event_stream
 
 
 class CommandFailed(Exception):
@@ -586,6 +586,17 @@ for id, kw, error, match in [  # (empty ranges once left some labels uninitialis
     case(f"synthetic-event-stream-{id}",
          lambda tmp, kw=kw: synthetic_event_stream(**kw),
          error, match)
+for id, lab, error, match in [  # (KeyError, IndexError, AttributeError or silent truncation before)
+    ("dict-missing", lambda es: {es.graph_ids[0]: 1}, ValueError, "'labels' has no label for graph\\(s\\)"),
+    ("short", lambda es: torch.tensor([0, 1]), ValueError, "'labels' must hold one label per graph: 4"),
+    ("long", lambda es: [0, 1, 0, 1, 1], ValueError, "'labels' must hold one label per graph: 4"),
+    ("string", lambda es: "x", TypeError, "'labels' must be a tensor, a sequence or a dict"),
+]:
+    case(f"stream-to-graphs-labels-{id}",
+         lambda tmp, lab=lab: (lambda es: stream_to_graphs(es, lab(es)))(synthetic_event_stream(4)[0]),
+         error, match)
+case("stream-to-graphs-not-a-stream", lambda tmp: stream_to_graphs("x"), TypeError,
+     "'stream' must be an EdgeStream")
 case("stream-fit-chunk-of-scalars", lambda tmp: KongStream(dim=4).fit([[1, 0, 2, 0, 0, 0]]), TypeError,
      "a chunk's columns are sequences .*'src' is of type int")
 case("stream-merge-not-a-stream", lambda tmp: KongStream().merge("x"), TypeError,

@@ -119,7 +119,10 @@ def stream_to_graphs(
             :math:`d \to s`, so that (default flow) a source sees its
             destinations in order. (default: :obj:`True`)
     """
+    if not isinstance(stream, EdgeStream):
+        raise TypeError(f"'stream' must be an EdgeStream (got {type(stream).__name__})")
     num_graphs = len(stream.graph_ids)
+    labels = _graph_labels(labels, stream.graph_ids)
     order = torch.sort(stream.graph, stable=True).indices  # arrival order kept per graph
     per_graph = torch.bincount(stream.graph, minlength=num_graphs).tolist()
     edges = torch.split(order, per_graph)
@@ -139,11 +142,32 @@ def stream_to_graphs(
             attr = stream.edge_type[idx]
         d = Data(x=node_type[glob], edge_index=ei.contiguous(), edge_attr=attr,
                  graph_id=stream.graph_ids[g])
-        if isinstance(labels, dict):
-            d.y = torch.tensor([labels[stream.graph_ids[g]]])
-        elif labels is not None:
+        if labels is not None:
             d.y = labels[g].view(1)
         out.append(d)
+    return out
+
+
+def _graph_labels(labels: Any, graph_ids: List[Any]) -> Optional[Tensor]:
+    """The labels as a tensor indexed like :obj:`graph_ids` (from a tensor, a sequence or a dict), checked."""
+    if labels is None:
+        return None
+    if isinstance(labels, dict):
+        missing = [g for g in graph_ids if g not in labels]
+        if missing:
+            raise ValueError(f"'labels' has no label for graph(s) {missing[:5]} ({len(missing)} of "
+                             f"{len(graph_ids)})")
+        labels = [labels[g] for g in graph_ids]
+    if isinstance(labels, (str, bytes)) or not isinstance(labels, (Tensor, list, tuple)):
+        raise TypeError(f"'labels' must be a tensor, a sequence or a dict of graph labels "
+                        f"(got {type(labels).__name__})")
+    try:
+        out = labels if isinstance(labels, Tensor) else torch.tensor(labels)
+    except (TypeError, ValueError, RuntimeError) as err:
+        raise TypeError(f"'labels' must hold numbers ({err})") from None
+    if out.dim() != 1 or out.numel() != len(graph_ids):
+        raise ValueError(f"'labels' must hold one label per graph: {len(graph_ids)} (got shape "
+                         f"{list(out.shape)})")
     return out
 
 
