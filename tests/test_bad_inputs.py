@@ -1546,3 +1546,21 @@ def test_a_gram_matrix_must_be_symmetric_and_positive_semi_definite():
         run(A[:, :30])
     X = rng.normal(size=(40, 5))
     run(X @ X.T)  # (rounding in a real kernel matrix is no reason to refuse it)
+
+
+def test_cross_validation_refuses_splits_and_settings_that_do_not_fit():
+    from kong_pyg import cross_validate
+    from kong_pyg.evaluation.cv import Setting
+    from kong_pyg.evaluation.splits import make_splits
+
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(40, 5)), np.array([0, 1] * 20)
+    # (each was an IndexError or AttributeError from deep inside)
+    with pytest.raises(ValueError, match="'splits' split \\(0, 0, None\\) holds indices outside \\[0, 20\\)"):
+        cross_validate([X[:20]], y[:20], splits=make_splits(y, 2, 3, None, 0), nested=False)
+    with pytest.raises(ValueError, match="'splits' holds no split"):
+        cross_validate([X], y, splits=make_splits(y, 0, 3, None, 0), nested=False)
+    for settings in ([Setting("a", ())], ["a"]):
+        with pytest.raises(ValueError, match="'settings' must hold one Setting per entry of 'features'"):
+            cross_validate([X, X][: 2 if len(settings) == 1 and isinstance(settings[0], Setting) else 1], y,
+                           settings=settings, repeats=1, folds=3, nested=False)

@@ -518,6 +518,9 @@ def cross_validate(
     jobs = plan_jobs(sp, y.size)
     names = list(settings) if settings is not None else [
         Setting("features", (("index", i),)) for i in range(len(features))]
+    if len(names) != len(features) or not all(isinstance(n, Setting) for n in names):
+        raise ValueError(f"'settings' must hold one Setting per entry of 'features' ({len(features)}; got "
+                         f"{len(names)}: {[type(n).__name__ for n in names][:3]})")
     S, nC = len(features), len(Cs)
     R, F = len(sp.outer), len(sp.outer[0])
     n_inner = len(sp.inner[0][0]) if nested and sp.inner else 0

@@ -253,6 +253,14 @@ def plan_jobs(splits: Splits, n: int) -> Jobs:
                     trains.append(a)
                     tests.append(b)
                     parent.append(top)
+    if not keys:
+        raise ValueError("'splits' holds no split")
+    for j, part in enumerate(trains + tests):  # (an index past the data was an IndexError deep inside)
+        part = np.asarray(part)
+        if part.size and (part.dtype.kind not in "iu" or int(part.min()) < 0 or int(part.max()) >= n):
+            key = keys[j % len(keys)]
+            raise ValueError(f"'splits' split {key} holds indices outside [0, {n}) for {n} graphs (made for "
+                             "other data?)")
     masks = np.zeros((len(keys), n), dtype=bool)
     for j, train in enumerate(trains):
         masks[j, train] = True
