@@ -590,7 +590,7 @@ for id, lab, error, match in [  # (KeyError, IndexError, AttributeError or silen
     ("dict-missing", lambda es: {es.graph_ids[0]: 1}, ValueError, "'labels' has no label for graph\\(s\\)"),
     ("short", lambda es: torch.tensor([0, 1]), ValueError, "'labels' must hold one label per graph: 4"),
     ("long", lambda es: [0, 1, 0, 1, 1], ValueError, "'labels' must hold one label per graph: 4"),
-    ("string", lambda es: "x", TypeError, "'labels' must be a tensor, a sequence or a dict"),
+    ("string", lambda es: "x", TypeError, "'labels' must be a tensor, an array, a sequence or a dict"),
 ]:
     case(f"stream-to-graphs-labels-{id}",
          lambda tmp, lab=lab: (lambda es: stream_to_graphs(es, lab(es)))(synthetic_event_stream(4)[0]),
@@ -1564,3 +1564,31 @@ def test_cross_validation_refuses_splits_and_settings_that_do_not_fit():
         with pytest.raises(ValueError, match="'settings' must hold one Setting per entry of 'features'"):
             cross_validate([X, X][: 2 if len(settings) == 1 and isinstance(settings[0], Setting) else 1], y,
                            settings=settings, repeats=1, folds=3, nested=False)
+
+
+def test_what_the_input_checks_still_accept():
+    """Inputs that a first version of the checks above refused (found in review)."""
+    from kong_pyg import cross_validate
+    from kong_pyg.evaluation.features import Gram, design_matrix
+    from kong_pyg.evaluation.splits import Splits
+
+    rng = np.random.default_rng(0)
+    y = np.array([0, 1] * 20)
+    # float32 features wider than the data: their own X X^T is not a user's Gram matrix (float32
+    # rounding made it look not positive semi-definite)
+    low_rank = (rng.normal(size=(40, 10)) @ rng.normal(size=(10, 300))).astype(np.float32) * 1e4
+    cross_validate([low_rank], y, repeats=1, folds=3, nested=False)
+    # boolean masks as splits
+    mask = np.zeros(40, bool)
+    mask[::3] = True
+    cross_validate([low_rank], y, splits=Splits([[(~mask, mask)]], None), nested=False)
+    with pytest.raises(TypeError, match="must hold integer indices or a boolean mask"):
+        cross_validate([low_rank], y, splits=Splits([[(np.array([3.0]), np.array([5]))]], None), nested=False)
+    # [G, 1] and NumPy labels for stream_to_graphs
+    es, labels = synthetic_event_stream(6)
+    want = [int(v) for v in labels]
+    for form in (labels.view(6, 1), labels.numpy()):
+        assert [int(d.y) for d in stream_to_graphs(es, form)] == want
+    # a user's Gram matrix on the route for many graphs is checked as on the other
+    with pytest.raises(ValueError, match="not positive semi-definite"):
+        design_matrix(Gram(-np.eye(5)))

@@ -36,25 +36,35 @@ class Design(NamedTuple):
 PSD_RTOL = 1e-8
 
 
-def _eig_basis(G: np.ndarray, rtol: float, given: bool = False) -> Tuple[np.ndarray, np.ndarray]:
-    """Eigenvectors and eigenvalues of a symmetric PSD matrix, the negligible ones dropped.
+def check_psd(w: np.ndarray) -> None:
+    """Refuse a given Gram matrix whose eigenvalues :obj:`w` show it is clearly not positive semi-definite.
 
-    :obj:`given`: the matrix is a user's kernel matrix (plus 1): one clearly
-    not positive semi-definite is refused (not fit as the nearest one).
+    (Fit as the nearest PSD matrix it would be another kernel than the one given.)
     """
-    w, V = np.linalg.eigh((G + G.T) / 2)
     top = float(w.max()) if w.size else 0.0
-    if given and w.size and float(w.min()) < -PSD_RTOL * max(top, 1.0):
+    if w.size and float(w.min()) < -PSD_RTOL * max(top, 1.0):
         raise ValueError(f"the Gram matrix is not positive semi-definite: an eigenvalue of "
                          f"{float(w.min()):.3g}, the largest {top:.3g} (a kernel matrix K = X X^T has none "
                          "below 0)")
+
+
+def _eig_basis(G: np.ndarray, rtol: float, given: bool = False) -> Tuple[np.ndarray, np.ndarray]:
+    """Eigenvectors and eigenvalues of a symmetric PSD matrix, the negligible ones dropped.
+
+    :obj:`given`: the matrix is a user's kernel matrix (plus 1), checked by :func:`check_psd`.
+    """
+    w, V = np.linalg.eigh((G + G.T) / 2)
+    top = float(w.max()) if w.size else 0.0
+    if given:
+        check_psd(w)
     keep = w > rtol * top if top > 0 else np.zeros(w.size, dtype=bool)
     if not keep.any():  # an all-zero matrix: one zero column
         return np.zeros((G.shape[0], 1)), np.zeros(1)
     return V[:, keep], w[keep]
 
 
-def design(features: Any, gram: Optional[np.ndarray] = None, rtol: float = RANK_RTOL) -> Design:
+def design(features: Any, gram: Optional[np.ndarray] = None, rtol: float = RANK_RTOL,
+           given: bool = True) -> Design:
     r"""The design matrix of the SVM problems: an exact basis of the features' span.
 
     LinearSVC's solution lies in the span of the training rows of
@@ -73,6 +83,9 @@ def design(features: Any, gram: Optional[np.ndarray] = None, rtol: float = RANK_
         gram (numpy.ndarray, optional): The kernel matrix :math:`X X^\top`
             :obj:`[n, n]` instead of features.
         rtol (float, optional): See above. (default: :data:`RANK_RTOL`)
+        given (bool, optional): :obj:`gram` is the user's (checked to be
+            positive semi-definite), not this function's own :math:`X X^\top`.
+            (default: :obj:`True`)
 
     Returns:
         :class:`Design`
@@ -80,7 +93,7 @@ def design(features: Any, gram: Optional[np.ndarray] = None, rtol: float = RANK_
     import scipy.sparse as sp
 
     if gram is not None:
-        V, w = _eig_basis(np.asarray(gram, dtype=np.float64) + 1.0, rtol, given=True)
+        V, w = _eig_basis(np.asarray(gram, dtype=np.float64) + 1.0, rtol, given=given)
         Z = V * np.sqrt(w)
         top = float(w.max())
     else:
@@ -93,9 +106,14 @@ def design(features: Any, gram: Optional[np.ndarray] = None, rtol: float = RANK_
             Z = np.asarray(A @ W)
             top = float(w.max())  # A^T A and A A^T share their nonzero eigenvalues
         else:
-            K = features @ features.T
-            K = K.toarray() if sp.issparse(K) else np.asarray(K)
-            return design(None, K, rtol)
+            # (in float64: float32 rounding alone would look like negative eigenvalues)
+            if sp.issparse(features):
+                X = features.astype(np.float64)
+                K = (X @ X.T).toarray()
+            else:
+                Xd = np.asarray(features, dtype=np.float64)
+                K = Xd @ Xd.T
+            return design(None, K, rtol, given=False)
     Zt = torch.from_numpy(np.ascontiguousarray(Z, dtype=np.float64))
     return Design(Zt, Zt @ Zt.t(), top)
 

@@ -213,13 +213,16 @@ def _describe(features: Union[Matrix, Gram]) -> str:
     return f"{kind} features, {features.shape[1]} columns"
 
 
-def kernel_map(K: np.ndarray, rtol: float = 1e-12) -> np.ndarray:
+def kernel_map(K: np.ndarray, rtol: float = 1e-12, given: bool = False) -> np.ndarray:
     r"""Features :math:`\Psi` with :math:`\Psi \Psi^\top = K`.
 
     Args:
         K (numpy.ndarray): A symmetric PSD matrix :obj:`[n, n]`.
         rtol (float, optional): Eigenvalues below :obj:`rtol` times the
             largest are dropped. (default: :obj:`1e-12`)
+        given (bool, optional): :obj:`K` is a user's Gram matrix, refused if
+            clearly not positive semi-definite
+            (:func:`~kong_pyg.evaluation.basis.check_psd`). (default: :obj:`False`)
 
     Returns:
         :class:`numpy.ndarray` :obj:`[n, r]`, one column per kept eigenvalue
@@ -227,6 +230,10 @@ def kernel_map(K: np.ndarray, rtol: float = 1e-12) -> np.ndarray:
     """
     K = np.asarray(K, dtype=np.float64)
     w, V = np.linalg.eigh((K + K.T) / 2)
+    if given:
+        from .basis import check_psd
+
+        check_psd(w)
     top = float(w.max()) if w.size else 0.0
     if not top > 0:
         return np.zeros((K.shape[0], 1))
@@ -252,7 +259,7 @@ def design_matrix(features: Union[Matrix, Gram], project: Union[bool, str] = "au
         A float64 CSR or dense matrix with :math:`n` rows.
     """
     if isinstance(features, Gram):
-        return kernel_map(features.K)
+        return kernel_map(features.K, given=True)
     n, d = features.shape
     sparse = sp.issparse(features)
     if project == "auto":

@@ -256,9 +256,14 @@ def plan_jobs(splits: Splits, n: int) -> Jobs:
     if not keys:
         raise ValueError("'splits' holds no split")
     for j, part in enumerate(trains + tests):  # (an index past the data was an IndexError deep inside)
-        part = np.asarray(part)
-        if part.size and (part.dtype.kind not in "iu" or int(part.min()) < 0 or int(part.max()) >= n):
-            key = keys[j % len(keys)]
+        part, key = np.asarray(part), keys[j % len(keys)]
+        if part.dtype.kind == "b":
+            if part.shape != (n,):
+                raise ValueError(f"'splits' split {key} is a mask of shape {part.shape} for {n} graphs")
+        elif part.size and part.dtype.kind not in "iu":
+            raise TypeError(f"'splits' split {key} must hold integer indices or a boolean mask (got "
+                            f"{part.dtype})")
+        elif part.size and (int(part.min()) < 0 or int(part.max()) >= n):
             raise ValueError(f"'splits' split {key} holds indices outside [0, {n}) for {n} graphs (made for "
                              "other data?)")
     masks = np.zeros((len(keys), n), dtype=bool)

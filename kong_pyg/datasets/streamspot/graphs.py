@@ -3,6 +3,7 @@ import numbers
 import os
 from typing import Any, Callable, Dict, Iterable, List, Optional, TextIO, Union
 
+import numpy as np
 import torch
 from torch import Tensor
 from torch_geometric.data import Data, InMemoryDataset
@@ -158,13 +159,15 @@ def _graph_labels(labels: Any, graph_ids: List[Any]) -> Optional[Tensor]:
             raise ValueError(f"'labels' has no label for graph(s) {missing[:5]} ({len(missing)} of "
                              f"{len(graph_ids)})")
         labels = [labels[g] for g in graph_ids]
-    if isinstance(labels, (str, bytes)) or not isinstance(labels, (Tensor, list, tuple)):
-        raise TypeError(f"'labels' must be a tensor, a sequence or a dict of graph labels "
+    if isinstance(labels, (str, bytes)) or not isinstance(labels, (Tensor, list, tuple, np.ndarray)):
+        raise TypeError(f"'labels' must be a tensor, an array, a sequence or a dict of graph labels "
                         f"(got {type(labels).__name__})")
     try:
-        out = labels if isinstance(labels, Tensor) else torch.tensor(labels)
+        out = labels if isinstance(labels, Tensor) else torch.as_tensor(np.asarray(labels))
     except (TypeError, ValueError, RuntimeError) as err:
         raise TypeError(f"'labels' must hold numbers ({err})") from None
+    if out.dim() == 2 and out.size(1) == 1:  # ([G, 1]: one label per row)
+        out = out.view(-1)
     if out.dim() != 1 or out.numel() != len(graph_ids):
         raise ValueError(f"'labels' must hold one label per graph: {len(graph_ids)} (got shape "
                          f"{list(out.shape)})")
