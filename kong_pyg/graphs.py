@@ -308,7 +308,9 @@ def _concat(chunk, start, edge_labels, edge_order_attr) -> GraphBatch:
         maps = [_attributes(d) for d in chunk]
     xs = [a.get("x") for a in maps]
     eis = [a.get("edge_index") for a in maps]
-    if None in eis:  # no edges, as KongFeatures and PyG read it (a sparse 'adj_t' instead is refused below)
+    # no edges, as KongFeatures and PyG read it (a sparse 'adj_t' instead is refused below); (not
+    # 'None in eis': that compares every tensor with None, one torch call per graph)
+    if any(e is None for e in eis):
         eis = [_no_edges(x) if e is None and a.get("adj_t") is None else e for a, x, e in zip(maps, xs, eis)]
     shapes = _plain_graphs(xs, eis)
     for i, (x, ei) in enumerate([] if shapes is not None else zip(xs, eis)):
