@@ -22,7 +22,7 @@ from torch_geometric.data import Batch, Data
 
 from kong_pyg import KongConfig, KongFeatures, KongSketch, KongStream, KongVectorizer
 from kong_pyg.cli import main as cli_main
-from kong_pyg.datasets import stream_to_graphs, synthetic_event_stream
+from kong_pyg.datasets import read_streamspot, stream_to_graphs, synthetic_event_stream
 
 
 class CommandFailed(Exception):
@@ -597,6 +597,17 @@ for id, lab, error, match in [  # (KeyError, IndexError, AttributeError or silen
          error, match)
 case("stream-to-graphs-not-a-stream", lambda tmp: stream_to_graphs("x"), TypeError,
      "'stream' must be an EdgeStream")
+def _utf16_stream(tmp: Path) -> Path:
+    path = tmp / "u16.tsv"
+    path.write_bytes("0\ta\t1\tb\te\tg\n2\ta\t3\tb\te\tg\n".encode("utf-16"))  # (with its BOM)
+    return path
+
+
+case("read-streamspot-utf16", lambda tmp: read_streamspot(_utf16_stream(tmp)), ValueError,
+     "the stream is UTF-16 or UTF-32 text")  # (garbage ids with NULs before)
+case("cli-stream-utf16",
+     lambda tmp: (_utf16_stream(tmp), cli("stream", "{tmp}/u16.tsv", "-q", "-o", "{tmp}/f")(tmp)),
+     CommandFailed, "exit 2: .*UTF-16 or UTF-32 text .* convert it first")
 case("stream-fit-chunk-of-scalars", lambda tmp: KongStream(dim=4).fit([[1, 0, 2, 0, 0, 0]]), TypeError,
      "a chunk's columns are sequences .*'src' is of type int")
 case("stream-merge-not-a-stream", lambda tmp: KongStream().merge("x"), TypeError,

@@ -137,6 +137,10 @@ def _normalized(blocks: Iterable[bytes], bom: bool = True) -> Iterator[bytes]:
             head += block
             if len(head) < len(_BOM):
                 continue
+            if head.startswith((b"\xff\xfe", b"\xfe\xff")):  # (read as bytes: ids full of NULs, silently)
+                raise ValueError("the stream is UTF-16 or UTF-32 text (it starts with that byte-order mark); "
+                                 "StreamSpot files are UTF-8 or ASCII: convert it first, e.g. "
+                                 "'iconv -f UTF-16 -t UTF-8'")
             block, head = head[len(_BOM):] if head.startswith(_BOM) else head, None
         if cr:
             block = b"\r" + block
