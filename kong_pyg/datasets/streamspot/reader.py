@@ -128,6 +128,22 @@ def _range_blocks(path: Any, lo: int, hi: int, block_size: int) -> Iterator[byte
             yield data
 
 
+#: Bytes read before the first block is passed on (a BOM, and whether the text is UTF-16 or UTF-32).
+_HEAD = 10
+
+
+def _wide_text(head: bytes) -> bool:
+    """Whether a stream's first bytes are UTF-16/32 text: its byte-order mark, then NULs between characters.
+
+    (Ids are compared as bytes, so a first id that merely starts with those bytes stays an id.)
+    """
+    if head.startswith(b"\xff\xfe"):
+        return all(head[i] == 0 for i in (3, 5, 7, 9))
+    if head.startswith(b"\xfe\xff"):
+        return all(head[i] == 0 for i in (2, 4, 6, 8))
+    return False
+
+
 def _normalized(blocks: Iterable[bytes], bom: bool = True) -> Iterator[bytes]:
     r"""The blocks without a leading BOM, every line end (``\r\n``, ``\r``) turned into ``\n``."""
     head: Optional[bytes] = b"" if bom else None
@@ -135,12 +151,12 @@ def _normalized(blocks: Iterable[bytes], bom: bool = True) -> Iterator[bytes]:
     for block in blocks:
         if head is not None:  # the first bytes: drop a BOM
             head += block
-            if len(head) < len(_BOM):
+            if len(head) < _HEAD:
                 continue
-            if head.startswith((b"\xff\xfe", b"\xfe\xff")):  # (read as bytes: ids full of NULs, silently)
-                raise ValueError("the stream is UTF-16 or UTF-32 text (it starts with that byte-order mark); "
-                                 "StreamSpot files are UTF-8 or ASCII: convert it first, e.g. "
-                                 "'iconv -f UTF-16 -t UTF-8'")
+            if _wide_text(head):  # (read as bytes: ids full of NULs, silently)
+                raise ValueError("the stream is UTF-16 or UTF-32 text (a byte-order mark, then NUL bytes "
+                                 "between the characters); StreamSpot files are UTF-8 or ASCII: convert it "
+                                 "first, e.g. 'iconv -f UTF-16 -t UTF-8'")
             block, head = head[len(_BOM):] if head.startswith(_BOM) else head, None
         if cr:
             block = b"\r" + block
@@ -148,7 +164,8 @@ def _normalized(blocks: Iterable[bytes], bom: bool = True) -> Iterator[bytes]:
         if cr:
             block = block[:-1]
         yield block.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
-    if head:
+    if head:  # (a stream shorter than the head: its BOM dropped too)
+        head = head[len(_BOM):] if head.startswith(_BOM) else head
         yield head.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
     if cr:
         yield b"\n"
