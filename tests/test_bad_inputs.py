@@ -964,6 +964,11 @@ for id, argv, match, setup, xfail in [
     ("table2-splits-one", ["table2", "--splits", "1"], "exit 2: .*must be >= 2", None, None),
     ("table2-fractions", ["table2", "--fractions", "0.5,2"], "exit 2: .*must be in \\(0, 1\\)", None, None),
     ("table2-ties", ["table2", "--ties", "row,time"], "exit 2: .*unknown value 'time'", None, None),
+    # a curve fraction too small for the data: before the main table's fits (after them before)
+    ("table2-fractions-too-small",
+     ["table2", "--ml-dir", "{tmp}/ml", "--out", "{tmp}/o", "-q", "--splits", "2", "--methods", "K-1",
+      "--ties", "row", "--curve-splits", "1", "--fractions", "0.01"],
+     "exit 2: .*--fractions 0.01 does not fit 20 graphs", ml_folder, None),
     ("table2-C-normalized", ["table2", "--C-normalized", "1,-1"], "exit 2: .*--C-normalized: must be > 0",
         None, None),
     ("table2-resume-folder", ["table2", "--ml-dir", "{tmp}/adir", "--resume", "{tmp}/adir", "--ties", "row"],

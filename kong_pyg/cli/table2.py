@@ -181,6 +181,19 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _check_fractions(ds: Any, args: argparse.Namespace) -> None:
+    """Every curve fraction gives training and test parts with every class on these graphs."""
+    from ..evaluation.classify import graph_targets
+    from ..evaluation.splits import random_splits
+
+    y = graph_targets(ds)
+    for f in args.fractions:
+        try:
+            random_splits(y, 1, train_size=f, inner_folds=args.inner_folds, seed=args.seed)
+        except ValueError as err:
+            raise CommandError(f"--fractions {f:g} does not fit {len(y)} graphs: {err}") from None
+
+
 def resume_files(args: argparse.Namespace) -> Dict[str, str]:
     """The resume file of each tie rule (``FILE-RULE.json``)."""
     stem = args.resume[:-5] if args.resume.endswith(".json") else args.resume
@@ -201,6 +214,8 @@ def _run(args: argparse.Namespace, names: List[str], root: str) -> None:
                               balance=not args.no_balance, max_graphs=args.max_graphs, seed=args.seed,
                               ties=tie)
         cache = FeatureCache(ds, table2_methods())
+        if args.curve_splits > 0 and curve is None:
+            _check_fractions(ds, args)  # (before the main table, not after it)
         results[tie] = run_table2(ds, names, args.splits, args.test_size, args.C_grid, args.inner_folds,
                                   args.seed, progress, cache, args.C_grid_normalized, shuffle_seeds,
                                   resume_files(args)[tie] if args.resume else None, tie, args.jobs,
