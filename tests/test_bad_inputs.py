@@ -23,6 +23,7 @@ from torch_geometric.data import Batch, Data
 from kong_pyg import KongConfig, KongFeatures, KongSketch, KongStream, KongVectorizer
 from kong_pyg.cli import main as cli_main
 from kong_pyg.datasets import read_streamspot, stream_to_graphs, synthetic_event_stream
+from kong_pyg.evaluation.splits import class_labels
 
 
 class CommandFailed(Exception):
@@ -608,6 +609,9 @@ case("read-streamspot-utf16", lambda tmp: read_streamspot(_utf16_stream(tmp)), V
 case("cli-stream-utf16",
      lambda tmp: (_utf16_stream(tmp), cli("stream", "{tmp}/u16.tsv", "-q", "-o", "{tmp}/f")(tmp)),
      CommandFailed, "exit 2: .*UTF-16 or UTF-32 text .* convert it first")
+for id, y in [("list", [1, "1", 0, "0"]), ("tuple", ("a", 2)), ("objects", np.array([1, "1"], dtype=object))]:
+    case(f"class-labels-mixed-{id}", lambda tmp, y=y: class_labels(y), ValueError,
+         "strings mixed with other values")  # (a list merged 1 and '1' into one class)
 case("stream-fit-chunk-of-scalars", lambda tmp: KongStream(dim=4).fit([[1, 0, 2, 0, 0, 0]]), TypeError,
      "a chunk's columns are sequences .*'src' is of type int")
 case("stream-merge-not-a-stream", lambda tmp: KongStream().merge("x"), TypeError,
