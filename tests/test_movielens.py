@@ -41,6 +41,9 @@ def test_malformed_lines_name_the_file_and_line(tmp_path):
     write_fake_ml100k(folder, extra_lines=["1\t2\t3\n"])
     with pytest.raises(ValueError, match=r"line 121: expected 4 tab-separated fields"):
         read_ml100k(str(folder))
+    write_fake_ml100k(folder, extra_lines=["1\t2\t300\t4\n"])
+    with pytest.raises(ValueError, match=r"u.data, line 121: a rating is 1 to 5, got 300"):
+        read_ml100k(str(folder))
     # empty files: once a RuntimeError from deep inside
     for name, what in (("u.user", "users"), ("u.item", "items"), ("u.data", "ratings")):
         write_fake_ml100k(folder)

@@ -186,7 +186,10 @@ def read_ml100k(folder: str) -> MovieLensTables:
         if len(f) != 4:
             raise ValueError(f"{data_path}, line {no}: expected 4 tab-separated fields "
                              f"(user item rating timestamp), got {line!r}")
-        rows.append(_ints(f, data_path, no))
+        row = _ints(f, data_path, no)
+        if not 1 <= row[2] <= 5:  # (stored as int8 'edge_rating': 300 wrapped to 44)
+            raise ValueError(f"{data_path}, line {no}: a rating is 1 to 5, got {row[2]}")
+        rows.append(row)
     parts = (("user", users, user_path), ("item", items, item_path), ("rating", rows, data_path))
     for name, ids, path in parts:
         if not ids:
