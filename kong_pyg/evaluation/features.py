@@ -164,6 +164,13 @@ def checked_features(X: Any, rows: int, name: str) -> Union[Matrix, Gram]:
                          f"(got shape {tuple(values.shape)})")
     if values.dtype.kind not in "biuf":
         raise TypeError(f"{name} must hold real numbers (got {values.dtype})")
+    if isinstance(X, Gram) and values.size:  # (fit as (K + K^T) / 2 it would be another kernel)
+        top = max(float(values.max()), -float(values.min()))
+        gap = float(np.abs(values - values.T).max())
+        if gap > 1e-9 * top:
+            raise ValueError(f"{name}: the Gram matrix is not symmetric (entries differ from their "
+                             f"transposes by up to {gap:.3g}, the largest entry is {top:.3g}): a kernel "
+                             "matrix K = X X^T is")
     if X.shape[0] != rows:
         raise ValueError(f"{name} have {X.shape[0]} rows, y has {rows}")
     return X
@@ -179,13 +186,6 @@ def check_finite(features: Union[Matrix, Gram]) -> None:
     if np.isinf(values).any():
         raise ValueError(f"{what} contains infinity")
     top = max(float(values.max()), -float(values.min())) if values.size else 0.0  # no |values| copy
-    if isinstance(features, Gram):
-        if values.ndim != 2 or values.shape[0] != values.shape[1]:
-            raise ValueError(f"{what} must be square [n, n] (got {list(values.shape)})")
-        gap = float(np.abs(values - values.T).max()) if values.size else 0.0
-        if gap > 1e-9 * top:
-            raise ValueError(f"{what} is not symmetric (entries differ from their transposes by up to "
-                             f"{gap:.3g}, the largest entry is {top:.3g}): a kernel matrix K = X X^T is")
     if not isinstance(features, Gram) and top > MAX_FEATURE_VALUE:
         raise ValueError(f"{what} hold values up to {top:.3g}, whose products overflow float64 (at most "
                          f"{MAX_FEATURE_VALUE:g}): scale them down, or normalize them")
