@@ -87,15 +87,11 @@ class ResumeFile:
         """Keep a finished row (written at once, atomically)."""
         self.done[name] = row
         if self.path:
-            tmp = self.path + ".tmp"
-            try:
-                os.makedirs(os.path.dirname(os.path.abspath(self.path)), exist_ok=True)
-                with open(tmp, "w", encoding="utf-8") as f:
-                    json.dump({"protocol": self.protocol, "done": self.done}, f)
-                os.replace(tmp, self.path)
-            except OSError as err:  # (name the file asked for, not the temporary one)
-                raise type(err)(err.errno, f"cannot write the resume file {self.path!r}: "
-                                           f"{err.strerror or err}") from None
+            from ..stream.checkpoint import atomic_write  # (errors name the file asked for)
+
+            os.makedirs(os.path.dirname(os.path.abspath(self.path)), exist_ok=True)
+            text = json.dumps({"protocol": self.protocol, "done": self.done})
+            atomic_write([text.encode("utf-8")], self.path)
 
 
 def _row_problem(row: Any, n: int, grid: Optional[Sequence[float]]) -> str:
