@@ -144,6 +144,11 @@ def _wide_text(head: bytes) -> bool:
     return False
 
 
+def _without_bom(head: bytes) -> bytes:
+    """A stream's first bytes without a UTF-8 byte-order mark."""
+    return head[len(_BOM):] if head.startswith(_BOM) else head
+
+
 def _normalized(blocks: Iterable[bytes], bom: bool = True) -> Iterator[bytes]:
     r"""The blocks without a leading BOM, every line end (``\r\n``, ``\r``) turned into ``\n``."""
     head: Optional[bytes] = b"" if bom else None
@@ -157,7 +162,7 @@ def _normalized(blocks: Iterable[bytes], bom: bool = True) -> Iterator[bytes]:
                 raise ValueError("the stream is UTF-16 or UTF-32 text (a byte-order mark, then NUL bytes "
                                  "between the characters); StreamSpot files are UTF-8 or ASCII: convert it "
                                  "first, e.g. 'iconv -f UTF-16 -t UTF-8'")
-            block, head = head[len(_BOM):] if head.startswith(_BOM) else head, None
+            block, head = _without_bom(head), None
         if cr:
             block = b"\r" + block
         cr = block.endswith(b"\r")  # may be the first half of \r\n: decide with the next block
@@ -165,8 +170,7 @@ def _normalized(blocks: Iterable[bytes], bom: bool = True) -> Iterator[bytes]:
             block = block[:-1]
         yield block.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
     if head:  # (a stream shorter than the head: its BOM dropped too)
-        head = head[len(_BOM):] if head.startswith(_BOM) else head
-        yield head.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+        yield _without_bom(head).replace(b"\r\n", b"\n").replace(b"\r", b"\n")
     if cr:
         yield b"\n"
 
