@@ -18,7 +18,7 @@ from typing import Any, Callable, List, NamedTuple, Optional
 import numpy as np
 import pytest
 import torch
-from torch_geometric.data import Batch, Data
+from torch_geometric.data import Batch, Data, InMemoryDataset
 
 from kong_pyg import KongConfig, KongFeatures, KongSketch, KongStream, KongVectorizer
 from kong_pyg.cli import main as cli_main
@@ -66,6 +66,14 @@ def graph(**kw) -> Data:
     base = dict(x=X3.clone(), edge_index=E3.clone())
     base.update(kw)
     return Data(**{k: v for k, v in base.items() if v is not None})
+
+
+class Collated(InMemoryDataset):
+    """Graphs in one collated storage: an in-memory PyG data set without files."""
+
+    def __init__(self, graphs):
+        super().__init__(None)
+        self.data, self.slices = self.collate(graphs)
 
 
 def sparse_adj() -> torch.Tensor:
@@ -1326,8 +1334,6 @@ def test_a_failed_refit_keeps_the_fitted_vocabulary():
 
 def test_transform_dataset_stores_features_in_a_one_graph_dataset(tmp_path):
     """PyG collates one graph with slices=None: the features still go into the dataset's storage."""
-    from torch_geometric.data import InMemoryDataset
-
     class One(InMemoryDataset):
         def __init__(self):
             super().__init__(str(tmp_path))
@@ -1447,27 +1453,13 @@ def test_vectorizer_takes_a_single_data_and_a_batch():
 
 
 def test_vectorizer_rejects_edges_into_another_graph_of_a_collated_dataset(tmp_path):
-    from torch_geometric.data import InMemoryDataset
-
-    class Two(InMemoryDataset):
-        def __init__(self, graphs):
-            super().__init__(None)
-            self.data, self.slices = self.collate(graphs)
-
-    bad = Two([graph(edge_index=torch.tensor([[1, 3], [0, 0]])), graph()])  # node 3 is graph 1's node 0
+    bad = Collated([graph(edge_index=torch.tensor([[1, 3], [0, 0]])), graph()])  # node 3 is graph 1's node 0
     with pytest.raises(ValueError, match="graph 0: 'edge_index' holds node indices outside \\[0, 3\\)"):
         KongVectorizer(k=2, hops=1).fit(bad)
 
 
 def test_storage_rows_of_edge_attributes_are_checked_per_graph():
-    from torch_geometric.data import InMemoryDataset
-
-    class Two(InMemoryDataset):
-        def __init__(self, graphs):
-            super().__init__(None)
-            self.data, self.slices = self.collate(graphs)
-
-    ds = Two([graph(edge_attr=torch.tensor([0, 1])), graph(edge_attr=torch.tensor([3, 4]))])
+    ds = Collated([graph(edge_attr=torch.tensor([0, 1])), graph(edge_attr=torch.tensor([3, 4]))])
     good = KongVectorizer(k=2, hops=1).fit_transform(ds)
     assert good.shape[0] == 2
     ds.slices["edge_attr"] = torch.tensor([0, 3, 4])  # 3 rows for graph 0, 1 for graph 1: 4 in all, as edges
@@ -1532,14 +1524,7 @@ def test_float_and_integer_x_across_graphs_give_the_rows_of_each_graph_alone():
 
 
 def test_graph_targets_of_a_collated_data_set_need_one_label_per_graph():
-    from torch_geometric.data import InMemoryDataset
-
     from kong_pyg.evaluation.classify import graph_targets
-
-    class Collated(InMemoryDataset):
-        def __init__(self, graphs):
-            super().__init__(None)
-            self.data, self.slices = self.collate(graphs)
 
     two_each = [graph(y=torch.tensor([[i % 2, 7]])) for i in range(6)]  # one row of two per graph
     with pytest.raises(ValueError, match="graph 0 needs one class label in 'y'"):  # (once 12 labels)
