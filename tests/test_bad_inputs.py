@@ -883,7 +883,7 @@ for id, call, error, match, xfail in [
         [np.zeros((12, 2))], Y12, folds=2, repeats=1, inner_folds=2, seed=0.5), TypeError,
      "'seed' must be an integer", None),
     ("stratified-folds-too-many", lambda tmp: _splits().stratified_folds(Y12, 13, 0), ValueError,
-     "folds=13 is more than the 12 graphs", None),
+     "'folds' \\(13\\) is more than the 12 graphs", None),
     ("stratified-folds-one", lambda tmp: _splits().stratified_folds(Y12, 1, 0), ValueError,
      "'folds' must be >= 2", None),
     ("stratified-folds-seed", lambda tmp: _splits().stratified_folds(Y12, 2, 2**32), ValueError,

@@ -10,7 +10,7 @@ import sys
 import numpy as np
 import pytest
 
-from kong_pyg.cli import build_parser, main
+from kong_pyg.cli import _flags, build_parser, main, with_flags
 from kong_pyg.cli.table2 import command_line
 from kong_pyg.config import option_docs, option_names
 
@@ -52,6 +52,16 @@ def test_help_shows_a_default_for_every_option(cmd, capsys):
         assert "(default:" in help_text, f"{cmd} {action.option_strings} shows no default"
         assert action.option_strings[0] in text
     assert text.count("(default:") >= len(opts)
+
+
+def test_library_errors_name_the_commands_flags():
+    flags = _flags(build_parser(), "classify")
+    assert flags["nested_repeats"] == "--nested-repeats" and flags["k"] == "--k" and "x" not in flags
+    message = "'nested_repeats' (3) must be at most 'repeats' (2); graph 4: 'x' ('kernel', 'k')"
+    assert with_flags(message, flags) == ("--nested-repeats (3) must be at most --repeats (2); "
+                                          "graph 4: 'x' (--kernel, --k)")
+    # table2's --C stores into C_grid: no flag spells 'C_grid', and --C's library name is not its own
+    assert "C_grid" not in _flags(build_parser(), "table2")
 
 
 def test_kong_flags_come_from_the_config(capsys):

@@ -115,9 +115,9 @@ def test_splits_are_seeded_and_stratified():
             for tr, te in a.inner[r][f]:
                 assert set(tr) | set(te) == set(a.outer[r][f][0])
     assert not np.array_equal(a.outer[0][0][1], a.outer[1][0][1])
-    with pytest.raises(ValueError, match="smallest class has only 8"):
+    with pytest.raises(ValueError, match=r"'folds' \(10\) must be at most the size of the smallest class"):
         make_splits(y, 1, 10, None, 0)
-    with pytest.raises(ValueError, match="inner_folds=7"):
+    with pytest.raises(ValueError, match=r"'inner_folds' \(7\) is too many"):
         make_splits(y, 1, 4, 7, 0)
     with pytest.raises(ValueError, match="single class"):
         make_splits(np.zeros(10), 1, 2, None, 0)
@@ -228,7 +228,10 @@ def test_cli_grakel_baselines(cache, capsys):
     (["--relabel", "maybe"], "argument --relabel: expects yes, no, both"),
     (["--dim", "big"], "argument --dim: expects 'exact'"),
     (["--kernel", "rbf"], "argument --kernel: 'kernel' must be one of ['poly', 'cosine']"),
-    (["--folds", "100"], "smallest class has only 63"),
+    (["--folds", "100"], "error: --folds (100) must be at most the size of the smallest class (63 graphs)"),
+    (["--protocol", "both", "--repeats", "2", "--nested-repeats", "3"],
+     "error: --nested-repeats (3) must be at most --repeats (2)"),
+    (["--protocol", "nested", "--inner-folds", "60"], "error: --inner-folds (60) is too many"),
     (["--C", "0"], "argument --C: must be > 0"),
     (["--plot-sizes", "64"], "--plot-sizes needs --plot"),
 ])

@@ -8,6 +8,7 @@ the parsed arguments, returning an exit status), all in the one style of
 :mod:`~kong_pyg.cli.common`: comma lists, defaults in the help, progress bars
 on unless ``--quiet``, and one-line errors with exit status 2.
 """
+import argparse
 import importlib
 import importlib.util
 import os
@@ -15,7 +16,7 @@ import sys
 import threading
 import types
 import warnings
-from typing import Any, List, Optional
+from typing import Any, Dict, List, Optional
 
 from .. import __version__
 from ..memory import MALLOC_SETTINGS, tune_allocator
@@ -131,6 +132,29 @@ def _warning_line(prog: str) -> Any:
     return show
 
 
+def _flags(parser: argparse.ArgumentParser, command: str) -> Dict[str, str]:
+    """The subcommand's options whose flag spells their destination (``--nested-repeats``)."""
+    flags: Dict[str, str] = {}
+    for group in parser._actions:
+        if isinstance(group, argparse._SubParsersAction) and command in group.choices:
+            for action in group.choices[command]._actions:
+                flag = "--" + action.dest.replace("_", "-")
+                if flag in action.option_strings:
+                    flags[action.dest] = flag
+    return flags
+
+
+def with_flags(message: str, flags: Dict[str, str]) -> str:
+    """:obj:`message` with the library's quoted argument names (``'inner_folds'``) as the command's flags.
+
+    The library names its arguments in its errors; where a subcommand passes an option on under
+    the same name, its user reads the flag they typed.
+    """
+    for dest, flag in flags.items():
+        message = message.replace(f"'{dest}'", flag)
+    return message
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     """Run the command line.
 
@@ -164,7 +188,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         try:
             return int(args.func(args) or 0)
         except USER_ERRORS as err:
-            message = one_line(str(err)) or type(err).__name__
+            message = with_flags(one_line(str(err)), _flags(parser, args.command)) or type(err).__name__
             print(f"kong-pyg {args.command}: error: {message}", file=sys.stderr)
             return 2
 

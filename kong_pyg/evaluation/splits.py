@@ -67,10 +67,11 @@ def _check_class_sizes(y: np.ndarray, folds: int, inner_folds: Optional[int]) ->
         raise ValueError("the graphs have a single class; classification needs at least two")
     smallest = int(counts.min())
     if smallest < folds:
-        raise ValueError(f"folds={folds} but the smallest class has only {smallest} graphs; use fewer folds")
+        raise ValueError(f"'folds' ({folds}) must be at most the size of the smallest class "
+                         f"({smallest} graphs); use fewer folds")
     if inner_folds is not None and smallest * (folds - 1) // folds < inner_folds:
         raise ValueError(
-            f"inner_folds={inner_folds} is too many for the smallest class "
+            f"'inner_folds' ({inner_folds}) is too many for the smallest class "
             f"({smallest} graphs, about {smallest * (folds - 1) // folds} per "
             "outer training part); use fewer inner folds"
         )
@@ -103,7 +104,7 @@ def stratified_folds(y: Any, folds: int, seed: int) -> List[Split]:
     y = class_labels(y)
     check_int("folds", folds, 2)
     if folds > y.size:
-        raise ValueError(f"folds={folds} is more than the {y.size} graphs")
+        raise ValueError(f"'folds' ({folds}) is more than the {y.size} graphs")
     _check_seed(seed)
     return _stratified_folds(y, folds, seed)
 
