@@ -293,3 +293,40 @@ def test_joining_a_list_of_graphs_compares_no_tensor(monkeypatch, mutag):
     monkeypatch.setattr(torch.Tensor, "__ne__", compared)
     batch = graphs._concat(graphs_list, 0, False, None)
     assert batch.num_graphs == len(graphs_list)
+
+
+def test_joining_many_graphs_starts_no_garbage_collection():
+    """Thousands of shape tuples alive while joining a list used to start collections of every object."""
+    import gc
+
+    from kong_pyg.graphs import gc_paused
+
+    many = [Data(x=torch.tensor([i % 3, 1]), edge_index=torch.tensor([[0], [1]])) for i in range(3000)]
+    runs = []
+
+    def seen(phase, info):
+        if phase == "start":
+            runs.append(info["generation"])
+
+    gc.collect()
+    gc.callbacks.append(seen)
+    try:
+        union = next(iter_graph_batches(many, 4096))
+    finally:
+        gc.callbacks.remove(seen)
+    assert union.num_graphs == 3000 and runs == []
+    assert union.edge_index[:, -1].tolist() == [5998, 5999]
+    # the collector's state is restored: on stays on, off stays off, also after an error and nested
+    for enabled in (True, False):
+        (gc.enable if enabled else gc.disable)()
+        try:
+            with gc_paused():
+                with gc_paused():
+                    assert not gc.isenabled()
+                assert not gc.isenabled()
+            assert gc.isenabled() == enabled
+            with pytest.raises(ValueError, match="graph 2"):
+                next(iter_graph_batches(many[:2] + [Data(x=torch.zeros(0, dtype=torch.long))], 10))
+            assert gc.isenabled() == enabled
+        finally:
+            gc.enable()
