@@ -1022,7 +1022,7 @@ for id, argv, match, setup, xfail in [
     ("order-test-download-alone", ["order-test", "--download", "-q"],
      "exit 2: .*--download needs --dataset NAME", None, None),
     ("classify-data-root-is-the-data-set", ["classify", "--data-root", "{tmp}/tu/T", "--dataset", "T", "-q"],
-     "exit 2: .*'data_root' is the folder that holds T/raw; .*pass its parent", tu_folder, None),
+     "exit 2: .*--data-root is the folder that holds T/raw; .*pass its parent", tu_folder, None),
     # stream
     ("stream-missing-file", ["stream", "{tmp}/missing.tsv"], "exit 2: .*no such file", None, None),
     ("stream-folder", ["stream", "{tmp}/adir"], "exit 2: .*is a folder, not a file", None, None),
@@ -1049,7 +1049,7 @@ for id, argv, match, setup, xfail in [
      "exit 2: kong-pyg stream: error: .*truncated.ckpt", None, None),
     ("stream-checkpoint-other-config", ["stream", "{tmp}/s.tsv", "--checkpoint", "{tmp}/k2.ckpt", "-q",
      "--dim", "32"],
-     "exit 2: kong-pyg stream: error: the state was made with other options .*'dim': \\(16, 32\\)",
+     "exit 2: kong-pyg stream: error: the state was made with other options .*--dim: \\(16, 32\\)",
      None, None),
     ("stream-strict-malformed", ["stream", "{tmp}/bad.tsv", "--strict", "-q", "--out", "{tmp}/f"],
      "exit 1: kong-pyg stream: error: .*line 1", lambda tmp: (tmp / "bad.tsv").write_text("a\tb\n"), None),
