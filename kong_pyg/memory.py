@@ -1,4 +1,4 @@
-"""Memory: allocation checks, and the C allocator's settings for PyTorch's many temporaries.
+"""Memory: allocation checks, zeros that cost nothing until written, and the C allocator's settings.
 
 Allocation checks give a clear error instead of an allocator failure or the out-of-memory killer.
 
@@ -135,6 +135,28 @@ MALLOC_SETTINGS: Dict[int, int] = {-3: 32 << 20, -1: 128 << 20}
 #: Where a user chooses these two settings for glibc (then :func:`tune_allocator` leaves them alone).
 MALLOC_ENV = ("MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_")
 MALLOC_TUNABLES = ("glibc.malloc.mmap_threshold", "glibc.malloc.trim_threshold")
+
+
+#: Zeros of at least this many bytes come from :func:`mapped_zeros`'s memory map.
+MAPPED_FROM_BYTES = 1 << 20
+
+
+def mapped_zeros(rows: int, cols: int, dtype: "torch.dtype") -> "torch.Tensor":
+    """Zeros :obj:`[rows, cols]` whose pages take memory only once written (CPU).
+
+    Large ones are a fresh anonymous memory map (zero pages, mapped on first write): capacity
+    kept for growth costs address space, not memory. :func:`torch.zeros` writes every page.
+    (NumPy's ``calloc``-backed zeros would do too, but NumPy asks the kernel for huge pages
+    there, whose first writes cost more system time than they save.)
+    """
+    import mmap
+
+    import torch
+
+    nbytes = rows * cols * torch.empty(0, dtype=dtype).element_size()
+    if nbytes < MAPPED_FROM_BYTES:
+        return torch.zeros(rows, cols, dtype=dtype)
+    return torch.frombuffer(mmap.mmap(-1, nbytes), dtype=dtype).view(rows, cols)  # (holds the map)
 
 
 def _user_chose_thresholds() -> bool:

@@ -503,3 +503,68 @@ def test_states_whose_tables_disagree_are_refused():
             KongStream(k=2, dim=16).load_state_dict(state(fn))
     same = KongStream(k=2, dim=16).load_state_dict(state(lambda s: None))
     assert torch.equal(same.sketches(), ks.sketches())
+
+
+# -- memory of the output ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("opts", [dict(hops=1), dict(hops=2), dict(hops=3), dict(hops=2, kernel="cosine"),
+                                  dict(hops=1, degree=2, const=1.0)])
+def test_released_sketches_equal_the_copy_and_reset_the_stream(stream, opts):
+    ks = KongStream(k=2, dim=32, **opts).fit(chunks_of(stream))
+    expected, ids = ks.sketches(), ks.graph_ids
+    assert torch.equal(ks.sketches(), expected)  # (the copy leaves the state as it was)
+    got = ks.sketches(release=True)
+    assert torch.equal(got, expected) and ids == list(ks.graph_ids) + ids[ks.num_graphs:]
+    assert ks.num_graphs == 0 and ks.num_edges == 0 and ks.pass_index == 1  # reset: as new
+    again = ks.fit(chunks_of(stream)).sketches()
+    assert torch.equal(again, expected)
+    # also where the call fails (an overflow): the stream is reset, not left half-summed
+    big = KongStream(k=1, dim=4, degree=3, const=1e300).fit(chunks_of(stream))
+    with pytest.raises(ValueError, match="overflowed"):
+        big.sketches(release=True)
+    assert big.num_graphs == 0
+
+
+def test_grown_graph_rows_take_memory_only_where_written():
+    from kong_pyg.memory import mapped_zeros
+    from kong_pyg.stream.state import grow_rows
+
+    small = mapped_zeros(3, 4, torch.float32)
+    assert small.dtype == torch.float32 and small.shape == (3, 4) and not small.any()
+    rows = grow_rows(torch.arange(6.0, dtype=torch.float64).view(3, 2), 70)
+    assert rows.shape == (70, 2) and rows[:3].flatten().tolist() == list(range(6)) and not rows[3:].any()
+    if not os.path.exists("/proc/self/statm"):
+        return
+
+    def resident():
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+    before = resident()
+    big = mapped_zeros(32768, 1024, torch.float64)  # 256 MiB
+    big[:64] += 1.0  # (written: 512 KiB)
+    assert resident() - before < 64 << 20
+    assert big.is_contiguous() and float(big.sum()) == 64 * 1024 and not big[64:].any()
+
+
+def test_cli_float32_output_is_converted_in_place_and_pt_files_hold_only_it(stream, tmp_path, monkeypatch):
+    from kong_pyg.cli import stream as stream_cli
+
+    full = torch.randn(37, 5, dtype=torch.float64) * 1e3
+    monkeypatch.setattr(stream_cli, "F32_BLOCK_BYTES", 3 * 5 * 4)  # (blocks of 3 rows)
+    expected = full.to(torch.float32)
+    got = stream_cli.as_float32(full.clone())
+    assert torch.equal(got, expected)
+    bad = full.clone()
+    bad[20, 1] = 1e300
+    with pytest.raises(stream_cli.CommandError, match="reach 1e\\+300, beyond float32: pass --float64"):
+        stream_cli.as_float32(bad)
+    path = tmp_path / "s.tsv"
+    write_streamspot(stream, str(path))
+    for out in ("f.npy", "f.pt"):
+        assert cli_main(["stream", str(path), "--k", "2", "--dim", "16", "-q", "-o", str(tmp_path / out)]) == 0
+    x = torch.load(tmp_path / "f.pt", weights_only=True)["x"]
+    ref = KongStream(k=2, dim=16).fit(chunks_of(stream)).sketches().to(torch.float32)
+    assert torch.equal(x, ref) and torch.equal(torch.from_numpy(np.load(tmp_path / "f.npy")), ref)
+    assert x.untyped_storage().nbytes() == x.numel() * 4

@@ -15,7 +15,7 @@ import sys
 import tempfile
 import time
 import warnings
-from typing import Any, Dict, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
 from ..config import STREAM_DEFAULTS, option_names
 from .common import (
@@ -28,6 +28,9 @@ from .common import (
     int_at_least,
     one_line,
 )
+
+if TYPE_CHECKING:  # pragma: no cover
+    from torch import Tensor
 
 #: The largest --chunk-size (a chunk is held in memory: six int64 columns).
 MAX_CHUNK = 1 << 26
@@ -312,32 +315,32 @@ def write_output(args: argparse.Namespace, ks: Any, reader: Any, seconds: float,
         raise CommandError(f"no edges in {where} ({n_bad:,} malformed and "
                            f"{getattr(reader, 'num_blank', 0):,} blank lines): no features written{bad}")
 
-    from ..outputs import all_finite
-
-    full = ks.sketches()  # (finite in the stream's dtype, or an error)
-    x = full.to(torch.float64 if args.float64 else torch.float32)
-    if x is not full and not all_finite(x):
-        raise CommandError(f"the features reach {float(full.abs().max()):.3g}, beyond float32: pass "
-                           "--float64 (or fewer --hops, a smaller --degree or --const)")
-    del full
     decode = decode or (reader.decode if reader is not None else str)
     ids = [str(decode(i)) for i in ks.graph_ids]
+    counts = f"{ks.num_edges:,} edges, {ks.num_graphs:,} graphs, {ks.num_nodes:,} nodes"
+    rate = ks.num_edges * passes / max(seconds, 1e-9)
+    matrix_path, ids_path = output_paths(args.out)
+    config = repr(ks)
+    # (finite in the stream's dtype, or an error; formed in the stream's memory, which is then released)
+    x = ks.sketches(release=True)
+    if not args.float64:
+        x = as_float32(x)
+        if matrix_path.endswith(".pt"):  # (torch.save writes a view's whole memory)
+            x = x.clone()
     note = header_note(ids)
     if note is not None:
         print(f"{PROG}: warning: {note}", file=sys.stderr)
-    matrix_path, ids_path = output_paths(args.out)
     os.makedirs(os.path.dirname(os.path.abspath(matrix_path)), exist_ok=True)
     if matrix_path.endswith(".pt"):
-        torch.save({"x": x, "graph_ids": ids, "config": repr(ks)}, matrix_path)
+        torch.save({"x": x, "graph_ids": ids, "config": config}, matrix_path)
     else:
         np.save(matrix_path, x.numpy())
     with open(ids_path, "w", encoding="utf-8", errors="surrogateescape", newline="\n") as f:
         f.write("".join(i + "\n" for i in ids))
     n_bad = reader.num_malformed if reader is not None else 0
     n_blank = getattr(reader, "num_blank", 0)
-    rate = ks.num_edges * passes / max(seconds, 1e-9)
     print(
-        f"{PROG}: {ks.num_edges:,} edges, {ks.num_graphs:,} graphs, {ks.num_nodes:,} nodes; "
+        f"{PROG}: {counts}; "
         f"{passes} pass{'es' if passes > 1 else ''} in {seconds:.1f} s ({rate:,.0f} edges/s); "
         f"{n_bad:,} malformed line{'s' if n_bad != 1 else ''}, {n_blank:,} blank; wrote {matrix_path} "
         f"{tuple(x.shape)} and {ids_path}",
@@ -347,4 +350,36 @@ def write_output(args: argparse.Namespace, ks: Any, reader: Any, seconds: float,
         print(format_malformed(reader.malformed, n_bad), file=sys.stderr)
 
 
-__all__ = ["register", "run", "output_paths", "stream_options", "write_output", "file_fingerprint"]
+#: Bytes of ``float32`` converted at a time by :func:`as_float32`.
+F32_BLOCK_BYTES = 64 << 20
+
+
+def as_float32(full: "Tensor") -> "Tensor":
+    """A ``float64`` matrix as ``float32``, in the front of its own memory (no second matrix).
+
+    Row blocks are converted in order; block :math:`i`'s ``float32`` bytes end before the
+    ``float64`` rows not read yet begin. :obj:`full` is lost (also where a block overflows:
+    then a :class:`CommandError`, as nothing is written).
+    """
+    import torch
+
+    from ..outputs import all_finite
+
+    if full.dtype == torch.float32:  # (checked finite by the stream)
+        return full
+    rows, cols = full.shape
+    flat = full.contiguous().view(-1).view(torch.float32)  # (2 * rows * cols numbers, the same memory)
+    out = flat[: rows * cols].view(rows, cols)
+    step = max(1, F32_BLOCK_BYTES // max(4 * cols, 1))
+    for lo in range(0, rows, step):
+        block = full[lo : lo + step].to(torch.float32)
+        if not all_finite(block):
+            big = float(full[lo : lo + step].abs().max())
+            raise CommandError(f"the features reach {big:.3g}, beyond float32: pass --float64 (or fewer "
+                               "--hops, a smaller --degree or --const)")
+        out[lo : lo + step] = block
+    return out
+
+
+__all__ = ["register", "run", "output_paths", "stream_options", "write_output", "file_fingerprint",
+           "as_float32"]

@@ -315,6 +315,17 @@ def _check_counts(w: Tensor, total: int) -> None:
               "incidence read)")
 
 
+def saved_options(state: Any, versions: Tuple[int, ...], dtypes: Tuple[str, ...]) -> Dict[str, Any]:
+    """The stream options of a state of one of :obj:`versions` (dtype one of :obj:`dtypes`, by name)."""
+    version = state.get("version") if isinstance(state, dict) else None
+    if version not in versions:
+        raise ValueError(f"unsupported KongStream state version {version!r}")
+    cfg = state.get("config")
+    if not isinstance(cfg, dict) or cfg.get("dtype") not in dtypes:
+        raise ValueError("invalid KongStream state: 'config' must be a dict of options with a float dtype")
+    return dict(cfg, dtype=getattr(torch, cfg["dtype"]))
+
+
 def check_state(ks: "KongStream", state: Any, versions: Tuple[int, ...]) -> Tensor:
     """Check a state for :obj:`ks` (its options, layout, arrays); returns its pass rows.
 
@@ -355,4 +366,5 @@ def check_state(ks: "KongStream", state: Any, versions: Tuple[int, ...]) -> Tens
 
 
 __all__ = ["save_checkpoint", "load_checkpoint", "remove_stale_temps", "atomic_write", "check_layout",
-           "check_arrays", "check_state", "arrays_of_pass", "replay_layout", "MAGIC", "FORMAT"]
+           "check_arrays", "check_state", "saved_options", "arrays_of_pass", "replay_layout", "MAGIC",
+           "FORMAT"]

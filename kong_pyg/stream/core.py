@@ -13,7 +13,7 @@ from ..kgrams import gram_lengths
 from ..sketch import SketchHashes, SymbolHashTable
 from ..threads import torch_threads
 from ..traversals import Traversal, traversal_rule
-from .checkpoint import check_state, load_checkpoint, replay_layout, save_checkpoint
+from .checkpoint import check_state, load_checkpoint, replay_layout, save_checkpoint, saved_options
 from .counts import GramCounts
 from .ids import Columns, Found, StreamIds
 from .options import STREAM_DEFAULTS, node_sketches, replays, stream_config
@@ -413,7 +413,7 @@ class KongStream:
 
     # -- output -------------------------------------------------------------
 
-    def sketches(self) -> Tensor:
+    def sketches(self, release: bool = False) -> Tensor:
         r"""The graph features :obj:`[num_graphs, dim]` of what was read.
 
         With :math:`h \leq 1` at any moment (the stream so far); with
@@ -421,6 +421,12 @@ class KongStream:
         (:meth:`check_replay`). Rows are in order of each graph's first edge
         (:attr:`graph_ids`), the order of
         :func:`~kong_pyg.datasets.streamspot.stream_to_graphs`.
+
+        Args:
+            release (bool, optional): For the last call: the features are
+                formed in the graph rows' memory (no copy: one output's worth
+                less at the peak), and the stream is :meth:`reset` afterwards,
+                whether or not the call succeeds. (default: :obj:`False`)
         """
         if self.pass_index != self.num_passes:
             raise ValueError(
@@ -428,9 +434,13 @@ class KongStream:
                 f"is in pass {self.pass_index}; read it again after end_pass(), or use fit()"
             )
         self.check_replay()
-        with torch.no_grad(), torch_threads(self.threads, cap=False):
-            self._settle()
-            return final_sketches(self)
+        try:
+            with torch.no_grad(), torch_threads(self.threads, cap=False):
+                self._settle()
+                return final_sketches(self, in_place=release)
+        finally:
+            if release:
+                self.reset()
 
     # -- state --------------------------------------------------------------
 
@@ -494,16 +504,8 @@ class KongStream:
     @classmethod
     def from_state_dict(cls, state: Dict[str, Any]) -> "KongStream":
         """A stream rebuilt from :meth:`state_dict` (checked as :meth:`load_state_dict` does)."""
-        version = state.get("version") if isinstance(state, dict) else None
-        if version not in _READS:
-            raise ValueError(f"unsupported KongStream state version {version!r}")
-        cfg = state.get("config")
-        if not isinstance(cfg, dict) or cfg.get("dtype") not in _DTYPES:
-            raise ValueError("invalid KongStream state: 'config' must be a dict of options with a float "
-                             "dtype")
-        cfg = dict(cfg, dtype=getattr(torch, cfg["dtype"]))
         try:
-            stream = cls(**cfg)
+            stream = cls(**saved_options(state, _READS, _DTYPES))
         except TypeError as err:
             raise ValueError(f"invalid KongStream state: bad options ({err})") from None
         return stream.load_state_dict(state)

@@ -23,11 +23,15 @@ if TYPE_CHECKING:  # pragma: no cover
     from .core import KongStream
 
 
-def final_sketches(ks: "KongStream") -> Tensor:
-    """The graph features in the stream's dtype, or a clear error where they overflow it (inf or NaN)."""
+def final_sketches(ks: "KongStream", in_place: bool = False) -> Tensor:
+    """The graph features in the stream's dtype, or a clear error where they overflow it (inf or NaN).
+
+    :obj:`in_place`: the linear map's features are formed in the memory of the graph rows (which
+    then no longer hold the stream's state; see :meth:`KongStream.sketches`).
+    """
     if not ks.linear:
         return cast_checked(node_map_sketches(ks), ks.dtype, ks.cfg)
-    out = linear_sketches(ks)
+    out = linear_sketches(ks, in_place)
     if not all_finite(out):
         hint = "" if ks.dtype == torch.float64 else "dtype=torch.float64, "
         raise ValueError(f"the stream's sketches overflowed {ks.dtype} (hops={ks.hops}, const={ks.const}): "
@@ -48,7 +52,7 @@ def final_grams(ks: "KongStream", nodes: Tensor) -> Iterator[Tuple[Tensor, Tenso
             yield owner, g, ks._block(hops)
 
 
-def linear_sketches(ks: "KongStream") -> Tensor:
+def linear_sketches(ks: "KongStream", in_place: bool = False) -> Tensor:
     r"""Graph features of the linear map: graph rows plus the output-time grams and levels.
 
     After the last pass of :math:`h \geq 2` the rows hold every level but the
@@ -59,7 +63,7 @@ def linear_sketches(ks: "KongStream") -> Tensor:
     """
     table, state = ks._table, ks._nodes
     n, b = state.n, ks.dim
-    out = ks._rows[: ks.num_graphs].clone()
+    out = ks._rows[: ks.num_graphs] if in_place else ks._rows[: ks.num_graphs].clone()
     if ks.pass_index > 1:
         out += ks._pass_rows[: ks.num_graphs]
     graph = state["node_graph"][:n]

@@ -19,7 +19,7 @@ from torch import Tensor
 
 from ..hashing import BREAK
 from ..kgrams import StringState
-from ..memory import gib, shortfall, what_is_left
+from ..memory import gib, mapped_zeros, shortfall, what_is_left
 
 Index = Union[Tensor, slice, Tuple[Tensor, int]]
 
@@ -74,12 +74,17 @@ def check_memory(nbytes: int, what: str) -> None:
 
 
 def grow_rows(rows: Tensor, g: int) -> Tensor:
-    """:obj:`rows` :obj:`[G, b]` with at least :obj:`g` rows (zeros appended, capacity doubled)."""
+    """:obj:`rows` :obj:`[G, b]` with at least :obj:`g` rows (zeros appended, capacity doubled).
+
+    Rows not yet written take no memory (:func:`~kong_pyg.memory.mapped_zeros`): the doubled
+    capacity costs the rows in use, not twice them (and while the old rows are copied, twice,
+    not three times).
+    """
     if g <= rows.size(0):
         return rows
     cap = max(g, 2 * rows.size(0), 64)
     check_memory(cap * rows.size(1) * rows.element_size(), f"graph rows for {g:,} graphs")
-    new = torch.zeros(cap, rows.size(1), dtype=rows.dtype)
+    new = mapped_zeros(cap, rows.size(1), rows.dtype)
     new[: rows.size(0)] = rows
     return new
 
