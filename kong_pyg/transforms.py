@@ -293,7 +293,11 @@ class KongFeatures(BaseTransform):
           would a :obj:`pre_transform`'s output. Every stored graph gets
           them (a subset view's parent too, as they share the storage);
           they are computed from the stored graphs (before
-          :obj:`dataset.transform`) and live in memory only.
+          :obj:`dataset.transform`) and live in memory only. Graphs taken
+          out before the call are copies without them, and so are the
+          graphs PyG cached in a view that was made *and read* before the
+          dataset was first read (its cache is its own): take them again
+          from the dataset or a new view.
         * Any other sequence of :class:`~torch_geometric.data.Data` (a list,
           a dataset with a transform on disk): a list of shallow copies with
           the new attributes.
@@ -392,8 +396,23 @@ def _store_features(dataset: Any, node_attr: Optional[str], node: Optional[Tenso
         data[graph_attr] = graph
         if slices is not None:
             slices[graph_attr] = torch.arange(graph.size(0) + 1)
-    dataset._data_list = None  # graphs cached before carry no features
+    _drop_cached_graphs(dataset)
     return dataset
+
+
+def _drop_cached_graphs(dataset: Any) -> None:
+    """Forget the graphs PyG cached, in every view of the storage that shares the cache.
+
+    PyG keeps them in one list per storage index (``_data_list``), which subset views share
+    (they are shallow copies); graphs cached before carry no features. Emptied in place, not
+    replaced: a new list on one object would leave the others serving stale graphs. A list is
+    left (rather than None) so that views made from now on share it too.
+    """
+    cached = getattr(dataset, "_data_list", None)
+    if isinstance(cached, list):
+        cached[:] = [None] * len(cached)
+    else:
+        dataset._data_list = dataset.len() * [None]
 
 
 def _attach_features(graphs: Sequence[Any], node_attr: Optional[str], node: Optional[Tensor],

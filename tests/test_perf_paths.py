@@ -105,6 +105,21 @@ def test_transform_dataset_fills_the_collated_storage(tmp_path):
     assert sub[0].g1.shape == (1, 8) and sub._data.g1.shape == (188, 8)
 
 
+def test_transform_dataset_of_a_view_drops_the_graphs_cached_by_its_parent(tmp_path):
+    """PyG's cache of graphs is one list shared by a data set and its views: emptied for all of them."""
+    ds = load_tu(cache=tmp_path)
+    ds[1], ds[150]  # cached by the parent before the view is made (the view shares the list)
+    KongFeatures(k=1, dim=8, level="graph").transform_dataset(ds[:100])
+    for order in ([0, 1, 2], [1, 0, 2]):  # (a cached graph first used to drop the attribute silently)
+        batch = next(iter(DataLoader(ds[order], batch_size=3)))
+        assert batch.kong_graph.shape == (3, 8)
+    assert ds[1].kong_graph.shape == ds[150].kong_graph.shape == (1, 8)
+    later = ds[:5]  # views made after the call share the (now empty) cache too
+    later[0]
+    KongFeatures(k=1, dim=4, level="graph", attr_name="again").transform_dataset(ds)
+    assert later[0].again.shape == (1, 4)
+
+
 def test_transform_dataset_arguments(mutag):
     with pytest.raises(ValueError, match="batch_size"):
         KongFeatures().transform_dataset(mutag, batch_size=0)
