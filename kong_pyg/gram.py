@@ -128,7 +128,7 @@ def node_maps(cfg: KongConfig, graphs: Any, edge_order_attr: Optional[str] = "ed
         :class:`NodeMaps`
     """
     gb = next(iter(iter_graph_batches(graphs, len(graphs), cfg.edge_labels, edge_order_attr)))
-    prep = engine.prepare(cfg, gb.x, gb.edge_index, gb.edge_attr, gb.edge_order)
+    prep = engine.prepare(cfg, gb.x, gb.edge_index, gb.edge_attr, gb.edge_order, batch=gb.batch)
     grams = index_grams(engine.kgram_steps(cfg, prep))
     counts = engine.exact_counts(cfg, prep, grams)
     uid, distinct, num_unique = distinct_rows(counts, prep.num_nodes)

@@ -326,6 +326,7 @@ def prepare_graph(
     seed: int = 0,
     grouped: bool = True,
     edges_checked: bool = False,
+    batch: Optional[Tensor] = None,
 ) -> PreparedGraph:
     r"""Check a graph and turn it into symbols and ordered neighborhoods.
 
@@ -342,6 +343,9 @@ def prepare_graph(
         grouped (bool): Group edges by center in neighbor order (needed for
             :math:`k \geq 2`); see
             :func:`~kong_pyg.ordering.ordered_neighborhoods`.
+        batch (torch.Tensor, optional): The graph of each node, where the
+            input joins several graphs (see
+            :func:`~kong_pyg.ordering.ordered_neighborhoods`).
         edges_checked (bool): The caller has checked every index of
             :obj:`edge_index` against the rows of :obj:`x` (the unions of
             :func:`~kong_pyg.graphs.iter_graph_batches`): no second pass.
@@ -371,7 +375,8 @@ def prepare_graph(
         for _ in range(int(relabel)):
             node_label = wl_relabel(node_label, plain)
     node_sym = node_code(node_label)
-    hood = ordered_neighborhoods(edge_index, n, flow, order, edge_order, node_sym, seed, grouped)
+    hood = ordered_neighborhoods(edge_index, n, flow, order, edge_order, node_sym, seed, grouped,
+                                 batch if order == "random" else None)
     edge_sym = None
     if edge_label is not None:
         edge_sym = edge_code(edge_label)

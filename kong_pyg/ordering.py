@@ -125,6 +125,21 @@ def _mix(a: Tensor, seed: int) -> Tensor:
     return (c[2] * a + c[3]) % P
 
 
+def _places_in_graph(center: Tensor, batch: Optional[Tensor], m: int) -> Tensor:
+    """Each edge's position among its graph's edges, in edge order (the graph: its center's)."""
+    device = center.device
+    if batch is None:
+        return torch.arange(m, device=device)
+    graph = batch.index_select(0, center)
+    by_graph = torch.sort(graph, stable=True).indices
+    sizes = torch.bincount(graph)
+    starts = torch.cumsum(sizes, 0) - sizes
+    places = torch.empty(m, dtype=torch.long, device=device)
+    first = starts.index_select(0, graph.index_select(0, by_graph))
+    places[by_graph] = torch.arange(m, device=device) - first
+    return places
+
+
 def ordered_neighborhoods(
     edge_index: Tensor,
     num_nodes: int,
@@ -134,6 +149,7 @@ def ordered_neighborhoods(
     node_label: Optional[Tensor] = None,
     seed: int = 0,
     grouped: bool = True,
+    batch: Optional[Tensor] = None,
 ) -> Neighborhoods:
     r"""Group edges by center node, each group in neighbor order.
 
@@ -148,8 +164,10 @@ def ordered_neighborhoods(
             by :obj:`edge_order` values, the same wherever an edge key
             appears), :obj:`"label"` (by neighbor label), :obj:`"degree"` (by
             neighbor degree) or :obj:`"random"` (a seeded shuffle of each
-            call's edges). Ties keep edge order (reversed with
-            :obj:`"reverse"`). (default: :obj:`"edge"`)
+            neighborhood, by a random key of each edge's position among its
+            graph's edges: a graph gets the same shuffle in any batch or
+            call). Ties keep edge order (reversed with :obj:`"reverse"`).
+            (default: :obj:`"edge"`)
         edge_order (torch.Tensor, optional): A per-edge sort key :obj:`[m]`.
         node_label (torch.Tensor, optional): Symbol codes :obj:`[n]`, needed
             for :obj:`order="label"`.
@@ -158,6 +176,9 @@ def ordered_neighborhoods(
             edges stay in edge order and :obj:`ptr` is :obj:`None`: enough for
             order-free uses (sum aggregation, :math:`k = 1`), and no sort.
             (default: :obj:`True`)
+        batch (torch.Tensor, optional): :obj:`[num_nodes]` graph of each node
+            when the input joins several graphs (read by :obj:`order="random"`
+            only; :obj:`None`: one graph).
     """
     if flow == "source_to_target":
         nbr, center = edge_index[0], edge_index[1]
@@ -185,9 +206,8 @@ def ordered_neighborhoods(
         deg = torch.zeros(num_nodes, dtype=torch.long, device=device)
         deg.index_add_(0, center, torch.ones_like(center))
         key = deg[nbr]
-    else:  # random: a seeded permutation drawn on the CPU, same on any device
-        gen = torch.Generator().manual_seed(int(seed))
-        key = torch.randperm(m, generator=gen).to(device)
+    else:  # random: a seeded key of each edge's place in its graph (the same on any device, in any batch)
+        key = consistent_key(_places_in_graph(center, batch, m), seed)
     by_center = center
     perm: Optional[Tensor] = None
     if key is not None:

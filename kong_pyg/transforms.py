@@ -263,13 +263,11 @@ class KongFeatures(BaseTransform):
             edge_order = getattr(data, self.edge_order_attr, None)
         if isinstance(x, Tensor):
             self._follow(x.device)
+        batch, num_graphs = (data.batch, data.num_graphs) if isinstance(data, Batch) else (None, None)
         if self.node_attr is not None:
-            node = self.sketch.node_maps(x, edge_index, edge_attr, edge_order)  # = self.sketch(...)
+            node = self.sketch.node_maps(x, edge_index, edge_attr, edge_order, batch)  # = self.sketch(...)
             data[self.node_attr] = node
         if self.graph_attr is not None:
-            batch, num_graphs = None, None
-            if isinstance(data, Batch):
-                batch, num_graphs = data.batch, data.num_graphs
             out = self.sketch.readout(x, edge_index, batch, edge_attr, edge_order, num_graphs)
             data[self.graph_attr] = out
         if isinstance(data, Batch):
@@ -340,7 +338,8 @@ class KongFeatures(BaseTransform):
                     if node.device != gb.x.device:
                         node = node.to(gb.x.device)
                     hi = lo + gb.x.size(0)
-                    node[lo:hi] = self.sketch.node_maps(gb.x, gb.edge_index, gb.edge_attr, gb.edge_order)
+                    node[lo:hi] = self.sketch.node_maps(gb.x, gb.edge_index, gb.edge_attr, gb.edge_order,
+                                                        gb.batch)
                     lo = hi
                 if graph is not None:
                     if graph.device != gb.x.device:

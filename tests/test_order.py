@@ -121,6 +121,47 @@ def test_random_order_is_seeded():
     assert not torch.equal(mk(1), mk(2))
 
 
+def test_random_order_is_each_graphs_own_whatever_the_batch():
+    """A graph's shuffle depends on its own edges and the seed only: not on the batch size, its place in the
+    batch or the other graphs (it used to be one permutation of all the edges of a call)."""
+    from torch_geometric.data import Batch
+
+    from kong_pyg import KongFeatures
+
+    gs = [_graph(s, n=7, m=18) for s in range(12)]
+    o = dict(k=2, hops=2, order="random", seed=3)
+    f = KongFeatures(dim=64, level="both", **o)
+    alone, together = [f(g) for g in gs], f.transform_dataset(gs, batch_size=5)
+    for a, b in zip(alone, together):
+        assert torch.equal(a.kong_x, b.kong_x) and torch.equal(a.kong_graph, b.kong_graph)
+    X = torch.as_tensor(KongVectorizer(dim=64, **o).fit_transform(gs))
+    assert torch.equal(X, torch.as_tensor(KongVectorizer(dim=64, batch_size=4, **o).fit_transform(gs)))
+    assert torch.equal(X, torch.as_tensor(KongVectorizer(dim=64, **o).fit_transform(gs[::-1])).flip(0))
+    E = KongVectorizer(**o).fit_transform(gs).toarray()  # exact: the same kernel in any batch
+    E2 = KongVectorizer(batch_size=3, **o).fit_transform(gs[::-1]).toarray()[::-1]
+    np.testing.assert_array_equal(E @ E.T, E2 @ E2.T)
+    layer, batch = KongSketch(dim=64, **o), Batch.from_data_list(gs[:4])
+    assert torch.equal(layer(batch.x, batch.edge_index, batch=batch.batch),
+                       torch.cat([layer(g.x, g.edge_index) for g in gs[:4]]))
+    assert torch.equal(layer.readout(batch.x, batch.edge_index, batch.batch),
+                       torch.cat([layer.readout(g.x, g.edge_index) for g in gs[:4]]))
+    # a shuffle: a hub's neighbors leave edge order, and two hubs of one degree in one graph are shuffled
+    # differently; as two graphs (the same edges at the same places), alike
+    n = 9
+    hub = torch.stack([torch.arange(1, n), torch.zeros(n - 1, dtype=torch.long)])
+    ei = torch.cat([hub, hub + n], 1)
+
+    def hubs(seed, batch=None):
+        hood = ordered_neighborhoods(ei, 2 * n, order="random", seed=seed, batch=batch)
+        return hood.nbr[hood.center == 0].tolist(), (hood.nbr[hood.center == n] - n).tolist()
+
+    first, second = hubs(0)
+    assert sorted(first) == list(range(1, n)) and first != list(range(1, n)) and first != second
+    assert hubs(1)[0] != first  # another seed
+    apart = hubs(0, torch.arange(2 * n) // n)
+    assert apart[0] == apart[1] == first
+
+
 def test_consistent_shuffle_is_the_same_permutation_in_every_graph():
     """A node seen in several graphs (its incoming events keyed by timestamps) gets the same
     shuffled neighbor order in each of them, whatever the batch and the edge positions;

@@ -166,15 +166,24 @@ class KongSketch(MessagePassing):
 
     # -- the pipeline's steps (for inspection and tests) ---------------------------
 
+    @staticmethod
+    def _batch(batch: Optional[Tensor], x: Any) -> Optional[Tensor]:
+        """:obj:`batch` checked against the nodes of :obj:`x` (None stays None)."""
+        if batch is None:
+            return None
+        n = x.size(0) if isinstance(x, Tensor) and x.dim() > 0 else 0
+        return check_batch(batch, n, x.device if isinstance(x, Tensor) else None)
+
     def prepare(
         self,
         x: Tensor,
         edge_index: Tensor,
         edge_attr: Optional[Tensor] = None,
         edge_order: Optional[Tensor] = None,
+        batch: Optional[Tensor] = None,
     ) -> PreparedGraph:
         """Check the input and turn it into symbols and ordered neighborhoods."""
-        prep = engine.prepare(self.config, x, edge_index, edge_attr, edge_order)
+        prep = engine.prepare(self.config, x, edge_index, edge_attr, edge_order, batch=batch)
         if prep.node_sym.device != self.hashes.coef.device:
             raise ValueError(
                 f"the input is on {prep.node_sym.device} but the module is on "
@@ -234,6 +243,7 @@ class KongSketch(MessagePassing):
         edge_index: Tensor,
         edge_attr: Optional[Tensor] = None,
         edge_order: Optional[Tensor] = None,
+        batch: Optional[Tensor] = None,
     ) -> Tensor:
         r"""Node features :obj:`[num_nodes, dim]`.
 
@@ -244,10 +254,14 @@ class KongSketch(MessagePassing):
             edge_attr (torch.Tensor, optional): Edge labels.
             edge_order (torch.Tensor, optional): A per-edge sort key (for
                 example a timestamp) that defines the neighbor order.
+            batch (torch.Tensor, optional): :obj:`[num_nodes]` graph index of
+                each node, where the input joins several graphs: only
+                :obj:`order="random"` reads it (each graph's shuffle is its
+                own, whatever the batch). (default: one graph)
         """
         with torch.no_grad():
             cfg, hashes = self.config, self.hashes
-            prep = self.prepare(x, edge_index, edge_attr, edge_order)
+            prep = self.prepare(x, edge_index, edge_attr, edge_order, self._batch(batch, x))
             n = prep.num_nodes
             self._check_node_output(n, prep.node_sym.device, copies=2)
             grams = index_grams(engine.kgram_steps(cfg, prep))
@@ -273,6 +287,7 @@ class KongSketch(MessagePassing):
         edge_index: Tensor,
         edge_attr: Optional[Tensor] = None,
         edge_order: Optional[Tensor] = None,
+        batch: Optional[Tensor] = None,
     ) -> Tensor:
         r"""The node features of :meth:`forward`, computed as :meth:`readout` computes node sketches.
 
@@ -284,7 +299,7 @@ class KongSketch(MessagePassing):
         """
         with torch.no_grad():
             cfg = self.config
-            prep = self.prepare(x, edge_index, edge_attr, edge_order)
+            prep = self.prepare(x, edge_index, edge_attr, edge_order, self._batch(batch, x))
             n = prep.num_nodes
             self._check_node_output(n, prep.node_sym.device, copies=1)
             steps = engine.kgram_steps(cfg, prep)
@@ -325,7 +340,7 @@ class KongSketch(MessagePassing):
         with torch.no_grad():
             n = x.size(0) if isinstance(x, Tensor) and x.dim() > 0 else 0
             batch = check_batch(batch, n, x.device if isinstance(x, Tensor) else None)
-            prep = self.prepare(x, edge_index, edge_attr, edge_order)
+            prep = self.prepare(x, edge_index, edge_attr, edge_order, batch)
             if batch is None:
                 batch = torch.zeros(n, dtype=torch.long, device=prep.node_sym.device)
                 size = 1
