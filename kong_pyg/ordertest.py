@@ -120,12 +120,15 @@ class OrderTestResult:
 
     def answer(self, metric: str = "accuracy", alpha: float = 0.05) -> str:
         """The answer to "does order matter?" in a few sentences (the corrected test decides)."""
-        from .evaluation.stats import verdict
+        from .evaluation.stats import undefined, verdict
 
         control = "consistent" if "consistent" in self.settings else "random"
         main = self.comparison("true", control, metric)
         d, p = 100 * main["mean_diff"], main["corrected_p"]
-        if p < alpha and d > 0:
+        if undefined(p):
+            head = (f"Undecided: the true order and the {SETTINGS[control]} differ by the same {d:+.2f} "
+                    f"points of {metric} on every split, so there is no spread to test (too few splits?).")
+        elif p < alpha and d > 0:
             head = f"Yes: the true order beats the {SETTINGS[control]} by {d:+.2f} points of {metric}."
         elif p < alpha:
             head = f"The true order is worse than the {SETTINGS[control]} ({d:+.2f} points of {metric})."
@@ -204,7 +207,7 @@ class OrderTestResult:
         for j, c in enumerate(rows):
             mean = 100 * c["mean_diff"]
             lo, hi = 100 * c["corrected_lo"], 100 * c["corrected_hi"]
-            color = "C3" if c["corrected_p"] < 0.05 else "C0"
+            color = "C3" if c["corrected_p"] is not None and c["corrected_p"] < 0.05 else "C0"
             right.errorbar(mean, j, xerr=[[mean - lo], [hi - mean]], fmt="o", color=color, capsize=4)
         right.axvline(0, color="black", lw=0.8)
         right.set_yticks(range(len(rows)), [f"{_name(c['a'])} - {_name(c['b'])}" for c in rows])

@@ -160,3 +160,17 @@ def test_fewer_inner_folds_than_asked_are_reported_as_used():
     assert any(w.startswith("inner CV: 16 folds asked, 8 used") for w in res.info["warnings"])
     same = kong_pyg.order_test(ds, **{**FAST, "splits": 2}, reverse=False)
     assert same.info["inner_folds_used"] == [2] and "by 2-fold inner CV" in same.to_markdown("t")
+
+
+def test_answer_without_spread_is_undecided_not_significant():
+    """Scores that differ by the same amount on every split have no spread: the t-tests are undefined."""
+    from kong_pyg.evaluation.stats import paired_comparison
+    from kong_pyg.ordertest import OrderTestResult
+
+    scores = {"accuracy": {"true": [0.75, 0.75], "consistent": [1.0, 1.0]}}
+    cmp = dict(a="true", b="consistent", metric="accuracy",
+               **paired_comparison([0.75, 0.75], [1.0, 1.0], 0.2), corrected_lo=-0.25, corrected_hi=-0.25)
+    res = OrderTestResult(["true", "consistent"], scores, {}, [cmp], 0.2)
+    answer = res.answer()
+    assert answer.startswith("Undecided: the true order and the consistent shuffle") and "-25.00" in answer
+    assert "significantly" not in answer and "Wilcoxon p = 0.5 with 2 splits" in answer

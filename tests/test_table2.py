@@ -47,7 +47,7 @@ def test_paired_comparison():
     same = paired_comparison(a, a, 0.2)
     assert same["t_p"] == same["wilcoxon_p"] == same["corrected_p"] == 1.0 and same["ties"] == 5
     assert same["corrected_t"] == 0.0  # (0 / 0 was NaN, written as NaN into the JSON files)
-    assert paired_comparison(a + 0.1, a, 0.2)["corrected_t"] == math.inf
+    assert paired_comparison(a + 0.1, a, 0.2)["wilcoxon_p"] == 0.0625  # (was p = 0 and t = inf)
     with pytest.raises(ValueError, match="same length"):
         paired_comparison(a, b[:3], 0.2)
     with pytest.raises(ValueError, match="test_fraction"):
@@ -56,6 +56,52 @@ def test_paired_comparison():
     strong = dict(c, corrected_p=0.001, mean_diff=0.05)
     text = verdict(strong, "K-2", "K-2 shuffled", "accuracy")
     assert "K-2 is significantly better than K-2 shuffled" in text
+
+
+@pytest.mark.parametrize("n, p", [(2, 0.5), (3, 0.25), (5, 0.0625), (8, 2 / 2 ** 8)])
+def test_paired_comparison_without_spread(n, p):
+    # every split differs by the same amount: no spread for the t-tests, an exact Wilcoxon p of 2 / 2^n
+    for a, b in (([0.75] * n, [1.0] * n), ([0.8, 0.7] * n, [0.7, 0.6] * n)):
+        a, b = a[:n], b[:n]  # (0.8 - 0.7 and 0.7 - 0.6 differ by rounding only)
+        c = paired_comparison(a, b, 0.2)
+        assert c["wilcoxon_p"] == p and math.isclose(p, stats.wilcoxon(np.subtract(a, b)).pvalue)
+        assert math.isnan(c["t_p"]) and math.isnan(c["corrected_p"]) and math.isnan(c["corrected_t"])
+        assert c["sd_diff"] == 0.0 and c["ties"] == 0 and c["wins"] + c["losses"] == n
+    same = paired_comparison([0.8, 0.7, 0.9], [0.8, 0.7, 0.9], 0.2)
+    assert (same["t_p"], same["wilcoxon_p"], same["corrected_p"], same["corrected_t"]) == (1.0, 1.0, 1.0, 0.0)
+
+
+def test_paired_comparison_wilcoxon_equals_scipy():
+    rng = np.random.default_rng(0)
+    for n in (2, 3, 5, 8, 12, 20):
+        a, b = rng.uniform(0.5, 1.0, n), rng.uniform(0.5, 1.0, n)
+        d = a - b
+        assert np.unique(np.abs(d)).size == n and np.all(d != 0)
+        c = paired_comparison(a, b, 0.25)
+        assert math.isclose(c["wilcoxon_p"], stats.wilcoxon(a, b).pvalue)
+        assert math.isclose(c["wilcoxon_p"], stats.wilcoxon(a, b, zero_method="pratt").pvalue)
+        assert math.isclose(c["t_p"], stats.ttest_rel(a, b).pvalue)
+
+
+def test_verdict_without_spread():
+    from kong_pyg.cli.common import plain_json
+
+    c = paired_comparison([0.75, 0.75], [1.0, 1.0], 0.2)
+    text = verdict(c, "true", "reverse", "accuracy")
+    assert text == ("true − reverse: -25.00 points of accuracy on average: true is worse than reverse by the "
+                    "same amount on every split, so there is no spread to test and the t-tests are undefined "
+                    "(wins/ties/losses 0/0/2; paired t undefined, Wilcoxon p = 0.5 with 2 splits, corrected "
+                    "resampled t undefined).")
+    assert "significant" not in text and "e+00" not in text
+    # as written to and read back from JSON (null), and with many splits: still not called significant
+    back = json.loads(json.dumps(plain_json(c), allow_nan=False))
+    assert back["t_p"] is None and back["corrected_t"] is None and back["wilcoxon_p"] == 0.5
+    assert verdict(back, "true", "reverse", "accuracy") == text
+    many = paired_comparison([0.9] * 10, [0.8] * 10, 0.2)
+    assert many["wilcoxon_p"] < 0.05
+    text = verdict(many, "true", "reverse", "accuracy")
+    assert "true is better than reverse by the same amount on every split" in text
+    assert "significant" not in text and "Wilcoxon p = 0.002 with 10 splits" in text
 
 
 def test_true_order_beats_shuffled_on_order_only_classes():

@@ -6,9 +6,12 @@ corrected resampled t-test for the overlap of repeated random splits;
 :func:`verdict` says in one sentence what the comparison shows.
 """
 import math
-from typing import Any, Dict, Sequence
+from typing import Any, Dict, Optional, Sequence
 
 import numpy as np
+
+# differences within this share of the scores' magnitude are rounding, not differences
+_ROUNDING = 1e-12
 
 
 def mean_ci(values: Sequence[float], level: float = 0.95) -> Dict[str, float]:
@@ -54,6 +57,15 @@ def paired_comparison(a: Sequence[float], b: Sequence[float], test_fraction: flo
     (`Nadeau and Bengio, 2003 <https://doi.org/10.1023/A:1024068626366>`_).
     The plain tests treat splits as independent and are optimistic.
 
+    Differences within rounding of the scores (:math:`10^{-12}` of their
+    largest magnitude) count as 0. When every split differs by the same
+    amount (:math:`s_d = 0`) there is no spread to test: both t-tests are
+    undefined (:obj:`corrected_t`, :obj:`t_p` and :obj:`corrected_p` NaN,
+    written as null by :func:`kong_pyg.cli.common.plain_json`) unless the
+    difference is 0 everywhere (:math:`t = 0`, :math:`p = 1`). The Wilcoxon
+    test is defined there: its exact two-sided p for :math:`n` differences
+    of one sign is :math:`\min(1, 2 / 2^n)` (0.5 for 2 splits, 0.0625 for 5).
+
     Args:
         a (sequence): The scores of the first method, one per split.
         b (sequence): The scores of the second method on the same splits.
@@ -73,20 +85,25 @@ def paired_comparison(a: Sequence[float], b: Sequence[float], test_fraction: flo
         raise ValueError(f"'test_fraction' must be in (0, 1) (got {test_fraction})")
     d = x - z
     n = d.size
+    # rounding of the scores (0.8 - 0.7 vs 0.7 - 0.6, means over seeds) is no difference and no spread
+    tol = _ROUNDING * max(float(np.abs(x).max()), float(np.abs(z).max()))
+    d[np.abs(d) <= tol] = 0.0
     sd = float(d.std(ddof=1))
     out: Dict[str, Any] = {"mean_diff": float(d.mean()), "sd_diff": sd, "n": n, "wins": int((d > 0).sum()),
                            "ties": int((d == 0).sum()), "losses": int((d < 0).sum())}
-    if sd == 0:
-        p = 1.0 if d.mean() == 0 else 0.0
-        # (no spread: t is 0 for no difference at all, else infinite; 0 / 0 would be NaN)
-        t = 0.0 if d.mean() == 0 else float(np.copysign(np.inf, d.mean()))
-        out.update(t_p=p, wilcoxon_p=p, corrected_p=p, corrected_t=t)
+    if sd <= tol:
+        out["sd_diff"] = 0.0
+        if np.all(d == 0):
+            # for two methods with the same score on every split, the corrected t is 0 (0 / 0 would be NaN)
+            out.update(t_p=1.0, wilcoxon_p=1.0, corrected_p=1.0, corrected_t=0.0)
+        else:
+            # every split differs by the same amount: t = d / 0 is undefined, not infinite; the
+            # exact Wilcoxon test has only its two extreme sign patterns at least this far out
+            nan = float("nan")
+            out.update(t_p=nan, wilcoxon_p=min(1.0, 2.0 ** (1 - n)), corrected_p=nan, corrected_t=nan)
         return out
-    out["t_p"] = float(stats.ttest_rel(x, z).pvalue)
-    if np.all(d == 0):
-        out["wilcoxon_p"] = 1.0
-    else:
-        out["wilcoxon_p"] = float(stats.wilcoxon(x, z, zero_method="pratt").pvalue)
+    out["t_p"] = float(stats.ttest_1samp(d, 0.0).pvalue)
+    out["wilcoxon_p"] = float(stats.wilcoxon(d, zero_method="pratt").pvalue)
     ratio = test_fraction / (1 - test_fraction)
     t = d.mean() / math.sqrt((1 / n + ratio) * sd * sd)
     out["corrected_t"] = float(t)
@@ -94,8 +111,16 @@ def paired_comparison(a: Sequence[float], b: Sequence[float], test_fraction: flo
     return out
 
 
-def format_p(p: float) -> str:
-    """A p-value in a few characters (``0.034``, ``2.1e-07``)."""
+def undefined(p: Any) -> bool:
+    """Whether a p-value of :func:`paired_comparison` is undefined (NaN, or None as read from JSON)."""
+    return p is None or p != p
+
+
+def format_p(p: Optional[float]) -> str:
+    """A p-value in a few characters (``0.034``, ``2.1e-07``; ``undefined`` for NaN or None)."""
+    if undefined(p):
+        return "undefined"
+    assert p is not None
     return f"{p:.2g}" if p >= 1e-4 else f"{p:.1e}"
 
 
@@ -119,16 +144,28 @@ def verdict(cmp: Dict[str, Any], a: str, b: str, metric: str, alpha: float = 0.0
     """
     d = 100 * cmp["mean_diff"]
     head = f"{a} − {b}: {d:+.2f} points of {metric} on average"
-    tail = (f"(wins/ties/losses {cmp['wins']}/{cmp['ties']}/{cmp['losses']}; paired t p = "
-            f"{format_p(cmp['t_p'])}, Wilcoxon p = {format_p(cmp['wilcoxon_p'])}, corrected resampled t p = "
-            f"{format_p(cmp['corrected_p'])})")
-    if cmp["corrected_p"] < alpha:
+    t_p, w_p, c_p = cmp["t_p"], cmp["wilcoxon_p"], cmp["corrected_p"]
+    no_spread = undefined(c_p) and undefined(t_p) and not undefined(w_p)
+    splits = f" with {cmp['n']} splits" if no_spread else ""
+    tail = (f"(wins/ties/losses {cmp['wins']}/{cmp['ties']}/{cmp['losses']}; {_p_text('paired t', t_p)}, "
+            f"{_p_text('Wilcoxon', w_p)}{splits}, {_p_text('corrected resampled t', c_p)})")
+    if no_spread:
+        # the corrected test decides, and it is undefined: nothing is called significant
+        side = "better" if d > 0 else "worse"
+        return (f"{head}: {a} is {side} than {b} by the same amount on every split, so there is no spread "
+                f"to test and the t-tests are undefined {tail}.")
+    if not undefined(c_p) and c_p < alpha:
         word = "significantly better" if d > 0 else "significantly worse"
         return f"{head}: {a} is {word} than {b} {tail}."
-    if cmp["t_p"] < alpha:
+    if not undefined(t_p) and t_p < alpha:
         return (f"{head}: significant only under the plain tests that treat overlapping splits as "
                 f"independent, not under the corrected test {tail}.")
     return f"{head}: no significant difference {tail}."
 
 
-__all__ = ["mean_ci", "paired_comparison", "verdict", "format_p", "format_ci"]
+def _p_text(test: str, p: Any) -> str:
+    """``paired t p = 0.034``, or ``paired t undefined``."""
+    return f"{test} undefined" if undefined(p) else f"{test} p = {format_p(p)}"
+
+
+__all__ = ["mean_ci", "paired_comparison", "verdict", "format_p", "format_ci", "undefined"]
