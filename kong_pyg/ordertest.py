@@ -306,7 +306,7 @@ def order_test(
 
     graphs, key = load_ordered_graphs(graphs, labels, edge_order_attr)
     y = graph_labels(graphs, y)
-    from .evaluation.splits import check_split_sizes
+    from .evaluation.splits import check_split_sizes, fewer_folds_note, inner_folds_used
 
     check_split_sizes(y, test_size)  # (random_splits checks it too: here before the features)
     notes: List[str] = []
@@ -338,10 +338,9 @@ def order_test(
         if stopped:
             notes.append(f"{s}: {stopped} of {fits} SVM fits stopped at max_iter")
     test_fraction = float(np.mean([len(row[0][1]) / len(y) for row in parts.outer]))
-    used = sorted({len(folds[0]) for folds in parts.inner}) if parts.inner else [inner_folds]
+    used = inner_folds_used(parts, inner_folds)
     if used != [inner_folds]:
-        notes.append(f"inner CV: {inner_folds} folds asked, {_span(used)} used "
-                     "(a split's training part holds fewer graphs of its smallest class)")
+        notes.append(fewer_folds_note(inner_folds, used))
     comparisons = _compare(settings, scores, test_fraction)
     info = {"num_graphs": len(y), "class_counts": np.bincount(y).tolist(), "key": key, "k": k,
             "hops": hops, "options": options, "splits": splits, "test_size": test_size, "C": list(grid),
@@ -495,21 +494,15 @@ def with_corrected_interval(cmp: Dict[str, Any], test_fraction: float,
 
 def _folds_used(info: Dict[str, Any]) -> str:
     """The inner folds as used ("3"), or as asked and used where fewer were possible ("3-4 (of 16 asked)")."""
-    used = info.get("inner_folds_used", [info["inner_folds"]])
-    if used == [info["inner_folds"]]:
-        return str(info["inner_folds"])
-    return f"{_span(used)} (of {info['inner_folds']} asked)"
+    from .evaluation.splits import describe_folds
+
+    return describe_folds(info["inner_folds"], info.get("inner_folds_used", [info["inner_folds"]]))
 
 
 def _on_device(info: Dict[str, Any]) -> str:
     """Where the SVM problems were solved, when not on the CPU (" (SVMs on cuda)")."""
     device = info.get("svm_device", "cpu")
     return "" if device == "cpu" else f" (SVMs on {device})"
-
-
-def _span(values: List[int]) -> str:
-    """Sorted integers as "3" or "3-5"."""
-    return str(values[0]) if values[0] == values[-1] else f"{values[0]}-{values[-1]}"
 
 
 def _fit_scores(features: Dict[str, List[Any]], y: np.ndarray, splits: int, test_size: float,

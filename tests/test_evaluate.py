@@ -233,6 +233,8 @@ def test_cli_grakel_baselines(cache, capsys):
      "error: --nested-repeats (3) must be at most --repeats (2)"),
     (["--protocol", "nested", "--inner-folds", "60"], "error: --inner-folds (60) is too many"),
     (["--C", "0"], "argument --C: must be > 0"),
+    (["--grid", "quick", "--k", "2", "--order", "edge,consistent"],
+     "error: --order consistent shuffles by a per-edge event key"),
     (["--plot-sizes", "64"], "--plot-sizes needs --plot"),
 ])
 def test_cli_errors(cache, capsys, argv, message):

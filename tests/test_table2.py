@@ -117,6 +117,23 @@ def test_true_order_beats_shuffled_on_order_only_classes():
     assert len(res["splits"]["K-2"]["acc"]) == 4 and set(res["splits"]["K-2"]) >= {"acc", "auc", "C", "fit_s"}
     with pytest.raises(ValueError, match="unknown method"):
         run_table2(graphs, ["K-9"], n_splits=2)
+    assert res["inner_folds_used"] == [3]
+
+
+def test_fewer_inner_folds_than_asked_are_said(tmp_path):
+    """A training part with few graphs of a class gets fewer inner folds: a warning and the report say so."""
+    stream, y = synthetic_event_stream(12, seed=2)
+    graphs = stream_to_graphs(stream, y)
+    with pytest.warns(UserWarning, match="inner CV: 20 folds asked, 4 used"):
+        res = run_table2(graphs, ["K-1"], n_splits=2, C_grid=(1.0,), inner_folds=20)
+    assert res["inner_folds"] == 20 and res["inner_folds_used"] == [4]
+    from kong_pyg.experiments.table2_report import setup_lines
+
+    assert "C chosen by 4 (of 20 asked)-fold stratified CV" in "\n".join(setup_lines(res))
+    from kong_pyg.evaluation.splits import random_splits
+
+    with pytest.raises(ValueError, match="the smallest class has 1 graph; a stratified split needs 2"):
+        random_splits(np.array([0, 0, 0, 1]), 2, test_size=0.5)
 
 
 def test_methods_registry():

@@ -203,6 +203,10 @@ def _check_combinations(args: argparse.Namespace) -> None:
         raise CommandError("--inner-folds only applies to --protocol nested or both")
     if args.nested_repeats is not None and args.protocol != "both":
         raise CommandError("--nested-repeats only applies to --protocol both (use --repeats otherwise)")
+    if "consistent" in (args.order or []):
+        raise CommandError("--order consistent shuffles by a per-edge event key ('edge_order': a timestamp "
+                           "or a global event id, the same in every graph), which TU data sets do not have; "
+                           "use 'random' for a shuffled control")
     if args.plot is not None and args.method != "kong":
         raise CommandError("--plot draws KONG sketch sizes; it needs --method kong")
     if args.plot_sizes is not None and args.plot is None:

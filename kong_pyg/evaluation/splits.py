@@ -61,15 +61,19 @@ def class_labels(y: Any) -> np.ndarray:
     return values
 
 
-def _check_class_sizes(y: np.ndarray, folds: int, inner_folds: Optional[int]) -> None:
+def _check_class_sizes(y: np.ndarray, folds: Optional[int], inner_folds: Optional[int]) -> None:
+    """Two classes or more, each large enough for :obj:`folds` folds (None: random splits, 2 graphs)."""
     _, counts = np.unique(y, return_counts=True)
     if counts.size < 2:
         raise ValueError("the graphs have a single class; classification needs at least two")
     smallest = int(counts.min())
-    if smallest < folds:
+    if folds is None and smallest < 2:
+        raise ValueError(f"the smallest class has {smallest} graph; a stratified split needs 2 or more of "
+                         "every class (one to train on, one to test)")
+    if folds is not None and smallest < folds:
         raise ValueError(f"'folds' ({folds}) must be at most the size of the smallest class "
                          f"({smallest} graphs); use fewer folds")
-    if inner_folds is not None and smallest * (folds - 1) // folds < inner_folds:
+    if folds is not None and inner_folds is not None and smallest * (folds - 1) // folds < inner_folds:
         raise ValueError(
             f"'inner_folds' ({inner_folds}) is too many for the smallest class "
             f"({smallest} graphs, about {smallest * (folds - 1) // folds} per "
@@ -206,7 +210,7 @@ def random_splits(y: np.ndarray, n_splits: int, *, test_size: Optional[float] = 
 
     y = class_labels(y)
     check_int("n_splits", n_splits, 1)
-    _check_class_sizes(y, 2, None)
+    _check_class_sizes(y, None, None)
     check_split_sizes(y, test_size, train_size)
     splitter = StratifiedShuffleSplit(n_splits, test_size=test_size, train_size=train_size, random_state=seed)
     outer = [[(train, test)] for train, test in splitter.split(np.zeros(y.size), y)]
@@ -278,5 +282,35 @@ def plan_jobs(splits: Splits, n: int) -> Jobs:
     return Jobs(keys, masks, tests, np.asarray(parent, dtype=np.int64))
 
 
+def inner_folds_used(splits: Splits, asked: int) -> List[int]:
+    """The distinct numbers of inner folds of :obj:`splits`, sorted (:obj:`[asked]` without inner splits).
+
+    :func:`random_splits` gives a split fewer folds than asked where its training part holds
+    fewer graphs of its smallest class.
+    """
+    if not splits.inner:
+        return [asked]
+    return sorted({len(folds[0]) for folds in splits.inner})
+
+
+def describe_folds(asked: int, used: List[int]) -> str:
+    """The inner folds as used (``"5"``), or as used of those asked (``"3-4 (of 16 asked)"``)."""
+    if list(used) == [asked]:
+        return str(asked)
+    return f"{_span(used)} (of {asked} asked)"
+
+
+def fewer_folds_note(asked: int, used: List[int]) -> str:
+    """The warning where some splits had fewer inner folds than asked."""
+    return (f"inner CV: {asked} folds asked, {_span(used)} used (a split's training part holds fewer graphs "
+            "of its smallest class)")
+
+
+def _span(values: List[int]) -> str:
+    """Sorted integers as ``"3"`` or ``"3-5"``."""
+    return str(values[0]) if values[0] == values[-1] else f"{values[0]}-{values[-1]}"
+
+
 __all__ = ["Split", "Splits", "Jobs", "class_labels", "stratified_folds", "make_splits", "random_splits",
-           "check_split_sizes", "plan_jobs"]
+           "check_split_sizes", "plan_jobs", "inner_folds_used", "describe_folds",
+           "fewer_folds_note"]

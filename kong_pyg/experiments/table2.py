@@ -49,6 +49,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from ..config import check_c_grid
+from ..evaluation.splits import fewer_folds_note, inner_folds_used
 from ..evaluation.stats import mean_ci, paired_comparison
 from ..ordertest import C_NORMALIZED, with_corrected_interval
 from .resume import ResumeFile, graphs_digest
@@ -406,6 +407,9 @@ def run_table2(
     scores = _evaluate(cache, methods, y, splits, grids, seed, shuffle_seeds, n_jobs, progress,
                        f"table2 {tag}".strip(), ResumeFile(resume, protocol, n_splits, grids), device)
     test_fraction = len(splits.outer[0][0][1]) / len(y)
+    used = inner_folds_used(splits, inner_folds)
+    if used != [inner_folds]:
+        warnings.warn(fewer_folds_note(inner_folds, used), UserWarning, stacklevel=2)
     paired = {}
     for a, b in PAIRS:
         if a in scores and b in scores:
@@ -414,8 +418,8 @@ def run_table2(
                                                                   test_fraction), test_fraction)
                 for metric in ("acc", "auc")
             }
-    return {**protocol, "splits": scores, "summary": _summary(scores, cache, grids, all_methods),
-            "paired": paired}
+    return {**protocol, "inner_folds_used": used, "splits": scores,
+            "summary": _summary(scores, cache, grids, all_methods), "paired": paired}
 
 
 def accuracy_curve(

@@ -72,7 +72,7 @@ def setup_lines(result: Dict[str, Any]) -> List[str]:
         f"{round(100 * result['test_size'])} % test (seed {result['seed']}), the same splits for every row "
         f"and tie rule; {seeds}.",
         "- The shared evaluation harness (`kong_pyg.evaluation.harness.evaluate_features`): LinearSVC "
-        f"solved exactly for every C; C chosen by {result['inner_folds']}-fold stratified CV on the "
+        f"solved exactly for every C; C chosen by {_folds(result)}-fold stratified CV on the "
         f"training part only (ties: the smaller C), refit there; C in {result['C_grid']} for raw rows, "
         f"in {result['C_grid_normalized']} for rows with L2-normalized graph vectors. Accuracy and ROC "
         "AUC (decision values) on the test part.",
@@ -176,6 +176,13 @@ def write_markdown(results: Mapping[str, Dict[str, Any]], path: str, infos: Mapp
         lines += [notes]
     with open(path, "w", encoding="utf-8") as f:
         f.write("\n".join(lines))
+
+
+def _folds(result: Dict[str, Any]) -> str:
+    """The inner folds as used, and as asked where fewer were possible."""
+    from ..evaluation.splits import describe_folds
+
+    return describe_folds(result["inner_folds"], result.get("inner_folds_used", [result["inner_folds"]]))
 
 
 __all__ = ["write_markdown", "difference_lines", "setup_lines", "result_lines", "paired_lines",
