@@ -1,5 +1,6 @@
 """KongSketch as a building block of learned PyG models."""
 import random
+import re
 
 import pytest
 import torch
@@ -157,6 +158,13 @@ def test_buffers_move_and_round_trip():
         assert torch.equal(other(b.x, b.edge_index), own)  # its own tables are kept
     other.reset_parameters()  # redraws from its own seed
     assert torch.equal(other(b.x, b.edge_index), own)
+    # tables of another degree, k or depth have other shapes: the options are named, not PyTorch's size error
+    first = "degree=2, k-grams of up to 2 symbols (k), hops=2; this layer has degree=1"
+    for opts, said in ((dict(degree=2), first), (dict(k=3), "up to 3 symbols"), (dict(hops=4), "hops=4")):
+        saved = KongSketch(**{**dict(k=2, hops=2, dim=32, seed=9), **opts}).state_dict()
+        with pytest.raises(ValueError, match=re.escape(said)):
+            other.load_state_dict(saved)
+        assert torch.equal(other(b.x, b.edge_index), own)
 
 
 class ReadoutHead(torch.nn.Module):

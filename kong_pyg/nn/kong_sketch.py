@@ -144,6 +144,7 @@ class KongSketch(MessagePassing):
         self.config = cfg
         self.out_dtype = dtype
         self.hashes = SketchHashes(cfg.dim, cfg.degree, cfg.k, cfg.hops + 1, cfg.seed)
+        self.register_load_state_dict_pre_hook(_check_table_shapes)
         self.register_load_state_dict_post_hook(_check_loaded_tables)
 
     @property
@@ -402,6 +403,26 @@ def _option(name: str) -> property:
 for _name in option_names():  # layer.k, layer.dim, ... read the config (flow is MessagePassing's own)
     if _name != "flow":
         setattr(KongSketch, _name, _option(_name))
+
+
+def _table_options(coef_shape: Any, shift_shape: Any) -> str:
+    """The options a layer's hash-table shapes tell: degree, longest k-gram, depth."""
+    return (f"degree={coef_shape[0] // 2}, k-grams of up to {(coef_shape[1] - 2) // 2} symbols (k), "
+            f"hops={shift_shape[1] - 1}")
+
+
+def _check_table_shapes(module: torch.nn.Module, state_dict: Any, prefix: str, *args: Any) -> None:
+    """Refuse, before anything is copied, a state dict whose hash tables have another shape."""
+    hashes = module.hashes
+    assert isinstance(hashes, SketchHashes)
+    coef, shift = state_dict.get(prefix + "hashes.coef"), state_dict.get(prefix + "hashes.shift")
+    if not isinstance(coef, Tensor) or not isinstance(shift, Tensor) or coef.dim() != 2 or shift.dim() != 2:
+        return  # (missing or odd entries: PyTorch's own checks report them)
+    if coef.shape != hashes.coef.shape or shift.shape != hashes.shift.shape:
+        saved = _table_options(coef.shape, shift.shape)
+        mine = _table_options(hashes.coef.shape, hashes.shift.shape)
+        raise ValueError(f"the state dict's hash tables are those of a layer with {saved}; this layer has "
+                         f"{mine}: build the layer with the options it was saved with")
 
 
 def _check_loaded_tables(module: torch.nn.Module, incompatible: Any) -> None:
