@@ -16,7 +16,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from .inputs import labels, plain_tensor
+from .inputs import BAD_EDGE_INDEX, bad_edge_dtype, labels, plain_tensor
 from .kgrams import exclusive_cumsum
 
 
@@ -205,17 +205,6 @@ def _same_slices(slices: Any, key: str, dataset: Any, start: int, stop: int) -> 
                          f"set's storage, its edges {int(edges[i])}:{int(edges[i + 1])} (one row per edge)")
 
 
-#: The error for an edge_index of a non-integer dtype.
-_BAD_EDGE_INDEX = "'edge_index' must have dtype torch.long, integer node indices"
-#: Integer dtypes torch cannot promote to int64 (concatenation with torch.long fails).
-_UNPROMOTABLE = {getattr(torch, name) for name in ("uint16", "uint32", "uint64") if hasattr(torch, name)}
-
-
-def _bad_edge_dtype(dtype: torch.dtype) -> bool:
-    """Whether :obj:`dtype` cannot hold node indices here (bool, float, complex, wide unsigned)."""
-    return dtype == torch.bool or dtype.is_floating_point or dtype.is_complex or dtype in _UNPROMOTABLE
-
-
 def _union_edges(local: Tensor, n_sizes: Tensor, e_sizes: Tensor, start: int,
                  offsets: Optional[Tensor] = None) -> Tensor:
     """Shift each graph's local :obj:`edge_index` by its node offset, checking it first.
@@ -223,8 +212,8 @@ def _union_edges(local: Tensor, n_sizes: Tensor, e_sizes: Tensor, start: int,
     :obj:`offsets`, if known, are the first node of each graph in the union
     (the exclusive cumulative sum of :obj:`n_sizes`).
     """
-    if _bad_edge_dtype(local.dtype):
-        raise TypeError(f"{_BAD_EDGE_INDEX} (got {local.dtype})")
+    if bad_edge_dtype(local.dtype):
+        raise TypeError(f"{BAD_EDGE_INDEX} (got {local.dtype})")
     dev = local.device
     if n_sizes.device != dev:
         n_sizes, e_sizes = n_sizes.to(dev), e_sizes.to(dev)
@@ -330,7 +319,7 @@ def _plain_graphs(xs: List[Any], eis: List[Any]) -> Optional[Tuple[List[Any], Li
         return None
     if set(map(operator.itemgetter(0), e_shapes)) != {2}:
         return None
-    if any(map(_bad_edge_dtype, set(map(_DTYPE, eis)))):
+    if any(map(bad_edge_dtype, set(map(_DTYPE, eis)))):
         return None
     return x_shapes, e_shapes
 
@@ -364,8 +353,8 @@ def _concat(chunk, start, edge_labels, edge_order_attr) -> GraphBatch:
                             "accept 'adj_t' with k=1)")
         if not isinstance(ei, Tensor) or ei.dim() != 2 or ei.size(0) != 2:
             raise ValueError(f"graph {start + i}: 'edge_index' must be a [2, num_edges] tensor")
-        if _bad_edge_dtype(ei.dtype):  # before cat promotes it (or fails to)
-            raise TypeError(f"graph {start + i}: {_BAD_EDGE_INDEX} (got {ei.dtype})")
+        if bad_edge_dtype(ei.dtype):  # before cat promotes it (or fails to)
+            raise TypeError(f"graph {start + i}: {BAD_EDGE_INDEX} (got {ei.dtype})")
     if shapes is None:  # (tensors of other types, checked above: PyG's EdgeIndex and Index as plain ones)
         xs, eis = [plain_tensor(x) for x in xs], [plain_tensor(ei) for ei in eis]
         shapes = list(map(_SHAPE, xs)), list(map(_SHAPE, eis))

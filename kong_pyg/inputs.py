@@ -88,13 +88,25 @@ def plain_tensor(t: Tensor) -> Tensor:
                         "(a torch.Tensor) instead") from None
 
 
+#: The error for an edge_index of a dtype that cannot hold node indices.
+BAD_EDGE_INDEX = "'edge_index' must hold integer node indices (torch.long, or int32, int16, int8, uint8)"
+#: Integer dtypes torch cannot promote to int64 (concatenation with torch.long fails).
+_UNPROMOTABLE = {getattr(torch, name) for name in ("uint16", "uint32", "uint64") if hasattr(torch, name)}
+
+
+def bad_edge_dtype(dtype: torch.dtype) -> bool:
+    """Whether :obj:`dtype` cannot hold node indices here (bool, float, complex, wide unsigned)."""
+    return dtype == torch.bool or dtype.is_floating_point or dtype.is_complex or dtype in _UNPROMOTABLE
+
+
 def check_edge_index(edge_index: Any, num_nodes: int, device: Optional[torch.device] = None,
                      check_range: bool = True) -> Tensor:
     """Check a :obj:`[2, num_edges]` index tensor against :obj:`num_nodes` (and :obj:`x`'s device).
 
     Without :obj:`check_range` the indices themselves are not read (the
     caller has checked them against :obj:`num_nodes` already). Returns a
-    plain tensor (:func:`plain_tensor`: PyG's ``EdgeIndex`` is accepted).
+    plain ``torch.long`` tensor (:func:`plain_tensor`: PyG's ``EdgeIndex``
+    is accepted; narrower integer dtypes such as ``int32`` are widened).
     """
     if not isinstance(edge_index, Tensor):
         raise TypeError(
@@ -109,14 +121,15 @@ def check_edge_index(edge_index: Any, num_nodes: int, device: Optional[torch.dev
             "adjacency sorts neighbors by id and loses the neighbor order "
             "(it is accepted only where the order cannot matter, k=1)"
         )
-    if edge_index.dtype != torch.long:
-        raise TypeError(f"'edge_index' must have dtype torch.long (got {edge_index.dtype})")
+    if bad_edge_dtype(edge_index.dtype):
+        raise TypeError(f"{BAD_EDGE_INDEX} (got {edge_index.dtype})")
     if edge_index.dim() != 2 or edge_index.size(0) != 2:
         raise ValueError(
             f"'edge_index' must have shape [2, num_edges] (got {list(edge_index.shape)})"
         )
     if device is not None and edge_index.device != device:
         raise ValueError(f"'x' is on {device} but 'edge_index' is on {edge_index.device}")
+    edge_index = edge_index.long()  # (no copy when it is)
     if check_range and edge_index.numel() > 0:
         low, high = torch.aminmax(edge_index)  # one pass, one sync
         lo, hi = int(low), int(high)

@@ -60,6 +60,8 @@ def case(id: str, call: Callable[[Path], Any], error: type, match: str, xfail: O
 
 X3 = torch.tensor([0, 1, 2])
 E3 = torch.tensor([[1, 2], [0, 0]])
+#: The message for an edge_index dtype that cannot hold node indices (a regular expression).
+EDGE_DTYPE = "'edge_index' must hold integer node indices \\(torch.long, or int32, int16, int8, uint8\\)"
 
 
 def graph(**kw) -> Data:
@@ -251,9 +253,8 @@ for id, args, error, match, *why in [
      "'x' must hold integer labels"),
     ("x-zero-columns", (torch.zeros(3, 0), E3), ValueError, "'x' has zero columns"),
     ("x-sparse", (torch.eye(3).to_sparse(), E3), TypeError, "'x' must be a dense tensor"),
-    ("edge-index-float", (X3, E3.float()), TypeError,
-     "'edge_index' must have dtype torch.long \\(got torch.float32\\)"),
-    ("edge-index-int32", (X3, E3.int()), TypeError, "'edge_index' must have dtype torch.long"),
+    ("edge-index-float", (X3, E3.float()), TypeError, EDGE_DTYPE + " \\(got torch.float32\\)"),
+    ("edge-index-uint32", (X3, E3.to(torch.uint32)), TypeError, EDGE_DTYPE + " \\(got torch.uint32\\)"),
     ("edge-index-list", (X3, [[1, 2], [0, 0]]), TypeError,
      "'edge_index' must be a \\[2, num_edges\\] torch.LongTensor"),
     ("edge-index-3-rows", (X3, torch.zeros(3, 2, dtype=torch.long)), ValueError,
@@ -347,8 +348,7 @@ for id, graphs, error, match in [
     ("float-x", [graph(x=torch.rand(3, 2))], TypeError,
      "'x' holds floating-point values that are not one-hot"),
     ("negative-x", [graph(x=torch.tensor([0, -1, 2]))], ValueError, "'x' holds negative labels"),
-    ("edge-index-float", [graph(edge_index=E3.float())], TypeError,
-     "'edge_index' must have dtype torch.long"),
+    ("edge-index-float", [graph(edge_index=E3.float())], TypeError, EDGE_DTYPE),
     ("edge-into-other-graph", [graph(edge_index=torch.tensor([[1, 4], [0, 0]])), graph()], ValueError,
      "graph 0: 'edge_index' holds node indices outside \\[0, 3\\)"),
     ("edge-negative", [graph(edge_index=torch.tensor([[-1, 2], [0, 0]]))], ValueError,
@@ -1102,13 +1102,13 @@ def _classify_float_labels(tmp):
 
 for id, call, error, match in [
     ("vectorizer-bool-edge-index", lambda tmp: KongVectorizer(k=2).fit_transform([graph(edge_index=BOOL_EI)]),
-     TypeError, "'edge_index' must have dtype torch.long, integer node indices \\(got torch.bool"),
+     TypeError, EDGE_DTYPE + " \\(got torch.bool"),
     ("vectorizer-float-edge-index",
      lambda tmp: KongVectorizer(k=2).fit_transform([graph(edge_index=E3.double())]),
-     TypeError, "'edge_index' must have dtype torch.long, integer node indices \\(got torch.float64"),
+     TypeError, EDGE_DTYPE + " \\(got torch.float64"),
     ("transform-dataset-bool-edge-index",
      lambda tmp: KongFeatures(k=2, dim=8).transform_dataset([graph(edge_index=BOOL_EI)]),
-     TypeError, "'edge_index' must have dtype torch.long, integer node indices"),
+     TypeError, EDGE_DTYPE),
     ("readout-edge-across-graphs",
      lambda tmp: KongSketch(k=2, dim=8).readout(X3, E3, torch.tensor([0, 1, 1])),
      ValueError, "an edge between nodes of different graphs of 'batch'"),
@@ -1222,7 +1222,7 @@ for id, call, error, match in [
      "'threads' must be >= 1"),
     ("vectorizer-bool-edge-index-after-a-good-graph",
      lambda tmp: KongVectorizer(k=2, dim=16).fit_transform([graph(), graph(edge_index=BOOL_EI)]), TypeError,
-     "graph 1: 'edge_index' must have dtype torch.long, integer node indices \\(got torch.bool\\)"),
+     "graph 1: " + EDGE_DTYPE + " \\(got torch.bool\\)"),
     ("vectorizer-edge-order-dtypes-differ",
      lambda tmp: KongVectorizer(k=2).fit_transform([graph(edge_order=torch.tensor([5, 6])),
                                                    graph(edge_order=torch.tensor([5.0, 6.0]))]), TypeError,
@@ -1597,3 +1597,20 @@ def test_what_the_input_checks_still_accept():
     # a user's Gram matrix on the route for many graphs is checked as on the other
     with pytest.raises(ValueError, match="not positive semi-definite"):
         design_matrix(Gram(-np.eye(5)))
+
+
+def test_narrow_integer_edge_indices_are_widened_everywhere():
+    """int32 (PyG's EdgeIndex allows it), int16, int8 and uint8 indices: the int64 result on every route."""
+    from kong_pyg import KongFeatures, KongSketch, KongVectorizer
+
+    x, ei = torch.tensor([0, 1, 2, 1]), torch.tensor([[0, 1, 2, 3, 1], [1, 2, 3, 0, 0]])
+    layer, feats = KongSketch(k=2, dim=16), KongFeatures(k=2, dim=16, level="both")
+    ref = feats(Data(x=x, edge_index=ei))
+    ref_vec = KongVectorizer(k=2).fit_transform([Data(x=x, edge_index=ei)]).toarray()
+    for dtype in (torch.int32, torch.int16, torch.int8, torch.uint8):
+        narrow = ei.to(dtype)
+        assert torch.equal(layer(x, narrow), layer(x, ei))
+        assert torch.equal(layer.readout(x, narrow), layer.readout(x, ei))
+        out = feats(Data(x=x, edge_index=narrow))
+        assert torch.equal(out.kong_x, ref.kong_x) and torch.equal(out.kong_graph, ref.kong_graph)
+        assert (KongVectorizer(k=2).fit_transform([Data(x=x, edge_index=narrow)]).toarray() == ref_vec).all()

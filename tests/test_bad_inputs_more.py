@@ -76,8 +76,8 @@ CASES = [
     ("vectorizer-uint32-edge-index",
      lambda tmp: KongVectorizer(k=2).fit_transform([graph(edge_index=torch.tensor([[0, 1], [1, 2]]).to(
          torch.uint32))] * 2),
-     TypeError, "graph 0: 'edge_index' must have dtype torch.long, integer node indices "
-                "\\(got torch.uint32\\)"),
+     TypeError, "graph 0: 'edge_index' must hold integer node indices \\(torch.long, or int32, int16, "
+                "int8, uint8\\) \\(got torch.uint32\\)"),
     ("random-splits-test-size-too-small",
      lambda tmp: __import__("kong_pyg.evaluation.splits", fromlist=["random_splits"]).random_splits(
          np.array([0, 1] * 10), 2, test_size=0.01),
