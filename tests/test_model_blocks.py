@@ -227,3 +227,22 @@ def test_pyg_assert_module_with_sparse_layouts_where_order_cannot_matter():
         KongSketch(k=2, dim=8)(b.x, adj_t)
     with pytest.raises(ValueError, match="flow='source_to_target'"):
         KongSketch(k=1, dim=8, flow="target_to_source")(b.x, adj_t)
+
+
+def test_torchscript_is_refused_clearly_and_torch_compile_runs_it():
+    layer = KongSketch(k=2, hops=2, dim=16)
+    x, ei = torch.tensor([0, 1, 2, 1]), torch.tensor([[0, 1, 2, 3], [1, 2, 3, 0]])
+
+    class Model(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.kong = layer
+
+        def forward(self, x, edge_index):
+            return self.kong(x, edge_index).sum()
+
+    for compile_it in (lambda: torch.jit.script(layer), lambda: torch.jit.script(Model()),
+                       lambda: torch.jit.trace(layer, (x, ei))):
+        with pytest.raises(TypeError, match="KongSketch cannot be compiled to TorchScript"):
+            compile_it()
+    assert torch.equal(torch.compile(layer)(x, ei), layer(x, ei))

@@ -157,6 +157,10 @@ class KongSketch(MessagePassing):
         super().reset_parameters()
         self.hashes.reset_parameters()
 
+    def __prepare_scriptable__(self) -> "KongSketch":
+        """:func:`torch.jit.script` calls this first: a clear error instead of TorchScript's."""
+        raise TypeError(_NO_TORCHSCRIPT)
+
     def _apply(self, fn: Callable[[Tensor], Tensor], recurse: bool = True) -> "KongSketch":
         # .double(), .float(), .half() and .to(dtype) set the output dtype
         out = super()._apply(fn, recurse)
@@ -184,6 +188,8 @@ class KongSketch(MessagePassing):
         batch: Optional[Tensor] = None,
     ) -> PreparedGraph:
         """Check the input and turn it into symbols and ordered neighborhoods."""
+        if torch.jit.is_tracing():
+            raise TypeError(_NO_TORCHSCRIPT)
         prep = engine.prepare(self.config, x, edge_index, edge_attr, edge_order, batch=batch)
         if prep.node_sym.device != self.hashes.coef.device:
             raise ValueError(
@@ -394,6 +400,14 @@ class KongSketch(MessagePassing):
             if name not in shown and value != default:
                 args.append(f"{name}={value!r}")
         return f"{self.__class__.__name__}({', '.join(args)})"
+
+
+#: Why :func:`torch.jit.script` and :func:`torch.jit.trace` are refused.
+_NO_TORCHSCRIPT = (
+    "KongSketch cannot be compiled to TorchScript (torch.jit.script or torch.jit.trace): its shapes and "
+    "steps depend on the data (the k-grams of each graph). Run it eagerly or under torch.compile (it "
+    "runs uncompiled there), or compute the features once with KongFeatures or KongVectorizer"
+)
 
 
 def _option(name: str) -> property:
