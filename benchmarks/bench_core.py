@@ -29,7 +29,6 @@ defaults, under which the larger sets' times vary from process to process).
 Data sets in PyG's TU raw layout (DIR/NAME/raw/...) are copied into a
 temporary folder before PyG processes them; missing data sets are skipped.
 """
-import argparse
 import ctypes
 import json
 import os
@@ -46,6 +45,7 @@ import numpy as np
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from bench_cli import check_folder, folder, int_at_least, kong, make_parser, present, run  # noqa: E402
 from bench_paths import TU_ROOT as DEFAULT_ROOT  # noqa: E402
 
 from kong_pyg import KongVectorizer, tune_allocator  # noqa: E402
@@ -179,19 +179,21 @@ def load_average() -> str:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data-root", type=Path, default=DEFAULT_ROOT)
-    parser.add_argument("--datasets", nargs="+", default=DATASETS)
-    parser.add_argument("--repeats", type=int, default=7)
-    parser.add_argument("--hops", type=int, default=2)
+    parser = make_parser(__doc__.splitlines()[0])
+    parser.add_argument("--data-root", type=folder, default=DEFAULT_ROOT, metavar="DIR",
+                        help="TU data sets in PyG's raw layout (DIR/NAME/raw)")
+    parser.add_argument("--datasets", nargs="+", default=DATASETS, metavar="NAME",
+                        help="data sets under --data-root (missing ones are skipped)")
+    parser.add_argument("--repeats", type=int_at_least(1), default=7, metavar="N", help="timed rounds")
+    parser.add_argument("--hops", type=kong("hops"), default=2, metavar="N",
+                        help="KONG depth h (WL's n_iter)")
     parser.add_argument("--out", type=Path, default=None, help="write the Markdown table here")
     parser.add_argument("--json", type=Path, default=None, help="write the raw medians here")
     parser.add_argument("--allocator", choices=["tuned", "default"], default="tuned",
                         help="glibc malloc settings: kong_pyg.tune_allocator's, or glibc's defaults")
     args = parser.parse_args(argv)
-    if not args.data_root.is_dir():
-        print(f"no data at {args.data_root}: nothing to benchmark (pass --data-root)")
-        return 0
+    check_folder(parser, "--data-root", args.data_root)
+    present(args.data_root, args.datasets)  # at least one, before any work
     torch.set_num_threads(1)
     tuned = args.allocator == "tuned" and tune_allocator()
     try:
@@ -299,4 +301,4 @@ def write_markdown(path: Path, results, meta, args) -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run(main))

@@ -39,6 +39,7 @@ from typing import Any, Dict, List
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from bench_cli import folder, int_at_least, make_parser, run  # noqa: E402
 from bench_paths import TU_ROOT as DEFAULT_ROOT  # noqa: E402
 
 DATASETS = ["MUTAG", "PTC_MR", "ENZYMES", "PROTEINS", "NCI1"]
@@ -249,14 +250,16 @@ def markdown(result: Dict[str, Any]) -> str:
 
 
 def main(argv: List[str] = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = make_parser(__doc__.splitlines()[0])
     ap.add_argument("--parts", nargs="+", choices=["main", "routes", "grid"],
                     default=["main", "routes", "grid"])
     ap.add_argument("--route-datasets", nargs="+", default=["MUTAG", "PTC_MR"])
-    ap.add_argument("--data-root", type=Path, default=DEFAULT_ROOT)
+    ap.add_argument("--data-root", type=folder, default=DEFAULT_ROOT, metavar="DIR",
+                    help="TU data sets in PyG's raw layout (DIR/NAME/raw); MUTAG is bundled")
     ap.add_argument("--datasets", nargs="+", default=DATASETS)
-    ap.add_argument("--repeats", type=int, default=10)
-    ap.add_argument("--jobs", type=int, default=1, help="processes over the settings (default: 1)")
+    ap.add_argument("--repeats", type=int_at_least(1), default=10, metavar="N", help="CV repeats R")
+    ap.add_argument("--jobs", type=int_at_least(1), default=1, metavar="N",
+                    help="processes over the settings (a pool)")
     ap.add_argument("--skip-old", action="store_true", help="main: only the new run")
     ap.add_argument("--quiet", action="store_true", help="no progress bars")
     ap.add_argument("--note", default="a shared machine, other work running (wall times are noisy)")
@@ -281,4 +284,4 @@ def main(argv: List[str] = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run(main))

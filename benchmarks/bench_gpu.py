@@ -13,7 +13,6 @@ DIR holds NCI1/raw/NCI1_A.txt etc. (by default ../shared/data/tu beside the
 repository). Without CUDA only the CPU rows are timed. The table is rewritten
 after every measurement, so an interrupted run still leaves its rows.
 """
-import argparse
 import datetime
 import os
 import platform
@@ -33,6 +32,8 @@ from bench_paths import TU_ROOT as DEFAULT_DATA  # noqa: E402
 
 sys.path.insert(0, str(ROOT))
 
+from bench_cli import DataError, folder, int_at_least, kong, kong_list, make_parser, run  # noqa: E402
+
 from kong_pyg import KongVectorizer  # noqa: E402
 
 
@@ -40,8 +41,8 @@ def find_raw(root: Path, name: str) -> Path:
     for cand in (root / name / "raw", root / "raw", root):
         if (cand / f"{name}_A.txt").is_file():
             return cand
-    raise SystemExit(f"error: no {name}_A.txt under {root} (looked in {root / name / 'raw'}, "
-                     f"{root / 'raw'}, {root}); pass --data-root DIR with DIR/{name}/raw/{name}_A.txt")
+    raise DataError(f"no {name}_A.txt under {root} (looked in {root / name / 'raw'}, "
+                    f"{root / 'raw'}, {root}); pass --data-root DIR with DIR/{name}/raw/{name}_A.txt")
 
 
 def load(root: Path, name: str, max_graphs=None):
@@ -131,19 +132,24 @@ def write(path, lines, rows, notes):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data-root", type=Path, default=DEFAULT_DATA)
-    parser.add_argument("--dataset", default="NCI1")
+    parser = make_parser(__doc__.splitlines()[0])
+    parser.add_argument("--data-root", type=folder, default=DEFAULT_DATA, metavar="DIR",
+                        help="holds NAME/raw/NAME_A.txt, ...")
+    parser.add_argument("--dataset", default="NCI1", metavar="NAME")
     parser.add_argument("--out", default=None, help="Markdown file to write (default: print only)")
-    parser.add_argument("--ks", default="1,2")
-    parser.add_argument("--dims", default="exact,1024", help="'exact' and/or sketch sizes")
-    parser.add_argument("--hops", type=int, default=2)
+    parser.add_argument("--ks", type=kong_list("k"), default=[1, 2], metavar="N[,...]", help="k values")
+    parser.add_argument("--dims", type=kong_list("dim"), default=[None, 1024], metavar="exact|B[,...]",
+                        help="'exact' and/or sketch sizes (default: exact,1024)")
+    parser.add_argument("--hops", type=kong("hops"), default=2, metavar="N")
     parser.add_argument("--kernel", default="poly", choices=["poly", "cosine"])
-    parser.add_argument("--degree", type=int, default=1, help="kernel degree p (Tensor-Sketch when > 1)")
+    parser.add_argument("--degree", type=kong("degree"), default=1, metavar="P",
+                        help="kernel degree p (Tensor-Sketch when > 1)")
     parser.add_argument("--devices", default="cpu,cuda")
-    parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--batch-size", type=int, default=1024)
-    parser.add_argument("--max-graphs", type=int, default=None, help="first N graphs only (quick runs)")
+    parser.add_argument("--repeats", type=int_at_least(1), default=5, metavar="N", help="timed runs")
+    parser.add_argument("--batch-size", type=int_at_least(1), default=1024, metavar="N",
+                        help="graphs per batch")
+    parser.add_argument("--max-graphs", type=int_at_least(1), default=None, metavar="N",
+                        help="first N graphs only (quick runs) (default: all)")
     args = parser.parse_args(argv)
 
     devices = [d.strip() for d in args.devices.split(",") if d.strip()]
@@ -151,8 +157,7 @@ def main(argv=None):
     if any(d.startswith("cuda") for d in devices) and not torch.cuda.is_available():
         notes.append("CUDA was requested but is not available here: CPU rows only.")
         devices = [d for d in devices if not d.startswith("cuda")]
-    ks = [int(k) for k in args.ks.split(",")]
-    dims = [None if d == "exact" else int(d) for d in args.dims.split(",")]
+    ks, dims = args.ks, args.dims
     ds = load(args.data_root, args.dataset, args.max_graphs)
     lines = header(args, ds, devices)
     rows = []
@@ -189,4 +194,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    main()
+    run(main)

@@ -12,7 +12,6 @@
     python benchmarks/bench_parallel.py --data-root ../shared/data/tu \\
         --out docs/results/bench_parallel.md --json docs/results/bench_parallel.json
 """
-import argparse
 import json
 import os
 import pickle
@@ -27,6 +26,7 @@ from pathlib import Path
 import torch
 
 ROOT = Path(__file__).resolve().parents[1]
+from bench_cli import check_folder, folder, int_at_least, make_parser, present, run  # noqa: E402
 from bench_paths import TU_ROOT as DEFAULT_ROOT  # noqa: E402
 
 sys.path.insert(0, str(ROOT))
@@ -102,12 +102,15 @@ def threads_under_load(ds, repeats: int):
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data-root", type=Path, default=DEFAULT_ROOT)
-    parser.add_argument("--repeats", type=int, default=5)
+    parser = make_parser(__doc__.splitlines()[0])
+    parser.add_argument("--data-root", type=folder, default=DEFAULT_ROOT, metavar="DIR",
+                        help="holds MUTAG/raw (and NCI1/raw for the thread and memory parts)")
+    parser.add_argument("--repeats", type=int_at_least(1), default=5, metavar="N", help="timed rounds")
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args(argv)
+    check_folder(parser, "--data-root", args.data_root)
+    present(args.data_root, ["MUTAG"], flag="the data set")  # before any work
     torch.set_num_threads(1)
     res = {"load_average_start": os.getloadavg()}
     with tempfile.TemporaryDirectory() as tmp:
@@ -165,4 +168,4 @@ def write_markdown(path: Path, res) -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run(main))

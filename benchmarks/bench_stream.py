@@ -39,6 +39,8 @@ import numpy as np
 import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from bench_cli import folder, int_at_least, kong, make_parser, process_count, run  # noqa: E402
 
 
 def make_stream(num_edges, num_graphs, nodes_per_graph, chunk, seed=0, alpha=1.1,
@@ -220,34 +222,40 @@ def busy_loop():  # a competing process
         pass
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--edges", type=int, default=10_000_000)
-    ap.add_argument("--graphs", type=int, default=300)
-    ap.add_argument("--nodes", type=int, default=5000, help="nodes per graph (power-law degrees)")
-    ap.add_argument("--chunk", type=int, default=1 << 20)
-    ap.add_argument("--k", type=int, default=2)
-    ap.add_argument("--hops", type=int, nargs="+", default=[1])
-    ap.add_argument("--dims", type=int, nargs="+", default=[256, 1024])
-    ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--threads", type=int, nargs="+", default=[1], help="torch threads (one run each)")
-    ap.add_argument("--roots", nargs="+", default=[os.path.dirname(HERE)],
+def main(argv=None):
+    ap = make_parser(__doc__)
+    ap.add_argument("--edges", type=int_at_least(1), default=10_000_000, metavar="N",
+                    help="edges in the stream")
+    ap.add_argument("--graphs", type=int_at_least(1), default=300, metavar="N", help="graphs in the stream")
+    ap.add_argument("--nodes", type=int_at_least(1), default=5000, metavar="N",
+                    help="nodes per graph (power-law degrees)")
+    ap.add_argument("--chunk", type=int_at_least(1), default=1 << 20, metavar="N", help="edges per update")
+    ap.add_argument("--k", type=kong("k"), default=2, metavar="N", help="k-gram length")
+    ap.add_argument("--hops", type=kong("hops"), nargs="+", default=[1], metavar="N", help="one run each")
+    ap.add_argument("--dims", type=int_at_least(1), nargs="+", default=[256, 1024], metavar="B",
+                    help="sketch sizes (a stream always sketches), one run each")
+    ap.add_argument("--repeats", type=int_at_least(1), default=3, metavar="N", help="runs per configuration")
+    ap.add_argument("--threads", type=int_at_least(1), nargs="+", default=[1], metavar="N",
+                    help="torch threads (one run each)")
+    ap.add_argument("--roots", type=folder, nargs="+", default=[os.path.dirname(HERE)], metavar="DIR",
                     help="kong_pyg checkouts to time, interleaved (default: this one)")
-    ap.add_argument("--interleave", type=int, default=1, help="rounds over --roots (A B A B ...)")
-    ap.add_argument("--load", type=int, default=0, help="competing busy processes during the stream runs")
+    ap.add_argument("--interleave", type=int_at_least(1), default=1, metavar="N",
+                    help="rounds over --roots (A B A B ...)")
+    ap.add_argument("--load", type=process_count(0), default=0, metavar="N",
+                    help="competing busy processes during the stream runs (at most 4 x the CPUs)")
     ap.add_argument("--wide-ids", action="store_true", help="random 64-bit node ids")
     ap.add_argument("--pipeline", action="store_true",
                     help="also run with the id lookups of the next sub-chunk in a second thread")
     ap.add_argument("--memory-sweep", action="store_true",
                     help="also run 1/4 and 1/2 of the edges (first b): memory follows nodes, not edges")
-    ap.add_argument("--compare-edges", type=int, default=0,
+    ap.add_argument("--compare-edges", type=int_at_least(0), default=0, metavar="N",
                     help="also time stream_to_graphs + KongSketch.readout on this many edges")
     ap.add_argument("--json", default=None, help="write the results here")
     ap.add_argument("--md", default=None, help="write a markdown table here")
     ap.add_argument("--allocator", nargs="+", choices=["default", "tuned"], default=["tuned"],
                     help="glibc malloc settings of the timed processes (tuned: kong_pyg.tune_allocator's)")
     ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     if args.child:
         cfg = json.loads(args.child)
         sys.path.insert(0, cfg["root"])
@@ -290,7 +298,9 @@ def main():
             line = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
             if proc.returncode or not line:
                 print(proc.stdout, proc.stderr, file=sys.stderr)
-                raise SystemExit(f"run failed: {job}")
+                last = (proc.stderr.strip().splitlines() or ["no message"])[-1]
+                raise SystemExit(f"{os.path.basename(__file__)}: error: a timed run failed (exit "
+                                 f"{proc.returncode}): {last}; its configuration: {json.dumps(job)}")
             results.append(json.loads(line[0][7:]))
             print(describe(results[-1]), flush=True)
     finally:
@@ -305,4 +315,4 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    run(main)

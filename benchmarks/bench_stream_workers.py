@@ -10,7 +10,6 @@ processes, and checks that every run wrote the same features.
 
 Run: python benchmarks/bench_stream_workers.py --edges 2000000 --workers 1 2 4 --hops 1 2
 """
-import argparse
 import json
 import os
 import re
@@ -24,6 +23,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
+from bench_cli import int_at_least, kong, make_parser, process_count, warn_processes  # noqa: E402
 
 
 def write_file(path, edges, graphs, nodes):
@@ -42,8 +42,10 @@ def run(path, workers, hops, dim, out):
     t = time.perf_counter()
     done = subprocess.run(cmd, capture_output=True, text=True, env=env)
     wall = time.perf_counter() - t
-    if done.returncode:
-        raise SystemExit(done.stderr)
+    if done.returncode:  # the command's own message (its arguments were checked here first)
+        last = (done.stderr.strip().splitlines() or ["no message"])[-1]
+        raise SystemExit(f"{os.path.basename(__file__)}: error: {' '.join(cmd[1:4])} --workers {workers} "
+                         f"failed (exit {done.returncode}): {last}")
     seconds = float(re.search(r"in ([0-9.]+) s \(", done.stderr).group(1))
     sent = re.search(r"([0-9.]+) MiB sent", done.stderr)
     cpu = re.search(r"reading ([0-9.]+) .*merging ([0-9.]+)", done.stderr)
@@ -53,18 +55,21 @@ def run(path, workers, hops, dim, out):
                 cpu_merge=float(cpu.group(2)) if cpu else None)
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--edges", type=int, default=2_000_000)
-    ap.add_argument("--graphs", type=int, default=300)
-    ap.add_argument("--nodes", type=int, default=5000)
-    ap.add_argument("--workers", type=int, nargs="+", default=[1, 2, 4])
-    ap.add_argument("--hops", type=int, nargs="+", default=[1, 2])
-    ap.add_argument("--dim", type=int, default=256)
-    ap.add_argument("--repeats", type=int, default=2)
+def main(argv=None):
+    ap = make_parser(__doc__)
+    ap.add_argument("--edges", type=int_at_least(1), default=2_000_000, metavar="N",
+                    help="edges in the stream")
+    ap.add_argument("--graphs", type=int_at_least(1), default=300, metavar="N", help="graphs in the stream")
+    ap.add_argument("--nodes", type=int_at_least(1), default=5000, metavar="N", help="nodes per graph")
+    ap.add_argument("--workers", type=process_count(), nargs="+", default=[1, 2, 4], metavar="N",
+                    help="worker processes, one run each (at most 4 x the CPUs)")
+    ap.add_argument("--hops", type=kong("hops"), nargs="+", default=[1, 2], metavar="N", help="one run each")
+    ap.add_argument("--dim", type=int_at_least(1), default=256, metavar="B", help="sketch size")
+    ap.add_argument("--repeats", type=int_at_least(1), default=2, metavar="N", help="runs of each setting")
     ap.add_argument("--json", default=None)
     ap.add_argument("--md", default=None)
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
+    warn_processes("--workers", max(args.workers))
     results = []
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "stream.tsv")

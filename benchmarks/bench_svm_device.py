@@ -14,7 +14,6 @@ every row, so an interrupted run keeps its rows) and a JSON list.
     python benchmarks/bench_svm_device.py --data-root DIR --out svm_gpu.md --json svm_gpu.json
     python benchmarks/bench_svm_device.py --datasets MUTAG --devices cpu    # a dry run without a GPU
 """
-import argparse
 import datetime
 import json
 import os
@@ -32,6 +31,8 @@ ROOT = Path(__file__).resolve().parents[1]
 from bench_paths import TU_ROOT as DEFAULT_DATA  # noqa: E402
 
 sys.path.insert(0, str(ROOT))
+
+from bench_cli import folder, int_at_least, make_parser, names, run  # noqa: E402
 
 from kong_pyg.evaluation.classify import graph_targets  # noqa: E402
 from kong_pyg.evaluation.cv import score_jobs  # noqa: E402
@@ -66,18 +67,27 @@ def fit(X, y, jobs, device):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--data-root", type=Path, default=DEFAULT_DATA)
-    ap.add_argument("--datasets", default="MUTAG,ENZYMES,PROTEINS")
-    ap.add_argument("--settings", default="poly-1,cosine-rlb-1,poly-2,cosine-2,poly-rlb-2,poly-4",
+    ap = make_parser(__doc__.splitlines()[0])
+    ap.add_argument("--data-root", type=folder, default=DEFAULT_DATA, metavar="DIR",
+                    help="TU data sets in PyG's raw layout (DIR/NAME/raw); MUTAG is bundled")
+    ap.add_argument("--datasets", default="MUTAG,ENZYMES,PROTEINS", metavar="NAME[,...]")
+    settings = [s.name for s in expand_grid("kong", paper_grid("kong"))]
+    ap.add_argument("--settings", type=names(settings),
+                    default="poly-1,cosine-rlb-1,poly-2,cosine-2,poly-rlb-2,poly-4", metavar="NAME[,...]",
                     help="paper-grid setting names")
     ap.add_argument("--devices", default="cpu,cuda")
-    ap.add_argument("--repeats", type=int, default=1)
-    ap.add_argument("--inner-folds", type=int, default=5)
-    ap.add_argument("--cpu-max-graphs", type=int, default=2000)
+    ap.add_argument("--repeats", type=int_at_least(1), default=1, metavar="N", help="CV repeats R")
+    ap.add_argument("--inner-folds", type=int_at_least(2), default=5, metavar="N", help="inner CV folds")
+    ap.add_argument("--cpu-max-graphs", type=int_at_least(0), default=2000, metavar="N",
+                    help="larger data sets are fit on the GPU only")
     ap.add_argument("--out", default=None)
     ap.add_argument("--json", default=None)
     args = ap.parse_args(argv)
+    datasets = [d for d in args.datasets.split(",") if d]
+    for name in datasets:  # every data set there, before any work
+        if name != "MUTAG" and not (args.data_root / name / "raw").is_dir():
+            ap.error(f"--datasets {name}: no {args.data_root / name / 'raw'} (--data-root holds NAME/raw; "
+                     "MUTAG is bundled)")
     torch.set_num_threads(1)
     devices = [d for d in args.devices.split(",") if d]
     if any(d.startswith("cuda") for d in devices) and not torch.cuda.is_available():
@@ -106,9 +116,9 @@ def main(argv=None):
         if args.json:
             Path(args.json).write_text(json.dumps(records, indent=1))
 
-    wanted = [s for s in args.settings.split(",") if s]
+    wanted = args.settings
     grid = {s.name: s for s in expand_grid("kong", paper_grid("kong"))}
-    for name in [d for d in args.datasets.split(",") if d]:
+    for name in datasets:
         graphs = load(args.data_root, name)
         y = graph_targets(graphs)
         jobs = plan_jobs(make_splits(y, args.repeats, 10, args.inner_folds, 0), y.size)
@@ -149,4 +159,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    main()
+    run(main)

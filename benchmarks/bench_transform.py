@@ -18,7 +18,6 @@ repeats):
     python benchmarks/bench_transform.py --data-root ../shared/data/tu \\
         --out docs/results/bench_transform.md --json docs/results/bench_transform.json
 """
-import argparse
 import json
 import os
 import shutil
@@ -31,6 +30,7 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from bench_cli import check_folder, folder, int_at_least, kong, make_parser, present, run  # noqa: E402
 from bench_paths import TU_ROOT as DEFAULT_ROOT  # noqa: E402
 
 from kong_pyg import KongFeatures, KongVectorizer  # noqa: E402
@@ -52,14 +52,18 @@ def cpu(fn) -> float:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data-root", type=Path, default=DEFAULT_ROOT)
-    parser.add_argument("--datasets", nargs="+", default=["MUTAG", "PROTEINS", "NCI1"])
-    parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--k", type=int, default=2)
+    parser = make_parser(__doc__.splitlines()[0])
+    parser.add_argument("--data-root", type=folder, default=DEFAULT_ROOT, metavar="DIR",
+                        help="TU data sets in PyG's raw layout (DIR/NAME/raw)")
+    parser.add_argument("--datasets", nargs="+", default=["MUTAG", "PROTEINS", "NCI1"], metavar="NAME",
+                        help="data sets under --data-root (missing ones are skipped)")
+    parser.add_argument("--repeats", type=int_at_least(1), default=3, metavar="N", help="timed rounds")
+    parser.add_argument("--k", type=kong("k"), default=2, metavar="N", help="k-gram length")
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args(argv)
+    check_folder(parser, "--data-root", args.data_root)
+    present(args.data_root, args.datasets)  # at least one, before any work
     torch.set_num_threads(1)
     opts = dict(k=args.k, hops=2, dim=1024)
     results = []
@@ -124,4 +128,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run(main))

@@ -10,7 +10,6 @@ visible). Writes docs/results/normalize.json and normalize.md.
     python benchmarks/normalize.py                              # bundled MUTAG (about 1 min)
     python benchmarks/normalize.py --data-root DIR --datasets MUTAG,PTC_MR,PROTEINS
 """
-import argparse
 import json
 import platform
 import sys
@@ -29,6 +28,9 @@ from sklearn.svm import LinearSVC  # noqa: E402
 
 from kong_pyg import KongVectorizer  # noqa: E402
 from kong_pyg.datasets import load_tu  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_cli import DataError, folder, int_at_least, list_of, make_parser, number_in, run  # noqa: E402
 
 #: name -> KONG options (exact map, h = 2).
 SETTINGS = {
@@ -50,11 +52,27 @@ def scores(X, y, C, repeats, folds):
     return float(np.mean(means)), float(np.std(means))
 
 
-def run(args):
+def load_all(args):
+    """The data sets of ``--datasets``, checked before any work: each loads, ``--folds`` fits its classes."""
+    out = {}
+    for name in args.datasets:
+        try:
+            graphs = load_tu(name, args.data_root) if args.data_root else load_tu(name)
+        except (OSError, ValueError) as err:
+            raise DataError(f"--datasets {name}: {err}") from None
+        counts = np.bincount(graphs._data.y.numpy())
+        smallest = int(counts[counts > 0].min())
+        if args.folds > smallest:
+            raise DataError(f"--folds {args.folds}: {name}'s smallest class holds {smallest} graphs; "
+                            f"stratified {args.folds}-fold CV needs at least {args.folds} of every class")
+        out[name] = graphs
+    return out
+
+
+def evaluate(args):
     out = {"C": args.C, "repeats": args.repeats, "folds": args.folds, "results": {},
            "machine": f"{platform.processor() or platform.machine()}, {platform.python_version()}"}
-    for name in args.datasets:
-        graphs = load_tu(name, args.data_root) if args.data_root else load_tu(name)
+    for name, graphs in load_all(args).items():
         y = graphs._data.y.numpy()
         rows = {}
         for label, opts in SETTINGS.items():
@@ -99,18 +117,18 @@ def markdown(res):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--data-root", default=None, help="folder with NAME/raw (default: the bundled MUTAG)")
-    parser.add_argument("--datasets", default="MUTAG", help="comma-separated (default: MUTAG)")
-    parser.add_argument("--C", default="0.01,0.1,1,10,100,1000", help="comma-separated C values")
-    parser.add_argument("--repeats", type=int, default=10, help="CV repeats (default: 10)")
-    parser.add_argument("--folds", type=int, default=10, help="CV folds (default: 10)")
-    parser.add_argument("--out", default=str(ROOT / "docs" / "results"), help="output folder")
+    parser = make_parser(__doc__)
+    parser.add_argument("--data-root", type=folder, default=None, metavar="DIR",
+                        help="folder with NAME/raw (default: the bundled MUTAG)")
+    parser.add_argument("--datasets", type=list_of(str), default="MUTAG", metavar="NAME[,...]",
+                        help="comma-separated")
+    parser.add_argument("--C", type=list_of(number_in(0.0)), default="0.01,0.1,1,10,100,1000",
+                        metavar="C[,...]", help="comma-separated C values (each > 0)")
+    parser.add_argument("--repeats", type=int_at_least(1), default=10, metavar="N", help="CV repeats")
+    parser.add_argument("--folds", type=int_at_least(2), default=10, metavar="N", help="CV folds")
+    parser.add_argument("--out", default=str(ROOT / "docs" / "results"), metavar="DIR", help="output folder")
     args = parser.parse_args(argv)
-    args.datasets = [d for d in args.datasets.split(",") if d]
-    args.C = [float(c) for c in args.C.split(",") if c]
-    res = run(args)
+    res = evaluate(args)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "normalize.json").write_text(json.dumps(res, indent=1) + "\n")
@@ -119,4 +137,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    main()
+    run(main)

@@ -14,7 +14,6 @@ Run from the repository root with the package installed (or
 folder first (the data folder is never written). The MovieLens folder
 defaults to $KONG_ML100K, else ../shared/data/ml-100k next to the repository.
 """
-import argparse
 import json
 import shutil
 import sys
@@ -24,6 +23,7 @@ import warnings
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+from bench_cli import folder, int_at_least, make_parser, names, run  # noqa: E402
 from bench_paths import default_ml_dir  # noqa: E402
 
 #: case -> (title, data, order_test options)
@@ -129,23 +129,31 @@ def write_report(args):
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--cases", default=",".join(CASES), help=f"comma-separated, of {list(CASES)}")
-    p.add_argument("--ml-dir", default=default_ml_dir())
-    p.add_argument("--num-graphs", type=int, default=1000, help="provenance graphs per case")
-    p.add_argument("--splits", type=int, default=20)
-    p.add_argument("--shuffles", type=int, default=3)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--out", default=str(REPO / "docs" / "results"))
+    p = make_parser(__doc__.splitlines()[0])
+    p.add_argument("--cases", type=names(list(CASES)), default=",".join(CASES), metavar="CASE[,...]",
+                   help="comma-separated cases")
+    ml_default = default_ml_dir()  # a Path: checked below, only when an ml-* case runs
+    p.add_argument("--ml-dir", type=folder, default=Path(ml_default) if ml_default else None, metavar="DIR",
+                   help="MovieLens-100k (the ml-* cases)")
+    p.add_argument("--num-graphs", type=int_at_least(4), default=1000, metavar="N",
+                   help="provenance graphs per case")
+    p.add_argument("--splits", type=int_at_least(2), default=20, metavar="N", help="stratified random splits")
+    p.add_argument("--shuffles", type=int_at_least(1), default=3, metavar="N",
+                   help="seeds per shuffled setting")
+    p.add_argument("--seed", type=int_at_least(0), default=0, metavar="N")
+    p.add_argument("--out", default=str(REPO / "docs" / "results"), metavar="DIR")
     p.add_argument("--report-only", action="store_true", help="only rebuild order_test.md")
     args = p.parse_args(argv)
     if args.report_only:
         write_report(args)
         return 0
-    cases = [c for c in args.cases.split(",") if c]
-    unknown = [c for c in cases if c not in CASES]
-    if unknown:
-        p.error(f"unknown case(s) {unknown}; choose from {list(CASES)}")
+    cases = args.cases
+    if any(CASES[c][1]["kind"] == "movielens" for c in cases):
+        if args.ml_dir is None:
+            p.error("the ml-* cases need --ml-dir PATH/ml-100k (or KONG_ML100K); for provenance cases only "
+                    "pass --cases prov-s0,prov-s03,...")
+        if not args.ml_dir.is_dir():
+            p.error(f"--ml-dir: no such folder: '{args.ml_dir}' (from KONG_ML100K; pass --ml-dir DIR)")
     with tempfile.TemporaryDirectory() as tmp:
         for name in cases:
             run_case(name, args, tmp)
@@ -153,4 +161,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run(main))

@@ -24,7 +24,6 @@ docs/results/table1.json):
 Data: TU raw folders under --data-root (default ../shared/data/tu next to the
 repository), only read; absent data sets are skipped with a note.
 """
-import argparse
 import json
 import os
 import platform
@@ -36,6 +35,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import table1_ext  # noqa: E402
+from bench_cli import folder, int_at_least, list_of, make_parser, names, overrides, run  # noqa: E402
 from bench_paths import TU_ROOT  # noqa: E402
 
 from kong_pyg import classify, paper_grid, tune_allocator  # noqa: E402
@@ -77,19 +77,11 @@ ORDER = ["kw", "sp", "wl", "wl-grakel", "kong", "kong-gnorm", "kong-noedge", "ko
 EDGE_LABELLED = ("MUTAG", "PTC_MR")
 
 
-def parse_overrides(text, cast=int):
-    out = {}
-    for item in filter(None, (text or "").split(",")):
-        key, value = item.split("=")
-        out[key] = cast(value)
-    return out
-
-
 def cv_setup(dataset, args):
     """(repeats, nested repeats, inner folds) of a data set: the defaults or its per-data-set overrides."""
-    repeats = parse_overrides(args.repeats_for).get(dataset, args.repeats)
-    nested = parse_overrides(args.nested_repeats_for).get(dataset, repeats)
-    inner = parse_overrides(args.inner_folds_for).get(dataset, args.inner_folds)
+    repeats = args.repeats_for.get(dataset, args.repeats)
+    nested = args.nested_repeats_for.get(dataset, repeats)
+    inner = args.inner_folds_for.get(dataset, args.inner_folds)
     return repeats, nested, inner
 
 
@@ -276,10 +268,7 @@ def label_of(name):
 
 
 def extended(args, datasets, out_dir):
-    runs = [r for r in args.ext_runs.split(",") if r]
-    for r in runs:
-        if r not in table1_ext.EXT_RUNS:
-            raise SystemExit(f"unknown extended run {r!r}; expected some of {list(table1_ext.EXT_RUNS)}")
+    runs = args.ext_runs  # checked while parsing
 
     def cfg_of(d):
         return table1_ext.unit_config(*cv_setup(d, args), args.seed)
@@ -298,44 +287,53 @@ def present(datasets, data_root):
     return out
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--data-root", default=str(TU_ROOT))
-    ap.add_argument("--datasets", default=",".join(DATASETS))
+def main(argv=None):
+    ap = make_parser(__doc__)
+    ap.add_argument("--data-root", type=folder, default=TU_ROOT, metavar="DIR",
+                    help="TU data sets in PyG's raw layout (DIR/NAME/raw); MUTAG is bundled")
+    ap.add_argument("--datasets", type=list_of(str), default=",".join(DATASETS), metavar="NAME[,...]")
     ap.add_argument("--section", default="extended", choices=["paper", "extended", "all"],
                     help="which runs: the paper-grid section, the extended-grid section (default) or both")
-    ap.add_argument("--methods", default=",".join(ORDER), help=f"paper-grid runs among {', '.join(RUNS)}")
-    ap.add_argument("--ext-runs", default=",".join(table1_ext.EXT_ORDER),
+    ap.add_argument("--methods", type=names(list(RUNS)), default=",".join(ORDER), metavar="RUN[,...]",
+                    help=f"paper-grid runs among {', '.join(RUNS)}")
+    ap.add_argument("--ext-runs", type=names(list(table1_ext.EXT_RUNS)),
+                    default=",".join(table1_ext.EXT_ORDER), metavar="RUN[,...]",
                     help=f"extended runs among {', '.join(table1_ext.EXT_RUNS)}")
-    ap.add_argument("--repeats", type=int, default=10)
-    ap.add_argument("--repeats-for", default="", help="per data set, e.g. NCI1=2")
-    ap.add_argument("--nested-repeats-for", default="", help="per data set, e.g. NCI1=1")
-    ap.add_argument("--inner-folds", type=int, default=5)
-    ap.add_argument("--inner-folds-for", default="", help="per data set, e.g. NCI1=3")
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--jobs", type=int, default=1,
+    ap.add_argument("--repeats", type=int_at_least(1), default=10, metavar="N", help="CV repeats R")
+    ap.add_argument("--repeats-for", type=overrides(1), default={}, metavar="NAME=N[,...]",
+                    help="per data set, e.g. NCI1=2 (default: none)")
+    ap.add_argument("--nested-repeats-for", type=overrides(1), default={}, metavar="NAME=N[,...]",
+                    help="per data set, e.g. NCI1=1 (default: none)")
+    ap.add_argument("--inner-folds", type=int_at_least(2), default=5, metavar="N", help="inner CV folds")
+    ap.add_argument("--inner-folds-for", type=overrides(2), default={}, metavar="NAME=N[,...]",
+                    help="per data set, e.g. NCI1=3 (default: none)")
+    ap.add_argument("--seed", type=int_at_least(0), default=0, metavar="N")
+    ap.add_argument("--jobs", type=int_at_least(1), default=1, metavar="N",
                     help="processes (extended section: over data sets and settings)")
-    ap.add_argument("--threads", type=int, default=1,
-                    help="n_jobs of the harness inside each process (default 1)")
+    ap.add_argument("--threads", type=int_at_least(1), default=1, metavar="N",
+                    help="n_jobs of the harness inside each process")
     ap.add_argument("--device", default=None,
                     help="where the SVM problems are solved, e.g. cuda (both sections; default: the CPU)")
     ap.add_argument("--force", action="store_true", help="redo existing results")
     ap.add_argument("--quiet", action="store_true")
     ap.add_argument("--render", action="store_true", help="only rewrite the markdown")
-    ap.add_argument("--out", default=str(ROOT / "docs" / "results" / "table1.md"))
-    args = ap.parse_args()
+    ap.add_argument("--out", default=str(ROOT / "docs" / "results" / "table1.md"), metavar="FILE")
+    args = ap.parse_args(argv)
+    args.data_root = str(args.data_root)
+    if not args.render:
+        try:
+            check_usable_device("--device", args.device)
+        except (TypeError, ValueError) as err:
+            ap.error(str(err))
     tune_allocator()  # glibc's malloc as the kong-pyg command line sets it (workers inherit it)
     md = Path(args.out)
     out_dir = md.with_suffix("")
     out_dir.mkdir(parents=True, exist_ok=True)
-    datasets = present([d for d in args.datasets.split(",") if d], args.data_root)
+    datasets = present(args.datasets, args.data_root)
     if not args.render:
-        check_usable_device("--device", args.device)
         if args.section in ("paper", "all"):
             for d in datasets:
-                for name in [m for m in args.methods.split(",") if m]:
-                    if name not in RUNS:
-                        ap.error(f"unknown run {name!r}")
+                for name in args.methods:
                     if name == "kong-noedge" and d not in EDGE_LABELLED:
                         print(f"== {d} kong-noedge: skipped, {d} has no edge labels (the same as kong)")
                         continue
@@ -346,4 +344,4 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    run(main)

@@ -32,7 +32,9 @@ if __name__ == "__main__":
     if "--ml-dir" not in argv and "--root" not in argv:
         ml = default_ml_dir()
         if ml is None:
-            sys.exit("give --ml-dir PATH/ml-100k (or set KONG_ML100K)")
+            print("table2.py: error: --ml-dir: give --ml-dir PATH/ml-100k (or set KONG_ML100K)",
+                  file=sys.stderr)
+            sys.exit(2)
         argv = ["--ml-dir", ml] + argv
     if "--methods" not in argv:
         argv = ["--methods", ",".join(METHODS)] + argv

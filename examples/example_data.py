@@ -18,15 +18,17 @@ Command line: the style of ``kong-pyg`` (``kong_pyg.cli.common``): ``--help``
 shows every default and runs nothing, a bad value or path is one line
 ``NAME.py: error: ...`` with exit status 2, and PyTorch uses ``--threads``
 threads (default 1: on a small or busy machine more threads make these small
-models many times slower, not faster).
+models many times slower, not faster). ``--quick`` (and ``--full``) only
+change defaults: options given on the command line win (:func:`parse_args`).
 """
 import argparse
 import math
+import os
 import shutil
 import sys
 import tempfile
 from pathlib import Path
-from typing import Callable, Optional
+from typing import Callable, Dict, Mapping, Optional
 
 import torch
 import torch.nn.functional as F
@@ -56,16 +58,68 @@ def usable_device(text: str) -> str:
     return text
 
 
+#: The most processes an example starts, per CPU of the machine.
+PROCESSES_PER_CPU = 4
+
+
+def process_count(minimum: int = 1) -> Callable[[str], int]:
+    """An argparse type: a number of processes, :obj:`minimum` to :data:`PROCESSES_PER_CPU` x the CPUs here.
+
+    (The benchmarks use it too, for their worker and load processes.)
+    """
+    def parse(text: str) -> int:
+        value = int_at_least(minimum)(text)
+        cpus = os.cpu_count() or 1
+        most = PROCESSES_PER_CPU * cpus
+        if value > most:
+            raise argparse.ArgumentTypeError(f"must be at most {most} ({PROCESSES_PER_CPU} x the {cpus} CPUs "
+                                             f"here) (got {value})")
+        return value
+
+    return parse
+
+
+def warn_processes(flag: str, value: int) -> None:
+    """One line on stderr when :obj:`value` processes are more than this machine's CPUs."""
+    cpus = os.cpu_count() or 1
+    if value > cpus:
+        print(f"{Path(sys.argv[0]).name}: warning: {flag} {value} is more than the {cpus} CPUs here: the "
+              "processes share them (slower, the same result)", file=sys.stderr)
+
+
+def parse_args(parser, argv=None, presets: Optional[Mapping[str, Dict[str, object]]] = None):
+    """Parse :obj:`argv`; a preset flag (``--quick``, ``--full``) given changes defaults only.
+
+    :obj:`presets` maps the ``dest`` of a flag to the defaults it sets, applied
+    in order (a later flag's win); options given on the command line keep their values.
+    """
+    args = parser.parse_args(argv)
+    defaults: Dict[str, object] = {}
+    for flag, values in (presets or {}).items():
+        if getattr(args, flag):
+            defaults.update(values)
+    if defaults:
+        parser.set_defaults(**defaults)
+        args = parser.parse_args(argv)
+    return args
+
+
+def preset_help(text: str, values: Dict[str, object]) -> str:
+    """The help of a preset flag: what it does and the defaults it sets (explicit options win)."""
+    shown = ", ".join(f"--{k.replace('_', '-')} {v}" for k, v in values.items())
+    return f"{text}: sets the defaults {shown}; options given explicitly win (default: off)"
+
+
 def start(args) -> None:
     """Apply the common options (threads) once the arguments are parsed."""
     torch.set_num_threads(args.threads)
 
 
 def run(main: Callable, argv=None):
-    """Run :obj:`main`, turning a :class:`DataError` into one line and exit status 2."""
+    """Run :obj:`main`; a :class:`DataError` (or a library's :obj:`ValueError`) is one line, exit status 2."""
     try:
         return main(argv)
-    except DataError as err:
+    except (DataError, ValueError) as err:
         print(f"{Path(sys.argv[0]).name}: error: {one_line(str(err))}", file=sys.stderr)
         raise SystemExit(2) from None
 
@@ -97,16 +151,23 @@ def find_raw(root, name: str) -> Path:
 
 
 def load_tu(root, name: str):
-    """A TU data set read from a copy of its raw files (never downloads)."""
+    """A TU data set read from its raw files (never downloads; the folder is only read).
+
+    ``ROOT/NAME/raw`` is read in place; ``ROOT/raw`` or ``ROOT`` through a
+    temporary copy in that layout. Errors name the user's files, not the copy's.
+    """
     from kong_pyg.datasets import load_tu as load
 
     raw = find_raw(root, name)
     work = tempfile.mkdtemp(prefix="kong_tu_")
+    copy = Path(work, name, "raw")
     try:
-        shutil.copytree(raw, Path(work, name, "raw"))
-        return load(name, work, cache=Path(work, "cache"))  # in memory once loaded
+        if raw == Path(root) / name / "raw":
+            return load(name, root, cache=Path(work, "cache"))  # in memory once loaded
+        shutil.copytree(raw, copy)
+        return load(name, work, cache=Path(work, "cache"))
     except (OSError, ValueError) as err:
-        raise DataError(str(err)) from err
+        raise DataError(str(err).replace(str(copy), str(raw))) from err
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
@@ -158,6 +219,9 @@ def default_graphs(args):
 def load_graphs(args, pre_transform: Optional[Callable] = None):
     """``(graphs, description)``, a list of ``Data``; ``pre_transform`` is applied to every graph once."""
     if args.data_root is not None:
+        if args.dataset.lower() == "synthetic":
+            raise DataError("--data-root needs --dataset NAME (the TU data set under it; 'synthetic' is "
+                            "built in and reads no files)")
         graphs = list(load_tu(args.data_root, args.dataset))
         name = f"{args.dataset} (from {args.data_root})"
     else:
@@ -168,10 +232,29 @@ def load_graphs(args, pre_transform: Optional[Callable] = None):
     return graphs, name
 
 
-def check_split(y: torch.Tensor, test_size: float) -> None:
-    """A :class:`DataError` naming the option where a stratified train/test split cannot be made."""
+def class_counts(y: torch.Tensor) -> torch.Tensor:
+    """The number of graphs of each class present; a :class:`DataError` unless 2 or more classes are."""
     counts = torch.bincount(y)
     counts = counts[counts > 0]
+    if counts.numel() < 2:
+        raise DataError(f"the {int(y.numel())} graphs are all of one class (class {int(y[0])}); "
+                        "classification needs 2 or more classes (a larger --num-graphs, or another data set)")
+    return counts
+
+
+def check_folds(y: torch.Tensor, folds: int) -> None:
+    """A :class:`DataError` naming ``--folds`` where stratified k-fold CV cannot be made."""
+    counts = class_counts(y)
+    smallest = int(counts.min())
+    if folds > smallest:
+        raise DataError(f"--folds {folds}: the smallest of the {int(counts.numel())} classes holds "
+                        f"{smallest} of the {int(y.numel())} graphs; stratified {folds}-fold CV needs at "
+                        f"least {folds} graphs of every class (a smaller --folds, or a larger --num-graphs)")
+
+
+def check_split(y: torch.Tensor, test_size: float) -> None:
+    """A :class:`DataError` naming the option where a stratified train/test split cannot be made."""
+    counts = class_counts(y)
     n, classes = int(y.numel()), int(counts.numel())
     if int(counts.min()) < 2:
         raise DataError(f"{n} graphs hold only {int(counts.min())} graph of a class; a stratified train/test "
@@ -188,5 +271,6 @@ def labels_of(graphs) -> torch.Tensor:
     return torch.cat([d.y.view(-1) for d in graphs])
 
 
-__all__ = ["DataError", "make_parser", "start", "run", "add_data_args", "load_graphs", "labels_of",
+__all__ = ["DataError", "make_parser", "parse_args", "preset_help", "start", "run", "add_data_args",
+           "load_graphs", "labels_of", "check_split", "check_folds", "process_count", "warn_processes",
            "int_at_least", "number_in"]

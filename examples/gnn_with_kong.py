@@ -33,11 +33,14 @@ from torch_geometric.nn import GIN, global_add_pool
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from example_data import (  # noqa: E402
     add_data_args,
+    check_folds,
     int_at_least,
     labels_of,
     load_graphs,
     make_parser,
     number_in,
+    parse_args,
+    preset_help,
     run,
     start,
     usable_device,
@@ -107,6 +110,11 @@ def run_fold(graphs, train_idx, test_idx, args, use_kong, num_classes, device):
     return correct / len(test_idx)
 
 
+#: The defaults --full and --quick set (options given explicitly win; --quick wins over --full).
+PRESETS = {"full": dict(num_graphs=200, folds=5, epochs=30),
+           "quick": dict(num_graphs=40, folds=2, epochs=2, dim=16, hidden=8)}
+
+
 def main(argv=None):
     parser = make_parser(__doc__)
     add_data_args(parser, num_graphs=160, dataset="synthetic")
@@ -129,16 +137,11 @@ def main(argv=None):
                              "(same numbers) (default: off: once per graph with the KongFeatures "
                              "pre-transform)")
     parser.add_argument("--device", type=usable_device, default="cpu", help="cpu, cuda, ...")
-    parser.add_argument("--full", action="store_true",
-                        help="the larger run: 200 graphs, 5 folds, 30 epochs (default: off: 160, 4, 20)")
-    parser.add_argument("--quick", action="store_true", help="tiny run (smoke test)")
-    args = parser.parse_args(argv)
+    parser.add_argument("--full", action="store_true", help=preset_help("the larger run", PRESETS["full"]))
+    parser.add_argument("--quick", action="store_true",
+                        help=preset_help("tiny run (smoke test; wins over --full)", PRESETS["quick"]))
+    args = parse_args(parser, argv, PRESETS)
     start(args)
-    if args.full:
-        args.num_graphs, args.folds, args.epochs = 200, 5, 30
-    if args.quick:
-        args.num_graphs, args.folds, args.epochs = min(args.num_graphs, 40), 2, 2
-        args.dim, args.hidden = 16, 8
     device = torch.device(args.device)
 
     t = time.perf_counter()
@@ -147,6 +150,7 @@ def main(argv=None):
     prep_time = time.perf_counter() - t
     graphs = [dataset[i] for i in range(len(dataset))]
     y = labels_of(dataset)
+    check_folds(y, args.folds)
     num_classes = int(y.max()) + 1
     print(f"data: {name}, {len(graphs)} graphs, {num_classes} classes; {args.folds}-fold CV, "
           f"{args.epochs} epochs, GIN {args.layers}x{args.hidden}; KONG k={args.k} hops={args.hops} "

@@ -25,6 +25,8 @@ from example_data import (  # noqa: E402
     load_graphs,
     make_parser,
     number_in,
+    parse_args,
+    preset_help,
     run,
     start,
     usable_device,
@@ -44,6 +46,10 @@ def accuracy(model, loader, device):
     return correct / max(total, 1)
 
 
+#: The defaults --quick sets (options given explicitly win).
+QUICK = dict(num_graphs=40, epochs=3, dim=64)
+
+
 def main(argv=None):
     parser = make_parser(__doc__)
     add_data_args(parser)
@@ -60,11 +66,9 @@ def main(argv=None):
     parser.add_argument("--seed", type=int_at_least(0), default=0, metavar="N",
                         help="seed of the split and the model")
     parser.add_argument("--device", type=usable_device, default="cpu", help="cpu, cuda, ...")
-    parser.add_argument("--quick", action="store_true", help="tiny run (smoke test)")
-    args = parser.parse_args(argv)
+    parser.add_argument("--quick", action="store_true", help=preset_help("tiny run (smoke test)", QUICK))
+    args = parse_args(parser, argv, {"quick": QUICK})
     start(args)
-    if args.quick:
-        args.num_graphs, args.epochs, args.dim = min(args.num_graphs, 40), 3, 64
     torch.manual_seed(args.seed)
     device = torch.device(args.device)
 
@@ -73,11 +77,11 @@ def main(argv=None):
                         level="graph", normalize=True)
     graphs, name = load_graphs(args, pre_transform=kong)
     y = labels_of(graphs)
+    check_split(y, args.test_size)  # before any training: 2 or more classes, each on both sides
     num_classes = int(y.max()) + 1
     print(f"data: {name}, {len(graphs)} graphs, {num_classes} classes")
     print(f"features: {kong} ({time.perf_counter() - t:.2f} s with loading)")
 
-    check_split(y, args.test_size)
     train_idx, test_idx = train_test_split(
         torch.arange(len(graphs)).numpy(), test_size=args.test_size, stratify=y.numpy(),
         random_state=args.seed,

@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from example_data import int_at_least, make_parser, number_in, run, start  # noqa: E402
+from example_data import int_at_least, make_parser, number_in, parse_args, preset_help, run, start  # noqa: E402
 
 from kong_pyg import kong_strings, order_test  # noqa: E402
 from kong_pyg.datasets import ProvenanceGraphs  # noqa: E402
@@ -41,6 +41,10 @@ def process_string(graph, max_pairs=8):
     return ", ".join(pairs[:max_pairs]) + (", ..." if len(pairs) > max_pairs else "")
 
 
+#: The defaults --quick sets (options given explicitly win).
+QUICK = dict(num_graphs=60, splits=3)
+
+
 def main(argv=None):
     parser = make_parser(__doc__)
     parser.add_argument("--num-graphs", type=int_at_least(20), default=200, metavar="N", help="graphs")
@@ -52,8 +56,8 @@ def main(argv=None):
                         help="seeds per shuffled setting")
     parser.add_argument("--seed", type=int_at_least(0), default=0, metavar="N", help="data and split seed")
     parser.add_argument("--plot", default=None, metavar="FILE", help="write the figure to FILE")
-    parser.add_argument("--quick", action="store_true", help="tiny run (smoke test)")
-    args = parser.parse_args(argv)
+    parser.add_argument("--quick", action="store_true", help=preset_help("tiny run (smoke test)", QUICK))
+    args = parse_args(parser, argv, {"quick": QUICK})
     if args.plot:  # before any work: matplotlib present, a format it writes, the file writable
         from kong_pyg.cli.common import CommandError, check_figure_file
 
@@ -62,8 +66,6 @@ def main(argv=None):
         except CommandError as err:
             parser.error(str(err))
     start(args)
-    if args.quick:
-        args.num_graphs, args.splits = min(args.num_graphs, 60), 3
 
     ds = ProvenanceGraphs(args.num_graphs, strength=args.strength, seed=args.seed)
     y = ds._data.y.numpy()

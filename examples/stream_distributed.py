@@ -26,7 +26,7 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from example_data import int_at_least, make_parser  # noqa: E402
+from example_data import int_at_least, make_parser, process_count, warn_processes  # noqa: E402
 
 from kong_pyg import KongStream  # noqa: E402
 from kong_pyg.datasets import StreamSpotReader, synthetic_event_stream, write_streamspot  # noqa: E402
@@ -63,13 +63,15 @@ def free_port():
 
 def main(argv=None):
     ap = make_parser(__doc__)
-    ap.add_argument("--world-size", type=int_at_least(1), default=2, metavar="N", help="processes (shards)")
+    ap.add_argument("--world-size", type=process_count(), default=2, metavar="N",
+                    help="processes (shards): at most 4 x this machine's CPUs; more than its CPUs is slower")
     ap.add_argument("--graphs", type=int_at_least(1), default=200, metavar="N", help="graphs in the stream")
     ap.add_argument("--k", type=int_at_least(1), default=2, metavar="N", help="k-gram length")
     ap.add_argument("--hops", type=int_at_least(1), default=2, metavar="N", help="hops (passes)")
     ap.add_argument("--dim", type=int_at_least(1), default=256, metavar="B", help="sketch size")
     ap.add_argument("--seed", type=int_at_least(0), default=0, metavar="N", help="seed of the stream")
     args = ap.parse_args(argv)
+    warn_processes("--world-size", args.world_size)
     torch.set_num_threads(args.threads)
     stream, _ = synthetic_event_stream(args.graphs, seed=args.seed)
     with tempfile.TemporaryDirectory() as tmp:

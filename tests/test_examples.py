@@ -81,8 +81,8 @@ def test_bad_values_are_one_line(name, monkeypatch, capsys):
 
 @pytest.mark.parametrize("name", ["linear_head.py", "gnn_with_kong.py"])
 @pytest.mark.parametrize("args,message", [
-    (["--data-root", "{tmp}/nowhere"], "--data-root '{tmp}/nowhere' is not a folder"),
-    (["--data-root", "{tmp}/file.txt"], "--data-root '{tmp}/file.txt' is not a folder"),
+    (["--data-root", "{tmp}/nowhere", "--dataset", "MUTAG"], "--data-root '{tmp}/nowhere' is not a folder"),
+    (["--data-root", "{tmp}/file.txt", "--dataset", "MUTAG"], "--data-root '{tmp}/file.txt' is not a folder"),
     (["--data-root", "{tmp}", "--dataset", "NOPE"], "no NOPE_A.txt under {tmp} (looked in {tmp}/NOPE/raw"),
     (["--dataset", "NOPE"],
         "--dataset 'NOPE' needs --data-root DIR (DIR/NOPE/raw); without it: MUTAG, synthetic"),
@@ -100,6 +100,134 @@ def test_bad_data_is_one_line(name, args, message, tmp_path, monkeypatch, capsys
     assert code == 2 and err.count("\n") == 1 and "Traceback" not in err
     assert err.startswith(f"{name}: error: ") and message.format(tmp=tmp_path) in err, err
     assert "--download" not in err
+
+
+def test_data_root_needs_a_dataset_name(monkeypatch, capsys):
+    # gnn_with_kong's default data set is the built-in 'synthetic', which reads no files
+    code, out, err = run_example("gnn_with_kong.py", ["--data-root", "/no/such/folder"], monkeypatch, capsys)
+    assert (code, out) == (2, "")
+    assert err == ("gnn_with_kong.py: error: --data-root needs --dataset NAME (the TU data set under it; "
+                   "'synthetic' is built in and reads no files)\n")
+
+
+FOLDS = ("--folds {0}: the smallest of the 2 classes holds {1} of the {2} graphs; stratified {0}-fold CV "
+         "needs at least {0} graphs of every class (a smaller --folds, or a larger --num-graphs)")
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--folds", "1000", "--epochs", "1"], FOLDS.format(1000, 80, 160)),
+    (["--num-graphs", "3"], FOLDS.format(4, 1, 3)),
+    (["--num-graphs", "2", "--folds", "2"], FOLDS.format(2, 1, 2)),
+    # --quick changes defaults only: the explicit --folds wins
+    (["--quick", "--folds", "1000"], FOLDS.format(1000, 20, 40)),
+])
+def test_gnn_folds_are_checked_before_training(args, message, monkeypatch, capsys):
+    code, out, err = run_example("gnn_with_kong.py", args, monkeypatch, capsys)
+    assert (code, out) == (2, "")
+    assert err == f"gnn_with_kong.py: error: {message}\n"
+
+
+def test_linear_head_needs_two_classes(monkeypatch, capsys):
+    args = ["--num-graphs", "2", "--epochs", "2"]
+    code, out, err = run_example("linear_head.py", args, monkeypatch, capsys)
+    assert (code, out) == (2, "")  # refused before any training or output
+    assert err == ("linear_head.py: error: the 2 graphs are all of one class (class 0); classification "
+                   "needs 2 or more classes (a larger --num-graphs, or another data set)\n")
+
+
+def test_quick_only_changes_defaults(monkeypatch, capsys):
+    acc = main_of("gnn_with_kong.py", monkeypatch)(["--quick", "--folds", "3", "--epochs", "1"])
+    out = capsys.readouterr().out
+    assert "40 graphs" in out and "3-fold CV, 1 epochs, GIN 3x8" in out and "dim=16" in out
+    assert set(acc) == {"GIN", "GIN + KONG"}
+    code, out, err = run_example("linear_head.py", ["--help"], monkeypatch, capsys)
+    assert "options given explicitly win" in " ".join(out.split())
+
+
+@pytest.mark.parametrize("layout", ["NAME/raw", "raw"])
+def test_bad_raw_file_names_the_users_file(layout, tmp_path, monkeypatch, capsys):
+    root = write_tu(tmp_path / "data", "TINY")
+    path = root / "TINY" / "raw" / "TINY_A.txt"
+    lines = path.read_text().splitlines(keepends=True)
+    lines[4] = "1, x\n"
+    path.write_text("".join(lines))
+    data_root = root if layout == "NAME/raw" else root / "TINY"  # the second is read through a copy
+    args = ["--quick", "--data-root", str(data_root), "--dataset", "TINY"]
+    code, out, err = run_example("linear_head.py", args, monkeypatch, capsys)
+    assert (code, out) == (2, "")
+    assert err == f"linear_head.py: error: {path}, line 5: 'x' is not a number: '1, x'\n"
+
+
+def test_process_counts_are_capped(monkeypatch, capsys):
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    code, out, err = run_example("stream_distributed.py", ["--world-size", "9"], monkeypatch, capsys)
+    assert (code, out) == (2, "")
+    assert err == ("stream_distributed.py: error: argument --world-size: must be at most 8 (4 x the 2 CPUs "
+                   "here) (got 9)\n")
+    monkeypatch.syspath_prepend(str(EXAMPLES))
+    from example_data import warn_processes
+
+    monkeypatch.setattr(sys, "argv", ["stream_distributed.py"])
+    warn_processes("--world-size", 3)
+    warn_processes("--world-size", 2)  # not more than the CPUs: no warning
+    assert capsys.readouterr().err == ("stream_distributed.py: warning: --world-size 3 is more than the 2 "
+                                       "CPUs here: the processes share them (slower, the same result)\n")
+
+
+# -- the benchmarks: bad values are one line at parse time -------------------------------------------
+
+BENCHMARKS = ROOT / "benchmarks"
+
+
+def run_benchmark(name, args, monkeypatch, capsys):
+    """Run a benchmark as ``__main__`` in this process; (exit status, stdout, stderr)."""
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    monkeypatch.setattr(sys, "argv", [str(BENCHMARKS / name), *args])
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    code = 0
+    try:
+        runpy.run_path(str(BENCHMARKS / name), run_name="__main__")
+    except SystemExit as done:
+        code = done.code if isinstance(done.code, int) else (0 if done.code is None else 1)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.mark.parametrize("name,args,message", [
+    ("bench_core.py", ["--repeats", "0"], "argument --repeats: must be >= 1 (got 0)"),
+    ("bench_core.py", ["--hops", "-1"], "argument --hops: 'hops' must be >= 0 (got -1)"),
+    ("bench_core.py", ["--data-root", "{tmp}/nowhere"],
+        "argument --data-root: no such folder: '{tmp}/nowhere'"),
+    ("bench_core.py", ["--data-root", "{tmp}"],
+        "--data-root '{tmp}' holds none of --datasets MUTAG,PTC_MR,ENZYMES,PROTEINS,NCI1 (looked for "
+        "{tmp}/NAME/raw)"),
+    ("bench_transform.py", ["--repeats", "-1"], "argument --repeats: must be >= 1 (got -1)"),
+    ("bench_transform.py", ["--k", "0"], "argument --k: 'k' must be >= 1 (got 0)"),
+    ("normalize.py", ["--folds", "1"], "argument --folds: must be >= 2 (got 1)"),
+    ("normalize.py", ["--C", "0,-1"], "argument --C: must be > 0 (got 0)"),
+    ("normalize.py", ["--folds", "100"],
+        "--folds 100: MUTAG's smallest class holds 63 graphs; stratified 100-fold CV needs at least 100 of "
+        "every class"),
+    ("table1.py", ["--repeats", "0"], "argument --repeats: must be >= 1 (got 0)"),
+    ("table1.py", ["--repeats-for", "NCI1"], "argument --repeats-for: expects NAME=N items, e.g. NCI1=2 (got "
+                                            "'NCI1')"),
+    ("table1.py", ["--methods", "kong,nope"],
+        "argument --methods: unknown 'nope'; expected some of: kong, kong-gnorm, kong-noedge, kong-mean, wl, "
+        "wl-grakel, sp, kw"),
+    ("order_test.py", ["--splits", "0"], "argument --splits: must be >= 2 (got 0)"),
+    ("bench_svm_device.py", ["--repeats", "0"], "argument --repeats: must be >= 1 (got 0)"),
+    ("bench_eval.py", ["--repeats", "0"], "argument --repeats: must be >= 1 (got 0)"),
+    ("bench_gpu.py", ["--dims", "0"], "argument --dims: 'dim' must be >= 1 (got 0)"),
+    ("bench_gpu.py", ["--max-graphs", "0"], "argument --max-graphs: must be >= 1 (got 0)"),
+    ("bench_parallel.py", ["--repeats", "0"], "argument --repeats: must be >= 1 (got 0)"),
+    ("bench_stream.py", ["--dims", "0"], "argument --dims: must be >= 1 (got 0)"),
+    ("bench_stream_workers.py", ["--workers", "0"], "argument --workers: must be >= 1 (got 0)"),
+])
+def test_benchmark_bad_values_are_one_line(name, args, message, tmp_path, monkeypatch, capsys):
+    args = [a.format(tmp=tmp_path) for a in args]
+    code, out, err = run_benchmark(name, args, monkeypatch, capsys)
+    assert (code, out) == (2, "")
+    assert err == f"{name}: error: {message.format(tmp=tmp_path)}\n"
 
 
 def test_plot_is_checked_before_any_work(tmp_path, monkeypatch, capsys):
@@ -162,7 +290,7 @@ def test_linear_head_synthetic(monkeypatch, capsys):
 
 def test_linear_head_on_tu_raw_files(tmp_path, monkeypatch, capsys):
     root = write_tu(tmp_path / "data", "TINY")
-    os.chmod(root / "TINY" / "raw", 0o555)  # read-only input is fine: it is copied first
+    os.chmod(root / "TINY" / "raw", 0o555)  # read-only input is fine: it is only read
     try:
         code, out, _ = run_example("linear_head.py", ["--quick", "--data-root", str(root), "--dataset",
             "TINY"],

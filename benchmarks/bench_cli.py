@@ -1,0 +1,100 @@
+"""What the benchmark scripts share on the command line: one-line errors and checked values.
+
+Every benchmark parses its arguments with :func:`make_parser` (``kong_pyg.cli.common.Parser``,
+as ``kong-pyg`` does): a bad value is one line ``SCRIPT.py: error: argument --flag: ...`` with
+exit status 2, never a traceback, and every numeric option has a checked type (these, and
+``int_at_least``, ``number_in`` and ``list_of`` of ``kong_pyg.cli.common``). :func:`run` turns a
+:class:`DataError` or a library's ``ValueError`` that still escapes into the same one line.
+``run``, ``DataError`` and ``process_count`` (worker and load processes, at most 4 x the CPUs)
+are the examples' (``examples/example_data.py``): one place for each.
+"""
+import argparse
+import sys
+from pathlib import Path
+from typing import Any, Callable, Dict, List, NoReturn, Sequence, Union
+
+from kong_pyg.cli.common import (
+    HelpFormatter,
+    Parser,
+    input_dir,
+    int_at_least,
+    kong_value,
+    kong_values,
+    list_of,
+    number_in,
+    split_list,
+)
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
+from example_data import DataError, process_count, run, warn_processes  # noqa: E402
+
+
+def make_parser(doc: str) -> Parser:
+    """An argument parser whose errors are one line (``SCRIPT.py: error: ...``, exit 2)."""
+    return Parser(description=doc, formatter_class=HelpFormatter)
+
+
+def fail(message: str) -> NoReturn:
+    raise argparse.ArgumentTypeError(message)
+
+
+def kong(name: str) -> Callable[[str], Any]:
+    """An argparse type: one value of the KONG option :obj:`name` (``k``, ``hops``, ``dim``, ...)."""
+    return lambda text: kong_value(name, text)
+
+
+def kong_list(name: str) -> Callable[[str], List[Any]]:
+    """An argparse type: a comma list (integer ranges ``1-4`` too) of the KONG option :obj:`name`."""
+    return lambda text: kong_values(name, text)
+
+
+def folder(text: str) -> Path:
+    """An argparse type: an existing folder, as a :class:`~pathlib.Path`."""
+    return Path(input_dir(text))
+
+
+def check_folder(parser: argparse.ArgumentParser, flag: str, path: Union[str, Path]) -> None:
+    """A one-line error unless :obj:`path` is a folder (for defaults: argparse checks only given values)."""
+    if not Path(path).is_dir():
+        parser.error(f"{flag}: no such folder: '{path}' (the default; pass {flag} DIR)")
+
+
+def names(choices: Sequence[str]) -> Callable[[str], List[str]]:
+    """An argparse type: a comma list of names among :obj:`choices`."""
+    def parse(text: str) -> List[str]:
+        items = split_list(text)
+        unknown = [t for t in items if t not in choices]
+        if unknown:
+            fail(f"unknown {', '.join(map(repr, unknown))}; expected some of: {', '.join(choices)}")
+        if not items:
+            fail(f"expects a comma-separated list (got {text!r})")
+        return items
+
+    return parse
+
+
+def overrides(minimum: int) -> Callable[[str], Dict[str, int]]:
+    """An argparse type: per data set integers ``NAME=N,...`` (every N at least :obj:`minimum`)."""
+    def parse(text: str) -> Dict[str, int]:
+        out = {}
+        for item in split_list(text):
+            key, sep, value = item.partition("=")
+            if not sep or not key.strip():
+                fail(f"expects NAME=N items, e.g. NCI1=2 (got {item!r})")
+            out[key.strip()] = int_at_least(minimum)(value.strip())
+        return out
+
+    return parse
+
+
+def present(root: Path, datasets: Sequence[str], flag: str = "--datasets") -> List[str]:
+    """The data sets of :obj:`datasets` whose ``root/NAME/raw`` exists; a :class:`DataError` if none."""
+    found = [d for d in datasets if (Path(root) / d / "raw").is_dir()]
+    if not found:
+        raise DataError(f"--data-root '{root}' holds none of {flag} {','.join(datasets)} (looked for "
+                        f"{Path(root) / 'NAME' / 'raw'})")
+    return found
+
+
+__all__ = ["DataError", "make_parser", "run", "fail", "kong", "kong_list", "folder", "check_folder", "names",
+           "overrides", "present", "process_count", "warn_processes", "int_at_least", "number_in", "list_of"]
