@@ -569,3 +569,18 @@ def test_cli_float32_output_is_converted_in_place_and_pt_files_hold_only_it(stre
     ref = KongStream(k=2, dim=16).fit(chunks_of(stream)).sketches().to(torch.float32)
     assert torch.equal(x, ref) and torch.equal(torch.from_numpy(np.load(tmp_path / "f.npy")), ref)
     assert x.untyped_storage().nbytes() == x.numel() * 4
+
+
+def test_cli_workers_are_bounded_by_the_cpus(stream, tmp_path, capsys, monkeypatch):
+    from kong_pyg.cli import stream as stream_cli
+
+    path = tmp_path / "s.tsv"
+    write_streamspot(stream, str(path))
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    assert cli_main(["stream", str(path), "--workers", "9", "-q", "-o", str(tmp_path / "x")]) == 2
+    err = capsys.readouterr().err
+    assert "error: --workers 9 is more than 4 x the 2 CPUs here" in err and not (tmp_path / "x.npy").exists()
+    stream_cli._check_workers(3)
+    assert "warning: --workers 3 is more than the 2 CPUs here" in capsys.readouterr().err
+    stream_cli._check_workers(2)
+    assert capsys.readouterr().err == ""

@@ -189,6 +189,7 @@ def run(args: argparse.Namespace) -> int:
             raise CommandError(f"{flag}: --checkpoint is for one process (rerun a sharded run instead)")
         if args.distributed:
             return _sharded(args)
+        _check_workers(args.workers)
         return _spawn_local(args)
     torch.set_num_threads(args.threads)
     source, spooled = _spool_stdin(passes) if args.file == "-" else (args.file, None)
@@ -214,6 +215,21 @@ def run(args: argparse.Namespace) -> int:
             os.unlink(spooled)
     write_output(args, ks, readers[-1] if readers else None, time.perf_counter() - start, passes)
     return 0
+
+
+#: ``--workers`` is at most this many processes per CPU of the machine.
+WORKERS_PER_CPU = 4
+
+
+def _check_workers(workers: int) -> None:
+    """Refuse far more processes than CPUs (each holds PyTorch: about 0.3 GB); warn above the CPUs."""
+    cpus = os.cpu_count() or 1
+    if workers > WORKERS_PER_CPU * cpus:
+        raise CommandError(f"--workers {workers} is more than {WORKERS_PER_CPU} x the {cpus} CPUs here; on "
+                           "several machines start one process per CPU with torchrun and --distributed")
+    if workers > cpus:
+        print(f"{PROG}: warning: --workers {workers} is more than the {cpus} CPUs here: the processes share "
+              "them (slower; the same features)", file=sys.stderr)
 
 
 def _free_port() -> int:
