@@ -91,7 +91,8 @@ def consistent_key(edge_order: Tensor, seed: int) -> Tensor:
     Edges with the same :obj:`edge_order` value (the same event seen from
     several graphs) get the same random key in every graph, batch and call,
     so a node's neighbors are shuffled the same way wherever it appears
-    ("random timestamps"); equal values stay tied (edge order).
+    ("random timestamps"); equal values stay tied (edge order). Equal values
+    get the same key in any dtype (a timestamp stored as ``5`` or ``5.0``).
 
     The key must look random *in order*, not only in value: sorting by an
     affine hash of the key (:func:`~kong_pyg.hashing.keyed_hash` alone)
@@ -103,8 +104,10 @@ def consistent_key(edge_order: Tensor, seed: int) -> Tensor:
     in the middle; then every relative order of a few consecutive keys is
     equally likely.
     """
-    if edge_order.is_floating_point():
-        bits = edge_order.double().view(torch.long)  # exact: equal values, equal bits
+    if edge_order.is_floating_point():  # whole numbers as the integers they equal (5.0 and 5: one key),
+        x = edge_order.double()  # other values by their bits (exact: equal values, equal bits)
+        whole = (x == torch.round(x)) & (x.abs() < 2.0**63)
+        bits = torch.where(whole, torch.where(whole, x, 0.0).long(), x.view(torch.long))
     else:
         bits = edge_order.long()
     h = keyed_hash(bits, seed)

@@ -199,3 +199,17 @@ def test_reverse_is_time_reversal():
     assert ordered_neighborhoods(ei, 5, order="reverse").nbr.tolist() == [4, 3, 2, 1]
     with pytest.raises(ValueError, match="order='consistent' .* pass 'edge_order'"):
         ordered_neighborhoods(ei, 5, order="consistent")
+
+
+def test_consistent_key_is_the_same_for_equal_values_of_any_dtype():
+    """An event key stored as int64 in one call and float in another (training vs inference) keeps its key."""
+    from kong_pyg.ordering import consistent_key
+
+    ints = torch.tensor([5, 7, 1000, -3, 0, 2**40])
+    for dtype in (torch.float64, torch.float32):
+        assert torch.equal(consistent_key(ints.to(dtype), 4), consistent_key(ints, 4))
+    assert torch.equal(consistent_key(ints[:5].int(), 4), consistent_key(ints[:5], 4))
+    halves = torch.tensor([0.5, 1.5, 2.5, 5.0, -0.0, float("inf")], dtype=torch.float64)
+    keys = consistent_key(halves, 4)
+    assert keys.unique().numel() == 6 and int(keys[3]) == int(consistent_key(torch.tensor([5]), 4)[0])
+    assert int(keys[4]) == int(consistent_key(torch.tensor([0]), 4)[0])
