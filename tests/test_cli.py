@@ -60,6 +60,9 @@ def test_library_errors_name_the_commands_flags():
     message = "'nested_repeats' (3) must be at most 'repeats' (2); graph 4: 'x' ('kernel', 'k')"
     assert with_flags(message, flags) == ("--nested-repeats (3) must be at most --repeats (2); "
                                           "graph 4: 'x' (--kernel, --k)")
+    # a name already followed by its flag, a quoted value, a dictionary key: not rewritten into nonsense
+    assert with_flags("or 'cache_dir' (--cache-dir)", flags) == "or --cache-dir"
+    assert with_flags("layout='grid' and params {'k': 2}", flags) == "layout='grid' and params {'k': 2}"
     # table2's --C stores into C_grid: no flag spells 'C_grid', and --C's library name is not its own
     assert "C_grid" not in _flags(build_parser(), "table2")
 

@@ -12,6 +12,7 @@ import argparse
 import importlib
 import importlib.util
 import os
+import re
 import sys
 import threading
 import types
@@ -148,10 +149,13 @@ def with_flags(message: str, flags: Dict[str, str]) -> str:
     """:obj:`message` with the library's quoted argument names (``'inner_folds'``) as the command's flags.
 
     The library names its arguments in its errors; where a subcommand passes an option on under
-    the same name, its user reads the flag they typed.
+    the same name, its user reads the flag they typed. A name the message already follows with its
+    flag (``'cache_dir' (--cache-dir)``) becomes the flag once; quoted values (``layout='authors'``)
+    and dictionary keys (``{'k': 2}``) are left as they are.
     """
     for dest, flag in flags.items():
-        message = message.replace(f"'{dest}'", flag)
+        message = message.replace(f"'{dest}' ({flag})", flag)
+        message = re.sub(rf"(?<![=\w])'{re.escape(dest)}'(?!:)", flag, message)
     return message
 
 
