@@ -151,7 +151,7 @@ class OrderTestResult:
 
     def to_markdown(self, title: str = "Order test") -> str:
         """A markdown report: the setup, every setting's scores, the paired differences, the answer."""
-        from .evaluation.stats import format_ci, format_p
+        from .evaluation.stats import format_ci, format_interval, format_p
 
         info = self.info
         metrics = list(self.scores)
@@ -174,7 +174,7 @@ class OrderTestResult:
                 "|---|---|---|---|---|---|---|"]
         for c in self.comparisons:
             out.append(f"| {_name(c['a'])} - {_name(c['b'])} | {c['metric']} | {100 * c['mean_diff']:+.2f} | "
-                       f"[{100 * c['corrected_lo']:+.2f}, {100 * c['corrected_hi']:+.2f}] | "
+                       f"{format_interval(c)} | "
                        f"{c['wins']}/{c['ties']}/{c['losses']} | {format_p(c['corrected_p'])} | "
                        f"{format_p(c['t_p'])} |")
         out += ["", "**Answer.** " + self.answer()]
@@ -190,6 +190,7 @@ class OrderTestResult:
         corrected 95 % interval; intervals that cross 0 show no effect.
         """
         from .evaluation.plots import pyplot, save_figure
+        from .evaluation.stats import undefined
 
         plt = pyplot()
         fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2), gridspec_kw={"width_ratios": [1.1, 1]})
@@ -206,7 +207,9 @@ class OrderTestResult:
         rows = [c for c in self.comparisons if c["metric"] == metric]
         for j, c in enumerate(rows):
             mean = 100 * c["mean_diff"]
-            lo, hi = 100 * c["corrected_lo"], 100 * c["corrected_hi"]
+            lo, hi = mean, mean  # (no interval without spread)
+            if not undefined(c["corrected_lo"]):
+                lo, hi = 100 * c["corrected_lo"], 100 * c["corrected_hi"]
             color = "C3" if c["corrected_p"] is not None and c["corrected_p"] < 0.05 else "C0"
             right.errorbar(mean, j, xerr=[[mean - lo], [hi - mean]], fmt="o", color=color, capsize=4)
         right.axvline(0, color="black", lw=0.8)
@@ -483,10 +486,15 @@ def with_corrected_interval(cmp: Dict[str, Any], test_fraction: float,
         level (float, optional): The coverage. (default: :obj:`0.95`)
 
     Returns:
-        dict: :obj:`cmp` with :obj:`corrected_lo` and :obj:`corrected_hi`.
+        dict: :obj:`cmp` with :obj:`corrected_lo` and :obj:`corrected_hi` (NaN where the
+        corrected test is undefined: the differences have no spread).
     """
     from scipy import stats
 
+    from .evaluation.stats import undefined
+
+    if undefined(cmp["corrected_p"]):  # no spread: no interval either (not one of width 0)
+        return {**cmp, "corrected_lo": float("nan"), "corrected_hi": float("nan")}
     n, ratio = cmp["n"], test_fraction / (1 - test_fraction)
     half = stats.t.ppf(0.5 + level / 2, n - 1) * math.sqrt((1 / n + ratio) * cmp["sd_diff"] ** 2)
     return {**cmp, "corrected_lo": cmp["mean_diff"] - half, "corrected_hi": cmp["mean_diff"] + half}

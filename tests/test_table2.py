@@ -314,3 +314,17 @@ def test_json_outputs_are_plain_json():
     value = {"t": float("nan"), "rows": [1.0, float("inf"), (2, -float("inf"))], "name": "x"}
     assert json.loads(json.dumps(plain_json(value), allow_nan=False)) == \
         {"t": None, "rows": [1.0, None, [2, None]], "name": "x"}
+
+
+def test_no_interval_without_spread():
+    """Where the corrected test is undefined, its interval is too (it was [d, d], a zero width)."""
+    from kong_pyg.evaluation.stats import format_interval
+    from kong_pyg.ordertest import with_corrected_interval
+
+    flat = with_corrected_interval(paired_comparison([0.8, 0.8], [0.7, 0.7], 0.2), 0.2)
+    assert math.isnan(flat["corrected_lo"]) and math.isnan(flat["corrected_hi"])
+    assert format_interval(flat) == "undefined"
+    assert format_interval(json.loads(json.dumps({"corrected_lo": None, "corrected_hi": None}))) == "undefined"
+    spread = with_corrected_interval(paired_comparison([0.8, 0.7, 0.9], [0.7, 0.7, 0.6], 0.2), 0.2)
+    assert format_interval(spread) == f"[{100 * spread['corrected_lo']:+.2f}, {100 * spread['corrected_hi']:+.2f}]"
+    assert spread["corrected_lo"] < spread["mean_diff"] < spread["corrected_hi"]

@@ -129,6 +129,14 @@ def format_ci(s: Dict[str, float]) -> str:
     return f"{100 * s['mean']:.2f} ± {100 * s['half']:.2f}"
 
 
+def format_interval(cmp: Dict[str, Any]) -> str:
+    """The corrected interval of a comparison in points (``[-1.20, +3.40]``; ``undefined`` without spread)."""
+    lo, hi = cmp.get("corrected_lo"), cmp.get("corrected_hi")
+    if lo is None or hi is None or undefined(lo) or undefined(hi):
+        return "undefined"
+    return f"[{100 * lo:+.2f}, {100 * hi:+.2f}]"
+
+
 def verdict(cmp: Dict[str, Any], a: str, b: str, metric: str, alpha: float = 0.05) -> str:
     """One honest sentence on a paired comparison (the corrected test decides).
 
@@ -168,4 +176,4 @@ def _p_text(test: str, p: Any) -> str:
     return f"{test} undefined" if undefined(p) else f"{test} p = {format_p(p)}"
 
 
-__all__ = ["mean_ci", "paired_comparison", "verdict", "format_p", "format_ci", "undefined"]
+__all__ = ["mean_ci", "paired_comparison", "verdict", "format_p", "format_ci", "format_interval", "undefined"]

@@ -7,7 +7,7 @@ resampled t-test and its 95 % interval), and the accuracy curve.
 """
 from typing import Any, Dict, List, Mapping, Optional
 
-from ..evaluation.stats import format_ci, format_p, verdict
+from ..evaluation.stats import format_ci, format_interval, format_p, verdict
 
 #: The paper's MovieLens row of Table 2 (accuracy %, AUC %), SPEC section 7.
 PAPER_MOVIELENS: Dict[str, tuple] = {
@@ -117,7 +117,7 @@ def paired_lines(results: Mapping[str, Dict[str, Any]]) -> List[str]:
             for metric, c in by_metric.items():
                 lines.append(
                     f"| {a} - {b} | {tie} | {metric} | {100 * c['mean_diff']:+.2f} | "
-                    f"[{100 * c['corrected_lo']:+.2f}, {100 * c['corrected_hi']:+.2f}] | "
+                    f"{format_interval(c)} | "
                     f"{c['wins']}/{c['ties']}/{c['losses']} | {format_p(c['corrected_p'])} | "
                     f"{format_p(c['t_p'])} |")
     lines += [""]
