@@ -324,7 +324,8 @@ def test_no_interval_without_spread():
     flat = with_corrected_interval(paired_comparison([0.8, 0.8], [0.7, 0.7], 0.2), 0.2)
     assert math.isnan(flat["corrected_lo"]) and math.isnan(flat["corrected_hi"])
     assert format_interval(flat) == "undefined"
-    assert format_interval(json.loads(json.dumps({"corrected_lo": None, "corrected_hi": None}))) == "undefined"
+    assert format_interval({"corrected_lo": None, "corrected_hi": None}) == "undefined"  # (read from JSON)
     spread = with_corrected_interval(paired_comparison([0.8, 0.7, 0.9], [0.7, 0.7, 0.6], 0.2), 0.2)
-    assert format_interval(spread) == f"[{100 * spread['corrected_lo']:+.2f}, {100 * spread['corrected_hi']:+.2f}]"
+    lo, hi = 100 * spread["corrected_lo"], 100 * spread["corrected_hi"]
+    assert format_interval(spread) == f"[{lo:+.2f}, {hi:+.2f}]"
     assert spread["corrected_lo"] < spread["mean_diff"] < spread["corrected_hi"]
