@@ -341,8 +341,8 @@ def write_output(args: argparse.Namespace, ks: Any, reader: Any, seconds: float,
     x = ks.sketches(release=True)
     if not args.float64:
         x = as_float32(x)
-        if matrix_path.endswith(".pt"):  # (torch.save writes a view's whole memory)
-            x = x.clone()
+    if matrix_path.endswith(".pt"):  # (torch.save writes a view's whole memory: the rows' spare capacity too)
+        x = x.clone()
     note = header_note(ids)
     if note is not None:
         print(f"{PROG}: warning: {note}", file=sys.stderr)

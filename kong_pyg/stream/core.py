@@ -424,9 +424,10 @@ class KongStream:
 
         Args:
             release (bool, optional): For the last call: the features are
-                formed in the graph rows' memory (no copy: one output's worth
-                less at the peak), and the stream is :meth:`reset` afterwards,
-                whether or not the call succeeds. (default: :obj:`False`)
+                formed in the graph rows' memory (no copy; a view that may
+                hold spare rows, which :func:`torch.save` writes too), and the
+                stream is :meth:`reset` afterwards, also where forming them
+                fails. (default: :obj:`False`)
         """
         if self.pass_index != self.num_passes:
             raise ValueError(
