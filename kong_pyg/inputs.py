@@ -383,13 +383,16 @@ def prepare_graph(
             f"'edge_order' defines the neighbor order, but order='{order}' asks "
             f"for another one; pass order in {list(ORDERS_WITH_KEY)} or drop 'edge_order'"
         )
+    given = node_code(node_label) if order == "random" else None  # (random reads the labels as given)
     if relabel:
         plain = ordered_neighborhoods(edge_index, n, flow)
         for _ in range(int(relabel)):
             node_label = wl_relabel(node_label, plain)
     node_sym = node_code(node_label)
-    hood = ordered_neighborhoods(edge_index, n, flow, order, edge_order, node_sym, seed, grouped,
-                                 batch if order == "random" else None)
+    if given is None:
+        hood = ordered_neighborhoods(edge_index, n, flow, order, edge_order, node_sym, seed, grouped)
+    else:
+        hood = ordered_neighborhoods(edge_index, n, flow, order, None, given, seed, grouped, batch)
     edge_sym = None
     if edge_label is not None:
         edge_sym = edge_code(edge_label)

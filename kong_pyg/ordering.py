@@ -22,7 +22,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from .hashing import P, keyed_hash, random_coefficients
+from .hashing import P, keyed_hash, linear_hash_rows, random_coefficients
 
 
 class Neighborhoods(NamedTuple):
@@ -128,19 +128,42 @@ def _mix(a: Tensor, seed: int) -> Tensor:
     return (c[2] * a + c[3]) % P
 
 
-def _places_in_graph(center: Tensor, batch: Optional[Tensor], m: int) -> Tensor:
-    """Each edge's position among its graph's edges, in edge order (the graph: its center's)."""
-    device = center.device
-    if batch is None:
-        return torch.arange(m, device=device)
-    graph = batch.index_select(0, center)
-    by_graph = torch.sort(graph, stable=True).indices
-    sizes = torch.bincount(graph)
+def _ranks(group: Tensor) -> Tensor:
+    """Each element's position among the elements of its group, in index order."""
+    n = group.numel()
+    by_group = torch.sort(group, stable=True).indices
+    sizes = torch.bincount(group)
     starts = torch.cumsum(sizes, 0) - sizes
-    places = torch.empty(m, dtype=torch.long, device=device)
-    first = starts.index_select(0, graph.index_select(0, by_graph))
-    places[by_graph] = torch.arange(m, device=device) - first
-    return places
+    ranks = torch.empty(n, dtype=torch.long, device=group.device)
+    first = starts.index_select(0, group.index_select(0, by_group))
+    ranks[by_group] = torch.arange(n, device=group.device) - first
+    return ranks
+
+
+def random_key(center: Tensor, nbr: Tensor, num_nodes: int, node_label: Optional[Tensor],
+               batch: Optional[Tensor], seed: int) -> Tensor:
+    """The sort key of :obj:`order="random"`: a seeded hash of each edge's graph and place in it.
+
+    A graph's "content" is a hash summed over its edges of (place, the two ends' positions among
+    the graph's nodes, their labels), so it does not depend on the other graphs of a batch or on
+    the batch size; the key hashes (place, content) and goes through :func:`consistent_key`. Two
+    graphs whose edges sit at the same places (ego graphs, whose ego's edges come first) so get
+    different shuffles unless they are the same graph.
+    """
+    device = center.device
+    owner = torch.zeros(num_nodes, dtype=torch.long, device=device) if batch is None else batch.long()
+    graph = owner.index_select(0, center)
+    place, local = _ranks(graph), _ranks(owner)
+    label = torch.zeros(num_nodes, dtype=torch.long, device=device) if node_label is None else node_label
+    ends = torch.stack([place, local.index_select(0, center), local.index_select(0, nbr),
+                        label.index_select(0, center), label.index_select(0, nbr)], 1)
+    coef = random_coefficients((2, 12), torch.Generator().manual_seed(int(seed) ^ 0x4A5D)).to(device)
+    # each edge's term through _mix, a nonlinear permutation: a sum of linear hashes would depend on the
+    # sum of the labels only; terms below P < 2^31, so the sums stay far below 2^63
+    content = torch.zeros(int(graph.max()) + 1 if graph.numel() else 0, dtype=torch.long, device=device)
+    content.index_add_(0, graph, _mix(linear_hash_rows(ends, coef[:1])[0], seed))
+    both = torch.stack([place, content.index_select(0, graph) % P], 1)
+    return consistent_key(linear_hash_rows(both, coef[1:])[0], seed)
 
 
 def ordered_neighborhoods(
@@ -167,13 +190,13 @@ def ordered_neighborhoods(
             by :obj:`edge_order` values, the same wherever an edge key
             appears), :obj:`"label"` (by neighbor label), :obj:`"degree"` (by
             neighbor degree) or :obj:`"random"` (a seeded shuffle of each
-            neighborhood, by a random key of each edge's position among its
-            graph's edges: a graph gets the same shuffle in any batch or
-            call). Ties keep edge order (reversed with :obj:`"reverse"`).
+            neighborhood by :func:`random_key`: a graph gets the same
+            shuffle in any batch or call, other graphs other shuffles). Ties
+            keep edge order (reversed with :obj:`"reverse"`).
             (default: :obj:`"edge"`)
         edge_order (torch.Tensor, optional): A per-edge sort key :obj:`[m]`.
         node_label (torch.Tensor, optional): Symbol codes :obj:`[n]`, needed
-            for :obj:`order="label"`.
+            for :obj:`order="label"` (and read by :obj:`order="random"`).
         seed (int, optional): The seed of :obj:`order="random"`.
         grouped (bool, optional): Group the edges by center. Without it the
             edges stay in edge order and :obj:`ptr` is :obj:`None`: enough for
@@ -209,8 +232,8 @@ def ordered_neighborhoods(
         deg = torch.zeros(num_nodes, dtype=torch.long, device=device)
         deg.index_add_(0, center, torch.ones_like(center))
         key = deg[nbr]
-    else:  # random: a seeded key of each edge's place in its graph (the same on any device, in any batch)
-        key = consistent_key(_places_in_graph(center, batch, m), seed)
+    else:  # random: a seeded key of each edge's graph and place in it (the same on any device, in any batch)
+        key = random_key(center, nbr, num_nodes, node_label, batch, seed)
     by_center = center
     perm: Optional[Tensor] = None
     if key is not None:

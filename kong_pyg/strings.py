@@ -132,7 +132,9 @@ def kong_strings(
         edge_ids.sort(key=lambda e: deg[others[e]])
     elif order == "random":
         ei = torch.tensor(pairs, dtype=torch.long).t().reshape(2, -1)
-        hood = ordered_neighborhoods(ei, n, flow, "random", seed=seed)
+        ints = [v for v in labels if isinstance(v, int)]
+        codes = torch.tensor([2 * v for v in ints]) if len(ints) == n else None
+        hood = ordered_neighborhoods(ei, n, flow, "random", node_label=codes, seed=seed)  # (node_code)
         edge_ids = hood.perm.tolist()
     neighbors: List[List[int]] = [[] for _ in range(n)]
     via: List[List[int]] = [[] for _ in range(n)]

@@ -158,8 +158,17 @@ def test_random_order_is_each_graphs_own_whatever_the_batch():
     first, second = hubs(0)
     assert sorted(first) == list(range(1, n)) and first != list(range(1, n)) and first != second
     assert hubs(1)[0] != first  # another seed
-    apart = hubs(0, torch.arange(2 * n) // n)
-    assert apart[0] == apart[1] == first
+    apart = hubs(0, torch.arange(2 * n) // n)  # two graphs, the same edges at the same places: alike,
+    alone = ordered_neighborhoods(hub, n, order="random", seed=0)  # and as either graph alone
+    assert apart[0] == apart[1] == alone.nbr.tolist()
+    # ego graphs (the ego's edges first, at the same places in every graph) of other content: other shuffles
+    rng = torch.Generator().manual_seed(0)
+    orders = set()
+    for g in range(40):
+        labels = torch.randint(0, 3, (n,), generator=rng)
+        hood = ordered_neighborhoods(hub, n, order="random", seed=0, node_label=labels)
+        orders.add(tuple(hood.nbr.tolist()))
+    assert len(orders) > 30  # (of 8! = 40320 orders; one fixed order per degree is what must not happen)
 
 
 def test_consistent_shuffle_is_the_same_permutation_in_every_graph():
