@@ -23,7 +23,7 @@ from .exact import ExactMapTooLarge, dense_rank
 from .graphs import GraphBatch, as_graph_sequence, edges_checked, iter_graph_batches, split_batch
 from .kgrams import flat_nonzero
 from .memory import check_allocation
-from .ordering import ORDERS_WITH_KEY
+from .ordering import key_attribute
 from .progress import Progress
 from .sketch import SketchHashes
 from .traversals import traversal_rule
@@ -107,7 +107,7 @@ class ExactColumns:
                              "float64)", advice="a smaller 'dim' or fewer graphs")
             dense = np.empty((len(graphs), int(cfg.dim or 0)), dtype=np.float64)
         with torch.no_grad():
-            key_attr = self.edge_order_attr if cfg.order in ORDERS_WITH_KEY else None
+            key_attr = key_attribute(cfg.order, self.edge_order_attr)
             for gb in iter_graph_batches(graphs, self.batch_size, cfg.edge_labels, key_attr):
                 gb = self._to_device(gb)
                 if hashes is None:

@@ -42,6 +42,7 @@ from .exact import Rows, dense_rank, dense_row_ids, index_grams, quiet_sparse, r
 from .graphs import as_graph_sequence, iter_graph_batches
 from .kernels import get_kernel
 from .kgrams import exclusive_cumsum, flat_nonzero
+from .ordering import key_attribute
 
 #: Entries of one dense block (and of one pooled strip) of :func:`gram_matrix`.
 BLOCK_ENTRIES = 1 << 24
@@ -127,7 +128,8 @@ def node_maps(cfg: KongConfig, graphs: Any, edge_order_attr: Optional[str] = "ed
     Returns:
         :class:`NodeMaps`
     """
-    gb = next(iter(iter_graph_batches(graphs, len(graphs), cfg.edge_labels, edge_order_attr)))
+    key = key_attribute(cfg.order, edge_order_attr)
+    gb = next(iter(iter_graph_batches(graphs, len(graphs), cfg.edge_labels, key)))
     prep = engine.prepare(cfg, gb.x, gb.edge_index, gb.edge_attr, gb.edge_order, batch=gb.batch)
     grams = index_grams(engine.kgram_steps(cfg, prep))
     counts = engine.exact_counts(cfg, prep, grams)

@@ -62,6 +62,15 @@ class Neighborhoods(NamedTuple):
 ORDERS_WITH_KEY = ("edge", "reverse", "consistent")
 
 
+def key_attribute(order: str, attr: Optional[str]) -> Optional[str]:
+    """The graphs' per-edge key attribute to read for :obj:`order` (None where the order reads none).
+
+    Data sets with event keys (ego graphs, provenance graphs) store one whatever order is asked;
+    an order that reads no key must not be handed one (it would refuse it).
+    """
+    return attr if order in ORDERS_WITH_KEY else None
+
+
 def stable_sort_ids(ids: Tensor, num_nodes: int = 2**31 - 1) -> Tuple[Tensor, Tensor]:
     """:obj:`torch.sort(ids, stable=True)` of node ids in :obj:`[0, num_nodes)` (values: dtype of :obj:`ids`).
 

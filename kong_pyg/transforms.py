@@ -21,7 +21,7 @@ from .config import (
 from .graphs import as_graph_sequence, count_nodes, iter_graph_batches
 from .memory import check_allocation
 from .nn.kong_sketch import KongSketch
-from .ordering import ORDERS_WITH_KEY
+from .ordering import key_attribute
 from .progress import Progress
 from .threads import torch_threads
 
@@ -258,9 +258,8 @@ class KongFeatures(BaseTransform):
         if edge_index is None:
             edge_index = torch.empty(2, 0, dtype=torch.long, device=x.device)
         edge_attr = data.edge_attr
-        edge_order = None
-        if self.edge_order_attr is not None and self.config.order in ORDERS_WITH_KEY:
-            edge_order = getattr(data, self.edge_order_attr, None)
+        key = key_attribute(self.config.order, self.edge_order_attr)
+        edge_order = None if key is None else getattr(data, key, None)
         if isinstance(x, Tensor):
             self._follow(x.device)
         batch, num_graphs = (data.batch, data.num_graphs) if isinstance(data, Batch) else (None, None)
@@ -332,7 +331,8 @@ class KongFeatures(BaseTransform):
         bar = Progress(total, "KONG features", unit="graph", enabled=progress)
         lo = 0
         with torch_threads(threads):
-            for gb in iter_graph_batches(graphs, batch_size, self.config.edge_labels, self.edge_order_attr):
+            key = key_attribute(self.config.order, self.edge_order_attr)
+            for gb in iter_graph_batches(graphs, batch_size, self.config.edge_labels, key):
                 self._follow(gb.x.device)
                 if node is not None:
                     if node.device != gb.x.device:

@@ -85,9 +85,15 @@ def test_features_with_and_without_the_key_agree_and_random_order_ignores_it():
     # reverse is time reversal: the ego of graph 0 sees item 2 then item 0
     s = kong_strings(ds[0].edge_index.flip(1), ds[0].x.tolist(), 1)
     assert s[0][1] == (5, 3)
-    # orders that read no key ignore the stored one (no error), and consistent needs it
-    KongVectorizer(k=2, order="random").fit_transform(ds)
-    KongVectorizer(k=2, order="label").fit_transform(ds)
+    # orders that read no key ignore the stored one (no error) on every route, and consistent needs it
+    from kong_pyg import KongFeatures, gram_matrix
+
+    for order in ("random", "label"):
+        X = KongVectorizer(k=2, order=order).fit_transform(ds).toarray()
+        np.testing.assert_allclose(gram_matrix(graphs(ds), k=2, order=order), X @ X.T)
+        feats = KongFeatures(k=2, dim=32, order=order, level="graph")
+        alone = torch.cat([feats(g).kong_graph for g in graphs(ds)])
+        assert torch.equal(torch.cat([g.kong_graph for g in feats.transform_dataset(graphs(ds))]), alone)
     KongVectorizer(k=2, order="consistent").fit_transform(ds)
     with pytest.raises(ValueError, match="order='consistent'"):
         KongVectorizer(k=2, order="consistent", edge_order_attr=None).fit_transform(ds)
