@@ -9,6 +9,7 @@ Symbols are node labels as given (any hashable, for instance one-letter
 strings) and, for edge labels, the tuples ``("edge", label)``.
 """
 import math
+import numbers
 from collections import Counter
 from functools import lru_cache
 from typing import Hashable, List, Optional, Sequence, Tuple, Union
@@ -17,6 +18,7 @@ import torch
 from torch import Tensor
 
 from .config import FLOWS, ORDERS, TRAVERSALS, KongConfig, check_choice, check_int
+from .hashing import node_code
 from .ordering import consistent_key, ordered_neighborhoods
 
 NodeString = Union[Tuple[Hashable, ...], List[Tuple[Hashable, ...]]]
@@ -132,9 +134,7 @@ def kong_strings(
         edge_ids.sort(key=lambda e: deg[others[e]])
     elif order == "random":
         ei = torch.tensor(pairs, dtype=torch.long).t().reshape(2, -1)
-        ints = [v for v in labels if isinstance(v, int)]
-        codes = torch.tensor([2 * v for v in ints]) if len(ints) == n else None
-        hood = ordered_neighborhoods(ei, n, flow, "random", node_label=codes, seed=seed)  # (node_code)
+        hood = ordered_neighborhoods(ei, n, flow, "random", node_label=_label_codes(labels), seed=seed)
         edge_ids = hood.perm.tolist()
     neighbors: List[List[int]] = [[] for _ in range(n)]
     via: List[List[int]] = [[] for _ in range(n)]
@@ -170,6 +170,23 @@ def kong_strings(
     if traversal == "wl":
         return [lv[-1] for lv in levels]
     return [lv if own_label else lv[1:] for lv in levels]
+
+
+def _label_codes(labels: List[Hashable]) -> Optional[Tensor]:
+    """The fast code's symbol codes (:func:`~kong_pyg.hashing.node_code`) of integer labels, else None.
+
+    Integers of any kind count (Python, NumPy, 0-d integer tensors, booleans), as the fast code reads
+    them; other labels (strings, tuples) have no code there, and the shuffle then reads none.
+    """
+    values = []
+    for v in labels:
+        if isinstance(v, Tensor) and v.dim() == 0 and not (v.is_floating_point() or v.is_complex()):
+            values.append(int(v))
+        elif isinstance(v, numbers.Integral):
+            values.append(int(v))
+        else:
+            return None
+    return node_code(torch.tensor(values, dtype=torch.long))
 
 
 def _label_key(label: Hashable):

@@ -222,3 +222,16 @@ def test_consistent_key_is_the_same_for_equal_values_of_any_dtype():
     keys = consistent_key(halves, 4)
     assert keys.unique().numel() == 6 and int(keys[3]) == int(consistent_key(torch.tensor([5]), 4)[0])
     assert int(keys[4]) == int(consistent_key(torch.tensor([0]), 4)[0])
+
+
+def test_the_string_oracle_shuffles_integer_labels_of_any_kind_alike():
+    """order='random' reads the label codes: a list, a NumPy array and a tensor of the same labels agree."""
+    labels = [1, 2, 0, 1, 2, 0]
+    edges = [(1, 0), (2, 0), (3, 0), (4, 0), (5, 0), (0, 1), (2, 1), (3, 1), (4, 1)]
+    ref = kong_strings(edges, labels, 1, "wl", order="random", seed=1)
+    for same in (np.array(labels), torch.tensor(labels), [np.int32(v) for v in labels]):
+        got = kong_strings(edges, same, 1, "wl", order="random", seed=1)
+        assert [[int(v) for v in s] for s in got] == [[int(v) for v in s] for s in ref]
+    x, ei = torch.tensor(labels), torch.tensor(edges).t()
+    hood = ordered_neighborhoods(ei, 6, order="random", node_label=x * 2, seed=1)
+    assert [int(v) for v in ref[0][1:]] == [labels[u] for u in hood.nbr[hood.center == 0].tolist()]
