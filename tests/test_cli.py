@@ -59,10 +59,13 @@ def test_library_errors_name_the_commands_flags():
     assert flags["nested_repeats"] == "--nested-repeats" and flags["k"] == "--k" and "x" not in flags
     message = "'nested_repeats' (3) must be at most 'repeats' (2); graph 4: 'x' ('kernel', 'k')"
     assert with_flags(message, flags) == ("--nested-repeats (3) must be at most --repeats (2); "
-                                          "graph 4: 'x' (--kernel, --k)")
-    # a name already followed by its flag, a quoted value, a dictionary key: not rewritten into nonsense
+                                          "graph 4: 'x' ('kernel', 'k')")
+    assert with_flags("'data_root' is the folder that holds T/raw", flags).startswith("--data-root is the")
+    # a name already followed by its flag, quoted values (from the data too), a dictionary key: left
     assert with_flags("or 'cache_dir' (--cache-dir)", flags) == "or --cache-dir"
-    assert with_flags("layout='grid' and params {'k': 2}", flags) == "layout='grid' and params {'k': 2}"
+    for text in ("layout='grid' and params {'k': 2}", "line 1: expected 'graph-id label', got 'seed'",
+                 "graph id 'dim' is labelled 0, but line 1 labelled it 1", "got 1: 'k'"):
+        assert with_flags(text, flags) == text
     # table2's --C stores into C_grid: no flag spells 'C_grid', and --C's library name is not its own
     assert "C_grid" not in _flags(build_parser(), "table2")
 

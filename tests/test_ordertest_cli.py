@@ -99,3 +99,12 @@ def test_device_is_checked_before_the_data(capsys):
     assert main(["order-test", "--device", "gpu7"]) == 2
     err = capsys.readouterr().err
     assert "'--device' must be a device string such as 'cpu' or 'cuda:0' (got 'gpu7')" in err
+
+
+def test_cache_dir_is_an_option_here_too(capsys):
+    """The cache message names --cache-dir: order-test has it, as classify does (one definition)."""
+    argv = ["order-test", "--dataset", "PROTEINS", "--download", "--cache-dir", "/proc/no-cache-here", "-q"]
+    rc = main(argv)
+    err = capsys.readouterr().err
+    assert rc == 2 and "cannot create the cache folder /proc/no-cache-here" in err
+    assert err.rstrip().endswith("environment variable or --cache-dir")

@@ -149,13 +149,17 @@ def with_flags(message: str, flags: Dict[str, str]) -> str:
     """:obj:`message` with the library's quoted argument names (``'inner_folds'``) as the command's flags.
 
     The library names its arguments in its errors; where a subcommand passes an option on under
-    the same name, its user reads the flag they typed. A name the message already follows with its
-    flag (``'cache_dir' (--cache-dir)``) becomes the flag once; quoted values (``layout='authors'``)
-    and dictionary keys (``{'k': 2}``) are left as they are.
+    the same name, its user reads the flag they typed. Only names in an argument's place are
+    rewritten: the message's subject (``'folds' ...`` at its start) and a name followed by its
+    value in parentheses (``at most 'repeats' (2)``); a name already followed by its flag becomes
+    the flag once (``'cache_dir' (--cache-dir)``). Quoted values from the data (``got 'labels'``,
+    ``graph id 'out'``), keyword values and dictionary keys are left as they are.
     """
     for dest, flag in flags.items():
         message = message.replace(f"'{dest}' ({flag})", flag)
-        message = re.sub(rf"(?<![=\w])'{re.escape(dest)}'(?!:)", flag, message)
+        name = re.escape(dest)
+        message = re.sub(rf"^'{name}'(?=[ :,.;])", flag, message)
+        message = re.sub(rf"(?<![=\w])'{name}' (?=\()", f"{flag} ", message)
     return message
 
 

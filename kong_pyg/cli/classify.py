@@ -25,6 +25,7 @@ from ..evaluation.grid import (
 from ..threads import default_jobs
 from .common import (
     CommandError,
+    add_cache_dir,
     add_command,
     add_kong_options,
     add_quiet,
@@ -32,7 +33,6 @@ from .common import (
     input_dir,
     int_at_least,
     list_of,
-    not_a_file,
     number_in,
     plain_json,
     show_default,
@@ -91,8 +91,7 @@ def register(subparsers: Any) -> None:
                            "(default: none: bundled or cached data)")
     data.add_argument("--download", action="store_true",
                       help="let PyG download a data set that is neither in DIR nor bundled")
-    data.add_argument("--cache-dir", default=None, metavar="DIR", type=not_a_file,
-                      help="where processed data sets go (default: $KONG_PYG_CACHE or ~/.cache/kong_pyg)")
+    add_cache_dir(data)
     _add_feature_options(p)
     _add_evaluation_options(p)
     out = p.add_argument_group("output")

@@ -368,6 +368,12 @@ def not_a_file(text: str) -> str:
     return text
 
 
+def add_cache_dir(group: Any) -> None:
+    """The ``--cache-dir`` option of the commands that read TU data sets (one definition)."""
+    group.add_argument("--cache-dir", default=None, metavar="DIR", type=not_a_file,
+                       help="where processed data sets go (default: $KONG_PYG_CACHE or ~/.cache/kong_pyg)")
+
+
 def _nearest_folder(path: str) -> str:
     """The nearest existing ancestor of :obj:`path` (:obj:`path` itself if it exists)."""
     current = os.path.abspath(path)
@@ -459,6 +465,7 @@ __all__ = [
     "input_file",
     "input_dir",
     "not_a_file",
+    "add_cache_dir",
     "check_output_file",
     "check_figure_file",
     "check_output_dir",

@@ -17,6 +17,7 @@ from ..config import check_usable_device
 from ..threads import default_jobs
 from .common import (
     CommandError,
+    add_cache_dir,
     add_command,
     add_quiet,
     check_output_dir,
@@ -65,6 +66,7 @@ def register(subparsers: Any) -> None:
                       help="folder holding NAME/raw/NAME_*.txt (PyG TUDataset layout); only read")
     data.add_argument("--download", action="store_true",
                       help="let PyG download a --dataset that is neither in DIR nor bundled")
+    add_cache_dir(data)
     data.add_argument("--ml-dir", default=None, metavar="DIR", type=input_dir,
                       help="a MovieLens-100k folder (u.data, u.user, u.item; only read): one ordered ego "
                            "graph per user, class = gender, as many men as women")
@@ -188,7 +190,8 @@ def load(args: argparse.Namespace, source: str, tmp: str) -> Tuple[Any, Dict[str
     from ..datasets.tu import load_tu
 
     name = args.dataset or "MUTAG"
-    return load_tu(name, args.data_root, download=args.download), {"data": f"TU data set {name}"}, None
+    return (load_tu(name, args.data_root, cache=args.cache_dir, download=args.download),
+            {"data": f"TU data set {name}"}, None)
 
 
 def command_line(args: argparse.Namespace, source: str) -> str:
