@@ -62,6 +62,11 @@ class Neighborhoods(NamedTuple):
 ORDERS_WITH_KEY = ("edge", "reverse", "consistent")
 
 
+#: The version of :func:`random_key` (2: per graph, from its places and content; 1: one permutation of
+#: a call's edges). Results that stored shuffled scores (``table2 --resume``) record it.
+RANDOM_ORDER_VERSION = 2
+
+
 def key_attribute(order: str, attr: Optional[str]) -> Optional[str]:
     """The graphs' per-edge key attribute to read for :obj:`order` (None where the order reads none).
 
@@ -157,7 +162,8 @@ def random_key(center: Tensor, nbr: Tensor, num_nodes: int, node_label: Optional
     the graph's nodes, their labels), so it does not depend on the other graphs of a batch or on
     the batch size; the key hashes (place, content) and goes through :func:`consistent_key`. Two
     graphs whose edges sit at the same places (ego graphs, whose ego's edges come first) so get
-    different shuffles unless they are the same graph.
+    different shuffles unless they are the same graph (edge labels and isolated nodes do not enter
+    the content: graphs that differ only there share a shuffle).
     """
     device = center.device
     owner = torch.zeros(num_nodes, dtype=torch.long, device=device) if batch is None else batch.long()

@@ -201,6 +201,12 @@ def test_resume_skips_finished_methods_and_refuses_another_protocol(tmp_path, mo
     state = json.loads((tmp_path / "state.json").read_text())
     assert sorted(state["done"]) == ["K-1", "K-2"] and state["protocol"]["tag"] == "row"
     assert len(state["done"]["K-2"]["acc"]) == 3
+    # a file from before the per-graph random order (no version) holds other shuffled scores: another run
+    old = dict(state, protocol={k: v for k, v in state["protocol"].items() if k != "random_order"})
+    (tmp_path / "old.json").write_text(json.dumps(old))
+    with pytest.raises(ValueError, match="belongs to another run"):
+        run_table2(graphs, ["K-1"], n_splits=3, C_grid=(1.0, 10.0), inner_folds=2,
+                   resume=str(tmp_path / "old.json"), tag="row")
 
     def no_fit(*a, **k):
         raise AssertionError("a finished method was fitted again")

@@ -51,6 +51,7 @@ import numpy as np
 from ..config import check_c_grid
 from ..evaluation.splits import fewer_folds_note, inner_folds_used
 from ..evaluation.stats import mean_ci, paired_comparison
+from ..ordering import RANDOM_ORDER_VERSION
 from ..ordertest import C_NORMALIZED, with_corrected_interval
 from .resume import ResumeFile, graphs_digest
 from .table2_report import PAPER_MOVIELENS, write_markdown
@@ -403,6 +404,7 @@ def run_table2(
     protocol = {"n_graphs": int(len(y)), "class_counts": np.bincount(y).tolist(), "n_splits": n_splits,
                 "test_size": test_size, "C_grid": list(C_grid), "C_grid_normalized": list(C_grid_normalized),
                 "inner_folds": inner_folds, "seed": seed, "shuffle_seeds": shuffle_seeds, "tag": tag,
+                "random_order": RANDOM_ORDER_VERSION,
                 "graphs": graphs_digest(graphs, y) if resume else None}
     scores = _evaluate(cache, methods, y, splits, grids, seed, shuffle_seeds, n_jobs, progress,
                        f"table2 {tag}".strip(), ResumeFile(resume, protocol, n_splits, grids), device)
