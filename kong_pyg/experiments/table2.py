@@ -51,7 +51,6 @@ import numpy as np
 from ..config import check_c_grid
 from ..evaluation.splits import fewer_folds_note, inner_folds_used
 from ..evaluation.stats import mean_ci, paired_comparison
-from ..ordering import RANDOM_ORDER_VERSION
 from ..ordertest import C_NORMALIZED, with_corrected_interval
 from .resume import ResumeFile, graphs_digest
 from .table2_report import PAPER_MOVIELENS, write_markdown
@@ -400,6 +399,8 @@ def run_table2(
     y = _labels(graphs)
     grids = method_grids(methods, C_grid, C_grid_normalized)
     cache = cache or FeatureCache(graphs, all_methods)
+    from ..ordering import RANDOM_ORDER_VERSION  # (here: the command line's parser imports this module)
+
     splits = random_splits(y, n_splits, test_size=test_size, inner_folds=inner_folds, seed=seed)
     protocol = {"n_graphs": int(len(y)), "class_counts": np.bincount(y).tolist(), "n_splits": n_splits,
                 "test_size": test_size, "C_grid": list(C_grid), "C_grid_normalized": list(C_grid_normalized),
