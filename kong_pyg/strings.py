@@ -14,6 +14,7 @@ from collections import Counter
 from functools import lru_cache
 from typing import Hashable, List, Optional, Sequence, Tuple, Union
 
+import numpy as np
 import torch
 from torch import Tensor
 
@@ -103,7 +104,7 @@ def kong_strings(
     if any(not isinstance(p, (list, tuple)) or len(p) != 2 for p in pairs):
         raise ValueError("'edge_index' must be (source, target) pairs or a [2, num_edges] tensor")
     n = len(labels)
-    labels = list(labels)
+    labels = [_plain_label(v) for v in labels]
     for name, per_edge in (("edge_labels", edge_labels), ("edge_order", edge_order)):
         if per_edge is not None and len(per_edge) != len(pairs):
             raise ValueError(f"'{name}' must have one entry per edge ({len(pairs)}; got {len(per_edge)})")
@@ -172,21 +173,30 @@ def kong_strings(
     return [lv if own_label else lv[1:] for lv in levels]
 
 
+def _plain_label(v: Hashable) -> Hashable:
+    """An integer label of any kind (NumPy, a 0-d integer tensor, a boolean) as a Python ``int``.
+
+    Equal labels must be equal symbols (tensors hash by identity) and sort as the fast code's
+    integers do; other labels (strings, tuples) are kept.
+    """
+    if isinstance(v, Tensor):
+        if v.dim() == 0 and not (v.is_floating_point() or v.is_complex()):
+            return int(v)
+        return v
+    if isinstance(v, (numbers.Integral, np.bool_)):
+        return int(v)
+    return v
+
+
 def _label_codes(labels: List[Hashable]) -> Optional[Tensor]:
     """The fast code's symbol codes (:func:`~kong_pyg.hashing.node_code`) of integer labels, else None.
 
-    Integers of any kind count (Python, NumPy, 0-d integer tensors, booleans), as the fast code reads
-    them; other labels (strings, tuples) have no code there, and the shuffle then reads none.
+    The labels are :func:`_plain_label` ones: other labels (strings, tuples) have no code in the fast
+    code, and the shuffle then reads none.
     """
-    values = []
-    for v in labels:
-        if isinstance(v, Tensor) and v.dim() == 0 and not (v.is_floating_point() or v.is_complex()):
-            values.append(int(v))
-        elif isinstance(v, numbers.Integral):
-            values.append(int(v))
-        else:
-            return None
-    return node_code(torch.tensor(values, dtype=torch.long))
+    if not all(isinstance(v, int) for v in labels):
+        return None
+    return node_code(torch.tensor(labels, dtype=torch.long))
 
 
 def _label_key(label: Hashable):

@@ -63,6 +63,9 @@ def test_library_errors_name_the_commands_flags():
     assert with_flags("'data_root' is the folder that holds T/raw", flags).startswith("--data-root is the")
     # a name already followed by its flag, quoted values (from the data too), a dictionary key: left
     assert with_flags("or 'cache_dir' (--cache-dir)", flags) == "or --cache-dir"
+    text = "the features [188, 4,000] ('dim' = 4,000, float64) need 6 GiB; a smaller 'dim' or 'degree'"
+    assert with_flags(text, flags) == ("the features [188, 4,000] (--dim = 4,000, float64) need 6 GiB; a "
+                                       "smaller --dim or --degree")
     for text in ("layout='grid' and params {'k': 2}", "line 1: expected 'graph-id label', got 'seed'",
                  "graph id 'dim' is labelled 0, but line 1 labelled it 1", "got 1: 'k'"):
         assert with_flags(text, flags) == text

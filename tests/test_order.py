@@ -235,3 +235,15 @@ def test_the_string_oracle_shuffles_integer_labels_of_any_kind_alike():
     x, ei = torch.tensor(labels), torch.tensor(edges).t()
     hood = ordered_neighborhoods(ei, 6, order="random", node_label=x * 2, seed=1)
     assert [int(v) for v in ref[0][1:]] == [labels[u] for u in hood.nbr[hood.center == 0].tolist()]
+    # equal labels are equal symbols whatever their kind (tensors hash by identity), in every order
+    from kong_pyg import brute_force_kernel
+
+    for order in ("edge", "label", "random"):
+        want = brute_force_kernel([kong_strings(edges, labels, 1, "wl", order=order, seed=1)], 2, "poly", 1)
+        for same in (torch.tensor(labels), np.array(labels), list(torch.tensor(labels))):
+            got = brute_force_kernel([kong_strings(edges, same, 1, "wl", order=order, seed=1)], 2, "poly", 1)
+            assert got == want, (order, type(same))
+    bools = [True, False, True, True, False, False]
+    for order in ("label", "random"):
+        want = kong_strings(edges, [int(b) for b in bools], 1, "wl", order=order, seed=1)
+        assert kong_strings(edges, np.array(bools), 1, "wl", order=order, seed=1) == want

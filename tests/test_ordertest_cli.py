@@ -108,3 +108,6 @@ def test_cache_dir_is_an_option_here_too(capsys):
     err = capsys.readouterr().err
     assert rc == 2 and "cannot create the cache folder /proc/no-cache-here" in err
     assert err.rstrip().endswith("environment variable or --cache-dir")
+    assert main(["order-test", "--provenance", "1", "--cache-dir", "/tmp", "-q"]) == 2
+    assert "--cache-dir is where TU data sets are processed; it does not apply to --provenance" in \
+        capsys.readouterr().err

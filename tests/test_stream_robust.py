@@ -596,3 +596,13 @@ def test_cli_pt_files_hold_the_rows_only_in_float64_too(stream, tmp_path):
     x = torch.load(out, weights_only=True)["x"]
     assert x.dtype == torch.float64 and x.untyped_storage().nbytes() == x.numel() * 8
     assert torch.equal(x, KongStream(k=2, dim=16).fit(chunks_of(stream)).sketches())
+
+
+def test_the_first_node_state_is_checked_against_memory_too(tmp_path, capsys):
+    """The first growth of the node arrays counted 0 bytes per node: a raw allocator error."""
+    path = tmp_path / "one.tsv"
+    path.write_text("a\tp\tb\tq\te\tg1\n")
+    argv = ["stream", str(path), "--dim", "2000000000", "--degree", "3", "-q", "-o", str(tmp_path / "x")]
+    assert cli_main(argv) == 2
+    err = capsys.readouterr().err
+    assert "error: KongStream: the state of 2 nodes needs" in err and "a smaller --dim or --degree" in err

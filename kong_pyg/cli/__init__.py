@@ -150,16 +150,20 @@ def with_flags(message: str, flags: Dict[str, str]) -> str:
 
     The library names its arguments in its errors; where a subcommand passes an option on under
     the same name, its user reads the flag they typed. Only names in an argument's place are
-    rewritten: the message's subject (``'folds' ...`` at its start) and a name followed by its
-    value in parentheses (``at most 'repeats' (2)``); a name already followed by its flag becomes
-    the flag once (``'cache_dir' (--cache-dir)``). Quoted values from the data (``got 'labels'``,
-    ``graph id 'out'``), keyword values and dictionary keys are left as they are.
+    rewritten: the message's subject (``'folds' ...`` at its start), a name with its value
+    (``at most 'repeats' (2)``, ``'dim' = 4,096``), advice (``a smaller 'dim' or 'degree'``), and a
+    name already followed by its flag (``'cache_dir' (--cache-dir)``, once). Quoted values from the
+    data (``got 'labels'``, ``graph id 'out'``), keyword values and dictionary keys are left as they
+    are; messages quote data values before a parenthesis nowhere.
     """
     for dest, flag in flags.items():
         message = message.replace(f"'{dest}' ({flag})", flag)
         name = re.escape(dest)
         message = re.sub(rf"^'{name}'(?=[ :,.;])", flag, message)
-        message = re.sub(rf"(?<![=\w])'{name}' (?=\()", f"{flag} ", message)
+        message = re.sub(rf"(?<![=\w])'{name}'(?= \(| = )", flag, message)
+        message = re.sub(rf"\b(smaller|larger|fewer|lower|higher) '{name}'", rf"\1 {flag}", message)
+    for dest, flag in flags.items():  # (the second of two names in advice: "a smaller --dim or 'degree'")
+        message = re.sub(rf"(--[\w-]+ or )'{re.escape(dest)}'", rf"\g<1>{flag}", message)
     return message
 
 

@@ -141,6 +141,9 @@ def _source(args: argparse.Namespace) -> str:
         raise CommandError("--data-root needs --dataset NAME (the folder DIR/NAME/raw to read)")
     if args.download and args.dataset is None:
         raise CommandError("--download needs --dataset NAME (a TU data set to fetch)")
+    if args.cache_dir is not None and given and given[0] != "--dataset":
+        raise CommandError(f"--cache-dir is where TU data sets are processed; it does not apply to "
+                           f"{given[0]}")
     if (args.streamspot is None) != (args.labels is None):
         raise CommandError("--streamspot FILE and --labels FILE go together")
     source = given[0] if given else "--dataset"

@@ -171,7 +171,7 @@ def _download(name: str, folder: Path) -> Path:
     except (OSError, zipfile.BadZipFile) as err:
         (raw / f"{name}.zip").unlink(missing_ok=True)  # a partial archive would be taken as downloaded
         if getattr(err, "code", None) == 404:  # urllib's HTTPError
-            raise ValueError(f"there is no TU data set named {name!r} ({url}: not found)") from err
+            raise ValueError(f"there is no TU data set named {name!r}: {url} was not found") from err
         raise OSError(f"could not download the TU data set {name!r} from {url}: {err}; or put its raw "
                       f"files into DIR/{name}/raw and pass data_root=DIR (--data-root DIR)") from err
     inner = raw / name
@@ -193,7 +193,7 @@ def _locate(name: str, data_root, folder: Path, download: bool) -> Tuple[Dict[st
             return _read_folder(src_raw, name), str(src_raw)
         if (base / "raw").is_dir() and base.name == name:
             raise ValueError(f"'data_root' is the folder that holds {name}/raw; {str(base)!r} is {name}'s "
-                             f"own folder: pass its parent, {str(base.parent)!r} (--data-root DIR)")
+                             f"own folder: pass its parent instead, {str(base.parent)!r}")
         if not download:
             found = _available(base)
             listing = f"it holds {', '.join(found)}" if found else "it holds no NAME/raw folders"

@@ -12,6 +12,7 @@ The integer arrays are :data:`INDEX_DTYPE` in memory (half the bytes that
 every edge's gathers and additions move, which bound a pass on the CPU) and
 ``int64`` in a :meth:`~kong_pyg.KongStream.state_dict`.
 """
+import math
 from typing import Dict, Optional, Tuple, Union
 
 import torch
@@ -171,7 +172,8 @@ class NodeState:
         """Room for :obj:`n` nodes, and :obj:`n` nodes in use (new rows hold the fills)."""
         if n > self.cap:
             cap = max(n, 2 * self.cap, 1024)
-            per_node = sum(t[:1].numel() * t.element_size() for t in self.arrays.values())
+            # (a row's size from the shape: t[:1] of an array without rows is empty, and counted 0)
+            per_node = sum(math.prod(t.shape[1:]) * t.element_size() for t in self.arrays.values())
             check_memory(cap * per_node, f"the state of {n:,} nodes")
             for name, t in self.arrays.items():
                 new = torch.empty((cap, *t.shape[1:]), dtype=t.dtype)
