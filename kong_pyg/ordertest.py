@@ -207,10 +207,13 @@ class OrderTestResult:
         rows = [c for c in self.comparisons if c["metric"] == metric]
         for j, c in enumerate(rows):
             mean = 100 * c["mean_diff"]
-            lo, hi = mean, mean  # (no interval without spread)
-            if not undefined(c["corrected_lo"]):
-                lo, hi = 100 * c["corrected_lo"], 100 * c["corrected_hi"]
-            color = "C3" if c["corrected_p"] is not None and c["corrected_p"] < 0.05 else "C0"
+            if undefined(c["corrected_lo"]):  # no spread: no interval; a hollow marker and a word say so
+                right.plot(mean, j, "o", mfc="none", color="C7")
+                right.annotate("no spread", (mean, j), xytext=(6, 0), textcoords="offset points", va="center",
+                               fontsize=8, color="C7")
+                continue
+            lo, hi = 100 * c["corrected_lo"], 100 * c["corrected_hi"]
+            color = "C3" if c["corrected_p"] < 0.05 else "C0"
             right.errorbar(mean, j, xerr=[[mean - lo], [hi - mean]], fmt="o", color=color, capsize=4)
         right.axvline(0, color="black", lw=0.8)
         right.set_yticks(range(len(rows)), [f"{_name(c['a'])} - {_name(c['b'])}" for c in rows])

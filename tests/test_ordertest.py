@@ -174,3 +174,23 @@ def test_answer_without_spread_is_undecided_not_significant():
     answer = res.answer()
     assert answer.startswith("Undecided: the true order and the consistent shuffle") and "-25.00" in answer
     assert "significantly" not in answer and "Wilcoxon p = 0.5 with 2 splits" in answer
+
+
+def test_plot_marks_a_comparison_without_spread(tmp_path, monkeypatch):
+    """An undefined interval is drawn as a hollow marker with 'no spread', not as a point interval."""
+    pytest.importorskip("matplotlib")
+    from kong_pyg.evaluation.stats import paired_comparison
+    from kong_pyg.ordertest import OrderTestResult, with_corrected_interval
+
+    scores = {"accuracy": {"true": [0.75, 0.75, 0.7], "consistent": [1.0, 1.0, 0.95]}}
+    flat = with_corrected_interval(paired_comparison([0.75, 0.75], [1.0, 1.0], 0.2), 0.2)
+    res = OrderTestResult(["true", "consistent"], scores, {},
+                          [dict(a="true", b="consistent", metric="accuracy", **flat)], 0.2)
+    import matplotlib.axes
+
+    notes = []
+    original = matplotlib.axes.Axes.annotate
+    monkeypatch.setattr(matplotlib.axes.Axes, "annotate",
+                        lambda self, text, *a, **k: notes.append(text) or original(self, text, *a, **k))
+    res.plot(tmp_path / "flat.png")
+    assert notes == ["no spread"] and (tmp_path / "flat.png").stat().st_size > 1000
