@@ -389,10 +389,8 @@ def prepare_graph(
         for _ in range(int(relabel)):
             node_label = wl_relabel(node_label, plain)
     node_sym = node_code(node_label)
-    if given is None:
-        hood = ordered_neighborhoods(edge_index, n, flow, order, edge_order, node_sym, seed, grouped)
-    else:
-        hood = ordered_neighborhoods(edge_index, n, flow, order, None, given, seed, grouped, batch)
+    hood = ordered_neighborhoods(edge_index, n, flow, order, edge_order, node_sym if given is None else given,
+                                 seed, grouped, batch)
     edge_sym = None
     if edge_label is not None:
         edge_sym = edge_code(edge_label)

@@ -345,9 +345,9 @@ class KongSketch(MessagePassing):
                 :obj:`batch.max() + 1`).
         """
         with torch.no_grad():
-            n = x.size(0) if isinstance(x, Tensor) and x.dim() > 0 else 0
-            batch = check_batch(batch, n, x.device if isinstance(x, Tensor) else None)
+            batch = self._batch(batch, x)
             prep = self.prepare(x, edge_index, edge_attr, edge_order, batch)
+            n = prep.num_nodes
             if batch is None:
                 batch = torch.zeros(n, dtype=torch.long, device=prep.node_sym.device)
                 size = 1
