@@ -407,12 +407,12 @@ def run_table2(
                 "inner_folds": inner_folds, "seed": seed, "shuffle_seeds": shuffle_seeds, "tag": tag,
                 "random_order": RANDOM_ORDER_VERSION,
                 "graphs": graphs_digest(graphs, y) if resume else None}
+    used = inner_folds_used(splits, inner_folds)
+    if used != [inner_folds]:  # (said before the fits, not after them)
+        warnings.warn(fewer_folds_note(inner_folds, used), UserWarning, stacklevel=2)
     scores = _evaluate(cache, methods, y, splits, grids, seed, shuffle_seeds, n_jobs, progress,
                        f"table2 {tag}".strip(), ResumeFile(resume, protocol, n_splits, grids), device)
     test_fraction = len(splits.outer[0][0][1]) / len(y)
-    used = inner_folds_used(splits, inner_folds)
-    if used != [inner_folds]:
-        warnings.warn(fewer_folds_note(inner_folds, used), UserWarning, stacklevel=2)
     paired = {}
     for a, b in PAIRS:
         if a in scores and b in scores:
