@@ -229,10 +229,11 @@ class KongConfig:
             control), :obj:`"label"` (by neighbor label; after relabelling by
             the WL label's 58-bit code, a fixed order), :obj:`"degree"`
             (by neighbor degree) or :obj:`"random"` (a seeded shuffle of
-            every neighborhood, keyed by each edge's position in its graph,
-            so a graph's features do not depend on the batch: the paper's
-            "shuffled" control, which also turns a node's order, the same in
-            every graph, into per-graph noise). Ties keep edge order.
+            every neighborhood, keyed by each edge's position in its graph
+            and the graph's content, so a graph's features do not depend on
+            the batch: the paper's "shuffled" control, which also turns a
+            node's order, the same in every graph, into per-graph noise).
+            Ties keep edge order.
             (default: :obj:`"edge"`)
         relabel (int or bool, optional): Rounds of WL relabelling before the
             strings are built (the paper's "rlb" is one round; :obj:`True`
