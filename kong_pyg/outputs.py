@@ -25,13 +25,15 @@ def all_finite(values: Tensor) -> bool:
     return bool(torch.isfinite(low) & torch.isfinite(high))
 
 
-def check_finite(values: Tensor, cfg: KongConfig, what: str) -> None:
-    """Raise a clear error instead of returning an overflowed (inf/NaN) result."""
+def check_finite(values: Tensor, cfg: KongConfig, what: str, dtype: torch.dtype = torch.float64) -> None:
+    """Raise a clear error instead of returning an overflowed (inf/NaN) result, computed in :obj:`dtype`."""
     if not all_finite(values):
-        hint = "fewer hops" + ("" if cfg.kernel == "cosine" else " or kernel='cosine' (bounded node maps)")
+        hint = ("" if dtype == torch.float64 else "dtype=torch.float64, ") + "fewer hops" + (
+            "" if cfg.kernel == "cosine" else " or kernel='cosine' (bounded node maps)")
+        name, top = str(dtype).replace("torch.", ""), torch.finfo(dtype).max
         raise ValueError(
-            f"the KONG {what} overflowed float64: with hops={cfg.hops} (degree={cfg.degree}, "
-            f"const={cfg.const}) the k-gram counts of these graphs exceed ~1e308 (strings grow like "
+            f"the KONG {what} overflowed {name}: with hops={cfg.hops} (degree={cfg.degree}, "
+            f"const={cfg.const}) the k-gram counts of these graphs exceed ~{top:.1e} (strings grow like "
             f"degree^hops); use {hint}{'' if abs(cfg.const) < 1e100 else ' or a smaller const'}"
         )
 

@@ -15,7 +15,7 @@ import torch
 from torch import Tensor
 
 from ..kernels import get_kernel
-from ..outputs import all_finite, cast_checked
+from ..outputs import cast_checked, check_finite
 from .passes import label_head
 from .state import add_rows, row_blocks
 
@@ -32,11 +32,7 @@ def final_sketches(ks: "KongStream", in_place: bool = False) -> Tensor:
     if not ks.linear:
         return cast_checked(node_map_sketches(ks), ks.dtype, ks.cfg)
     out = linear_sketches(ks, in_place)
-    if not all_finite(out):
-        hint = "" if ks.dtype == torch.float64 else "dtype=torch.float64, "
-        raise ValueError(f"the stream's sketches overflowed {ks.dtype} (hops={ks.hops}, const={ks.const}): "
-                         f"the k-gram counts of these graphs are too large; use {hint}fewer hops or a "
-                         "smaller const")
+    check_finite(out, ks.cfg, "stream's sketches", ks.dtype)
     return out
 
 
