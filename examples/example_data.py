@@ -33,7 +33,7 @@ from typing import Callable, Dict, Mapping, Optional
 import torch
 import torch.nn.functional as F
 
-from kong_pyg.cli.common import HelpFormatter, Parser, int_at_least, number_in, one_line
+from kong_pyg.cli.common import PROCESSES_PER_CPU, HelpFormatter, Parser, int_at_least, number_in, one_line
 
 
 class DataError(Exception):
@@ -56,10 +56,6 @@ def usable_device(text: str) -> str:
     except (TypeError, ValueError) as err:
         raise argparse.ArgumentTypeError(one_line(str(err))) from None
     return text
-
-
-#: The most processes an example starts, per CPU of the machine.
-PROCESSES_PER_CPU = 4
 
 
 def process_count(minimum: int = 1) -> Callable[[str], int]:

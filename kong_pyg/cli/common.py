@@ -368,6 +368,10 @@ def not_a_file(text: str) -> str:
     return text
 
 
+#: The most processes a command or example starts per CPU of the machine (``--workers`` and the like).
+PROCESSES_PER_CPU = 4
+
+
 def add_cache_dir(group: Any) -> None:
     """The ``--cache-dir`` option of the commands that read TU data sets (one definition)."""
     group.add_argument("--cache-dir", default=None, metavar="DIR", type=not_a_file,
@@ -466,6 +470,7 @@ __all__ = [
     "input_dir",
     "not_a_file",
     "add_cache_dir",
+    "PROCESSES_PER_CPU",
     "check_output_file",
     "check_figure_file",
     "check_output_dir",

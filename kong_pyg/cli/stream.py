@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
 from ..config import STREAM_DEFAULTS, option_names
 from .common import (
+    PROCESSES_PER_CPU,
     CommandError,
     add_command,
     add_kong_options,
@@ -217,15 +218,11 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-#: ``--workers`` is at most this many processes per CPU of the machine.
-WORKERS_PER_CPU = 4
-
-
 def _check_workers(workers: int) -> None:
     """Refuse far more processes than CPUs (each holds PyTorch: about 0.3 GB); warn above the CPUs."""
     cpus = os.cpu_count() or 1
-    if workers > WORKERS_PER_CPU * cpus:
-        raise CommandError(f"--workers {workers} is more than {WORKERS_PER_CPU} x the {cpus} CPUs here; on "
+    if workers > PROCESSES_PER_CPU * cpus:
+        raise CommandError(f"--workers {workers} is more than {PROCESSES_PER_CPU} x the {cpus} CPUs here; on "
                            "several machines start one process per CPU with torchrun and --distributed")
     if workers > cpus:
         print(f"{PROG}: warning: --workers {workers} is more than the {cpus} CPUs here: the processes share "
