@@ -123,6 +123,44 @@ def test_wide_designs_go_to_liblinear_with_the_same_scores(monkeypatch):
     assert np.mean(exact.acc == lib.acc) > 0.9
 
 
+def test_wide_designs_where_liblinear_hits_its_cap_get_the_exact_solver(monkeypatch):
+    """A wide design of many graphs on which LIBLINEAR reaches its iteration cap on the first training set
+    (MUTAG's raw poly-rlb-4 map) is fit by the exact solver instead: converged, with the exact
+    solver's accuracies, and the progress bar counts every problem once."""
+    from kong_pyg.evaluation import liblinear, svm
+    from kong_pyg.evaluation.classify import graph_targets
+    from kong_pyg.evaluation.cv import make_splits, num_fits, plan_jobs, score_jobs
+    from kong_pyg.evaluation.features import design_matrix, setting_features
+
+    graphs = _graphs("MUTAG")
+    y = graph_targets(graphs)
+    X = setting_features(_setting("poly-rlb-4"), graphs)
+    jobs = plan_jobs(make_splits(y, 1, 5, 2, 0), y.size)
+    Cs = [0.1, 1.0, 10.0]
+    probe = liblinear.fit_liblinear(design_matrix(X), y, jobs.train[:1], Cs)
+    assert not probe.converged.any()  # the premise: LIBLINEAR is capped here
+    exact = score_jobs(X, y, jobs, Cs)
+    monkeypatch.setattr(svm, "EXACT_MAX_WIDTH", 50)
+    monkeypatch.setattr(svm, "EXACT_MAX_GRAPHS", 100)
+    done = []
+
+    class Counter:
+        def update(self, n):
+            done.append(n)
+
+    routed = score_jobs(X, y, jobs, Cs, progress=Counter())
+    assert routed.info["solver"].startswith("exact") and "iteration cap" in routed.info["solver"]
+    assert routed.stuck == 0 and np.array_equal(routed.acc, exact.acc)
+    assert sum(done) == num_fits(y, len(jobs.keys), 3)
+    # where the probe converges the other training sets follow it, and all of them are reported
+    assert liblinear.fit_liblinear_if_converging(design_matrix(X), y, jobs.train, Cs) is None
+    Xc = setting_features(_setting("cosine-rlb-1"), graphs)
+    lib = liblinear.fit_liblinear_if_converging(design_matrix(Xc), y, jobs.train, Cs)
+    whole = liblinear.fit_liblinear(design_matrix(Xc), y, jobs.train, Cs)
+    assert lib is not None and np.array_equal(lib.scores, whole.scores)
+    assert np.array_equal(lib.iterations, whole.iterations) and lib.converged.all()
+
+
 def _same_optimum(D, y, jobs, a, b):
     """Both fits converged, predict alike and reach the same objective (to 1e-9) on every problem."""
     from kong_pyg.evaluation import svm

@@ -137,7 +137,9 @@ def score_jobs(features: Union[Matrix, Gram], y: np.ndarray, jobs: Jobs, Cs: Seq
         device (str or torch.device, optional): Where the exact solver runs
             (:func:`~kong_pyg.evaluation.svm.fit_many`). Off the CPU every
             design gets the exact solver; on the CPU wide designs of many
-            graphs go to LIBLINEAR. (default: the CPU)
+            graphs go to LIBLINEAR, unless it reaches its iteration cap on the first
+            training set (:func:`~kong_pyg.evaluation.liblinear.fit_liblinear_if_converging`).
+            (default: the CPU)
 
     Returns:
         :class:`SettingScores`
@@ -147,18 +149,23 @@ def score_jobs(features: Union[Matrix, Gram], y: np.ndarray, jobs: Jobs, Cs: Seq
     width = features.shape[0] if isinstance(features, Gram) else features.shape[1] + 1
     dev = check_usable_device("device", device)
     on_cpu = dev is None or dev.type == "cpu"
+    report = None if progress is None else progress.update
+    lib: Optional[svm.Fits] = None
+    M = None
     if on_cpu and width > svm.EXACT_MAX_WIDTH and y.size > svm.EXACT_MAX_GRAPHS:
         check_finite(features)
         M = design_matrix(features)
-        report = None if progress is None else progress.update
-        fits = liblinear.fit_liblinear(M, y, jobs.train, Cs, progress=report)
+        lib = liblinear.fit_liblinear_if_converging(M, y, jobs.train, Cs, progress=report)
+    if lib is not None and M is not None:
+        fits = lib
         info: Dict[str, Any] = {"features": _describe(features), "basis_columns": int(M.shape[1]),
                                 "solver": f"LIBLINEAR (LinearSVC, tol {liblinear.LIBLINEAR_TOL:g})"}
     else:
         D, info = design_of(features)
         fits = svm.fit_many(D, y, jobs.train, Cs, parent=jobs.parent, max_iter=max_iter, n_jobs=n_jobs,
-                            tol=tol, progress=None if progress is None else progress.update, device=device)
-        info = dict(info, solver="exact (batched Newton)" + ("" if on_cpu else f" on {device}"))
+                            tol=tol, progress=report, device=device)
+        info = dict(info, solver="exact (batched Newton)" + ("" if on_cpu else f" on {device}")
+                    + ("" if M is None else "; LIBLINEAR hit its iteration cap on the first training set"))
     pred = fits.predict()
     binary = fits.classes.size == 2
     acc = np.empty((len(jobs.keys), len(Cs)))

@@ -65,4 +65,28 @@ def fit_liblinear(M: Any, y: Any, train: Any, Cs: Sequence[float], *, tol: float
     return Fits(scores[..., 0] if k == 1 else scores, classes, steps, steps < max_iter)
 
 
-__all__ = ["fit_liblinear", "LIBLINEAR_TOL", "LIBLINEAR_MAX_ITER"]
+def fit_liblinear_if_converging(M: Any, y: Any, train: Any, Cs: Sequence[float], *,
+                                progress: Optional[Callable[[int], None]] = None) -> Optional[Fits]:
+    r""":func:`fit_liblinear`, or :obj:`None` where its first training set shows it would not converge.
+
+    The first training set is fit at every :math:`C` first. Where one of its fits reaches
+    LIBLINEAR's iteration cap (badly conditioned features, such as raw shortest-path counts, where
+    it stops seconds later at a point that is not the optimum and disagrees with it on a few
+    per cent of the graphs) the answer is :obj:`None`, and the caller fits the exact solver, which is
+    then both faster and right. Otherwise the other training sets follow (the probe's fits are
+    kept and reported to :obj:`progress` then).
+    """
+    masks = np.asarray(train, dtype=bool)
+    probe = fit_liblinear(M, y, masks[:1], Cs)
+    if not probe.converged.all():
+        return None
+    if progress is not None:
+        for _ in Cs:  # one call per fit, as fit_liblinear
+            progress(1 if probe.classes.size == 2 else probe.classes.size)
+    rest = fit_liblinear(M, y, masks[1:], Cs, progress=progress)
+    return Fits(np.concatenate([probe.scores, rest.scores]), probe.classes,
+                np.concatenate([probe.iterations, rest.iterations]),
+                np.concatenate([probe.converged, rest.converged]))
+
+
+__all__ = ["fit_liblinear", "fit_liblinear_if_converging", "LIBLINEAR_TOL", "LIBLINEAR_MAX_ITER"]
