@@ -33,7 +33,7 @@ from .vocab import KeyVocab, TupleVocab
 CONST_BLOCK = 2**31 - 1
 
 #: What a fit sets (restored as it was when a fit fails).
-_FIT_STATE = ("config_", "symbols_", "strings_", "grams_", "multisets_", "n_features_out_")
+_FIT_STATE = ("config_", "symbols_", "strings_", "grams_", "multisets_", "column_rank_", "n_features_out_")
 
 
 class ExactColumns:
@@ -61,12 +61,44 @@ class ExactColumns:
         if cfg.dim is not None:
             return np.array([f"kong{i}" for i in range(cfg.dim)], dtype=object)
         names = [self._gram_name(c) for c in range(len(self.grams_))]
-        if cfg.degree == 1:
-            return np.array(names, dtype=object)
-        return np.array(
-            ["*".join(names[c] for c in self.multisets_.row(i)) for i in range(len(self.multisets_))],
-            dtype=object,
-        )
+        rank = self.__dict__.get("column_rank_")
+        if cfg.degree > 1:  # the grams of a multiset in their order as columns
+            gram_rank = np.arange(len(names)) if rank is None else self._gram_rank()
+            names = ["*".join(names[c] for c in sorted(self.multisets_.row(i), key=gram_rank.__getitem__))
+                     for i in range(len(self.multisets_))]
+        out = np.empty(len(names), dtype=object)
+        out[np.arange(len(names)) if rank is None else rank.numpy()] = names
+        return out
+
+    def _canonical_rank(self) -> Tensor:
+        r"""Each vocabulary column's place in the order one batch gives them (:obj:`column_rank_`).
+
+        One batch numbers its gram columns by (level block, n-gram length, symbol codes) and its
+        :math:`p`-multisets by their sorted gram columns; a fit over several batches appends each
+        batch's new columns. Sorting by that content makes the columns (and
+        :meth:`get_feature_names_out`) the same whatever :obj:`batch_size` and the graphs' order.
+        """
+        gram_rank = self._gram_rank()
+        if self.config_.degree == 1:
+            return torch.from_numpy(gram_rank)
+        sets = np.sort(gram_rank[self.multisets_.rows()[0].numpy()], axis=1)
+        return torch.from_numpy(_rank_of(np.lexsort(sets.T[::-1])))
+
+    def _gram_rank(self) -> np.ndarray:
+        """Each gram column's place by (level block, n-gram length, symbol codes)."""
+        paths, _ = self.grams_.rows()
+        block, string = paths[:, 0], paths[:, 1].clamp(min=0)  # the constant's string: none (-1)
+        syms, length = self.strings_.rows()
+        codes = self.symbols_.keys.index_select(0, syms.clamp(min=0).reshape(-1)).view(syms.shape)
+        codes = torch.where(syms >= 0, codes, torch.iinfo(torch.long).min)
+        const = block == CONST_BLOCK
+        if syms.size(0):
+            codes = codes.index_select(0, string)
+            length = torch.where(const, 0, length.index_select(0, string))
+        else:  # the constant alone
+            codes, length = codes.new_zeros((block.numel(), 0)), torch.zeros_like(block)
+        keys = [c.numpy() for c in codes.t().flip(0)] + [length.numpy(), block.numpy()]
+        return _rank_of(np.lexsort(keys))
 
     def _run(self, graphs: Any, fit: bool, keep: bool) -> Any:
         """:meth:`_compute`; a fit that fails leaves the fitted state as it was (nothing half-built)."""
@@ -92,6 +124,7 @@ class ExactColumns:
             self.strings_ = TupleVocab()
             self.grams_ = TupleVocab()
             self.multisets_ = TupleVocab()
+            self.column_rank_: Optional[Tensor] = None
         cfg = self.config_
         graphs = as_graph_sequence(graphs)
         hashes = None
@@ -132,6 +165,10 @@ class ExactColumns:
             self.n_features_out_ = cfg.dim if cfg.dim is not None else (
                 len(self.grams_) if cfg.degree == 1 else len(self.multisets_)
             )
+            if hashes is None and len(parts) > 1:  # several batches: the columns one batch would give
+                self.column_rank_ = self._canonical_rank()
+                rank = self.column_rank_.numpy()
+                parts = [(val, rank[col], ptr) for val, col, ptr in parts]
         if not keep:
             return None
         if dense is not None:
@@ -176,6 +213,9 @@ class ExactColumns:
             sq = scatter(rows.val * rows.val, rows.row, 0, gb.num_graphs, "sum")
             scale = torch.where(sq > 0, sq.rsqrt(), torch.zeros_like(sq))
         cols = self._global_columns(cfg, er, grow)
+        rank = self.__dict__.get("column_rank_")
+        if rank is not None and not grow:  # a fit's columns are ranked when it ends
+            cols = torch.where(cols >= 0, rank.to(cols.device).index_select(0, cols.clamp(min=0)), -1)
         row, val = rows.row, rows.val if scale is None else rows.val * scale[rows.row]
         if not grow:  # drop columns the fit did not see (a fit numbers them all)
             keep = flat_nonzero(cols >= 0)
@@ -244,6 +284,13 @@ class ExactColumns:
             symbols.append(str(code // 2) if code % 2 == 0 else f"e{code // 2}")
         gram = ",".join(symbols)
         return f"L{path[0]}:{gram}" if traversal_rule(self.config_).all_levels else gram
+
+
+def _rank_of(order: np.ndarray) -> np.ndarray:
+    """The inverse permutation of :obj:`order`: where each item goes."""
+    rank = np.empty(order.size, dtype=np.int64)
+    rank[order] = np.arange(order.size)
+    return rank
 
 
 class FeatureMap(ExactColumns):

@@ -20,8 +20,11 @@ class KongVectorizer(ExactColumns, TransformerMixin, BaseEstimator):
     \phi_\kappa(c_v)` of the KONG graph kernel (see :class:`KongSketch`).
 
     * :obj:`dim=None`: the **exact** map as a :class:`scipy.sparse.csr_matrix`.
-      Columns are the k-grams (with their BFS level) seen in :meth:`fit`;
-      for :math:`p > 1` they are the multisets of :math:`p` k-grams, weighted
+      Columns are the k-grams (with their BFS level) seen in :meth:`fit`,
+      ordered by level, k-gram length and symbol codes whatever
+      :obj:`batch_size` and the order of the graphs;
+      for :math:`p > 1` they are the multisets of :math:`p` k-grams (ordered
+      by their k-grams' columns), weighted
       by the square root of their multinomial coefficient, so that
       :obj:`X @ X.T` is the kernel matrix :math:`K` exactly. As in
       scikit-learn's ``DictVectorizer``, k-grams first seen in

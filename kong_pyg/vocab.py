@@ -7,7 +7,7 @@ local ids to *global* columns learned in :meth:`fit`, as scikit-learn's
 :class:`TupleVocab` for tuples (n-grams as symbol ids, (block, n-gram) pairs,
 multisets of columns).
 """
-from typing import List
+from typing import List, Tuple
 
 import torch
 from torch import Tensor
@@ -144,6 +144,33 @@ class TupleVocab:
             out.append(key & ((1 << _SHIFT) - 1))
             node = key >> _SHIFT
         return out[::-1]
+
+    def rows(self) -> Tuple[Tensor, Tensor]:
+        """Every column's row at once: :obj:`[len(self), w]` values padded with :obj:`-1`, and lengths."""
+        keys = self.columns.keys
+        mask = (1 << _SHIFT) - 1
+        single = (keys < 0) & (keys >= -(1 << _SHIFT))
+        pair = keys < -(1 << _SHIFT)
+        packed = _PAIR - keys
+        # every row's values from its last to its first
+        back = [torch.where(single, -1 - keys, torch.where(pair, packed & mask, -1)),
+                torch.where(pair, packed >> _SHIFT, -1)]
+        node = keys.clamp(min=0)  # longer rows: trie paths, walked up from their last node
+        depth = 0
+        while bool((node > 0).any()):
+            key = self.trie.keys.index_select(0, (node - 1).clamp(min=0))
+            value = torch.where(node > 0, key & mask, -1)
+            if depth < len(back):
+                back[depth] = torch.where(keys > 0, value, back[depth])
+            else:
+                back.append(value)
+            node = torch.where(node > 0, key >> _SHIFT, 0)
+            depth += 1
+        values = torch.stack(back, dim=1)
+        length = (values >= 0).sum(1)
+        j = torch.arange(values.size(1)).unsqueeze(0)  # position j holds value length - 1 - j
+        forward = values.gather(1, (length.unsqueeze(1) - 1 - j).clamp(min=0))
+        return torch.where(j < length.unsqueeze(1), forward, -1), length
 
     def state(self) -> dict:
         """The vocabulary's tensors."""

@@ -131,3 +131,32 @@ def test_feature_map_is_the_vectorizer_without_scikit_learn(options):
         FeatureMap(options)  # type: ignore[arg-type]
     with pytest.raises(RuntimeError, match="fit_transform first"):
         FeatureMap(KongConfig()).transform(graphs)
+
+
+@pytest.mark.parametrize("options", [
+    dict(k=1, hops=2), dict(k=2, hops=2), dict(k=3, hops=2, degree=2), dict(k=2, hops=1, degree=3, const=1.0),
+    dict(k=2, hops=2, traversal="wl", degree=2), dict(k=2, hops=2, relabel=1, order="degree", normalize=True),
+])
+def test_exact_columns_do_not_depend_on_batch_size_or_graph_order(options):
+    """A fit over several batches numbers its columns (and names them) as one batch does: by level, gram
+    length and symbol codes, multisets by their grams. Rows, names and later transforms are identical."""
+    graphs = _graphs(7, count=40, max_nodes=7, num_labels=4)
+    one = KongVectorizer(**options)
+    X = one.fit_transform(graphs)
+    names = list(one.get_feature_names_out())
+    perm = list(range(len(graphs)))
+    random.Random(3).shuffle(perm)
+    shuffled = [graphs[i] for i in perm]
+    for batch_size in (1, 3, 16):
+        many = KongVectorizer(batch_size=batch_size, **options)
+        Y = many.fit_transform(shuffled)
+        assert list(many.get_feature_names_out()) == names, batch_size
+        assert (Y != X[perm]).nnz == 0 and (many.transform(graphs) != X).nnz == 0, batch_size
+        assert (one.transform(shuffled) != Y).nnz == 0
+    # names are in column order: a gram's level, then its length, then its symbols
+    if options.get("degree", 1) == 1:
+        def key(name):
+            level, gram = name.split(":", 1) if ":" in name else ("L0", name)
+            symbols = [2 * int(s) if s[0] != "e" else 2 * int(s[1:]) + 1 for s in gram.split(",")]
+            return int(level[1:]), len(symbols), symbols
+        assert names == sorted(names, key=key)
