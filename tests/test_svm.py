@@ -161,6 +161,51 @@ def test_wide_designs_where_liblinear_hits_its_cap_get_the_exact_solver(monkeypa
     assert np.array_equal(lib.iterations, whole.iterations) and lib.converged.all()
 
 
+def test_capped_liblinear_fits_are_solved_again_exactly(monkeypatch):
+    """LIBLINEAR's fits that reach its iteration cap are solved again by the exact solver: directly
+    (resolve_capped, on fits capped at 2 iterations) and on the harness's route (one fit made to look
+    capped)."""
+    from kong_pyg.evaluation import liblinear, svm
+    from kong_pyg.evaluation.classify import graph_targets
+    from kong_pyg.evaluation.cv import design_of, make_splits, plan_jobs, score_jobs
+    from kong_pyg.evaluation.features import design_matrix, setting_features
+
+    graphs = _graphs("MUTAG")
+    y = graph_targets(graphs)
+    X = setting_features(_setting("cosine-rlb-1"), graphs)
+    jobs = plan_jobs(make_splits(y, 1, 5, 2, 0), y.size)
+    Cs = [0.1, 1.0, 10.0]
+    D = design_of(X)[0]
+    exact = svm.fit_many(D, y, jobs.train, Cs)
+    capped = liblinear.fit_liblinear(design_matrix(X), y, jobs.train, Cs, max_iter=2)
+    assert (~capped.converged).sum() > 10
+    made = []
+    fixed, again = liblinear.resolve_capped(capped, lambda: made.append(1) or D, y, jobs.train, Cs)
+    assert again == int((~capped.converged).sum()) and made == [1] and fixed.converged.all()
+    assert np.array_equal(fixed.predict()[~capped.converged], exact.predict()[~capped.converged])
+    assert np.array_equal(fixed.scores[capped.converged], capped.scores[capped.converged])  # the others kept
+    done, n = liblinear.resolve_capped(exact, lambda: 1 / 0, y, jobs.train, Cs)  # nothing capped: no design
+    assert done is exact and n == 0
+
+    real = liblinear.fit_liblinear
+
+    def one_capped(M, y, train, Cs, **kw):
+        fits = real(M, y, train, Cs, **kw)
+        if len(train) > 1:
+            fits.converged[3, 2] = False
+        return fits
+
+    reference = score_jobs(X, y, jobs, Cs)  # few graphs: the exact solver everywhere
+    assert reference.info["solver"].startswith("exact")
+    monkeypatch.setattr(liblinear, "fit_liblinear", one_capped)
+    monkeypatch.setattr(svm, "EXACT_MAX_WIDTH", 50)
+    monkeypatch.setattr(svm, "EXACT_MAX_GRAPHS", 100)
+    routed = score_jobs(X, y, jobs, Cs)
+    solver = routed.info["solver"]
+    assert solver.startswith("LIBLINEAR") and "1 capped fits solved again" in solver
+    assert routed.stuck == 0 and routed.acc[3, 2] == reference.acc[3, 2]
+
+
 def _same_optimum(D, y, jobs, a, b):
     """Both fits converged, predict alike and reach the same objective (to 1e-9) on every problem."""
     from kong_pyg.evaluation import svm
