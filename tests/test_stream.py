@@ -462,6 +462,24 @@ def test_merge_of_every_pass_is_the_whole_stream(hops):
             assert merged.state_dict()["replay"] == whole.state_dict()["replay"]
 
 
+def test_merge_refuses_a_node_whose_first_type_differs_between_shards():
+    """One stream labels a node by its first edge's type; a later shard that first saw it with another type
+    cannot be merged into the one-stream result: a clear error naming the node, not other features."""
+    src, st, dst, dt, et, g = [1, 2, 1], [0, 0, 0], [2, 1, 3], [0, 7, 1], [0, 0, 0], ["a", "a", "a"]
+
+    def shard(lo, hi):
+        return KongStream(k=2, hops=1, dim=16).update(src[lo:hi], st[lo:hi], dst[lo:hi], dt[lo:hi], et[lo:hi],
+                                                      g[lo:hi])
+
+    with pytest.raises(ValueError, match=r"node 1 of graph 'a' has type 0 in the earlier shard and 7 in"):
+        merge_streams(shard(0, 1), shard(1, 3))
+    same = [0, 0, 0]
+    a = KongStream(k=2, hops=1, dim=16).update(src[:1], st[:1], dst[:1], same[:1], et[:1], g[:1])
+    b = KongStream(k=2, hops=1, dim=16).update(src[1:], st[1:], dst[1:], [0, 1], et[1:], g[1:])
+    assert torch.equal(merge_streams(a, b).sketches(),
+                       KongStream(k=2, hops=1, dim=16).update(src, st, dst, [0, 0, 1], et, g).sketches())
+
+
 def test_merge_of_later_passes_needs_one_base():
     es, raw = random_stream(12, edges=60)
     cfg = dict(k=2, hops=2, dim=16)

@@ -286,6 +286,22 @@ def test_cli_sharded_run_equals_one_process(stream, tmp_path, capfd):
     assert f"line {stream.num_edges + 1}" in capfd.readouterr().err
 
 
+def test_cli_sharded_run_refuses_nodes_whose_type_changes_between_shards(tmp_path, capfd):
+    """--workers 2 on a stream where a node's first type differs between the two halves: one line naming
+    the node and exit 2 (not other features than one process, nor a worker's traceback)."""
+    path = tmp_path / "s.tsv"
+    lines = [f"{i % 7}\t0\t{(i + 1) % 7}\t0\t0\tg\n" for i in range(20)]
+    lines += [f"{i % 7}\t1\t{(i + 3) % 7}\t1\t0\tg\n" for i in range(20)]  # the second half: type 1
+    path.write_text("".join(lines))
+    args = ["stream", str(path), "--dim", "16", "-q", "--out", str(tmp_path / "x")]
+    assert cli_main(args) == 0  # one process: every node keeps its first type
+    capfd.readouterr()
+    assert cli_main(args + ["--workers", "2"]) == 2
+    err = capfd.readouterr().err
+    assert "of graph 'g' has type 0 in the earlier shard and 1 in the later one" in err
+    assert "Traceback" not in err
+
+
 def _cli_quiet(argv):
     """``kong-pyg`` in a forked process: the exit status is the process's."""
     import sys

@@ -40,14 +40,14 @@ import io
 import os
 import time
 import warnings
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 import torch
 import torch.distributed as dist
 
 from .core import KongStream
-from .merge import merge_into
+from .merge import NodeTypeConflict, merge_into
 
 _BASE_ONLY = ("prev_len", "prev_pre", "prev_suf", "Yprev", "acc")
 _TABLES = ("encoder", "graphs", "nodes", "symbols", "rows")
@@ -61,6 +61,11 @@ def token_key(token: str) -> int:
 
 class _TokenKeys:
     """A reader's string tokens (negative keys ``-(1 + j)``) to :func:`token_key` keys."""
+
+    def name(self, key: Any) -> Any:
+        """The token of a key this reader made (the key itself otherwise)."""
+        at = np.flatnonzero(self.keys == key) if isinstance(key, int) else np.zeros(0, dtype=np.int64)
+        return self.reader.tokens[int(at[0])] if at.size else key
 
     def __init__(self, reader: Any) -> None:
         self.reader = reader
@@ -174,20 +179,32 @@ def _restore(state: Dict[str, Any], base: Dict[str, Any]) -> Dict[str, Any]:
     return out
 
 
-def _tree_merge(ks: KongStream, rank: int, world: int, base: Optional[Dict[str, Any]]) -> Tuple[Any, int]:
-    """Merge the shards' states into process 0's, in time order (returns it there, and bytes sent)."""
+def _tree_merge(ks: KongStream, rank: int, world: int, base: Optional[Dict[str, Any]],
+                name: Callable[[Any], Any]) -> Tuple[Any, int, Optional[BaseException]]:
+    """Merge the shards' states into process 0's, in time order.
+
+    Returns it there (None elsewhere), the bytes sent, and the error of a merge that failed here
+    (the exchanges go on, so that every process reaches the check of errors that follows).
+    """
     step, sent = 1, 0
+    error: Optional[BaseException] = None
     while step < world:
         if rank % (2 * step) == step:  # send to the partner on the left and stop
             state = ks.state_dict()
             sent += _send(state if base is None else _strip(state), rank - step)
-            return None, sent
+            return None, sent, error
         if rank % (2 * step) == 0 and rank + step < world:
             other = _recv(rank + step)
             other = other if base is None else _restore(other, base)
-            ks = merge_into(ks, KongStream.from_state_dict(other))
+            if error is None:
+                try:
+                    ks = merge_into(ks, KongStream.from_state_dict(other))
+                except NodeTypeConflict as err:  # the ids as the file gives them (those this process read)
+                    error = ValueError(err.message(name))
+                except ValueError as err:
+                    error = err
         step *= 2
-    return ks, sent
+    return ks, sent, error
 
 
 def read_shards(ks: KongStream, path: str, chunk_size: int = 1 << 20, strict: bool = False, keep: int = 10,
@@ -239,10 +256,9 @@ def read_shards(ks: KongStream, path: str, chunk_size: int = 1 << 20, strict: bo
         cpu["read"].append(time.process_time() - clock)
         _all_ok(error)
         clock = time.process_time()
-        merged, sent = _tree_merge(local, rank, world, base)
+        merged, sent, error = _tree_merge(local, rank, world, base, keys.name if keys is not None else str)
         stats["bytes_sent"].append(_sum_over(sent))
-        error = None
-        if rank == 0 and i < ks.num_passes:
+        if error is None and rank == 0 and i < ks.num_passes:
             assert merged is not None
             try:
                 merged.end_pass()

@@ -440,6 +440,12 @@ class StreamIds:
         self.direct = DirectNodes()  # rebuilt from the node map at the next lookup
         return gmap, ids, first
 
+    def node_name(self, index: int) -> Tuple[Any, Any]:
+        """The (graph id, node id) of node :obj:`index`, for messages."""
+        key = int(self.nodes.keys[index])
+        graph = int(self.graphs.keys[key >> _RID_BITS])
+        return self.enc.decode(np.array([graph]))[0], self.enc.decode(np.array([key & _RID_MASK]))[0]
+
     def state(self) -> Dict[str, Any]:
         """The tables (the ``encoder``, ``graphs`` and ``nodes`` entries of a stream's state)."""
         return {"encoder": self.enc.state(), "graphs": torch.from_numpy(self.graphs.keys.copy()),

@@ -27,12 +27,12 @@ shards the result equals the state of one process reading the whole pass,
 so an :math:`h`-pass stream can be read by many workers pass by pass (see
 :mod:`kong_pyg.stream.distributed`); the operation is associative.
 """
-from typing import Optional
+from typing import Any, Callable, Optional, Tuple
 
 import torch
 from torch import Tensor
 
-from ..kgrams import StringState, concat_pieces
+from ..kgrams import StringState, concat_pieces, flat_nonzero
 from .core import KongStream
 from .passes import Sink
 from .replay import combine
@@ -87,8 +87,11 @@ def merge_streams(a: KongStream, b: KongStream) -> KongStream:
     one stream reading A then B; the merge is associative, so shards can be
     read in parallel (even on other machines) and merged in time order.
 
-    Both states must be in the same pass with the same options. In pass 1 a
-    node's label is its type in A when A saw it.
+    Both states must be in the same pass with the same options. A stream
+    labels a node by the type of its first edge, so in pass 1 a node that
+    both shards saw must have the same first type in both: where B first saw
+    it with another type, B has used that one, and the merge raises a
+    :class:`ValueError` naming the node (:class:`NodeTypeConflict`).
 
     Args:
         a (KongStream): The earlier shard.
@@ -120,6 +123,46 @@ def _check_mergeable(a: KongStream, b: KongStream) -> None:
                              "stream")
 
 
+class NodeTypeConflict(ValueError):
+    """A node whose first type differs between two pass-1 shards (:func:`merge_streams` cannot merge them).
+
+    Attributes:
+        graph, node: The node's graph id and node id (as the stream was given them).
+        types (tuple): Its type in the earlier and in the later shard.
+        count (int): How many nodes differ so.
+    """
+
+    def __init__(self, graph: Any, node: Any, types: Tuple[int, int], count: int):
+        self.graph, self.node, self.types, self.count = graph, node, types, count
+        super().__init__(self.message())
+
+    def message(self, name: Callable[[Any], Any] = lambda v: v) -> str:
+        """The message, with ids shown as :obj:`name` gives them (a reader's tokens, say)."""
+        return (f"node {name(self.node)!r} of graph {name(self.graph)!r} has type {self.types[0]} in the "
+                f"earlier shard and {self.types[1]} in the later one ({self.count:,} such nodes): a stream "
+                "labels a node by the type of its first edge, and the later shard has already used its other "
+                "type, so the merge cannot equal one stream reading both. Give every node one type, or read "
+                "the stream in one process")
+
+
+def _check_node_types(out: KongStream, b: KongStream, ids: Tensor, smap: Tensor, n0: int) -> None:
+    """A node both pass-1 shards saw must have the same label (its type on its first edge) in both.
+
+    One stream labels a node by its first edge's type; a later shard that first saw the node with
+    another type has used that one in its strings and sketches, which a merge cannot undo.
+    """
+    both = flat_nonzero(ids < n0)
+    if not both.numel():
+        return
+    mine = out._nodes["node_sym"].index_select(0, ids.index_select(0, both))
+    theirs = smap.index_select(0, b._nodes["node_sym"][: b.num_nodes].index_select(0, both))
+    clash = flat_nonzero(mine != theirs)
+    if clash.numel():
+        graph, node = out._ids.node_name(int(ids[int(both[clash[0]])]))
+        first, second = (int(out._table.keys[int(t[clash[0]])]) // 2 for t in (mine, theirs))
+        raise NodeTypeConflict(graph, node, (first, second), int(clash.numel()))
+
+
 def merge_into(out: KongStream, b: KongStream) -> KongStream:
     """:func:`merge_streams` into :obj:`out` itself (no copy of it; :obj:`b` is left unchanged)."""
     if out.config() != b.config() or out.pass_index != b.pass_index:
@@ -135,6 +178,8 @@ def merge_into(out: KongStream, b: KongStream) -> KongStream:
         smap = out._table.ids(b._table.keys)
         nodes, bnodes = out._nodes, b._nodes
         n0, n1 = nodes.n, len(out._ids.nodes)
+        if not later:
+            _check_node_types(out, b, torch.from_numpy(ids_np), smap, n0)
         nodes.grow(n1)
         ids, new, gmap = (torch.from_numpy(x) for x in (ids_np, first_np, gmap_np))
         nodes["node_graph"][n0:n1] = gmap[bnodes["node_graph"][: b.num_nodes]][new]
