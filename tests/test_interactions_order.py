@@ -195,3 +195,17 @@ def test_an_item_gets_the_same_order_in_every_ego_graph_under_the_consistent_shu
             for order in ("edge", "consistent", "random")}
     assert same == {"edge": True, "consistent": True, "random": False}
     assert min(len(r) for r in rows.values()) >= 5  # every item is seen from several graphs
+
+
+def test_python_float_timestamps_keep_their_precision():
+    """Unix timestamps given as Python floats are ordered as float64 (torch.as_tensor would make them
+    float32, where times one second apart tie); a list of ints, a float64 tensor and a list of floats
+    agree."""
+    times = [1_700_000_001.0, 1_700_000_000.0, 1_700_000_000.5]
+
+    def order(t):
+        return build([0, 0, 0], [0, 1, 2], t, ul=(0,), y=[0])[0].x.view(-1).tolist()
+
+    expected = order([int(2 * v) for v in times])
+    assert order(times) == order(torch.tensor(times, dtype=torch.float64)) == expected
+    assert order(torch.tensor(times, dtype=torch.float32)) != expected  # what float32 would give

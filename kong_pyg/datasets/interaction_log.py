@@ -7,6 +7,7 @@ it by time (ties: the tie key, then row order).
 """
 from typing import Any, NamedTuple, Optional
 
+import numpy as np
 import torch
 from torch import Tensor
 
@@ -22,10 +23,14 @@ class InteractionLog(NamedTuple):
 
 
 def _column(t: Any, name: str) -> Tensor:
-    """A column of the log as a tensor (a clear error for what is not numbers)."""
+    """A column of the log as a tensor (a clear error for what is not numbers).
+
+    Sequences go through NumPy, so Python floats stay ``float64`` (:func:`torch.as_tensor` would
+    make them ``float32``, where Unix timestamps in seconds tie within about two minutes).
+    """
     try:
-        return torch.as_tensor(t)
-    except (TypeError, ValueError, RuntimeError):
+        return torch.as_tensor(t if isinstance(t, (Tensor, np.ndarray)) else np.asarray(t))
+    except (TypeError, ValueError, RuntimeError, OverflowError):
         raise TypeError(f"'{name}' must be a 1-D tensor or sequence of numbers (got {type(t).__name__} "
                         "holding other values)") from None
 
@@ -95,7 +100,7 @@ def tie_share(time) -> float:
     ratings of the same user in the same second), 0.256 for the 30,062
     ratings of its single-genre movies.
     """
-    t = torch.sort(torch.as_tensor(time).view(-1)).values
+    t = torch.sort(_column(time, "time").view(-1)).values
     if t.numel() < 2:
         return 0.0
     return float((t[1:] == t[:-1]).double().mean())
