@@ -115,6 +115,23 @@ def test_ml_dir_missing_files(tmp_path):
         MovieLensOrdered(str(tmp_path / "root"), ml_dir=str(tmp_path / "empty"))
 
 
+def test_ml_dir_with_other_files_in_root_raw_is_refused(tmp_path, monkeypatch):
+    """A root whose raw/ already holds another MovieLens-100k than ml_dir's: a clear error naming both files
+    (it used to read root's files silently); the same ml_dir again, or no ml_dir, reads root's."""
+    monkeypatch.setattr(MovieLensOrdered, "download", lambda self: None)
+    write_fake_ml100k(tmp_path / "a", num_users=20)
+    write_fake_ml100k(tmp_path / "b", num_users=40, seed=1)
+    root = str(tmp_path / "root")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        first = MovieLensOrdered(root, ml_dir=str(tmp_path / "a"), genre="first")
+        with pytest.raises(ValueError, match=r"'root' .* holds another MovieLens-100k than 'ml_dir'"):
+            MovieLensOrdered(root, ml_dir=str(tmp_path / "b"), genre="first")
+        assert len(MovieLensOrdered(root, ml_dir=str(tmp_path / "a"), genre="first")) == len(first)
+        other = MovieLensOrdered(str(tmp_path / "root2"), ml_dir=str(tmp_path / "b"), genre="first")
+        assert len(other) > len(first)
+
+
 @pytest.mark.skipif(not (SHARED_ML / "u.data").is_file(), reason="MovieLens-100k copy not available")
 def test_real_movielens_smoke(tmp_path):
     with warnings.catch_warnings():

@@ -57,7 +57,8 @@ def register(subparsers: Any) -> None:
     )
     data = p.add_argument_group("data")
     data.add_argument("--ml-dir", type=input_dir, default=None, metavar="DIR",
-                      help="a folder with u.data, u.user, u.item (copied into ROOT/raw) "
+                      help="a folder with u.data, u.user, u.item (copied into ROOT/raw; an error if "
+                           "ROOT/raw holds other files of those names) "
                            "(default: none; needed unless ROOT/raw has them)")
     data.add_argument("--root", type=not_a_file, default=None, metavar="ROOT",
                       help="dataset root (raw/ and processed/) (default: a temporary folder)")

@@ -260,7 +260,8 @@ class MovieLensOrdered(SafeInMemoryDataset):
     Args:
         root (str): Root directory (:obj:`raw/` and :obj:`processed/`).
         ml_dir (str, optional): A folder holding the three files, copied to
-            :obj:`root/raw` when missing there. (default: :obj:`None`)
+            :obj:`root/raw` when missing there (a file there that differs from
+            :obj:`ml_dir`'s is a :class:`ValueError`). (default: :obj:`None`)
         genre (str, optional): :obj:`"single"` or :obj:`"first"`.
             (default: :obj:`"single"`)
         symmetric (bool, optional): Also let 2-hop users see the ego's
@@ -337,8 +338,17 @@ class MovieLensOrdered(SafeInMemoryDataset):
         return "ordered2_" + "_".join(parts) + ".npz"
 
     def _copy_raw(self, root: str, ml_dir: str) -> None:
+        """Copy :obj:`ml_dir`'s files missing from :obj:`root/raw`; refuse raw files that differ from them."""
+        import filecmp
+
         raw_dir = osp.join(root, "raw")
         missing = [f for f in self.raw_file_names if not osp.isfile(osp.join(raw_dir, f))]
+        other = [f for f in self.raw_file_names if f not in missing and osp.isfile(osp.join(ml_dir, f))
+                 and not filecmp.cmp(osp.join(raw_dir, f), osp.join(ml_dir, f), shallow=False)]
+        if other:  # the data set read would not be ml_dir's: never silently
+            ours, theirs = osp.join(raw_dir, other[0]), osp.join(ml_dir, other[0])
+            raise ValueError(f"'root' ({root}) holds another MovieLens-100k than 'ml_dir' ({ml_dir}): {ours} "
+                             f"differs from {theirs}. Empty {raw_dir}, or use another folder as root")
         if not missing:
             return
         absent = [f for f in missing if not osp.isfile(osp.join(ml_dir, f))]
