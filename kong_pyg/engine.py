@@ -132,8 +132,10 @@ def exact_counts(cfg: KongConfig, prep: PreparedGraph, grams: LocalGrams) -> Row
 
 
 def exact_norms(cfg: KongConfig, prep: PreparedGraph, grams: LocalGrams) -> Tensor:
-    r"""Exact norms :math:`\|c_v\|` of every node (``float64``)."""
-    return row_norms(exact_counts(cfg, prep, grams), prep.num_nodes)
+    r"""Exact norms :math:`\|c_v\|` of every node (``float64``; overflowed counts are an error)."""
+    norms = row_norms(exact_counts(cfg, prep, grams), prep.num_nodes)
+    check_finite(norms, cfg, "node counts")  # (a NaN norm would give the node weight 0 silently)
+    return norms
 
 
 # -- 5 (exact): the explicit graph map ---------------------------------------

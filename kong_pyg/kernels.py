@@ -26,6 +26,7 @@ from torch import Tensor
 
 from .config import KongConfig
 from .exact import Rows, sum_duplicates
+from .outputs import root_sum_squares
 from .sketch import SketchHashes, tensor_sketch
 
 
@@ -144,9 +145,12 @@ class CosineKernel(BaseKernel):
                          norms: Optional[Tensor] = None) -> Tensor:
         r"""Tensor-Sketches scaled by :math:`\|c_v\|^{-p}` (norms estimated if not given)."""
         if norms is None:  # estimated: the mean of the p sketches' squared norms
-            norms = cs.pow(2).sum(-1).mean(0).sqrt()
-        scale = inverse_or_zero(norms.to(cs.dtype)).pow(cs.size(0)).unsqueeze(1)
-        return tensor_sketch(cs) * scale
+            norms = root_sum_squares(cs, dim=-1, mean_dim=0)
+        scale = inverse_or_zero(norms.to(cs.dtype)).unsqueeze(1)
+        if cs.size(0) == 1:
+            return cs[0] * scale
+        # each factor scaled (the product's scale^p and the unscaled product under- and overflow first)
+        return tensor_sketch(cs * scale)
 
 
 #: Every base kernel by name.

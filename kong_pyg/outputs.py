@@ -2,6 +2,9 @@
 
 Shared by every front-end through :mod:`kong_pyg.engine` (which re-exports them).
 """
+import math
+from typing import Optional
+
 import torch
 from torch import Tensor
 
@@ -52,11 +55,36 @@ def cast_checked(out: Tensor, dtype: torch.dtype, cfg: KongConfig) -> Tensor:
     return res
 
 
+def root_sum_squares(x: Tensor, dim: int = -1, mean_dim: Optional[int] = None) -> Tensor:
+    r"""Euclidean norms over :obj:`dim`, finite wherever :obj:`x` is.
+
+    :math:`\sqrt{\sum x^2}` over :obj:`dim`, with the mean over :obj:`mean_dim` before the root
+    if given. The plain sum of squares overflows once entries pass the square root of the dtype's
+    maximum (about 1e154 in ``float64``, counts that deep :obj:`hops` reach long before the counts
+    themselves overflow), and loses tiny ones; those norms are computed again from :obj:`x` scaled
+    by its largest entry (the others are kept as they are).
+    """
+
+    def plain(v: Tensor) -> Tensor:  # (no temporary of the size of v)
+        if mean_dim is None:
+            return torch.linalg.vector_norm(v, dim=dim)
+        return torch.linalg.vector_norm(v, dim=(mean_dim, dim)) / math.sqrt(v.size(mean_dim))
+
+    norm = plain(x)
+    bad = ~torch.isfinite(norm) | ((norm > 0) & (norm < math.sqrt(torch.finfo(norm.dtype).tiny)))
+    if not bool(bad.any()):
+        return norm
+    dims = (dim,) if mean_dim is None else (mean_dim, dim)
+    big = x.abs().amax(dim=dims, keepdim=True)
+    big = torch.where(big > 0, big, torch.ones_like(big))
+    return torch.where(bad, plain(x / big) * big.squeeze(dims), norm)
+
+
 def normalize_rows(out: Tensor, in_place: bool = False) -> Tensor:
     """L2-normalize every row (a zero row stays zero); :obj:`in_place` overwrites :obj:`out`."""
-    norm = out.norm(dim=1, keepdim=True)
+    norm = root_sum_squares(out, dim=1).unsqueeze(1)
     scale = torch.where(norm > 0, norm, torch.ones_like(norm))
     return out.div_(scale) if in_place else out / scale
 
 
-__all__ = ["all_finite", "check_finite", "cast_checked", "normalize_rows"]
+__all__ = ["all_finite", "check_finite", "cast_checked", "normalize_rows", "root_sum_squares"]

@@ -67,6 +67,34 @@ def test_cosine_norms_of_huge_counts_stay_finite():
     assert torch.isfinite(S).all()
 
 
+@pytest.mark.parametrize("degree", [1, 2, 3])
+def test_cosine_maps_of_counts_past_1e154_are_unit_vectors_on_every_route(degree):
+    """A clique's nodes are alike, so every node's cosine map is one unit vector (times the sketch's
+    estimate) and the graph's is n times it, also where the counts' squares overflow float64 (they
+    gave all-zero maps with sketch-estimated norms, and zeros from readout where the counts themselves
+    overflowed, which is now the overflow error)."""
+    n = 10
+    x, ei = _complete(n, labels=1)
+    batch = torch.zeros(n, dtype=torch.long)
+    for norm in ("sketch", "exact"):
+        layer = KongSketch(k=2, hops=170, dim=64, kernel="cosine", traversal="wl", norm=norm, degree=degree,
+                           dtype=torch.float64)
+        nodes, graph = layer(x, ei), layer.readout(x, ei, batch)
+        assert torch.isfinite(graph).all() and graph.abs().max() > 0.1, norm
+        torch.testing.assert_close(graph[0], nodes.sum(0), rtol=1e-9, atol=1e-12)
+        if norm == "sketch" and degree == 1:  # the estimate is the sketch's own norm: unit rows
+            torch.testing.assert_close(nodes.norm(dim=1), torch.ones(n, dtype=torch.float64))
+        vec = KongVectorizer(k=2, hops=170, dim=64, kernel="cosine", traversal="wl", norm=norm, degree=degree)
+        np.testing.assert_allclose(vec.fit_transform([Data(x=x, edge_index=ei)])[0], graph[0].numpy(),
+                                   rtol=1e-9, atol=1e-12)
+    with pytest.raises(ValueError, match="node counts overflowed float64"):  # counts past 1e308
+        KongSketch(k=2, hops=330, dim=64, kernel="cosine", traversal="wl").readout(x, ei, batch)
+    # rows normalized after the map: the poly map's 1e200 entries give unit rows, not zeros
+    X = KongVectorizer(k=2, hops=200, dim=64, traversal="wl", normalize=True).fit_transform(
+        [Data(x=x, edge_index=ei)])
+    np.testing.assert_allclose(np.linalg.norm(X, axis=1), 1.0)
+
+
 def test_exact_maps_too_large_are_refused_before_memory_runs_out(monkeypatch):
     import resource
 
