@@ -33,7 +33,8 @@ from .vocab import KeyVocab, TupleVocab
 CONST_BLOCK = 2**31 - 1
 
 #: What a fit sets (restored as it was when a fit fails).
-_FIT_STATE = ("config_", "symbols_", "strings_", "grams_", "multisets_", "column_rank_", "n_features_out_")
+_FIT_STATE = ("config_", "symbols_", "strings_", "grams_", "multisets_", "column_rank_", "edge_attr_",
+              "n_features_out_")
 
 
 class ExactColumns:
@@ -142,6 +143,7 @@ class ExactColumns:
         with torch.no_grad():
             key_attr = key_attribute(cfg.order, self.edge_order_attr)
             for gb in iter_graph_batches(graphs, self.batch_size, cfg.edge_labels, key_attr):
+                self._check_edge_attr(gb, fit)
                 gb = self._to_device(gb)
                 if hashes is None:
                     parts.extend(self._exact_parts(cfg, gb, grow=fit))
@@ -181,6 +183,22 @@ class ExactColumns:
         out = mats[0] if len(mats) == 1 else sp.vstack(mats, format="csr")
         out.sort_indices()
         return out
+
+    def _check_edge_attr(self, gb: GraphBatch, fit: bool) -> None:
+        """The graphs of a fit and of later transforms all have edge labels (``edge_attr``) or none do.
+
+        (Within a batch the join checks it; a graph without the edge labels that the columns were
+        learnt with would otherwise get other k-grams, all unseen: a row of zeros.)
+        """
+        has = gb.edge_attr is not None
+        seen = self.__dict__.get("edge_attr_")
+        if fit and gb.start == 0:
+            self.edge_attr_ = has
+        elif seen is not None and has != seen:
+            when = "the other graphs of the fit" if fit else "the graphs of fit()"
+            raise ValueError(f"graph {gb.start} has {'an' if has else 'no'} 'edge_attr' (edge labels) but "
+                             f"{when} had {'none' if has else 'one'}; give every graph edge labels or none "
+                             "(edge_labels=False ignores them)")
 
     def _to_device(self, gb: GraphBatch) -> GraphBatch:
         if self.device is None:

@@ -160,3 +160,23 @@ def test_exact_columns_do_not_depend_on_batch_size_or_graph_order(options):
             symbols = [2 * int(s) if s[0] != "e" else 2 * int(s[1:]) + 1 for s in gram.split(",")]
             return int(level[1:]), len(symbols), symbols
         assert names == sorted(names, key=key)
+
+
+@pytest.mark.parametrize("dim", [None, 32])
+def test_transform_refuses_graphs_without_the_edge_labels_of_fit(dim):
+    """Columns learnt with edge labels give a graph without them only unseen k-grams (a silent row of zeros):
+    fit and transform must agree on edge_attr, across batches too; edge_labels=False ignores it."""
+    with_labels = _graphs(1, count=6)
+    without = [d.clone() for d in with_labels]
+    for d in without:
+        del d.edge_attr
+    fitted = KongVectorizer(k=2, dim=dim).fit(with_labels)
+    with pytest.raises(ValueError, match=r"graph 0 has no 'edge_attr' .* the graphs of fit\(\) had one"):
+        fitted.transform(without[:2])
+    with pytest.raises(ValueError, match=r"graph 0 has an 'edge_attr' .* the graphs of fit\(\) had none"):
+        KongVectorizer(k=2, dim=dim).fit(without).transform(with_labels[:1])
+    with pytest.raises(ValueError, match="graph 3 has an .* the other graphs of the fit had none"):
+        KongVectorizer(k=2, dim=dim, batch_size=3).fit(without[:3] + with_labels[3:])
+    ignored = KongVectorizer(k=2, dim=dim, edge_labels=False).fit(with_labels)
+    X, Y = ignored.transform(without), ignored.transform(with_labels)
+    assert np.array_equal(X.toarray() if dim is None else X, Y.toarray() if dim is None else Y)
