@@ -313,3 +313,21 @@ def test_download_goes_into_the_cache_and_is_parsed_by_us(tmp_path, monkeypatch)
     monkeypatch.setattr(torch_geometric.data, "download_url", unknown)
     with pytest.raises(ValueError, match="there is no TU data set named 'NOPE': .*NOPE.zip was not found"):
         load_tu("NOPE", download=True, cache=tmp_path / "c")
+
+
+def test_several_node_label_columns_are_one_label_per_distinct_row(tmp_path):
+    """A node_labels file with two columns: every distinct (a, b) row is one label, one-hot (PyG's multi-hot
+    rows would be refused as labels), and KongVectorizer reads it as the combined label."""
+    from kong_pyg import KongVectorizer
+
+    graphs, classes = paths_and_stars(4)
+    rows = [[(j % 2, j % 3) for j in range(n)] for n, _ in graphs]
+    write_tu(tmp_path / "root", "PAIRS", graphs, classes, [[f"{a}, {b}" for a, b in r] for r in rows])
+    ds = load_tu("PAIRS", tmp_path / "root", cache=tmp_path / "c")
+    combos = sorted({p for r in rows for p in r})
+    assert ds.num_node_labels == len(combos) == 6
+    for d, r in zip(ds, rows):
+        assert d.x.sum(1).tolist() == [1.0] * len(r)  # one-hot
+        assert d.x.argmax(1).tolist() == [combos.index(p) for p in r]
+    X = KongVectorizer(k=1, hops=0).fit_transform(ds)
+    assert X.shape[1] == len(combos) and X.sum() == sum(len(r) for r in rows)

@@ -217,6 +217,11 @@ def _locate(name: str, data_root, folder: Path, download: bool) -> Tuple[Dict[st
     return _read_folder(raw, name), str(raw)
 
 
+#: The version of the tensors built from raw files (in the cache key): 2 numbers multi-column labels as
+#: one label per distinct row.
+TU_LAYOUT = 2
+
+
 class TUGraphs(InMemoryDataset):
     r"""A TU graph-classification data set in memory (what :func:`load_tu` returns).
 
@@ -292,7 +297,9 @@ def load_tu(
 
     The graphs are what PyG's :class:`~torch_geometric.datasets.TUDataset`
     builds: node labels become the one-hot :obj:`x` (node attributes are
-    dropped), edge labels the one-hot :obj:`edge_attr`, self-loops are
+    dropped), edge labels the one-hot :obj:`edge_attr` (where a label file
+    has several columns, every distinct row is one label, one-hot, where PyG
+    would make multi-hot rows that KONG cannot read as labels), self-loops are
     removed and edges coalesced. A data set without node labels gets each
     node's in-degree as its label, with a :class:`NoNodeLabelsWarning`.
 
@@ -325,7 +332,7 @@ def load_tu(
     folder = cache_dir(cache)
     files, source = _locate(name, data_root, folder, download)
     digest = content_digest((part, content) for part, (_, content) in sorted(files.items()))
-    key = f"{FORMAT}|tu|{name}|{digest}"
+    key = f"{FORMAT}|tu-{TU_LAYOUT}|{name}|{digest}"
     path = folder / "tu" / f"{name}-{digest[:24]}.npz"
     cached = load_collated(path, key)
     if cached is not None:

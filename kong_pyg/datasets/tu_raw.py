@@ -166,7 +166,14 @@ def _edges(files: Files, ind: np.ndarray) -> np.ndarray:
 
 
 def _one_hot_columns(files: Files, part: str, table: np.ndarray) -> Tensor:
-    """PyG's labels: every column shifted to start at 0, one-hot, concatenated."""
+    """PyG's labels: the column shifted to start at 0, one-hot.
+
+    Several label columns are one label per distinct row (their combinations numbered in sorted
+    order), one-hot: KONG's strings need one discrete label per node or edge, where PyG's
+    concatenated one-hot blocks (a multi-hot row) would be refused as features.
+    """
+    if table.shape[1] > 1:
+        table = np.unique(table, axis=0, return_inverse=True)[1].reshape(-1, 1)
     low, high = table.min(axis=0).tolist(), table.max(axis=0).tolist()
     widths = [h - lo + 1 for lo, h in zip(low, high)]  # (Python integers: a span past 2^63 does not wrap)
     size = sum(widths) * table.shape[0] * 4
