@@ -581,7 +581,9 @@ def test_cli_float32_output_is_converted_in_place_and_pt_files_hold_only_it(stre
     for out in ("f.npy", "f.pt"):
         argv = ["stream", str(path), "--k", "2", "--dim", "16", "-q", "-o", str(tmp_path / out)]
         assert cli_main(argv) == 0
-    x = torch.load(tmp_path / "f.pt", weights_only=True)["x"]
+    saved = torch.load(tmp_path / "f.pt", weights_only=True)
+    x = saved["x"]
+    assert saved["dtype"] == "float32" and "dtype='float64'" in saved["config"]  # written / computed
     ref = KongStream(k=2, dim=16).fit(chunks_of(stream)).sketches().to(torch.float32)
     assert torch.equal(x, ref) and torch.equal(torch.from_numpy(np.load(tmp_path / "f.npy")), ref)
     assert x.untyped_storage().nbytes() == x.numel() * 4

@@ -345,7 +345,9 @@ def write_output(args: argparse.Namespace, ks: Any, reader: Any, seconds: float,
         print(f"{PROG}: warning: {note}", file=sys.stderr)
     os.makedirs(os.path.dirname(os.path.abspath(matrix_path)), exist_ok=True)
     if matrix_path.endswith(".pt"):
-        torch.save({"x": x, "graph_ids": ids, "config": config}, matrix_path)
+        # (config: the stream's options, computed in its dtype; dtype: that of the x written)
+        torch.save({"x": x, "graph_ids": ids, "config": config, "dtype": str(x.dtype).replace("torch.", "")},
+                   matrix_path)
     else:
         np.save(matrix_path, x.numpy())
     with open(ids_path, "w", encoding="utf-8", errors="surrogateescape", newline="\n") as f:

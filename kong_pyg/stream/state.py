@@ -70,8 +70,8 @@ def check_memory(nbytes: int, what: str) -> None:
     if free is None:
         return
     raise MemoryError(f"KongStream: {what} needs {gib(nbytes)} but {what_is_left(free)} (a smaller 'dim' or "
-                      "'degree', dtype=torch.float32, or fewer nodes and graphs; node sketches take p * b "
-                      "numbers per node, see kong_pyg.stream)")
+                      "'degree', fewer nodes and graphs, or KongStream(dtype=torch.float32) in Python; node "
+                      "sketches take p * b numbers per node, see kong_pyg.stream)")
 
 
 def grow_rows(rows: Tensor, g: int) -> Tensor:
