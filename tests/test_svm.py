@@ -5,6 +5,7 @@ import warnings
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 
 TU_ROOT = "/work/shared/data/tu"
 
@@ -109,6 +110,7 @@ def test_wide_designs_go_to_liblinear_with_the_same_scores(monkeypatch):
     monkeypatch.setattr(svm, "EXACT_MAX_WIDTH", 50)
     assert score_jobs(X, y, jobs, [0.1]).info["solver"].startswith("exact")  # few graphs: still exact
     monkeypatch.setattr(svm, "EXACT_MAX_GRAPHS", 100)
+    monkeypatch.setattr(svm, "LIBLINEAR_NNZ_RATIO", 1.0)
     done = []  # the progress bar counts LIBLINEAR's problems one fit at a time, as the exact solver's
 
     class Counter:
@@ -118,6 +120,15 @@ def test_wide_designs_go_to_liblinear_with_the_same_scores(monkeypatch):
     lib = score_jobs(X, y, jobs, [0.1, 1.0, 10.0], progress=Counter())
     assert len(done) == len(jobs.keys) * 3 and sum(done) == num_fits(y, len(jobs.keys), 3)
     assert exact.info["solver"].startswith("exact") and lib.info["solver"].startswith("LIBLINEAR")
+    # dense designs stay exact (LIBLINEAR's iterations cost every entry): a Gram matrix, dense features,
+    # and sparse ones with more nonzeros per row than the ratio allows
+    from kong_pyg.evaluation.features import Gram
+
+    K = (X @ X.T).toarray() if hasattr(X, "toarray") else X @ X.T
+    for dense in (Gram(K, "test"), X.toarray() if hasattr(X, "toarray") else np.asarray(X)):
+        assert score_jobs(dense, y, jobs, [0.1]).info["solver"] == "exact (batched Newton)"
+    monkeypatch.setattr(svm, "LIBLINEAR_NNZ_RATIO", 1e-9)
+    assert score_jobs(X, y, jobs, [0.1]).info["solver"] == "exact (batched Newton)"
     n_test = np.array([t.size for t in jobs.test])[:, None]
     assert np.all(np.abs(exact.acc - lib.acc) * n_test <= 1)  # at most one test graph apart
     assert np.mean(exact.acc == lib.acc) > 0.9
@@ -134,7 +145,7 @@ def test_wide_designs_where_liblinear_hits_its_cap_get_the_exact_solver(monkeypa
 
     graphs = _graphs("MUTAG")
     y = graph_targets(graphs)
-    X = setting_features(_setting("poly-rlb-4"), graphs)
+    X = sp.csr_matrix(design_matrix(setting_features(_setting("poly-rlb-4"), graphs)))  # sparse
     jobs = plan_jobs(make_splits(y, 1, 5, 2, 0), y.size)
     Cs = [0.1, 1.0, 10.0]
     probe = liblinear.fit_liblinear(design_matrix(X), y, jobs.train[:1], Cs)
@@ -142,6 +153,7 @@ def test_wide_designs_where_liblinear_hits_its_cap_get_the_exact_solver(monkeypa
     exact = score_jobs(X, y, jobs, Cs)
     monkeypatch.setattr(svm, "EXACT_MAX_WIDTH", 50)
     monkeypatch.setattr(svm, "EXACT_MAX_GRAPHS", 100)
+    monkeypatch.setattr(svm, "LIBLINEAR_NNZ_RATIO", 1.0)
     done = []
 
     class Counter:
@@ -200,6 +212,7 @@ def test_capped_liblinear_fits_are_solved_again_exactly(monkeypatch):
     monkeypatch.setattr(liblinear, "fit_liblinear", one_capped)
     monkeypatch.setattr(svm, "EXACT_MAX_WIDTH", 50)
     monkeypatch.setattr(svm, "EXACT_MAX_GRAPHS", 100)
+    monkeypatch.setattr(svm, "LIBLINEAR_NNZ_RATIO", 1.0)
     routed = score_jobs(X, y, jobs, Cs)
     solver = routed.info["solver"]
     assert solver.startswith("LIBLINEAR") and "1 capped fits solved again" in solver

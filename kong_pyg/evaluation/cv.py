@@ -152,7 +152,7 @@ def score_jobs(features: Union[Matrix, Gram], y: np.ndarray, jobs: Jobs, Cs: Seq
     report = None if progress is None else progress.update
     lib: Optional[svm.Fits] = None
     M = None
-    if on_cpu and width > svm.EXACT_MAX_WIDTH and y.size > svm.EXACT_MAX_GRAPHS:
+    if on_cpu and width > svm.EXACT_MAX_WIDTH and y.size > svm.EXACT_MAX_GRAPHS and liblinear.suits(features):
         check_finite(features)
         M = design_matrix(features)
         lib = liblinear.fit_liblinear_if_converging(M, y, jobs.train, Cs, progress=report)

@@ -65,6 +65,22 @@ def fit_liblinear(M: Any, y: Any, train: Any, Cs: Sequence[float], *, tol: float
     return Fits(scores[..., 0] if k == 1 else scores, classes, steps, steps < max_iter)
 
 
+def suits(features: Any) -> bool:
+    """Whether LIBLINEAR may beat the exact solver on these features.
+
+    Sparse features only, with few nonzeros per row for their width
+    (:data:`~kong_pyg.evaluation.svm.LIBLINEAR_NNZ_RATIO`); not a Gram matrix, whose design is dense.
+    """
+    import scipy.sparse as sp
+
+    from .svm import LIBLINEAR_NNZ_RATIO
+
+    if not sp.issparse(features):
+        return False
+    n, d = features.shape
+    return features.nnz <= n * LIBLINEAR_NNZ_RATIO * min(d + 1, n) ** 2
+
+
 def fit_liblinear_if_converging(M: Any, y: Any, train: Any, Cs: Sequence[float], *,
                                 progress: Optional[Callable[[int], None]] = None) -> Optional[Fits]:
     r""":func:`fit_liblinear`, or :obj:`None` where its first training set shows it would not converge.
@@ -126,5 +142,5 @@ def resolve_capped(fits: Fits, make_design: Callable[[], Any], y: Any, train: An
     return Fits(scores, fits.classes, steps, ok), int(capped.sum())
 
 
-__all__ = ["fit_liblinear", "fit_liblinear_if_converging", "resolve_capped", "LIBLINEAR_TOL",
+__all__ = ["fit_liblinear", "fit_liblinear_if_converging", "resolve_capped", "suits", "LIBLINEAR_TOL",
            "LIBLINEAR_MAX_ITER"]

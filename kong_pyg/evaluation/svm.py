@@ -96,6 +96,12 @@ EXACT_MAX_WIDTH = 400
 #: Up to this many graphs every design gets the exact solver: there it is the faster one (on ENZYMES
 #: and PROTEINS LIBLINEAR, on the raw polynomial kernels, runs into its iteration cap at seconds per fit).
 EXACT_MAX_GRAPHS = 2000
+#: ... and only sparse features whose rows hold on average at most this times the squared width
+#: (:math:`\min(d + 1, n)`) nonzeros: LIBLINEAR's iterations cost the nonzeros, the exact solver's
+#: steps the squared width. On NCI1, WL h = 2 (33 nonzeros per row, 2,298 basis columns): LIBLINEAR
+#: 0.6 s per fit against the exact solver's 1.35 s; the same kernel as a dense design (GraKeL's
+#: Gram matrix, 2,297 columns): LIBLINEAR 6.5-92 s per fit.
+LIBLINEAR_NNZ_RATIO = 1e-5
 #: Bytes of the batched Newton matrices of one chunk of problems.
 CHUNK_BYTES = 64 << 20
 #: ... on a GPU, where larger batches keep it busy.
