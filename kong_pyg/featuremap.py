@@ -14,12 +14,11 @@ import numpy as np
 import scipy.sparse as sp
 import torch
 from torch import Tensor
-from torch_geometric.utils import scatter
 
 from . import engine
 from .config import KongConfig, check_attr_name, check_bool, check_int, check_usable_device
 from .engine import ExactRows
-from .exact import ExactMapTooLarge, dense_rank
+from .exact import ExactMapTooLarge, dense_rank, row_norms
 from .graphs import GraphBatch, as_graph_sequence, edges_checked, iter_graph_batches, split_batch
 from .kgrams import flat_nonzero
 from .memory import check_allocation
@@ -227,9 +226,9 @@ class ExactColumns:
     def _exact_batch(self, cfg: KongConfig, er: ExactRows, gb: GraphBatch, grow: bool) -> tuple:
         rows = er.rows
         scale = None
-        if cfg.normalize:
-            sq = scatter(rows.val * rows.val, rows.row, 0, gb.num_graphs, "sum")
-            scale = torch.where(sq > 0, sq.rsqrt(), torch.zeros_like(sq))
+        if cfg.normalize:  # (row_norms: no square overflows, past values of 1e154)
+            norms = row_norms(rows, gb.num_graphs)
+            scale = torch.where(norms > 0, 1.0 / norms.clamp(min=1e-300), torch.zeros_like(norms))
         cols = self._global_columns(cfg, er, grow)
         rank = self.__dict__.get("column_rank_")
         if rank is not None and not grow:  # a fit's columns are ranked when it ends

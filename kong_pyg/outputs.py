@@ -62,7 +62,9 @@ def root_sum_squares(x: Tensor, dim: int = -1, mean_dim: Optional[int] = None) -
     if given. The plain sum of squares overflows once entries pass the square root of the dtype's
     maximum (about 1e154 in ``float64``, counts that deep :obj:`hops` reach long before the counts
     themselves overflow), and loses tiny ones; those norms are computed again from :obj:`x` scaled
-    by its largest entry (the others are kept as they are).
+    by its largest entry (the others are kept as they are). A norm of exactly 0 is taken as it is:
+    so is one whose every square underflows (entries below about 1e-154, which KONG's counts and
+    unit-norm maps never hold).
     """
 
     def plain(v: Tensor) -> Tensor:  # (no temporary of the size of v)

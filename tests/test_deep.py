@@ -89,10 +89,13 @@ def test_cosine_maps_of_counts_past_1e154_are_unit_vectors_on_every_route(degree
                                    rtol=1e-9, atol=1e-12)
     with pytest.raises(ValueError, match="node counts overflowed float64"):  # counts past 1e308
         KongSketch(k=2, hops=330, dim=64, kernel="cosine", traversal="wl").readout(x, ei, batch)
-    # rows normalized after the map: the poly map's 1e200 entries give unit rows, not zeros
-    X = KongVectorizer(k=2, hops=200, dim=64, traversal="wl", normalize=True).fit_transform(
-        [Data(x=x, edge_index=ei)])
-    np.testing.assert_allclose(np.linalg.norm(X, axis=1), 1.0)
+    # rows normalized after the map: the poly map's 1e200 entries give unit rows, not zeros (sketched
+    # and exact)
+    for dim in (64, None):
+        X = KongVectorizer(k=2, hops=200, dim=dim, traversal="wl", normalize=True).fit_transform(
+            [Data(x=x, edge_index=ei)])
+        X = X if dim else X.toarray()
+        np.testing.assert_allclose(np.linalg.norm(X, axis=1), 1.0)
 
 
 def test_exact_maps_too_large_are_refused_before_memory_runs_out(monkeypatch):

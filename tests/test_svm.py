@@ -201,10 +201,11 @@ def test_capped_liblinear_fits_are_solved_again_exactly(monkeypatch):
 
     real = liblinear.fit_liblinear
 
-    def one_capped(M, y, train, Cs, **kw):
+    def one_capped(M, y, train, Cs, **kw):  # the rest after the probe: its fit 3 is job 4 of the harness
         fits = real(M, y, train, Cs, **kw)
         if len(train) > 1:
             fits.converged[3, 2] = False
+            fits.scores[3, 2] = -fits.scores[3, 2]  # a capped fit far from the optimum
         return fits
 
     reference = score_jobs(X, y, jobs, Cs)  # few graphs: the exact solver everywhere
@@ -215,8 +216,8 @@ def test_capped_liblinear_fits_are_solved_again_exactly(monkeypatch):
     monkeypatch.setattr(svm, "LIBLINEAR_NNZ_RATIO", 1.0)
     routed = score_jobs(X, y, jobs, Cs)
     solver = routed.info["solver"]
-    assert solver.startswith("LIBLINEAR") and "1 capped fits solved again" in solver
-    assert routed.stuck == 0 and routed.acc[3, 2] == reference.acc[3, 2]
+    assert solver.startswith("LIBLINEAR") and "its 1 capped fit solved again" in solver
+    assert routed.stuck == 0 and routed.acc[4, 2] == reference.acc[4, 2] > 0.5
 
 
 def _same_optimum(D, y, jobs, a, b):

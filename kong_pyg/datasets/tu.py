@@ -10,7 +10,8 @@ The `TU collection <https://chrsmrrs.github.io/datasets/>`_ stores a data set
 :func:`load_tu` reads the same files with our own checked parser
 (:mod:`kong_pyg.datasets.tu_raw`: a malformed file is a :class:`ValueError`
 naming the file and line) and builds the same tensors as
-:class:`~torch_geometric.datasets.TUDataset`. It never writes into the
+:class:`~torch_geometric.datasets.TUDataset` (except for label files of
+several columns: one label per distinct row, where PyG makes multi-hot rows). It never writes into the
 folder it reads from (it may be read-only), and it never unpickles: the
 processed tensors are cached in a folder of ours (:func:`cache_dir`) as
 plain NumPy arrays keyed by a hash of the raw files (see

@@ -8,9 +8,9 @@ and the optional ``NAME_node_labels.txt`` / ``NAME_edge_labels.txt`` one row
 of integer labels per node / per line of ``NAME_A.txt``. Attribute files are
 ignored.
 
-:func:`parse_tu` builds exactly what PyG's
+:func:`parse_tu` builds what PyG's
 :class:`~torch_geometric.datasets.TUDataset` builds from these files (node
-and edge labels one-hot per column, classes renumbered ``0..C-1``,
+and edge labels one-hot, classes renumbered ``0..C-1``,
 self-loops removed, edges coalesced) as collated tensors, after checking the
 files: every malformation is a :class:`ValueError` that names the file and
 line. A data set without node labels gets every node's in-degree as its

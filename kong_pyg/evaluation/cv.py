@@ -158,10 +158,11 @@ def score_jobs(features: Union[Matrix, Gram], y: np.ndarray, jobs: Jobs, Cs: Seq
         lib = liblinear.fit_liblinear_if_converging(M, y, jobs.train, Cs, progress=report)
     if lib is not None and M is not None:
         fits, again = liblinear.resolve_capped(lib, lambda: design_of(features)[0], y, jobs.train, Cs,
-                                               max_iter=max_iter, tol=tol)
+                                               max_iter=max_iter, tol=tol, n_jobs=n_jobs)
         info: Dict[str, Any] = {"features": _describe(features), "basis_columns": int(M.shape[1]),
                                 "solver": f"LIBLINEAR (LinearSVC, tol {liblinear.LIBLINEAR_TOL:g})"
-                                + (f"; its {again} capped fits solved again exactly" if again else "")}
+                                + (f"; its {again} capped fit{'' if again == 1 else 's'} solved again "
+                                   "exactly" if again else "")}
     else:
         D, info = design_of(features)
         fits = svm.fit_many(D, y, jobs.train, Cs, parent=jobs.parent, max_iter=max_iter, n_jobs=n_jobs,

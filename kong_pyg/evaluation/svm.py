@@ -87,8 +87,9 @@ LADDER_DECADES = 16
 GROUP_RATIO = 1.1
 #: ... unless the larger is at most this (small systems cost their calls more than their padding).
 GROUP_MIN = 96
-#: Designs wider than this go to LIBLINEAR (:func:`~kong_pyg.evaluation.liblinear.fit_liblinear`)
-#: when the data set has more than :data:`EXACT_MAX_GRAPHS` graphs: the Newton systems cost the cube
+#: Designs wider than this may go to LIBLINEAR (:func:`~kong_pyg.evaluation.liblinear.fit_liblinear`)
+#: when the data set has more than :data:`EXACT_MAX_GRAPHS` graphs and the features are sparse enough
+#: (:data:`LIBLINEAR_NNZ_RATIO`, the bound that decides in practice): the Newton systems cost the cube
 #: of the number of margin violators (or of columns). Unless LIBLINEAR reaches its iteration cap on
 #: the first training set: then the exact solver is both faster and right (NCI1's raw shortest-path
 #: counts, 767 basis columns: 0.7 s per converged fit against 3.2 s per capped LIBLINEAR fit).
@@ -572,4 +573,4 @@ def __dir__() -> List[str]:
 
 
 __all__ = ["Design", "Fits", "design", "fit_many", "newton", "line_search", "objective",
-           "EXACT_MAX_WIDTH", "EXACT_MAX_GRAPHS", "MARGIN_TOL", "RANK_RTOL"]
+           "EXACT_MAX_WIDTH", "EXACT_MAX_GRAPHS", "LIBLINEAR_NNZ_RATIO", "MARGIN_TOL", "RANK_RTOL"]

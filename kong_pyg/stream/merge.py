@@ -123,6 +123,11 @@ def _check_mergeable(a: KongStream, b: KongStream) -> None:
                              "stream")
 
 
+def _type_name(code: int) -> str:
+    """A type label for messages: an integer type as itself, a string type by its code (a digest)."""
+    return str(code) if code < 1 << 56 else f"<string, code {code:#x}>"
+
+
 class NodeTypeConflict(ValueError):
     """A node whose first type differs between two pass-1 shards (:func:`merge_streams` cannot merge them).
 
@@ -138,8 +143,10 @@ class NodeTypeConflict(ValueError):
 
     def message(self, name: Callable[[Any], Any] = lambda v: v) -> str:
         """The message, with ids shown as :obj:`name` gives them (a reader's tokens, say)."""
-        return (f"node {name(self.node)!r} of graph {name(self.graph)!r} has type {self.types[0]} in the "
-                f"earlier shard and {self.types[1]} in the later one ({self.count:,} such nodes): a stream "
+        first, second = (_type_name(t) for t in self.types)
+        return (f"node {name(self.node)!r} of graph {name(self.graph)!r} has type {first} in the "
+                f"earlier shard and {second} in the later one ({self.count:,} such "
+                f"node{'' if self.count == 1 else 's'}): a stream "
                 "labels a node by the type of its first edge, and the later shard has already used its other "
                 "type, so the merge cannot equal one stream reading both. Give every node one type, or read "
                 "the stream in one process")
@@ -164,7 +171,11 @@ def _check_node_types(out: KongStream, b: KongStream, ids: Tensor, smap: Tensor,
 
 
 def merge_into(out: KongStream, b: KongStream) -> KongStream:
-    """:func:`merge_streams` into :obj:`out` itself (no copy of it; :obj:`b` is left unchanged)."""
+    """:func:`merge_streams` into :obj:`out` itself (no copy of it; :obj:`b` is left unchanged).
+
+    A merge that fails (:class:`NodeTypeConflict`) leaves :obj:`out` half-merged: drop it (as the
+    sharded reading does, ending the run), or use :func:`merge_streams`, which merges into a copy.
+    """
     if out.config() != b.config() or out.pass_index != b.pass_index:
         raise ValueError(f"cannot merge {out!r} in pass {out.pass_index} with {b!r} in pass {b.pass_index}")
     _check_mergeable(out, b)
