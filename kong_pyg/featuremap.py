@@ -191,7 +191,11 @@ class ExactColumns:
         """
         has = gb.edge_attr is not None
         seen = self.__dict__.get("edge_attr_")
-        if fit and gb.start == 0:
+        if not has and gb.edge_index.size(1) == 0:  # graphs without edges have nothing to label
+            if fit and gb.start == 0:
+                self.edge_attr_ = None  # (decided by the next batch with edges)
+            return
+        if fit and (gb.start == 0 or seen is None):
             self.edge_attr_ = has
         elif seen is not None and has != seen:
             when = "the other graphs of the fit" if fit else "the graphs of fit()"

@@ -380,8 +380,14 @@ def _concat(chunk, start, edge_labels, edge_order_attr) -> GraphBatch:
         if not any(present):
             return None
         if not all(present):
-            first = present.index(False)
-            raise ValueError(f"graph {start + first} has no '{key}' but others have one")
+            # a graph without edges has nothing to label: an empty one like the others' (else an error)
+            first = next((i for i, p in enumerate(present) if not p and e_counts[i]), None)
+            if first is not None:
+                raise ValueError(f"graph {start + first} has no '{key}' but others have one")
+            like = values[present.index(True)]
+            if isinstance(like, Tensor):
+                empty = like.new_zeros((0,) + tuple(like.shape[1:]))
+                values = [empty if v is None else v for v in values]
         _per_edge(values, key, start, e_counts)
         if key == edge_order_attr:  # a sort key: a mix of dtypes would promote (int64 keys to float32)
             kinds = [v.dtype for v in values]

@@ -10,7 +10,7 @@ from sklearn.base import clone
 from sklearn.model_selection import cross_val_score
 from sklearn.pipeline import make_pipeline
 from sklearn.svm import LinearSVC
-from torch_geometric.data import InMemoryDataset
+from torch_geometric.data import Data, InMemoryDataset
 
 from kong_pyg import KongVectorizer
 
@@ -177,6 +177,15 @@ def test_transform_refuses_graphs_without_the_edge_labels_of_fit(dim):
         KongVectorizer(k=2, dim=dim).fit(without).transform(with_labels[:1])
     with pytest.raises(ValueError, match="graph 3 has an .* the other graphs of the fit had none"):
         KongVectorizer(k=2, dim=dim, batch_size=3).fit(without[:3] + with_labels[3:])
+    # a graph without edges has nothing to label: it may come without edge_attr, alone or beside others
+    lone = Data(x=torch.tensor([1, 2]), edge_index=torch.zeros((2, 0), dtype=torch.long))
+    lone_labelled = Data(x=lone.x, edge_index=lone.edge_index, edge_attr=torch.zeros(0, dtype=torch.long))
+    for batch_size in (1, 16):
+        v = KongVectorizer(k=1, dim=dim, batch_size=batch_size).fit([lone] + with_labels)
+        assert v.edge_attr_ is True
+        A, B = v.transform([lone, with_labels[0]]), v.transform([lone_labelled, with_labels[0]])
+        assert np.array_equal(A.toarray() if dim is None else A, B.toarray() if dim is None else B)
+        assert (A.toarray() if dim is None else A)[0].any()  # its labels count (k = 1)
     ignored = KongVectorizer(k=2, dim=dim, edge_labels=False).fit(with_labels)
     X, Y = ignored.transform(without), ignored.transform(with_labels)
     assert np.array_equal(X.toarray() if dim is None else X, Y.toarray() if dim is None else Y)
