@@ -36,8 +36,8 @@ class KongVectorizer(ExactColumns, TransformerMixin, BaseEstimator):
 
     A graph's row never depends on the other graphs of the call. The graphs
     of :meth:`fit` and of later calls must all have edge labels
-    (:obj:`edge_attr`) or all have none (a :class:`ValueError` otherwise),
-    unless :obj:`edge_labels=False`. Counts are
+    (:obj:`edge_attr`) or all have none (a :class:`ValueError` otherwise;
+    a graph without edges may lack it), unless :obj:`edge_labels=False`. Counts are
     exact in ``float64`` up to :math:`2^{53}` (deep :obj:`hops` on dense
     graphs give astronomically many k-grams: values grow, never wrap).
 
