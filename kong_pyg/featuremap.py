@@ -20,6 +20,7 @@ from .config import KongConfig, check_attr_name, check_bool, check_int, check_us
 from .engine import ExactRows
 from .exact import ExactMapTooLarge, dense_rank, row_norms
 from .graphs import GraphBatch, as_graph_sequence, edges_checked, iter_graph_batches, split_batch
+from .kernels import inverse_or_zero
 from .kgrams import flat_nonzero
 from .memory import check_allocation
 from .ordering import key_attribute
@@ -231,8 +232,7 @@ class ExactColumns:
         rows = er.rows
         scale = None
         if cfg.normalize:  # (row_norms: no square overflows, past values of 1e154)
-            norms = row_norms(rows, gb.num_graphs)
-            scale = torch.where(norms > 0, 1.0 / norms.clamp(min=1e-300), torch.zeros_like(norms))
+            scale = inverse_or_zero(row_norms(rows, gb.num_graphs))
         cols = self._global_columns(cfg, er, grow)
         rank = self.__dict__.get("column_rank_")
         if rank is not None and not grow:  # a fit's columns are ranked when it ends

@@ -147,8 +147,6 @@ class CosineKernel(BaseKernel):
         if norms is None:  # estimated: the mean of the p sketches' squared norms
             norms = root_sum_squares(cs, dim=-1, mean_dim=0)
         scale = inverse_or_zero(norms.to(cs.dtype)).unsqueeze(1)
-        if cs.size(0) == 1:
-            return cs[0] * scale
         # each factor scaled (the product's scale^p and the unscaled product under- and overflow first)
         return tensor_sketch(cs * scale)
 
