@@ -51,8 +51,8 @@ HEADER = """# Order test: does neighbor order matter?
 Produced by `python benchmarks/order_test.py --ml-dir PATH/ml-100k --splits {splits} --shuffles {shuffles}
 --num-graphs {num_graphs}`
 (kong_pyg.order_test; one case per section below, each also drawn in `order_test/<case>.png`).
-**Timings come from a busy 2-core machine shared with other jobs** (CPU seconds, not wall time);
-the scores do not depend on the machine.
+Timings are CPU seconds of one process on a 2-core machine (not wall time); the scores do not
+depend on the machine.
 
 What each row is (see `kong_pyg.ordertest`): *k = 1* counts labels and ignores the order;
 *true order* is k = 2 in the data's order; the *consistent shuffle* gives every event (every
