@@ -218,6 +218,10 @@ def test_capped_liblinear_fits_are_solved_again_exactly(monkeypatch):
     solver = routed.info["solver"]
     assert solver.startswith("LIBLINEAR") and "its 1 capped fit solved again" in solver
     assert routed.stuck == 0 and routed.acc[4, 2] == reference.acc[4, 2] > 0.5
+    # the work in each solver's own unit: LIBLINEAR's iterations, the Newton steps of the one fit solved again
+    assert reference.info["steps_max"] >= 1 and "liblinear_iterations_mean" not in reference.info
+    assert routed.info["liblinear_iterations_max"] >= routed.info["liblinear_iterations_mean"] >= 1
+    assert routed.info["steps_mean"] == routed.info["steps_max"] >= 1
 
 
 def _same_optimum(D, y, jobs, a, b):

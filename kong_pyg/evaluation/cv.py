@@ -110,7 +110,10 @@ class SettingScores(NamedTuple):
         acc (numpy.ndarray): :obj:`[J, len(C)]` test accuracies.
         auc (numpy.ndarray): :obj:`[J, len(C)]` ROC AUC (NaN unless two classes).
         stuck (int): Problems that reached :obj:`max_iter`.
-        info (dict): What the SVM was fit on (see :func:`~kong_pyg.evaluation.features.design_of`).
+        info (dict): What the SVM was fit on (see :func:`~kong_pyg.evaluation.features.design_of`),
+            :obj:`solver`, and the work: :obj:`steps_mean`/:obj:`steps_max`, the exact solver's
+            Newton steps per fit; on the LIBLINEAR route :obj:`liblinear_iterations_mean`/
+            :obj:`_max` instead, with :obj:`steps_*` counting only the capped fits solved again.
     """
 
     acc: np.ndarray
@@ -177,7 +180,15 @@ def score_jobs(features: Union[Matrix, Gram], y: np.ndarray, jobs: Jobs, Cs: Seq
         acc[j] = (pred[j][:, test] == y[test]).mean(axis=1)
         if binary and jobs.parent[j] < 0:
             auc[j] = roc_auc(y[test] == fits.classes[1], fits.scores[j][:, test])
-    info = dict(info, steps_mean=float(fits.iterations.mean()), steps_max=int(fits.iterations.max()))
+    if lib is None:  # the exact solver's Newton steps
+        info = dict(info, steps_mean=float(fits.iterations.mean()), steps_max=int(fits.iterations.max()))
+    else:  # LIBLINEAR's iterations (its capped fits at the cap), and the Newton steps of those solved again
+        capped = ~lib.converged
+        info = dict(info, liblinear_iterations_mean=float(lib.iterations.mean()),
+                    liblinear_iterations_max=int(lib.iterations.max()))
+        if capped.any():
+            info = dict(info, steps_mean=float(fits.iterations[capped].mean()),
+                        steps_max=int(fits.iterations[capped].max()))
     return SettingScores(acc, auc, int((~fits.converged).sum()), info)
 
 
@@ -231,7 +242,7 @@ class CVResult:
         outer_auc (numpy.ndarray, optional): :obj:`[S, len(C), R, F]` test
             ROC AUC (two classes).
         fit_info (list): Per setting, what the SVM was fit on (route,
-            design width, Newton steps).
+            design width, Newton steps or LIBLINEAR iterations: :attr:`SettingScores.info`).
     """
 
     settings: List[Setting]
