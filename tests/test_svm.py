@@ -450,3 +450,28 @@ def test_liblinear_names_are_served_and_listed():
     assert "fit_many" in dir(svm)
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         svm.nope  # noqa: B018
+
+
+def test_the_intercept_survives_large_features():
+    """Features of 1e6 made the intercept's direction of X X^T + 1 look negligible next to the
+    features' (1e-12 of the largest eigenvalue), and the rank cut dropped it: the problem was no
+    longer LinearSVC's. The intercept is now a column of its own there: the design spans the column
+    of ones, Z Z^T = X X^T + 1, ``top`` is its largest eigenvalue, and scaled features give the
+    predictions of unscaled ones (LinearSVC's, which the scale does not change at this C)."""
+    from kong_pyg import cross_validate
+    from kong_pyg.evaluation import svm
+
+    rng = np.random.default_rng(5)
+    B = rng.normal(size=(40, 4))
+    y = (B[:, 0] + 0.5 * rng.normal(size=40) > 0).astype(int)
+    ref = cross_validate([B], y, repeats=1, folds=4, C=[1.0], nested=False).outer
+    for scale in (1e6, 1e8):
+        X = B * scale
+        for D in (svm.design(X), svm.design(None, X @ X.T)):
+            Z = D.Z.numpy()
+            ones = np.ones(40)
+            assert np.linalg.norm(Z @ np.linalg.lstsq(Z, ones, rcond=None)[0] - ones) < 1e-6
+            np.testing.assert_allclose(D.gram.numpy(), X @ X.T + 1, rtol=1e-12, atol=1e-12 * scale ** 2)
+            assert D.top == pytest.approx(np.linalg.eigvalsh(X @ X.T + 1).max(), rel=1e-12)
+        out = cross_validate([X], y, repeats=1, folds=4, C=[1.0], nested=False).outer
+        np.testing.assert_array_equal(out, ref)

@@ -15,6 +15,10 @@ from torch import Tensor
 #: Eigenvalues of the design's Gram matrix below this times the largest are dropped.
 RANK_RTOL = 1e-12
 
+#: Where the rank cut leaves out more than this share of the intercept's column (its squared norm), the
+#: features alone are cut and the intercept added as a column of its own.
+INTERCEPT_RTOL = 1e-10
+
 
 class Design(NamedTuple):
     r"""The matrix every problem is solved on.
@@ -63,6 +67,29 @@ def _eig_basis(G: np.ndarray, rtol: float, given: bool = False) -> Tuple[np.ndar
     return V[:, keep], w[keep]
 
 
+def _arrowhead_top(w: np.ndarray, a: np.ndarray, n: float) -> float:
+    r"""The largest eigenvalue of :math:`Z^\top Z = [[\mathrm{diag}(w), a], [a^\top, n]]`, where Z = [X U, 1].
+
+    The columns :math:`X U` are orthogonal with squared norms :math:`w`, so :math:`Z^\top Z` is an
+    arrowhead matrix: its largest eigenvalue is :math:`\max(w)` or the root above it of
+    :math:`h(\lambda) = n - \lambda + \sum_i a_i^2 / (\lambda - w_i)`, which decreases there and
+    is at most 0 at :math:`\max(w) + n`. Bisection to the last bit, :math:`O(m)` per step (an
+    eigendecomposition would cost as much as the basis).
+    """
+    lo = float(w.max()) if w.size else 0.0
+    hi = lo + n
+    a2 = a * a
+    for _ in range(2100):  # (each step halves [lo, hi]; it ends when the two are neighbours)
+        mid = 0.5 * (lo + hi)
+        if not lo < mid < hi:
+            break
+        if n - mid + float((a2 / (mid - w)).sum()) > 0:
+            lo = mid
+        else:
+            hi = mid
+    return hi
+
+
 def design(features: Any, gram: Optional[np.ndarray] = None, rtol: float = RANK_RTOL,
            given: bool = True) -> Design:
     r"""The design matrix of the SVM problems: an exact basis of the features' span.
@@ -75,7 +102,12 @@ def design(features: Any, gram: Optional[np.ndarray] = None, rtol: float = RANK_
     :math:`X` has fewer columns than rows, else
     :math:`V \Lambda^{1/2}` from :math:`A A^\top = X X^\top + 1 = V \Lambda V^\top`
     (a Gram matrix is used directly). Eigenvalues below :obj:`rtol` times the
-    largest are dropped.
+    largest are dropped. Where that drops part of the intercept (the column of
+    ones lies outside the kept span: features of :math:`10^6` and more make
+    the intercept's direction look negligible), :math:`Z = [X U, 1]` instead,
+    with :math:`U` the kept eigenvectors of :math:`X^\top X` (or
+    :math:`[V \Lambda^{1/2}, 1]` from :math:`X X^\top`): the intercept is
+    never cut, however large the features.
 
     Args:
         features: :obj:`[n, d]` features (SciPy sparse or dense), or
@@ -114,6 +146,20 @@ def design(features: Any, gram: Optional[np.ndarray] = None, rtol: float = RANK_
                 Xd = np.asarray(features, dtype=np.float64)
                 K = Xd @ Xd.T
             return design(None, K, rtol, given=False)
+    # Z's columns are orthogonal, with squared norms w: the part of the intercept's column 1 that Z spans
+    n = Z.shape[0]
+    spanned = float(((Z.sum(axis=0) ** 2) / np.where(w > 0, w, np.inf)).sum())
+    if n - spanned > INTERCEPT_RTOL * n:  # the rank cut took part of the intercept: fold it in apart
+        if gram is None:
+            X = features.astype(np.float64) if sp.issparse(features) else \
+                np.asarray(features, dtype=np.float64)
+            U, w = _eig_basis(np.asarray((X.T @ X).toarray() if sp.issparse(X) else X.T @ X), rtol)
+            ZX = np.asarray(X @ U)  # (X^T X and X X^T share their nonzero eigenvalues)
+        else:
+            V, w = _eig_basis(np.asarray(gram, dtype=np.float64), rtol, given=given)
+            ZX = V * np.sqrt(w)
+        Z = np.hstack([ZX, np.ones((n, 1))])
+        top = _arrowhead_top(w, ZX.sum(axis=0), float(n))
     Zt = torch.from_numpy(np.ascontiguousarray(Z, dtype=np.float64))
     return Design(Zt, Zt @ Zt.t(), top)
 
@@ -148,4 +194,4 @@ def to_device(D: Design, device: torch.device, problems: int, chunk_bytes: int) 
     return Design(D.Z.to(device), D.gram.to(device), D.top)
 
 
-__all__ = ["Design", "design", "objective", "to_device", "RANK_RTOL"]
+__all__ = ["Design", "design", "objective", "to_device", "RANK_RTOL", "INTERCEPT_RTOL"]
