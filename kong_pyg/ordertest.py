@@ -145,9 +145,12 @@ class OrderTestResult:
         return "\n".join(lines)
 
     def to_dict(self) -> Dict[str, Any]:
-        """Everything as plain JSON-ready values."""
-        return {"settings": list(self.settings), "scores": self.scores, "seed_scores": self.seed_scores,
-                "comparisons": self.comparisons, "test_fraction": self.test_fraction, "info": self.info}
+        """Everything as plain JSON-ready values (undefined statistics, NaN here, as None: JSON's null)."""
+        from .evaluation.stats import plain_json
+
+        return plain_json({"settings": list(self.settings), "scores": self.scores,
+                           "seed_scores": self.seed_scores, "comparisons": self.comparisons,
+                           "test_fraction": self.test_fraction, "info": self.info})
 
     def to_markdown(self, title: str = "Order test") -> str:
         """A markdown report: the setup, every setting's scores, the paired differences, the answer."""
@@ -450,7 +453,10 @@ def graph_labels(graphs: Any, y: Any = None) -> np.ndarray:
             y = torch.cat([graphs[i].y.view(-1) for i in range(len(graphs))])
         except AttributeError:
             raise ValueError("the graphs have no 'y': pass the class labels as 'y'") from None
-    y = np.asarray(y.cpu() if isinstance(y, torch.Tensor) else y).reshape(-1)
+    from .evaluation.splits import class_labels
+
+    # (NaN, continuous values and strings mixed with numbers are refused as everywhere in the harness)
+    y = class_labels(y.cpu().numpy() if isinstance(y, torch.Tensor) else y)
     if y.size != len(graphs):
         raise ValueError(f"'y' has {y.size} labels for {len(graphs)} graphs")
     classes, y = np.unique(y, return_inverse=True)

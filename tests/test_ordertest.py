@@ -127,6 +127,15 @@ def test_bad_arguments():
         warnings.simplefilter("ignore")
         with pytest.raises(ValueError, match="at least two classes"):
             kong_pyg.order_test(ds, y=[0] * 20)
+    # labels the rest of the harness refuses (NaN was a class, 0.25-offsets and 1 / '1' were taken)
+    y = ds.y.numpy()
+    nan = y.astype(float)
+    nan[:4] = np.nan
+    for bad, match in [(nan, "contains NaN"), (y + 0.25, "not continuous"),
+                       ([0 if v == 0 else "1" for v in y], "strings mixed"),
+                       (np.stack([y, y], 1), "1-D array")]:
+        with pytest.raises(ValueError, match=match):
+            kong_pyg.order_test(ds, y=bad)
 
 
 def test_edge_order_attr_none_ignores_the_key():

@@ -20,6 +20,7 @@ import tempfile
 from typing import Any, Callable, Dict, Iterable, List, Mapping, NoReturn, Optional, Sequence, Tuple
 
 from ..config import FLOWS, KERNELS, NORMS, ORDERS, TRAVERSALS, KongConfig, option_defaults, option_docs
+from ..evaluation.stats import plain_json  # noqa: F401  (the CLI's name for it)
 
 
 class CommandError(Exception):
@@ -40,21 +41,6 @@ class HelpFormatter(argparse.RawDescriptionHelpFormatter):
                 or text is argparse.SUPPRESS):
             return text
         return f"{text} (default: {show_default(action.default, action)})".strip()
-
-
-def plain_json(value: Any) -> Any:
-    """:obj:`value` with NaN and infinities as None (JSON's null).
-
-    Then ``json.dump(..., allow_nan=False)`` writes plain JSON; Python's
-    default writes ``NaN``, which JSON has not.
-    """
-    if isinstance(value, float):
-        return value if value == value and abs(value) != float("inf") else None
-    if isinstance(value, dict):
-        return {k: plain_json(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [plain_json(v) for v in value]
-    return value
 
 
 def show_default(value: Any, action: Optional[argparse.Action] = None) -> str:
@@ -404,10 +390,12 @@ def check_output_file(path: str, flag: str) -> None:
     """Check, before any work, that :obj:`path` can be written (its folder is made if needed).
 
     Raises:
-        CommandError: :obj:`path` is a folder, or its folder cannot be made
-            or written to.
+        CommandError: :obj:`path` is empty or a folder (or ends in a path
+            separator), or its folder cannot be made or written to.
     """
-    if os.path.isdir(path):
+    if not path:
+        raise CommandError(f"{flag}: the file name is empty")
+    if path.endswith((os.sep, "/")) or os.path.isdir(path):
         raise CommandError(f"{flag}: {path!r} is a folder, not a file")
     if os.path.exists(path) and not os.access(path, os.W_OK):
         raise CommandError(f"{flag}: {path!r} is not writable")
@@ -417,8 +405,8 @@ def check_output_file(path: str, flag: str) -> None:
 def check_figure_file(path: str, flag: str) -> None:
     """Check, before any work, that a figure can be written to :obj:`path`.
 
-    matplotlib must be installed, the suffix must be a format it writes, and
-    the file writable (:func:`check_output_file`).
+    matplotlib must be installed, the file writable (:func:`check_output_file`), and its
+    suffix a format matplotlib writes.
 
     Raises:
         CommandError: One of these does not hold.
@@ -431,12 +419,15 @@ def check_figure_file(path: str, flag: str) -> None:
         raise CommandError(f"{flag}: {err}") from None
     from matplotlib.backend_bases import FigureCanvasBase
 
+    check_output_file(path, flag)
     suffix = os.path.splitext(path)[1].lower().lstrip(".")
     formats = FigureCanvasBase.get_supported_filetypes()
-    if suffix and suffix not in formats:
+    if not suffix:  # (matplotlib would write PATH.png: another file than the one named)
+        raise CommandError(f"{flag}: {path!r} has no suffix; name the image with its format, such as "
+                           f"{path}.png")
+    if suffix not in formats:
         raise CommandError(f"{flag}: unknown image format {suffix!r}; use one of "
                            f"{', '.join(sorted(formats))}")
-    check_output_file(path, flag)
 
 
 def check_output_dir(path: str, flag: str) -> None:

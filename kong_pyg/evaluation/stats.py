@@ -61,7 +61,7 @@ def paired_comparison(a: Sequence[float], b: Sequence[float], test_fraction: flo
     largest magnitude) count as 0. When every split differs by the same
     amount (:math:`s_d = 0`) there is no spread to test: both t-tests are
     undefined (:obj:`corrected_t`, :obj:`t_p` and :obj:`corrected_p` NaN,
-    written as null by :func:`kong_pyg.cli.common.plain_json`) unless the
+    written as null by :func:`plain_json`) unless the
     difference is 0 everywhere (:math:`t = 0`, :math:`p = 1`). The Wilcoxon
     test is defined there: its exact two-sided p for :math:`n` differences
     of one sign is :math:`\min(1, 2 / 2^n)` (0.5 for 2 splits, 0.0625 for 5).
@@ -109,6 +109,21 @@ def paired_comparison(a: Sequence[float], b: Sequence[float], test_fraction: flo
     out["corrected_t"] = float(t)
     out["corrected_p"] = float(2 * stats.t.sf(abs(t), n - 1))
     return out
+
+
+def plain_json(value: Any) -> Any:
+    """:obj:`value` with NaN and infinities as None (JSON's null).
+
+    Then ``json.dump(..., allow_nan=False)`` writes plain JSON; Python's
+    default writes ``NaN``, which JSON has not.
+    """
+    if isinstance(value, float):
+        return value if value == value and abs(value) != float("inf") else None
+    if isinstance(value, dict):
+        return {k: plain_json(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain_json(v) for v in value]
+    return value
 
 
 def undefined(p: Any) -> bool:
@@ -176,4 +191,5 @@ def _p_text(test: str, p: Any) -> str:
     return f"{test} undefined" if undefined(p) else f"{test} p = {format_p(p)}"
 
 
-__all__ = ["mean_ci", "paired_comparison", "verdict", "format_p", "format_ci", "format_interval", "undefined"]
+__all__ = ["mean_ci", "paired_comparison", "verdict", "format_p", "format_ci", "format_interval", "undefined",
+           "plain_json"]
