@@ -27,6 +27,13 @@ def _stream_fit(source, **kw):
     return lambda tmp: KongStream(k=2, hops=2, dim=16).fit(source, **kw)
 
 
+def _evaluate(features, y):
+    from kong_pyg import evaluate_features
+    from kong_pyg.evaluation.splits import random_splits
+
+    return evaluate_features(features, y, splits=random_splits(np.arange(20) % 2, 2), protocol="paper")
+
+
 CASES = [
     ("sketch-curve-params-none", _sketch_curve(params=None), TypeError,
      "'params' must be a dict of KONG options, e.g. {'k': 2} \\(got NoneType\\)"),
@@ -87,6 +94,16 @@ CASES = [
     ("order-test-test-size-too-small",
      lambda tmp: _kong("order_test")([graph(y=torch.tensor([i % 2])) for i in range(20)], test_size=0.01),
      ValueError, "'test_size' 0.01 gives 1 test and 19 training graphs of 20; a stratified split needs"),
+    ("cli-classify-plot-empty", cli("classify", "-q", "--plot", ""), CommandFailed,
+     "exit 2: .*--plot: the file name is empty"),
+    ("cli-classify-plot-folder-name", cli("classify", "-q", "--plot", "new dir/"), CommandFailed,
+     "exit 2: .*--plot: 'new dir/' is a folder, not a file"),
+    ("cli-classify-plot-no-suffix", cli("classify", "-q", "--plot", "curve"), CommandFailed,
+     "exit 2: .*--plot: 'curve' has no suffix; name the image with its format, such as curve.png"),
+    ("evaluate-features-list", lambda tmp: _evaluate([np.eye(20)], np.arange(20) % 2), TypeError,
+     "'features' must be a mapping of names to features .*got list"),
+    ("evaluate-features-2d-y", lambda tmp: _evaluate({"a": np.eye(20)}, np.stack([np.arange(20) % 2] * 2, 1)),
+     ValueError, "'y' must be one class label per graph, a 1-D array \\(got shape \\(20, 2\\)\\)"),
 ]
 
 

@@ -34,7 +34,7 @@ import numpy as np
 from ..config import check_bool, check_c_grid, check_choice, check_int, check_usable_device
 from .cv import DEFAULT_C, MAX_ITER, FeatureEntry, num_fits, score_jobs
 from .progress import Progress
-from .splits import Jobs, Splits, plan_jobs
+from .splits import Jobs, Splits, class_labels, plan_jobs
 
 #: The metrics :func:`evaluate_features` reports.
 METRICS = ("accuracy", "auc")
@@ -177,13 +177,16 @@ def evaluate_features(
     check_usable_device("device", device)
     if not isinstance(progress, Progress):
         check_bool("progress", progress)
+    if not isinstance(features, Mapping):
+        raise TypeError("'features' must be a mapping of names to features (a dict such as "
+                        f"{{'kong': X}}), got {type(features).__name__}")
     if not features:
         raise ValueError("'features' is empty")
     if not isinstance(splits, Splits):
         raise TypeError("'splits' must be a Splits (make_splits or random_splits), "
                         f"got {type(splits).__name__}")
     Cs = check_c_grid("Cs", Cs)
-    y = np.asarray(y).reshape(-1)
+    y = class_labels(y)
     jobs = plan_jobs(splits, y.size)
     n_outer = int((jobs.parent < 0).sum())
     total = len(features) * num_fits(y, len(jobs.keys), len(Cs))
