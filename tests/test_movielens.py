@@ -291,3 +291,19 @@ def test_a_failed_download_says_where_to_put_the_files(tmp_path, monkeypatch):
                                       r"u.user, u.item into .*raw instead"):
         MovieLensOrdered(str(tmp_path))
     assert not (tmp_path / "raw" / "ml-100k.zip").exists()  # the next try downloads again
+
+
+def test_messages_name_the_users_files_not_the_copies_in_root(fake, tmp_path):
+    """With ml_dir, raw/ holds copies of its files: warnings and errors name ml_dir's files (a CLI's
+    temporary root said /tmp/tmpXXXX/ml/raw/u.data)."""
+    folder, _ = fake
+    root = tmp_path / "root"
+    with pytest.warns(UserWarning, match="dropped 1 rating") as caught:
+        MovieLensOrdered(str(root), ml_dir=str(folder), genre="first")
+    text = " ".join(str(w.message) for w in caught if "dropped" in str(w.message))
+    assert str(folder / "u.data") in text and str(root) not in text
+    bad = tmp_path / "bad"
+    write_fake_ml100k(bad, extra_lines=["1\t2\tthree\t4\n"])
+    with pytest.raises(ValueError, match="line 121: expected integers") as err:
+        MovieLensOrdered(str(tmp_path / "root2"), ml_dir=str(bad), genre="first")
+    assert str(bad / "u.data") in str(err.value) and "root2" not in str(err.value)

@@ -358,6 +358,25 @@ class MovieLensOrdered(SafeInMemoryDataset):
         for f in missing:
             shutil.copyfile(osp.join(ml_dir, f), osp.join(raw_dir, f))
 
+    def _read(self) -> MovieLensTables:
+        """:func:`read_ml100k` of raw/, its messages naming :obj:`ml_dir`'s files where raw/ holds copies."""
+        if self.ml_dir is None:
+            return read_ml100k(self.raw_dir)
+        theirs = osp.join(self.ml_dir, "")
+
+        def shown(text: str) -> str:  # (raw/ holds ml_dir's files, as _copy_raw checked: name the user's)
+            return text.replace(self.raw_dir + os.sep, theirs)
+
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                t = read_ml100k(self.raw_dir)
+            except ValueError as err:
+                raise ValueError(shown(str(err))) from None
+        for w in caught:
+            warnings.warn(shown(str(w.message)), w.category, stacklevel=3)
+        return t
+
     def download(self) -> None:
         """Fetch the MovieLens-100k archive (only when raw/ lacks a file)."""
         archive = osp.join(self.raw_dir, osp.basename(ML100K_URL))
@@ -377,7 +396,7 @@ class MovieLensOrdered(SafeInMemoryDataset):
 
     def process(self) -> None:
         """Read the raw files and build the ego graphs."""
-        t = read_ml100k(self.raw_dir)
+        t = self._read()
         n_flags = t.genres.sum(dim=1)
         if self.genre == "single":
             item_label = t.genres.argmax(dim=1)
