@@ -7,8 +7,8 @@ cross-validation repeated ``--repeats`` times, for every C of ``--C`` (no C
 is chosen: each column is one fixed C, so the effect of the scale is
 visible). Writes docs/results/normalize.json and normalize.md.
 
-    python benchmarks/normalize.py                              # bundled MUTAG (about 1 min)
-    python benchmarks/normalize.py --data-root DIR --datasets MUTAG,PTC_MR,PROTEINS
+    python benchmarks/normalize.py                              # bundled MUTAG (about 20 s)
+    python benchmarks/normalize.py --data-root DIR --datasets MUTAG,PTC_MR   # docs/results (about 1 min)
 """
 import json
 import platform

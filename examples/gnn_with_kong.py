@@ -14,8 +14,8 @@ of neighbors. KONG's k = 2 features see it: GIN about 50%; GIN + KONG about
 83% in the small default run (one fold of four is hard at 20 epochs) and
 about 96% with --full.
 
-Run (offline, built-in data; about 10 s):   python examples/gnn_with_kong.py
-The larger run (200 graphs, 5 folds, 30 epochs; about 20 s):   python examples/gnn_with_kong.py --full
+Run (offline, built-in data; about 7 s):   python examples/gnn_with_kong.py
+The larger run (200 graphs, 5 folds, 30 epochs; about 10 s):   python examples/gnn_with_kong.py --full
 On the bundled MUTAG:           python examples/gnn_with_kong.py --dataset MUTAG
 On a TU data set (raw files):   python examples/gnn_with_kong.py --data-root DIR --dataset NCI1
 """

@@ -4,7 +4,7 @@ KongFeatures runs once per graph as the data set's pre_transform and stores
 the graph's KONG sketch under ``kong_graph`` ([1, dim]); PyG's DataLoader
 batches those into [batch_size, dim] rows that feed a torch.nn.Linear.
 
-Run (offline, MUTAG bundled with the package; about 10 s):   python examples/linear_head.py
+Run (offline, MUTAG bundled with the package; about 5 s):   python examples/linear_head.py
 On a TU data set (raw files):   python examples/linear_head.py --data-root DIR --dataset NCI1
 """
 import sys

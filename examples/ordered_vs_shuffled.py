@@ -18,7 +18,7 @@ appears in: the honest "shuffled" control), k = 2 after a per-graph shuffle
 favours the true order) and k = 2 in time-reversed order, and reports paired
 differences with the corrected resampled t-test.
 
-Run (about 15 s): python examples/ordered_vs_shuffled.py [--strength 0.3] [--plot order.png]
+Run (about 5 s): python examples/ordered_vs_shuffled.py [--strength 0.3] [--plot order.png]
 """
 import sys
 from pathlib import Path

@@ -11,7 +11,7 @@ The same from the command line: ``kong-pyg stream FILE --workers N``; on
 several machines: ``torchrun --nnodes M --nproc-per-node N ... -m kong_pyg
 stream FILE --distributed`` (see docs/results/stream.md).
 
-Run (about 15 s with 2 processes, most of it starting them): python examples/stream_distributed.py
+Run (about 4 s with 2 processes, most of it starting them): python examples/stream_distributed.py
 More shards: python examples/stream_distributed.py --world-size 4 --hops 2
 """
 import os
