@@ -30,6 +30,7 @@ instance a sketch): the linear kernel :math:`X Y^\top` as a dense array.
 Both feed :class:`sklearn.svm.SVC` with :obj:`kernel="precomputed"`,
 Gaussian processes or kernel ridge regression.
 """
+import re
 from typing import Any, List, NamedTuple, Optional, Sequence
 
 import numpy as np
@@ -280,6 +281,16 @@ class _Chain:
         return self.first[i] if i < n else self.second[i - n]
 
 
+def _which_sequence(message: str, n_first: int) -> str:
+    """A message about "graph i" of the two sequences joined, as graph i of 'graphs' or of 'other'."""
+    found = re.match(r"graph (\d+)\b", message)
+    if found is None:
+        return message
+    i = int(found.group(1))
+    where = f"graph {i} of 'graphs'" if i < n_first else f"graph {i - n_first} of 'other'"
+    return where + message[found.end():]
+
+
 def _split(maps: NodeMaps, n_first: int) -> List[NodeMaps]:
     """The maps of the first :obj:`n_first` graphs and of the others."""
     return [_restrict(maps, 0, n_first), _restrict(maps, n_first, maps.num_graphs)]
@@ -362,8 +373,11 @@ def gram_matrix(
             maps = node_maps(cfg, graphs, edge_order_attr)
             left = right = maps
         else:
-            other = as_graph_sequence(other)
-            maps = node_maps(cfg, _Chain(graphs, other), edge_order_attr)
+            other = as_graph_sequence(other, "other")
+            try:
+                maps = node_maps(cfg, _Chain(graphs, other), edge_order_attr)
+            except ValueError as err:  # ("graph i" counts both sequences: say which one, and its index there)
+                raise ValueError(_which_sequence(str(err), len(graphs))) from None
             left, right = _split(maps, len(graphs))
         if cfg.degree == 1:
             K = torch.from_numpy(np.asarray((_graph_rows(left) @ _graph_rows(right).T).todense()))

@@ -58,12 +58,12 @@ def _collated(graphs):
     return data, slices
 
 
-def as_graph_sequence(graphs: Any) -> Union[Sequence[Any], Any]:
+def as_graph_sequence(graphs: Any, name: str = "graphs") -> Union[Sequence[Any], Any]:
     """Check that :obj:`graphs` is a non-empty sequence of graphs; a single graph becomes one.
 
     Accepts a PyG dataset, a list or tuple of :class:`~torch_geometric.data.Data`,
     a :class:`~torch_geometric.data.Batch` (its graphs) or a single
-    :class:`~torch_geometric.data.Data` (one graph).
+    :class:`~torch_geometric.data.Data` (one graph). :obj:`name` is the argument's, for messages.
     """
     from torch_geometric.data import Batch, Data
 
@@ -73,15 +73,15 @@ def as_graph_sequence(graphs: Any) -> Union[Sequence[Any], Any]:
         graphs = [graphs]
     if isinstance(graphs, (str, bytes, dict)) or not hasattr(graphs, "__getitem__"):
         raise TypeError(
-            "'graphs' must be a sequence of Data objects, a Batch or a PyG dataset "
+            f"'{name}' must be a sequence of Data objects, a Batch or a PyG dataset "
             f"(got {type(graphs).__name__})"
         )
     try:
         total = len(graphs)
     except TypeError as err:
-        raise TypeError("'graphs' must be a sequence of Data objects, a Batch or a PyG dataset") from err
+        raise TypeError(f"'{name}' must be a sequence of Data objects, a Batch or a PyG dataset") from err
     if total == 0:
-        raise ValueError("'graphs' is empty")
+        raise ValueError(f"'{name}' is empty")
     return graphs
 
 

@@ -178,6 +178,10 @@ class KongFeatures(BaseTransform):
         given = locals()
         options = {name: given[name] for name in option_names()}
         cfg = resolve_config(config, options, _DEFAULTS, "KongFeatures")
+        if cfg.dim is None:  # (a config= of its own: KongConfig's default dim is None, ours 1024)
+            raise ValueError("KongFeatures computes sketches: 'dim' must be a sketch size (got None, the "
+                             "exact map: KongConfig's default; pass KongConfig(dim=1024, ...), or use "
+                             "KongVectorizer(dim=None) for exact features)")
         self.level = check_choice("level", level, LEVELS)
         self.node_attr, self.graph_attr = self._names(attr_name)
         if cfg.normalize and self.level == "node":

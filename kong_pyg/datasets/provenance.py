@@ -64,6 +64,7 @@ import torch
 from torch import Tensor
 from torch_geometric.data import InMemoryDataset
 
+from ..config import check_int
 from .streamspot import EdgeStream, stream_to_graphs
 
 #: Node type codes.
@@ -169,7 +170,7 @@ def provenance_stream(
     ranges = [_check_range(n, v, 1) for n, v in
               (("processes", processes), ("events", events), ("files", files), ("sockets", sockets))]
     ranks = _script_ranks(scripts)
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(check_int("seed", seed, 0))
     num_graphs = int(num_graphs)
     runs = num_graphs // 2 if paired else num_graphs
     rows, n_nodes = _runs(rng, runs, ranges, ranks, float(strength))
