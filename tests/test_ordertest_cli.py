@@ -45,6 +45,7 @@ def test_no_order_effect_at_strength_zero(capsys):
                     if (c["a"], c["b"], c["metric"]) == ("true", "consistent", "accuracy"))
     assert main_cmp["corrected_p"] > 0.05
     assert res["settings"] == ["k1", "true", "consistent", "random", "reverse"]
+    assert res["answer"].startswith("No detectable order effect")
 
 
 def test_streamspot_file_and_authors_options(tmp_path, capsys):

@@ -256,8 +256,8 @@ def run(args: argparse.Namespace) -> int:
     res.info["warnings"] = list(res.info["warnings"]) + sorted(notes)
     if args.out is not None:
         _write(res, args, about)
-    if args.json:
-        print(json.dumps(plain_json(res.to_dict()), allow_nan=False))
+    if args.json:  # (the result, and the report's one-paragraph answer)
+        print(json.dumps({**plain_json(res.to_dict()), "answer": res.answer()}, allow_nan=False))
     else:
         print(res.to_markdown(f"Order test: {about['data']}"))
         if args.out is not None:
