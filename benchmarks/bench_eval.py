@@ -252,19 +252,22 @@ def markdown(result: Dict[str, Any]) -> str:
 def main(argv: List[str] = None) -> int:
     ap = make_parser(__doc__.splitlines()[0])
     ap.add_argument("--parts", nargs="+", choices=["main", "routes", "grid"],
-                    default=["main", "routes", "grid"])
-    ap.add_argument("--route-datasets", nargs="+", default=["MUTAG", "PTC_MR"])
+                    default=["main", "routes", "grid"],
+                    help="main: the README's main job against the old-style harness; routes: the two exact "
+                         "routes of the p >= 2 settings; grid: the paper grid per data set")
+    ap.add_argument("--route-datasets", nargs="+", default=["MUTAG", "PTC_MR"], help="data sets of 'routes'")
     ap.add_argument("--data-root", type=folder, default=DEFAULT_ROOT, metavar="DIR",
                     help="TU data sets in PyG's raw layout (DIR/NAME/raw); MUTAG is bundled")
-    ap.add_argument("--datasets", nargs="+", default=DATASETS)
+    ap.add_argument("--datasets", nargs="+", default=DATASETS, help="data sets of 'main' (MUTAG) and 'grid'")
     ap.add_argument("--repeats", type=int_at_least(1), default=10, metavar="N", help="CV repeats R")
     ap.add_argument("--jobs", type=int_at_least(1), default=1, metavar="N",
                     help="processes over the settings (a pool)")
     ap.add_argument("--skip-old", action="store_true", help="main: only the new run")
     ap.add_argument("--quiet", action="store_true", help="no progress bars")
-    ap.add_argument("--note", default="a shared machine, other work running (wall times are noisy)")
-    ap.add_argument("--out", type=Path, default=None)
-    ap.add_argument("--json", type=Path, default=None)
+    ap.add_argument("--note", default="a shared machine, other work running (wall times are noisy)",
+                    help="a line about the machine, written into the report")
+    ap.add_argument("--out", type=Path, default=None, help="write the Markdown report here")
+    ap.add_argument("--json", type=Path, default=None, help="write the results as JSON here")
     args = ap.parse_args(argv)
     result: Dict[str, Any] = {"machine": f"{platform.machine()}, {os.cpu_count()} CPUs", "note": args.note,
                               "repeats": args.repeats, "jobs": args.jobs}

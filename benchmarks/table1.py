@@ -292,7 +292,8 @@ def main(argv=None):
     ap = make_parser(__doc__)
     ap.add_argument("--data-root", type=folder, default=TU_ROOT, metavar="DIR",
                     help="TU data sets in PyG's raw layout (DIR/NAME/raw); MUTAG is bundled")
-    ap.add_argument("--datasets", type=list_of(str), default=",".join(DATASETS), metavar="NAME[,...]")
+    ap.add_argument("--datasets", type=list_of(str), default=",".join(DATASETS), metavar="NAME[,...]",
+                    help="TU data sets to run (absent ones are skipped with a note)")
     ap.add_argument("--section", default="extended", choices=["paper", "extended", "all"],
                     help="which runs: the paper-grid section, the extended-grid section (default) or both")
     ap.add_argument("--methods", type=names(list(RUNS)), default=",".join(ORDER), metavar="RUN[,...]",
@@ -308,7 +309,7 @@ def main(argv=None):
     ap.add_argument("--inner-folds", type=int_at_least(2), default=5, metavar="N", help="inner CV folds")
     ap.add_argument("--inner-folds-for", type=overrides(2), default={}, metavar="NAME=N[,...]",
                     help="per data set, e.g. NCI1=3 (default: none)")
-    ap.add_argument("--seed", type=int_at_least(0), default=0, metavar="N")
+    ap.add_argument("--seed", type=int_at_least(0), default=0, metavar="N", help="the seed of the CV splits")
     ap.add_argument("--jobs", type=int_at_least(1), default=1, metavar="N",
                     help="processes (extended section: over data sets and settings)")
     ap.add_argument("--threads", type=int_at_least(1), default=1, metavar="N",
@@ -316,9 +317,10 @@ def main(argv=None):
     ap.add_argument("--device", default=None,
                     help="where the SVM problems are solved, e.g. cuda (both sections; default: the CPU)")
     ap.add_argument("--force", action="store_true", help="redo existing results")
-    ap.add_argument("--quiet", action="store_true")
+    ap.add_argument("--quiet", action="store_true", help="no progress bars")
     ap.add_argument("--render", action="store_true", help="only rewrite the markdown")
-    ap.add_argument("--out", default=str(ROOT / "docs" / "results" / "table1.md"), metavar="FILE")
+    ap.add_argument("--out", default=str(ROOT / "docs" / "results" / "table1.md"), metavar="FILE",
+                    help="the Markdown table (its JSON beside it, the per-run files in its table1/ folder)")
     args = ap.parse_args(argv)
     args.data_root = str(args.data_root)
     if not args.render:
