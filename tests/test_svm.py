@@ -456,8 +456,8 @@ def test_the_intercept_survives_large_features():
     """Features of 1e6 made the intercept's direction of X X^T + 1 look negligible next to the
     features' (1e-12 of the largest eigenvalue), and the rank cut dropped it: the problem was no
     longer LinearSVC's. The intercept is now a column of its own there: the design spans the column
-    of ones, Z Z^T = X X^T + 1, ``top`` is its largest eigenvalue, and scaled features give the
-    predictions of unscaled ones (LinearSVC's, which the scale does not change at this C)."""
+    of ones, Z Z^T = X X^T + 1 (the +1 visible where rounding allows), ``top`` is its largest
+    eigenvalue, and on these data the scaled features predict as the unscaled ones."""
     from kong_pyg import cross_validate
     from kong_pyg.evaluation import svm
 
@@ -471,7 +471,47 @@ def test_the_intercept_survives_large_features():
             Z = D.Z.numpy()
             ones = np.ones(40)
             assert np.linalg.norm(Z @ np.linalg.lstsq(Z, ones, rcond=None)[0] - ones) < 1e-6
-            np.testing.assert_allclose(D.gram.numpy(), X @ X.T + 1, rtol=1e-12, atol=1e-12 * scale ** 2)
+            if scale == 1e6:  # (entries up to about 1e13: rounding about 1e-3, the +1 stands out)
+                np.testing.assert_allclose(D.gram.numpy() - X @ X.T, np.ones((40, 40)), atol=0.05)
             assert D.top == pytest.approx(np.linalg.eigvalsh(X @ X.T + 1).max(), rel=1e-12)
         out = cross_validate([X], y, repeats=1, folds=4, C=[1.0], nested=False).outer
         np.testing.assert_array_equal(out, ref)
+
+
+def test_the_intercept_check_does_not_fire_where_nothing_was_cut(monkeypatch):
+    """Where the rank cut keeps every direction (counts up to 1e4 here) the design is the one of
+    X X^T + 1 as a whole (the check of the spanned ones uses the columns' own norms: the
+    eigenvalues differ from them by the rounding of the largest); where the ones column's direction
+    falls below the cut (counts of 1e5: 6e-14 of the largest), the intercept gets its column."""
+    from kong_pyg.evaluation import basis
+
+    apart = []
+    real = basis._arrowhead_top
+    monkeypatch.setattr(basis, "_arrowhead_top", lambda *a: apart.append(1) or real(*a))
+    for scale, expect in ((1e3, 0), (1e4, 0), (1e5, 20)):
+        apart.clear()
+        for seed in range(10):
+            X = np.random.default_rng(seed).poisson(3, size=(60, 8)).astype(float) * scale
+            basis.design(X)
+            basis.design(None, X @ X.T)
+        assert len(apart) == expect, scale
+
+
+@pytest.mark.parametrize("w,a,n", [([0.0], [0.0], 7.0), ([5.0, 50.0], [0.0, 0.0], 7.0),
+                                   ([5.0, 50.0], [0.0, 0.0], 70.0),
+                                   ([1e12, 3.0, 0.5], [1e5, 0.2, 0.0], 40.0)])
+def test_arrowhead_top_is_the_largest_eigenvalue(w, a, n):
+    from kong_pyg.evaluation.basis import _arrowhead_top
+
+    w, a = np.array(w), np.array(a)
+    M = np.diag(np.append(w, n))
+    M[-1, :-1] = M[:-1, -1] = a
+    assert _arrowhead_top(w, a, n) == pytest.approx(np.linalg.eigvalsh(M).max(), rel=1e-13)
+    rng = np.random.default_rng(0)
+    for _ in range(50):
+        Z = np.hstack([rng.normal(size=(30, 3)) * 10.0 ** rng.uniform(-3, 6), np.ones((30, 1))])
+        U = np.linalg.eigh(Z[:, :3].T @ Z[:, :3])[1]
+        ZX = Z[:, :3] @ U
+        top = _arrowhead_top((ZX * ZX).sum(0), ZX.sum(0), 30.0)
+        ZZ = np.hstack([ZX, np.ones((30, 1))])
+        assert top == pytest.approx(np.linalg.eigvalsh(ZZ.T @ ZZ).max(), rel=1e-12)

@@ -2,8 +2,8 @@ r"""The design matrix of the SVM problems: an exact basis of the span of the fea
 
 Every LinearSVC problem of :mod:`~kong_pyg.evaluation.svm` is solved on one
 :class:`Design` (:func:`design`), with the intercept folded in and at most one
-column per graph; :mod:`~kong_pyg.evaluation.svm` re-exports both names, and
-:func:`objective` (one problem's primal objective).
+column per graph (one more where the intercept needs a column of its own);
+:mod:`~kong_pyg.evaluation.svm` re-exports both names, and :func:`objective` (one problem's primal objective).
 """
 import math
 from typing import Any, NamedTuple, Optional, Tuple
@@ -107,7 +107,11 @@ def design(features: Any, gram: Optional[np.ndarray] = None, rtol: float = RANK_
     the intercept's direction look negligible), :math:`Z = [X U, 1]` instead,
     with :math:`U` the kept eigenvectors of :math:`X^\top X` (or
     :math:`[V \Lambda^{1/2}, 1]` from :math:`X X^\top`): the intercept is
-    never cut, however large the features.
+    never cut, however large the features. The cut still applies to the
+    features' own directions: one whose eigenvalue is below :obj:`rtol` times
+    the largest (a constant or small-valued column beside features of
+    :math:`10^6`) is dropped, as any direction at the scale of rounding would
+    be; scale such features to comparable sizes (or normalize them).
 
     Args:
         features: :obj:`[n, d]` features (SciPy sparse or dense), or
@@ -146,9 +150,11 @@ def design(features: Any, gram: Optional[np.ndarray] = None, rtol: float = RANK_
                 Xd = np.asarray(features, dtype=np.float64)
                 K = Xd @ Xd.T
             return design(None, K, rtol, given=False)
-    # Z's columns are orthogonal, with squared norms w: the part of the intercept's column 1 that Z spans
+    # Z's columns are orthogonal: the part of the intercept's column 1 that Z spans (by the columns' own
+    # squared norms: the eigenvalues differ from them by rounding of the largest, too much for small ones)
     n = Z.shape[0]
-    spanned = float(((Z.sum(axis=0) ** 2) / np.where(w > 0, w, np.inf)).sum())
+    norms = (Z * Z).sum(axis=0)
+    spanned = float(((Z.sum(axis=0) ** 2) / np.where(norms > 0, norms, np.inf)).sum())
     if n - spanned > INTERCEPT_RTOL * n:  # the rank cut took part of the intercept: fold it in apart
         if gram is None:
             X = features.astype(np.float64) if sp.issparse(features) else \

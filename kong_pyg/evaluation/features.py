@@ -12,7 +12,7 @@ of :math:`p` k-grams) or the Gram matrix from node inner products
 
 Either way the SVM is the same: :func:`design_of` turns the features into
 an exact basis of their span with the intercept folded in
-(:func:`kong_pyg.evaluation.svm.design`), at most one column per graph, on
+(:func:`kong_pyg.evaluation.svm.design`), at most one column per graph (and the intercept's), on
 which scikit-learn's LinearSVC problem has the same solution and the same
 predictions.
 """
