@@ -95,7 +95,7 @@ def markdown(res):
              "Exact KONG features (h = 2) with and without `normalize=True`, scored by scikit-learn's "
              f"`LinearSVC(C=C, random_state=0)` (other defaults), stratified {res['folds']}-fold CV repeated "
              f"{res['repeats']} times: mean accuracy per fixed C (no C is chosen). "
-             "`python benchmarks/normalize.py`.",
+             f"`{res.get('command', 'python benchmarks/normalize.py')}`.",
              ""]
     for name, rows in res["results"].items():
         lines += [f"## {name}", "", "| setting | " + " | ".join(f"C={c}" for c in cs) + " |",
@@ -129,6 +129,9 @@ def main(argv=None):
     parser.add_argument("--out", default=str(ROOT / "docs" / "results"), metavar="DIR", help="output folder")
     args = parser.parse_args(argv)
     res = evaluate(args)
+    given = list(sys.argv[1:] if argv is None else argv)
+    shown = [("DIR" if given[i - 1] == "--data-root" else a) if i else a for i, a in enumerate(given)]
+    res["command"] = " ".join(["python benchmarks/normalize.py", *shown])
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "normalize.json").write_text(json.dumps(res, indent=1) + "\n")

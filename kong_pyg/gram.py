@@ -282,13 +282,12 @@ class _Chain:
 
 
 def _which_sequence(message: str, n_first: int) -> str:
-    """A message about "graph i" of the two sequences joined, as graph i of 'graphs' or of 'other'."""
-    found = re.match(r"graph (\d+)\b", message)
-    if found is None:
-        return message
-    i = int(found.group(1))
-    where = f"graph {i} of 'graphs'" if i < n_first else f"graph {i - n_first} of 'other'"
-    return where + message[found.end():]
+    """A message about "graph i" of the two sequences joined, with each as graph i of 'graphs' or 'other'."""
+    def one(found: "re.Match[str]") -> str:
+        i = int(found.group(1))
+        return f"graph {i} of 'graphs'" if i < n_first else f"graph {i - n_first} of 'other'"
+
+    return re.sub(r"\bgraph (\d+)\b", one, message)
 
 
 def _split(maps: NodeMaps, n_first: int) -> List[NodeMaps]:
@@ -376,8 +375,10 @@ def gram_matrix(
             other = as_graph_sequence(other, "other")
             try:
                 maps = node_maps(cfg, _Chain(graphs, other), edge_order_attr)
-            except ValueError as err:  # ("graph i" counts both sequences: say which one, and its index there)
-                raise ValueError(_which_sequence(str(err), len(graphs))) from None
+            except (ValueError, TypeError) as err:  # ("graph i" counts both sequences: say which, and where)
+                if err.args and isinstance(err.args[0], str):
+                    err.args = (_which_sequence(err.args[0], len(graphs)),) + err.args[1:]
+                raise
             left, right = _split(maps, len(graphs))
         if cfg.degree == 1:
             K = torch.from_numpy(np.asarray((_graph_rows(left) @ _graph_rows(right).T).todense()))

@@ -189,8 +189,8 @@ def labels(t, name: str, length: int) -> Tensor:
         arg = one_hot_index(t)
         top = t.gather(1, arg.view(-1, 1)).view(-1)
         # As many non-zeros as rows and a 1 at every row's index: every row has a non-zero there,
-        # so no other. Exactly one-hot rows, in one pass over the entries (their count) and one
-        # sync. Non-zeros are counted on the bits (-0.0 counts, and such rows take the path
+        # so no other. Exactly one-hot rows, in one pass over the entries (their count) and two
+        # syncs. Non-zeros are counted on the bits (-0.0 counts, and such rows take the path
         # below): several times faster than counting floats.
         if bool((top == 1).all()) and _count_nonzero(_bits(t)) == t.size(0):
             return arg

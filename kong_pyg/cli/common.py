@@ -424,7 +424,7 @@ def check_figure_file(path: str, flag: str) -> None:
     formats = FigureCanvasBase.get_supported_filetypes()
     if not suffix:  # (matplotlib would write PATH.png: another file than the one named)
         raise CommandError(f"{flag}: {path!r} has no suffix; name the image with its format, such as "
-                           f"{path}.png")
+                           f"{path.rstrip('.')}.png")
     if suffix not in formats:
         raise CommandError(f"{flag}: unknown image format {suffix!r}; use one of "
                            f"{', '.join(sorted(formats))}")

@@ -136,7 +136,7 @@ def provenance_stream(
     sockets: Tuple[int, int] = (1, 3),
     scripts: Sequence[Sequence[str]] = SCRIPTS,
     paired: bool = False,
-    seed: int = 0,
+    seed: Optional[int] = 0,
 ) -> ProvenanceStream:
     r"""Generate a provenance-like stream of :obj:`num_graphs` runs (see the module).
 
@@ -156,7 +156,7 @@ def provenance_stream(
             their run and differ only in the order of events (needs an even
             :obj:`num_graphs`). Otherwise every graph is its own run.
             (default: :obj:`False`)
-        seed (int, optional): The seed. (default: :obj:`0`)
+        seed (int, optional): The seed (:obj:`None`: fresh randomness). (default: :obj:`0`)
 
     Returns:
         ProvenanceStream: the stream, the graph classes and the timestamps.
@@ -170,7 +170,7 @@ def provenance_stream(
     ranges = [_check_range(n, v, 1) for n, v in
               (("processes", processes), ("events", events), ("files", files), ("sockets", sockets))]
     ranks = _script_ranks(scripts)
-    rng = np.random.default_rng(check_int("seed", seed, 0))
+    rng = np.random.default_rng(None if seed is None else check_int("seed", seed, 0))
     num_graphs = int(num_graphs)
     runs = num_graphs // 2 if paired else num_graphs
     rows, n_nodes = _runs(rng, runs, ranges, ranks, float(strength))
@@ -287,7 +287,7 @@ class ProvenanceGraphs(InMemoryDataset):
         sockets: Tuple[int, int] = (1, 3),
         scripts: Sequence[Sequence[str]] = SCRIPTS,
         paired: bool = False,
-        seed: int = 0,
+        seed: Optional[int] = 0,
         undirected: bool = True,
         transform: Optional[Callable] = None,
     ):
