@@ -106,6 +106,8 @@ CASES = [
      lambda tmp: _kong("gram_matrix")([graph()], [graph(), graph(x=torch.zeros(0, dtype=torch.long),
                                                              edge_index=torch.zeros(2, 0).long())]),
      ValueError, "^graph 1 of 'other' is empty"),
+    ("gram-matrix-non-graph-in-other", lambda tmp: _kong("gram_matrix")([graph()], [graph(), "x"]), TypeError,
+     "^graph 1 of 'other' is a str"),
     ("kong-features-config-without-dim",
      lambda tmp: _kong("KongFeatures")(config=_kong("KongConfig")(k=2)), ValueError,
      "KongFeatures computes sketches: 'dim' must be a sketch size .*KongConfig\\(dim=1024"),
