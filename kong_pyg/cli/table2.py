@@ -81,7 +81,7 @@ def register(subparsers: Any) -> None:
     rows.add_argument("--list", action="store_true", help="list the methods and exit")
     ev = p.add_argument_group("protocol")
     ev.add_argument("--splits", metavar="N", type=int_at_least(2), default=30,
-                    help="stratified random splits (the docs' run: benchmarks/table2.py, 100)")
+                    help="stratified random splits (the docs' run: benchmarks/table2.py, 50)")
     ev.add_argument("--test-size", metavar="X", type=number_in(0.0, 1.0), default=0.2,
                     help="test fraction of a split")
     ev.add_argument("--inner-folds", metavar="N", type=int_at_least(2), default=5,
