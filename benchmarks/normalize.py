@@ -12,6 +12,7 @@ visible). Writes docs/results/normalize.json and normalize.md.
 """
 import json
 import platform
+import shlex
 import sys
 import time
 import warnings
@@ -130,8 +131,11 @@ def main(argv=None):
     args = parser.parse_args(argv)
     res = evaluate(args)
     given = list(sys.argv[1:] if argv is None else argv)
-    shown = [("DIR" if given[i - 1] == "--data-root" else a) if i else a for i, a in enumerate(given)]
-    res["command"] = " ".join(["python benchmarks/normalize.py", *shown])
+    hidden = ("--data-root", "--out")  # (local paths stay out of the docs)
+    shown = ["DIR" if i and given[i - 1] in hidden else
+             (a.split("=")[0] + "=DIR" if a.split("=")[0] in hidden and "=" in a else a)
+             for i, a in enumerate(given)]
+    res["command"] = shlex.join(["python", "benchmarks/normalize.py", *shown])
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "normalize.json").write_text(json.dumps(res, indent=1) + "\n")

@@ -281,6 +281,14 @@ class _Chain:
         return self.first[i] if i < n else self.second[i - n]
 
 
+def _raised_here(err: BaseException) -> bool:
+    """Whether kong_pyg's own checks raised :obj:`err` (a user's dataset may say "graph i" too)."""
+    tb = err.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    return tb is not None and str(tb.tb_frame.f_globals.get("__name__", "")).startswith("kong_pyg.")
+
+
 def _which_sequence(message: str, n_first: int) -> str:
     """A message about "graph i" of the two sequences joined, with each as graph i of 'graphs' or 'other'."""
     def one(found: "re.Match[str]") -> str:
@@ -376,7 +384,7 @@ def gram_matrix(
             try:
                 maps = node_maps(cfg, _Chain(graphs, other), edge_order_attr)
             except (ValueError, TypeError) as err:  # ("graph i" counts both sequences: say which, and where)
-                if err.args and isinstance(err.args[0], str):
+                if err.args and isinstance(err.args[0], str) and _raised_here(err):
                     err.args = (_which_sequence(err.args[0], len(graphs)),) + err.args[1:]
                 raise
             left, right = _split(maps, len(graphs))

@@ -95,3 +95,23 @@ def test_gram_matrix_refuses_a_sketch():
 
     with pytest.raises(ValueError, match="dim=None"):
         gram_matrix(load_tu("MUTAG")[:3], dim=64)
+
+
+def test_a_users_own_error_about_graph_i_is_left_as_it_was():
+    """gram_matrix names graph i of 'graphs' or 'other' in kong_pyg's messages only: a user's data set
+    that raises about "graph 1" itself keeps its message."""
+    import torch
+    from torch_geometric.data import Data
+
+    from kong_pyg import gram_matrix
+
+    g = Data(x=torch.tensor([0, 1]), edge_index=torch.tensor([[0, 1], [1, 0]]))
+
+    class Failing(list):
+        def __getitem__(self, i):
+            if i == 1:
+                raise ValueError("graph 1 failed its transform")
+            return list.__getitem__(self, i)
+
+    with pytest.raises(ValueError, match="^graph 1 failed its transform$"):
+        gram_matrix([g], Failing([g, g]))
