@@ -133,33 +133,28 @@ def design(features: Any, gram: Optional[np.ndarray] = None, rtol: float = RANK_
         Z = V * np.sqrt(w)
         top = float(w.max())
     else:
-        n, d = features.shape
-        if d + 1 <= n:
-            A = sp.hstack([features, np.ones((n, 1))], format="csr") if sp.issparse(features) else \
-                np.hstack([np.asarray(features, dtype=np.float64), np.ones((n, 1))])
-            cov = A.T @ A
-            W, w = _eig_basis(cov.toarray() if sp.issparse(cov) else np.asarray(cov), rtol)
-            Z = np.asarray(A @ W)
-            top = float(w.max())  # A^T A and A A^T share their nonzero eigenvalues
-        else:
-            # (in float64: float32 rounding alone would look like negative eigenvalues)
-            if sp.issparse(features):
-                X = features.astype(np.float64)
-                K = (X @ X.T).toarray()
-            else:
-                Xd = np.asarray(features, dtype=np.float64)
-                K = Xd @ Xd.T
-            return design(None, K, rtol, given=False)
+        # (in float64: float32 rounding alone would look like negative eigenvalues)
+        X: Any = features.astype(np.float64) if sp.issparse(features) else \
+            np.asarray(features, dtype=np.float64)
+        n, d = X.shape
+        if d + 1 > n:
+            K = X @ X.T
+            return design(None, K.toarray() if sp.issparse(K) else K, rtol, given=False)
+        ones = np.ones((n, 1))
+        A = sp.hstack([X, ones], format="csr") if sp.issparse(X) else np.hstack([X, ones])
+        cov = A.T @ A
+        cov = cov.toarray() if sp.issparse(cov) else np.asarray(cov)
+        W, w = _eig_basis(cov, rtol)
+        Z = np.asarray(A @ W)
+        top = float(w.max())  # A^T A and A A^T share their nonzero eigenvalues
     # Z's columns are orthogonal: the part of the intercept's column 1 that Z spans (by the columns' own
     # squared norms: the eigenvalues differ from them by rounding of the largest, too much for small ones)
     n = Z.shape[0]
     norms = (Z * Z).sum(axis=0)
     spanned = float(((Z.sum(axis=0) ** 2) / np.where(norms > 0, norms, np.inf)).sum())
     if n - spanned > INTERCEPT_RTOL * n:  # the rank cut took part of the intercept: fold it in apart
-        if gram is None:
-            X = features.astype(np.float64) if sp.issparse(features) else \
-                np.asarray(features, dtype=np.float64)
-            U, w = _eig_basis(np.asarray((X.T @ X).toarray() if sp.issparse(X) else X.T @ X), rtol)
+        if gram is None:  # (X^T X is A^T A without the intercept's row and column)
+            U, w = _eig_basis(cov[:d, :d], rtol)
             ZX = np.asarray(X @ U)  # (X^T X and X X^T share their nonzero eigenvalues)
         else:
             V, w = _eig_basis(np.asarray(gram, dtype=np.float64), rtol, given=given)
