@@ -131,7 +131,7 @@ def _rows(ids: Tensor, table: Tensor) -> Tensor:
     return torch.where(known[pos] == ids, row[pos], torch.full_like(ids, -1))
 
 
-def read_ml100k(folder: str) -> MovieLensTables:
+def read_ml100k(folder: str, named: Optional[str] = None) -> MovieLensTables:
     r"""Parse ``u.data``, ``u.user`` and ``u.item`` of MovieLens-100k.
 
     * ``u.data``: ``user item rating timestamp``, tab-separated (empty
@@ -146,10 +146,15 @@ def read_ml100k(folder: str) -> MovieLensTables:
     warning (their number is in :obj:`dropped`). Ids are looked up by binary
     search, so their size does not matter; every integer must fit in 64
     bits (a :class:`ValueError` naming the file and line otherwise).
+
+    Args:
+        folder (str): The folder holding the three files.
+        named (str, optional): The folder messages name instead (the user's, of which
+            :obj:`folder` holds copies). (default: :obj:`folder`)
     """
-    data_path, user_path, item_path = (osp.join(folder, f) for f in ("u.data", "u.user", "u.item"))
+    data_path, user_path, item_path = (osp.join(named or folder, f) for f in ("u.data", "u.user", "u.item"))
     users, ages, genders = [], [], []
-    for no, line in enumerate(_read_lines(user_path, "latin-1"), start=1):
+    for no, line in enumerate(_read_lines(osp.join(folder, "u.user"), "latin-1"), start=1):
         if not line.strip():
             continue
         f = line.split("|")
@@ -164,7 +169,7 @@ def read_ml100k(folder: str) -> MovieLensTables:
         ages.append(age)
         genders.append(GENDERS.index(f[2]))
     items, flags = [], []
-    for no, line in enumerate(_read_lines(item_path, "latin-1"), start=1):
+    for no, line in enumerate(_read_lines(osp.join(folder, "u.item"), "latin-1"), start=1):
         if not line.strip():
             continue
         f = line.split("|")
@@ -177,7 +182,7 @@ def read_ml100k(folder: str) -> MovieLensTables:
             raise ValueError(f"{item_path}, line {no}: genre flags must be 0 or 1, got {row}")
         flags.append(row)
     rows = []
-    for no, line in enumerate(_read_lines(data_path, "latin-1"), start=1):
+    for no, line in enumerate(_read_lines(osp.join(folder, "u.data"), "latin-1"), start=1):
         f = line.split("\t")
         while f and not f[-1].strip():
             f.pop()
@@ -358,25 +363,6 @@ class MovieLensOrdered(SafeInMemoryDataset):
         for f in missing:
             shutil.copyfile(osp.join(ml_dir, f), osp.join(raw_dir, f))
 
-    def _read(self) -> MovieLensTables:
-        """:func:`read_ml100k` of raw/, its messages naming :obj:`ml_dir`'s files where raw/ holds copies."""
-        if self.ml_dir is None:
-            return read_ml100k(self.raw_dir)
-        theirs = osp.join(self.ml_dir, "")
-
-        def shown(text: str) -> str:  # (raw/ holds ml_dir's files, as _copy_raw checked: name the user's)
-            return text.replace(self.raw_dir + os.sep, theirs)
-
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            try:
-                t = read_ml100k(self.raw_dir)
-            except ValueError as err:
-                raise ValueError(shown(str(err))) from None
-        for w in caught:
-            warnings.warn(shown(str(w.message)), w.category, stacklevel=3)
-        return t
-
     def download(self) -> None:
         """Fetch the MovieLens-100k archive (only when raw/ lacks a file)."""
         archive = osp.join(self.raw_dir, osp.basename(ML100K_URL))
@@ -396,7 +382,7 @@ class MovieLensOrdered(SafeInMemoryDataset):
 
     def process(self) -> None:
         """Read the raw files and build the ego graphs."""
-        t = self._read()
+        t = read_ml100k(self.raw_dir, named=self.ml_dir)  # (raw/ holds ml_dir's files: name the user's)
         n_flags = t.genres.sum(dim=1)
         if self.genre == "single":
             item_label = t.genres.argmax(dim=1)
