@@ -20,7 +20,7 @@ from .config import (
 )
 from .graphs import as_graph_sequence, count_nodes, iter_graph_batches
 from .memory import check_allocation
-from .nn.kong_sketch import KongSketch
+from .nn.kong_sketch import KongSketch, check_sketch_dim
 from .ordering import key_attribute
 from .progress import Progress
 from .threads import torch_threads
@@ -178,10 +178,7 @@ class KongFeatures(BaseTransform):
         given = locals()
         options = {name: given[name] for name in option_names()}
         cfg = resolve_config(config, options, _DEFAULTS, "KongFeatures")
-        if cfg.dim is None:  # (a config= of its own: KongConfig's default dim is None, ours 1024)
-            raise ValueError("KongFeatures computes sketches: 'dim' must be a sketch size (got None, the "
-                             "exact map: KongConfig's default; pass KongConfig(dim=1024, ...), or use "
-                             "KongVectorizer(dim=None) for exact features)")
+        check_sketch_dim(cfg, "KongFeatures")  # (before its own checks: a config= with KongConfig's dim None)
         self.level = check_choice("level", level, LEVELS)
         self.node_attr, self.graph_attr = self._names(attr_name)
         if cfg.normalize and self.level == "node":

@@ -22,6 +22,15 @@ _DEFAULTS = {**option_defaults(), "dim": 1024}
 _MESSAGE_ENTRIES = 1 << 24
 
 
+def check_sketch_dim(cfg: KongConfig, owner: str) -> int:
+    """:obj:`cfg`'s sketch size, or a :class:`ValueError` where it has none (:obj:`owner` only sketches)."""
+    if cfg.dim is None:
+        raise ValueError(f"{owner} computes sketches: 'dim' must be a sketch size (got None, the exact map, "
+                         "KongConfig's default: pass dim=1024 or KongConfig(dim=1024, ...); use "
+                         "KongVectorizer(dim=None) for exact features)")
+    return cfg.dim
+
+
 class KongSketch(MessagePassing):
     r"""The sketched KONG feature map.
 
@@ -135,15 +144,13 @@ class KongSketch(MessagePassing):
         given = locals()
         options = {name: given[name] for name in option_names()}
         cfg = resolve_config(config, options, _DEFAULTS, "KongSketch")
-        if cfg.dim is None:
-            raise ValueError("KongSketch computes sketches: 'dim' must be a sketch size (got None, the "
-                             "exact map; use KongVectorizer(dim=None) for exact features)")
+        dim = check_sketch_dim(cfg, "KongSketch")
         if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
             raise TypeError(f"'dtype' must be a floating-point torch.dtype (got {dtype})")
         super().__init__(aggr="add", flow=cfg.flow, node_dim=0)
         self.config = cfg
         self.out_dtype = dtype
-        self.hashes = SketchHashes(cfg.dim, cfg.degree, cfg.k, cfg.hops + 1, cfg.seed)
+        self.hashes = SketchHashes(dim, cfg.degree, cfg.k, cfg.hops + 1, cfg.seed)
         self.register_load_state_dict_pre_hook(_check_table_shapes)
         self.register_load_state_dict_post_hook(_check_loaded_tables)
 
