@@ -28,25 +28,26 @@ REPO = Path(__file__).resolve().parents[1]
 METHODS = list(DEFAULT_METHODS) + ["K-2 authors reverse", "K-2 blended", "K-2 blended shuffled"]
 
 
+def _given(argv, option):
+    """Whether :obj:`argv` sets :obj:`option` (``--opt VALUE`` or ``--opt=VALUE``)."""
+    return any(a == option or a.startswith(option + "=") for a in argv)
+
+
 if __name__ == "__main__":
     argv = sys.argv[1:]
-    if "--ml-dir" not in argv and "--root" not in argv:
+    # the defaults come first, so that the user's options, in any spelling argparse accepts
+    # ('--splits 30', '--splits=30', '--split 30'), come later and win
+    defaults = ["--methods", ",".join(METHODS), "--splits", "50", "--curve-splits", "10",
+                "--out", str(REPO / "docs" / "results")]
+    if not _given(argv, "--ml-dir") and not _given(argv, "--root"):
         ml = default_ml_dir()
         if ml is None:
             print("table2.py: error: --ml-dir: give --ml-dir PATH/ml-100k (or set KONG_ML100K)",
                   file=sys.stderr)
             sys.exit(2)
-        argv = ["--ml-dir", ml] + argv
-    if "--methods" not in argv:
-        argv = ["--methods", ",".join(METHODS)] + argv
-    if "--splits" not in argv:
-        argv += ["--splits", "50"]
-    if "--curve-splits" not in argv:
-        argv += ["--curve-splits", "10"]
-    if "--out" not in argv:
-        argv += ["--out", str(REPO / "docs" / "results")]
-    if "--resume" not in argv:
+        defaults = ["--ml-dir", ml] + defaults
+    if not _given(argv, "--resume"):
         (REPO / ".cache").mkdir(exist_ok=True)
-        argv += ["--resume", str(REPO / ".cache" / "table2_state.json")]
+        defaults += ["--resume", str(REPO / ".cache" / "table2_state.json")]
     tune_allocator()  # as the kong-pyg program does (main() with arguments leaves it to its caller)
-    sys.exit(main(["table2", *argv]))
+    sys.exit(main(["table2", *defaults, *argv]))

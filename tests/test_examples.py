@@ -313,3 +313,23 @@ def test_gnn_with_kong_full_flag(monkeypatch, capsys):
     main(["--full", "--quick"])  # --quick still wins: the flags are parsed, nothing long runs
     out = capsys.readouterr().out
     assert "2-fold CV, 2 epochs" in out
+
+
+@pytest.mark.parametrize("given,splits,curve", [
+    ([], 50, 10),                                              # the docs' run
+    (["--splits", "30"], 30, 10),
+    (["--splits=30", "--curve-splits=0"], 30, 0),              # the '=' form (was overridden by the defaults)
+    (["--split", "7"], 7, 10),                                 # an abbreviation argparse accepts
+])
+def test_table2_benchmark_defaults_yield_to_the_users_options(given, splits, curve, tmp_path, monkeypatch,
+                                                              capsys):
+    from kong_pyg.cli import build_parser
+    seen = []
+    monkeypatch.setattr("kong_pyg.cli.main", lambda argv: seen.append(argv) or 0)
+    monkeypatch.setattr("kong_pyg.tune_allocator", lambda *a, **k: None)
+    args = ["--ml-dir", str(tmp_path), "--resume", str(tmp_path / "s.json"), *given]
+    code, _, err = run_benchmark("table2.py", args, monkeypatch, capsys)
+    assert code == 0, err
+    args = build_parser().parse_args(seen[0])
+    assert (args.splits, args.curve_splits) == (splits, curve)
+    assert args.resume == str(tmp_path / "s.json")
