@@ -62,9 +62,8 @@ def root_sum_squares(x: Tensor, dim: int = -1, mean_dim: Optional[int] = None) -
     if given. The plain sum of squares overflows once entries pass the square root of the dtype's
     maximum (about 1e154 in ``float64``, counts that deep :obj:`hops` reach long before the counts
     themselves overflow), and loses tiny ones; those norms are computed again from :obj:`x` scaled
-    by its largest entry (the others are kept as they are). A norm of exactly 0 is taken as it is:
-    so is one whose every square underflows (entries below about 1e-154, which KONG's counts and
-    unit-norm maps never hold).
+    by its largest entry (the others are kept as they are), and so are the norms of 0 over entries
+    that are not all 0 (every square underflowed: entries below about 1e-154).
     """
 
     def plain(v: Tensor) -> Tensor:  # (no temporary of the size of v)
@@ -74,9 +73,12 @@ def root_sum_squares(x: Tensor, dim: int = -1, mean_dim: Optional[int] = None) -
 
     norm = plain(x)
     bad = ~torch.isfinite(norm) | ((norm > 0) & (norm < math.sqrt(torch.finfo(norm.dtype).tiny)))
+    dims = (dim,) if mean_dim is None else (mean_dim, dim)
+    zero = norm == 0
+    if bool(zero.any()):  # (a pass over x only where some norm is 0: zero rows, or underflow)
+        bad |= zero & (x.abs().amax(dim=dims) > 0)
     if not bool(bad.any()):
         return norm
-    dims = (dim,) if mean_dim is None else (mean_dim, dim)
     big = x.abs().amax(dim=dims, keepdim=True)
     big = torch.where(big > 0, big, torch.ones_like(big))
     return torch.where(bad, plain(x / big) * big.squeeze(dims), norm)

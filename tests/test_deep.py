@@ -67,6 +67,20 @@ def test_cosine_norms_of_huge_counts_stay_finite():
     assert torch.isfinite(S).all()
 
 
+def test_norms_whose_squares_underflow_are_not_zero():
+    from kong_pyg.outputs import normalize_rows, root_sum_squares
+
+    x = torch.tensor([[1e-200, 1e-200], [0.0, 0.0], [3.0, 4.0], [1e200, 1e200], [5e-324, 0.0]],
+                     dtype=torch.float64)
+    expected = torch.tensor([2 ** 0.5 * 1e-200, 0.0, 5.0, 2 ** 0.5 * 1e200, 5e-324], dtype=torch.float64)
+    torch.testing.assert_close(root_sum_squares(x, dim=1), expected, rtol=1e-12, atol=0)
+    rows = normalize_rows(x)  # unit rows, a zero row stays zero (tiny ones gave zeros)
+    torch.testing.assert_close(rows.norm(dim=1), torch.tensor([1.0, 0.0, 1.0, 1.0, 1.0], dtype=torch.float64))
+    y = x[:2].unsqueeze(0)  # the mean over dim 1 first: sqrt((2e-400 + 0) / 2)
+    torch.testing.assert_close(root_sum_squares(y, dim=-1, mean_dim=1),
+                               torch.tensor([1e-200], dtype=torch.float64), rtol=1e-12, atol=0)
+
+
 @pytest.mark.parametrize("degree", [1, 2, 3])
 def test_cosine_maps_of_counts_past_1e154_are_unit_vectors_on_every_route(degree):
     """A clique's nodes are alike, so every node's cosine map is one unit vector (times the sketch's
