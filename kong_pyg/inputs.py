@@ -195,8 +195,10 @@ def labels(t, name: str, length: int) -> Tensor:
         if bool((top == 1).all()) and _count_nonzero(_bits(t)) == t.size(0):
             return arg
         if t.is_floating_point():
-            # One non-zero per row, a 1 (a row sum of 1 would let rounding hide small values)
-            if not bool((((t != 0).sum(dim=1) == 1) & (top == 1)).all()):
+            # One non-zero per row, a 1 (a row sum of 1 would let rounding hide small values); non-zero
+            # by the bits without the sign (-0.0 is 0, and subnormals count under set_flush_denormal)
+            magnitude = _bits(t) & _MAGNITUDE[t.element_size()]
+            if not bool((((magnitude != 0).sum(dim=1) == 1) & (top == 1)).all()):
                 raise TypeError(
                     f"'{name}' holds floating-point values that are not one-hot "
                     "rows; KONG needs discrete labels (integers or one-hot)"
@@ -223,6 +225,8 @@ def labels(t, name: str, length: int) -> Tensor:
 
 
 _SAME_SIZE_INT = {2: torch.int16, 4: torch.int32, 8: torch.int64}
+#: Every bit but the sign, for :func:`_bits` of each size
+_MAGNITUDE = {size: (1 << (8 * size - 1)) - 1 for size in _SAME_SIZE_INT}
 #: Dtypes whose 2-D labels are widened first (PyTorch counts, sums or multiplies few of them)
 _NARROW_KERNELS = {getattr(torch, n) for n in ("uint16", "uint32", "uint64", "float8_e4m3fn",
                                                "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz")
@@ -232,7 +236,7 @@ _NARROW_KERNELS = {getattr(torch, n) for n in ("uint16", "uint32", "uint64", "fl
 def _bits(t: Tensor) -> Tensor:
     """A floating-point tensor's bits as integers of its size (a view), other tensors as they are."""
     if t.is_floating_point() and t.element_size() in _SAME_SIZE_INT:
-        return t.view(_SAME_SIZE_INT[t.element_size()])
+        return t.resolve_neg().view(_SAME_SIZE_INT[t.element_size()])  # (a negative view has no bits to view)
     return t
 
 

@@ -191,6 +191,26 @@ def test_one_hot_check_is_exact(dtype):
             labels(x, "x", 5)
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16])
+def test_one_hot_check_sees_subnormals_under_flush_denormal(dtype):
+    x = torch.nn.functional.one_hot(torch.tensor([0, 2, 1]), 3).to(dtype)
+    x[1, 0] = torch.finfo(dtype).tiny / 4  # a subnormal, which flush-denormal arithmetic reads as 0
+    assert x[1, 0].view(torch.int16 if x.element_size() == 2 else torch.int32 if x.element_size() == 4
+                        else torch.int64).item() != 0
+    if not torch.set_flush_denormal(True):
+        pytest.skip("this CPU cannot flush subnormals")
+    try:
+        with pytest.raises(TypeError, match="not one-hot"):
+            labels(x, "x", 3)
+    finally:
+        torch.set_flush_denormal(False)
+
+
+def test_one_hot_labels_may_be_a_negative_view():
+    x = torch._neg_view(-torch.nn.functional.one_hot(torch.tensor([0, 2, 1]), 3).double())
+    assert x.is_neg() and torch.equal(labels(x, "x", 3), torch.tensor([0, 2, 1]))  # (a RuntimeError)
+
+
 def test_sketched_maps_of_one_graph_and_of_a_batch_agree_bitwise(mutag):
     layer = KongSketch(k=2, dim=64, dtype=torch.float64)
     gb = next(iter_graph_batches(mutag[:12], 100))
