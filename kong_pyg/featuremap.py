@@ -25,7 +25,7 @@ from .kgrams import flat_nonzero
 from .memory import check_allocation
 from .ordering import key_attribute
 from .progress import Progress
-from .sketch import SketchHashes
+from .sketch import HASH_VERSION, SketchHashes
 from .traversals import traversal_rule
 from .vocab import KeyVocab, TupleVocab
 
@@ -34,7 +34,7 @@ CONST_BLOCK = 2**31 - 1
 
 #: What a fit sets (restored as it was when a fit fails).
 _FIT_STATE = ("config_", "symbols_", "strings_", "grams_", "multisets_", "column_rank_", "edge_attr_",
-              "n_features_out_")
+              "n_features_out_", "hash_version_")
 
 
 class ExactColumns:
@@ -126,11 +126,13 @@ class ExactColumns:
             self.grams_ = TupleVocab()
             self.multisets_ = TupleVocab()
             self.column_rank_: Optional[Tensor] = None
+            self.hash_version_ = HASH_VERSION  # (a fit pickled before this attribute: scheme 1, its own)
         cfg = self.config_
         graphs = as_graph_sequence(graphs)
         hashes = None
         if cfg.dim is not None:
-            hashes = SketchHashes(cfg.dim, cfg.degree, cfg.k, cfg.hops + 1, cfg.seed)
+            hashes = SketchHashes(cfg.dim, cfg.degree, cfg.k, cfg.hops + 1, cfg.seed,
+                                  version=getattr(self, "hash_version_", 1))
             hashes = hashes.to(self.device) if self.device is not None else hashes
         bar = Progress(len(graphs), "KONG features", unit="graph", enabled=self.progress)
         parts: List[Any] = []

@@ -110,6 +110,32 @@ def bucket_of(h: Tensor, b: int) -> Tensor:
     return h & (b - 1) if b & (b - 1) == 0 else h % b
 
 
+_MASK31 = (1 << 31) - 1
+#: The odd multipliers of :func:`scramble` (below 2^31, so products stay below 2^62)
+_SCRAMBLE = (0x7FEB352D, 0x046CA68B)
+
+
+def scramble(h: Tensor) -> Tensor:
+    r"""A fixed bijection of :math:`[0, 2^{31})` that spreads every bit over the low ones.
+
+    Sketch buckets and signs are the low bits of :func:`linear_hash` values, and
+    for one draw of coefficients those are far from random: tuples that differ by
+    :math:`\delta` in one symbol differ by :math:`a \delta \bmod P` in their
+    hashes, so where :math:`a` has :math:`z` trailing zero bits (one draw in
+    :math:`2^z`) small labels share buckets modulo :math:`2^{z+1}` (codes are
+    even), and where :math:`a \delta < P` their sign bits agree. Scrambling the
+    hash first (xor-shift-multiply rounds, each a bijection) leaves its
+    distribution uniform and pairwise independent over the draws, and breaks the
+    per-draw arithmetic structure. Plain ``int64`` arithmetic (products below
+    :math:`2^{62}`): the same bits on every device.
+    """
+    h = h ^ (h >> 16)  # (a new tensor: the rest works in place)
+    h.mul_(_SCRAMBLE[0]).bitwise_and_(_MASK31)
+    h.bitwise_xor_(h >> 15)
+    h.mul_(_SCRAMBLE[1]).bitwise_and_(_MASK31)
+    return h.bitwise_xor_(h >> 16)
+
+
 def linear_hash(grams: Tensor, coef: Tensor) -> Tensor:
     r"""Pairwise-independent hashes of symbol tuples of one length.
 

@@ -15,15 +15,27 @@ over (gram, level) pairs, so the sketch is unbiased, and a level's sketch is
 a cyclic shift of a level-free one, which lets level-free sketches propagate
 and be shifted into their block at the end.
 """
-from typing import Callable, Dict, Optional, Tuple, cast
+from typing import Any, Callable, Dict, Optional, Tuple, cast
 
 import numpy as np
 import torch
 from torch import Tensor
 
-from .hashing import P, bucket_of, hash_offset, hash_terms, linear_hash_rows, random_coefficients
+from .hashing import P, bucket_of, hash_offset, hash_terms, linear_hash_rows, random_coefficients, scramble
 from .idmap import IdMap
 from .kgrams import flat_nonzero
+
+#: The hash scheme of the sketches: 2 scrambles the linear hashes (:func:`~kong_pyg.hashing.scramble`) and
+#: draws distinct level shifts (:func:`distinct_shifts`); 1, before, did neither (one draw of coefficients
+#: in about a hundred put small labels into few buckets). Objects made before keep scheme 1 (see
+#: :class:`SketchHashes`), so their features do not change under them.
+HASH_VERSION = 2
+
+
+def _check_scheme(value: Any, name: str) -> int:
+    if value not in (1, HASH_VERSION) or isinstance(value, bool):
+        raise ValueError(f"{name} must be 1 or {HASH_VERSION} (got {value!r})")
+    return int(value)
 
 
 class SketchHashes(torch.nn.Module):
@@ -36,18 +48,25 @@ class SketchHashes(torch.nn.Module):
         levels (int): The number of level blocks (:math:`h + 1`).
         seed (int): The seed; the same seed gives the same tables on any
             device.
+        version (int, optional): The hash scheme (:data:`HASH_VERSION`; 1 for
+            state made by earlier versions). Unpickled tables that predate the
+            option are scheme 1. (default: :data:`HASH_VERSION`)
     """
 
     coef: Tensor
     shift: Tensor
     flip: Tensor
+    scheme: Tensor
 
-    def __init__(self, dim: int, degree: int, max_length: int, levels: int, seed: int):
+    def __init__(self, dim: int, degree: int, max_length: int, levels: int, seed: int,
+                 version: int = HASH_VERSION):
         super().__init__()
         self.dim, self.degree, self.seed = dim, degree, seed
+        self._version = _check_scheme(version, "'version'")
         self.register_buffer("coef", torch.zeros(2 * degree, 2 + 2 * max_length, dtype=torch.long))
         self.register_buffer("shift", torch.zeros(degree, levels, dtype=torch.long))
         self.register_buffer("flip", torch.ones(degree, levels, dtype=torch.float64))
+        self.register_buffer("scheme", torch.tensor(version))  # (:attr:`version`, saved with the tables)
         self.reset_parameters()
 
     def reset_parameters(self):
@@ -55,17 +74,51 @@ class SketchHashes(torch.nn.Module):
         gen = torch.Generator().manual_seed(int(self.seed))
         dev = self.coef.device
         self.coef.copy_(random_coefficients(tuple(self.coef.shape), gen).to(dev))
-        self.shift.copy_(torch.randint(0, self.dim, tuple(self.shift.shape), generator=gen).to(dev))
+        if self.version >= 2:
+            self.shift.copy_(distinct_shifts(self.dim, self.shift.size(0), self.shift.size(1), gen).to(dev))
+        else:
+            self.shift.copy_(torch.randint(0, self.dim, tuple(self.shift.shape), generator=gen).to(dev))
         bits = torch.randint(0, 2, tuple(self.flip.shape), generator=gen)
         self.flip.copy_((1 - 2 * bits).to(torch.float64).to(dev))
 
     def hash(self, grams: Tensor) -> tuple:
         """Buckets :obj:`[M, p]` (long) and signs :obj:`[M, p]` (float64)."""
         h = linear_hash_rows(grams, self.coef)  # [2p, M]: fast elementwise operations
+        h = scramble(h) if self.version >= 2 else h
         p = self.degree
         bucket = bucket_of(h[:p], self.dim)
         sign = 1.0 - 2.0 * (h[p:] & 1).to(torch.float64)
         return bucket.t().contiguous(), sign.t().contiguous()  # (no copy for p = 1)
+
+    @property
+    def version(self) -> int:
+        """The hash scheme (see :data:`HASH_VERSION`).
+
+        Setting it changes how :meth:`hash` hashes; :meth:`reset_parameters` then draws that scheme's tables.
+        """
+        return self._version
+
+    @version.setter
+    def version(self, value: int) -> None:
+        self._version = _check_scheme(value, "'version'")
+        self.scheme.fill_(value)
+
+    def __setstate__(self, state: dict) -> None:
+        super().__setstate__(state)
+        if "_version" not in state:  # pickled before the option: the scheme it was made with
+            self._version = 1
+            self.register_buffer("scheme", torch.tensor(1, device=self.coef.device))
+
+    def _load_from_state_dict(self, state_dict: Any, prefix: str, *args: Any) -> None:
+        # a state dict saved before the scheme was recorded holds scheme-1 tables: load them as such (the
+        # features they were saved with), whatever this object's scheme
+        if prefix + "coef" in state_dict:
+            state_dict.setdefault(prefix + "scheme", torch.tensor(1))
+        scheme = state_dict.get(prefix + "scheme")
+        if isinstance(scheme, Tensor) and scheme.numel() == 1:
+            _check_scheme(int(scheme), "the state dict's hash scheme")
+        super()._load_from_state_dict(state_dict, prefix, *args)
+        self._version = int(self.scheme)
 
     def const_token(self) -> tuple:
         """Bucket and sign of the polynomial kernel's constant coordinate."""
@@ -76,6 +129,33 @@ class SketchHashes(torch.nn.Module):
     def level(self, f: int, level: int) -> tuple:
         """Shift and sign of level :obj:`level` in sketch :obj:`f`."""
         return int(self.shift[f, level]), self.flip[f, level]
+
+
+def distinct_shifts(dim: int, degree: int, levels: int, generator: torch.Generator) -> Tensor:
+    r"""Level shifts :obj:`[degree, levels]` in :math:`[0, b)`, distinct within each sketch.
+
+    Two levels with one shift (and one flip) would put a gram's count at both
+    levels into one bucket with one sign in every graph: a whole level's worth of
+    collisions in one draw (one draw in :math:`b / \binom{h+1}{2}` with
+    independent shifts: 5 % of the seeds at :math:`b = 64`, :math:`h = 2`).
+    With distinct shifts the same gram at two levels never collides, and grams
+    that differ still do with probability :math:`1/b` (their hashes are
+    independent): the sketch stays unbiased. Levels beyond :math:`b` start
+    another round of distinct values.
+    """
+    rows = []
+    for _ in range(degree):
+        row: list = []
+        taken: set = set()
+        while len(row) < levels:
+            if len(taken) == dim:
+                taken.clear()
+            value = int(torch.randint(0, dim, (1,), generator=generator))
+            if value not in taken:
+                taken.add(value)
+                row.append(value)
+        rows.append(row)
+    return torch.tensor(rows, dtype=torch.long).view(degree, levels)
 
 
 def place(out: Tensor, rows: Tensor, bucket: Tensor, value: Tensor) -> Tensor:
@@ -135,12 +215,15 @@ class SymbolHashTable:
     max_direct = 1 << 16
     #: At most this many symbols (a stream keeps symbol ids as ``int32``).
     max_symbols = 2**31 - 1
+    #: Whether the hashes are scrambled (:attr:`SketchHashes.version` 2; False for tables pickled before).
+    _scrambled = False
 
     def __init__(self, hashes: SketchHashes, dtype: torch.dtype = torch.float64,
                  keys: Optional[np.ndarray] = None):
         self.dim, self.degree = hashes.dim, hashes.degree
         self.dtype = dtype
         self._coef = cast(Tensor, hashes.coef).cpu()
+        self._scrambled = hashes.version >= 2
         self._shift = cast(Tensor, hashes.shift).cpu()
         self._flip = cast(Tensor, hashes.flip).cpu()
         self._symbols = IdMap() if keys is None else IdMap.from_keys(keys)
@@ -209,6 +292,7 @@ class SymbolHashTable:
             h = h + terms[t].index_select(0, grams[:, t])
         h = (h & P) + (h >> 31)  # h < 2^34, so this and one subtraction reduce mod P
         h = torch.where(h >= P, h - P, h)
+        h = scramble(h) if self._scrambled else h
         p, b = self.degree, self.dim
         bucket = bucket_of(h[:, :p], b)
         sign = 1 - 2 * (h[:, p:] & 1)

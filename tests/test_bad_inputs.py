@@ -536,7 +536,7 @@ for id, source, kwargs, error, match, xfail in [
      None),
     ("checkpoint-empty", stream_of, dict(checkpoint="{tmp}/empty.ckpt"), ValueError, "empty.ckpt", None),
     ("checkpoint-foreign", stream_of, dict(checkpoint="{tmp}/foreign.ckpt"), ValueError,
-     "unsupported KongStream state version None", None),
+     "foreign.ckpt: not a KongStream checkpoint .a torch.save file of a dict without", None),
     ("checkpoint-list", stream_of, dict(checkpoint="{tmp}/list.ckpt"), ValueError, "state|checkpoint", None),
     ("checkpoint-folder", stream_of, dict(checkpoint="{tmp}/adir"), IsADirectoryError,
      "Is a directory: .*adir", None),

@@ -53,7 +53,8 @@ def train(model, b, steps=30):
 def test_kong_has_no_parameters_and_its_output_no_grad():
     layer = KongSketch(k=2, dim=16)
     assert list(layer.parameters()) == []
-    assert {n for n, _ in layer.named_buffers()} == {"hashes.coef", "hashes.shift", "hashes.flip"}
+    buffers = {"hashes.coef", "hashes.shift", "hashes.flip", "hashes.scheme"}
+    assert {n for n, _ in layer.named_buffers()} == buffers
     b = batch_of(4)
     x = F.one_hot(b.x, NUM_LABELS).float().requires_grad_()  # one-hot rows are labels too
     out = layer(x, b.edge_index)

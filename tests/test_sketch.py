@@ -109,7 +109,8 @@ def test_same_seed_same_output_other_seed_other_output():
     assert torch.equal(a1, a2) and not torch.equal(a1, a3)
     layer = KongSketch(k=2, dim=32, seed=1)
     state = layer.state_dict()
-    assert set(state) == {"hashes.coef", "hashes.shift", "hashes.flip"}
+    assert set(state) == {"hashes.coef", "hashes.shift", "hashes.flip", "hashes.scheme"}
+    assert int(state["hashes.scheme"]) == 2  # the hash scheme
     layer.reset_parameters()
     assert all(torch.equal(state[k], v) for k, v in layer.state_dict().items())
     assert len(list(layer.parameters())) == 0
@@ -186,7 +187,29 @@ def test_linear_hash_and_buckets_equal_the_formula_in_python_integers(dim):
                 want = c[0] + n * c[1] + sum(c[2 + 2 * j] * (t >> 30) + c[3 + 2 * j] * (t & ((1 << 30) - 1))
                                              for j, t in enumerate(gram))
                 assert row[f] == want % P
-    hashes = SketchHashes(dim, 2, 3, 3, seed=5)
-    bucket, sign = hashes.hash(grams[:, :2])
-    h = linear_hash(grams[:, :2], hashes.coef)
-    assert torch.equal(bucket, h[:, :2] % dim) and torch.equal(sign, 1.0 - 2.0 * (h[:, 2:] % 2).double())
+    def scrambled(v):  # kong_pyg.hashing.scramble in Python integers
+        mask = (1 << 31) - 1
+        v ^= v >> 16
+        v = (v * 0x7FEB352D) & mask
+        v ^= v >> 15
+        v = (v * 0x046CA68B) & mask
+        return v ^ (v >> 16)
+
+    for version in (1, 2):
+        hashes = SketchHashes(dim, 2, 3, 3, seed=5, version=version)
+        bucket, sign = hashes.hash(grams[:, :2])
+        h = linear_hash(grams[:, :2], hashes.coef)
+        if version == 2:
+            h = torch.tensor([[scrambled(v) for v in row] for row in h.tolist()])
+        assert torch.equal(bucket, h[:, :2] % dim) and torch.equal(sign, 1.0 - 2.0 * (h[:, 2:] % 2).double())
+
+
+def test_scramble_is_a_bijection_of_31_bit_values():
+    from kong_pyg.hashing import scramble
+
+    rand = torch.randint(0, 1 << 31, (1 << 20,), generator=torch.Generator().manual_seed(0))
+    v = torch.cat([torch.arange(1 << 20), torch.arange((1 << 31) - (1 << 20), 1 << 31), rand]).unique()
+    out = scramble(v)
+    assert out.min() >= 0 and out.max() < (1 << 31) and out.unique().numel() == v.numel()
+    # consecutive even inputs (node codes differ by 2) spread over the low bits
+    assert scramble(torch.arange(0, 2 * 4096, 2)).bitwise_and(255).unique().numel() == 256

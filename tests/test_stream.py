@@ -396,7 +396,7 @@ def test_state_dict_save_load_and_options(tmp_path):
 
     assert path.read_bytes().startswith(MAGIC)
     state = load_checkpoint(path)  # plain tensors and containers only (weights_only)
-    assert state["config"]["k"] == 3 and state["version"] == 3
+    assert state["config"]["k"] == 3 and state["version"] == 4 and state["hashes"] == 2
 
 
 @pytest.mark.parametrize("cfg", [dict(k=2), dict(k=3, traversal="wl", blended=True),

@@ -1,9 +1,11 @@
-"""Golden values: the hashes and stream sketches must never change.
+"""Golden values: the hashes and stream sketches must never change within a hash scheme.
 
 Saved checkpoints and every sketch ever computed depend on the hash values,
-so these literals (computed once, before the stream and hashing code were
-restructured) pin them: any change to the hash-term formula, the tables, the
-level shifts or the kernel assembly fails here.
+so these literals pin them: any change to the hash-term formula, the tables,
+the level shifts or the kernel assembly fails here. :data:`SCHEME_1` was
+computed once, before the stream and hashing code were restructured, and holds
+for states saved before hash scheme 2 (scrambled hashes, distinct level
+shifts: :data:`kong_pyg.sketch.HASH_VERSION`); :data:`GOLDEN` is scheme 2's.
 
 The stream: two graphs (string and integer ids, integer types), k = 2,
 b = 16, seeds 0 and 1, the linear poly map (p = 1, integer counts: exact)
@@ -30,7 +32,65 @@ ROWS = [  # src, src_type, dst, dst_type, edge_type, graph
 ]
 GRAMS = torch.tensor([[0, 2], [2**57 + 1, 5], [6, 6], [4, 2**59 - 1]])
 
-GOLDEN = {
+GOLDEN = {  # hash scheme 2 (kong_pyg.sketch.HASH_VERSION)
+    (0, 'cosine', 1): [
+        [-0.3461538461538461, 0.07692307692307705, 0.07692307692307683, -0.23076923076923084,
+         1.0153846153846158, 0.4, 0.076923076923077, 0.3076923076923078, 0.46153846153846156,
+         0.8076923076923078, 3.687125951074539e-17, 0.08461538461538476, 0.2307692307692309,
+         0.15384615384615385, 1.8000000000000003, 0.07692307692307698],
+        [-0.5, 4.163336342344337e-17, 1.3877787807814457e-17, -5.551115123125783e-17, 0.25,
+         5.551115123125783e-17, 0.25000000000000006, -0.5, 5.551115123125783e-17, -0.25,
+         1.3877787807814457e-17, 0.0, 5.551115123125783e-17, 0.5, -1.0, -9.71445146547012e-17],
+    ],
+    (0, 'cosine', 2): [
+        [0.6104594330400782, 0.06405529953917055, 1.1576455802262255, 0.5778522552716102,
+         0.17902527579946936, 0.8367267141460691, -0.13228599357631632, 0.24961597542242678,
+         -0.07208490434296884, 0.6459433040078202, -0.6868733417120516, 2.1403854210305826,
+         0.09500069822650475, 0.1408183214634828, 1.1236698785085883, 1.5406647116324539],
+        [-0.33170426065162906, -0.6674185463659148, 0.2373433583959901, 0.3114035087719299,
+         -0.09661654135338338, -0.20363408521303264, -0.30714285714285716, 0.18483709273182963,
+         0.04210526315789459, 0.03333333333333323, 0.5377192982456139, -0.5526315789473687,
+         -0.18045112781954892, 0.10714285714285707, 0.025563909774436205, 0.443107769423559],
+    ],
+    (0, 'poly', 1): [
+        [1, -3, 1, 0, 1, -2, 0, 0, 0, -1, 0, -3, 0, 0, -2, 0],
+        [2, 0, -1, 0, 0, -1, 0, 0, 0, -1, 0, 0, 0, 0, 1, 0],
+    ],
+    (0, 'poly', 2): [
+        [1, 3, 11, 0, -5, 3, -1, 0, -3, 9, 0, -4, 0, 2, -2, 16],
+        [3, 0, -2, 0, -3, -2, 5, 0, 0, 1, 0, 0, 0, 3, 1, 0],
+    ],
+    (1, 'cosine', 1): [
+        [-0.20833333333333331, 0.3875, 0.3333333333333335, 0.31250000000000006, -0.5, -0.5875,
+         0.5875, -0.45833333333333337, 0.9583333333333334, 0.2083333333333334, -1.925,
+         0.12500000000000006, 0.33333333333333337, 0.5208333333333334, 0.12499999999999997,
+         -0.5000000000000002],
+        [-1.0, 3.041097535159333e-17, -0.3333333333333334, -1.0000000000000002,
+         4.163336342344337e-17, 6.192185328734505e-17, 1.0000000000000002, 0.3333333333333334,
+         -0.3333333333333335, 1.3333333333333335, -0.33333333333333337, -5.551115123125783e-17,
+         -0.3333333333333333, 0.33333333333333326, 0.33333333333333337, 6.938893903907228e-17],
+    ],
+    (1, 'cosine', 2): [
+        [-1.8485237483953791, 0.21961203822564543, 0.8900870061332194, -0.8051918413920985,
+         0.39781771501925534, -0.3007131650263871, -0.22577378405363002, 1.6663386107545293,
+         -0.6061189559264013, -0.8380116959064331, 0.1496790757381257, -1.2683782627299962,
+         1.7804592782769937, 1.0533162173727002, -1.1809299671944091, 0.6203537298530882],
+        [0.4040404040404041, 0.08585858585858586, -0.3484848484848485, -0.702020202020202,
+         0.4444444444444446, 0.3080808080808082, 0.1818181818181818, -0.7020202020202022,
+         -0.18686868686868696, -0.6464646464646466, -0.035353535353535304, 0.797979797979798,
+         -0.09090909090909091, 0.1818181818181817, -0.25757575757575757, -0.8232323232323233],
+    ],
+    (1, 'poly', 1): [
+        [-2, -1, 0, -1, 0, 0, -3, 0, 0, 1, 0, 1, 1, 0, 1, 1],
+        [1, 0, 0, 0, -1, 0, 0, 0, -1, -1, 0, 0, 0, 0, 1, -1],
+    ],
+    (1, 'poly', 2): [
+        [-4, -4, 0, 2, -14, 0, 3, 2, 0, 4, 4, -1, 4, 2, -4, -8],
+        [-1, -1, -2, 0, 1, 0, -2, -3, 1, 1, 0, -2, 4, -3, 0, -1],
+    ],
+}
+
+SCHEME_1 = {  # hash scheme 1: states saved before scheme 2 resume with these
     (0, 'poly', 1): [
         [0, 0, -5, 0, 3, 0, -3, 0, -1, 0, 2, 0, -2, 0, 0, 0],
         [-1, 0, -4, 0, 0, 0, 1, 0, -1, 0, 1, 0, 0, 0, 0, 0],
@@ -152,6 +212,23 @@ def test_stream_sketches_golden(key):
         torch.testing.assert_close(ks.sketches(), want, rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.parametrize("key", sorted(SCHEME_1))
+def test_stream_sketches_of_hash_scheme_1(key):
+    """A stream on scheme-1 tables (as a state saved before scheme 2 loads) gives scheme 1's sketches."""
+    seed, kernel, hops = key
+    options = dict(kernel="poly") if kernel == "poly" else dict(kernel="cosine", degree=2)
+    ks = KongStream(k=2, hops=hops, dim=16, seed=seed, **options)
+    ks.hashes = SketchHashes(16, ks.degree, 2, hops + 1, seed, version=1)
+    ks.reset()
+    with pytest.raises(ValueError, match="hash scheme 1 with one of scheme 2"):
+        ks.merge(KongStream(k=2, hops=hops, dim=16, seed=seed, **options))
+    ks.fit([tuple(list(c) for c in zip(*ROWS))])
+    torch.testing.assert_close(ks.sketches(), torch.tensor(SCHEME_1[key], dtype=torch.float64), rtol=1e-12,
+                               atol=1e-12)
+    state = ks.state_dict()
+    assert state["hashes"] == 1 and KongStream.from_state_dict(state).hashes.version == 1
+
+
 @pytest.mark.parametrize("seed", [0, 1])
 def test_linear_hash_golden(seed):
     coef = SketchHashes(16, 2, 2, 3, seed).coef
@@ -169,10 +246,11 @@ def test_version_1_checkpoint_loads_and_resumes(kernel):
     first five edges of pass 2 read).
     """
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", f"stream_v1_{kernel}.pt")
-    ks = KongStream.load(path)
-    assert ks.pass_index == 2 and ks.position == 5
+    with pytest.warns(UserWarning, match="begun under sketch hash scheme 1 .* goes on with those hashes"):
+        ks = KongStream.load(path)
+    assert ks.pass_index == 2 and ks.position == 5 and ks.hashes.version == 1
     ks.update(*(list(c)[5:] for c in zip(*ROWS)))
-    want = torch.tensor(GOLDEN[1, kernel, 2], dtype=torch.float64)
+    want = torch.tensor(SCHEME_1[1, kernel, 2], dtype=torch.float64)
     torch.testing.assert_close(ks.sketches(), want, rtol=1e-12, atol=1e-12)
 
 
@@ -189,7 +267,7 @@ def test_checkpoint_with_node_sketches_in_pass_1_resumes():
     ks.update(*(c[5:] for c in rows)).end_pass()
     assert "Yprev" in ks.state_dict()["arrays"]
     ks.update(*rows)
-    assert torch.equal(ks.sketches(), torch.tensor(GOLDEN[1, "poly", 2], dtype=torch.float64))
+    assert torch.equal(ks.sketches(), torch.tensor(SCHEME_1[1, "poly", 2], dtype=torch.float64))
 
 
 def test_version_3_checkpoint_resumes():
@@ -200,4 +278,30 @@ def test_version_3_checkpoint_resumes():
     arrays = ks.state_dict()["arrays"]
     assert ks.pass_index == 2 and ks.position == 5 and "rep_len" in arrays and "Yprev" not in arrays
     ks.update(*(list(c)[5:] for c in zip(*ROWS)))
-    assert torch.equal(ks.sketches(), torch.tensor(GOLDEN[1, "poly", 2], dtype=torch.float64))
+    assert torch.equal(ks.sketches(), torch.tensor(SCHEME_1[1, "poly", 2], dtype=torch.float64))
+
+
+def test_fit_resuming_a_scheme_1_checkpoint_warns_and_continues_it(tmp_path):
+    import shutil
+    import warnings
+
+    path = tmp_path / "run.ckpt"
+    shutil.copy(os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "stream_v3_poly.pt"), path)
+    rows = [tuple(list(c) for c in zip(*ROWS))]
+    with pytest.warns(UserWarning, match=r"run\.ckpt was begun under sketch hash scheme 1"):
+        ks = KongStream(k=2, hops=2, dim=16, seed=1).fit(rows, checkpoint=path)
+    assert torch.equal(ks.sketches(), torch.tensor(SCHEME_1[1, "poly", 2], dtype=torch.float64))
+    path.unlink()  # a new run: the current scheme, no warning
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        fresh = KongStream(k=2, hops=2, dim=16, seed=1).fit(rows, checkpoint=path)
+    assert torch.equal(fresh.sketches(), torch.tensor(GOLDEN[1, "poly", 2], dtype=torch.float64))
+
+
+def test_a_bare_torch_save_file_holds_only_version_1_states(tmp_path):
+    """Format 1 (a torch.save zip, no checksum) was only written for version-1 states: a newer state saved
+    so could be damaged without notice, and is refused."""
+    ks = KongStream(k=2, dim=16).update(*(list(c) for c in zip(*ROWS)))
+    torch.save(ks.state_dict(), tmp_path / "bare.pt")
+    with pytest.raises(ValueError, match="bare torch.save file of a KongStream state of version 4"):
+        KongStream.load(tmp_path / "bare.pt")

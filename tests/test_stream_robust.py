@@ -201,13 +201,13 @@ def test_stale_temporary_files_are_removed(checkpoint, stream, tmp_path):
 @pytest.mark.parametrize("kernel", ["poly", "cosine"])
 def test_version_2_checkpoint_golden(kernel):
     """A format-2 file (state version 2: node sketches) resumes to the golden sketches (see golden tests)."""
-    from test_stream_golden import GOLDEN, ROWS
+    from test_stream_golden import ROWS, SCHEME_1
 
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", f"stream_v2_{kernel}.pt")
     ks = KongStream.load(path)
     assert ks.pass_index == 2 and ks.position == 5 and ks.state_dict()["replay"]["first"] is not None
     ks.update(*(list(c)[5:] for c in zip(*ROWS)))
-    want = torch.tensor(GOLDEN[1, kernel, 2], dtype=torch.float64)
+    want = torch.tensor(SCHEME_1[1, kernel, 2], dtype=torch.float64)
     torch.testing.assert_close(ks.sketches(), want, rtol=1e-12, atol=1e-12)
     # the replay check is live: a different last edge is caught
     ks = KongStream.load(path)

@@ -189,3 +189,25 @@ def test_transform_refuses_graphs_without_the_edge_labels_of_fit(dim):
     ignored = KongVectorizer(k=2, dim=dim, edge_labels=False).fit(with_labels)
     X, Y = ignored.transform(without), ignored.transform(with_labels)
     assert np.array_equal(X.toarray() if dim is None else X, Y.toarray() if dim is None else Y)
+
+
+def test_a_sketched_fit_pickled_before_hash_schemes_keeps_its_features():
+    """A fitted vectorizer pickled before the hash scheme was recorded has no ``hash_version_``: it goes on
+    with scheme 1, the features its model was trained on (new fits use the current scheme)."""
+    import pickle
+
+    from kong_pyg import KongSketch
+    from kong_pyg.sketch import HASH_VERSION, SketchHashes
+
+    rng = random.Random(4)
+    graphs = [to_data(random_graph(rng, 6, 8, 3)) for _ in range(5)]
+    vec = KongVectorizer(k=2, hops=2, dim=32, edge_labels=False).fit(graphs)
+    assert vec.hash_version_ == HASH_VERSION == 2
+    old = pickle.loads(pickle.dumps(vec))
+    del old.hash_version_  # as unpickled from before
+    layer = KongSketch(k=2, hops=2, dim=32, dtype=torch.float64)
+    layer.hashes = SketchHashes(32, 1, 2, 3, 0, version=1)
+    want = torch.stack([layer.readout(g.x, g.edge_index)[0] for g in graphs]).numpy()
+    np.testing.assert_allclose(old.transform(graphs), want, rtol=1e-12, atol=1e-12)
+    assert not np.allclose(vec.transform(graphs), want)
+    assert KongVectorizer(k=2, hops=2, dim=32, edge_labels=False).fit(graphs).hash_version_ == 2

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Dict, NoReturn, Optional, Sequence, Tuple
 import torch
 from torch import Tensor
 
+from ..sketch import HASH_VERSION
 from .ids import _PLAIN, _RID_BITS, _RID_MASK, MAX_NODES
 from .options import node_sketches, replays
 from .state import COUNT_DTYPE
@@ -144,6 +145,14 @@ def load_checkpoint(path: PathLike) -> Dict[str, Any]:
     if not isinstance(state, dict):
         raise ValueError(f"{name}: not a KongStream checkpoint (it holds a {type(state).__name__}, "
                          "not a state dict)")
+    if not data.startswith(MAGIC) and "version" not in state:
+        raise ValueError(f"{name}: not a KongStream checkpoint (a torch.save file of a dict without a "
+                         "KongStream state version)")
+    if not data.startswith(MAGIC) and state.get("version") != 1:
+        # format 1 has no checksum, and only states of version 1 were ever written in it
+        raise ValueError(f"{name}: a bare torch.save file of a KongStream state of version "
+                         f"{state.get('version')!r}: only version-1 states were saved so; KongStream.save "
+                         "writes checkpoints with a checksum (save the state with it)")
     return state
 
 
@@ -326,6 +335,11 @@ def saved_options(state: Any, versions: Tuple[int, ...], dtypes: Tuple[str, ...]
     return dict(cfg, dtype=getattr(torch, cfg["dtype"]))
 
 
+def hash_scheme(state: Dict[str, Any]) -> int:
+    """The sketch hash scheme of a state checked by :func:`check_state` (versions before 4: scheme 1)."""
+    return state["hashes"] if state["version"] >= 4 else 1
+
+
 def check_state(ks: "KongStream", state: Any, versions: Tuple[int, ...]) -> Tensor:
     """Check a state for :obj:`ks` (its options, layout, arrays); returns its pass rows.
 
@@ -336,6 +350,8 @@ def check_state(ks: "KongStream", state: Any, versions: Tuple[int, ...]) -> Tens
     if version not in versions:
         raise ValueError(f"unsupported KongStream state version {version!r} (this version reads "
                          f"{', '.join(map(str, versions))})")
+    if version >= 4 and state.get("hashes") not in (1, HASH_VERSION):
+        _fail(f"'hashes' must be the sketch hash scheme, 1 or {HASH_VERSION}")
     mine = ks._saved_config()
     saved = state.get("config")
     if saved != mine:
@@ -366,5 +382,6 @@ def check_state(ks: "KongStream", state: Any, versions: Tuple[int, ...]) -> Tens
 
 
 __all__ = ["save_checkpoint", "load_checkpoint", "remove_stale_temps", "atomic_write", "check_layout",
-           "check_arrays", "check_state", "saved_options", "arrays_of_pass", "replay_layout", "MAGIC",
+           "check_arrays", "check_state",
+           "hash_scheme", "saved_options", "arrays_of_pass", "replay_layout", "MAGIC",
            "FORMAT"]

@@ -1,5 +1,6 @@
 r""":class:`KongStream`: the state of a stream and its passes (see :mod:`kong_pyg.stream`)."""
 import os
+import warnings
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Dict, List, Optional, Union
 
@@ -10,10 +11,17 @@ from torch import Tensor
 from ..config import KongConfig, check_bool, check_int, resolve_config
 from ..kernels import get_kernel
 from ..kgrams import gram_lengths
-from ..sketch import SketchHashes, SymbolHashTable
+from ..sketch import HASH_VERSION, SketchHashes, SymbolHashTable
 from ..threads import torch_threads
 from ..traversals import Traversal, traversal_rule
-from .checkpoint import check_state, load_checkpoint, replay_layout, save_checkpoint, saved_options
+from .checkpoint import (
+    check_state,
+    hash_scheme,
+    load_checkpoint,
+    replay_layout,
+    save_checkpoint,
+    saved_options,
+)
 from .counts import GramCounts
 from .ids import Columns, Found, StreamIds
 from .options import STREAM_DEFAULTS, node_sketches, replays, stream_config
@@ -25,8 +33,10 @@ from .state import COUNT_DTYPE, INDEX_DTYPE, NodeState, grow_rows
 
 _MAX_SUB = 1 << 18  # edges per internal sub-chunk
 _PIPELINE = False  # look up the ids of the next sub-chunk in a second thread (see docs/results/stream.md)
-_STATE_VERSION = 3  # 3: linear h = 2 without node sketches; 2: replay checksums, fingerprint; 1, 2 still load
-_READS = (1, 2, _STATE_VERSION)
+# 4: the hash scheme ('hashes'; earlier states are scheme 1); 3: linear h = 2 without node sketches;
+# 2: replay checksums, fingerprint; 1-3 still load, and go on with the hashes they began with
+_STATE_VERSION = 4
+_READS = (1, 2, 3, _STATE_VERSION)
 _MASK = (1 << 64) - 1
 _DTYPES = ("float64", "float32")
 
@@ -455,6 +465,7 @@ class KongStream:
         self._settle()
         return {
             "version": _STATE_VERSION,
+            "hashes": self.hashes.version,
             "config": self._saved_config(),
             "pass_index": self.pass_index,
             "position": self.position,
@@ -472,13 +483,20 @@ class KongStream:
     def load_state_dict(self, state: Dict[str, Any]) -> "KongStream":
         """Restore :meth:`state_dict` (the configuration must be the same).
 
-        States of versions 1 (before replay checksums) and 2 (before the
-        linear map's replay at :math:`h = 2`) load too. Every entry
+        States of versions 1 (before replay checksums), 2 (before the
+        linear map's replay at :math:`h = 2`) and 3 (before scrambled hashes)
+        load too, and the stream goes on with the hash scheme its state was
+        made with (:attr:`SketchHashes.version <kong_pyg.sketch.SketchHashes>`;
+        :meth:`reset` keeps it). Every entry
         is checked first (:mod:`~kong_pyg.stream.checkpoint`): a damaged or
         foreign state is a :class:`ValueError`, and this stream is left as
         it was.
         """
         pass_rows = check_state(self, state, _READS)
+        scheme = hash_scheme(state)
+        if scheme != self.hashes.version:
+            self.hashes = SketchHashes(self.dim, self.degree, self.k, self.hops + 1, self.seed,
+                                       version=scheme)
         replay = state.get("replay", {"first": None, "current": None})
         self.reset()
         self.pass_index, self.position = state["pass_index"], state["position"]
@@ -535,9 +553,20 @@ class KongStream:
         """
         state = load_checkpoint(path)
         try:
-            return cls.from_state_dict(state)
+            stream = cls.from_state_dict(state)
         except ValueError as err:
             raise ValueError(f"{err} (checkpoint {os.fspath(path)})") from None
+        stream._warn_old_scheme(path)
+        return stream
+
+    def _warn_old_scheme(self, path: Union[str, "os.PathLike[str]"]) -> None:
+        """Warn where a checkpoint read from :obj:`path` goes on with an earlier hash scheme."""
+        if self.hashes.version != HASH_VERSION:
+            warnings.warn(f"{os.fspath(path)} was begun under sketch hash scheme {self.hashes.version} "
+                          f"(kong_pyg before scheme {HASH_VERSION}): the stream goes on with those hashes, "
+                          "so its sketches continue that run's, and differ from those of a new KongStream or "
+                          "KongSketch (remove the checkpoint to start again under the current scheme)",
+                          stacklevel=3)
 
     # -- whole sources --------------------------------------------------------
 

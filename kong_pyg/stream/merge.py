@@ -115,6 +115,11 @@ def _check_mergeable(a: KongStream, b: KongStream) -> None:
         raise ValueError("cannot merge a state that replays pass 1 in its last pass with one that keeps node "
                          "sketches (written by an earlier version): finish the run of the earlier state on "
                          "its own, or read that shard again with a new stream")
+    if a.hashes.version != b.hashes.version:
+        raise ValueError(f"cannot merge a state of hash scheme {a.hashes.version} with one of scheme "
+                         f"{b.hashes.version} (scheme 1: begun by kong_pyg before scrambled hashes): their "
+                         "sketches use other buckets; finish the earlier run on its own, or read that shard "
+                         "again with a new stream")
     if a.pass_index > 1:
         _check_same_base(a, b)
         if a.position + b.position > a.num_edges:

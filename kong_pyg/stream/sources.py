@@ -157,6 +157,7 @@ def _resume(ks: "KongStream", checkpoint: PathLike, fingerprint: Optional[str]) 
             ks.load_state_dict(state)
         except ValueError as err:
             raise ValueError(f"{err} (checkpoint {os.fspath(checkpoint)})") from None
+        ks._warn_old_scheme(checkpoint)
         if fingerprint is not None and ks.source is not None and ks.source != fingerprint:
             raise ValueError(f"{os.fspath(checkpoint)}: the checkpoint was made from another source "
                              f"(fingerprint {ks.source!r}, this source {fingerprint!r}); remove the "
