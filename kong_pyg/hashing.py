@@ -37,18 +37,24 @@ def edge_code(label: Tensor) -> Tensor:
     return label * 2 + 1
 
 
+#: Decimal type tokens below this stand for themselves (:func:`type_code`): the integers and the digests.
+TYPE_LITERALS = 2**57
+
+
 def type_code(token: str) -> int:
     """A stable integer code of a type token (a label below :data:`MAX_LABEL`).
 
-    Non-negative integers below :math:`2^{56}` written canonically (no leading
-    zero: :obj:`"5"`, not :obj:`"05"`) stand for themselves; any other token
-    maps to a 56-bit BLAKE2 digest with bit 56 set, the same in every file,
-    run and process (so different tokens get different codes, up to collisions
-    of the 56-bit digests).
+    Non-negative integers below :data:`TYPE_LITERALS` (:math:`2^{57}`) written
+    canonically (no leading zero: :obj:`"5"`, not :obj:`"05"`) stand for
+    themselves; any other token maps to a 56-bit BLAKE2 digest with bit 56 set,
+    the same in every file, run and process (so different tokens get different
+    codes, up to collisions of the 56-bit digests). A digest is below
+    :math:`2^{57}`, so a code written out in decimal reads back as itself (a
+    file written from codes gives the same features).
     """
     if token.isascii() and token.isdigit() and (len(token) == 1 or token[0] != "0"):
         value = int(token)
-        if value < 2**56:
+        if value < TYPE_LITERALS:
             return value
     try:  # a file's undecodable bytes come back as surrogate escapes: the same bytes, the same code
         raw = token.encode("utf-8", errors="surrogateescape")

@@ -28,6 +28,7 @@ from typing import Any, Dict, Iterable, Iterator, List, Optional, TextIO, Tuple,
 import numpy as np
 import torch
 
+from ...hashing import TYPE_LITERALS
 from ...idmap import MAX_ID_DIGITS, IdMap, canonical_int, first_appearance
 from .records import EdgeChunk, EdgeStream, MalformedLine, MalformedLineError
 
@@ -40,7 +41,7 @@ def type_code_bytes(token: bytes) -> int:
     """:func:`~kong_pyg.hashing.type_code` of a token given as bytes (its UTF-8 string's code when valid)."""
     if token.isdigit() and (len(token) == 1 or token[:1] != b"0"):  # canonical ASCII digits
         value = int(token)
-        if value < 2**56:
+        if value < TYPE_LITERALS:
             return value
     return int.from_bytes(hashlib.blake2b(token, digest_size=7).digest(), "little") | (1 << 56)
 
@@ -434,7 +435,7 @@ class StreamSpotReader:
                 act = j < ln
                 digit = a[np.where(act, s + j, 0)].astype(np.int64) - 48
                 value = np.where(act, value * 10 + digit, value)
-            keep = ~is_type[cand] | (value < 2**56)  # type_code: digits below 2^56 stand for themselves
+            keep = ~is_type[cand] | (value < TYPE_LITERALS)  # type_code: such digits stand for themselves
             out[cand[keep]] = value[keep]
             done = np.zeros(n * 6, dtype=bool)
             done[cand[keep]] = True
