@@ -88,7 +88,7 @@ def run_one(cfg):
     from kong_pyg import KongStream
 
     torch.set_num_threads(cfg["threads"])
-    kong_pyg.stream.core._PIPELINE = cfg.get("pipeline", False)
+    kong_pyg.stream.passes._PIPELINE = cfg.get("pipeline", False)
     gen = dict(num_edges=cfg["edges"], num_graphs=cfg["graphs"], nodes_per_graph=cfg["nodes"],
                chunk=cfg["chunk"], wide_ids=cfg["wide_ids"])
     base = rss_mb()

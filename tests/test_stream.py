@@ -11,7 +11,7 @@ import pytest
 import torch
 from torch_geometric.data import Batch
 
-import kong_pyg.stream.core as stream_core
+import kong_pyg.stream.passes as stream_passes
 from kong_pyg import KongSketch, KongStream, merge_streams
 from kong_pyg.cli import main as cli_main
 from kong_pyg.datasets import (
@@ -268,8 +268,8 @@ def test_chunking_and_sub_chunks_do_not_matter(monkeypatch):
     states = []
     for chunk, sub, pipeline in ((1, 1 << 18, False), (90, 1 << 18, False), (90, 4, False), (13, 3, False),
                                  (90, 7, True)):  # ids of the next sub-chunk looked up in a thread
-        monkeypatch.setattr(stream_core, "_MAX_SUB", sub)
-        monkeypatch.setattr(stream_core, "_PIPELINE", pipeline)
+        monkeypatch.setattr(stream_passes, "_MAX_SUB", sub)
+        monkeypatch.setattr(stream_passes, "_PIPELINE", pipeline)
         ks = run_all_passes(raw, chunk=chunk, **cfg)
         states.append((ks.sketches(), canonical(ks)))
     for x, st in states[1:]:

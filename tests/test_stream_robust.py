@@ -175,6 +175,8 @@ def test_invalid_states_are_value_errors(checkpoint):
         "dtype": lambda s: s["config"].update(dtype="int64"),
         "unknown option": lambda s: s["config"].update(colour="red"),
         "replay": lambda s: s.update(replay={"first": "x", "current": 0}),
+        "replay without checksums": lambda s: s.update(replay={}),  # (was a KeyError)
+        "hash scheme": lambda s: s.update(hashes=3),
         "rows": lambda s: s.update(rows=torch.zeros(3)),
         "codes of a longer string": lambda s: s["arrays"]["seg_len"].fill_(2),
     }
@@ -624,3 +626,40 @@ def test_the_first_node_state_is_checked_against_memory_too(tmp_path, capsys):
     assert cli_main(argv) == 2
     err = capsys.readouterr().err
     assert "error: KongStream: the state of 2 nodes needs" in err and "a smaller --dim or --degree" in err
+
+
+@pytest.mark.parametrize("stop", [KeyboardInterrupt, MemoryError])
+def test_a_stream_stopped_inside_update_refuses_use_until_reloaded(stop, tmp_path, monkeypatch):
+    """Ctrl-C (or an error) after the ids of a chunk were numbered but before their nodes got labels left a
+    stream whose retry of the chunk gave other sketches, silently; it now refuses every use until it is
+    reset or loaded from its last checkpoint, which then gives the uninterrupted result."""
+    import random
+
+    import kong_pyg.stream.core as core
+
+    rng = random.Random(0)
+    rows = [(rng.randrange(4), 0, rng.randrange(4), 1, rng.randrange(3), 0) for _ in range(30)]
+    rows += [(4, 2, 5, 3, 0, 0)] + [(rng.randrange(6), 0, rng.randrange(4), 1, 1, 0) for _ in range(9)]
+    chunks = [[list(c) for c in zip(*rows[i:i + 10])] for i in range(0, 40, 10)]
+    want = KongStream(k=2).fit(chunks).sketches()
+    ks = KongStream(k=2)
+    for chunk in chunks[:3]:
+        ks.update(*chunk)
+    ks.save(tmp_path / "run.ckpt")
+    real = core.new_nodes
+
+    def interrupted(*args):
+        monkeypatch.setattr(core, "new_nodes", real)
+        raise stop()
+
+    monkeypatch.setattr(core, "new_nodes", interrupted)
+    with pytest.raises(stop):
+        ks.update(*chunks[3])
+    for use in (lambda: ks.update(*chunks[3]), ks.sketches, ks.state_dict, lambda: ks.save(tmp_path / "x"),
+                lambda: ks.merge(KongStream(k=2)), lambda: ks.fit(chunks)):
+        with pytest.raises(RuntimeError, match=rf"stopped inside update\(\) \({stop.__name__} after 30 edges "
+                                               r"of pass 1\): its state is incomplete; reload"):
+            use()
+    again = KongStream.load(tmp_path / "run.ckpt").update(*chunks[3])
+    assert torch.equal(again.sketches(), want)
+    assert torch.equal(ks.reset().fit(chunks).sketches(), want)  # reset() starts it over

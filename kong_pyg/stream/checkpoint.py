@@ -24,6 +24,7 @@ import hashlib
 import io
 import os
 import tempfile
+import warnings
 from typing import TYPE_CHECKING, Any, Dict, NoReturn, Optional, Sequence, Tuple, Union
 
 import torch
@@ -213,10 +214,10 @@ def check_layout(state: Any) -> None:
     if not isinstance(rows, Tensor) or rows.dim() != 2 or not rows.is_floating_point():
         _fail("'rows' must be a 2-D floating-point tensor")
     replay = state.get("replay", {"first": None, "current": None})
-    if not isinstance(replay, dict) or any(
+    if not isinstance(replay, dict) or set(replay) != {"first", "current"} or any(
             not (v is None or (isinstance(v, int) and -(1 << 63) <= v < 1 << 63))
             for v in (replay.get("first"), replay.get("current"))):
-        _fail("'replay' must hold two 64-bit checksums (or None)")
+        _fail("'replay' must hold two 64-bit checksums (or None), 'first' and 'current'")
     if not isinstance(state.get("source"), (str, type(None))):
         _fail("'source' must be a string or None")
 
@@ -340,6 +341,15 @@ def hash_scheme(state: Dict[str, Any]) -> int:
     return state["hashes"] if state["version"] >= 4 else 1
 
 
+def warn_old_scheme(ks: "KongStream", path: PathLike) -> None:
+    """Warn where a checkpoint read from :obj:`path` goes on with an earlier sketch hash scheme."""
+    if ks.hashes.version != HASH_VERSION:
+        warnings.warn(f"{os.fspath(path)} was begun under sketch hash scheme {ks.hashes.version} (kong_pyg "
+                      f"before scheme {HASH_VERSION}): the stream goes on with those hashes, so its sketches "
+                      "continue that run's, and differ from those of a new KongStream or KongSketch (remove "
+                      "the checkpoint to start again under the current scheme)", stacklevel=3)
+
+
 def check_state(ks: "KongStream", state: Any, versions: Tuple[int, ...]) -> Tensor:
     """Check a state for :obj:`ks` (its options, layout, arrays); returns its pass rows.
 
@@ -383,5 +393,5 @@ def check_state(ks: "KongStream", state: Any, versions: Tuple[int, ...]) -> Tens
 
 __all__ = ["save_checkpoint", "load_checkpoint", "remove_stale_temps", "atomic_write", "check_layout",
            "check_arrays", "check_state",
-           "hash_scheme", "saved_options", "arrays_of_pass", "replay_layout", "MAGIC",
+           "hash_scheme", "warn_old_scheme", "saved_options", "arrays_of_pass", "replay_layout", "MAGIC",
            "FORMAT"]

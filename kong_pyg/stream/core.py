@@ -1,17 +1,15 @@
 r""":class:`KongStream`: the state of a stream and its passes (see :mod:`kong_pyg.stream`)."""
 import os
-import warnings
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Dict, List, Optional, Union
 
-import numpy as np
 import torch
 from torch import Tensor
 
 from ..config import KongConfig, check_bool, check_int, resolve_config
 from ..kernels import get_kernel
 from ..kgrams import gram_lengths
-from ..sketch import HASH_VERSION, SketchHashes, SymbolHashTable
+from ..sketch import SketchHashes, SymbolHashTable
 from ..threads import torch_threads
 from ..traversals import Traversal, traversal_rule
 from .checkpoint import (
@@ -21,23 +19,30 @@ from .checkpoint import (
     replay_layout,
     save_checkpoint,
     saved_options,
+    warn_old_scheme,
 )
 from .counts import GramCounts
 from .ids import Columns, Found, StreamIds
 from .options import STREAM_DEFAULTS, node_sketches, replays, stream_config
 from .output import final_sketches
-from .passes import Sink, close_pass, count_neighbors, first_pass_chunk, incidences, later_pass_chunk
+from .passes import (
+    Sink,
+    close_pass,
+    count_neighbors,
+    first_pass_chunk,
+    incidences,
+    later_pass_chunk,
+    new_nodes,
+    read_chunk,
+)
 from .replay import to_signed, to_unsigned
 from .sources import fit_source
 from .state import COUNT_DTYPE, INDEX_DTYPE, NodeState, grow_rows
 
-_MAX_SUB = 1 << 18  # edges per internal sub-chunk
-_PIPELINE = False  # look up the ids of the next sub-chunk in a second thread (see docs/results/stream.md)
 # 4: the hash scheme ('hashes'; earlier states are scheme 1); 3: linear h = 2 without node sketches;
 # 2: replay checksums, fingerprint; 1-3 still load, and go on with the hashes they began with
 _STATE_VERSION = 4
 _READS = (1, 2, 3, _STATE_VERSION)
-_MASK = (1 << 64) - 1
 _DTYPES = ("float64", "float32")
 
 class KongStream:
@@ -190,6 +195,7 @@ class KongStream:
 
     def reset(self) -> "KongStream":
         """Forget everything seen (keeps the configuration)."""
+        self._broken: Optional[str] = None  # why the state is incomplete (see update)
         self._ids = StreamIds()
         self._set_table(SymbolHashTable(self.hashes, self.dtype))
         self._nodes = NodeState(self.k)
@@ -239,6 +245,11 @@ class KongStream:
     def graph_ids(self) -> List[Any]:
         """The graph ids (integers or strings), in row order of :meth:`sketches`."""
         return self._ids.graph_ids()
+
+    def _usable(self) -> None:
+        if self._broken:
+            raise RuntimeError(f"this KongStream stopped inside update() ({self._broken}): its state is "
+                               "incomplete; reload the last checkpoint (KongStream.load) or reset()")
 
     def _needs_node_sketch(self, i: int) -> bool:
         """Whether pass :obj:`i` builds node sketches (else its grams go straight to graph rows)."""
@@ -311,8 +322,11 @@ class KongStream:
         (:meth:`check_replay`). Bad columns (lengths, dtypes, types) are
         rejected before any edge is consumed; should an update fail midway
         nonetheless (a later pass meeting an unknown node, too many graphs),
-        reload the last checkpoint.
+        reload the last checkpoint: a stream stopped inside :meth:`update`
+        (an error, or Ctrl-C) refuses every use until :meth:`reset` or
+        :meth:`load_state_dict`, as its state is incomplete.
         """
+        self._usable()
         with torch.no_grad(), torch_threads(self.threads, cap=False):
             cols = self._ids.columns(src, src_type, dst, dst_type, edge_type, graph, self.edge_labels)
             e = cols.src.size
@@ -321,29 +335,7 @@ class KongStream:
                     f"pass {self.pass_index} would read {self.position + e} edges but pass 1 read "
                     f"{self.num_edges}: every pass must read the same stream"
                 )
-            parts = [cols.part(lo, min(lo + _MAX_SUB, e)) for lo in range(0, e, _MAX_SUB)]
-            first_pass = self.pass_index == 1
-
-            def lookup(j: int) -> Found:
-                return self._ids.lookup(parts[j], first_pass, self.pass_index)
-
-            # ids of sub-chunk j + 1 are looked up (NumPy, GIL released) while
-            # sub-chunk j is processed (PyTorch): two cores busy, one thread each
-            pool = self._pool() if len(parts) > 1 and _PIPELINE else None
-            ahead = pool.submit(lookup, 0) if pool is not None else None
-            for j, part in enumerate(parts):
-                if pool is not None and ahead is not None:
-                    found = ahead.result()
-                    if j + 1 < len(parts):
-                        ahead = pool.submit(lookup, j + 1)
-                else:
-                    found = lookup(j)
-                if self._current is not None:
-                    self._current = (self._current + self._ids.checksum(part, self.position)) & _MASK
-                self._consume(found, part)
-                self.position += part.src.size
-                if first_pass:
-                    self.num_edges += part.src.size
+            read_chunk(self, cols)
         return self
 
     def _pool(self) -> ThreadPoolExecutor:
@@ -351,18 +343,10 @@ class KongStream:
             self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kong-stream-ids")
         return self._executor
 
-    def _new_nodes(self, found: Found, cols: Columns) -> None:
-        """Graph and label of the nodes first seen in a sub-chunk (their type on that edge)."""
-        n0, n1 = self._nodes.n, found.num_nodes
-        self._nodes.grow(n1)
-        types = np.stack([cols.src_type, cols.dst_type], axis=1).reshape(-1)[found.first]
-        self._nodes["node_graph"][n0:n1] = torch.from_numpy(found.graph[found.first // 2])
-        self._nodes["node_sym"][n0:n1] = self._table.ids(2 * types)  # node codes
-
     def _consume(self, found: Found, cols: Columns) -> None:
         self._rows_for(found.num_graphs)
         if found.first.size:
-            self._new_nodes(found, cols)
+            new_nodes(self._nodes, self._table, found, cols)
         esym = None if cols.edge_type is None else self._table.ids(2 * cols.edge_type + 1)  # edge codes
         if self.hops == 0 or found.ends.size == 0:
             return
@@ -388,6 +372,7 @@ class KongStream:
         Call it after the whole stream was read in pass :math:`i` (:meth:`fit`
         does); the next :meth:`update` calls must replay the same stream.
         """
+        self._usable()
         if self.pass_index >= self.num_passes:
             raise ValueError(f"pass {self.pass_index} is the last of {self.num_passes} "
                              f"(hops={self.hops}); there is no next pass")
@@ -439,6 +424,7 @@ class KongStream:
                 stream is :meth:`reset` afterwards, also where forming them
                 fails. (default: :obj:`False`)
         """
+        self._usable()
         if self.pass_index != self.num_passes:
             raise ValueError(
                 f"the sketches need {self.num_passes} passes (hops={self.hops}) but the stream "
@@ -462,6 +448,7 @@ class KongStream:
         :obj:`torch.load(..., weights_only=True)`); its size grows with the
         number of nodes and graphs, never with the number of edges.
         """
+        self._usable()
         self._settle()
         return {
             "version": _STATE_VERSION,
@@ -556,17 +543,8 @@ class KongStream:
             stream = cls.from_state_dict(state)
         except ValueError as err:
             raise ValueError(f"{err} (checkpoint {os.fspath(path)})") from None
-        stream._warn_old_scheme(path)
+        warn_old_scheme(stream, path)
         return stream
-
-    def _warn_old_scheme(self, path: Union[str, "os.PathLike[str]"]) -> None:
-        """Warn where a checkpoint read from :obj:`path` goes on with an earlier hash scheme."""
-        if self.hashes.version != HASH_VERSION:
-            warnings.warn(f"{os.fspath(path)} was begun under sketch hash scheme {self.hashes.version} "
-                          f"(kong_pyg before scheme {HASH_VERSION}): the stream goes on with those hashes, "
-                          "so its sketches continue that run's, and differ from those of a new KongStream or "
-                          "KongSketch (remove the checkpoint to start again under the current scheme)",
-                          stacklevel=3)
 
     # -- whole sources --------------------------------------------------------
 
@@ -607,6 +585,7 @@ class KongStream:
                 state: a checkpoint with another one is refused before any
                 reading. (default: :obj:`None`: none)
         """
+        self._usable()
         fit_source(self, source, chunk_size, checkpoint, checkpoint_every, progress, fingerprint)
         return self
 

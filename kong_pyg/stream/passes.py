@@ -18,6 +18,7 @@ strings with a weighted sink (each node's grams :math:`w_u` times).
 """
 from typing import TYPE_CHECKING, Dict, List, NamedTuple, Optional, Tuple
 
+import numpy as np
 import torch
 from torch import Tensor
 
@@ -30,6 +31,7 @@ from .state import COUNT_DTYPE, NodeState, add_rows, row_blocks
 
 if TYPE_CHECKING:  # pragma: no cover
     from .core import KongStream
+    from .ids import Columns, Found
 
 
 class Sink(NamedTuple):
@@ -507,3 +509,61 @@ def _add_level(ks: "KongStream", y: Tensor, level: int) -> None:
         state.add("acc", (ks.degree * ks.dim,), ks.dtype, 0)
     for lo, hi in row_blocks(state.n, ks.degree * ks.dim):
         state["acc"][lo:hi] += ks._table.place_rows(y[lo:hi], ks._block(level))
+
+
+#: Edges per internal sub-chunk of :func:`read_chunk`.
+_MAX_SUB = 1 << 18
+#: Look up the ids of the next sub-chunk in a second thread (off: see docs/results/stream.md).
+_PIPELINE = False
+_MASK = (1 << 64) - 1
+
+
+def new_nodes(state: NodeState, table: SymbolHashTable, found: "Found", cols: "Columns") -> None:
+    """Graph and label of the nodes first seen in a sub-chunk (their type on that edge)."""
+    n0, n1 = state.n, found.num_nodes
+    state.grow(n1)
+    types = np.stack([cols.src_type, cols.dst_type], axis=1).reshape(-1)[found.first]
+    state["node_graph"][n0:n1] = torch.from_numpy(found.graph[found.first // 2])
+    state["node_sym"][n0:n1] = table.ids(2 * types)  # node codes
+
+
+def read_chunk(ks: "KongStream", cols: "Columns") -> None:
+    """Read checked columns into :obj:`ks` in sub-chunks (the work of ``KongStream.update``).
+
+    A stop midway (an error, or Ctrl-C) once anything changed (pass 1's id
+    lookup numbers new ids) leaves ids numbered and edges read: the stream is
+    then marked broken and refuses every use until it is reset or loaded, so
+    that no retry reads a chunk twice. (A later pass refusing the first
+    sub-chunk's ids, "not seen in pass 1", has changed nothing.)
+    """
+    e = cols.src.size
+    parts = [cols.part(lo, min(lo + _MAX_SUB, e)) for lo in range(0, e, _MAX_SUB)]
+    first_pass = ks.pass_index == 1
+
+    def lookup(j: int) -> "Found":
+        return ks._ids.lookup(parts[j], first_pass, ks.pass_index)
+
+    # ids of sub-chunk j + 1 are looked up (NumPy, GIL released) while
+    # sub-chunk j is processed (PyTorch): two cores busy, one thread each
+    pool = ks._pool() if len(parts) > 1 and _PIPELINE else None
+    ahead = pool.submit(lookup, 0) if pool is not None else None
+    touched = first_pass
+    try:
+        for j, part in enumerate(parts):
+            if pool is not None and ahead is not None:
+                found = ahead.result()
+                if j + 1 < len(parts):
+                    ahead = pool.submit(lookup, j + 1)
+            else:
+                found = lookup(j)
+            touched = True
+            if ks._current is not None:
+                ks._current = (ks._current + ks._ids.checksum(part, ks.position)) & _MASK
+            ks._consume(found, part)
+            ks.position += part.src.size
+            if first_pass:
+                ks.num_edges += part.src.size
+    except BaseException as err:
+        if touched:
+            ks._broken = f"{type(err).__name__} after {ks.position:,} edges of pass {ks.pass_index}"
+        raise

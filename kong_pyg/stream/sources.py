@@ -17,7 +17,7 @@ from torch import Tensor
 
 from ..config import check_bool, check_int
 from ..progress import Progress
-from .checkpoint import load_checkpoint, remove_stale_temps
+from .checkpoint import load_checkpoint, remove_stale_temps, warn_old_scheme
 
 if TYPE_CHECKING:  # pragma: no cover
     from .core import KongStream
@@ -157,7 +157,7 @@ def _resume(ks: "KongStream", checkpoint: PathLike, fingerprint: Optional[str]) 
             ks.load_state_dict(state)
         except ValueError as err:
             raise ValueError(f"{err} (checkpoint {os.fspath(checkpoint)})") from None
-        ks._warn_old_scheme(checkpoint)
+        warn_old_scheme(ks, checkpoint)
         if fingerprint is not None and ks.source is not None and ks.source != fingerprint:
             raise ValueError(f"{os.fspath(checkpoint)}: the checkpoint was made from another source "
                              f"(fingerprint {ks.source!r}, this source {fingerprint!r}); remove the "
