@@ -389,6 +389,10 @@ def _concat(chunk, start, edge_labels, edge_order_attr) -> GraphBatch:
                 empty = like.new_zeros((0,) + tuple(like.shape[1:]))
                 values = [empty if v is None else v for v in values]
         _per_edge(values, key, start, e_counts)
+        if 0 in e_counts and any(e_counts):  # a graph without edges has no labels to hold: its (empty)
+            like = values[next(i for i, m in enumerate(e_counts) if m)]  # tensor takes the others' layout
+            empty = like.new_zeros((0,) + tuple(like.shape[1:]))
+            values = [empty if m == 0 else v for v, m in zip(values, e_counts)]
         if key == edge_order_attr:  # a sort key: a mix of dtypes would promote (int64 keys to float32)
             kinds = [v.dtype for v in values]
             if any(d != kinds[0] for d in kinds):

@@ -162,8 +162,8 @@ def labels(t, name: str, length: int) -> Tensor:
         )
     if t.size(0) != length:
         raise ValueError(f"'{name}' has {t.size(0)} rows, expected {length}")
-    if t.dim() == 2 and t.size(1) == 1:
-        t = t.view(-1)
+    if t.dim() == 2 and t.size(1) == 1 and not t.is_floating_point():
+        t = t.view(-1)  # (integer labels in a column; float ones are one-hot rows of one class, below)
     if t.is_complex():
         raise TypeError(f"'{name}' must hold integer labels (got {t.dtype})")
     if t.dim() == 2 and t.dtype in _NARROW_KERNELS:  # (one-hot rows; few kernels for these dtypes)
@@ -271,8 +271,8 @@ def check_edge_vector(t: Optional[Tensor], name: str, num_edges: int) -> Optiona
         return None
     if not isinstance(t, Tensor):
         raise TypeError(f"'{name}' must be a torch.Tensor (got {type(t).__name__})")
-    if t.dim() == 2 and t.size(1) == 1:
-        t = t.view(-1)
+    if t.dim() == 2 and t.size(1) == 1 and not t.is_floating_point():
+        t = t.view(-1)  # (integer labels in a column; float ones are one-hot rows of one class, below)
     if t.dim() != 1 or t.size(0) != num_edges:
         raise ValueError(
             f"'{name}' must have shape [{num_edges}] (one key per edge), "
@@ -378,7 +378,9 @@ def prepare_graph(
     """
     if not isinstance(x, Tensor):
         raise TypeError(f"'x' must be a torch.Tensor of node labels (got {type(x).__name__})")
-    n = x.size(0) if x.dim() > 0 else 0
+    if x.dim() == 0:
+        raise ValueError(f"'x' must have shape [num_nodes] or [num_nodes, C] (got a scalar, {x.dtype})")
+    n = x.size(0)
     if n == 0:
         raise ValueError("the graph is empty: 'x' has no rows (KONG needs at least one node)")
     if x.device.type == "meta":

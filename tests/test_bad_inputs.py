@@ -232,7 +232,7 @@ for id, args, error, match, *why in [
     ("x-none", (None, E3), TypeError, "'x' must be a torch.Tensor"),
     ("x-empty", (torch.zeros(0, dtype=torch.long), torch.zeros(2, 0, dtype=torch.long)), ValueError,
      "the graph is empty: 'x' has no rows"),
-    ("x-scalar", (torch.tensor(1), E3), ValueError, "the graph is empty"),
+    ("x-scalar", (torch.tensor(1), E3), ValueError, r"'x' must have shape \[num_nodes\] .*got a scalar"),
     ("x-float-features", (torch.rand(3, 4), E3), TypeError,
      "'x' holds floating-point values that are not one-hot"),
     ("x-float-vector", (torch.tensor([0.0, 1.0, 2.0]), E3), TypeError,

@@ -1,3 +1,4 @@
+import numpy as np
 import pytest
 import torch
 from torch_geometric.data import Data
@@ -141,3 +142,34 @@ def test_pyg_edge_index_and_index_subclasses_are_plain_edges():
         assert torch.equal(f(sub.clone()).kong_x, f(plain.clone()).kong_x)
         layer = KongSketch(k=k, dim=16)
         assert torch.equal(layer(sub.x, sub.edge_index), layer(x, raw))
+
+
+def test_one_hot_rows_of_a_single_class_are_labels():
+    """A TU data set with one node (or edge) label gives [N, 1] float ones: one-hot rows of class 0 (they were
+    flattened into floating-point labels and refused); other single-column floats are still refused."""
+    from kong_pyg import KongSketch
+    from kong_pyg.inputs import labels
+
+    assert labels(torch.ones(3, 1), "x", 3).tolist() == [0, 0, 0]
+    assert labels(torch.ones(3, 1, dtype=torch.long), "x", 3).tolist() == [1, 1, 1]  # integers: the values
+    for bad in (torch.full((3, 1), 2.0), torch.tensor([[1.0], [0.0], [1.0]])):
+        with pytest.raises(TypeError, match="not one-hot rows"):
+            labels(bad, "x", 3)
+    ei = torch.tensor([[1, 2], [0, 0]])
+    assert torch.equal(KongSketch(k=2, dim=16)(torch.ones(3, 1), ei, edge_attr=torch.ones(2, 1)),
+                       KongSketch(k=2, dim=16)(torch.zeros(3, dtype=torch.long), ei,
+                                               edge_attr=torch.zeros(2, dtype=torch.long)))
+
+
+def test_a_graph_without_edges_may_hold_an_empty_edge_attr_of_any_layout():
+    from torch_geometric.data import Data
+
+    from kong_pyg import KongVectorizer
+
+    g1 = Data(x=torch.tensor([0, 1]), edge_index=torch.tensor([[0, 1], [1, 0]]),
+              edge_attr=torch.tensor([2, 3]))
+    bare = Data(x=torch.tensor([0]), edge_index=torch.empty(2, 0, dtype=torch.long))
+    want = KongVectorizer(k=1).fit_transform([g1, bare, g1]).toarray()
+    for empty in (torch.tensor([]), torch.zeros(0, 4), torch.zeros(0, dtype=torch.long)):
+        other = Data(x=torch.tensor([0]), edge_index=torch.empty(2, 0, dtype=torch.long), edge_attr=empty)
+        np.testing.assert_array_equal(KongVectorizer(k=1).fit_transform([g1, other, g1]).toarray(), want)

@@ -247,3 +247,17 @@ def test_torchscript_is_refused_clearly_and_torch_compile_runs_it():
         with pytest.raises(TypeError, match="KongSketch cannot be compiled to TorchScript"):
             compile_it()
     assert torch.equal(torch.compile(layer)(x, ei), layer(x, ei))
+
+
+def test_flow_is_read_only_and_complex_dtypes_are_refused():
+    """Setting layer.flow after construction changed MessagePassing's flow but not the k-gram engine's
+    (features of neither flow); a complex dtype crashed inside scatter."""
+    layer = KongSketch(k=2, dim=8)
+    with pytest.raises(AttributeError, match=r"'flow' is read-only .*\(\.\.\., flow='target_to_source'\)"):
+        layer.flow = "target_to_source"
+    layer.flow = "source_to_target"  # (the same: allowed)
+    other = KongSketch(k=2, dim=8, flow="target_to_source")
+    assert other.flow == "target_to_source" == other.config.flow
+    with pytest.raises(TypeError, match="real features: it cannot be moved to torch.complex64"):
+        layer.to(torch.complex64)
+    assert layer.hashes.flip.dtype == torch.float64 and layer.double().out_dtype == torch.float64

@@ -170,8 +170,11 @@ class KongSketch(MessagePassing):
 
     def _apply(self, fn: Callable[[Tensor], Tensor], recurse: bool = True) -> "KongSketch":
         # .double(), .float(), .half() and .to(dtype) set the output dtype
-        out = super()._apply(fn, recurse)
         probe = fn(torch.zeros((), dtype=self.out_dtype))
+        if probe.is_complex():  # (before the float tables turn complex)
+            raise TypeError(f"KongSketch computes real features: it cannot be moved to {probe.dtype} (give "
+                            "the model around it a real dtype, or cast its output)")
+        out = super()._apply(fn, recurse)
         if probe.is_floating_point():
             self.out_dtype = probe.dtype
         return out
@@ -421,9 +424,23 @@ def _option(name: str) -> property:
     return property(lambda self: getattr(self.config, name), doc=f"The option :obj:`{name}` (read-only).")
 
 
-for _name in option_names():  # layer.k, layer.dim, ... read the config (flow is MessagePassing's own)
-    if _name != "flow":
-        setattr(KongSketch, _name, _option(_name))
+def _get_flow(self: KongSketch) -> str:
+    config = self.__dict__.get("config")
+    return config.flow if config is not None else self.__dict__["_flow"]
+
+
+def _set_flow(self: KongSketch, value: str) -> None:
+    config = self.__dict__.get("config")
+    if config is None:  # (MessagePassing.__init__ setting it, before the config is kept)
+        self.__dict__["_flow"] = value
+    elif value != config.flow:  # propagate() would read one flow and the k-gram engine the other
+        raise AttributeError(f"'flow' is read-only (this layer's is {config.flow!r}): build a new "
+                             f"KongSketch(..., flow={value!r})")
+
+
+for _name in option_names():  # layer.k, layer.dim, ... read the config
+    setattr(KongSketch, _name, _option(_name) if _name != "flow" else property(
+        _get_flow, _set_flow, doc="The option :obj:`flow` (read-only; MessagePassing's own)."))
 
 
 def _table_options(coef_shape: Any, shift_shape: Any) -> str:
