@@ -252,6 +252,7 @@ def order_test(
     labels: Any = None,
     edge_order_attr: Optional[str] = "edge_order",
     device: Any = None,
+    threads: Optional[int] = 1,
     **options: Any,
 ) -> OrderTestResult:
     r"""Test whether neighbor order matters for classifying these graphs (see :mod:`kong_pyg.ordertest`).
@@ -289,6 +290,9 @@ def order_test(
             solved, e.g. :obj:`"cuda"` (as in
             :func:`~kong_pyg.evaluation.harness.evaluate_features`; the
             features are computed on the CPU). (default: the CPU)
+        threads (int, optional): PyTorch threads for the features (as
+            :class:`~kong_pyg.KongVectorizer`'s; :obj:`None`: PyTorch's
+            setting). (default: :obj:`1`)
         **options: Other KONG options for every setting (see
             :class:`~kong_pyg.KongConfig`; defaults here :obj:`normalize=True`
             and :obj:`blended=True`, so the ordered settings hold the
@@ -305,6 +309,8 @@ def order_test(
     test_size = check_float("test_size", test_size, 0.0)
     if not 0 < test_size < 1:
         raise ValueError(f"'test_size' must be in (0, 1) (got {test_size})")
+    if threads is not None:
+        check_int("threads", threads, 1)
     for bad in ("order", "seed"):
         if bad in options:
             raise ValueError(f"order_test sets '{bad}' itself (it compares orders over seeds); drop it")
@@ -329,7 +335,8 @@ def order_test(
     settings = ["k1", "true", "consistent", "random", "reverse"]
     settings = [s for s in settings if (s != "consistent" or key) and (s != "reverse" or reverse)]
 
-    features, cpu = order_features(graphs, settings, k, hops, shuffles, seed, edge_order_attr, options)
+    features, cpu = order_features(graphs, settings, k, hops, shuffles, seed, edge_order_attr, options,
+                                   threads)
     parts, all_runs = _fit_scores({s: features[s] for s in settings}, y, splits, test_size, grid, inner_folds,
                                   seed, device)
     scores: Dict[str, Dict[str, List[float]]] = {}
@@ -368,6 +375,7 @@ def order_features(
     seed: int,
     edge_order_attr: Optional[str],
     options: Mapping[str, Any],
+    threads: Optional[int] = 1,
 ) -> Tuple[Dict[str, List[Any]], Dict[str, float]]:
     """The feature matrices of every setting (one per shuffle seed for the shuffled ones).
 
@@ -384,7 +392,7 @@ def order_features(
         kk, order, seeds = plan[s]
         t = time.process_time()
         features[s] = [KongVectorizer(k=kk, hops=hops, order=order, seed=sd, edge_order_attr=edge_order_attr,
-                                      **options).fit_transform(graphs) for sd in seeds]
+                                      threads=threads, **options).fit_transform(graphs) for sd in seeds]
         cpu[s] = time.process_time() - t
     return features, cpu
 

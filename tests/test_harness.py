@@ -190,3 +190,23 @@ def test_seeded_maps_paper_protocol_and_errors():
         evaluate_features({"X": X}, y, splits=sp, device="meta")
     with pytest.raises(ValueError, match="'device' must be a device string"):
         evaluate_features({"X": X}, y, splits=sp, device="gpu7")
+
+
+def test_cross_validate_takes_random_splits_with_fewer_inner_folds_on_some_splits():
+    """random_splits lowers the inner folds of a split whose training part holds few graphs of a class: the
+    inner scores are sized by the largest (an IndexError), and missing folds are NaN, never 0.0 scores."""
+    from kong_pyg.evaluation.cv import cross_validate, random_splits
+    from kong_pyg.evaluation.harness import evaluate_features
+
+    y = np.array([1] * 6 + [0] * 54)
+    X = np.random.default_rng(0).normal(size=(60, 4)) + y[:, None]
+    sp = random_splits(y, 6, test_size=0.25, inner_folds=5, seed=1)
+    counts = [len(folds) for rep in sp.inner for folds in rep]
+    assert len(set(counts)) > 1, counts
+    res = cross_validate([X], y, splits=sp, C=[0.1, 1])
+    assert res.inner.shape[-1] == max(counts)
+    for r, n in enumerate(counts):  # (one outer split per repeat)
+        assert np.isfinite(res.inner[0, :, r, 0, :n]).all() and np.isnan(res.inner[0, :, r, 0, n:]).all()
+    nested = res.protocol("nested")  # the C each outer split's own inner folds choose, as the harness's
+    scores = evaluate_features({"X": X}, y, splits=sp, Cs=[0.1, 1])["X"]
+    assert nested.accuracy_mean == pytest.approx(float(np.mean(scores.scores["accuracy"])))

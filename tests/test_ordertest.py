@@ -203,3 +203,24 @@ def test_plot_marks_a_comparison_without_spread(tmp_path, monkeypatch):
                         lambda self, text, *a, **k: notes.append(text) or original(self, text, *a, **k))
     res.plot(tmp_path / "flat.png")
     assert notes == ["no spread"] and (tmp_path / "flat.png").stat().st_size > 1000
+
+
+def test_threads_reach_the_features(monkeypatch):
+    """order_test(threads=N) (the CLI's --threads) sets the features' PyTorch threads; every KongVectorizer
+    ran with its default of one thread, whatever was asked."""
+    from kong_pyg.vectorizer import KongVectorizer
+
+    seen = []
+    real = KongVectorizer._compute
+
+    def spy(self, *args, **kwargs):
+        seen.append(torch.get_num_threads())
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(KongVectorizer, "_compute", spy)
+    ds = ProvenanceGraphs(20, strength=1.0, seed=2)
+    before = torch.get_num_threads()
+    order_features(ds, ["k1", "true"], 2, 1, 1, 5, "edge_order", {}, threads=2)
+    assert seen == [2, 2] and torch.get_num_threads() == before
+    with pytest.raises(ValueError, match="'threads' must be >= 1"):
+        kong_pyg.order_test(ds, threads=0)

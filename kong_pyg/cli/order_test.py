@@ -247,7 +247,7 @@ def run(args: argparse.Namespace) -> int:
             res = order_test(graphs, k=args.k, hops=args.hops, shuffles=args.shuffles, splits=args.splits,
                              test_size=args.test_size, C=args.C, inner_folds=args.inner_folds,
                              reverse=not args.no_reverse, seed=args.seed, labels=labels, device=args.device,
-                             **options)
+                             threads=args.threads, **options)
     finally:
         torch.set_num_threads(threads)
     res.info["data"] = about["data"]

@@ -234,7 +234,9 @@ class CVResult:
         C (list): The :math:`C` grid.
         outer (numpy.ndarray): :obj:`[S, len(C), R, F]` test accuracies.
         inner (numpy.ndarray, optional): :obj:`[S, len(C), R, F, I]` inner
-            validation accuracies.
+            validation accuracies; NaN beyond a split's own inner folds
+            (:func:`~kong_pyg.evaluation.random_splits` gives fewer where a
+            training part is small).
         feature_seconds (list): Feature time of each setting.
         cv_seconds (float): Time spent fitting.
         fits (int): SVM problems solved; :obj:`stuck`: those that hit max_iter.
@@ -299,7 +301,7 @@ class CVResult:
             raise ValueError("the nested protocol needs inner scores (inner_folds)")
         S, nC, _, F = self.outer.shape
         R = self.inner.shape[2]  # nested may use fewer repeats than the paper protocol
-        inner = self.inner.mean(axis=4).reshape(S * nC, R, F)
+        inner = np.nanmean(self.inner, axis=4).reshape(S * nC, R, F)  # (NaN: folds a split does not have)
         pick = np.argmax(inner, axis=0)  # [R, F]
         s_idx, c_idx = np.divmod(pick, nC)
         r_idx, f_idx = np.meshgrid(np.arange(R), np.arange(F), indexing="ij")
@@ -544,10 +546,11 @@ def cross_validate(
                          f"{len(names)}: {[type(n).__name__ for n in names][:3]})")
     S, nC = len(features), len(Cs)
     R, F = len(sp.outer), len(sp.outer[0])
-    n_inner = len(sp.inner[0][0]) if nested and sp.inner else 0
+    # (random splits may have fewer inner folds where a training part is small: NaN beyond a split's own)
+    n_inner = max(len(folds) for rep in sp.inner for folds in rep) if nested and sp.inner else 0
     outer = np.zeros((S, nC, R, F))
     auc = np.full((S, nC, R, F), np.nan)
-    inner = np.zeros((S, nC, nested_repeats, F, n_inner)) if nested else None
+    inner = np.full((S, nC, nested_repeats, F, n_inner), np.nan) if nested else None
     per_setting = num_fits(y, len(jobs.keys), nC)
     own = not isinstance(progress, Progress)
     bar = progress if isinstance(progress, Progress) else Progress(S * per_setting, "CV", enabled=progress)
