@@ -210,3 +210,20 @@ def test_cross_validate_takes_random_splits_with_fewer_inner_folds_on_some_split
     nested = res.protocol("nested")  # the C each outer split's own inner folds choose, as the harness's
     scores = evaluate_features({"X": X}, y, splits=sp, Cs=[0.1, 1])["X"]
     assert nested.accuracy_mean == pytest.approx(float(np.mean(scores.scores["accuracy"])))
+
+
+def test_seeds_past_numpys_range_are_refused_up_front_with_their_name():
+    from kong_pyg.evaluation.splits import make_splits, random_splits
+
+    y = np.array([0, 1] * 10)
+    make_splits(y, 2, 2, None, 2**32 - 2)  # repeat 1 uses 2**32 - 1: the last seed NumPy takes
+    with pytest.raises(ValueError, match=r"'seed' must be at most 2\*\*32 - 2 = 4294967294 here: repeat r "
+                                         r"uses seed \+ r, for 2 repeats \(got 4294967295\)"):
+        make_splits(y, 2, 2, None, 2**32 - 1)
+    with pytest.raises(ValueError, match=r"split r uses seed \+ r, for 3 splits"):
+        random_splits(y, 3, test_size=0.3, inner_folds=2, seed=2**32 - 2)
+    with pytest.raises(ValueError, match=r"'seed' must be in \[0, 2\*\*32\)"):
+        random_splits(y, 3, test_size=0.3, seed=2**32)
+    for bad in (float("nan"), float("inf")):
+        with pytest.raises(ValueError, match="'test_size' must be a fraction in"):
+            random_splits(y, 3, test_size=bad)

@@ -515,3 +515,24 @@ def test_arrowhead_top_is_the_largest_eigenvalue(w, a, n):
         top = _arrowhead_top((ZX * ZX).sum(0), ZX.sum(0), 30.0)
         ZZ = np.hstack([ZX, np.ones((30, 1))])
         assert top == pytest.approx(np.linalg.eigvalsh(ZZ.T @ ZZ).max(), rel=1e-12)
+
+
+def test_the_liblinear_route_refuses_a_training_set_without_a_class(monkeypatch):
+    """As the exact route does (LIBLINEAR's raised "cannot reshape array of size 2100 into shape ...")."""
+    import scipy.sparse as sp
+
+    from kong_pyg.evaluation import svm
+    from kong_pyg.evaluation.cv import plan_jobs, score_jobs
+    from kong_pyg.evaluation.splits import Splits
+
+    monkeypatch.setattr(svm, "EXACT_MAX_WIDTH", 50)
+    monkeypatch.setattr(svm, "EXACT_MAX_GRAPHS", 100)
+    rng = np.random.default_rng(0)
+    n, d = 300, 200
+    X = sp.csr_matrix((np.ones(n * 3), (np.repeat(np.arange(n), 3), rng.integers(0, d, n * 3))), shape=(n, d))
+    y = np.array(["a", "b", "c"])[rng.integers(0, 3, n)]
+    train, test = np.flatnonzero(y != "c"), np.flatnonzero(y == "c")
+    for route_width in (50, 10**6):  # the LIBLINEAR route, and the exact one: one message
+        monkeypatch.setattr(svm, "EXACT_MAX_WIDTH", route_width)
+        with pytest.raises(ValueError, match="training set 0 holds no graph of class 'c'"):
+            score_jobs(X, y, plan_jobs(Splits([[(train, test)]], None), n), [1.0])

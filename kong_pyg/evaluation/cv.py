@@ -157,6 +157,7 @@ def score_jobs(features: Union[Matrix, Gram], y: np.ndarray, jobs: Jobs, Cs: Seq
     M = None
     if on_cpu and width > svm.EXACT_MAX_WIDTH and y.size > svm.EXACT_MAX_GRAPHS and liblinear.suits(features):
         check_finite(features)
+        svm.check_classes(y, jobs.train)  # (as the exact route does: LIBLINEAR fails opaquely)
         M = design_matrix(features)
         lib = liblinear.fit_liblinear_if_converging(M, y, jobs.train, Cs, progress=report)
     if lib is not None and M is not None:

@@ -81,9 +81,13 @@ def _check_class_sizes(y: np.ndarray, folds: Optional[int], inner_folds: Optiona
         )
 
 
-def _check_seed(seed: Any) -> None:
-    if check_int("seed", seed, 0) >= 2**32:
-        raise ValueError(f"'seed' must be in [0, 2**32) (got {seed})")
+def _check_seed(seed: Any, count: int = 1, what: str = "repeat") -> None:
+    """:obj:`seed` to :obj:`seed + count - 1` (one per repeat or split) all seeds NumPy takes."""
+    if check_int("seed", seed, 0) + count - 1 >= 2**32:
+        if count == 1:
+            raise ValueError(f"'seed' must be in [0, 2**32) (got {seed})")
+        raise ValueError(f"'seed' must be at most 2**32 - {count} = {2**32 - count} here: {what} r uses "
+                         f"seed + r, for {count} {what}s (got {seed})")
 
 
 def stratified_folds(y: Any, folds: int, seed: int) -> List[Split]:
@@ -151,7 +155,7 @@ def make_splits(y: np.ndarray, repeats: int, folds: int, inner_folds: Optional[i
     """
     y = class_labels(y)
     check_int("folds", folds, 2)
-    _check_seed(seed)
+    _check_seed(seed, max(check_int("repeats", repeats, 0), 1))
     _check_class_sizes(y, folds, inner_folds)
     outer: List[List[Split]] = []
     inner: Optional[List[List[List[Split]]]] = [] if inner_folds is not None else None
@@ -171,6 +175,9 @@ def check_split_sizes(y: np.ndarray, test_size: Optional[float], train_size: Opt
     :math:`\lceil t n \rceil` test graphs). Other forms (a :obj:`train_size`, an absolute size) are
     left to scikit-learn's own checks.
     """
+    for name, size in (("test_size", test_size), ("train_size", train_size)):
+        if isinstance(size, float) and not math.isfinite(size):
+            raise ValueError(f"'{name}' must be a fraction in (0, 1) or a number of graphs (got {size})")
     if train_size is not None or not isinstance(test_size, float) or not 0 < test_size < 1:
         return
     n, classes = len(y), int(np.unique(y).size)
@@ -210,6 +217,7 @@ def random_splits(y: np.ndarray, n_splits: int, *, test_size: Optional[float] = 
 
     y = class_labels(y)
     check_int("n_splits", n_splits, 1)
+    _check_seed(seed, n_splits if inner_folds is not None else 1, "split")
     _check_class_sizes(y, None, None)
     check_split_sizes(y, test_size, train_size)
     splitter = StratifiedShuffleSplit(n_splits, test_size=test_size, train_size=train_size, random_state=seed)
