@@ -675,6 +675,10 @@ for id, call, error, match in [
      "T_graph_indicator.txt, line 4: graph id 3 follows 1"),
     ("edge-across-graphs", tu(A="1,2\n3,4\n"), ValueError,
      "T_A.txt, line 2: edge 3, 4 joins graph 1 and graph 2"),
+    # coalescing summed the two one-hot labels into a row of 2s: "'edge_attr' holds ... not one-hot rows"
+    ("edge-repeated-with-labels",
+     tu(A="1,2\n2,3\n3,1\n4,5\n5,6\n6,4\n2,3\n", edge_labels="0\n1\n0\n0\n1\n0\n1\n"), ValueError,
+     "T_A.txt, line 7: edge 2, 3 is listed again \\(first on line 2\\); with edge labels .*remove one"),
 ]:
     case(f"load-tu-{id}", call, error, match)
 

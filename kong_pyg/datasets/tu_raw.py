@@ -165,6 +165,21 @@ def _edges(files: Files, ind: np.ndarray) -> np.ndarray:
     return a
 
 
+def _no_repeated_edges(files: Files, a: np.ndarray, num_nodes: int) -> None:
+    """With edge labels, every edge once (coalescing adds a repeated edge's one-hot labels into 2s)."""
+    key = a[:, 0] * (num_nodes + 1) + a[:, 1]
+    key = np.where(a[:, 0] == a[:, 1], -1 - np.arange(len(a)), key)  # (self-loops are dropped anyway)
+    order = np.argsort(key, kind="stable")
+    again = np.flatnonzero(np.diff(key[order]) == 0)
+    if again.size:
+        first, row = int(order[again[0]]), int(order[again[0] + 1])
+        where, content = files["A"]
+        raise _bad_line(where, content, row,
+                        f"edge {a[row, 0]}, {a[row, 1]} is listed again (first on line "
+                        f"{_line_of(content.decode('utf-8'), first)}); with edge labels "
+                        f"({files['edge_labels'][0]}) a repeated edge would hold two labels: remove one line")
+
+
 def _one_hot_columns(files: Files, part: str, table: np.ndarray) -> Tensor:
     """PyG's labels: the column shifted to start at 0, one-hot.
 
@@ -225,6 +240,7 @@ def parse_tu(name: str, files: Files) -> Tuple[Dict[str, Tensor], Dict[str, Tens
     if "edge_labels" in files:
         table = read_table(*files["edge_labels"])
         _check_rows(files, "edge_labels", table, a.shape[0], "edges", f", as in {files['A'][0]}")
+        _no_repeated_edges(files, a, num_nodes)
         edge_attr = _one_hot_columns(files, "edge_labels", table)
 
     edge_index = torch.from_numpy(np.ascontiguousarray(a.T - 1))
