@@ -536,3 +536,22 @@ def test_the_liblinear_route_refuses_a_training_set_without_a_class(monkeypatch)
         monkeypatch.setattr(svm, "EXACT_MAX_WIDTH", route_width)
         with pytest.raises(ValueError, match="training set 0 holds no graph of class 'c'"):
             score_jobs(X, y, plan_jobs(Splits([[(train, test)]], None), n), [1.0])
+
+
+def test_feature_columns_below_the_rank_cut_are_warned_about():
+    """Deep raw counts (1e10) beside shallow ones: the basis cannot keep the small columns, so the fit differs
+    from LinearSVC's; it used to say nothing (all problems "converged")."""
+    import warnings
+
+    from kong_pyg.evaluation.svm import design
+
+    rng = np.random.default_rng(0)
+    X = rng.random((40, 6))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        design(X)  # comparable scales: no warning
+        design(X * np.array([1, 1, 1, 1, 1, 1e5]))  # five decades: still kept
+    with pytest.warns(UserWarning, match=r"5 of the 6 feature columns are below 1e-06 of the largest in norm "
+                                         r"\(the features span .*e\+0?7 in scale\).*normalize the features"):
+        D = design(X * np.array([1, 1, 1, 1, 1, 1e7]))
+    assert D.Z.shape[1] < 7

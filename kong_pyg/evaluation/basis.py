@@ -6,6 +6,7 @@ column per graph (one more where the intercept needs a column of its own);
 :mod:`~kong_pyg.evaluation.svm` re-exports both names, and :func:`objective` (one problem's primal objective).
 """
 import math
+import warnings
 from typing import Any, NamedTuple, Optional, Tuple
 
 import numpy as np
@@ -90,6 +91,21 @@ def _arrowhead_top(w: np.ndarray, a: np.ndarray, n: float) -> float:
     return hi
 
 
+def _warn_small_columns(X: Any, rtol: float) -> None:
+    """Warn where whole feature columns lie below the rank cut (:func:`design`): the fit ignores them."""
+    import scipy.sparse as sp
+
+    sq = np.asarray(X.multiply(X).sum(axis=0) if sp.issparse(X) else (X * X).sum(axis=0)).reshape(-1)
+    top = float(sq.max()) if sq.size else 0.0
+    small = int(((sq > 0) & (sq < rtol * top)).sum())
+    if small:
+        warnings.warn(
+            f"{small} of the {sq.size} feature columns are below {math.sqrt(rtol):g} of the largest in norm "
+            f"(the features span {math.sqrt(top / float(sq[sq > 0].min())):.1e} in scale): the SVM cannot "
+            "tell them from rounding and fits without them, where LinearSVC would use them; normalize the "
+            "features (normalize=True, or a cosine kernel) or scale them to comparable sizes", stacklevel=3)
+
+
 def design(features: Any, gram: Optional[np.ndarray] = None, rtol: float = RANK_RTOL,
            given: bool = True) -> Design:
     r"""The design matrix of the SVM problems: an exact basis of the features' span.
@@ -137,6 +153,7 @@ def design(features: Any, gram: Optional[np.ndarray] = None, rtol: float = RANK_
         X: Any = features.astype(np.float64) if sp.issparse(features) else \
             np.asarray(features, dtype=np.float64)
         n, d = X.shape
+        _warn_small_columns(X, rtol)
         if d + 1 > n:
             K = X @ X.T
             return design(None, K.toarray() if sp.issparse(K) else K, rtol, given=False)
