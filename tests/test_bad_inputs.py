@@ -620,6 +620,8 @@ case("cli-stream-utf16",
 for id, y in [("list", [1, "1", 0, "0"]), ("tuple", ("a", 2)), ("objects", np.array([1, "1"], dtype=object))]:
     case(f"class-labels-mixed-{id}", lambda tmp, y=y: class_labels(y), ValueError,
          "strings mixed with other values")  # (a list merged 1 and '1' into one class)
+case("class-labels-bools-and-numbers", lambda tmp: class_labels([1, 1.0, True, 0, False, 0.0]), ValueError,
+     "booleans mixed with other values")  # (True and 1 were one class)
 case("stream-fit-chunk-of-scalars", lambda tmp: KongStream(dim=4).fit([[1, 0, 2, 0, 0, 0]]), TypeError,
      "a chunk's columns are sequences .*'src' is of type int")
 case("stream-merge-not-a-stream", lambda tmp: KongStream().merge("x"), TypeError,

@@ -663,3 +663,21 @@ def test_a_stream_stopped_inside_update_refuses_use_until_reloaded(stop, tmp_pat
     again = KongStream.load(tmp_path / "run.ckpt").update(*chunks[3])
     assert torch.equal(again.sketches(), want)
     assert torch.equal(ks.reset().fit(chunks).sketches(), want)  # reset() starts it over
+
+
+def test_fit_reads_a_reader_of_a_file_every_pass_and_names_what_it_resumes(tmp_path):
+    """A StreamSpotReader of a path is read again in every pass (it was refused as a one-shot iterator with
+    hops >= 2); fit() on a stream that read edges before names that stream, not a checkpoint."""
+    from kong_pyg.datasets import StreamSpotReader, read_streamspot, synthetic_event_stream, write_streamspot
+
+    es, _ = synthetic_event_stream(20)
+    path = tmp_path / "s.tsv"
+    write_streamspot(es, str(path))
+    read = KongStream(k=2, hops=2, dim=64).fit(StreamSpotReader(str(path), chunk_size=500)).sketches()
+    assert torch.equal(read, KongStream(k=2, hops=2, dim=64).fit(read_streamspot(str(path))[0]).sketches())
+    with open(path, "rb") as f:  # a file object is read once: the second pass finds no edges
+        with pytest.raises(ValueError, match="pass 2 read 0 edges but pass 1 read"):
+            KongStream(k=2, hops=2, dim=64).fit(StreamSpotReader(f, chunk_size=500))
+    ks = KongStream(k=2).update([1, 2], [0, 0], [2, 3], [1, 1], [0, 0], [0, 0])
+    with pytest.raises(ValueError, match=r"not the one this stream read before fit\(\): its first 2 edges"):
+        ks.fit([([5, 6], [0, 0], [7, 8], [1, 1], [0, 0], [0, 0])])

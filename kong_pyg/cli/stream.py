@@ -78,7 +78,8 @@ def register(subparsers: Any) -> None:
     options = stream_options()
     add_kong_options(kong, list(options), grid=False, defaults=options,
                      suffix={"hops": " (the input is read max(h, 1) times)"},
-                     replace={"dim": ("B", "sketch size b (a stream always sketches: no exact map)")})
+                     replace={"dim": ("B", "sketch size b (a stream always sketches: no exact map)"),
+                              "seed": ("N", "seed of the hash tables")})  # (a stream has no order=random)
     if "edge_labels" in options:  # the old flag
         kong.add_argument("--no-edge-labels", dest="edge_labels", action="store_const", const=False,
                           help=argparse.SUPPRESS)

@@ -31,11 +31,12 @@ def class_labels(y: Any) -> np.ndarray:
     :math:`2^{53}`); an :obj:`[n, 1]` column is flattened. NaN, other floats, complex numbers,
     mixed types and other shapes are refused.
     """
-    # (NumPy would make a mixed list all strings: 1 and '1' one class)
-    if isinstance(y, (list, tuple)) and any(isinstance(v, str) for v in y) and \
-            not all(isinstance(v, str) for v in y):
-        raise ValueError("'y' must be class labels of one kind (integers, strings or booleans), "
-                         "got strings mixed with other values")
+    # (NumPy would make a mixed list all strings, 1 and '1' one class, or all numbers, True and 1 one class)
+    for kind, name in ((str, "strings"), ((bool, np.bool_), "booleans")):
+        if isinstance(y, (list, tuple)) and any(isinstance(v, kind) for v in y) and \
+                not all(isinstance(v, kind) for v in y):
+            raise ValueError("'y' must be class labels of one kind (integers, strings or booleans), "
+                             f"got {name} mixed with other values")
     y = np.asarray(y)
     if y.ndim == 2 and y.shape[1] == 1:
         y = y.reshape(-1)

@@ -54,8 +54,9 @@ otherwise nodes also hold :math:`p` Count-Sketches of size :math:`b` (in
 pass, current pass, BFS levels so far): :math:`O(N p b)`, never
 :math:`O(|E|)`.
 
-**Ids.** Node and graph ids are any 64-bit integers or strings (a decimal
-string is the integer it spells); node ids are per graph. They are mapped to
+**Ids.** Node and graph ids are any 64-bit integers or strings (a canonical
+decimal string of at most 18 digits, such as ``"12"`` but not ``"012"`` or
+``"-5"``, is the integer it spells); node ids are per graph. They are mapped to
 dense indices by a vectorized hash table (:class:`~kong_pyg.idmap.IdMap`),
 in order of first appearance; graphs are numbered likewise, which is the row
 order of :meth:`KongStream.sketches` (:attr:`KongStream.graph_ids`): the

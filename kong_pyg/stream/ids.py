@@ -1,7 +1,9 @@
 r"""Ids of a stream: node, graph and type tokens to dense indices.
 
-Node and graph ids are any 64-bit integers or strings (a decimal string is
-the integer it spells); node ids are per graph. :class:`IdEncoder` turns them
+Node and graph ids are any 64-bit integers or strings (a canonical decimal
+string of at most 18 digits, such as ``"12"``, is the integer it spells;
+``"012"``, ``"+1"``, ``"-5"`` and longer digit strings stay strings, other ids
+than the integers); node ids are per graph. :class:`IdEncoder` turns them
 into ``int64`` keys below :math:`2^{41}`, and :class:`StreamIds` numbers
 graphs and (graph, node) pairs ``0, 1, ...`` in order of first appearance
 with vectorized hash tables (:class:`~kong_pyg.idmap.IdMap`).
@@ -72,8 +74,10 @@ class IdEncoder:
     """Integer or string ids to ``int64`` keys below :math:`2^{41}`, injectively.
 
     Integers in :math:`[0, 2^{40})` are their own key; other integers and
-    strings get table entries. A decimal string such as :obj:`"12"` is the
-    integer 12 (so a text file and a tensor of the same ids agree).
+    strings get table entries. A canonical decimal string of at most 18
+    digits such as :obj:`"12"` is the integer 12 (so a text file and a tensor
+    of the same ids agree); others (:obj:`"012"`, :obj:`"-5"`, 19 digits or
+    more) are strings (:func:`~kong_pyg.idmap.canonical_int`).
     """
 
     def __init__(self) -> None:

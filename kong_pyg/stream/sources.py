@@ -10,7 +10,7 @@ from the last one, skipping the edges its pass had read after checking that
 they are the edges the checkpoint read (:mod:`~kong_pyg.stream.replay`).
 """
 import os
-from typing import TYPE_CHECKING, Any, Callable, Iterable, List, Optional, Tuple, Union
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, List, Optional, Tuple, Union
 
 import numpy as np
 from torch import Tensor
@@ -91,6 +91,9 @@ def chunk_source(source: Any, chunk_size: int, passes: int) -> Callable[[], Iter
         if _one_chunk(source):  # (src, src_type, dst, dst_type, edge_type[, graph]): columns, not chunks
             return lambda: [source]
         return lambda: source
+    if isinstance(source, Iterable) and not isinstance(source, Iterator):
+        return lambda: source  # (a re-iterable such as a StreamSpotReader of a file: each pass iterates it
+        # again, and the replay checks refuse a pass that reads other edges)
     if isinstance(source, Iterable):
         if passes > 1:
             raise ValueError(f"hops={passes} reads the stream {passes} times: pass a re-iterable "
@@ -117,8 +120,11 @@ def _skipped(ks: "KongStream", cols: Chunk, take: int, at: int) -> int:
 
 
 def _read_pass(ks: "KongStream", chunks: Iterable[Any], bar: Progress, checkpoint: Optional[PathLike],
-               checkpoint_every: int) -> None:
-    """Read one pass's chunks, skipping (and checking) the :attr:`KongStream.position` edges already read."""
+               checkpoint_every: int, origin: str = "the checkpoint") -> None:
+    """Read one pass's chunks, skipping (and checking) the :attr:`KongStream.position` edges already read.
+
+    :obj:`origin` names what read them, for messages.
+    """
     skip, done, at, seen = ks.position, 0, 0, 0
     expected = ks._current  # the checksum of the edges the checkpoint read in this pass (None: unknown)
     for chunk in chunks:
@@ -131,8 +137,9 @@ def _read_pass(ks: "KongStream", chunks: Iterable[Any], bar: Progress, checkpoin
             bar.update(take)
             if skip == 0 and expected is not None and seen != expected:
                 raise ValueError(
-                    f"the source is not the one the checkpoint was made from: its first {at} edges of "
-                    f"pass {ks.pass_index} differ from those the checkpoint read (another checksum)"
+                    f"the source is not the one {origin} "
+                    f"{'was made from' if origin == 'the checkpoint' else 'read before fit()'}: its first "
+                    f"{at} edges of pass {ks.pass_index} differ from those {origin} read (another checksum)"
                 )
             if take == e:
                 continue
@@ -144,8 +151,8 @@ def _read_pass(ks: "KongStream", chunks: Iterable[Any], bar: Progress, checkpoin
         if checkpoint is not None and done % checkpoint_every == 0:
             ks.save(checkpoint)
     if skip:
-        raise ValueError(f"the source has fewer edges than the checkpoint's position "
-                         f"({ks.position}) in pass {ks.pass_index}")
+        raise ValueError(f"the source has fewer edges than {origin} read ({ks.position}) in pass "
+                         f"{ks.pass_index}")
 
 
 def _resume(ks: "KongStream", checkpoint: PathLike, fingerprint: Optional[str]) -> None:
@@ -173,6 +180,9 @@ def fit_source(ks: "KongStream", source: Any, chunk_size: int, checkpoint: Optio
     if fingerprint is not None and not isinstance(fingerprint, str):
         raise TypeError(f"'fingerprint' must be a string or None (got {type(fingerprint).__name__})")
     fresh = chunk_source(source, chunk_size, ks.num_passes)
+    origin = "this stream" if ks.position or ks.pass_index > 1 else "the checkpoint"
+    if checkpoint is not None and os.path.exists(checkpoint):
+        origin = "the checkpoint"
     if checkpoint is not None:
         _resume(ks, checkpoint, fingerprint)
     if fingerprint is not None:
@@ -181,7 +191,7 @@ def fit_source(ks: "KongStream", source: Any, chunk_size: int, checkpoint: Optio
                    enabled=progress, unit_scale=True)
     try:
         while True:
-            _read_pass(ks, fresh(), bar, checkpoint, checkpoint_every)
+            _read_pass(ks, fresh(), bar, checkpoint, checkpoint_every, origin)
             if ks.pass_index == ks.num_passes:
                 break
             ks.end_pass()
