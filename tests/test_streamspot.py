@@ -264,3 +264,19 @@ def test_ids_are_exact_bytes_in_the_cli_output(tmp_path, capsys):
     capsys.readouterr()
     assert (tmp_path / "f.ids.txt").read_bytes() == b"g\xff\ng\xfe\n\xc3\xbc\n"
     assert np.load(tmp_path / "f.npy").shape == (3, 16)
+
+
+def test_labels_of_graphs_not_in_the_stream_are_warned_about():
+    stream, y = synthetic_event_stream(4, seed=3)
+    import warnings
+
+    labels = {d.graph_id: int(v) for d, v in zip(stream_to_graphs(stream, y), y)}
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        stream_to_graphs(stream, labels)
+    labels["not-there"] = 1  # (a typo, or another stream's labels file)
+    with pytest.warns(UserWarning, match=r"'labels' names 1 graph\(s\) that are not in the stream, e.g. "
+                                         r"\['not-there'\]"):
+        graphs = stream_to_graphs(stream, labels)
+    assert [int(d.y) for d in graphs] == [int(v) for v in y]

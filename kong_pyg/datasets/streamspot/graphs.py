@@ -1,6 +1,7 @@
 r"""One ordered PyG graph per graph id of a StreamSpot edge stream, and graph labels."""
 import numbers
 import os
+import warnings
 from typing import Any, Callable, Dict, Iterable, List, Optional, TextIO, Union
 
 import numpy as np
@@ -158,6 +159,11 @@ def _graph_labels(labels: Any, graph_ids: List[Any]) -> Optional[Tensor]:
         if missing:
             raise ValueError(f"'labels' has no label for graph(s) {missing[:5]} ({len(missing)} of "
                              f"{len(graph_ids)})")
+        if len(labels) > len(graph_ids):  # (a shard of the stream may hold fewer graphs: not an error)
+            present = set(graph_ids)
+            extra = [g for g in labels if g not in present]
+            warnings.warn(f"'labels' names {len(extra)} graph(s) that are not in the stream, e.g. "
+                          f"{extra[:3]} (their labels are not used)", stacklevel=3)
         labels = [labels[g] for g in graph_ids]
     if isinstance(labels, (str, bytes)) or not isinstance(labels, (Tensor, list, tuple, np.ndarray)):
         raise TypeError(f"'labels' must be a tensor, an array, a sequence or a dict of graph labels "
