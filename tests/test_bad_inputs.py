@@ -1562,13 +1562,16 @@ def test_a_gram_matrix_must_be_symmetric_and_positive_semi_definite():
 def test_cross_validation_refuses_splits_and_settings_that_do_not_fit():
     from kong_pyg import cross_validate
     from kong_pyg.evaluation.cv import Setting
-    from kong_pyg.evaluation.splits import make_splits
+    from kong_pyg.evaluation.splits import Splits, make_splits
 
     rng = np.random.default_rng(0)
     X, y = rng.normal(size=(40, 5)), np.array([0, 1] * 20)
     # (each was an IndexError or AttributeError from deep inside)
     with pytest.raises(ValueError, match="'splits' split \\(0, 0, None\\) holds indices outside \\[0, 20\\)"):
         cross_validate([X[:20]], y[:20], splits=make_splits(y, 2, 3, None, 0), nested=False)
+    with pytest.raises(ValueError, match=r"'splits' split \(0, 0, None\) tests no graph"):  # (NaN accuracy)
+        no_test = Splits([[(np.arange(40), np.array([], dtype=int))]], None)
+        cross_validate([X], y, splits=no_test, nested=False)
     with pytest.raises(ValueError, match="'splits' holds no split"):
         cross_validate([X], y, splits=make_splits(y, 0, 3, None, 0), nested=False)
     for settings in ([Setting("a", ())], ["a"]):

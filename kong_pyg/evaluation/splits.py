@@ -285,6 +285,8 @@ def plan_jobs(splits: Splits, n: int) -> Jobs:
         elif part.size and (int(part.min()) < 0 or int(part.max()) >= n):
             raise ValueError(f"'splits' split {key} holds indices outside [0, {n}) for {n} graphs (made for "
                              "other data?)")
+        if j >= len(keys) and not (part.any() if part.dtype.kind == "b" else part.size):
+            raise ValueError(f"'splits' split {key} tests no graph (its accuracy would be NaN)")
     masks = np.zeros((len(keys), n), dtype=bool)
     for j, train in enumerate(trains):
         masks[j, train] = True
