@@ -271,8 +271,8 @@ def check_edge_vector(t: Optional[Tensor], name: str, num_edges: int) -> Optiona
         return None
     if not isinstance(t, Tensor):
         raise TypeError(f"'{name}' must be a torch.Tensor (got {type(t).__name__})")
-    if t.dim() == 2 and t.size(1) == 1 and not t.is_floating_point():
-        t = t.view(-1)  # (integer labels in a column; float ones are one-hot rows of one class, below)
+    if t.dim() == 2 and t.size(1) == 1:  # (a column of keys, of any dtype)
+        t = t.view(-1)
     if t.dim() != 1 or t.size(0) != num_edges:
         raise ValueError(
             f"'{name}' must have shape [{num_edges}] (one key per edge), "

@@ -62,7 +62,7 @@ class SketchHashes(torch.nn.Module):
                  version: int = HASH_VERSION):
         super().__init__()
         self.dim, self.degree, self.seed = dim, degree, seed
-        self._version = _check_scheme(version, "'version'")
+        self._scheme = _check_scheme(version, "'version'")
         self.register_buffer("coef", torch.zeros(2 * degree, 2 + 2 * max_length, dtype=torch.long))
         self.register_buffer("shift", torch.zeros(degree, levels, dtype=torch.long))
         self.register_buffer("flip", torch.ones(degree, levels, dtype=torch.float64))
@@ -94,19 +94,21 @@ class SketchHashes(torch.nn.Module):
     def version(self) -> int:
         """The hash scheme (see :data:`HASH_VERSION`).
 
-        Setting it changes how :meth:`hash` hashes; :meth:`reset_parameters` then draws that scheme's tables.
+        Setting it redraws the tables from the seed under that scheme (nothing is learned: the tables
+        are a function of the seed, the sizes and the scheme).
         """
-        return self._version
+        return self._scheme
 
     @version.setter
     def version(self, value: int) -> None:
-        self._version = _check_scheme(value, "'version'")
+        self._scheme = _check_scheme(value, "'version'")
         self.scheme.fill_(value)
+        self.reset_parameters()
 
     def __setstate__(self, state: dict) -> None:
         super().__setstate__(state)
-        if "_version" not in state:  # pickled before the option: the scheme it was made with
-            self._version = 1
+        if "_scheme" not in state:  # pickled before the option: the scheme it was made with
+            self._scheme = 1
             self.register_buffer("scheme", torch.tensor(1, device=self.coef.device))
 
     def _load_from_state_dict(self, state_dict: Any, prefix: str, *args: Any) -> None:
@@ -118,7 +120,7 @@ class SketchHashes(torch.nn.Module):
         if isinstance(scheme, Tensor) and scheme.numel() == 1:
             _check_scheme(int(scheme), "the state dict's hash scheme")
         super()._load_from_state_dict(state_dict, prefix, *args)
-        self._version = int(self.scheme)
+        self._scheme = int(self.scheme)
 
     def const_token(self) -> tuple:
         """Bucket and sign of the polynomial kernel's constant coordinate."""
@@ -389,4 +391,5 @@ class SymbolHashTable:
         buf.view(-1).index_add_(0, idx.view(-1), val.view(-1).to(buf.dtype))
 
 
-__all__ = ["SketchHashes", "SymbolHashTable", "P", "place", "shift_level", "tensor_sketch"]
+__all__ = ["SketchHashes", "SymbolHashTable", "HASH_VERSION", "P", "distinct_shifts", "place", "shift_level",
+           "tensor_sketch"]

@@ -45,6 +45,10 @@ def test_level_shifts_are_distinct_from_scheme_2():
         for dim, levels in ((4, 4), (16, 3), (64, 3), (128, 5)):
             shift = SketchHashes(dim, 2, 2, levels, seed=seed).shift
             assert all(len(set(row)) == levels for row in shift.tolist()), (seed, dim)
+    switched = SketchHashes(64, 1, 3, 3, seed=0)
+    switched.version = 1  # (redraws the tables: scheme 1's, no mix of the two)
+    assert all(torch.equal(getattr(switched, n), getattr(SketchHashes(64, 1, 3, 3, seed=0, version=1), n))
+               for n in ("coef", "shift", "flip", "scheme"))
     more = SketchHashes(2, 1, 2, 5, seed=0).shift[0].tolist()  # more levels than buckets: rounds of distinct
     assert sorted(more[:2]) == [0, 1] and sorted(more[2:4]) == [0, 1]
 
@@ -117,3 +121,28 @@ def test_a_state_dict_saved_before_hash_schemes_gives_its_features(seed, cfg, ex
     assert not torch.allclose(fresh.readout(x, edge_index)[0], layer.readout(x, edge_index)[0])
     fresh.load_state_dict(layer.state_dict())  # the scheme travels with the state
     assert fresh.hashes.version == 1
+
+
+def test_a_layer_and_a_vectorizer_pickled_by_kong_pyg_0_1_keep_their_features():
+    """tests/data/pickled_v0_1.pkl holds a KongSketch and a fitted sketching KongVectorizer pickled by the
+    code before hash scheme 2 (commit 4f68140), with their outputs on Figure 1: unpickled now, they are
+    scheme 1 and give those outputs; new ones use scheme 2."""
+    import os
+    import pickle
+
+    from torch_geometric.data import Data
+
+    from kong_pyg import KongVectorizer
+
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "pickled_v0_1.pkl")
+    with open(path, "rb") as f:
+        saved = pickle.load(f)  # (our own test data)
+    ei, names = figure1()
+    x, edge_index = torch.tensor([ord(c) - ord("A") for c in names]), torch.tensor(ei).t()
+    layer, vec = pickle.loads(saved["layer"]), pickle.loads(saved["vectorizer"])
+    assert layer.hashes.version == 1 and int(layer.state_dict()["hashes.scheme"]) == 1
+    assert layer.readout(x, edge_index)[0].tolist() == saved["layer_out"] == SCHEME_1[0][2]
+    graph = [Data(x=x, edge_index=edge_index)]
+    assert vec.transform(graph)[0].tolist() == saved["vectorizer_out"]
+    fresh = KongVectorizer(k=2, hops=2, dim=16, seed=0, edge_labels=False).fit(graph)
+    assert fresh.transform(graph)[0].tolist() != saved["vectorizer_out"]

@@ -173,3 +173,12 @@ def test_a_graph_without_edges_may_hold_an_empty_edge_attr_of_any_layout():
     for empty in (torch.tensor([]), torch.zeros(0, 4), torch.zeros(0, dtype=torch.long)):
         other = Data(x=torch.tensor([0]), edge_index=torch.empty(2, 0, dtype=torch.long), edge_attr=empty)
         np.testing.assert_array_equal(KongVectorizer(k=1).fit_transform([g1, other, g1]).toarray(), want)
+
+
+def test_a_column_of_float_sort_keys_is_a_key_per_edge():
+    from kong_pyg import KongSketch
+
+    x, ei = torch.tensor([0, 1, 2, 0]), torch.tensor([[1, 2, 3], [0, 0, 0]])
+    key = torch.tensor([0.3, 0.1, 0.2])
+    layer = KongSketch(k=2, dim=32)
+    assert torch.equal(layer(x, ei, edge_order=key.view(-1, 1)), layer(x, ei, edge_order=key))

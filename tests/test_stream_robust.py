@@ -656,7 +656,8 @@ def test_a_stream_stopped_inside_update_refuses_use_until_reloaded(stop, tmp_pat
     with pytest.raises(stop):
         ks.update(*chunks[3])
     for use in (lambda: ks.update(*chunks[3]), ks.sketches, ks.state_dict, lambda: ks.save(tmp_path / "x"),
-                lambda: ks.merge(KongStream(k=2)), lambda: ks.fit(chunks)):
+                lambda: ks.merge(KongStream(k=2)), lambda: KongStream(k=2).merge(ks), ks.check_replay,
+                lambda: ks.fit(chunks)):
         with pytest.raises(RuntimeError, match=rf"stopped inside update\(\) \({stop.__name__} after 30 edges "
                                                r"of pass 1\): its state is incomplete; reload"):
             use()

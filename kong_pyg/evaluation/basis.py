@@ -95,7 +95,7 @@ def _warn_small_columns(X: Any, rtol: float) -> None:
     """Warn where whole feature columns lie below the rank cut (:func:`design`): the fit ignores them."""
     import scipy.sparse as sp
 
-    sq = np.asarray(X.multiply(X).sum(axis=0) if sp.issparse(X) else (X * X).sum(axis=0)).reshape(-1)
+    sq = np.asarray(X.multiply(X).sum(axis=0) if sp.issparse(X) else np.einsum("ij,ij->j", X, X)).reshape(-1)
     top = float(sq.max()) if sq.size else 0.0
     small = int(((sq > 0) & (sq < rtol * top)).sum())
     if small:

@@ -13,7 +13,7 @@ from ..inputs import PreparedGraph, check_batch
 from ..kernels import get_kernel
 from ..kgrams import Occurrences
 from ..memory import check_allocation
-from ..sketch import HASH_VERSION, SketchHashes
+from ..sketch import SketchHashes
 
 #: KongSketch's keyword defaults: KongConfig's, with a sketch size (the layer always sketches).
 _DEFAULTS = {**option_defaults(), "dim": 1024}
@@ -453,6 +453,7 @@ def _check_table_shapes(module: torch.nn.Module, state_dict: Any, prefix: str, *
     """Refuse, before anything is copied, a state dict whose hash tables have another shape."""
     hashes = module.hashes
     assert isinstance(hashes, SketchHashes)
+    module.__dict__["_scheme_before_load"] = hashes.version  # (restored where the loaded tables are refused)
     coef, shift = state_dict.get(prefix + "hashes.coef"), state_dict.get(prefix + "hashes.shift")
     if not isinstance(coef, Tensor) or not isinstance(shift, Tensor) or coef.dim() != 2 or shift.dim() != 2:
         return  # (missing or odd entries: PyTorch's own checks report them)
@@ -464,26 +465,21 @@ def _check_table_shapes(module: torch.nn.Module, state_dict: Any, prefix: str, *
 
 
 def _check_loaded_tables(module: torch.nn.Module, incompatible: Any) -> None:
-    """Refuse a state dict whose hash tables were drawn with another seed or sketch size."""
+    """Refuse a state dict whose hash tables were drawn with another seed or sketch size.
+
+    A state dict saved before the hash scheme was recorded loads as scheme 1
+    (:class:`~kong_pyg.sketch.SketchHashes`): the layer then gives the
+    features it gave when the state was saved. A refused state leaves the
+    layer as it was, scheme included.
+    """
     hashes = module.hashes
     assert isinstance(hashes, SketchHashes)
-    def drawn(version: int) -> bool:
-        fresh = SketchHashes(hashes.dim, hashes.degree, hashes.coef.size(1) // 2 - 1, hashes.shift.size(1),
-                             hashes.seed, version=version).to(hashes.coef.device)
-        return all(torch.equal(getattr(fresh, n).to(getattr(hashes, n).dtype), getattr(hashes, n))
-                   for n in ("coef", "shift", "flip"))
-
-    if not drawn(hashes.version):
-        other = 1 if hashes.version != 1 else HASH_VERSION
-        older = drawn(other)
-        hashes.reset_parameters()
-        if older:
-            raise ValueError(
-                f"the state dict's hash tables are those of this layer's seed and dim under hash scheme "
-                f"{other}, this layer's is {hashes.version} (scheme 1: kong_pyg before scrambled hashes); "
-                "its features would differ from the ones the state was saved with. KONG layers learn "
-                "nothing: build the layer anew and recompute the features (the tables were left as this "
-                "layer's own)")
+    fresh = SketchHashes(hashes.dim, hashes.degree, hashes.coef.size(1) // 2 - 1, hashes.shift.size(1),
+                         hashes.seed, version=hashes.version).to(hashes.coef.device)
+    same = all(torch.equal(getattr(fresh, n).to(getattr(hashes, n).dtype), getattr(hashes, n))
+               for n in ("coef", "shift", "flip"))
+    if not same:
+        hashes.version = module.__dict__.get("_scheme_before_load", hashes.version)  # (redraws the tables)
         raise ValueError(
             f"the state dict's hash tables were not drawn with this layer's seed={hashes.seed} and "
             f"dim={hashes.dim}; build the layer with the options it was saved with (the tables "

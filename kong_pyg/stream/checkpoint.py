@@ -150,10 +150,10 @@ def load_checkpoint(path: PathLike) -> Dict[str, Any]:
         raise ValueError(f"{name}: not a KongStream checkpoint (a torch.save file of a dict without a "
                          "KongStream state version)")
     if not data.startswith(MAGIC) and state.get("version") != 1:
-        # format 1 has no checksum, and only states of version 1 were ever written in it
-        raise ValueError(f"{name}: a bare torch.save file of a KongStream state of version "
-                         f"{state.get('version')!r}: only version-1 states were saved so; KongStream.save "
-                         "writes checkpoints with a checksum (save the state with it)")
+        # (KongStream.save wrote format 1 for version-1 states only; later ones saved so are the user's)
+        warnings.warn(f"{name} is a bare torch.save file of a KongStream state: no checksum guards it, so "
+                      "damage to it would go unnoticed; KongStream.save writes checkpoints with one",
+                      stacklevel=3)
     return state
 
 

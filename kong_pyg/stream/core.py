@@ -9,7 +9,7 @@ from torch import Tensor
 from ..config import KongConfig, check_bool, check_int, resolve_config
 from ..kernels import get_kernel
 from ..kgrams import gram_lengths
-from ..sketch import SketchHashes, SymbolHashTable
+from ..sketch import HASH_VERSION, SketchHashes, SymbolHashTable
 from ..threads import torch_threads
 from ..traversals import Traversal, traversal_rule
 from .checkpoint import (
@@ -191,7 +191,8 @@ class KongStream:
 
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self._saved_config().items())
-        return f"{self.__class__.__name__}({args})"
+        old = "" if self.hashes.version == HASH_VERSION else f", [hash scheme {self.hashes.version}]"
+        return f"{self.__class__.__name__}({args}{old})"
 
     def reset(self) -> "KongStream":
         """Forget everything seen (keeps the configuration)."""
@@ -395,6 +396,7 @@ class KongStream:
                 :mod:`~kong_pyg.stream.replay`). States of version 1 carry no
                 checksum: only the count is checked.
         """
+        self._usable()
         i = self.pass_index
         if i == 1:
             return
@@ -595,6 +597,7 @@ class KongStream:
 
         Reads nothing into the stream (only unseen ids are numbered in its id tables).
         """
+        self._usable()
         check_int("offset", offset, 0)
         cols = self._ids.columns(src, src_type, dst, dst_type, edge_type, graph, self.edge_labels)
         return self._ids.checksum(cols, offset)

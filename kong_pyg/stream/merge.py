@@ -111,6 +111,8 @@ def merge_streams(a: KongStream, b: KongStream) -> KongStream:
 
 
 def _check_mergeable(a: KongStream, b: KongStream) -> None:
+    a._usable()
+    b._usable()
     if a._replay != b._replay:
         raise ValueError("cannot merge a state that replays pass 1 in its last pass with one that keeps node "
                          "sketches (written by an earlier version): finish the run of the earlier state on "
