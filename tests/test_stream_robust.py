@@ -635,7 +635,7 @@ def test_a_stream_stopped_inside_update_refuses_use_until_reloaded(stop, tmp_pat
     reset or loaded from its last checkpoint, which then gives the uninterrupted result."""
     import random
 
-    import kong_pyg.stream.core as core
+    import kong_pyg.stream.passes as passes
 
     rng = random.Random(0)
     rows = [(rng.randrange(4), 0, rng.randrange(4), 1, rng.randrange(3), 0) for _ in range(30)]
@@ -646,13 +646,13 @@ def test_a_stream_stopped_inside_update_refuses_use_until_reloaded(stop, tmp_pat
     for chunk in chunks[:3]:
         ks.update(*chunk)
     ks.save(tmp_path / "run.ckpt")
-    real = core.new_nodes
+    real = passes.new_nodes
 
     def interrupted(*args):
-        monkeypatch.setattr(core, "new_nodes", real)
+        monkeypatch.setattr(passes, "new_nodes", real)
         raise stop()
 
-    monkeypatch.setattr(core, "new_nodes", interrupted)
+    monkeypatch.setattr(passes, "new_nodes", interrupted)
     with pytest.raises(stop):
         ks.update(*chunks[3])
     for use in (lambda: ks.update(*chunks[3]), ks.sketches, ks.state_dict, lambda: ks.save(tmp_path / "x"),

@@ -12,29 +12,12 @@ from ..kgrams import gram_lengths
 from ..sketch import HASH_VERSION, SketchHashes, SymbolHashTable
 from ..threads import torch_threads
 from ..traversals import Traversal, traversal_rule
-from .checkpoint import (
-    check_state,
-    hash_scheme,
-    load_checkpoint,
-    replay_layout,
-    save_checkpoint,
-    saved_options,
-    warn_old_scheme,
-)
+from . import checkpoint as ckpt
+from . import passes
 from .counts import GramCounts
 from .ids import Columns, Found, StreamIds
 from .options import STREAM_DEFAULTS, node_sketches, replays, stream_config
 from .output import final_sketches
-from .passes import (
-    Sink,
-    close_pass,
-    count_neighbors,
-    first_pass_chunk,
-    incidences,
-    later_pass_chunk,
-    new_nodes,
-    read_chunk,
-)
 from .replay import to_signed, to_unsigned
 from .sources import fit_source
 from .state import COUNT_DTYPE, INDEX_DTYPE, NodeState, grow_rows
@@ -260,20 +243,21 @@ class KongStream:
         """The level shift of level :obj:`level`'s block (None where levels are not shifted)."""
         return level if self.traversal_rule.shifted() else None
 
-    def _sink(self) -> Optional[Sink]:
+    def _sink(self) -> Optional[passes.Sink]:
         """Where the grams of the current pass go (call after the arrays grew; None: nowhere)."""
         i = self.pass_index
         if self._needs_node_sketch(i):  # node sketches are level-free
-            return Sink(self._table, self._nodes["Y"], None, None)
+            return passes.Sink(self._table, self._nodes["Y"], None, None)
         if i not in self.traversal_rule.blocks(self.hops):  # WL's pass 1, replayed by the last pass
             return None
-        return Sink(self._table, self._graph_rows(), self._nodes["node_graph"], self._block(i), self._counts)
+        return passes.Sink(self._table, self._graph_rows(), self._nodes["node_graph"], self._block(i),
+                           self._counts)
 
     def _graph_rows(self) -> Tensor:
         """The graph rows the current pass adds to: pass 1 the rows; a later (last) pass rows of its own."""
         return self._rows if self.pass_index == 1 else self._pass_rows
 
-    def _replay_sink(self, counts: bool = True) -> Sink:
+    def _replay_sink(self, counts: bool = True) -> passes.Sink:
         r"""Where the grams of :math:`s_u^1` go :math:`w_u` times, into the last level's block.
 
         :math:`\sum_v \phi(s_v^2)` holds :math:`\phi(s_u^1)` once per time
@@ -284,7 +268,7 @@ class KongStream:
         uncounted: :obj:`counts=False`).
         """
         nodes = self._nodes
-        return Sink(self._table, self._graph_rows(), nodes["node_graph"], self._block(self.hops),
+        return passes.Sink(self._table, self._graph_rows(), nodes["node_graph"], self._block(self.hops),
                     self._counts if counts else None, nodes["nbr_w"])
 
     def _rows_for(self, g: int) -> None:
@@ -336,7 +320,7 @@ class KongStream:
                     f"pass {self.pass_index} would read {self.position + e} edges but pass 1 read "
                     f"{self.num_edges}: every pass must read the same stream"
                 )
-            read_chunk(self, cols)
+            passes.read_chunk(self, cols)
         return self
 
     def _pool(self) -> ThreadPoolExecutor:
@@ -347,23 +331,24 @@ class KongStream:
     def _consume(self, found: Found, cols: Columns) -> None:
         self._rows_for(found.num_graphs)
         if found.first.size:
-            new_nodes(self._nodes, self._table, found, cols)
+            passes.new_nodes(self._nodes, self._table, found, cols)
         esym = None if cols.edge_type is None else self._table.ids(2 * cols.edge_type + 1)  # edge codes
         if self.hops == 0 or found.ends.size == 0:
             return
         ends = torch.from_numpy(found.ends).to(INDEX_DTYPE)  # (.state)
-        inc = incidences(ends, None if esym is None else esym.to(INDEX_DTYPE), self.undirected, self.k > 1)
+        esym = None if esym is None else esym.to(INDEX_DTYPE)
+        inc = passes.incidences(ends, esym, self.undirected, self.k > 1)
         if self.pass_index == 1:
             if self._replay:
-                count_neighbors(self._nodes, inc.nbr)
-            first_pass_chunk(self._nodes, self._sink(), self.lengths, inc)
+                passes.count_neighbors(self._nodes, inc.nbr)
+            passes.first_pass_chunk(self._nodes, self._sink(), self.lengths, inc)
             return
         if self._replay:  # pass 1's grams again, each w_u times
-            first_pass_chunk(self._nodes, self._replay_sink(), self.lengths, inc, name="rep")
+            passes.first_pass_chunk(self._nodes, self._replay_sink(), self.lengths, inc, name="rep")
         sink = self._sink()
         assert sink is not None  # (the last level is a block)
-        later_pass_chunk(self._nodes, sink, self.lengths, inc, self._needs_node_sketch(self.pass_index),
-                         count=not self._replay)
+        passes.later_pass_chunk(self._nodes, sink, self.lengths, inc,
+                                self._needs_node_sketch(self.pass_index), count=not self._replay)
 
     # -- passes -------------------------------------------------------------
 
@@ -384,7 +369,7 @@ class KongStream:
         self._current = 0
         with torch.no_grad(), torch_threads(self.threads, cap=False):
             self._settle()
-            close_pass(self)
+            passes.close_pass(self)
         return self
 
     def check_replay(self) -> None:
@@ -481,8 +466,8 @@ class KongStream:
         foreign state is a :class:`ValueError`, and this stream is left as
         it was.
         """
-        pass_rows = check_state(self, state, _READS)
-        scheme = hash_scheme(state)
+        pass_rows = ckpt.check_state(self, state, _READS)
+        scheme = ckpt.hash_scheme(state)
         if scheme != self.hashes.version:
             self.hashes = SketchHashes(self.dim, self.degree, self.k, self.hops + 1, self.seed,
                                        version=scheme)
@@ -495,7 +480,7 @@ class KongStream:
         self._ids = StreamIds.from_state(state)
         self._set_table(SymbolHashTable(self.hashes, self.dtype, keys=state["symbols"].numpy()))
         self._nodes = NodeState.from_state(self.k, state["arrays"], len(self._ids.nodes))
-        self._replay = replay_layout(self, state)
+        self._replay = ckpt.replay_layout(self, state)
         if "nbr_w" in self._nodes:  # (older states count in the sketches' dtype: float32 stops at 2^24)
             self._nodes.put("nbr_w", self._nodes["nbr_w"].to(COUNT_DTYPE))
         self._rows = state["rows"].clone()
@@ -513,7 +498,7 @@ class KongStream:
     def from_state_dict(cls, state: Dict[str, Any]) -> "KongStream":
         """A stream rebuilt from :meth:`state_dict` (checked as :meth:`load_state_dict` does)."""
         try:
-            stream = cls(**saved_options(state, _READS, _DTYPES))
+            stream = cls(**ckpt.saved_options(state, _READS, _DTYPES))
         except TypeError as err:
             raise ValueError(f"invalid KongStream state: bad options ({err})") from None
         return stream.load_state_dict(state)
@@ -530,7 +515,7 @@ class KongStream:
         A run killed at any moment leaves the previous checkpoint or the new
         one (see :mod:`~kong_pyg.stream.checkpoint`).
         """
-        save_checkpoint(self.state_dict(), path)
+        ckpt.save_checkpoint(self.state_dict(), path)
 
     @classmethod
     def load(cls, path: Union[str, "os.PathLike[str]"]) -> "KongStream":
@@ -540,12 +525,12 @@ class KongStream:
             ValueError: The file is empty, truncated, damaged, foreign or
                 holds an invalid state (the message names the file).
         """
-        state = load_checkpoint(path)
+        state = ckpt.load_checkpoint(path)
         try:
             stream = cls.from_state_dict(state)
         except ValueError as err:
             raise ValueError(f"{err} (checkpoint {os.fspath(path)})") from None
-        warn_old_scheme(stream, path)
+        ckpt.warn_old_scheme(stream, path)
         return stream
 
     # -- whole sources --------------------------------------------------------
