@@ -15,6 +15,7 @@ over (gram, level) pairs, so the sketch is unbiased, and a level's sketch is
 a cyclic shift of a level-free one, which lets level-free sketches propagate
 and be shifted into their block at the end.
 """
+import warnings
 from typing import Any, Callable, Dict, Optional, Tuple, cast
 
 import numpy as np
@@ -108,14 +109,21 @@ class SketchHashes(torch.nn.Module):
     def __setstate__(self, state: dict) -> None:
         super().__setstate__(state)
         if "_scheme" not in state:  # pickled before the option: the scheme it was made with
-            self._scheme = 1
-            self.register_buffer("scheme", torch.tensor(1, device=self.coef.device))
+            recorded = self._buffers.get("scheme")  # (kept as the buffer by an early version 2)
+            self._scheme = int(recorded) if isinstance(recorded, Tensor) else 1
+            self.__dict__.pop("_version", None)  # (that version's name for it: Module's own attribute)
+            self.register_buffer("scheme", torch.tensor(self._scheme, device=self.coef.device))
 
     def _load_from_state_dict(self, state_dict: Any, prefix: str, *args: Any) -> None:
         # a state dict saved before the scheme was recorded holds scheme-1 tables: load them as such (the
         # features they were saved with), whatever this object's scheme
-        if prefix + "coef" in state_dict:
-            state_dict.setdefault(prefix + "scheme", torch.tensor(1))
+        self.__dict__["scheme_before_load"] = self._scheme  # (a refused load puts it back: KongSketch)
+        if prefix + "coef" in state_dict and prefix + "scheme" not in state_dict:
+            state_dict[prefix + "scheme"] = torch.tensor(1)
+            if self._scheme != 1:
+                warnings.warn("the state dict has no 'scheme': its hash tables were saved before hash scheme "
+                              f"{HASH_VERSION}, and they load as scheme 1, to give the features they were "
+                              "saved with (a new layer uses the current scheme)", stacklevel=4)
         scheme = state_dict.get(prefix + "scheme")
         if isinstance(scheme, Tensor) and scheme.numel() == 1:
             _check_scheme(int(scheme), "the state dict's hash scheme")

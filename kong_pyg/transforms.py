@@ -23,6 +23,7 @@ from .memory import check_allocation
 from .nn.kong_sketch import KongSketch, check_sketch_dim
 from .ordering import key_attribute
 from .progress import Progress
+from .sketch import HASH_VERSION
 from .threads import torch_threads
 
 #: KongFeatures' keyword defaults: KongConfig's, with a sketch size (the transform always sketches).
@@ -141,6 +142,11 @@ class KongFeatures(BaseTransform):
         config (KongConfig, optional): All KONG options at once, instead of
             the keyword arguments above (:obj:`normalize` and
             :obj:`edge_labels` included).
+        hash_scheme (int, optional): The sketches' hash scheme
+            (:data:`kong_pyg.sketch.HASH_VERSION`; 1 reproduces the features
+            of kong_pyg before scheme 2). It is part of the repr, which PyG
+            compares with a data set's saved :obj:`pre_transform`.
+            (default: the current scheme)
 
     Example:
         >>> from torch_geometric.datasets import TUDataset
@@ -174,6 +180,7 @@ class KongFeatures(BaseTransform):
         own_label: bool = True,
         *,
         config: Optional[KongConfig] = None,
+        hash_scheme: int = HASH_VERSION,
     ):
         given = locals()
         options = {name: given[name] for name in option_names()}
@@ -193,6 +200,8 @@ class KongFeatures(BaseTransform):
         #: The :class:`~kong_pyg.KongSketch` that computes the features
         #: (in ``float64``, returned as :obj:`dtype`).
         self.sketch = KongSketch(config=cfg, dtype=dtype)
+        if hash_scheme != HASH_VERSION:
+            self.sketch.hashes.version = hash_scheme  # (checked there)
 
     @property
     def config(self) -> KongConfig:
@@ -364,6 +373,8 @@ class KongFeatures(BaseTransform):
             f"level={self.level!r}", f"attr_name={name!r}", f"edge_order_attr={self.edge_order_attr!r}",
             f"dtype={self.dtype}",
         ]
+        # (a data set pre-transformed before scheme 2 saved a repr without it: PyG warns that it differs)
+        args.append(f"hash_scheme={self.sketch.hashes.version}")
         return f"{self.__class__.__name__}({', '.join(args)})"
 
 

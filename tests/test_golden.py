@@ -113,7 +113,9 @@ def test_a_state_dict_saved_before_hash_schemes_gives_its_features(seed, cfg, ex
     old = {k: v for k, v in saved.state_dict().items() if k != "hashes.scheme"}
     layer = KongSketch(dim=16, seed=seed, dtype=torch.float64, flow="target_to_source", **cfg)
     assert layer.hashes.version == 2
-    layer.load_state_dict(old)
+    with pytest.warns(UserWarning, match="no 'scheme': its hash tables were saved before hash scheme 2, and "
+                                         "they load as scheme 1"):
+        layer.load_state_dict(old)
     assert layer.hashes.version == 1 and int(layer.state_dict()["hashes.scheme"]) == 1
     torch.testing.assert_close(layer.readout(x, edge_index)[0], torch.tensor(expected, dtype=torch.float64),
                                rtol=0, atol=1e-12)
@@ -146,3 +148,45 @@ def test_a_layer_and_a_vectorizer_pickled_by_kong_pyg_0_1_keep_their_features():
     assert vec.transform(graph)[0].tolist() == saved["vectorizer_out"]
     fresh = KongVectorizer(k=2, hops=2, dim=16, seed=0, edge_labels=False).fit(graph)
     assert fresh.transform(graph)[0].tolist() != saved["vectorizer_out"]
+
+
+def test_scheme_compatibility_edges():
+    """A refused load keeps the scheme even without KongSketch's pre-hook; tables pickled by the first
+    version of scheme 2 (the scheme in the buffer and Module._version) unpickle as scheme 2; a KongFeatures
+    repr (PyG's pre_transform check) names scheme 2; a stream whose scheme is set by hand follows it while
+    empty and refuses it after reading edges."""
+    import pickle
+
+    from kong_pyg import KongFeatures, KongStream
+
+    layer = KongSketch(k=2, hops=2, dim=64, seed=27)
+    layer.hashes.version = 1
+    layer._load_state_dict_pre_hooks.clear()  # (as a layer pickled before the hook)
+    before = layer.hashes.shift.clone()
+    with pytest.raises(ValueError, match="not drawn with this layer's seed=27"):
+        layer.load_state_dict(KongSketch(k=2, hops=2, dim=64, seed=5).state_dict())
+    assert layer.hashes.version == 1 and torch.equal(layer.hashes.shift, before)
+    h = SketchHashes(64, 1, 2, 3, seed=0)
+    state = dict(h.__dict__)
+    state.pop("_scheme")
+    state["_version"] = 2
+    back = SketchHashes.__new__(SketchHashes)
+    back.__setstate__(state)
+    assert back.version == 2 and int(back.scheme) == 2 and "_version" not in back.__dict__
+    assert repr(KongFeatures(k=2, dim=16)).endswith(", hash_scheme=2)")
+    old = pickle.loads(pickle.dumps(KongFeatures(k=2, dim=16)))
+    old.sketch.hashes.version = 1  # (as one pickled before scheme 2)
+    assert repr(old).endswith(", hash_scheme=1)")
+    again = eval(repr(old), {"KongFeatures": KongFeatures, "torch": torch})
+    assert again.sketch.hashes.version == 1
+    assert torch.equal(again.sketch.hashes.shift, old.sketch.hashes.shift)
+    ks = KongStream(k=2, dim=16)
+    ks.hashes.version = 1
+    ks.update([1], [0], [2], [1], [0])
+    fresh = KongStream(k=2, dim=16)
+    fresh.hashes = SketchHashes(16, 1, 2, 2, 0, version=1)
+    fresh.reset().update([1], [0], [2], [1], [0])
+    assert torch.equal(ks.sketches(), fresh.sketches())
+    ks.hashes.version = 2
+    with pytest.raises(RuntimeError, match="hash scheme was changed after it read edges"):
+        ks.update([1], [0], [2], [1], [0])

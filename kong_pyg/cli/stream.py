@@ -334,7 +334,7 @@ def write_output(args: argparse.Namespace, ks: Any, reader: Any, seconds: float,
     counts = f"{ks.num_edges:,} edges, {ks.num_graphs:,} graphs, {ks.num_nodes:,} nodes"
     rate = ks.num_edges * passes / max(seconds, 1e-9)
     matrix_path, ids_path = output_paths(args.out)
-    config = repr(ks)
+    config, scheme = repr(ks), ks.hashes.version
     # (finite in the stream's dtype, or an error; formed in the stream's memory, which is then released)
     x = ks.sketches(release=True)
     if not args.float64:
@@ -347,7 +347,8 @@ def write_output(args: argparse.Namespace, ks: Any, reader: Any, seconds: float,
     os.makedirs(os.path.dirname(os.path.abspath(matrix_path)), exist_ok=True)
     if matrix_path.endswith(".pt"):
         # (config: the stream's options, computed in its dtype; dtype: that of the x written)
-        torch.save({"x": x, "graph_ids": ids, "config": config, "dtype": str(x.dtype).replace("torch.", "")},
+        torch.save({"x": x, "graph_ids": ids, "config": config, "hash_scheme": scheme,
+                    "dtype": str(x.dtype).replace("torch.", "")},
                    matrix_path)
     else:
         np.save(matrix_path, x.numpy())

@@ -453,7 +453,6 @@ def _check_table_shapes(module: torch.nn.Module, state_dict: Any, prefix: str, *
     """Refuse, before anything is copied, a state dict whose hash tables have another shape."""
     hashes = module.hashes
     assert isinstance(hashes, SketchHashes)
-    module.__dict__["_scheme_before_load"] = hashes.version  # (restored where the loaded tables are refused)
     coef, shift = state_dict.get(prefix + "hashes.coef"), state_dict.get(prefix + "hashes.shift")
     if not isinstance(coef, Tensor) or not isinstance(shift, Tensor) or coef.dim() != 2 or shift.dim() != 2:
         return  # (missing or odd entries: PyTorch's own checks report them)
@@ -469,8 +468,10 @@ def _check_loaded_tables(module: torch.nn.Module, incompatible: Any) -> None:
 
     A state dict saved before the hash scheme was recorded loads as scheme 1
     (:class:`~kong_pyg.sketch.SketchHashes`): the layer then gives the
-    features it gave when the state was saved. A refused state leaves the
-    layer as it was, scheme included.
+    features it gave when the state was saved. A state refused here leaves
+    the layer as it was, scheme included (one PyTorch refuses after the
+    copy, for unexpected keys under ``strict=True``, keeps what was copied,
+    as with any module).
     """
     hashes = module.hashes
     assert isinstance(hashes, SketchHashes)
@@ -479,7 +480,7 @@ def _check_loaded_tables(module: torch.nn.Module, incompatible: Any) -> None:
     same = all(torch.equal(getattr(fresh, n).to(getattr(hashes, n).dtype), getattr(hashes, n))
                for n in ("coef", "shift", "flip"))
     if not same:
-        hashes.version = module.__dict__.get("_scheme_before_load", hashes.version)  # (redraws the tables)
+        hashes.version = hashes.__dict__.get("scheme_before_load", hashes.version)  # (redraws the tables)
         raise ValueError(
             f"the state dict's hash tables were not drawn with this layer's seed={hashes.seed} and "
             f"dim={hashes.dim}; build the layer with the options it was saved with (the tables "

@@ -231,6 +231,11 @@ class KongStream:
         return self._ids.graph_ids()
 
     def _usable(self) -> None:
+        if self._table._scrambled != (self.hashes.version >= 2):  # (hashes.version set by hand)
+            if self.num_edges or self.pass_index > 1:
+                raise RuntimeError("the stream's hash scheme was changed after it read edges: its sketches "
+                                   "would mix two schemes; reset() it, or load a state")
+            self.reset()  # (nothing read yet: its tables follow)
         if self._broken:
             raise RuntimeError(f"this KongStream stopped inside update() ({self._broken}): its state is "
                                "incomplete; reload the last checkpoint (KongStream.load) or reset()")
