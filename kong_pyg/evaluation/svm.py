@@ -458,8 +458,11 @@ def _path(run: _Run, masks: Tensor, Cs: List[float], parents: np.ndarray,
     return out[len(hidden):]
 
 
-def check_classes(labels: np.ndarray, train: Any, classes: Optional[np.ndarray] = None) -> None:
-    """Check that every training set (a row of the boolean :obj:`train` :obj:`[B, n]`) holds every class."""
+def check_classes(labels: np.ndarray, train: Any, classes: Optional[np.ndarray] = None) -> np.ndarray:
+    """Check that every training set (a row of the boolean :obj:`train` :obj:`[B, n]`) holds every class.
+
+    Returns the class index of every label (in :obj:`classes`, sorted).
+    """
     masks = torch.as_tensor(np.asarray(train, dtype=bool))
     classes = np.unique(labels) if classes is None else classes
     code = np.searchsorted(classes, labels)
@@ -468,6 +471,7 @@ def check_classes(labels: np.ndarray, train: Any, classes: Optional[np.ndarray] 
         if not bool(held.all()):
             first = int((~held).nonzero()[0])
             raise ValueError(f"training set {first} holds no graph of class {classes.tolist()[c]!r}")
+    return code
 
 
 def fit_many(
@@ -530,8 +534,7 @@ def fit_many(
     parents = np.full(B, -1) if parent is None else np.asarray(parent, dtype=np.int64)
     if parents.shape != (B,) or np.any(parents >= np.arange(B)) or np.any(parents < -1):
         raise ValueError("'parent' must give, per problem, -1 or an earlier problem")
-    check_classes(labels, masks, classes)
-    code = np.searchsorted(classes, labels)
+    code = check_classes(labels, masks, classes)
     if dev is not None and D.Z.device != dev:  # after the checks: nothing is copied for bad input
         D = to_device(D, dev, B, GPU_CHUNK_BYTES)
     masks = masks.to(D.Z.device)

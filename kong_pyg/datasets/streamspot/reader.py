@@ -20,7 +20,6 @@ integer of at most 18 digits is that integer; any other id is its bytes
 codes, different bytes different codes (valid UTF-8 tokens get the code of
 their string).
 """
-import hashlib
 import os
 import warnings
 from typing import Any, Dict, Iterable, Iterator, List, Optional, TextIO, Tuple, Union
@@ -28,7 +27,7 @@ from typing import Any, Dict, Iterable, Iterator, List, Optional, TextIO, Tuple,
 import numpy as np
 import torch
 
-from ...hashing import TYPE_LITERALS
+from ...hashing import TYPE_LITERALS, type_code
 from ...idmap import MAX_ID_DIGITS, IdMap, canonical_int, first_appearance
 from .records import EdgeChunk, EdgeStream, MalformedLine, MalformedLineError
 
@@ -38,12 +37,12 @@ _BOM = b"\xef\xbb\xbf"
 
 
 def type_code_bytes(token: bytes) -> int:
-    """:func:`~kong_pyg.hashing.type_code` of a token given as bytes (its UTF-8 string's code when valid)."""
-    if token.isdigit() and (len(token) == 1 or token[:1] != b"0"):  # canonical ASCII digits
-        value = int(token)
-        if value < TYPE_LITERALS:
-            return value
-    return int.from_bytes(hashlib.blake2b(token, digest_size=7).digest(), "little") | (1 << 56)
+    """:func:`~kong_pyg.hashing.type_code` of a token given as bytes (its UTF-8 string's code when valid).
+
+    Undecodable bytes become surrogate escapes, which :func:`~kong_pyg.hashing.type_code` encodes back
+    to the same bytes: one rule for both.
+    """
+    return type_code(token.decode("utf-8", errors="surrogateescape"))
 
 
 def show_token(token: bytes) -> str:
