@@ -1,4 +1,5 @@
 """Caches never run code: a pickle planted in any cache file is ignored (and the data rebuilt)."""
+import os
 import pickle
 import warnings
 from pathlib import Path
@@ -166,3 +167,57 @@ def test_movielens_cache_follows_raw_content(tmp_path, monkeypatch):
         user.write_text(flipped)
         again = MovieLensOrdered(str(root), genre="first")
     assert torch.equal(again._data.y, 1 - first._data.y)
+
+
+def test_cache_write_never_follows_a_planted_link(tmp_path, monkeypatch):
+    # a shared cache: another user plants links at every name a write could use; the victim's file survives
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious\n")
+    target = tmp_path / "shared" / "tu" / "X.npz"
+    target.parent.mkdir(parents=True)
+    for name in (f"X.npz.tmp{os.getpid()}", ".X.npz.tmp", f".X.npz.{os.getpid()}.tmp"):
+        (target.parent / name).symlink_to(victim)
+    data = {"x": torch.arange(4.0).view(4, 1)}
+    save_collated(target, "k", data, {"x": torch.tensor([0, 2, 4])})
+    assert victim.read_text() == "precious\n"
+    assert torch.equal(load_collated(target, "k").data["x"], data["x"])
+    # a link at the target itself is replaced (rename), not written through
+    target.unlink()
+    target.symlink_to(victim)
+    save_collated(target, "k", data, {"x": torch.tensor([0, 2, 4])})
+    assert victim.read_text() == "precious\n" and not target.is_symlink()
+
+
+def test_cache_refuses_compressed_or_oversized_members_before_reading(tmp_path, monkeypatch):
+    path = tmp_path / "b.npz"
+    reads = []
+    real = np.load
+    monkeypatch.setattr(np, "load", lambda *a, **k: reads.append(a) or real(*a, **k))
+    np.savez_compressed(path, __key__=np.zeros(1_000_000))  # (a 1000x deflate bomb of its kind)
+    assert load_collated(path, "k") is None and reads == []
+    np.savez(path, __key__=np.zeros(10_000))  # a stored key far longer than any key
+    assert load_collated(path, "k") is None and reads == []
+    # the same data written by save_collated is read (and a compressed copy of it is not)
+    save_collated(path, "k", {"x": torch.ones(3, 1)}, {"x": torch.tensor([0, 3])})
+    assert load_collated(path, "k") is not None
+    with np.load(path) as z:
+        members = {name: z[name] for name in z.files}
+    np.savez_compressed(path, **members)
+    assert load_collated(path, "k") is None
+
+
+def test_movielens_damaged_processed_file_is_rebuilt(tmp_path, monkeypatch):
+    monkeypatch.setattr(MovieLensOrdered, "download", lambda self: None)
+    write_fake_ml100k(tmp_path / "ml")
+    root = tmp_path / "root"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        first = MovieLensOrdered(str(root), ml_dir=str(tmp_path / "ml"))
+    (path,) = (root / "processed").glob("*.npz")
+    raw = bytearray(path.read_bytes())
+    at = raw.index(b"data/x.npy") + 200  # a byte inside a member: its CRC fails, its key still reads
+    raw[at] ^= 0xFF
+    path.write_bytes(bytes(raw))
+    again = MovieLensOrdered(str(root))
+    assert torch.equal(first._data.x, again._data.x)
+    assert torch.equal(first._data.edge_index, again._data.edge_index)

@@ -23,6 +23,7 @@ archives.
 import hashlib
 import os
 import os.path as osp
+import zipfile
 from pathlib import Path
 from typing import Dict, Iterable, NamedTuple, Optional, Tuple, Type, Union
 
@@ -30,6 +31,8 @@ import numpy as np
 import torch
 from torch import Tensor
 from torch_geometric.data import Data, InMemoryDataset
+
+from ..files import atomic_file
 
 #: Version of the cache layout; part of every key.
 FORMAT = "kong_pyg-cache-1"
@@ -82,14 +85,10 @@ def save_collated(path: Union[str, Path], key: str, data: Dict[str, Tensor],
             arrays[prefix + name] = value.detach().cpu().numpy()
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f"{path.name}.tmp{os.getpid()}")
-    try:
-        with open(tmp, "wb") as f:
-            np.savez(f, **arrays)  # type: ignore[arg-type]
-        os.replace(tmp, path)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
+    # (a fresh temporary name: a link planted in a shared folder is never written through; no cleanup of
+    # other temporary files, which may be another process's write of the same file)
+    with atomic_file(path, clean_stale=False) as f:
+        np.savez(f, **arrays)  # type: ignore[arg-type]
 
 
 def load_collated(path: Union[str, Path], key: str) -> Optional[Collated]:
@@ -100,7 +99,7 @@ def load_collated(path: Union[str, Path], key: str) -> Optional[Collated]:
     (``numpy.load(allow_pickle=False)``).
     """
     path = Path(path)
-    if not path.is_file():
+    if not path.is_file() or not _plain_archive(path, key):
         return None
     try:
         with np.load(path, allow_pickle=False) as archive:
@@ -114,6 +113,24 @@ def load_collated(path: Union[str, Path], key: str) -> Optional[Collated]:
     except Exception:  # a damaged or foreign file is simply rebuilt
         return None
     return out if _consistent(out) else None
+
+
+def _plain_archive(path: Path, key: str) -> bool:
+    """Whether :obj:`path` is a zip of stored (uncompressed) members whose key member fits :obj:`key`.
+
+    Checked on the zip directory before any member is read, so a small crafted file cannot make the
+    reader inflate gigabytes (:func:`numpy.savez` stores its members uncompressed: what is read is at
+    most the file's size).
+    """
+    try:
+        with zipfile.ZipFile(path) as archive:
+            infos = archive.infolist()
+    except (OSError, zipfile.BadZipFile, ValueError):
+        return False
+    names = {info.filename: info for info in infos}
+    key_info = names.get(_KEY + ".npy")
+    return (key_info is not None and key_info.file_size <= 4 * len(key) + 1024
+            and all(info.compress_type == zipfile.ZIP_STORED for info in infos))
 
 
 def _consistent(out: Collated) -> bool:
@@ -151,6 +168,8 @@ class SafeInMemoryDataset(InMemoryDataset):
     printed while processing (so command-line errors stay one line).
     """
 
+    _checked: Optional[Tuple[str, Optional[Collated]]] = None  # (what :meth:`_cached` read, for :meth:`load`)
+
     def cache_key(self) -> str:
         """What the processed file was built from (see the class description)."""
         raw = [p for p in self.raw_paths if osp.isfile(p)]
@@ -166,13 +185,9 @@ class SafeInMemoryDataset(InMemoryDataset):
         self.process()
 
     def _cached(self, path: str) -> bool:
-        if not osp.isfile(path):
-            return False
-        try:
-            with np.load(path, allow_pickle=False) as archive:
-                return _KEY in archive.files and str(archive[_KEY]) == self.cache_key()
-        except Exception:
-            return False
+        """Whether :obj:`path` is a processed file :meth:`load` reads (else it is rebuilt); kept for it."""
+        self._checked = (path, load_collated(path, self.cache_key()))
+        return self._checked[1] is not None
 
     def save_collated(self, data: Data, slices: Dict[str, Tensor], path: str) -> None:
         """Store a collated :obj:`data` and its :obj:`slices` at :obj:`path` (in :meth:`process`)."""
@@ -180,7 +195,9 @@ class SafeInMemoryDataset(InMemoryDataset):
 
     def load(self, path: str, data_cls: Type[Data] = Data) -> None:
         """Load what :meth:`process` stored (never unpickling)."""
-        out = load_collated(path, self.cache_key())
+        checked, self._checked = self._checked, None
+        out = checked[1] if checked is not None and checked[0] == path else None
+        out = out if out is not None else load_collated(path, self.cache_key())
         if out is None:
             raise ValueError(f"{path} is not a processed file of {type(self).__name__}; "
                              "delete it (or pass force_reload=True) to rebuild it")

@@ -87,7 +87,7 @@ class ResumeFile:
         """Keep a finished row (written at once, atomically)."""
         self.done[name] = row
         if self.path:
-            from ..stream.checkpoint import atomic_write  # (errors name the file asked for)
+            from ..files import atomic_write  # (errors name the file asked for)
 
             os.makedirs(os.path.dirname(os.path.abspath(self.path)), exist_ok=True)
             text = json.dumps({"protocol": self.protocol, "done": self.done})

@@ -23,13 +23,13 @@ incidence read).
 import hashlib
 import io
 import os
-import tempfile
 import warnings
-from typing import TYPE_CHECKING, Any, Dict, NoReturn, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Any, Dict, NoReturn, Optional, Tuple, Union
 
 import torch
 from torch import Tensor
 
+from ..files import atomic_write, remove_stale_temps
 from ..sketch import HASH_VERSION
 from .ids import _PLAIN, _RID_BITS, _RID_MASK, MAX_NODES
 from .options import node_sketches, replays
@@ -44,61 +44,6 @@ FORMAT = 2
 _DIGEST = 32
 _HEADER = len(MAGIC) + 1 + _DIGEST
 _ZIP = b"PK\x03\x04"
-
-
-def _temp_prefix(path: str) -> str:
-    return "." + os.path.basename(path) + "."
-
-
-def remove_stale_temps(path: PathLike) -> None:
-    """Remove the temporary files a killed save of :obj:`path` left behind."""
-    path = os.fspath(path)
-    folder = os.path.dirname(os.path.abspath(path))
-    prefix = _temp_prefix(path)
-    try:
-        names = os.listdir(folder)
-    except OSError:
-        return
-    for name in names:
-        if name.startswith(prefix) and name.endswith(".tmp"):
-            try:
-                os.unlink(os.path.join(folder, name))
-            except OSError:
-                pass
-
-
-def _umask() -> int:
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
-
-
-def atomic_write(data: Sequence[bytes], path: PathLike) -> None:
-    """Write the byte strings :obj:`data` to :obj:`path` atomically (temporary file, fsync, rename)."""
-    path = os.fspath(path)
-    if os.path.isdir(path):
-        raise IsADirectoryError(f"[Errno 21] Is a directory: {path!r}")
-    folder = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(folder):
-        raise FileNotFoundError(f"cannot write {path!r}: no such folder {folder!r}")
-    remove_stale_temps(path)
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=_temp_prefix(path), suffix=".tmp", dir=folder)
-    except OSError as err:  # (name the file asked for, not the temporary one)
-        raise type(err)(err.errno, f"cannot write {path!r}: {err.strerror or err} (making a temporary "
-                                   f"file in {folder!r})") from None
-    try:
-        os.chmod(tmp, 0o666 & ~_umask())  # as open() would make it (mkstemp makes it private)
-        with os.fdopen(fd, "wb") as f:
-            for part in data:
-                f.write(part)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
 
 
 def save_checkpoint(state: Dict[str, Any], path: PathLike) -> None:

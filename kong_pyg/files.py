@@ -1,0 +1,86 @@
+"""Writing files atomically: a temporary file next to the target, flushed to disk and renamed over it.
+
+Readers never see half a file, and a run killed at any moment leaves the old
+file or the new one. The temporary file is made with :func:`tempfile.mkstemp`
+(a fresh name, opened exclusively), so a name planted in a shared folder (a
+symbolic link to another file) is never written through.
+"""
+import os
+import tempfile
+from contextlib import contextmanager
+from typing import BinaryIO, Iterator, Sequence, Union
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+
+def _temp_prefix(path: str) -> str:
+    return "." + os.path.basename(path) + "."
+
+
+def remove_stale_temps(path: PathLike) -> None:
+    """Remove the temporary files a killed write of :obj:`path` left behind."""
+    path = os.fspath(path)
+    folder = os.path.dirname(os.path.abspath(path))
+    prefix = _temp_prefix(path)
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return
+    for name in names:
+        if name.startswith(prefix) and name.endswith(".tmp"):
+            try:
+                os.unlink(os.path.join(folder, name))
+            except OSError:
+                pass
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+@contextmanager
+def atomic_file(path: PathLike, clean_stale: bool = True) -> Iterator[BinaryIO]:
+    """A binary file to write :obj:`path`'s new content into; renamed over :obj:`path` when the block ends.
+
+    Args:
+        path (str or os.PathLike): The file to write.
+        clean_stale (bool, optional): Remove earlier killed writes' temporary files of :obj:`path` first
+            (not in a folder that other processes may be writing the same file into, such as a shared
+            cache). (default: :obj:`True`)
+    """
+    path = os.fspath(path)
+    if os.path.isdir(path):
+        raise IsADirectoryError(f"[Errno 21] Is a directory: {path!r}")
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise FileNotFoundError(f"cannot write {path!r}: no such folder {folder!r}")
+    if clean_stale:
+        remove_stale_temps(path)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=_temp_prefix(path), suffix=".tmp", dir=folder)
+    except OSError as err:  # (name the file asked for, not the temporary one)
+        raise type(err)(err.errno, f"cannot write {path!r}: {err.strerror or err} (making a temporary "
+                                   f"file in {folder!r})") from None
+    try:
+        os.chmod(tmp, 0o666 & ~_umask())  # as open() would make it (mkstemp makes it private)
+        with os.fdopen(fd, "wb") as f:
+            yield f
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def atomic_write(data: Sequence[bytes], path: PathLike, clean_stale: bool = True) -> None:
+    """Write the byte strings :obj:`data` to :obj:`path` atomically (see :func:`atomic_file`)."""
+    with atomic_file(path, clean_stale) as f:
+        for part in data:
+            f.write(part)
+
+
+__all__ = ["atomic_file", "atomic_write", "remove_stale_temps"]
