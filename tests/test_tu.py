@@ -178,6 +178,18 @@ MALFORMED = [
     ("huge-but-exact-id", _edit(A=GOOD["A"].replace("7, 8", "7, 9000000000000")),
         "T_A.txt, line 6: edge 7, 9000000000000 names a node that does not exist"),
     ("not-utf8", _edit(A=GOOD["A"] + "\xff\n"), "T_A.txt, line 7: not UTF-8 text"),
+    ("not-utf8-lone-cr", _edit(A=GOOD["A"].replace("\n", "\r") + "\xff\r"),
+        "T_A.txt, line 7: not UTF-8 text"),
+    # Python's int() and float() take these, NumPy does not: the line is named all the same
+    ("non-ascii-digit", _edit(graph_labels="1\n\u0661\n1\n"),
+        "T_graph_labels.txt, line 2: '\u0661' is not a number"),
+    ("underscore-digits", _edit(A=GOOD["A"].replace("7, 8", "7, 1_0")),
+        "T_A.txt, line 6: '1_0' is not a number"),
+    ("lone-cr-line-numbers", _edit(A=GOOD["A"].replace("\n", "\r").replace("2, 3", "2, x")),
+        "T_A.txt, line 2: 'x' is not a number"),
+    # written as floats, 2^53 + 1 and 2^53 are one float: two classes would merge
+    ("float-at-2-53", _edit(graph_labels="9007199254740993\n9007199254740992.0\n1\n"),
+        "T_graph_labels.txt, line 1: 9007199254740992.0 is not an integer \\(or is too large"),
     ("graph-labels-short", _edit(graph_labels="1\n-1\n"),
         "T_graph_labels.txt: 2 line\\(s\\), but the data set has 3 graphs \\(one line per graph\\)"),
     ("graph-labels-long", _edit(graph_labels="1\n-1\n1\n1\n"),
@@ -233,7 +245,8 @@ def test_the_good_tiny_dataset_and_lenient_forms(tmp_path):
     # blank lines, spaces, CRLF, integral floats and '+' signs read the same
     lenient = {k: v.replace("\n", "\r\n") for k, v in GOOD.items()}
     lenient["A"] = "\n" + GOOD["A"].replace(", ", " ,  ") + "\n\n"
-    lenient["graph_labels"] = "1.0\n-1.0\n+1\n"
+    lenient["graph_labels"] = "1.0\n \n-1.0\n\t\n+1\n  "  # (lines of whitespace are blank lines)
+    lenient["node_labels"] = GOOD["node_labels"].replace("\n", "\r")  # (lone CR line ends, as PyG reads them)
     _write(tmp_path / "b" / "T" / "raw", lenient)
     again = load_tu("T", tmp_path / "b", cache=tmp_path / "c")
     for k in ("x", "edge_index", "edge_attr", "y"):
@@ -331,3 +344,20 @@ def test_several_node_label_columns_are_one_label_per_distinct_row(tmp_path):
         assert d.x.argmax(1).tolist() == [combos.index(p) for p in r]
     X = KongVectorizer(k=1, hops=0).fit_transform(ds)
     assert X.shape[1] == len(combos) and X.sum() == sum(len(r) for r in rows)
+
+
+def test_one_hot_labels_are_built_in_place():
+    # the one-hot matrix is filled in place (no int64 one_hot, no float copy: the result is the peak)
+    import numpy as np
+
+    from kong_pyg.datasets.tu_raw import _one_hot_columns
+
+    table = np.array([[3], [-2], [0], [3]])
+    out = _one_hot_columns({"node_labels": ("N.txt", b"")}, "node_labels", table)
+    assert out.dtype == torch.float32
+    assert torch.equal(out, torch.nn.functional.one_hot(torch.tensor([5, 0, 2, 5]), 6).float())
+
+
+def test_a_name_with_a_trailing_newline_is_refused(tmp_path):
+    with pytest.raises(ValueError, match="'dataset' must be a TU data set name .* got 'MUTAG\\\\n'"):
+        load_tu("MUTAG\n", tmp_path, cache=tmp_path / "c")

@@ -81,7 +81,7 @@ def bundled_names() -> List[str]:
 
 
 def _check_name(name) -> str:
-    if not isinstance(name, str) or not _NAME.match(name):
+    if not isinstance(name, str) or not _NAME.fullmatch(name):
         raise ValueError(
             f"'dataset' must be a TU data set name such as 'MUTAG' or 'NCI1' "
             f"(letters, digits, '_', '-', '.'), got {name!r}"

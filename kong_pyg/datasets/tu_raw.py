@@ -17,8 +17,9 @@ line. A data set without node labels gets every node's in-degree as its
 label.
 """
 import io
+import re
 import warnings
-from typing import Dict, Mapping, Optional, Tuple
+from typing import Dict, List, Mapping, Optional, Tuple
 
 import numpy as np
 import torch
@@ -35,11 +36,26 @@ _EXACT = float(2 ** 53)  # integers beyond this are not exact in float64
 Files = Mapping[str, Tuple[str, bytes]]
 
 
+#: A number as a line's field may write it: ASCII digits, an optional sign, fraction and exponent.
+_NUMBER = re.compile(r"\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*", re.ASCII)
+
+
+def _lines(text: str) -> List[str]:
+    r"""The lines of a file's text: they end at ``\n`` (the text's line ends made ``\n`` first)."""
+    return text.split("\n")
+
+
+def _text(content: bytes) -> str:
+    r"""A file's content (UTF-8) as text with ``\n`` line ends."""
+    text = content.decode("utf-8")
+    return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
+
+
 def _line_of(text: str, row: int) -> int:
     """The 1-based line number of data row :obj:`row` (blank lines are skipped)."""
     seen = -1
     no = 0
-    for no, line in enumerate(text.splitlines(), start=1):
+    for no, line in enumerate(_lines(text), start=1):
         if line.strip():
             seen += 1
             if seen == row:
@@ -50,7 +66,7 @@ def _line_of(text: str, row: int) -> int:
 def _locate(where: str, text: str) -> ValueError:
     """The error for a table that does not parse: the first bad line."""
     width = None
-    for no, line in enumerate(text.splitlines(), start=1):
+    for no, line in enumerate(_lines(text), start=1):
         if not line.strip():
             continue
         fields = line.split(",")
@@ -60,17 +76,37 @@ def _locate(where: str, text: str) -> ValueError:
             return ValueError(f"{where}, line {no}: {len(fields)} comma-separated value(s), but the "
                               f"lines above have {width}: {line!r}")
         for field in fields:
-            try:
-                float(field)
-            except ValueError:
+            if not _NUMBER.fullmatch(field) and field.strip().lower() not in ("nan", "inf", "+inf", "-inf"):
                 return ValueError(f"{where}, line {no}: {field.strip()!r} is not a number: {line!r}")
     return ValueError(f"{where}: cannot be read as lines of comma-separated integers")
+
+
+def _parse(where: str, text: str) -> np.ndarray:
+    """The table of integers in :obj:`text` (integral floats accepted); a ValueError if it does not parse."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            return np.loadtxt(io.StringIO(text), delimiter=",", dtype=np.int64, ndmin=2, comments=None)
+        except ValueError:
+            values = np.loadtxt(io.StringIO(text), delimiter=",", dtype=np.float64, ndmin=2, comments=None)
+    bad = ~np.isfinite(values) | (values != np.round(values)) | (np.abs(values) >= _EXACT)
+    if bad.any():
+        row, col = (int(i) for i in np.argwhere(bad)[0])
+        value = float(values[row, col])
+        raise _NotInteger(f"{where}, line {_line_of(text, row)}: {value!r} is not an integer (or is too "
+                          f"large)")
+    return values.astype(np.int64)
+
+
+class _NotInteger(ValueError):
+    """A value that parsed as a number but is no integer (its message names the line)."""
 
 
 def read_table(where: str, content: bytes, columns: Optional[int] = None) -> np.ndarray:
     r"""Parse comma-separated integers into an :obj:`int64` array :obj:`[rows, cols]`.
 
-    Blank lines are skipped; integral floats (``"1.0"``) are accepted.
+    Lines end at ``\n``, ``\r\n`` or ``\r``; blank lines (empty or only
+    whitespace) are skipped; integral floats (``"1.0"``) are accepted.
 
     Args:
         where (str): The file, for messages.
@@ -83,29 +119,27 @@ def read_table(where: str, content: bytes, columns: Optional[int] = None) -> np.
             and line are named).
     """
     try:
-        text = content.decode("utf-8")
+        text = _text(content)
     except UnicodeDecodeError as err:
-        line = content[:err.start].count(b"\n") + 1
+        line = len(_lines(_text(content[:err.start])))  # (the bytes before the error decode)
         raise ValueError(f"{where}, line {line}: not UTF-8 text") from None
     if not text.strip():
         return np.zeros((0, columns or 1), dtype=np.int64)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+    try:
+        table = _parse(where, text)
+    except _NotInteger:
+        raise
+    except ValueError:  # (NumPy skips empty lines, not lines of whitespace: blank those and try again)
+        lines = _lines(text)
+        if not any(line and not line.strip() for line in lines):
+            raise _locate(where, text) from None
+        text = "\n".join(line if line.strip() else "" for line in lines)
         try:
-            table = np.loadtxt(io.StringIO(text), delimiter=",", dtype=np.int64, ndmin=2, comments=None)
+            table = _parse(where, text)
+        except _NotInteger:
+            raise
         except ValueError:
-            try:
-                values = np.loadtxt(io.StringIO(text), delimiter=",", dtype=np.float64, ndmin=2,
-                                    comments=None)
-            except ValueError:
-                raise _locate(where, text) from None
-            bad = ~np.isfinite(values) | (values != np.round(values)) | (np.abs(values) > _EXACT)
-            if bad.any():
-                row, col = (int(i) for i in np.argwhere(bad)[0])
-                value = float(values[row, col])
-                raise ValueError(f"{where}, line {_line_of(text, row)}: {value!r} is not an integer (or is "
-                                 "too large)") from None
-            table = values.astype(np.int64)
+            raise _locate(where, text) from None
     if columns is not None and table.shape[1] != columns:
         raise ValueError(f"{where}, line {_line_of(text, 0)}: expected {columns} comma-separated "
                          f"value(s) per line, got {table.shape[1]}")
@@ -113,14 +147,14 @@ def read_table(where: str, content: bytes, columns: Optional[int] = None) -> np.
 
 
 def _bad_line(where: str, content: bytes, row: int, message: str) -> ValueError:
-    return ValueError(f"{where}, line {_line_of(content.decode('utf-8'), row)}: {message}")
+    return ValueError(f"{where}, line {_line_of(_text(content), row)}: {message}")
 
 
 def _check_rows(files: Files, part: str, table: np.ndarray, expected: int, what: str, note: str = "") -> None:
     if table.shape[0] != expected:
         where, content = files[part]
         got = table.shape[0]
-        at = f", line {_line_of(content.decode('utf-8'), expected)}" if got > expected else ""
+        at = f", line {_line_of(_text(content), expected)}" if got > expected else ""
         raise ValueError(f"{where}{at}: {got} line(s), but the data set has {expected} {what} "
                          f"(one line per {what.rstrip('s')}{note})")
 
@@ -131,13 +165,13 @@ def _indicator(files: Files) -> np.ndarray:
     if ind.size == 0:
         raise ValueError(f"{where}: is empty (it must give the graph id of every node)")
     if ind[0] != 1:
-        raise ValueError(f"{where}, line {_line_of(content.decode('utf-8'), 0)}: the first graph id "
+        raise ValueError(f"{where}, line {_line_of(_text(content), 0)}: the first graph id "
                          f"must be 1, got {int(ind[0])}")
     step = np.diff(ind)
     bad = (step != 0) & (step != 1)
     if bad.any():
         i = int(np.flatnonzero(bad)[0]) + 1
-        raise ValueError(f"{where}, line {_line_of(content.decode('utf-8'), i)}: graph id {int(ind[i])} "
+        raise ValueError(f"{where}, line {_line_of(_text(content), i)}: graph id {int(ind[i])} "
                          f"follows {int(ind[i - 1])}; nodes must be listed graph by graph with ids "
                          "1, 2, 3, ... (no gaps, no going back)")
     return ind
@@ -176,7 +210,7 @@ def _no_repeated_edges(files: Files, a: np.ndarray, num_nodes: int) -> None:
         where, content = files["A"]
         raise _bad_line(where, content, row,
                         f"edge {a[row, 0]}, {a[row, 1]} is listed again (first on line "
-                        f"{_line_of(content.decode('utf-8'), first)}); with edge labels "
+                        f"{_line_of(_text(content), first)}); with edge labels "
                         f"({files['edge_labels'][0]}) a repeated edge would hold two labels: remove one line")
 
 
@@ -196,9 +230,13 @@ def _one_hot_columns(files: Files, part: str, table: np.ndarray) -> Tensor:
         raise ValueError(f"{files[part][0]}: labels span {widths} values per column; their one-hot "
                          f"matrix would take {size / 2**30:.1f} GiB (more than "
                          f"{MAX_ONE_HOT_BYTES / 2**30:.0f} GiB)")
-    t = torch.from_numpy(table) - torch.tensor(low, dtype=torch.long)
-    cols = [torch.nn.functional.one_hot(t[:, j], int(w)).float() for j, w in enumerate(widths)]
-    return torch.cat(cols, dim=1)
+    out = torch.zeros(table.shape[0], sum(widths))  # (filled in place: the result is the peak memory)
+    start = 0
+    rows = torch.arange(table.shape[0])
+    for j, (lo, w) in enumerate(zip(low, widths)):
+        out[rows, torch.from_numpy(table[:, j] - lo) + start] = 1.0
+        start += w
+    return out
 
 
 def parse_tu(name: str, files: Files) -> Tuple[Dict[str, Tensor], Dict[str, Tensor], Dict[str, int]]:
