@@ -307,3 +307,35 @@ def test_messages_name_the_users_files_not_the_copies_in_root(fake, tmp_path):
     with pytest.raises(ValueError, match="line 121: expected integers") as err:
         MovieLensOrdered(str(tmp_path / "root2"), ml_dir=str(bad), genre="first")
     assert str(bad / "u.data") in str(err.value) and "root2" not in str(err.value)
+
+
+def test_an_extra_or_missing_item_field_is_refused_not_shifted(tmp_path):
+    # the genre flags are the last 19 fields: one field more would move Action's flag to 'unknown'
+    write_fake_ml100k(tmp_path)
+    lines = (tmp_path / "u.item").read_bytes().decode("latin-1").split("\n")
+    for bad, got in ((lines[1] + "|0", 25), (lines[1].replace("|http://x", ""), 23)):
+        (tmp_path / "u.item").write_bytes("\n".join(lines[:1] + [bad] + lines[2:]).encode("latin-1"))
+        with pytest.raises(ValueError, match=rf"u.item, line 2: expected 24 '\|'-separated .*got {got}"):
+            read_ml100k(str(tmp_path))
+
+
+def test_lines_break_only_at_line_ends(tmp_path):
+    # latin-1 bytes that str.splitlines breaks at (\x85, \x1c, \x0c) are characters of a title or a field
+    ratings, _, _ = write_fake_ml100k(tmp_path)
+    good = read_ml100k(str(tmp_path))
+    lines = (tmp_path / "u.item").read_bytes().split(b"\n")
+    lines[2] = lines[2].replace(b"Movie 3", b"Movie\x85\x1c\x0c 3")
+    (tmp_path / "u.item").write_bytes(b"\r\n".join(lines))  # (CRLF line ends read as line ends)
+    again = read_ml100k(str(tmp_path))
+    assert torch.equal(good.genres, again.genres) and torch.equal(good.item, again.item)
+    # a rating line holding \x85 is one malformed line, not two ratings
+    (tmp_path / "u.data").write_bytes((tmp_path / "u.data").read_bytes() + b"1\t1\t3\t100\x852\t1\t4\t101\n")
+    with pytest.raises(ValueError, match=rf"u.data, line {len(ratings) + 1}: expected 4 tab-separated"):
+        read_ml100k(str(tmp_path))
+
+
+def test_integers_are_ascii_digits(tmp_path):
+    # int() takes '1_0': a user id 1_0 was read as user 10, silently
+    ratings, _, _ = write_fake_ml100k(tmp_path, extra_lines=["1_0\t1\t3\t100\n"])
+    with pytest.raises(ValueError, match=rf"u.data, line {len(ratings) + 1}: expected integers"):
+        read_ml100k(str(tmp_path))

@@ -42,6 +42,7 @@ control) and :obj:`order="reverse"` work on these graphs.
 """
 import os
 import os.path as osp
+import re
 import shutil
 import warnings
 import zipfile
@@ -65,6 +66,8 @@ GENRES = ("unknown", "Action", "Adventure", "Animation", "Children's", "Comedy",
 
 #: Gender codes (the graph label :obj:`y`).
 GENDERS = ("F", "M")
+#: Fields of a line of ``u.item``: id, title, release date, video release date, IMDb url, genre flags.
+ITEM_FIELDS = 5 + len(GENRES)
 #: The largest age (years) `u.user` may give: users are labelled by age // 15, a handful of groups.
 MAX_AGE = 150
 
@@ -103,15 +106,23 @@ class MovieLensTables(NamedTuple):
 
 
 def _read_lines(path: str, encoding: str) -> List[str]:
-    with open(path, "r", encoding=encoding) as f:
-        return f.read().splitlines()
+    r"""The lines of a file, which end at ``\n``, ``\r\n`` or ``\r`` only.
+
+    (``str.splitlines`` also breaks at latin-1's ``\x85``, ``\x1c``-``\x1e``, ``\x0b`` and ``\x0c``,
+    bytes a title may hold.)
+    """
+    with open(path, "r", encoding=encoding) as f:  # (universal newlines: \r\n and \r read as \n)
+        return f.read().split("\n")
+
+
+#: An integer field: ASCII digits, an optional sign (``int()`` also takes '1_0' and other scripts' digits).
+_INT = re.compile(r"\s*[+-]?[0-9]+\s*", re.ASCII)
 
 
 def _ints(fields, path: str, line_no: int) -> List[int]:
-    try:
-        out = [int(f) for f in fields]
-    except ValueError:
-        raise ValueError(f"{path}, line {line_no}: expected integers, got {fields!r}") from None
+    if not all(_INT.fullmatch(f) for f in fields):
+        raise ValueError(f"{path}, line {line_no}: expected integers, got {fields!r}")
+    out = [int(f) for f in fields]
     if any(not -(2**63) <= v < 2**63 for v in out):
         raise ValueError(f"{path}, line {line_no}: expected 64-bit integers, got {fields!r}")
     return out
@@ -173,9 +184,9 @@ def read_ml100k(folder: str, named: Optional[str] = None) -> MovieLensTables:
         if not line.strip():
             continue
         f = line.split("|")
-        if len(f) < 1 + len(GENRES):
-            raise ValueError(f"{item_path}, line {no}: expected an id and {len(GENRES)} genre flags, "
-                             f"got {len(f)} fields")
+        if len(f) != ITEM_FIELDS:  # (the flags are the last 19: one field more or less shifts them all)
+            raise ValueError(f"{item_path}, line {no}: expected {ITEM_FIELDS} '|'-separated fields (id, "
+                             f"title, release, video release, url, {len(GENRES)} genre flags), got {len(f)}")
         items.append(_ints(f[:1], item_path, no)[0])
         row = _ints(f[-len(GENRES):], item_path, no)
         if any(v not in (0, 1) for v in row):
