@@ -138,18 +138,21 @@ def _reference_lines(data: bytes, max_line=None):
     from kong_pyg.datasets.streamspot.reader import MAX_LINE_BYTES
 
     max_line = max_line or MAX_LINE_BYTES
-    if data.startswith(b"\xef\xbb\xbf"):
-        data = data[3:]
     lines = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n").split(b"\n")
     if lines[-1] == b"":
         lines.pop()
     out, bad, blank = [], [], 0
     for no, raw in enumerate(lines, 1):
+        too_long = len(raw) > max_line
+        if raw.startswith(b"\xef\xbb\xbf"):  # (a BOM at any line's start: files joined with cat)
+            raw = raw[3:]
         fields = raw.split(b"\t")
-        if len(raw) > max_line:
+        if too_long:
             bad.append((no, f"line longer than {max_line} bytes"))
         elif not raw.strip():
             blank += 1
+        elif b"\0" in raw:
+            bad.append((no, "a NUL byte (binary data, or UTF-16/32 text?)"))
         elif len(fields) != 6:
             bad.append((no, f"expected 6 tab-separated fields, got {len(fields)}"))
         elif not all(f.strip() for f in fields):
@@ -194,6 +197,13 @@ def test_reader_matches_the_line_rules():
             data = data.rstrip(b"\r\n")
         if rng.random() < 0.3:
             data = b"\xef\xbb\xbf" + data
+        if rng.random() < 0.3 and lines:  # (files joined with cat: a BOM starting a later line)
+            data = data.replace(lines[-1], b"\xef\xbb\xbf" + lines[-1], 1)
+        head = data[3:] if data.startswith(b"\xef\xbb\xbf") else data
+        if len(head) >= 10 and (not any(head[1:10:2]) or not any(head[0:10:2])):  # (text as UTF-16/32)
+            with pytest.raises(ValueError, match="UTF-16 or UTF-32"):
+                list(StreamSpotReader(io.BytesIO(data)))
+            continue
         want, bad, blank = _reference_lines(data)
         for chunk in (1, 4, 1000):
             reader = StreamSpotReader(io.BytesIO(data), chunk_size=chunk, keep=100)

@@ -87,3 +87,35 @@ def test_labels_file_with_one_graph_twice(tmp_path):
         read_graph_labels(f)
     with pytest.raises(ValueError, match=r"labels\.txt: labels line 3: graph id 'g2'"):
         StreamSpotGraphs(io.StringIO("1\ta\t2\tb\te\tg1\n1\ta\t2\tb\te\tg2\n"), labels=str(path))
+
+
+def test_text_as_utf16_without_a_bom_is_refused_and_joined_files_read_as_one():
+    from kong_pyg.datasets import read_streamspot
+
+    text = "1\tp\t2\tf\tread\tg1\n2\tf\t1\tp\twrite\tg1\n1\tp\t3\tf\tread\tg1\n"
+    for encoding in ("utf-16-le", "utf-16-be", "utf-32-le", "utf-32-be"):  # (NULs became parts of ids)
+        with pytest.raises(ValueError, match="UTF-16 or UTF-32"):
+            read_streamspot(io.BytesIO(text.encode(encoding)))
+    # per-graph files joined with cat, each with its BOM: the same stream as without the marks
+    plain, _, _ = read_streamspot(io.BytesIO(text.encode()))
+    lines = text.encode().splitlines(keepends=True)
+    joined, bad, _ = read_streamspot(io.BytesIO(b"".join(b"\xef\xbb\xbf" + line for line in lines)))
+    assert bad == [] and joined.graph_ids == plain.graph_ids
+    for a, b in zip(plain[:6], joined[:6]):
+        assert torch.equal(a, b)
+    # a NUL byte inside a later line: that line is malformed, with its reason
+    _, bad, n = read_streamspot(io.BytesIO(text.encode() + b"4\tp\t5\x00\tf\tread\tg1\n"))
+    assert n == 1 and bad[0].line_no == 4 and "NUL byte" in bad[0].reason
+
+
+def test_labels_beyond_64_bits_or_booleans_are_refused():
+    text = "a\t1\tb\t1\t1\tg1\nc\t1\td\t1\t1\tg2\ne\t1\tf\t1\t1\tg3\n"
+    with pytest.raises(ValueError, match="labels line 2: the label 9223372036854775808 does not fit 64 bits"):
+        read_graph_labels(io.StringIO("g1 -1\ng2 9223372036854775808\ng3 9223372036854775809\n"))
+    for bad in (2**63, 1e19, -(2**63) - 1):  # (all became float64 labels: distinct classes merged)
+        with pytest.raises(ValueError, match="graph labels must be integers of 64 bits"):
+            StreamSpotGraphs(io.StringIO(text), labels={"g1": 0, "g2": bad, "g3": 1})
+    with pytest.raises(TypeError, match="not booleans"):
+        StreamSpotGraphs(io.StringIO(text), labels={"g1": True, "g2": 1, "g3": 0})
+    y = StreamSpotGraphs(io.StringIO(text), labels={"g1": 2**63 - 1, "g2": -(2**63), "g3": 0})._data.y
+    assert y.dtype == torch.long and y.tolist() == [2**63 - 1, -(2**63), 0]

@@ -41,18 +41,29 @@ def _source_name(source: Any) -> str:
     return name if isinstance(name, str) else ""
 
 
+def _in_int64(label: int) -> bool:
+    return -(2**63) <= label < 2**63
+
+
 def _integer_label(gid: Any, value: Any) -> int:
-    """A label of a dict as an :obj:`int`: an integer, an integral float or a string of an integer."""
+    """A label of a dict as a 64-bit :obj:`int`: an integer, an integral float or a string of an integer."""
     if isinstance(value, torch.Tensor) and value.numel() == 1:
         value = value.item()
+    label: Optional[int] = None
+    if isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"'labels' gives graph id {gid!r} the label {value!r}; graph labels must be integers "
+                        "(not booleans)")
     if isinstance(value, str) and _is_integer(value.strip()):
-        return int(value)
-    if isinstance(value, numbers.Integral):
-        return int(value)
-    if isinstance(value, numbers.Real) and float(value).is_integer():
-        return int(float(value))
+        label = int(value)
+    elif isinstance(value, numbers.Integral):
+        label = int(value)
+    elif isinstance(value, numbers.Real) and float(value).is_integer():
+        label = int(float(value))
+    if label is not None and _in_int64(label):
+        return label
     error = ValueError if isinstance(value, (numbers.Real, str)) else TypeError
-    raise error(f"'labels' gives graph id {gid!r} the label {value!r}; graph labels must be integers")
+    raise error(f"'labels' gives graph id {gid!r} the label {value!r}; graph labels must be integers"
+                + ("" if label is None else " of 64 bits"))
 
 
 def _label_tensor(labels: Any) -> Tensor:
@@ -164,7 +175,7 @@ def _graph_labels(labels: Any, graph_ids: List[Any]) -> Optional[Tensor]:
             extra = [g for g in labels if g not in present]
             warnings.warn(f"'labels' names {len(extra)} graph(s) that are not in the stream, e.g. "
                           f"{extra[:3]} (their labels are not used)", stacklevel=3)
-        labels = [labels[g] for g in graph_ids]
+        labels = torch.tensor([_integer_label(g, labels[g]) for g in graph_ids], dtype=torch.long)
     if isinstance(labels, (str, bytes)) or not isinstance(labels, (Tensor, list, tuple, np.ndarray)):
         raise TypeError(f"'labels' must be a tensor, an array, a sequence or a dict of graph labels "
                         f"(got {type(labels).__name__})")
@@ -192,7 +203,7 @@ def read_graph_labels(source: Union[str, "os.PathLike[str]", TextIO, Iterable[st
     name = _source_name(source)
     where = f"{name}: " if name else ""
     for line_no, line in enumerate(_lines(source), start=1):
-        text = (line.lstrip("\ufeff") if line_no == 1 else line).strip()
+        text = line.lstrip("\ufeff").strip()  # (a byte-order mark starts the file, or each of files joined)
         if not text or text.startswith("#"):
             continue
         fields = text.split()
@@ -200,6 +211,8 @@ def read_graph_labels(source: Union[str, "os.PathLike[str]", TextIO, Iterable[st
             raise ValueError(f"{where}labels line {line_no}: expected 'graph-id label' (integer label), "
                              f"got {text!r}")
         gid, label = fields[0], int(fields[1])
+        if not _in_int64(label):
+            raise ValueError(f"{where}labels line {line_no}: the label {label} does not fit 64 bits")
         if gid in out and out[gid] != label:
             raise ValueError(f"{where}labels line {line_no}: graph id {gid!r} is labelled {label}, but line "
                              f"{first_line[gid]} labelled it {out[gid]}")

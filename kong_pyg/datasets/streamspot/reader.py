@@ -1,14 +1,16 @@
 r"""Reading a StreamSpot edge stream: one parser, by chunks or whole.
 
 **The line rules** (every source, every reader): the input is bytes (a text
-source is encoded as UTF-8 first); a UTF-8 byte-order mark at its very start
-is dropped; lines end at ``\n``, ``\r\n`` or a lone ``\r`` (Python's
-universal newlines, so a file read in binary and the same file opened in
-text mode give the same lines); a line that is empty or holds only ASCII
-whitespace is *blank*; any other line must hold exactly six tab-separated
-fields that are not empty once stripped of ASCII whitespace, else it is
-*malformed*; a line longer than :data:`MAX_LINE_BYTES` is malformed too
-(skipped without being held in memory). Every line is counted:
+source is encoded as UTF-8 first); a UTF-8 byte-order mark at the start of
+a line is dropped (the file's, and each one's of files joined with
+``cat``); text that starts as UTF-16 or UTF-32 is refused; lines end at
+``\n``, ``\r\n`` or a lone ``\r`` (Python's universal newlines, so a file
+read in binary and the same file opened in text mode give the same lines);
+a line that is empty or holds only ASCII whitespace is *blank*; any other
+line must hold exactly six tab-separated fields that are not empty once
+stripped of ASCII whitespace and no NUL byte, else it is *malformed*; a
+line longer than :data:`MAX_LINE_BYTES` is malformed too (skipped without
+being held in memory). Every line is counted:
 :attr:`StreamSpotReader.num_lines` is the sum of edges, blank and malformed
 lines.
 
@@ -133,7 +135,7 @@ _HEAD = 10
 
 
 def _wide_text(head: bytes) -> bool:
-    """Whether a stream's first bytes are UTF-16/32 text: its byte-order mark, then NULs between characters.
+    """Whether a stream's first bytes are UTF-16/32 text: a byte-order mark or not, NULs between characters.
 
     (Ids are compared as bytes, so a first id that merely starts with those bytes stays an id.)
     """
@@ -141,7 +143,8 @@ def _wide_text(head: bytes) -> bool:
         return all(head[i] == 0 for i in (3, 5, 7, 9))
     if head.startswith(b"\xfe\xff"):
         return all(head[i] == 0 for i in (2, 4, 6, 8))
-    return False
+    # without a byte-order mark: ASCII characters as UTF-16 (every other byte NUL) or UTF-32
+    return len(head) >= _HEAD and (not any(head[1:_HEAD:2]) or not any(head[0:_HEAD:2]))
 
 
 def _without_bom(head: bytes) -> bytes:
@@ -159,9 +162,9 @@ def _normalized(blocks: Iterable[bytes], bom: bool = True) -> Iterator[bytes]:
             if len(head) < _HEAD:
                 continue
             if _wide_text(head):  # (read as bytes: ids full of NULs, silently)
-                raise ValueError("the stream is UTF-16 or UTF-32 text (a byte-order mark, then NUL bytes "
-                                 "between the characters); StreamSpot files are UTF-8 or ASCII: convert it "
-                                 "first, e.g. 'iconv -f UTF-16 -t UTF-8'")
+                raise ValueError("the stream is UTF-16 or UTF-32 text (NUL bytes between the characters); "
+                                 "StreamSpot files are UTF-8 or ASCII: convert it first, e.g. "
+                                 "'iconv -f UTF-16 -t UTF-8'")
             block, head = _without_bom(head), None
         if cr:
             block = b"\r" + block
@@ -357,8 +360,13 @@ class StreamSpotReader:
         if len(raw) > MAX_LINE_BYTES:
             self._bad(line_no, raw, f"line longer than {MAX_LINE_BYTES} bytes")
             return None
+        if raw.startswith(_BOM):  # (files joined with cat: each one's byte-order mark starts a line)
+            raw = raw[len(_BOM):]
         if not raw.strip():
             self.num_blank += 1
+            return None
+        if b"\0" in raw:
+            self._bad(line_no, raw, "a NUL byte (binary data, or UTF-16/32 text?)")
             return None
         fields = raw.split(b"\t")
         if len(fields) != 6:
@@ -478,7 +486,7 @@ def read_streamspot(
     r"""Read a whole StreamSpot edge stream.
 
     The rules are :class:`StreamSpotReader`'s (it does the reading; see
-    :mod:`~kong_pyg.datasets.streamspot.reader`): a BOM is dropped, lines
+    :mod:`~kong_pyg.datasets.streamspot.reader`): a BOM at a line's start is dropped, lines
     end at ``\n``, ``\r\n`` or ``\r``, blank lines are skipped; a line
     without exactly six tab-separated, non-empty fields is malformed: it is
     counted and skipped (its number, text and reason kept for the first
