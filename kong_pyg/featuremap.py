@@ -144,7 +144,8 @@ class ExactColumns:
             dense = np.empty((len(graphs), int(cfg.dim or 0)), dtype=np.float64)
         with torch.no_grad():
             key_attr = key_attribute(cfg.order, self.edge_order_attr)
-            for gb in iter_graph_batches(graphs, self.batch_size, cfg.edge_labels, key_attr):
+            sparse_flow = cfg.flow if cfg.k == 1 else None  # ('adj_t' where the order cannot matter)
+            for gb in iter_graph_batches(graphs, self.batch_size, cfg.edge_labels, key_attr, sparse_flow):
                 self._check_edge_attr(gb, fit)
                 gb = self._to_device(gb)
                 if hashes is None:

@@ -130,7 +130,8 @@ def node_maps(cfg: KongConfig, graphs: Any, edge_order_attr: Optional[str] = "ed
         :class:`NodeMaps`
     """
     key = key_attribute(cfg.order, edge_order_attr)
-    gb = next(iter(iter_graph_batches(graphs, len(graphs), cfg.edge_labels, key)))
+    sparse_flow = cfg.flow if cfg.k == 1 else None
+    gb = next(iter(iter_graph_batches(graphs, len(graphs), cfg.edge_labels, key, sparse_flow)))
     prep = engine.prepare(cfg, gb.x, gb.edge_index, gb.edge_attr, gb.edge_order, batch=gb.batch)
     grams = index_grams(engine.kgram_steps(cfg, prep))
     counts = engine.exact_counts(cfg, prep, grams)
@@ -452,6 +453,9 @@ def _as_matrix(X: Any, name: str) -> Any:
     """A 2-D float64 SciPy CSR matrix or numpy array."""
     import scipy.sparse as sp
 
+    if X is None or isinstance(X, (str, bytes, dict)):
+        raise TypeError(f"'{name}' must be [n, d] numeric features (a SciPy sparse matrix, a NumPy array "
+                        f"or a tensor, e.g. KongVectorizer output), not {type(X).__name__}")
     if isinstance(X, Tensor):
         if X.is_meta:
             raise ValueError(f"'{name}' is on the meta device (shapes only, no values)")

@@ -90,6 +90,7 @@ def iter_graph_batches(
     batch_size: int,
     edge_labels: bool = True,
     edge_order_attr: Optional[str] = "edge_order",
+    sparse_flow: Optional[str] = None,
 ) -> Iterator[GraphBatch]:
     """Yield disjoint unions of :obj:`batch_size` consecutive graphs.
 
@@ -98,18 +99,34 @@ def iter_graph_batches(
     dataset without a transform is sliced straight from its collated
     storage (no per-graph Python work); other inputs (lists of
     :class:`~torch_geometric.data.Data`, datasets with transforms) are
-    concatenated graph by graph.
+    concatenated graph by graph. Every graph with edges has the order key
+    or none does, whatever the batches (an error names the first that
+    differs). A graph with a sparse adjacency :obj:`adj_t` instead of
+    :obj:`edge_index` is refused, or with :obj:`sparse_flow` (where the
+    neighbor order cannot matter, :math:`k = 1`) read as its edges for that
+    flow (:func:`~kong_pyg.inputs.edge_index_from_sparse`).
     """
     total = len(graphs)
     store = _collated(graphs)
+    keyed: Optional[Tuple[bool, int]] = None  # (whether the graphs with edges have the key; the first such)
     for start in range(0, total, batch_size):
         stop = min(start + batch_size, total)
         if store is not None:
-            yield _slice_store(graphs, store, start, stop, edge_labels, edge_order_attr)
+            union = _slice_store(graphs, store, start, stop, edge_labels, edge_order_attr)
         else:
             with gc_paused():  # (the graphs and their shapes are gone before the batch is used)
-                union = _concat([graphs[i] for i in range(start, stop)], start, edge_labels, edge_order_attr)
-            yield union
+                union = _concat([graphs[i] for i in range(start, stop)], start, edge_labels, edge_order_attr,
+                                sparse_flow)
+        if edge_order_attr and union.edge_index.size(1):
+            first = start + int(union.batch[union.edge_index[0, 0]])  # (its first graph with edges)
+            has = union.edge_order is not None
+            if keyed is None:
+                keyed = (has, first)
+            elif keyed[0] != has:
+                raise ValueError(f"graph {first} has {'an' if has else 'no'} '{edge_order_attr}' but graph "
+                                 f"{keyed[1]} has {'none' if has else 'one'}; give every graph with edges a "
+                                 f"'{edge_order_attr}' or none")
+        yield union
 
 
 _GC_LOCK = threading.Lock()
@@ -324,7 +341,42 @@ def _plain_graphs(xs: List[Any], eis: List[Any]) -> Optional[Tuple[List[Any], Li
     return x_shapes, e_shapes
 
 
-def _concat(chunk, start, edge_labels, edge_order_attr) -> GraphBatch:
+def _not_one_graph(chunk: Sequence[Any], start: int) -> None:
+    """Refuse a :class:`~torch_geometric.data.Batch` or a dataset in place of one graph.
+
+    (Both have an :obj:`x` and an :obj:`edge_index`: their graphs would be read as one.)
+    """
+    from torch_geometric.data import Batch, Dataset
+
+    for kind in set(map(type, chunk)):  # (a few types: no per-graph isinstance)
+        if issubclass(kind, (Batch, Dataset)):
+            i = next(i for i, d in enumerate(chunk) if type(d) is kind)
+            many = chunk[i].num_graphs if issubclass(kind, Batch) else len(chunk[i])
+            raise TypeError(f"graph {start + i} is a {kind.__name__} of {many} graphs, not one graph: pass "
+                            "the graphs themselves (a Batch's to_data_list(), or the dataset instead of a "
+                            "list of its batches or slices)")
+
+
+def _from_adjacency(maps: List[Any], xs: List[Any], eis: List[Any], start: int, flow: str,
+                    edge_labels: bool, edge_order_attr: Optional[str]) -> List[Any]:
+    """Edges read from :obj:`adj_t` for the graphs that have only that (where the order cannot matter)."""
+    from .inputs import edge_index_from_sparse
+
+    out = list(eis)
+    for i, (a, x, e) in enumerate(zip(maps, xs, eis)):
+        adj = a.get("adj_t")
+        if e is not None or adj is None or not isinstance(x, Tensor):
+            continue
+        if (edge_labels and a.get("edge_attr") is not None) or (edge_order_attr and a.get(edge_order_attr)
+                                                                 is not None):
+            raise ValueError(f"graph {start + i}: edge labels and edge order keys need 'edge_index', not a "
+                             "sparse adjacency ('adj_t')")
+        out[i] = edge_index_from_sparse(adj, x.size(0) if x.dim() else 0, flow)
+    return out
+
+
+def _concat(chunk, start, edge_labels, edge_order_attr, sparse_flow: Optional[str] = None) -> GraphBatch:
+    _not_one_graph(chunk, start)
     try:  # Data: their own dicts
         maps = [d._store._mapping for d in chunk]
         if set(map(type, maps)) != {dict}:
@@ -336,6 +388,8 @@ def _concat(chunk, start, edge_labels, edge_order_attr) -> GraphBatch:
     # no edges, as KongFeatures and PyG read it (a sparse 'adj_t' instead is refused below); (not
     # 'None in eis': that compares every tensor with None, one torch call per graph)
     if any(e is None for e in eis):
+        if sparse_flow is not None:
+            eis = _from_adjacency(maps, xs, eis, start, sparse_flow, edge_labels, edge_order_attr)
         eis = [_no_edges(x) if e is None and a.get("adj_t") is None else e for a, x, e in zip(maps, xs, eis)]
     shapes = _plain_graphs(xs, eis)
     for i, (x, ei) in enumerate([] if shapes is not None else zip(xs, eis)):
@@ -349,8 +403,7 @@ def _concat(chunk, start, edge_labels, edge_order_attr) -> GraphBatch:
         if ei is None and maps[i].get("adj_t") is not None:
             raise TypeError(f"graph {start + i} has a sparse adjacency 'adj_t' and no 'edge_index': a sparse "
                             "adjacency stores neighbors sorted by id and so has no neighbor order; give "
-                            "'edge_index' [2, num_edges] in neighbor order (KongSketch and KongFeatures "
-                            "accept 'adj_t' with k=1)")
+                            "'edge_index' [2, num_edges] in neighbor order ('adj_t' is accepted with k=1)")
         if not isinstance(ei, Tensor) or ei.dim() != 2 or ei.size(0) != 2:
             raise ValueError(f"graph {start + i}: 'edge_index' must be a [2, num_edges] tensor")
         if bad_edge_dtype(ei.dtype):  # before cat promotes it (or fails to)

@@ -290,8 +290,10 @@ def check_batch(batch: Optional[Tensor], num_nodes: int,
     """Check an optional node-to-graph assignment vector (against :obj:`x`'s device); returns it."""
     if batch is None:
         return None
-    if not isinstance(batch, Tensor) or batch.dtype != torch.long:
-        raise TypeError("'batch' must be a torch.LongTensor of graph indices")
+    if not isinstance(batch, Tensor) or bad_edge_dtype(batch.dtype):
+        raise TypeError("'batch' must hold integer graph indices (torch.long, or int32, int16, int8, uint8; "
+                        f"got {batch.dtype if isinstance(batch, Tensor) else type(batch).__name__})")
+    batch = batch.long()  # (no copy when it is one)
     if device is not None and batch.device != device:
         raise ValueError(f"'x' is on {device} but 'batch' is on {batch.device}")
     if batch.dim() != 1 or batch.size(0) != num_nodes:

@@ -342,7 +342,8 @@ class KongFeatures(BaseTransform):
         lo = 0
         with torch_threads(threads):
             key = key_attribute(self.config.order, self.edge_order_attr)
-            for gb in iter_graph_batches(graphs, batch_size, self.config.edge_labels, key):
+            sparse_flow = self.config.flow if self.config.k == 1 else None  # (as the per-graph transform)
+            for gb in iter_graph_batches(graphs, batch_size, self.config.edge_labels, key, sparse_flow):
                 self._follow(gb.x.device)
                 if node is not None:
                     if node.device != gb.x.device:

@@ -305,15 +305,15 @@ case("sketch-overflow-float64",
      "overflowed float64.*hops=200")
 
 for id, kwargs, error, match in [
-    ("batch-float", dict(batch=torch.zeros(3)), TypeError, "'batch' must be a torch.LongTensor"),
-    ("batch-list", dict(batch=[0, 0, 0]), TypeError, "'batch' must be a torch.LongTensor"),
+    ("batch-float", dict(batch=torch.zeros(3)), TypeError, "'batch' must hold integer graph indices"),
+    ("batch-list", dict(batch=[0, 0, 0]), TypeError, "'batch' must hold integer graph indices"),
     ("batch-length", dict(batch=torch.zeros(2, dtype=torch.long)), ValueError,
      "'batch' must have shape \\[3\\] \\(one graph index per node\\), got \\[2\\]"),
     ("batch-2d", dict(batch=torch.zeros(3, 1, dtype=torch.long)), ValueError,
      "'batch' must have shape \\[3\\]"),
     ("batch-negative", dict(batch=torch.tensor([0, -1, 0])), ValueError,
      "'batch' holds negative graph indices"),
-    ("num-graphs-too-small", dict(batch=torch.tensor([0, 1, 2]), num_graphs=2), ValueError,
+    ("num-graphs-too-small", dict(batch=torch.tensor([2, 2, 2]), num_graphs=2), ValueError,
      "'num_graphs' is 2 but 'batch' refers to graph 2"),
     ("num-graphs-zero", dict(num_graphs=0), ValueError, "'num_graphs' is 0 but 'batch' refers to graph 0"),
     ("num-graphs-float", dict(num_graphs=2.5), TypeError, "'num_graphs' must be an integer",
@@ -321,7 +321,7 @@ for id, kwargs, error, match in [
     ("num-graphs-huge", dict(num_graphs=2 ** 50), ValueError,
      "the graph features \\[1,125,899,906,842,624, 16\\] \\('num_graphs' = 1,125,899,906,842,624, "
      "'dim' = 16\\) needs 134,217,728.0 GiB"),
-    ("batch-huge-index", dict(batch=torch.tensor([0, 0, 2 ** 50])), ValueError,
+    ("batch-huge-index", dict(batch=torch.full((3,), 2 ** 50)), ValueError,
      "\\('batch' refers to graph 1,125,899,906,842,624, 'dim' = 16\\)"),
 ]:
     case(f"sketch-readout-{id}", lambda tmp, kw=kwargs: S.readout(X3, E3, **kw), error, match)

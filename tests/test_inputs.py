@@ -67,7 +67,7 @@ LAYER = KongSketch(k=2, dim=8)
     (lambda: LAYER.readout(X, EI, batch=torch.tensor([0, 0])), ValueError, "'batch' must have shape \\[3\\]"),
     (lambda: LAYER.readout(X, EI, batch=torch.tensor([0.0, 0, 1])), TypeError, "'batch'"),
     (lambda: LAYER.readout(X, EI, batch=torch.tensor([0, 0, -1])), ValueError, "negative"),
-    (lambda: LAYER.readout(X, EI, batch=torch.tensor([0, 0, 1]), num_graphs=1), ValueError, "num_graphs"),
+    (lambda: LAYER.readout(X, EI, batch=torch.tensor([1, 1, 1]), num_graphs=1), ValueError, "num_graphs"),
 ])
 def test_bad_input_raises_clear_errors(call, exc, match):
     with pytest.raises(exc, match=match):

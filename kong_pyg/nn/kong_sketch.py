@@ -201,6 +201,10 @@ class KongSketch(MessagePassing):
         if torch.jit.is_tracing():
             raise TypeError(_NO_TORCHSCRIPT)
         prep = engine.prepare(self.config, x, edge_index, edge_attr, edge_order, batch=batch)
+        hood = prep.hood
+        if batch is not None and hood.center.numel() and bool((batch[hood.center] != batch[hood.nbr]).any()):
+            raise ValueError("'edge_index' holds an edge between nodes of different graphs of 'batch' "
+                             "(each graph's neighborhoods must stay inside it)")
         if prep.node_sym.device != self.hashes.coef.device:
             raise ValueError(
                 f"the input is on {prep.node_sym.device} but the module is on "
@@ -373,10 +377,6 @@ class KongSketch(MessagePassing):
             dim = self.hashes.dim
             check_allocation(num_graphs * dim * 8, f"the graph features [{num_graphs:,}, {dim:,}] ({who}, "
                              f"'dim' = {dim:,})", prep.node_sym.device)
-            hood = prep.hood
-            if size > 1 and hood.center.numel() and bool((batch[hood.center] != batch[hood.nbr]).any()):
-                raise ValueError("'edge_index' holds an edge between nodes of different graphs of 'batch' "
-                                 "(each graph's neighborhoods must stay inside it)")
             steps = engine.kgram_steps(self.config, prep)
             out = engine.graph_sketch(self.config, self.hashes, prep, steps, batch, num_graphs,
                                       self._lazy_aggregator(prep),

@@ -1,0 +1,96 @@
+"""What a sequence of graphs may hold: one graph per entry, one order-key rule, sparse adjacencies (k = 1)."""
+import pytest
+import torch
+import torch_geometric.transforms as T
+from helpers import random_graph, to_data
+from torch_geometric.data import Batch, Data
+from torch_geometric.loader import DataLoader
+
+from kong_pyg import KongFeatures, KongSketch, KongVectorizer, gram_matrix, kernel_matrix
+
+
+def _graphs(n=6, seed=0):
+    import random
+
+    rng = random.Random(seed)
+    return [to_data(random_graph(rng, 5, 3)) for _ in range(n)]
+
+
+@pytest.mark.parametrize("make", [
+    lambda gs: list(DataLoader(gs, batch_size=2)),       # DataLoader batches: each read as one graph before
+    lambda gs: [Batch.from_data_list(gs[:3]), gs[3]],
+])
+def test_a_batch_in_a_list_is_refused_not_summed(make):
+    gs = _graphs()
+    for run in (lambda: KongVectorizer(dim=16).fit_transform(make(gs)),
+                lambda: KongFeatures(dim=16, level="graph").transform_dataset(make(gs)),
+                lambda: gram_matrix(make(gs))):
+        with pytest.raises(TypeError, match=r"graph 0 is a \w*Batch of [23] graphs, not one graph"):
+            run()
+    # a Batch itself is its graphs, as before
+    whole = Batch.from_data_list(gs)
+    assert (KongVectorizer(dim=16).fit_transform(whole) == KongVectorizer(dim=16).fit_transform(gs)).all()
+
+
+def test_a_dataset_slice_in_a_list_is_refused(tmp_path):
+    from kong_pyg.datasets import load_tu
+
+    ds = load_tu("MUTAG", cache=tmp_path)
+    with pytest.raises(TypeError, match=r"graph 1 is a \w+ of 3 graphs, not one graph"):
+        KongVectorizer().fit_transform([ds[0], ds[0:3]])
+
+
+@pytest.mark.parametrize("batch_size", [1, 2, 4096])
+def test_the_order_key_rule_does_not_depend_on_batches(batch_size):
+    keyed = Data(x=torch.tensor([0, 1, 2]), edge_index=torch.tensor([[1, 2], [0, 0]]),
+                 edge_order=torch.tensor([5, 3]))
+    plain = Data(x=torch.tensor([0, 1, 2]), edge_index=torch.tensor([[1, 2], [0, 0]]))
+    edgeless = Data(x=torch.tensor([0]), edge_index=torch.zeros(2, 0, dtype=torch.long))
+    for graphs, bad in (([keyed, plain], 1), ([plain, keyed], 0 if batch_size > 1 else 1),
+                        ([edgeless, keyed, edgeless, plain], 3)):
+        with pytest.raises(ValueError, match=rf"graph {bad} has (no|an) 'edge_order' but"):
+            KongVectorizer(k=2, batch_size=batch_size).fit_transform(graphs)
+    # graphs without edges need no key, in any batch
+    X = KongVectorizer(k=2, batch_size=batch_size).fit_transform([edgeless, keyed, edgeless, keyed])
+    assert X.shape[0] == 4
+
+
+def test_sparse_adjacency_with_k_1_on_every_batched_route():
+    from torch_geometric.utils import coalesce
+
+    gs = [Data(x=g.x, edge_index=g.edge_index) for g in _graphs()]
+    to_sparse = T.ToSparseTensor(layout=torch.sparse_csr)
+    sparse = [to_sparse(g.clone()) for g in gs]
+    plain = [Data(x=g.x, edge_index=coalesce(g.edge_index, num_nodes=g.num_nodes)) for g in gs]  # (as adj_t)
+    f = KongFeatures(k=1, dim=32, level="graph", edge_labels=False)
+    per_graph = torch.cat([f(s.clone()).kong_graph for s in sparse])
+    fast = torch.cat([d.kong_graph for d in f.transform_dataset(sparse)])
+    assert torch.allclose(per_graph, fast, atol=1e-12)
+    assert torch.allclose(fast, torch.cat([d.kong_graph for d in f.transform_dataset(plain)]), atol=1e-12)
+    X = KongVectorizer(k=1, edge_labels=False).fit_transform(sparse)
+    Y = KongVectorizer(k=1, edge_labels=False).fit_transform(plain)
+    assert abs(X - Y).max() == 0
+    assert (gram_matrix(sparse, k=1, edge_labels=False) == gram_matrix(plain, k=1, edge_labels=False)).all()
+    with pytest.raises(TypeError, match="'adj_t' is accepted with k=1"):
+        KongVectorizer(k=2).fit_transform(sparse)
+    keyed = to_sparse(gs[0].clone())
+    keyed.edge_order = torch.arange(3)
+    with pytest.raises(ValueError, match="graph 0: edge labels and edge order keys need 'edge_index'"):
+        KongVectorizer(k=1).fit_transform([keyed])
+
+
+def test_batch_vector_rules_are_the_same_on_every_method():
+    layer = KongSketch(k=1, dim=8)
+    x, ei = torch.tensor([0, 1]), torch.tensor([[0], [1]])
+    batch = torch.tensor([0, 1])
+    for method in (layer, layer.node_maps, layer.readout):  # (forward accepted the edge between graphs)
+        with pytest.raises(ValueError, match="an edge between nodes of different graphs of 'batch'"):
+            method(x, ei, batch=batch)
+    x, ei, b = torch.tensor([0, 1, 2, 0]), torch.tensor([[1, 0, 3], [0, 1, 3]]), torch.tensor([0, 0, 1, 1])
+    assert torch.equal(layer.readout(x, ei, b.int()), layer.readout(x, ei, b))  # (int32, as edge_index)
+
+
+def test_kernel_matrix_of_no_features_is_a_type_error():
+    for bad in (None, "X", {"a": 1}):
+        with pytest.raises(TypeError, match="'X' must be \\[n, d\\] numeric features"):
+            kernel_matrix(bad)
