@@ -22,6 +22,7 @@ from kong_pyg.cli.common import (
     kong_values,
     list_of,
     number_in,
+    no_repeats,
     split_list,
 )
 
@@ -68,7 +69,7 @@ def names(choices: Sequence[str]) -> Callable[[str], List[str]]:
             fail(f"unknown {', '.join(map(repr, unknown))}; expected some of: {', '.join(choices)}")
         if not items:
             fail(f"expects a comma-separated list (got {text!r})")
-        return items
+        return no_repeats(items, text)
 
     return parse
 

@@ -333,6 +333,9 @@ def error_cases(tmp, a_file):
         (["stream", str(stream), "--out", str(tmp / "taken")], "is a folder, not a file"),
         (["stream", str(stream), "--out", str(a_file / "feat")], "cannot create a folder under"),
         (["stream", str(stream), "--checkpoint", str(tmp)], "--checkpoint: "),
+        (["stream", str(stream), "--checkpoint-every", "3"], "--checkpoint-every needs --checkpoint FILE"),
+        (["stream", str(stream), "--distributed", "--workers", "2"], "--distributed and --workers: torchrun"),
+        (["classify", "--C", "1,1"], "--C: lists 1 twice"),
     ]
 
 
@@ -359,6 +362,28 @@ def test_stream_output_checked_before_reading(files, capsys, monkeypatch):
     assert main(["stream", str(path), "--out", str(out), "--dim", "16", "-q"]) == 0
     assert np.load(str(out) + ".npy").shape == (4, 16)
     capsys.readouterr()
+    # an output that fails half-way (here: the ids) leaves the earlier pair, both files, untouched
+    before = {p: p.read_bytes() for p in (tmp / "new").iterdir()}
+    real = np.save
+
+    def save_then_fail(f, x):
+        real(f, x)
+        raise OSError("disk full")
+
+    monkeypatch.setattr(np, "save", save_then_fail)
+    assert main(["stream", str(path), "--out", str(out), "--dim", "8", "-q"]) == 2
+    assert {p: p.read_bytes() for p in (tmp / "new").iterdir()} == before
+    assert "disk full" in capsys.readouterr().err
+
+
+def test_distributed_outside_torchrun_says_how_to_start_it(files, capsys, monkeypatch):
+    tmp, _ = files
+    (tmp / "s.tsv").write_text("1\ta\t2\tb\te\tg\n")
+    for var in ("RANK", "WORLD_SIZE", "MASTER_ADDR"):
+        monkeypatch.delenv(var, raising=False)
+    assert main(["stream", str(tmp / "s.tsv"), "--distributed", "--out", str(tmp / "o")]) == 2
+    err = capsys.readouterr().err
+    assert "started by torchrun" in err and "torchrun --nproc-per-node N -m kong_pyg stream" in err
 
 
 def test_progress_bar_counts_fits(capsys):
@@ -540,3 +565,17 @@ def test_warnings_are_one_line(tmp_path):
     assert done.returncode == 0, done.stderr
     assert done.stderr == ("kong-pyg classify: warning: data set 'NOLAB' has no node labels "
                            "(NOLAB_node_labels.txt); using node degrees as labels (NoNodeLabelsWarning)\n")
+
+
+def test_ctrl_c_is_one_line_and_status_130(tmp_path):
+    # the program (argv from the command line): no traceback; a caller of main(argv) gets the exception
+    import subprocess
+    import sys
+
+    code = ("import sys, kong_pyg.cli as c, kong_pyg.cli.stream as s\n"
+            "def stop(args):\n    raise KeyboardInterrupt\n"
+            "s.run = stop\nsys.argv = ['kong-pyg', 'stream', 'x.tsv']\nsys.exit(c.main())\n")
+    (tmp_path / "x.tsv").write_text("1\ta\t2\tb\te\tg\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path)
+    assert done.returncode == 130
+    assert done.stderr.strip() == "kong-pyg stream: interrupted" and "Traceback" not in done.stderr

@@ -176,8 +176,9 @@ def main(argv: Optional[List[str]] = None) -> int:
             before running the subcommand).
 
     Returns:
-        The exit status: 0, 2 for a usage error (one line on stderr), or
-        what the subcommand returned.
+        The exit status: 0, 2 for a usage error (one line on stderr), 130
+        when the program is interrupted (Ctrl-C), or what the subcommand
+        returned.
     """
     parser = build_parser()
     try:
@@ -203,6 +204,11 @@ def main(argv: Optional[List[str]] = None) -> int:
             message = with_flags(one_line(str(err)), _flags(parser, args.command)) or type(err).__name__
             print(f"kong-pyg {args.command}: error: {message}", file=sys.stderr)
             return 2
+        except KeyboardInterrupt:  # (Ctrl-C: one line, the shell's status for SIGINT; files are atomic)
+            if argv is not None:
+                raise
+            print(f"\nkong-pyg {args.command}: interrupted", file=sys.stderr)
+            return 130
 
 
 __all__ = ["main", "build_parser", "defer_import", "import_pyg", "tune_allocator", "MALLOC_SETTINGS",

@@ -210,9 +210,6 @@ def _check_combinations(args: argparse.Namespace) -> None:
         raise CommandError("--plot draws KONG sketch sizes; it needs --method kong")
     if args.plot_sizes is not None and args.plot is None:
         raise CommandError("--plot-sizes needs --plot FILE.png")
-    twice = sorted({b for b in args.plot_sizes or [] if args.plot_sizes.count(b) > 1})
-    if twice:
-        raise CommandError(f"--plot-sizes must name each sketch size once (got {twice} more than once)")
 
 
 def _check_extras(args: argparse.Namespace) -> None:

@@ -99,6 +99,16 @@ def _fail(message: str) -> NoReturn:
     raise argparse.ArgumentTypeError(message)
 
 
+def no_repeats(values: List[Any], text: str) -> List[Any]:
+    """:obj:`values` if none repeats (a repeated grid value runs the same work twice, or is cut silently)."""
+    seen: List[Any] = []
+    for v in values:
+        if any(v == w and type(v) is type(w) for w in seen):
+            _fail(f"lists {show_default(v)} twice (in {text!r}); give each value once")
+        seen.append(v)
+    return values
+
+
 def int_at_least(minimum: int) -> Callable[[str], int]:
     """An argparse type: an integer at least :obj:`minimum`."""
     def parse(text: str) -> int:
@@ -163,7 +173,7 @@ def list_of(item: Callable[[str], Any], ranges: bool = False) -> Callable[[str],
                 out.append(item(token))
         if not out:
             _fail(f"expects a comma-separated list (got {text!r})")
-        return out
+        return no_repeats(out, text)
 
     return parse
 
@@ -249,7 +259,7 @@ def kong_values(name: str, text: str) -> List[Any]:
             out.append(kong_value(name, token))
     if not out:
         _fail(f"is empty (got {text!r})")
-    return out
+    return no_repeats(out, text)
 
 
 def show_kong(name: str, value: Any) -> str:
@@ -453,6 +463,7 @@ __all__ = [
     "show_kong",
     "show_default",
     "split_list",
+    "no_repeats",
     "list_of",
     "int_at_least",
     "number_in",

@@ -18,6 +18,7 @@ import warnings
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
 from ..config import STREAM_DEFAULTS, option_names
+from ..files import atomic_file
 from .common import (
     PROCESSES_PER_CPU,
     CommandError,
@@ -37,6 +38,8 @@ if TYPE_CHECKING:  # pragma: no cover
 MAX_CHUNK = 1 << 26
 
 PROG = "kong-pyg stream"
+#: Chunks between checkpoints (``--checkpoint-every``).
+CHECKPOINT_EVERY = 16
 #: Errors that are the user's (as :data:`kong_pyg.cli.USER_ERRORS`): one line, exit 2.
 USER_ERRORS = (CommandError, ValueError, TypeError, OSError, ImportError)
 #: The command line's defaults where they are not :class:`~kong_pyg.KongStream`'s
@@ -102,8 +105,9 @@ def register(subparsers: Any) -> None:
     run_group.add_argument("--checkpoint", default=None, metavar="FILE",
                            help="checkpoint file: resume from it if it exists, save to it as the run goes "
                                 "(default: none)")
-    run_group.add_argument("--checkpoint-every", metavar="N", type=int_at_least(1), default=16,
-                           help="chunks between checkpoints")
+    run_group.add_argument("--checkpoint-every", metavar="N", type=int_at_least(1), default=None,
+                           help=f"chunks between checkpoints, with --checkpoint "
+                                f"(default: {CHECKPOINT_EVERY})")
     run_group.add_argument("--threads", metavar="N", type=int_at_least(1), default=1,
                            help="PyTorch threads per process (the work is many mid-sized tensor operations: "
                                 "a second thread gains little on a free core and makes a busy machine many "
@@ -183,6 +187,15 @@ def run(args: argparse.Namespace) -> int:
     if args.checkpoint is not None:
         check_output_file(args.checkpoint, "--checkpoint")
         os.makedirs(os.path.dirname(os.path.abspath(args.checkpoint)), exist_ok=True)
+    if args.checkpoint_every is not None and args.checkpoint is None:
+        raise CommandError("--checkpoint-every needs --checkpoint FILE (there is nothing to save otherwise)")
+    if args.distributed and args.workers > 1:
+        raise CommandError("--distributed and --workers: torchrun starts the processes of a --distributed "
+                           "run (--nproc-per-node N); --workers N starts N on this machine without torchrun")
+    if args.distributed and not all(os.environ.get(v) for v in ("RANK", "WORLD_SIZE", "MASTER_ADDR")):
+        raise CommandError("--distributed is one process of a run started by torchrun (RANK, WORLD_SIZE and "
+                           "MASTER_ADDR are not set): torchrun --nproc-per-node N -m kong_pyg stream FILE "
+                           "--distributed; or --workers N on this machine")
     if args.workers > 1 or args.distributed:
         flag = "--distributed" if args.distributed else "--workers"
         if args.file == "-":
@@ -206,7 +219,8 @@ def run(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     try:
         ks.fit(chunks, chunk_size=args.chunk_size, checkpoint=args.checkpoint,
-               checkpoint_every=args.checkpoint_every, progress=not args.quiet, fingerprint=fingerprint)
+               checkpoint_every=args.checkpoint_every or CHECKPOINT_EVERY, progress=not args.quiet,
+               fingerprint=fingerprint)
     except MalformedLineError as e:  # --strict: the data, not the command, is at fault
         print(f"{PROG}: error: {e}", file=sys.stderr)
         return 1
@@ -245,8 +259,14 @@ def _spawn_local(args: argparse.Namespace) -> int:
     port = _free_port()
     method = "fork" if "fork" in mp.get_all_start_methods() else "spawn"  # fork: no second import
     codes = mp.get_context(method).SimpleQueue()
-    mp.start_processes(_local_worker, args=(args, port, codes), nprocs=args.workers, join=True,
-                       start_method=method)
+    try:
+        mp.start_processes(_local_worker, args=(args, port, codes), nprocs=args.workers, join=True,
+                           start_method=method)
+    except mp.ProcessExitedException as err:  # (killed: the kernel's out-of-memory killer, most often)
+        how = f"was killed by {err.signal_name}" if err.signal_name else f"exited with status {err.exit_code}"
+        hint = (" (out of memory? every process holds its shard's state: fewer --workers, or a smaller "
+                "--dim)") if err.signal_name == "SIGKILL" else ""
+        raise CommandError(f"--workers: process {err.error_index} {how}{hint}") from None
     results = [codes.get() for _ in range(args.workers)]
     return max(results)
 
@@ -345,15 +365,16 @@ def write_output(args: argparse.Namespace, ks: Any, reader: Any, seconds: float,
     if note is not None:
         print(f"{PROG}: warning: {note}", file=sys.stderr)
     os.makedirs(os.path.dirname(os.path.abspath(matrix_path)), exist_ok=True)
-    if matrix_path.endswith(".pt"):
-        # (config: the stream's options, computed in its dtype; dtype: that of the x written)
-        torch.save({"x": x, "graph_ids": ids, "config": config, "hash_scheme": scheme,
-                    "dtype": str(x.dtype).replace("torch.", "")},
-                   matrix_path)
-    else:
-        np.save(matrix_path, x.numpy())
-    with open(ids_path, "w", encoding="utf-8", errors="surrogateescape", newline="\n") as f:
-        f.write("".join(i + "\n" for i in ids))
+    # both written in full to temporary files, then renamed: an interrupted run leaves the earlier pair
+    with atomic_file(matrix_path) as matrix_file, atomic_file(ids_path) as ids_file:
+        if matrix_path.endswith(".pt"):
+            # (config: the stream's options, computed in its dtype; dtype: that of the x written)
+            torch.save({"x": x, "graph_ids": ids, "config": config, "hash_scheme": scheme,
+                        "dtype": str(x.dtype).replace("torch.", "")},
+                       matrix_file)
+        else:
+            np.save(matrix_file, x.numpy())
+        ids_file.write("".join(i + "\n" for i in ids).encode("utf-8", errors="surrogateescape"))
     n_bad = reader.num_malformed if reader is not None else 0
     n_blank = getattr(reader, "num_blank", 0)
     print(
