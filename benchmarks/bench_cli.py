@@ -21,8 +21,8 @@ from kong_pyg.cli.common import (
     kong_value,
     kong_values,
     list_of,
-    number_in,
     no_repeats,
+    number_in,
     split_list,
 )
 

@@ -97,11 +97,17 @@ def device_name(device):
 
 def run_one(dataset, name, args, out_dir):
     path = out_dir / f"{dataset}_{name}.json"
+    repeats, nested, inner = cv_setup(dataset, args)
     if path.exists() and not args.force:
-        print(f"skip {path.name} (exists)", flush=True)
+        wanted = {"repeats": repeats, "nested_repeats": nested, "inner_folds": inner, "seed": args.seed}
+        stored = json.loads(path.read_text())
+        made = {key: stored.get(key) for key in wanted}
+        if made != wanted:  # (its numbers would stand in the table for a run with other options)
+            table1_ext.refuse(f"{path} was made with {made}, not {wanted}: pass --force to redo it (or the "
+                              "same options, or another --out)")
+        print(f"skip {path.name} (exists, the same options)", flush=True)
         return
     method, grid, _ = RUNS[name]
-    repeats, nested, inner = cv_setup(dataset, args)
     graphs = load_tu(dataset, table1_ext.data_root_of(dataset, args.data_root))
     print(f"== {dataset} {name}: R={repeats}, nested R={nested}, inner={inner}", flush=True)
     t0 = time.perf_counter()
@@ -174,7 +180,8 @@ def render(out_dir, md_path, datasets):
         "graphs, only for sparse features with few nonzeros per row where it converges on the first "
         f"training set, its capped fits solved again exactly{on_gpu}); {marked}C in "
         "{0.1, 1, 10}, stratified 10-fold CV repeated R = 10 times unless marked (repeat r splits with "
-        "seed r). '± x' is the standard deviation over the R repeat means. **Paper protocol**: the "
+        "seed s + r, s the run's seed: 0 unless its JSON says otherwise). '± x' is the standard deviation "
+        "over the R repeat means. **Paper protocol**: the "
         "(setting, C) with the best mean CV accuracy is reported with that accuracy, as the paper did "
         "(the test folds take part in the choice: optimistic). **Nested protocol**: in every outer fold "
         "the (setting, C) is chosen by a 5-fold CV (3-fold where marked below) on the outer training part "
@@ -234,11 +241,9 @@ def render(out_dir, md_path, datasets):
             if res is None:
                 continue
             p, n = res["protocols"]["paper"], res["protocols"]["nested"]
-            top, count = next(iter(n["chosen"].items()))
-            total = sum(n["chosen"].values())
             lines.append(
                 f"| {d} | {name} | {p['best_setting']}, C={p['best_params']['C']:g} "
-                f"| {top} ({count}/{total}) "
+                f"| {table1_ext.most_chosen(n['chosen'])} "
                 f"| {res['feature_seconds']:.1f} / {res['best_feature_seconds']:.2f} "
                 f"| {res['fits']} ({res['fits_not_converged']}) "
                 f"| {res['repeats']} / {res['nested_repeats']} / {res['inner_folds']} "

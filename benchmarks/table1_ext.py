@@ -12,6 +12,7 @@ import json
 import multiprocessing
 import os
 import platform
+import sys
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from functools import lru_cache
@@ -106,6 +107,22 @@ def run_unit(dataset, run, index, cfg, data_root, threads, device=None):
     }
 
 
+def most_chosen(chosen):
+    """The nested protocol's most chosen (setting, C) with its count, and how many tie with it.
+
+    (``chosen`` lists the most often chosen first, ties in grid order: the reported best setting.)
+    """
+    top, count = next(iter(chosen.items()))
+    tied = sum(1 for c in chosen.values() if c == count) - 1
+    return f"{top} ({count}/{sum(chosen.values())}{f', tied with {tied} more' if tied else ''})"
+
+
+def refuse(message):
+    """A one-line usage error (exit 2): stored results made with other options are never mixed in."""
+    print(f"error: {message}", file=sys.stderr)
+    raise SystemExit(2)
+
+
 def part_path(out_dir, dataset):
     return out_dir / "extended" / f"{dataset}.json"
 
@@ -114,8 +131,8 @@ def load_part(path, cfg, force):
     if path.exists() and not force:
         part = json.loads(path.read_text())
         if part["config"] != cfg:
-            raise SystemExit(f"{path} was made with {part['config']}, not {cfg}: pass --force to redo it "
-                             "or the same options to resume it")
+            refuse(f"{path} was made with {part['config']}, not {cfg}: pass --force to redo it or the same "
+                   "options to resume it")
         return part
     return {"config": cfg, "units": {}}
 
@@ -266,11 +283,10 @@ def render_section(summary, datasets):
             if e is None or "paper" not in e:
                 continue
             p, n, cfg = e["paper"], e["nested"], e["config"]
-            top, count = next(iter(n["chosen"].items()))
             load = e["loadavg"]
             lines.append(
                 f"| {d} | {run} | {p['best_setting']}, C={p['best_params']['C']:g} "
-                f"| {top} ({count}/{sum(n['chosen'].values())}) | {e['feature_seconds']:.1f} "
+                f"| {most_chosen(n['chosen'])} | {e['feature_seconds']:.1f} "
                 f"| {e['fit_seconds']:.0f} | {e['fits']} ({e['fits_not_converged']}) "
                 f"| {cfg['repeats']} / {cfg['nested_repeats']} / {cfg['inner_folds']} "
                 f"| {min(load):.1f}-{max(load):.1f} on {e['machine']['cpus']} CPUs |")

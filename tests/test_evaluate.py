@@ -99,6 +99,13 @@ def test_protocols_on_known_scores():
     # ties go to the earlier setting and the smaller C
     flat = CVResult(settings, [0.1, 1.0], np.ones((S, nC, R, F)), None, [0, 0], 0, 0, 0)
     assert flat.protocol("paper").best_params == {"index": 0, "C": 0.1}
+    # a tie in how often the nested protocol chose: 'chosen' lists first the best setting it reports
+    tied = np.zeros((S, nC, R, F, inner_folds))
+    tied[1, 1, 0] = 1.0  # (setting 1, C1) in the three folds of repeat 0 ...
+    tied[0, 1, 1] = 1.0  # ... (setting 0, C1) in those of repeat 1: the grid's earlier one is reported
+    nested = CVResult(settings, [0.1, 1.0], outer, tied, [0.0, 0.0], 0.0, 0, 0).protocol("nested")
+    assert nested.best_params == {"index": 0, "C": 1.0}
+    assert list(nested.chosen.items()) == [("features-0, C=1", 3), ("features-1, C=1", 3)]
     with pytest.raises(ValueError, match="inner"):
         flat.protocol("nested")
 

@@ -333,3 +333,20 @@ def test_table2_benchmark_defaults_yield_to_the_users_options(given, splits, cur
     args = build_parser().parse_args(seen[0])
     assert (args.splits, args.curve_splits) == (splits, curve)
     assert args.resume == str(tmp_path / "s.json")
+
+
+def test_table1_never_shows_a_stored_result_of_other_options(tmp_path, monkeypatch, capsys):
+    # a result stored by a run with another seed (or R, inner folds) is refused, not skipped into the table
+    import json
+
+    out = tmp_path / "t1"
+    (out / "table1").mkdir(parents=True)
+    stored = {"repeats": 10, "nested_repeats": 10, "inner_folds": 5, "seed": 0}
+    (out / "table1" / "MUTAG_kong.json").write_text(json.dumps(stored))
+    (tmp_path / "tu" / "MUTAG" / "raw").mkdir(parents=True)
+    args = ["--data-root", str(tmp_path / "tu"), "--datasets", "MUTAG", "--section", "paper", "--methods",
+            "kong", "--seed", "1", "--quiet", "--out", str(out / "table1.md")]
+    code, _, err = run_benchmark("table1.py", args, monkeypatch, capsys)
+    assert code == 2
+    made = "{'repeats': 10, 'nested_repeats': 10, 'inner_folds': 5, 'seed': %d}"
+    assert f"MUTAG_kong.json was made with {made % 0}, not {made % 1}: pass --force" in err

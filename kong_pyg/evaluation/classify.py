@@ -110,8 +110,10 @@ class ClassifyResult:
             res = self.results[name]
             what = f"{res.best_setting}, C={res.best_params['C']:g}"
             if name == "nested":
-                total = sum(res.chosen.values())
-                what = f"most often {what} ({res.chosen.get(what, 0)}/{total} outer folds)"
+                total, times = sum(res.chosen.values()), res.chosen.get(what, 0)
+                tied = sum(1 for n in res.chosen.values() if n == times) - 1
+                also = f"; {tied} other choice{'s' if tied > 1 else ''} as often" if tied else ""
+                what = f"most often {what} ({times}/{total} outer folds{also})"
             lines.append(
                 f"{name:<8} {100 * res.accuracy_mean:>14.2f} +- {100 * res.accuracy_std:<5.2f}  {what}"
             )

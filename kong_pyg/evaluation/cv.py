@@ -307,12 +307,11 @@ class CVResult:
         s_idx, c_idx = np.divmod(pick, nC)
         r_idx, f_idx = np.meshgrid(np.arange(R), np.arange(F), indexing="ij")
         acc = self.outer[s_idx, c_idx, r_idx, f_idx]  # [R, F]
-        counts: Dict[str, int] = {}
-        for s, c in zip(s_idx.reshape(-1).tolist(), c_idx.reshape(-1).tolist()):
-            key = f"{self.settings[s].name}, C={self.C[c]:g}"
-            counts[key] = counts.get(key, 0) + 1
-        chosen = dict(sorted(counts.items(), key=lambda kv: -kv[1]))
-        top = int(np.bincount(pick.reshape(-1), minlength=S * nC).argmax())
+        times = np.bincount(pick.reshape(-1), minlength=S * nC)
+        # most often first; ties in grid order, so the first is the best setting reported (argmax's pick)
+        order = sorted(np.flatnonzero(times).tolist(), key=lambda i: (-int(times[i]), i))
+        chosen = {f"{self.settings[i // nC].name}, C={self.C[i % nC]:g}": int(times[i]) for i in order}
+        top = int(times.argmax())
         s, c = divmod(top, nC)
         return ProtocolResult(
             "nested", float(acc.mean()), float(acc.mean(axis=1).std()), float(acc.std()),
