@@ -145,12 +145,12 @@ class OrderTestResult:
         return "\n".join(lines)
 
     def to_dict(self) -> Dict[str, Any]:
-        """Everything as plain JSON-ready values (undefined statistics, NaN here, as None: JSON's null)."""
+        """Everything, and :meth:`answer`, as plain JSON-ready values (NaN statistics as JSON's null)."""
         from .evaluation.stats import plain_json
 
         return plain_json({"settings": list(self.settings), "scores": self.scores,
                            "seed_scores": self.seed_scores, "comparisons": self.comparisons,
-                           "test_fraction": self.test_fraction, "info": self.info})
+                           "test_fraction": self.test_fraction, "info": self.info, "answer": self.answer()})
 
     def to_markdown(self, title: str = "Order test") -> str:
         """A markdown report: the setup, every setting's scores, the paired differences, the answer."""

@@ -27,6 +27,7 @@ def test_finds_the_order_effect_at_strength_one(tmp_path, capsys):
     printed = capsys.readouterr().out
     assert "**Answer.** Yes: the true order beats the consistent shuffle" in printed
     res = json.loads((out / "order_test.json").read_text())
+    assert res["answer"].startswith("Yes: the true order beats the consistent shuffle")  # (as --json's)
     main_cmp = next(c for c in res["comparisons"]
                     if (c["a"], c["b"], c["metric"]) == ("true", "consistent", "accuracy"))
     assert main_cmp["mean_diff"] > 0.3 and main_cmp["corrected_p"] < 0.01

@@ -204,7 +204,7 @@ def test_resume_skips_finished_methods_and_refuses_another_protocol(tmp_path, mo
     # a file from before the per-graph random order (no version) holds other shuffled scores: another run
     old = dict(state, protocol={k: v for k, v in state["protocol"].items() if k != "random_order"})
     (tmp_path / "old.json").write_text(json.dumps(old))
-    with pytest.raises(ValueError, match="belongs to another run"):
+    with pytest.raises(ValueError, match="belongs to another run \\(random_order: '\\(none\\)' there, "):
         run_table2(graphs, ["K-1"], n_splits=3, C_grid=(1.0, 10.0), inner_folds=2,
                    resume=str(tmp_path / "old.json"), tag="row")
 
@@ -216,7 +216,7 @@ def test_resume_skips_finished_methods_and_refuses_another_protocol(tmp_path, mo
                        tag="row")
     assert again["splits"] == first["splits"] and again["paired"] == first["paired"]
     assert again["summary"]["K-2"]["dim"] == first["summary"]["K-2"]["dim"]
-    with pytest.raises(ValueError, match="belongs to another run"):
+    with pytest.raises(ValueError, match="belongs to another run \\(n_splits: 3 there, 4 here\\)"):
         run_table2(graphs, ["K-1", "K-2"], n_splits=4, C_grid=(1.0, 10.0), inner_folds=2, resume=path,
                    tag="row")
     # the same protocol on other graphs or labels: another run (its rows were reused before)

@@ -28,7 +28,6 @@ from .common import (
     list_of,
     not_a_file,
     number_in,
-    plain_json,
     show_default,
 )
 
@@ -257,7 +256,7 @@ def run(args: argparse.Namespace) -> int:
     if args.out is not None:
         _write(res, args, about)
     if args.json:  # (the result, and the report's one-paragraph answer)
-        print(json.dumps({**plain_json(res.to_dict()), "answer": res.answer()}, allow_nan=False))
+        print(json.dumps(res.to_dict(), allow_nan=False))
     else:
         print(res.to_markdown(f"Order test: {about['data']}"))
         if args.out is not None:
@@ -282,7 +281,7 @@ def _write(res: Any, args: argparse.Namespace, about: Dict[str, Any]) -> None:
     with open(os.path.join(args.out, "order_test.md"), "w", encoding="utf-8") as f:
         f.write("\n".join(text))
     with open(os.path.join(args.out, "order_test.json"), "w", encoding="utf-8") as f:
-        json.dump(plain_json(res.to_dict()), f, indent=1, allow_nan=False)
+        json.dump(res.to_dict(), f, indent=1, allow_nan=False)
 
 
 __all__ = ["register", "run", "load", "command_line", "OUTPUTS"]

@@ -156,6 +156,10 @@ def _check(args: argparse.Namespace) -> None:
         for path in resume_files(args).values():
             check_output_file(path, "--resume")
     check_usable_device("--device", args.device)
+    if args.curve_splits == 1:
+        raise CommandError("--curve-splits: 0 (no curve) or at least 2 (the curve's spread needs two splits)")
+    if args.curve_splits == 0 and list(args.fractions) != list(FRACTIONS):
+        raise CommandError("--fractions: the curve's training fractions, but --curve-splits 0 draws no curve")
 
 
 def run(args: argparse.Namespace) -> int:

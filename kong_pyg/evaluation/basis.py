@@ -102,8 +102,9 @@ def _warn_small_columns(X: Any, rtol: float) -> None:
         warnings.warn(
             f"{small} of the {sq.size} feature columns are below {math.sqrt(rtol):g} of the largest in norm "
             f"(the features span {math.sqrt(top / float(sq[sq > 0].min())):.1e} in scale): the SVM cannot "
-            "tell them from rounding and fits without them, where LinearSVC would use them; normalize the "
-            "features (normalize=True, or a cosine kernel) or scale them to comparable sizes", stacklevel=3)
+            "tell them from rounding and fits without them, where LinearSVC would use them; if they matter, "
+            "scale the columns to comparable sizes (e.g. scikit-learn's MaxAbsScaler: normalize=True and "
+            "cosine kernels scale rows, which evens out graph sizes only)", stacklevel=3)
 
 
 def design(features: Any, gram: Optional[np.ndarray] = None, rtol: float = RANK_RTOL,

@@ -66,9 +66,15 @@ class ResumeFile:
             raise ValueError(f"the resume file {path!r} is not a resume file ({type(err).__name__}: {err}); "
                              "delete it or give another --resume file") from None
         if not isinstance(state, dict) or state.get("protocol") != protocol:
-            raise ValueError(f"the resume file {path!r} belongs to another run (protocol "
-                             f"{state.get('protocol') if isinstance(state, dict) else '?'}); delete it "
-                             "or give another --resume file")
+            saved = state.get("protocol") if isinstance(state, dict) else None
+            if isinstance(saved, dict):  # name what differs: the saved value and this run's
+                keys = sorted(set(saved) | set(protocol), key=str)
+                what = "; ".join(f"{k}: {saved.get(k, '(none)')!r} there, {protocol.get(k, '(none)')!r} here"
+                                 for k in keys if saved.get(k, "(none)") != protocol.get(k, "(none)"))
+            else:
+                what = f"protocol {saved!r}"
+            raise ValueError(f"the resume file {path!r} belongs to another run ({what}); delete it or give "
+                             "another --resume file")
         done = state.get("done")
         if not isinstance(done, dict):
             raise ValueError(f"the resume file {path!r} has no 'done' rows")
