@@ -94,7 +94,8 @@ class _TokenKeys:
 def _to_bytes(obj: Any) -> torch.Tensor:
     buf = io.BytesIO()
     torch.save(obj, buf)
-    return torch.frombuffer(bytearray(buf.getvalue()), dtype=torch.uint8)
+    # (a view of the buffer: getvalue() and a bytearray of it were two more copies of a whole state)
+    return torch.frombuffer(buf.getbuffer(), dtype=torch.uint8)
 
 
 def _from_bytes(t: torch.Tensor) -> Any:
@@ -268,9 +269,11 @@ def read_shards(ks: KongStream, path: str, chunk_size: int = 1 << 20, strict: bo
         cpu["merge"].append(time.process_time() - clock)
         if i < ks.num_passes:
             full = merged.state_dict() if rank == 0 else None
+            merged = None  # (the next pass starts from the broadcast state: no more copies held)
             light = full is not None and not ks._needs_node_sketch(i + 1)
             # the linear map's last pass reads no sketches: they stay in process 0
             base, sent = _broadcast(_without(full, ("Yprev", "acc")) if light else full, rank)
+            full = full if light else None  # (kept only for the sketches kept back)
             stats["bytes_broadcast"].append(sent * (world - 1))
         if progress is not None and rank == 0:
             progress(f"pass {i}/{ks.num_passes} read and merged")
