@@ -15,6 +15,7 @@ docs/results.
 The MovieLens folder defaults to $KONG_ML100K, else ../shared/data/ml-100k
 next to the repository, if it exists (it is only read).
 """
+import shlex
 import sys
 from pathlib import Path
 
@@ -39,6 +40,11 @@ if __name__ == "__main__":
     # ('--splits 30', '--splits=30', '--split 30'), come later and win
     defaults = ["--methods", ",".join(METHODS), "--splits", "50", "--curve-splits", "10",
                 "--out", str(REPO / "docs" / "results")]
+    if "-h" in argv or "--help" in argv:  # (before the data is looked for and .cache/ is made)
+        print("benchmarks/table2.py: kong-pyg table2 with the docs' run as its defaults (the options below "
+              "override them): " + shlex.join(defaults) + " --resume .cache/table2_state.json, and --ml-dir "
+              "from KONG_ML100K or ../shared/data/ml-100k\n")
+        sys.exit(main(["table2", "--help"]))
     if not _given(argv, "--ml-dir") and not _given(argv, "--root"):
         ml = default_ml_dir()
         if ml is None:

@@ -350,3 +350,12 @@ def test_table1_never_shows_a_stored_result_of_other_options(tmp_path, monkeypat
     assert code == 2
     made = "{'repeats': 10, 'nested_repeats': 10, 'inner_folds': 5, 'seed': %d}"
     assert f"MUTAG_kong.json was made with {made % 0}, not {made % 1}: pass --force" in err
+
+
+def test_table2_benchmark_help_needs_no_data(monkeypatch, capsys):
+    # --help shows the script's defaults and the command's options, before any data is looked for
+    monkeypatch.setenv("KONG_ML100K", "")
+    code, out, err = run_benchmark("table2.py", ["--help"], monkeypatch, capsys)
+    assert code == 0 and err == ""
+    assert "kong-pyg table2 with the docs' run as its defaults" in out and "--splits 50" in out
+    assert "usage: kong-pyg table2" in out
