@@ -9,9 +9,10 @@ exit status 2, never a traceback, and every numeric option has a checked type (t
 are the examples' (``examples/example_data.py``): one place for each.
 """
 import argparse
+import shlex
 import sys
 from pathlib import Path
-from typing import Any, Callable, Dict, List, NoReturn, Sequence, Union
+from typing import Any, Callable, Dict, List, NoReturn, Optional, Sequence, Union
 
 from kong_pyg.cli.common import (
     HelpFormatter,
@@ -52,6 +53,31 @@ def kong_list(name: str) -> Callable[[str], List[Any]]:
 def folder(text: str) -> Path:
     """An argparse type: an existing folder, as a :class:`~pathlib.Path`."""
     return Path(input_dir(text))
+
+
+#: Options whose values are local paths: a report shows them as placeholders.
+_PATH_OPTIONS = {"--ml-dir": "PATH/ml-100k", "--data-root": "DIR", "--root": "ROOT"}
+
+
+def produced_by(argv: Optional[Sequence[str]] = None) -> str:
+    """The command that made a report: this script and its arguments as given (local data paths as
+    placeholders), quoted for a shell."""
+    argv = list(sys.argv if argv is None else argv)
+    script, args, out = Path(argv[0]).name, argv[1:], []
+    skip = False
+    for i, a in enumerate(args):
+        if skip:
+            skip = False
+            continue
+        flag, eq, _ = a.partition("=")
+        if flag in _PATH_OPTIONS:
+            out.append(f"{flag}={_PATH_OPTIONS[flag]}" if eq else flag)
+            if not eq:
+                out.append(_PATH_OPTIONS[flag])
+                skip = i + 1 < len(args)
+            continue
+        out.append(a)
+    return shlex.join(["python", f"benchmarks/{script}", *out])
 
 
 def check_folder(parser: argparse.ArgumentParser, flag: str, path: Union[str, Path]) -> None:

@@ -45,7 +45,7 @@ import numpy as np
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from bench_cli import check_folder, folder, int_at_least, kong, make_parser, present, run  # noqa: E402
+from bench_cli import check_folder, folder, int_at_least, kong, make_parser, present, produced_by, run  # noqa: E402
 from bench_paths import TU_ROOT as DEFAULT_ROOT  # noqa: E402
 
 from kong_pyg import KongVectorizer, tune_allocator  # noqa: E402
@@ -258,9 +258,7 @@ def write_markdown(path: Path, results, meta, args) -> None:
         f"h = {meta['hops']}, one PyTorch thread, {meta['cpu']} ({meta['cores']} cores), "
         f"torch {meta['torch']}, malloc settings: {meta.get('allocator', 'glibc defaults')};",
         f"{meta['load_before']} before, {meta['load_after']} after. Produced by",
-        f"`python benchmarks/bench_core.py --repeats {meta['repeats']} --out {args.out}"
-        + (" --allocator default" if args.allocator == "default" else "")
-        + (f" --json {args.json}`." if args.json else "`."),
+        f"`{produced_by()}`.",
         "GraKeL: `WeisfeilerLehman(n_iter=h, base_graph_kernel=VertexHistogram).fit(graphs)` (the WL",
         "features of levels 0..h, no kernel matrix). KONG: `KongVectorizer(...).fit_transform` with node",
         "labels only, from the PyG dataset (`dataset`) and from a list of its graphs (`list`).",

@@ -26,7 +26,7 @@ from pathlib import Path
 import torch
 
 ROOT = Path(__file__).resolve().parents[1]
-from bench_cli import check_folder, folder, int_at_least, make_parser, present, run  # noqa: E402
+from bench_cli import check_folder, folder, int_at_least, make_parser, present, produced_by, run  # noqa: E402
 from bench_paths import TU_ROOT as DEFAULT_ROOT  # noqa: E402
 
 sys.path.insert(0, str(ROOT))
@@ -146,7 +146,7 @@ def main(argv=None) -> int:
 def write_markdown(path: Path, res) -> None:
     mb = 2**20
     lines = ["# Pickling, parallelism, threads and memory", "",
-             "Produced by `python benchmarks/bench_parallel.py --out " + str(path) + "`; load average "
+             f"Produced by `{produced_by()}`; load average "
              + ", ".join(f"{v:.2f}" for v in res["load_average_start"]) + " at the start, "
              + ", ".join(f"{v:.2f}" for v in res["load_average_end"]) + " at the end. Wall times.", "",
              "## Pickled size of MUTAG's 188 graphs", "", "| what | pickled |", "|---|---|"]

@@ -30,7 +30,7 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from bench_cli import check_folder, folder, int_at_least, kong, make_parser, present, run  # noqa: E402
+from bench_cli import check_folder, folder, int_at_least, kong, make_parser, present, produced_by, run  # noqa: E402
 from bench_paths import TU_ROOT as DEFAULT_ROOT  # noqa: E402
 
 from kong_pyg import KongFeatures, KongVectorizer  # noqa: E402
@@ -114,7 +114,7 @@ def main(argv=None) -> int:
         lines = ["# KongFeatures: per graph, pre_transform and transform_dataset vs KongVectorizer", "",
                  f"CPU seconds, one PyTorch thread, k = {args.k}, h = 2, b = 1024, median of {args.repeats}",
                  f"interleaved runs (pre_transform: one run); load average at the end {load_avg}.",
-                 f"Produced by `python benchmarks/bench_transform.py --out {args.out}`. Cells: seconds",
+                 f"Produced by `{produced_by()}`. Cells: seconds",
                  "(ratio to KongVectorizer on the same graphs).", "",
                  "| data set | graphs | " + " | ".join(names) + " |", "|---|---|" + "---|" * len(names)]
         for r in results:

@@ -23,7 +23,7 @@ import warnings
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-from bench_cli import folder, int_at_least, make_parser, names, run  # noqa: E402
+from bench_cli import folder, int_at_least, make_parser, names, produced_by, run  # noqa: E402
 from bench_paths import default_ml_dir  # noqa: E402
 
 #: case -> (title, data, order_test options)
@@ -48,8 +48,7 @@ CASES = {
 
 HEADER = """# Order test: does neighbor order matter?
 
-Produced by `python benchmarks/order_test.py --ml-dir PATH/ml-100k --splits {splits} --shuffles {shuffles}
---num-graphs {num_graphs}`
+Produced by `{command}`
 (kong_pyg.order_test; one case per section below, each also drawn in `order_test/<case>.png`).
 Timings are CPU seconds of one process on a 2-core machine (not wall time); the scores do not
 depend on the machine.
@@ -110,7 +109,7 @@ def write_report(args):
     from kong_pyg.ordertest import OrderTestResult
 
     out = Path(args.out)
-    parts = [HEADER.format(splits=args.splits, shuffles=args.shuffles, num_graphs=args.num_graphs)]
+    parts = [HEADER.format(command=produced_by())]
     summary = out / "order_test_summary.md"
     if summary.is_file():
         parts.append(summary.read_text())

@@ -359,3 +359,16 @@ def test_table2_benchmark_help_needs_no_data(monkeypatch, capsys):
     assert code == 0 and err == ""
     assert "kong-pyg table2 with the docs' run as its defaults" in out and "--splits 50" in out
     assert "usage: kong-pyg table2" in out
+
+
+def test_reports_name_the_command_that_made_them(monkeypatch):
+    # every option as given (order_test.md named a fixed command; bench_core.md dropped --datasets),
+    # local data paths as placeholders
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    from bench_cli import produced_by
+
+    argv = ["/x/benchmarks/order_test.py", "--ml-dir", "/home/me/ml", "--cases", "prov-s1", "--out=a b"]
+    want = "python benchmarks/order_test.py --ml-dir PATH/ml-100k --cases prov-s1 '--out=a b'"
+    assert produced_by(argv) == want
+    assert produced_by(["bench_core.py", "--data-root=/d", "--datasets", "MUTAG"]) == \
+        "python benchmarks/bench_core.py --data-root=DIR --datasets MUTAG"
