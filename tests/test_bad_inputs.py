@@ -985,7 +985,7 @@ for id, argv, match, setup, xfail in [
     # a curve fraction too small for the data: before the main table's fits (after them before)
     ("table2-fractions-too-small",
      ["table2", "--ml-dir", "{tmp}/ml", "--out", "{tmp}/o", "-q", "--splits", "2", "--methods", "K-1",
-      "--ties", "row", "--curve-splits", "1", "--fractions", "0.01"],
+      "--ties", "row", "--curve-splits", "2", "--fractions", "0.01"],
      "exit 2: .*--fractions 0.01 does not fit 20 graphs", ml_folder, None),
     ("table2-C-normalized", ["table2", "--C-normalized", "1,-1"], "exit 2: .*--C-normalized: must be > 0",
         None, None),
