@@ -135,16 +135,17 @@ def main(argv=None):
     parser = make_parser(__doc__.splitlines()[0])
     parser.add_argument("--data-root", type=folder, default=DEFAULT_DATA, metavar="DIR",
                         help="holds NAME/raw/NAME_A.txt, ...")
-    parser.add_argument("--dataset", default="NCI1", metavar="NAME")
+    parser.add_argument("--dataset", default="NCI1", metavar="NAME", help="the TU data set")
     parser.add_argument("--out", default=None, help="Markdown file to write (default: print only)")
     parser.add_argument("--ks", type=kong_list("k"), default=[1, 2], metavar="N[,...]", help="k values")
     parser.add_argument("--dims", type=kong_list("dim"), default=[None, 1024], metavar="exact|B[,...]",
                         help="'exact' and/or sketch sizes (default: exact,1024)")
-    parser.add_argument("--hops", type=kong("hops"), default=2, metavar="N")
-    parser.add_argument("--kernel", default="poly", choices=["poly", "cosine"])
+    parser.add_argument("--hops", type=kong("hops"), default=2, metavar="N", help="KONG hops")
+    parser.add_argument("--kernel", default="poly", choices=["poly", "cosine"], help="KONG base kernel")
     parser.add_argument("--degree", type=kong("degree"), default=1, metavar="P",
                         help="kernel degree p (Tensor-Sketch when > 1)")
-    parser.add_argument("--devices", default="cpu,cuda")
+    parser.add_argument("--devices", default="cpu,cuda", metavar="DEV[,...]",
+                        help="devices to time, comma-separated (CUDA, where absent, is skipped with a note)")
     parser.add_argument("--repeats", type=int_at_least(1), default=5, metavar="N", help="timed runs")
     parser.add_argument("--batch-size", type=int_at_least(1), default=1024, metavar="N",
                         help="graphs per batch")
@@ -157,6 +158,8 @@ def main(argv=None):
     if any(d.startswith("cuda") for d in devices) and not torch.cuda.is_available():
         notes.append("CUDA was requested but is not available here: CPU rows only.")
         devices = [d for d in devices if not d.startswith("cuda")]
+    if not devices:
+        parser.error(f"--devices: none of {args.devices!r} is available here")
     ks, dims = args.ks, args.dims
     ds = load(args.data_root, args.dataset, args.max_graphs)
     lines = header(args, ds, devices)

@@ -106,8 +106,9 @@ def main(argv=None) -> int:
     parser.add_argument("--data-root", type=folder, default=DEFAULT_ROOT, metavar="DIR",
                         help="holds MUTAG/raw (and NCI1/raw for the thread and memory parts)")
     parser.add_argument("--repeats", type=int_at_least(1), default=5, metavar="N", help="timed rounds")
-    parser.add_argument("--out", type=Path, default=None)
-    parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument("--out", type=Path, default=None, metavar="FILE.md", help="write the report here")
+    parser.add_argument("--json", type=Path, default=None, metavar="FILE.json",
+                        help="write the raw numbers here")
     args = parser.parse_args(argv)
     check_folder(parser, "--data-root", args.data_root)
     present(args.data_root, ["MUTAG"], flag="the data set")  # before any work

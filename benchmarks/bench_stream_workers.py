@@ -66,8 +66,8 @@ def main(argv=None):
     ap.add_argument("--hops", type=kong("hops"), nargs="+", default=[1, 2], metavar="N", help="one run each")
     ap.add_argument("--dim", type=int_at_least(1), default=256, metavar="B", help="sketch size")
     ap.add_argument("--repeats", type=int_at_least(1), default=2, metavar="N", help="runs of each setting")
-    ap.add_argument("--json", default=None)
-    ap.add_argument("--md", default=None)
+    ap.add_argument("--json", default=None, metavar="FILE.json", help="write the raw numbers here")
+    ap.add_argument("--md", default=None, metavar="FILE.md", help="write the report here")
     args = ap.parse_args(argv)
     warn_processes("--workers", max(args.workers))
     results = []

@@ -75,18 +75,20 @@ def main(argv=None):
     ap = make_parser(__doc__.splitlines()[0])
     ap.add_argument("--data-root", type=folder, default=DEFAULT_DATA, metavar="DIR",
                     help="TU data sets in PyG's raw layout (DIR/NAME/raw); MUTAG is bundled")
-    ap.add_argument("--datasets", default="MUTAG,ENZYMES,PROTEINS", metavar="NAME[,...]")
+    ap.add_argument("--datasets", default="MUTAG,ENZYMES,PROTEINS", metavar="NAME[,...]",
+                    help="TU data sets, comma-separated")
     settings = [s.name for s in expand_grid("kong", paper_grid("kong"))]
     ap.add_argument("--settings", type=names(settings),
                     default="poly-1,cosine-rlb-1,poly-2,cosine-2,poly-rlb-2,poly-4", metavar="NAME[,...]",
                     help="paper-grid setting names")
-    ap.add_argument("--devices", default="cpu,cuda")
+    ap.add_argument("--devices", default="cpu,cuda", metavar="DEV[,...]",
+                    help="devices to time, comma-separated (CUDA, where absent, is skipped with a note)")
     ap.add_argument("--repeats", type=int_at_least(1), default=1, metavar="N", help="CV repeats R")
     ap.add_argument("--inner-folds", type=int_at_least(2), default=5, metavar="N", help="inner CV folds")
     ap.add_argument("--cpu-max-graphs", type=int_at_least(0), default=2000, metavar="N",
                     help="larger data sets are fit on the GPU only")
-    ap.add_argument("--out", default=None)
-    ap.add_argument("--json", default=None)
+    ap.add_argument("--out", default=None, metavar="FILE.md", help="write the report here")
+    ap.add_argument("--json", default=None, metavar="FILE.json", help="write the raw numbers here")
     args = ap.parse_args(argv)
     datasets = [d for d in args.datasets.split(",") if d]
     for name in datasets:  # every data set there, before any work
@@ -98,6 +100,8 @@ def main(argv=None):
     if any(d.startswith("cuda") for d in devices) and not torch.cuda.is_available():
         print("CUDA is not available here: CPU only", flush=True)
         devices = [d for d in devices if not d.startswith("cuda")]
+    if not devices:
+        ap.error(f"--devices: none of {args.devices!r} is available here")
     head = [
         "# SVM fits of the evaluation: CPU vs CUDA",
         "",

@@ -59,8 +59,9 @@ def main(argv=None) -> int:
                         help="data sets under --data-root (missing ones are skipped)")
     parser.add_argument("--repeats", type=int_at_least(1), default=3, metavar="N", help="timed rounds")
     parser.add_argument("--k", type=kong("k"), default=2, metavar="N", help="k-gram length")
-    parser.add_argument("--out", type=Path, default=None)
-    parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument("--out", type=Path, default=None, metavar="FILE.md", help="write the report here")
+    parser.add_argument("--json", type=Path, default=None, metavar="FILE.json",
+                        help="write the raw numbers here")
     args = parser.parse_args(argv)
     check_folder(parser, "--data-root", args.data_root)
     present(args.data_root, args.datasets)  # at least one, before any work

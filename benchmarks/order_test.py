@@ -139,8 +139,10 @@ def main(argv=None):
     p.add_argument("--splits", type=int_at_least(2), default=20, metavar="N", help="stratified random splits")
     p.add_argument("--shuffles", type=int_at_least(1), default=3, metavar="N",
                    help="seeds per shuffled setting")
-    p.add_argument("--seed", type=int_at_least(0), default=0, metavar="N")
-    p.add_argument("--out", default=str(REPO / "docs" / "results"), metavar="DIR")
+    p.add_argument("--seed", type=int_at_least(0), default=0, metavar="N",
+                   help="seed of the splits and shuffles")
+    p.add_argument("--out", default=str(REPO / "docs" / "results"), metavar="DIR",
+                   help="folder for order_test.md and order_test/")
     p.add_argument("--report-only", action="store_true", help="only rebuild order_test.md")
     args = p.parse_args(argv)
     if args.report_only:
