@@ -86,6 +86,27 @@ def check_folder(parser: argparse.ArgumentParser, flag: str, path: Union[str, Pa
         parser.error(f"{flag}: no such folder: '{path}' (the default; pass {flag} DIR)")
 
 
+def items(convert: Callable[[str], Any] = str, choices: Optional[Sequence[Any]] = None) -> type:
+    """An argparse action for ``nargs="+"``: values given with commas, spaces or both (``1,2 4``), each
+    converted by :obj:`convert`, among :obj:`choices` when given, none twice."""
+    class Items(argparse.Action):
+        def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                     option_string: Optional[str] = None) -> None:
+            try:
+                out = []
+                for text in values:
+                    for token in split_list(text):
+                        value = convert(token)
+                        if choices is not None and value not in choices:
+                            fail(f"invalid choice: {token!r} (choose from {', '.join(map(str, choices))})")
+                        out.append(value)
+                setattr(namespace, self.dest, no_repeats(out, " ".join(values)))
+            except argparse.ArgumentTypeError as err:
+                parser.error(f"argument {option_string}: {err}")
+
+    return Items
+
+
 def names(choices: Sequence[str]) -> Callable[[str], List[str]]:
     """An argparse type: a comma list of names among :obj:`choices`."""
     def parse(text: str) -> List[str]:

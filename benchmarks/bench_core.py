@@ -45,7 +45,7 @@ import numpy as np
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from bench_cli import check_folder, folder, int_at_least, kong, make_parser, present, produced_by, run  # noqa: E402
+from bench_cli import check_folder, folder, int_at_least, items, kong, make_parser, present, produced_by, run  # noqa: E402
 from bench_paths import TU_ROOT as DEFAULT_ROOT  # noqa: E402
 
 from kong_pyg import KongVectorizer, tune_allocator  # noqa: E402
@@ -182,7 +182,7 @@ def main(argv=None) -> int:
     parser = make_parser(__doc__.splitlines()[0])
     parser.add_argument("--data-root", type=folder, default=DEFAULT_ROOT, metavar="DIR",
                         help="TU data sets in PyG's raw layout (DIR/NAME/raw)")
-    parser.add_argument("--datasets", nargs="+", default=DATASETS, metavar="NAME",
+    parser.add_argument("--datasets", nargs="+", action=items(), default=DATASETS, metavar="NAME",
                         help="data sets under --data-root (missing ones are skipped)")
     parser.add_argument("--repeats", type=int_at_least(1), default=7, metavar="N", help="timed rounds")
     parser.add_argument("--hops", type=kong("hops"), default=2, metavar="N",

@@ -39,7 +39,7 @@ from typing import Any, Dict, List
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from bench_cli import folder, int_at_least, make_parser, run  # noqa: E402
+from bench_cli import folder, int_at_least, items, make_parser, run  # noqa: E402
 from bench_paths import TU_ROOT as DEFAULT_ROOT  # noqa: E402
 
 DATASETS = ["MUTAG", "PTC_MR", "ENZYMES", "PROTEINS", "NCI1"]
@@ -251,14 +251,16 @@ def markdown(result: Dict[str, Any]) -> str:
 
 def main(argv: List[str] = None) -> int:
     ap = make_parser(__doc__.splitlines()[0])
-    ap.add_argument("--parts", nargs="+", choices=["main", "routes", "grid"],
+    ap.add_argument("--parts", nargs="+", action=items(choices=["main", "routes", "grid"]),
                     default=["main", "routes", "grid"],
                     help="main: the README's main job against the old-style harness; routes: the two exact "
                          "routes of the p >= 2 settings; grid: the paper grid per data set")
-    ap.add_argument("--route-datasets", nargs="+", default=["MUTAG", "PTC_MR"], help="data sets of 'routes'")
+    ap.add_argument("--route-datasets", nargs="+", action=items(),
+                    default=["MUTAG", "PTC_MR"], help="data sets of 'routes'")
     ap.add_argument("--data-root", type=folder, default=DEFAULT_ROOT, metavar="DIR",
                     help="TU data sets in PyG's raw layout (DIR/NAME/raw); MUTAG is bundled")
-    ap.add_argument("--datasets", nargs="+", default=DATASETS, help="data sets of 'main' (MUTAG) and 'grid'")
+    ap.add_argument("--datasets", nargs="+", action=items(),
+                    default=DATASETS, help="data sets of 'main' (MUTAG) and 'grid'")
     ap.add_argument("--repeats", type=int_at_least(1), default=10, metavar="N", help="CV repeats R")
     ap.add_argument("--jobs", type=int_at_least(1), default=1, metavar="N",
                     help="processes over the settings (a pool)")

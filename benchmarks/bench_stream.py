@@ -40,7 +40,7 @@ import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from bench_cli import folder, int_at_least, kong, make_parser, process_count, run  # noqa: E402
+from bench_cli import folder, int_at_least, items, kong, make_parser, process_count, run  # noqa: E402
 
 
 def make_stream(num_edges, num_graphs, nodes_per_graph, chunk, seed=0, alpha=1.1,
@@ -231,13 +231,15 @@ def main(argv=None):
                     help="nodes per graph (power-law degrees)")
     ap.add_argument("--chunk", type=int_at_least(1), default=1 << 20, metavar="N", help="edges per update")
     ap.add_argument("--k", type=kong("k"), default=2, metavar="N", help="k-gram length")
-    ap.add_argument("--hops", type=kong("hops"), nargs="+", default=[1], metavar="N", help="one run each")
-    ap.add_argument("--dims", type=int_at_least(1), nargs="+", default=[256, 1024], metavar="B",
+    ap.add_argument("--hops", nargs="+", action=items(kong("hops")),
+                    default=[1], metavar="N", help="one run each")
+    ap.add_argument("--dims", nargs="+", action=items(int_at_least(1)), default=[256, 1024], metavar="B",
                     help="sketch sizes (a stream always sketches), one run each")
     ap.add_argument("--repeats", type=int_at_least(1), default=3, metavar="N", help="runs per configuration")
-    ap.add_argument("--threads", type=int_at_least(1), nargs="+", default=[1], metavar="N",
+    ap.add_argument("--threads", nargs="+", action=items(int_at_least(1)), default=[1], metavar="N",
                     help="torch threads (one run each)")
-    ap.add_argument("--roots", type=folder, nargs="+", default=[os.path.dirname(HERE)], metavar="DIR",
+    ap.add_argument("--roots", nargs="+", action=items(folder),
+                    default=[os.path.dirname(HERE)], metavar="DIR",
                     help="kong_pyg checkouts to time, interleaved (default: this one)")
     ap.add_argument("--interleave", type=int_at_least(1), default=1, metavar="N",
                     help="rounds over --roots (A B A B ...)")
@@ -252,7 +254,7 @@ def main(argv=None):
                     help="also time stream_to_graphs + KongSketch.readout on this many edges")
     ap.add_argument("--json", default=None, help="write the results here")
     ap.add_argument("--md", default=None, help="write a markdown table here")
-    ap.add_argument("--allocator", nargs="+", choices=["default", "tuned"], default=["tuned"],
+    ap.add_argument("--allocator", nargs="+", action=items(choices=["default", "tuned"]), default=["tuned"],
                     help="glibc malloc settings of the timed processes (tuned: kong_pyg.tune_allocator's)")
     ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)

@@ -23,7 +23,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
-from bench_cli import int_at_least, kong, make_parser, process_count, warn_processes  # noqa: E402
+from bench_cli import int_at_least, items, kong, make_parser, process_count, warn_processes  # noqa: E402
 
 
 def write_file(path, edges, graphs, nodes):
@@ -61,9 +61,10 @@ def main(argv=None):
                     help="edges in the stream")
     ap.add_argument("--graphs", type=int_at_least(1), default=300, metavar="N", help="graphs in the stream")
     ap.add_argument("--nodes", type=int_at_least(1), default=5000, metavar="N", help="nodes per graph")
-    ap.add_argument("--workers", type=process_count(), nargs="+", default=[1, 2, 4], metavar="N",
+    ap.add_argument("--workers", nargs="+", action=items(process_count()), default=[1, 2, 4], metavar="N",
                     help="worker processes, one run each (at most 4 x the CPUs)")
-    ap.add_argument("--hops", type=kong("hops"), nargs="+", default=[1, 2], metavar="N", help="one run each")
+    ap.add_argument("--hops", nargs="+", action=items(kong("hops")),
+                    default=[1, 2], metavar="N", help="one run each")
     ap.add_argument("--dim", type=int_at_least(1), default=256, metavar="B", help="sketch size")
     ap.add_argument("--repeats", type=int_at_least(1), default=2, metavar="N", help="runs of each setting")
     ap.add_argument("--json", default=None, metavar="FILE.json", help="write the raw numbers here")

@@ -30,7 +30,7 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from bench_cli import check_folder, folder, int_at_least, kong, make_parser, present, produced_by, run  # noqa: E402
+from bench_cli import check_folder, folder, int_at_least, items, kong, make_parser, present, produced_by, run  # noqa: E402
 from bench_paths import TU_ROOT as DEFAULT_ROOT  # noqa: E402
 
 from kong_pyg import KongFeatures, KongVectorizer  # noqa: E402
@@ -55,7 +55,8 @@ def main(argv=None) -> int:
     parser = make_parser(__doc__.splitlines()[0])
     parser.add_argument("--data-root", type=folder, default=DEFAULT_ROOT, metavar="DIR",
                         help="TU data sets in PyG's raw layout (DIR/NAME/raw)")
-    parser.add_argument("--datasets", nargs="+", default=["MUTAG", "PROTEINS", "NCI1"], metavar="NAME",
+    parser.add_argument("--datasets", nargs="+", action=items(),
+                        default=["MUTAG", "PROTEINS", "NCI1"], metavar="NAME",
                         help="data sets under --data-root (missing ones are skipped)")
     parser.add_argument("--repeats", type=int_at_least(1), default=3, metavar="N", help="timed rounds")
     parser.add_argument("--k", type=kong("k"), default=2, metavar="N", help="k-gram length")

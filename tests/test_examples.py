@@ -222,6 +222,14 @@ def run_benchmark(name, args, monkeypatch, capsys):
     ("bench_parallel.py", ["--repeats", "0"], "argument --repeats: must be >= 1 (got 0)"),
     ("bench_stream.py", ["--dims", "0"], "argument --dims: must be >= 1 (got 0)"),
     ("bench_stream_workers.py", ["--workers", "0"], "argument --workers: must be >= 1 (got 0)"),
+    # lists: commas, spaces or both, each value once
+    ("bench_stream.py", ["--dims", "256,1024", "256"],
+        "argument --dims: lists 256 twice (in '256,1024 256'); give each value once"),
+    ("bench_stream.py", ["--dims", "256,x"], "argument --dims: expects an integer (got 'x')"),
+    ("bench_eval.py", ["--parts", "main,nope"],
+        "argument --parts: invalid choice: 'nope' (choose from main, routes, grid)"),
+    ("bench_core.py", ["--data-root", "{tmp}", "--datasets", "MUTAG,PTC_MR", "NCI1"],
+        "--data-root '{tmp}' holds none of --datasets MUTAG,PTC_MR,NCI1 (looked for {tmp}/NAME/raw)"),
 ])
 def test_benchmark_bad_values_are_one_line(name, args, message, tmp_path, monkeypatch, capsys):
     args = [a.format(tmp=tmp_path) for a in args]
