@@ -24,6 +24,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 from bench_cli import int_at_least, items, kong, make_parser, process_count, warn_processes  # noqa: E402
+from bench_cli import run as run_script  # noqa: E402
 
 
 def write_file(path, edges, graphs, nodes):
@@ -113,4 +114,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    main()
+    run_script(main)

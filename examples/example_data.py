@@ -112,12 +112,16 @@ def start(args) -> None:
 
 
 def run(main: Callable, argv=None):
-    """Run :obj:`main`; a :class:`DataError` (or a library's :obj:`ValueError`) is one line, exit status 2."""
+    """Run :obj:`main`; a :class:`DataError` (or a library's :obj:`ValueError`) is one line, exit status 2;
+    Ctrl-C one line, exit status 130 (as ``kong-pyg``)."""
     try:
         return main(argv)
     except (DataError, ValueError) as err:
         print(f"{Path(sys.argv[0]).name}: error: {one_line(str(err))}", file=sys.stderr)
         raise SystemExit(2) from None
+    except KeyboardInterrupt:
+        print(f"\n{Path(sys.argv[0]).name}: interrupted", file=sys.stderr)
+        raise SystemExit(130) from None
 
 
 def add_data_args(parser, num_graphs: int = 200, dataset: str = "MUTAG"):

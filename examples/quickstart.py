@@ -13,7 +13,7 @@ import torch
 from torch_geometric.data import Batch, Data
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from example_data import make_parser, start  # noqa: E402
+from example_data import make_parser, run, start  # noqa: E402
 
 from kong_pyg import KongSketch, KongVectorizer  # noqa: E402
 
@@ -40,4 +40,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    main()
+    run(main)

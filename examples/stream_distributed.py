@@ -26,7 +26,7 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from example_data import int_at_least, make_parser, process_count, warn_processes  # noqa: E402
+from example_data import int_at_least, make_parser, process_count, run, warn_processes  # noqa: E402
 
 from kong_pyg import KongStream  # noqa: E402
 from kong_pyg.datasets import StreamSpotReader, synthetic_event_stream, write_streamspot  # noqa: E402
@@ -83,4 +83,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    main()
+    run(main)

@@ -380,3 +380,17 @@ def test_reports_name_the_command_that_made_them(monkeypatch):
     assert produced_by(argv) == want
     assert produced_by(["bench_core.py", "--data-root=/d", "--datasets", "MUTAG"]) == \
         "python benchmarks/bench_core.py --data-root=DIR --datasets MUTAG"
+
+
+def test_scripts_interrupted_print_one_line(monkeypatch, capsys):
+    # Ctrl-C in an example or a benchmark: one line and status 130, as kong-pyg (a traceback before)
+    monkeypatch.syspath_prepend(str(EXAMPLES))
+    from example_data import run
+
+    def interrupted(argv):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(sys, "argv", ["quickstart.py"])
+    with pytest.raises(SystemExit) as done:
+        run(interrupted)
+    assert done.value.code == 130 and capsys.readouterr().err == "\nquickstart.py: interrupted\n"
