@@ -267,6 +267,7 @@ def test_cli_table2_on_tiny_data(tmp_path, capsys):
     out = tmp_path / "out"
     out.mkdir()
     (out / "table2_notes.md").write_text("## Discussion\n\nwritten by hand\n")
+    (out / "table2_curve.png").write_bytes(b"an earlier run's curve")  # (not this run's: --no-plot)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         code = main(["table2", "--ml-dir", str(ml), "--root", str(tmp_path / "root"), "--genre", "first",
@@ -274,6 +275,7 @@ def test_cli_table2_on_tiny_data(tmp_path, capsys):
                      "--curve-splits", "2", "--fractions", "0.5,0.8", "--out", str(out), "--no-plot", "-q",
                      "--resume", str(tmp_path / "state.json")])
     assert code == 0
+    assert not (out / "table2_curve.png").exists()  # an earlier run's curve beside this run's table: removed
     text = (out / "table2.md").read_text()
     for row in ("| K-1 |", "| K-2 |", "| K-2 consistent |", "| K-2 shuffled |", "| K-2 reverse |",
                 "| WL |", "| KW |", "| K-2 authors |", "| K-2 authors consistent |",

@@ -99,6 +99,12 @@ def _fail(message: str) -> NoReturn:
     raise argparse.ArgumentTypeError(message)
 
 
+def drop_stale(path: str) -> None:
+    """Remove an earlier run's figure that this run does not draw (its report would sit beside it)."""
+    if os.path.isfile(path):
+        os.remove(path)
+
+
 def no_repeats(values: List[Any], text: str) -> List[Any]:
     """:obj:`values` if none repeats (a repeated grid value runs the same work twice, or is cut silently)."""
     seen: List[Any] = []
@@ -464,6 +470,7 @@ __all__ = [
     "show_default",
     "split_list",
     "no_repeats",
+    "drop_stale",
     "list_of",
     "int_at_least",
     "number_in",

@@ -22,6 +22,7 @@ from .common import (
     add_quiet,
     check_output_dir,
     check_output_file,
+    drop_stale,
     input_dir,
     input_file,
     int_at_least,
@@ -278,6 +279,8 @@ def _write(res: Any, args: argparse.Namespace, about: Dict[str, Any]) -> None:
             res.to_markdown("Result")]
     if figure:
         text += ["", f"![order test]({figure})", ""]
+    else:
+        drop_stale(os.path.join(args.out, "order_test.png"))
     with open(os.path.join(args.out, "order_test.md"), "w", encoding="utf-8") as f:
         f.write("\n".join(text))
     with open(os.path.join(args.out, "order_test.json"), "w", encoding="utf-8") as f:

@@ -33,6 +33,7 @@ from .common import (
     add_quiet,
     check_output_dir,
     check_output_file,
+    drop_stale,
     input_dir,
     int_at_least,
     list_of,
@@ -235,6 +236,8 @@ def _run(args: argparse.Namespace, names: List[str], root: str) -> None:
             curve["ties"] = tie
     os.makedirs(args.out, exist_ok=True)
     figure = _figure(curve, args) if curve is not None else None
+    if figure is None:
+        drop_stale(os.path.join(args.out, "table2_curve.png"))
     notes_file = os.path.join(args.out, "table2_notes.md")
     notes = open(notes_file, encoding="utf-8").read() if os.path.isfile(notes_file) else None
     write_markdown(results, os.path.join(args.out, "table2.md"), infos, curve, figure, command_line(args),
