@@ -124,7 +124,8 @@ def register(subparsers: Any) -> None:
     out.add_argument("--out", type=not_a_file, default=None, metavar="DIR",
                      help="folder for order_test.md, order_test.json (plain JSON) and order_test.png "
                           "(made if missing) (default: none: print the report only)")
-    out.add_argument("--no-plot", action="store_true", help="no order_test.png (an earlier one in --out is removed)")
+    out.add_argument("--no-plot", action="store_true",
+                     help="no order_test.png (an earlier one in --out is removed)")
     out.add_argument("--json", action="store_true", help="print the result as one JSON object instead")
     add_quiet(out)
     p.set_defaults(func=run)

@@ -111,7 +111,8 @@ def register(subparsers: Any) -> None:
     out = p.add_argument_group("output")
     out.add_argument("--out", type=not_a_file, default=".", metavar="DIR",
                      help="folder for table2.md, table2.json, table2_curve.png (made if missing)")
-    out.add_argument("--no-plot", action="store_true", help="no table2_curve.png (an earlier one in --out is removed)")
+    out.add_argument("--no-plot", action="store_true",
+                     help="no table2_curve.png (an earlier one in --out is removed)")
     add_quiet(out)
     p.set_defaults(func=run)
 
