@@ -95,16 +95,27 @@ def device_name(device):
     return torch.cuda.get_device_name(dev) if dev.type == "cuda" else str(dev)
 
 
+def stored(dataset, name, args, out_dir):
+    """Whether the run's result is stored, made with these options (another one: a one-line error)."""
+    path = out_dir / f"{dataset}_{name}.json"
+    if not path.exists() or args.force:
+        return False
+    repeats, nested, inner = cv_setup(dataset, args)
+    wanted = {"repeats": repeats, "nested_repeats": nested, "inner_folds": inner, "seed": args.seed}
+    try:
+        made = {key: json.loads(path.read_text()).get(key) for key in wanted}
+    except (ValueError, AttributeError, OSError) as err:
+        table1_ext.refuse(f"{path} is not a result file ({err}): pass --force to redo it")
+    if made != wanted:  # (its numbers would stand in the table for a run with other options)
+        table1_ext.refuse(f"{path} was made with {made}, not {wanted}: pass --force to redo it (or the same "
+                          "options, or another --out)")
+    return True
+
+
 def run_one(dataset, name, args, out_dir):
     path = out_dir / f"{dataset}_{name}.json"
     repeats, nested, inner = cv_setup(dataset, args)
-    if path.exists() and not args.force:
-        wanted = {"repeats": repeats, "nested_repeats": nested, "inner_folds": inner, "seed": args.seed}
-        stored = json.loads(path.read_text())
-        made = {key: stored.get(key) for key in wanted}
-        if made != wanted:  # (its numbers would stand in the table for a run with other options)
-            table1_ext.refuse(f"{path} was made with {made}, not {wanted}: pass --force to redo it (or the "
-                              "same options, or another --out)")
+    if stored(dataset, name, args, out_dir):
         print(f"skip {path.name} (exists, the same options)", flush=True)
         return
     method, grid, _ = RUNS[name]
@@ -340,6 +351,10 @@ def main(argv=None):
     datasets = present(args.datasets, args.data_root)
     if not args.render:
         if args.section in ("paper", "all"):
+            planned = [(d, name) for d in datasets for name in args.methods
+                       if name != "kong-noedge" or d in EDGE_LABELLED]
+            for d, name in planned:  # (every stored result checked before any work)
+                stored(d, name, args, out_dir)
             for d in datasets:
                 for name in args.methods:
                     if name == "kong-noedge" and d not in EDGE_LABELLED:

@@ -8,7 +8,7 @@ symbolic link to another file) is never written through.
 import os
 import tempfile
 from contextlib import contextmanager
-from typing import BinaryIO, Iterator, Sequence, Union
+from typing import BinaryIO, Iterator, List, Sequence, Union
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -41,39 +41,62 @@ def _umask() -> int:
 
 
 @contextmanager
-def atomic_file(path: PathLike, clean_stale: bool = True) -> Iterator[BinaryIO]:
-    """A binary file to write :obj:`path`'s new content into; renamed over :obj:`path` when the block ends.
+def atomic_files(paths: Sequence[PathLike], clean_stale: bool = True) -> Iterator[List[BinaryIO]]:
+    """Binary files to write the new contents of :obj:`paths` into, renamed over them when the block ends.
+
+    Every file is written and flushed to disk before the first rename, and the renames follow each
+    other: a run stopped at any moment before them leaves every old file, never a mix of old and new
+    (only a stop between two renames, microseconds apart, could).
 
     Args:
-        path (str or os.PathLike): The file to write.
-        clean_stale (bool, optional): Remove earlier killed writes' temporary files of :obj:`path` first
+        paths (sequence of str or os.PathLike): The files to write.
+        clean_stale (bool, optional): Remove earlier killed writes' temporary files of each path first
             (not in a folder that other processes may be writing the same file into, such as a shared
             cache). (default: :obj:`True`)
     """
-    path = os.fspath(path)
-    if os.path.isdir(path):
-        raise IsADirectoryError(f"[Errno 21] Is a directory: {path!r}")
-    folder = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(folder):
-        raise FileNotFoundError(f"cannot write {path!r}: no such folder {folder!r}")
-    if clean_stale:
-        remove_stale_temps(path)
+    targets = [os.fspath(p) for p in paths]
+    temps: List[str] = []
+    files: List[BinaryIO] = []
     try:
-        fd, tmp = tempfile.mkstemp(prefix=_temp_prefix(path), suffix=".tmp", dir=folder)
-    except OSError as err:  # (name the file asked for, not the temporary one)
-        raise type(err)(err.errno, f"cannot write {path!r}: {err.strerror or err} (making a temporary "
-                                   f"file in {folder!r})") from None
-    try:
-        os.chmod(tmp, 0o666 & ~_umask())  # as open() would make it (mkstemp makes it private)
-        with os.fdopen(fd, "wb") as f:
-            yield f
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
+        for path in targets:
+            if os.path.isdir(path):
+                raise IsADirectoryError(f"[Errno 21] Is a directory: {path!r}")
+            folder = os.path.dirname(os.path.abspath(path))
+            if not os.path.isdir(folder):
+                raise FileNotFoundError(f"cannot write {path!r}: no such folder {folder!r}")
+            if clean_stale:
+                remove_stale_temps(path)
+            try:
+                fd, tmp = tempfile.mkstemp(prefix=_temp_prefix(path), suffix=".tmp", dir=folder)
+            except OSError as err:  # (name the file asked for, not the temporary one)
+                raise type(err)(err.errno, f"cannot write {path!r}: {err.strerror or err} (making a "
+                                           f"temporary file in {folder!r})") from None
+            temps.append(tmp)
+            out: BinaryIO = os.fdopen(fd, "wb")
+            files.append(out)
+            os.fchmod(fd, 0o666 & ~_umask())  # as open() would make it (mkstemp makes it private;
+            # by descriptor: a name swapped for a link in a shared folder changes nothing else)
+        yield files
+        for done in files:
+            done.flush()
+            os.fsync(done.fileno())
+            done.close()
+        for tmp, path in zip(temps, targets):
+            os.replace(tmp, path)
     except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+        for done in files:
+            done.close()
+        for tmp in temps:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
         raise
+
+
+@contextmanager
+def atomic_file(path: PathLike, clean_stale: bool = True) -> Iterator[BinaryIO]:
+    """A file (binary) for :obj:`path`'s new content, renamed over it at the end (:func:`atomic_files`)."""
+    with atomic_files([path], clean_stale) as (f,):
+        yield f
 
 
 def atomic_write(data: Sequence[bytes], path: PathLike, clean_stale: bool = True) -> None:
@@ -83,4 +106,4 @@ def atomic_write(data: Sequence[bytes], path: PathLike, clean_stale: bool = True
             f.write(part)
 
 
-__all__ = ["atomic_file", "atomic_write", "remove_stale_temps"]
+__all__ = ["atomic_file", "atomic_files", "atomic_write", "remove_stale_temps"]

@@ -349,12 +349,13 @@ def _not_one_graph(chunk: Sequence[Any], start: int) -> None:
     from torch_geometric.data import Batch, Dataset
 
     for kind in set(map(type, chunk)):  # (a few types: no per-graph isinstance)
-        if issubclass(kind, (Batch, Dataset)):
-            i = next(i for i, d in enumerate(chunk) if type(d) is kind)
-            many = chunk[i].num_graphs if issubclass(kind, Batch) else len(chunk[i])
-            raise TypeError(f"graph {start + i} is a {kind.__name__} of {many} graphs, not one graph: pass "
-                            "the graphs themselves (a Batch's to_data_list(), or the dataset instead of a "
-                            "list of its batches or slices)")
+        if issubclass(kind, (Batch, Dataset)):  # (one graph in it is read right: list(DataLoader(ds, 1)))
+            for i, d in enumerate(chunk):
+                many: Any = (d.num_graphs if isinstance(d, Batch) else len(d)) if type(d) is kind else 1  # type: ignore[arg-type]
+                if many != 1:
+                    raise TypeError(f"graph {start + i} is a {kind.__name__} of {many} graphs, not one "
+                                    "graph: pass the graphs themselves (a Batch's to_data_list(), or the "
+                                    "dataset instead of a list of its batches or slices)")
 
 
 def _from_adjacency(maps: List[Any], xs: List[Any], eis: List[Any], start: int, flow: str,

@@ -205,7 +205,8 @@ def test_comma_lists_in_table2():
     assert defaults.methods[:4] == ["K-1", "K-2", "K-2 consistent", "K-2 shuffled"]
     assert "K-2 authors" in defaults.methods
     assert defaults.ties == ["row", "authors"] and defaults.splits == 30
-    assert defaults.C_grid == [0.1, 1.0, 10.0, 100.0, 1000.0, 10000.0] and defaults.fractions[-1] == 0.8
+    assert defaults.C_grid == [0.1, 1.0, 10.0, 100.0, 1000.0, 10000.0]
+    assert defaults.fractions is None  # (the default fractions, set once --curve-splits is checked)
 
 
 def test_grid_values_in_classify():
@@ -374,6 +375,21 @@ def test_stream_output_checked_before_reading(files, capsys, monkeypatch):
     assert main(["stream", str(path), "--out", str(out), "--dim", "8", "-q"]) == 2
     assert {p: p.read_bytes() for p in (tmp / "new").iterdir()} == before
     assert "disk full" in capsys.readouterr().err
+    monkeypatch.setattr(np, "save", real)
+    # stopped while the second file is flushed to disk: still the earlier pair (the ids were renamed first)
+    calls = []
+    real_fsync = os.fsync
+
+    def fsync_then_stop(fd):
+        calls.append(fd)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync_then_stop)
+    with pytest.raises(KeyboardInterrupt):
+        main(["stream", str(path), "--out", str(out), "--dim", "8", "-q"])
+    assert {p: p.read_bytes() for p in (tmp / "new").iterdir()} == before
 
 
 def test_distributed_outside_torchrun_says_how_to_start_it(files, capsys, monkeypatch):

@@ -106,6 +106,9 @@ def test_protocols_on_known_scores():
     nested = CVResult(settings, [0.1, 1.0], outer, tied, [0.0, 0.0], 0.0, 0, 0).protocol("nested")
     assert nested.best_params == {"index": 0, "C": 1.0}
     assert list(nested.chosen.items()) == [("features-0, C=1", 3), ("features-1, C=1", 3)]
+    # two choices shown alike (C = 1 and 1.0000001) add up: the counts still sum to every outer fold
+    alike = CVResult(settings, [1.0, 1.0000001], outer, tied, [0.0, 0.0], 0.0, 0, 0).protocol("nested")
+    assert sum(alike.chosen.values()) == R * F
     with pytest.raises(ValueError, match="inner"):
         flat.protocol("nested")
 

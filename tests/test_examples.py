@@ -358,6 +358,10 @@ def test_table1_never_shows_a_stored_result_of_other_options(tmp_path, monkeypat
     assert code == 2
     made = "{'repeats': 10, 'nested_repeats': 10, 'inner_folds': 5, 'seed': %d}"
     assert f"MUTAG_kong.json was made with {made % 0}, not {made % 1}: pass --force" in err
+    # every stored result is checked before any work; a damaged one is a one-line error too
+    (out / "table1" / "MUTAG_kong.json").write_text("{not json")
+    code, _, err = run_benchmark("table1.py", args, monkeypatch, capsys)
+    assert code == 2 and "MUTAG_kong.json is not a result file" in err and "Traceback" not in err
 
 
 def test_table2_benchmark_help_needs_no_data(monkeypatch, capsys):

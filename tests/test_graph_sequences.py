@@ -27,9 +27,12 @@ def test_a_batch_in_a_list_is_refused_not_summed(make):
                 lambda: gram_matrix(make(gs))):
         with pytest.raises(TypeError, match=r"graph 0 is a \w*Batch of [23] graphs, not one graph"):
             run()
-    # a Batch itself is its graphs, as before
+    # a Batch itself is its graphs, as before; so is a list of one-graph batches (DataLoader, batch_size 1)
     whole = Batch.from_data_list(gs)
     assert (KongVectorizer(dim=16).fit_transform(whole) == KongVectorizer(dim=16).fit_transform(gs)).all()
+    ones = list(DataLoader(gs, batch_size=1))
+    assert (KongVectorizer(dim=16).fit_transform(ones) == KongVectorizer(dim=16).fit_transform(gs)).all()
+    assert abs(KongVectorizer().fit_transform(ones) - KongVectorizer().fit_transform(gs)).max() == 0
 
 
 def test_a_dataset_slice_in_a_list_is_refused(tmp_path):

@@ -221,3 +221,17 @@ def test_movielens_damaged_processed_file_is_rebuilt(tmp_path, monkeypatch):
     again = MovieLensOrdered(str(root))
     assert torch.equal(first._data.x, again._data.x)
     assert torch.equal(first._data.edge_index, again._data.edge_index)
+
+
+def test_atomic_write_permissions_are_set_on_the_descriptor(tmp_path, monkeypatch):
+    # (by path, a name swapped for a link between mkstemp and chmod would change another file's mode)
+    from kong_pyg import files
+
+    def no_chmod_by_path(*args, **kwargs):
+        raise AssertionError("chmod by path")
+
+    monkeypatch.setattr(os, "chmod", no_chmod_by_path)
+    files.atomic_write([b"x"], tmp_path / "f")
+    mask = os.umask(0o022)
+    os.umask(mask)
+    assert (tmp_path / "f").stat().st_mode & 0o777 == 0o666 & ~mask

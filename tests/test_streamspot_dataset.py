@@ -117,5 +117,9 @@ def test_labels_beyond_64_bits_or_booleans_are_refused():
             StreamSpotGraphs(io.StringIO(text), labels={"g1": 0, "g2": bad, "g3": 1})
     with pytest.raises(TypeError, match="not booleans"):
         StreamSpotGraphs(io.StringIO(text), labels={"g1": True, "g2": 1, "g3": 0})
+    with pytest.raises(TypeError, match="'labels' must hold integers \\(got torch.bool\\)"):
+        StreamSpotGraphs(io.StringIO(text), labels=[True, False, True])  # (a list: became 1, 0, 1)
+    with pytest.raises(ValueError, match="'labels' must hold 64-bit integers"):
+        StreamSpotGraphs(io.StringIO(text), labels=[2**63, 1, 0])
     y = StreamSpotGraphs(io.StringIO(text), labels={"g1": 2**63 - 1, "g2": -(2**63), "g3": 0})._data.y
     assert y.dtype == torch.long and y.tolist() == [2**63 - 1, -(2**63), 0]

@@ -356,6 +356,12 @@ def test_one_hot_labels_are_built_in_place():
     out = _one_hot_columns({"node_labels": ("N.txt", b"")}, "node_labels", table)
     assert out.dtype == torch.float32
     assert torch.equal(out, torch.nn.functional.one_hot(torch.tensor([5, 0, 2, 5]), 6).float())
+    before = torch.get_default_dtype()
+    try:  # float32 whatever the default dtype, as PyG's TUDataset
+        torch.set_default_dtype(torch.float64)
+        assert _one_hot_columns({"node_labels": ("N.txt", b"")}, "node_labels", table).dtype == torch.float32
+    finally:
+        torch.set_default_dtype(before)
 
 
 def test_a_name_with_a_trailing_newline_is_refused(tmp_path):

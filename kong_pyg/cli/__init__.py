@@ -193,12 +193,12 @@ def main(argv: Optional[List[str]] = None) -> int:
         parser.print_help(sys.stderr)
         return 2
     with warnings.catch_warnings():  # (restores the previous showwarning afterwards)
-        if argv is None:  # the program itself: one line per warning (a caller of main keeps its own
-            # handling); every subcommand imports PyG, without what it never uses
-            warnings.showwarning = _warning_line(f"kong-pyg {args.command}")
-            tune_allocator()
-            import_pyg()
         try:
+            if argv is None:  # the program itself: one line per warning (a caller of main keeps its own
+                # handling); every subcommand imports PyG, without what it never uses
+                warnings.showwarning = _warning_line(f"kong-pyg {args.command}")
+                tune_allocator()
+                import_pyg()
             return int(args.func(args) or 0)
         except USER_ERRORS as err:
             message = with_flags(one_line(str(err)), _flags(parser, args.command)) or type(err).__name__

@@ -18,7 +18,7 @@ import warnings
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
 from ..config import STREAM_DEFAULTS, option_names
-from ..files import atomic_file
+from ..files import atomic_files
 from .common import (
     PROCESSES_PER_CPU,
     CommandError,
@@ -266,7 +266,8 @@ def _spawn_local(args: argparse.Namespace) -> int:
         how = f"was killed by {err.signal_name}" if err.signal_name else f"exited with status {err.exit_code}"
         hint = (" (out of memory? every process holds its shard's state: fewer --workers, or a smaller "
                 "--dim)") if err.signal_name == "SIGKILL" else ""
-        raise CommandError(f"--workers: process {err.error_index} {how}{hint}") from None
+        print(f"{PROG}: error: --workers: process {err.error_index} {how}{hint}", file=sys.stderr)
+        return 1  # (a failure of the run, not of the command line: exit 1, as --strict)
     results = [codes.get() for _ in range(args.workers)]
     return max(results)
 
@@ -366,7 +367,7 @@ def write_output(args: argparse.Namespace, ks: Any, reader: Any, seconds: float,
         print(f"{PROG}: warning: {note}", file=sys.stderr)
     os.makedirs(os.path.dirname(os.path.abspath(matrix_path)), exist_ok=True)
     # both written in full to temporary files, then renamed: an interrupted run leaves the earlier pair
-    with atomic_file(matrix_path) as matrix_file, atomic_file(ids_path) as ids_file:
+    with atomic_files([matrix_path, ids_path]) as (matrix_file, ids_file):
         if matrix_path.endswith(".pt"):
             # (config: the stream's options, computed in its dtype; dtype: that of the x written)
             torch.save({"x": x, "graph_ids": ids, "config": config, "hash_scheme": scheme,

@@ -104,8 +104,8 @@ def register(subparsers: Any) -> None:
                          "(one file per tie rule: FILE-row.json, ...) (default: none)")
     ev.add_argument("--curve-splits", metavar="N", type=int_at_least(0), default=5,
                     help="splits per fraction of the accuracy curve (0: no curve)")
-    ev.add_argument("--fractions", type=list_of(number_in(0.0, 1.0)), default=show_default(list(FRACTIONS)),
-                    metavar="F[,F...]", help="training fractions of the accuracy curve")
+    ev.add_argument("--fractions", type=list_of(number_in(0.0, 1.0)), default=None, metavar="F[,F...]",
+                    help=f"training fractions of the curve (default: {show_default(list(FRACTIONS))})")
     ev.add_argument("--seed", metavar="N", type=int_at_least(0), default=0,
                     help="seed of the splits and of the class balancing")
     out = p.add_argument_group("output")
@@ -160,8 +160,10 @@ def _check(args: argparse.Namespace) -> None:
     check_usable_device("--device", args.device)
     if args.curve_splits == 1:
         raise CommandError("--curve-splits: 0 (no curve) or at least 2 (the curve's spread needs two splits)")
-    if args.curve_splits == 0 and list(args.fractions) != list(FRACTIONS):
+    if args.curve_splits == 0 and args.fractions is not None:
         raise CommandError("--fractions: the curve's training fractions, but --curve-splits 0 draws no curve")
+    if args.fractions is None:
+        args.fractions = list(FRACTIONS)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -230,7 +230,7 @@ def _one_hot_columns(files: Files, part: str, table: np.ndarray) -> Tensor:
         raise ValueError(f"{files[part][0]}: labels span {widths} values per column; their one-hot "
                          f"matrix would take {size / 2**30:.1f} GiB (more than "
                          f"{MAX_ONE_HOT_BYTES / 2**30:.0f} GiB)")
-    out = torch.zeros(table.shape[0], sum(widths))  # (filled in place: the result is the peak memory)
+    out = torch.zeros(table.shape[0], sum(widths), dtype=torch.float32)  # (filled in place: the peak)
     start = 0
     rows = torch.arange(table.shape[0])
     for j, (lo, w) in enumerate(zip(low, widths)):

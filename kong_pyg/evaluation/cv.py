@@ -310,7 +310,10 @@ class CVResult:
         times = np.bincount(pick.reshape(-1), minlength=S * nC)
         # most often first; ties in grid order, so the first is the best setting reported (argmax's pick)
         order = sorted(np.flatnonzero(times).tolist(), key=lambda i: (-int(times[i]), i))
-        chosen = {f"{self.settings[i // nC].name}, C={self.C[i % nC]:g}": int(times[i]) for i in order}
+        chosen: Dict[str, int] = {}
+        for i in order:  # (two choices shown alike, e.g. C = 1 and 1.0000001, add up)
+            key = f"{self.settings[i // nC].name}, C={self.C[i % nC]:g}"
+            chosen[key] = chosen.get(key, 0) + int(times[i])
         top = int(times.argmax())
         s, c = divmod(top, nC)
         return ProtocolResult(

@@ -68,8 +68,11 @@ def _integer_label(gid: Any, value: Any) -> int:
 
 def _label_tensor(labels: Any) -> Tensor:
     """A label tensor as integers: integral floats are accepted, other floats refused (never truncated)."""
-    t = torch.as_tensor(labels)
-    if t.is_complex():
+    try:
+        t = torch.as_tensor(labels)
+    except (OverflowError, RuntimeError, TypeError, ValueError) as err:
+        raise ValueError(f"'labels' must hold 64-bit integers ({err})") from None
+    if t.is_complex() or t.dtype == torch.bool:
         raise TypeError(f"'labels' must hold integers (got {t.dtype})")
     if t.is_floating_point():
         bad = ~(torch.isfinite(t) & (t == t.round()) & (t.abs() < 2**63))
