@@ -142,6 +142,11 @@ class OrderTestResult:
         if control == "random":
             lines.append("- No per-edge key: the per-graph shuffle was the only control; it favours the "
                          "true order when nodes or events appear in several graphs.")
+        tied = float(self.info.get("tied_key_share", 0.0))
+        if control == "consistent" and tied >= TIED_NOTE:
+            lines.append(f"- {100 * tied:.1f} % of the edges tie on the key with another edge of their "
+                         "neighborhood; the consistent shuffle keeps ties in their true order, so it "
+                         "understates an order effect there.")
         return "\n".join(lines)
 
     def to_dict(self) -> Dict[str, Any]:
@@ -332,6 +337,13 @@ def order_test(
             "position in its graph is not one, so only the per-graph shuffle ran; it is an unbiased "
             "control only if no node or event appears in more than one graph")
         warnings.warn(notes[-1], UserWarning, stacklevel=2)
+    tied = tied_share(graphs, key, options.get("flow", "source_to_target")) if key else 0.0
+    if tied >= TIED_NOTE:
+        notes.append(
+            f"{100 * tied:.1f} % of the edges share their '{key}' value with another edge of the same "
+            "neighborhood: equal keys are one event, so the consistent shuffle keeps those edges in their "
+            "true order; it is a weaker control (finer keys, e.g. timestamps with sub-second parts, help)")
+        warnings.warn(notes[-1], UserWarning, stacklevel=2)
     settings = ["k1", "true", "consistent", "random", "reverse"]
     settings = [s for s in settings if (s != "consistent" or key) and (s != "reverse" or reverse)]
 
@@ -361,9 +373,32 @@ def order_test(
     info = {"num_graphs": len(y), "class_counts": np.bincount(y).tolist(), "key": key, "k": k,
             "hops": hops, "options": options, "splits": splits, "test_size": test_size, "C": list(grid),
             "inner_folds": inner_folds, "inner_folds_used": used, "shuffles": shuffles, "seed": seed,
-            "feature_cpu_s": cpu, "svm_device": str(device or "cpu"),
+            "feature_cpu_s": cpu, "svm_device": str(device or "cpu"), "tied_key_share": tied,
             "C_chosen": chosen, "warnings": notes}
     return OrderTestResult(settings, scores, seed_scores, comparisons, test_fraction, info)
+
+
+#: The share of tied key values in neighborhoods from which the consistent shuffle is called weaker.
+TIED_NOTE = 0.01
+
+
+def tied_share(graphs: Any, key: str, flow: str = "source_to_target") -> float:
+    """The share of edges whose key value another edge of the same neighborhood has too."""
+    import torch
+
+    tied = total = 0
+    for g in graphs:
+        values, ei = getattr(g, key, None), g.edge_index
+        if values is None or ei is None or ei.numel() == 0:
+            continue
+        owner = ei[1] if flow == "source_to_target" else ei[0]
+        values = values.reshape(-1)
+        kind = torch.float64 if values.is_floating_point() else torch.long  # (int64 keys stay exact)
+        pairs = torch.stack([owner.to(kind), values.to(kind)], dim=1)
+        counts = torch.unique(pairs, dim=0, return_counts=True)[1]
+        tied += int(counts[counts > 1].sum())
+        total += owner.numel()
+    return tied / total if total else 0.0
 
 
 def order_features(

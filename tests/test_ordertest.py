@@ -224,3 +224,29 @@ def test_threads_reach_the_features(monkeypatch):
     assert seen == [2, 2] and torch.get_num_threads() == before
     with pytest.raises(ValueError, match="'threads' must be >= 1"):
         kong_pyg.order_test(ds, threads=0)
+
+
+def test_tied_keys_are_reported_the_consistent_shuffle_keeps_them():
+    # coarse keys (many edges of a neighborhood on one value): equal keys are one event, so the consistent
+    # shuffle keeps them in their true order; the result says so instead of a bare "no order effect"
+    from kong_pyg.ordertest import tied_share
+
+    ds = ProvenanceGraphs(60, strength=1.0, seed=0)
+    fine = [ds[i] for i in range(len(ds))]
+    assert tied_share(fine, "edge_order") == 0.0
+    coarse = []
+    for d in fine:
+        d = d.clone()
+        d.edge_order = d.edge_order // 100000
+        coarse.append(d)
+    share = tied_share(coarse, "edge_order")
+    assert share > 0.5
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        res = kong_pyg.order_test(coarse, splits=3, shuffles=1)
+    assert any("share their 'edge_order' value" in str(w.message) for w in caught)
+    assert res.info["tied_key_share"] == share and "tie on the key" in res.answer()
+    # integer keys beyond 2^53 are compared exactly (as float64 they would tie)
+    g = Data(x=torch.zeros(3, dtype=torch.long), edge_index=torch.tensor([[1, 2], [0, 0]]),
+             edge_order=torch.tensor([2**60, 2**60 + 1]))
+    assert tied_share([g], "edge_order") == 0.0
