@@ -120,8 +120,9 @@ class OrderTestResult:
 
     def answer(self, metric: str = "accuracy", alpha: float = 0.05) -> str:
         """The answer to "does order matter?" in a few sentences (the corrected test decides)."""
-        from .evaluation.stats import undefined, verdict
+        from .evaluation.stats import check_alpha, undefined, verdict
 
+        alpha = check_alpha(alpha)
         control = "consistent" if "consistent" in self.settings else "random"
         main = self.comparison("true", control, metric)
         d, p = 100 * main["mean_diff"], main["corrected_p"]

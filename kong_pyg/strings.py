@@ -103,6 +103,10 @@ def kong_strings(
     pairs = edge_index.t().tolist() if isinstance(edge_index, Tensor) else list(edge_index)
     if any(not isinstance(p, (list, tuple)) or len(p) != 2 for p in pairs):
         raise ValueError("'edge_index' must be (source, target) pairs or a [2, num_edges] tensor")
+    pairs = [tuple(int(v) if isinstance(v, numbers.Integral) and not isinstance(v, bool) else v for v in p)
+             for p in pairs]  # (NumPy integers are node indices too)
+    if isinstance(edge_order, (Tensor, np.ndarray)):
+        edge_order = edge_order.tolist()  # (Python numbers: NaN is found, float64 kept)
     n = len(labels)
     labels = [_plain_label(v) for v in labels]
     for name, per_edge in (("edge_labels", edge_labels), ("edge_order", edge_order)):
@@ -128,7 +132,7 @@ def kong_strings(
     elif order == "consistent":
         if edge_order is None:
             raise ValueError("order='consistent' needs 'edge_order'")
-        hashed = consistent_key(torch.as_tensor(list(edge_order)), seed).tolist()
+        hashed = consistent_key(torch.from_numpy(np.asarray(list(edge_order))), seed).tolist()  # (float64)
         edge_ids.sort(key=lambda e: hashed[e])
     elif order == "degree":
         deg = Counter(centers)
@@ -179,10 +183,13 @@ def _plain_label(v: Hashable) -> Hashable:
     Equal labels must be equal symbols (tensors hash by identity) and sort as the fast code's
     integers do; other labels (strings, tuples) are kept.
     """
-    if isinstance(v, Tensor):
-        if v.dim() == 0 and not (v.is_floating_point() or v.is_complex()):
-            return int(v)
-        return v
+    if isinstance(v, Tensor):  # (as the fast code reads them: a one-hot row is its class)
+        if v.dim() == 0:
+            return v.item() if v.is_floating_point() or v.is_complex() else int(v)
+        row = v.reshape(-1)
+        if row.dim() == 1 and bool(((row == 0) | (row == 1)).all()) and int((row == 1).sum()) == 1:
+            return int(row.argmax())
+        return tuple(row.tolist())
     if isinstance(v, (numbers.Integral, np.bool_)):
         return int(v)
     return v

@@ -81,7 +81,7 @@ class KeyVocab:
     def from_keys(cls, keys: Tensor) -> "KeyVocab":
         """Rebuild from :meth:`state`."""
         v = cls()
-        v.lookup(keys, grow=True)
+        v.lookup(keys, grow=True, distinct=True)  # (ids in the order given: the ids they had)
         return v
 
 

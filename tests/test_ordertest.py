@@ -250,3 +250,15 @@ def test_tied_keys_are_reported_the_consistent_shuffle_keeps_them():
     g = Data(x=torch.zeros(3, dtype=torch.long), edge_index=torch.tensor([[1, 2], [0, 0]]),
              edge_order=torch.tensor([2**60, 2**60 + 1]))
     assert tied_share([g], "edge_order") == 0.0
+
+
+def test_statistics_refuse_non_finite_scores_and_bad_alpha():
+    from kong_pyg.evaluation.stats import paired_comparison, verdict
+
+    for bad in ([0.5, float("inf")], [0.5, float("nan")]):  # (inf: every split a tie, p = 1)
+        with pytest.raises(ValueError, match="finite scores"):
+            paired_comparison(bad, [0.4, 0.5], 0.2)
+    cmp = paired_comparison([0.5, 0.6, 0.55], [0.5, 0.55, 0.6], 0.2)
+    for alpha in (5, -1, float("nan"), "0.05", True):  # (5 meant as 5 %: 'Yes' at p = 0.5)
+        with pytest.raises(ValueError, match="'alpha' must be a significance level in \\(0, 1\\)"):
+            verdict(cmp, "a", "b", "accuracy", alpha)

@@ -49,3 +49,44 @@ def test_kgram_counts_keeps_bfs_levels_apart():
 def test_relabel_is_one_wl_round():
     s = kong_strings([(1, 0), (2, 0)], [0, 1, 1], 0, "wl", relabel=True)
     assert s[0] == ((0, (1, 1)),) and s[1] == ((1, ()),)
+
+
+def test_oracle_reads_labels_and_keys_as_the_library_does():
+    # float and one-hot tensor labels were tensors (hashed by identity: equal labels, different symbols)
+    import numpy as np
+    import pytest
+    import torch
+
+    from kong_pyg.ordering import ordered_neighborhoods
+    from kong_pyg.strings import brute_force_kernel, kong_strings
+
+    ei = [(1, 0), (2, 0)]
+    want = brute_force_kernel([kong_strings(ei, [0, 0, 1], 1)] * 2, 1)
+    for labels in (torch.tensor([0.0, 0.0, 1.0]), torch.tensor([[1, 0], [1, 0], [0, 1]])):
+        assert brute_force_kernel([kong_strings(ei, labels, 1)] * 2, 1) == want
+    # float keys stay float64 (float32 made timestamps 0.25 apart one key: no shuffle at all)
+    ei = torch.tensor([[1, 2, 3, 4, 5], [0, 0, 0, 0, 0]])
+    keys = [1.7e9 + 0.25 * i for i in range(5)][::-1]
+    as_tensor = torch.tensor(keys, dtype=torch.float64)
+    hood = ordered_neighborhoods(ei, 6, order="consistent", edge_order=as_tensor)
+    assert kong_strings(ei, list(range(6)), 1, edge_order=keys, order="consistent", seed=0)[0][1] == \
+        tuple(hood.nbr.tolist())
+    # NumPy node indices are indices; a NaN in a tensor key is refused, as in the library
+    assert kong_strings([(np.int64(1), 0)], [0, 1], 1) == kong_strings([(1, 0)], [0, 1], 1)
+    with pytest.raises(ValueError, match="'edge_order' holds NaN"):
+        kong_strings([(1, 0), (2, 0)], [0, 1, 2], 1, edge_order=torch.tensor([3.0, float("nan")]))
+
+
+def test_vocab_rebuilt_from_its_state_keeps_the_ids():
+    import torch
+
+    from kong_pyg.vocab import KeyVocab, TupleVocab
+
+    v = KeyVocab()
+    v.lookup(torch.tensor([5]), True)
+    v.lookup(torch.tensor([3]), True)
+    assert KeyVocab.from_keys(v.state()).lookup(torch.tensor([5, 3]), False).tolist() == [0, 1]
+    t = TupleVocab()
+    rows = torch.tensor([[9, 1, 4], [2, 7, 7], [9, 1, 5]])
+    ids = t.lookup(rows, True)
+    assert torch.equal(TupleVocab.from_state(t.state()).lookup(rows, False), ids)

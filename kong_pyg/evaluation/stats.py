@@ -6,6 +6,7 @@ corrected resampled t-test for the overlap of repeated random splits;
 :func:`verdict` says in one sentence what the comparison shows.
 """
 import math
+import numbers
 from typing import Any, Dict, Optional, Sequence
 
 import numpy as np
@@ -83,6 +84,8 @@ def paired_comparison(a: Sequence[float], b: Sequence[float], test_fraction: flo
         raise ValueError("'a' and 'b' must be 1-D with the same length >= 2")
     if not 0 < test_fraction < 1:
         raise ValueError(f"'test_fraction' must be in (0, 1) (got {test_fraction})")
+    if not (np.isfinite(x).all() and np.isfinite(z).all()):  # (an infinite score made every split a tie)
+        raise ValueError("'a' and 'b' must hold finite scores (got NaN or infinity)")
     d = x - z
     n = d.size
     # rounding of the scores (0.8 - 0.7 vs 0.7 - 0.6, means over seeds) is no difference and no spread
@@ -152,6 +155,13 @@ def format_interval(cmp: Dict[str, Any]) -> str:
     return f"[{100 * lo:+.2f}, {100 * hi:+.2f}]"
 
 
+def check_alpha(alpha: Any) -> float:
+    """A significance level: a number in (0, 1) (``alpha=5`` meant as 5 % answered 'Yes' to p = 0.5)."""
+    if isinstance(alpha, bool) or not isinstance(alpha, numbers.Real) or not 0 < float(alpha) < 1:
+        raise ValueError(f"'alpha' must be a significance level in (0, 1), such as 0.05 (got {alpha!r})")
+    return float(alpha)
+
+
 def verdict(cmp: Dict[str, Any], a: str, b: str, metric: str, alpha: float = 0.05) -> str:
     """One honest sentence on a paired comparison (the corrected test decides).
 
@@ -165,6 +175,7 @@ def verdict(cmp: Dict[str, Any], a: str, b: str, metric: str, alpha: float = 0.0
     Returns:
         str
     """
+    check_alpha(alpha)
     d = 100 * cmp["mean_diff"]
     head = f"{a} − {b}: {d:+.2f} points of {metric} on average"
     t_p, w_p, c_p = cmp["t_p"], cmp["wilcoxon_p"], cmp["corrected_p"]
