@@ -76,7 +76,8 @@ user's edge from item :math:`v` the rank of the *ego's* event on
 timestamps, except that an item's leading ego copy is shuffled like an event
 (theirs stays first), and :obj:`order="reverse"` puts it last. Their code
 assumes one interaction per (user, item) pair (MovieLens has no repeats);
-with repeats this layout lists each item's users once.
+with repeats this layout lists a user once per interaction (an item's
+neighbors and a 2-hop user's items alike), as the ego layout does.
 
 **Labels.** :obj:`x` holds one integer per node from two disjoint ranges:
 users keep their label :math:`l_U \in [0, L_U)`, items get
