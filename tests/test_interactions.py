@@ -221,3 +221,16 @@ def test_flags_must_be_bools_and_tie_key_must_not_be_nan():
     assert all(edges(sym[i]) == edges(ref[i]) for i in range(len(ref)))
     assert edges(build(**LOG, ul=UL, il=IL, symmetric=np.bool_(False))[0]) == edges(build(**LOG, ul=UL,
                                                                                             il=IL)[0])
+
+
+def test_string_classes_and_numpy_counts():
+    # string classes were "too many dimensions 'str'"; a NumPy integer count was refused
+    import numpy as np
+
+    from kong_pyg.datasets.interactions import build_ego_graphs
+
+    log = dict(user=[0, 1, 0, 1], item=[0, 0, 1, 1], time=[1, 2, 3, 4], user_label=[0, 1], item_label=[0, 1])
+    with pytest.raises(TypeError, match="'y' must hold one numeric class per user"):
+        build_ego_graphs(**log, y=["a", "b"])
+    data, _ = build_ego_graphs(**log, y=[0, 1], min_interactions=np.int64(1))
+    assert data.y.tolist() == [0, 1]

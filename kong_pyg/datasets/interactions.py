@@ -98,6 +98,7 @@ The construction is vectorized: a handful of stable sorts, ranges and
 first-appearance numberings over all graphs at once, no Python loop over
 users, items or edges.
 """
+import numbers
 from typing import Callable, Dict, NamedTuple, Optional, Tuple
 
 import numpy as np
@@ -517,11 +518,15 @@ def build_ego_graphs(
     item_label = long_vector(item_label, "item_label")
     log = check_log(user, item, time, rating, user_label.numel(), item_label.numel(), tie_key)
     if y is not None:
-        y = torch.as_tensor(y)
+        try:
+            y = y if isinstance(y, torch.Tensor) else torch.as_tensor(np.asarray(y))
+        except (TypeError, ValueError, RuntimeError) as err:  # (strings: "too many dimensions 'str'")
+            raise TypeError(f"'y' must hold one numeric class per user, e.g. integers ({err})") from None
         if y.dim() != 1 or y.numel() != user_label.numel():
             raise ValueError(f"'y' must have shape [{user_label.numel()}] (one class per user), "
                              f"got {list(y.shape)}")
-    if not isinstance(min_interactions, int) or isinstance(min_interactions, bool) or min_interactions < 0:
+    if not isinstance(min_interactions, numbers.Integral) or isinstance(min_interactions, (bool, np.bool_)) \
+            or min_interactions < 0:
         raise ValueError(f"'min_interactions' must be a non-negative integer (got {min_interactions!r})")
     deg = torch.bincount(log.user, minlength=user_label.numel())
     candidates = (deg >= min_interactions).nonzero().view(-1)
