@@ -589,8 +589,15 @@ def compact_graphs(graphs: Any) -> List[Any]:
         List[Data]: Shallow copies whose tensors are copies of the viewed rows.
 
     Example:
-        >>> X = compact_graphs(TUDataset(root, "MUTAG"))
-        >>> GridSearchCV(make_pipeline(KongVectorizer(k=2), SVC()), grid, n_jobs=2).fit(X, y)
+        >>> from sklearn.model_selection import GridSearchCV
+        >>> from sklearn.pipeline import make_pipeline
+        >>> from sklearn.svm import LinearSVC
+        >>> from kong_pyg import KongVectorizer, compact_graphs
+        >>> from kong_pyg.datasets import load_tu
+        >>> ds = load_tu("MUTAG")  # (bundled)
+        >>> X, y = compact_graphs(ds), ds.y.numpy()
+        >>> search = GridSearchCV(make_pipeline(KongVectorizer(k=2), LinearSVC()),
+        ...                       {"linearsvc__C": [0.1, 1]}, n_jobs=2).fit(X, y)
     """
     graphs = as_graph_sequence(graphs)
     out = []

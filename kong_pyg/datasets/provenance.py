@@ -274,7 +274,7 @@ class ProvenanceGraphs(InMemoryDataset):
 
         >>> ds = ProvenanceGraphs(200, strength=0.5, seed=1)
         >>> ds[0]
-        Data(x=[...], edge_index=[2, ...], edge_attr=[...], graph_id=0, y=[1], edge_order=[...])
+        Data(x=[...], edge_index=[2, ...], edge_attr=[...], graph_id=[1], y=[1], edge_order=[...])
     """
 
     def __init__(
