@@ -384,20 +384,25 @@ TIED_NOTE = 0.01
 
 
 def tied_share(graphs: Any, key: str, flow: str = "source_to_target") -> float:
-    """The share of edges whose key value another edge of the same neighborhood has too."""
+    """The share of edges whose key value an edge to another neighbor in the same neighborhood has too.
+
+    (Edges to the same neighbor with one key, e.g. the authors' layout's doubled items, tie harmlessly:
+    their order changes no string.)
+    """
     import torch
 
     tied = total = 0
     for g in graphs:
         values, ei = getattr(g, key, None), g.edge_index
-        if values is None or ei is None or ei.numel() == 0:
-            continue
-        owner = ei[1] if flow == "source_to_target" else ei[0]
+        if values is None or ei is None or ei.numel() == 0 or values.numel() != ei.size(1):
+            continue  # (a key of another shape: the features' own checks name it)
+        owner, other = (ei[1], ei[0]) if flow == "source_to_target" else (ei[0], ei[1])
         values = values.reshape(-1)
         kind = torch.float64 if values.is_floating_point() else torch.long  # (int64 keys stay exact)
-        pairs = torch.stack([owner.to(kind), values.to(kind)], dim=1)
-        counts = torch.unique(pairs, dim=0, return_counts=True)[1]
-        tied += int(counts[counts > 1].sum())
+        rows, edge_row = torch.unique(torch.stack([owner.to(kind), values.to(kind), other.to(kind)], dim=1),
+                                      dim=0, return_inverse=True)
+        _, group, size = torch.unique(rows[:, :2], dim=0, return_inverse=True, return_counts=True)
+        tied += int((size[group] > 1)[edge_row].sum())  # (edges of (owner, key) groups of 2+ neighbors)
         total += owner.numel()
     return tied / total if total else 0.0
 

@@ -108,6 +108,10 @@ def kong_strings(
     if isinstance(edge_order, (Tensor, np.ndarray)):
         edge_order = edge_order.tolist()  # (Python numbers: NaN is found, float64 kept)
     n = len(labels)
+    if isinstance(labels, Tensor) and labels.dim() == 2:  # one-hot or multi-hot rows, an [N, 1] column:
+        from .inputs import labels as label_codes  # the fast code's reading of them
+
+        labels = label_codes(labels, "labels", n).tolist()
     labels = [_plain_label(v) for v in labels]
     for name, per_edge in (("edge_labels", edge_labels), ("edge_order", edge_order)):
         if per_edge is not None and len(per_edge) != len(pairs):
@@ -183,13 +187,8 @@ def _plain_label(v: Hashable) -> Hashable:
     Equal labels must be equal symbols (tensors hash by identity) and sort as the fast code's
     integers do; other labels (strings, tuples) are kept.
     """
-    if isinstance(v, Tensor):  # (as the fast code reads them: a one-hot row is its class)
-        if v.dim() == 0:
-            return v.item() if v.is_floating_point() or v.is_complex() else int(v)
-        row = v.reshape(-1)
-        if row.dim() == 1 and bool(((row == 0) | (row == 1)).all()) and int((row == 1).sum()) == 1:
-            return int(row.argmax())
-        return tuple(row.tolist())
+    if isinstance(v, Tensor) and v.dim() == 0:  # (rows of a [N, C] tensor: see kong_strings)
+        return v.item() if v.is_floating_point() or v.is_complex() else int(v)
     if isinstance(v, (numbers.Integral, np.bool_)):
         return int(v)
     return v

@@ -80,6 +80,8 @@ class KeyVocab:
     @classmethod
     def from_keys(cls, keys: Tensor) -> "KeyVocab":
         """Rebuild from :meth:`state`."""
+        if torch.unique(keys).numel() != keys.numel():
+            raise ValueError("a vocabulary's keys must be distinct (as state() gives them)")
         v = cls()
         v.lookup(keys, grow=True, distinct=True)  # (ids in the order given: the ids they had)
         return v

@@ -262,3 +262,24 @@ def test_statistics_refuse_non_finite_scores_and_bad_alpha():
     for alpha in (5, -1, float("nan"), "0.05", True):  # (5 meant as 5 %: 'Yes' at p = 0.5)
         with pytest.raises(ValueError, match="'alpha' must be a significance level in \\(0, 1\\)"):
             verdict(cmp, "a", "b", "accuracy", alpha)
+
+
+def test_tied_share_ignores_ties_that_change_no_string():
+    # the authors' layout lists each ego item twice with one key, and a 2-hop user's edges to one item share
+    # a key: edges to the same neighbor, whose order changes nothing (a false "weaker control" note)
+    from kong_pyg.datasets import InteractionGraphs
+    from kong_pyg.ordertest import tied_share
+
+    rng = np.random.default_rng(0)
+    e = 3000
+    ds = InteractionGraphs(rng.integers(0, 200, e), rng.integers(0, 100, e), rng.permutation(e),
+                           rng.integers(0, 2, 200), rng.integers(0, 3, 100), rng.integers(0, 2, 200),
+                           layout="authors")
+    assert tied_share(ds, "edge_order") == 0.0
+    # flow: the neighborhood is the source's; a key of another shape is left to the features' checks
+    g = Data(x=torch.zeros(4, dtype=torch.long), edge_index=torch.tensor([[0, 0, 1], [1, 2, 3]]),
+             edge_order=torch.tensor([5, 5, 7]))
+    assert tied_share([g], "edge_order") == 0.0
+    assert tied_share([g], "edge_order", "target_to_source") == 2 / 3
+    g.edge_order = torch.tensor([[5, 1], [5, 1], [7, 1]])
+    assert tied_share([g], "edge_order") == 0.0

@@ -64,6 +64,13 @@ def test_oracle_reads_labels_and_keys_as_the_library_does():
     want = brute_force_kernel([kong_strings(ei, [0, 0, 1], 1)] * 2, 1)
     for labels in (torch.tensor([0.0, 0.0, 1.0]), torch.tensor([[1, 0], [1, 0], [0, 1]])):
         assert brute_force_kernel([kong_strings(ei, labels, 1)] * 2, 1) == want
+    # [N, C] tensors read as the library reads them: an integer column, boolean one-hot, multi-hot rows
+    from kong_pyg.inputs import labels as label_codes
+
+    for x in (torch.tensor([[1], [0], [3]]), torch.tensor([[True, False], [False, True], [True, False]]),
+              torch.tensor([[1, 0], [2, 0], [0, 1]])):
+        codes = label_codes(x, "x", 3).tolist()
+        assert list(kong_strings(ei, x, 1, order="label")[0]) == [(codes[0],), tuple(sorted(codes[1:]))]
     # float keys stay float64 (float32 made timestamps 0.25 apart one key: no shuffle at all)
     ei = torch.tensor([[1, 2, 3, 4, 5], [0, 0, 0, 0, 0]])
     keys = [1.7e9 + 0.25 * i for i in range(5)][::-1]
@@ -78,6 +85,7 @@ def test_oracle_reads_labels_and_keys_as_the_library_does():
 
 
 def test_vocab_rebuilt_from_its_state_keeps_the_ids():
+    import pytest
     import torch
 
     from kong_pyg.vocab import KeyVocab, TupleVocab
@@ -86,6 +94,8 @@ def test_vocab_rebuilt_from_its_state_keeps_the_ids():
     v.lookup(torch.tensor([5]), True)
     v.lookup(torch.tensor([3]), True)
     assert KeyVocab.from_keys(v.state()).lookup(torch.tensor([5, 3]), False).tolist() == [0, 1]
+    with pytest.raises(ValueError, match="keys must be distinct"):
+        KeyVocab.from_keys(torch.tensor([7, 3, 7]))
     t = TupleVocab()
     rows = torch.tensor([[9, 1, 4], [2, 7, 7], [9, 1, 5]])
     ids = t.lookup(rows, True)
