@@ -98,10 +98,9 @@ def prepare(
                 f"neighbor order, which k={cfg.k} reads; pass 'edge_index' [2, num_edges] in neighbor "
                 "order (sparse input is accepted with k=1, where the order cannot matter)"
             )
-        if (edge_attr is not None and cfg.edge_labels) or edge_order is not None:
-            raise ValueError("edge labels and edge order keys need 'edge_index', not a sparse adjacency")
         n = x.size(0) if isinstance(x, Tensor) and x.dim() > 0 else 0
-        edge_index = edge_index_from_sparse(edge_index, n, cfg.flow)
+        edge_index = edge_index_from_sparse(edge_index, n, cfg.flow, edge_attr if cfg.edge_labels else None,
+                                            edge_order)
     return prepare_graph(
         x, edge_index, edge_attr if cfg.edge_labels else None, edge_order,
         flow=cfg.flow, order=cfg.order, relabel=cfg.relabel, seed=cfg.seed, grouped=cfg.k > 1,

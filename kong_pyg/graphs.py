@@ -348,14 +348,14 @@ def _not_one_graph(chunk: Sequence[Any], start: int) -> None:
     """
     from torch_geometric.data import Batch, Dataset
 
-    for kind in set(map(type, chunk)):  # (a few types: no per-graph isinstance)
-        if issubclass(kind, (Batch, Dataset)):  # (one graph in it is read right: list(DataLoader(ds, 1)))
-            for i, d in enumerate(chunk):
-                many: Any = (d.num_graphs if isinstance(d, Batch) else len(d)) if type(d) is kind else 1  # type: ignore[arg-type]
-                if many != 1:
-                    raise TypeError(f"graph {start + i} is a {kind.__name__} of {many} graphs, not one "
-                                    "graph: pass the graphs themselves (a Batch's to_data_list(), or the "
-                                    "dataset instead of a list of its batches or slices)")
+    if not any(issubclass(kind, (Batch, Dataset)) for kind in set(map(type, chunk))):
+        return  # (a few types: no per-graph isinstance in the usual case)
+    for i, d in enumerate(chunk):  # (one graph in it is read right: list(DataLoader(ds, batch_size=1)))
+        many = d.num_graphs if isinstance(d, Batch) else len(d) if isinstance(d, Dataset) else 1
+        if many != 1:
+            raise TypeError(f"graph {start + i} is a {type(d).__name__} of {many} graphs, not one graph: "
+                            "pass the graphs themselves (a Batch's to_data_list(), or the dataset instead "
+                            "of a list of its batches or slices)")
 
 
 def _from_adjacency(maps: List[Any], xs: List[Any], eis: List[Any], start: int, flow: str,
@@ -368,11 +368,12 @@ def _from_adjacency(maps: List[Any], xs: List[Any], eis: List[Any], start: int, 
         adj = a.get("adj_t")
         if e is not None or adj is None or not isinstance(x, Tensor):
             continue
-        if (edge_labels and a.get("edge_attr") is not None) or (edge_order_attr and a.get(edge_order_attr)
-                                                                 is not None):
-            raise ValueError(f"graph {start + i}: edge labels and edge order keys need 'edge_index', not a "
-                             "sparse adjacency ('adj_t')")
-        out[i] = edge_index_from_sparse(adj, x.size(0) if x.dim() else 0, flow)
+        try:
+            out[i] = edge_index_from_sparse(adj, x.size(0) if x.dim() else 0, flow,
+                                            a.get("edge_attr") if edge_labels else None,
+                                            a.get(edge_order_attr) if edge_order_attr else None)
+        except ValueError as err:
+            raise ValueError(f"graph {start + i}: {err}") from None
     return out
 
 

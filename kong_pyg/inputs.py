@@ -35,15 +35,21 @@ def is_sparse_adjacency(adj: Any) -> bool:
     return type(adj).__name__ == "SparseTensor" and hasattr(adj, "coo")
 
 
-def edge_index_from_sparse(adj_t: Any, num_nodes: int, flow: str) -> Tensor:
+def edge_index_from_sparse(adj_t: Any, num_nodes: int, flow: str, edge_attr: Any = None,
+                           edge_order: Any = None) -> Tensor:
     r"""The edges of a sparse adjacency :obj:`adj_t` as :obj:`[2, m]`.
 
     An entry of value :math:`w` is :math:`w` parallel edges. As in PyG,
     :obj:`adj_t[i, j] != 0` means node :math:`i` collects from node
     :math:`j` (:obj:`flow="source_to_target"` only). A sparse matrix
     holds each row's neighbors sorted by id: its edges have no neighbor
-    order, which only :math:`k = 1` (label counts) may ignore.
+    order, which only :math:`k = 1` (label counts) may ignore. Edge labels
+    or order keys given with it (:obj:`edge_attr`, :obj:`edge_order`, those
+    that would be used) are refused: they need :obj:`edge_index`.
     """
+    if edge_attr is not None or edge_order is not None:
+        raise ValueError("edge labels and edge order keys need 'edge_index', not a sparse adjacency "
+                         "('adj_t')")
     if flow != "source_to_target":
         raise ValueError("a sparse adjacency ('adj_t') needs flow='source_to_target', as in PyG")
     shape = tuple(adj_t.shape) if isinstance(adj_t, Tensor) else tuple(adj_t.sparse_sizes())

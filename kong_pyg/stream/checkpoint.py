@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, Dict, NoReturn, Optional, Tuple, Union
 import torch
 from torch import Tensor
 
-from ..files import atomic_write, remove_stale_temps
+from ..files import atomic_write
 from ..sketch import HASH_VERSION
 from .ids import _PLAIN, _RID_BITS, _RID_MASK, MAX_NODES
 from .options import node_sketches, replays
@@ -336,7 +336,7 @@ def check_state(ks: "KongStream", state: Any, versions: Tuple[int, ...]) -> Tens
     return pass_rows
 
 
-__all__ = ["save_checkpoint", "load_checkpoint", "remove_stale_temps", "atomic_write", "check_layout",
+__all__ = ["save_checkpoint", "load_checkpoint", "check_layout",
            "check_arrays", "check_state",
            "hash_scheme", "warn_old_scheme", "saved_options", "arrays_of_pass", "replay_layout", "MAGIC",
            "FORMAT"]

@@ -16,8 +16,9 @@ import numpy as np
 from torch import Tensor
 
 from ..config import check_bool, check_int
+from ..files import remove_stale_temps
 from ..progress import Progress
-from .checkpoint import load_checkpoint, remove_stale_temps, warn_old_scheme
+from .checkpoint import load_checkpoint, warn_old_scheme
 
 if TYPE_CHECKING:  # pragma: no cover
     from .core import KongStream
