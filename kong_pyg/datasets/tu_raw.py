@@ -81,25 +81,29 @@ def _locate(where: str, text: str) -> ValueError:
     return ValueError(f"{where}: cannot be read as lines of comma-separated integers")
 
 
-def _parse(where: str, text: str) -> np.ndarray:
-    """The table of integers in :obj:`text` (integral floats accepted); a ValueError if it does not parse."""
+def _parse(where: str, text: str) -> Optional[np.ndarray]:
+    """The table of integers in :obj:`text` (integral floats accepted), or None where it does not parse.
+
+    Raises:
+        ValueError: A number that is no integer (or too large), with its line.
+    """
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
             return np.loadtxt(io.StringIO(text), delimiter=",", dtype=np.int64, ndmin=2, comments=None)
         except ValueError:
-            values = np.loadtxt(io.StringIO(text), delimiter=",", dtype=np.float64, ndmin=2, comments=None)
+            try:
+                values = np.loadtxt(io.StringIO(text), delimiter=",", dtype=np.float64, ndmin=2,
+                                    comments=None)
+            except ValueError:
+                return None
     bad = ~np.isfinite(values) | (values != np.round(values)) | (np.abs(values) >= _EXACT)
     if bad.any():
         row, col = (int(i) for i in np.argwhere(bad)[0])
         value = float(values[row, col])
-        raise _NotInteger(f"{where}, line {_line_of(text, row)}: {value!r} is not an integer (or is too "
-                          f"large)")
+        raise ValueError(f"{where}, line {_line_of(text, row)}: {value!r} is not an integer (or is too "
+                         f"large)")
     return values.astype(np.int64)
-
-
-class _NotInteger(ValueError):
-    """A value that parsed as a number but is no integer (its message names the line)."""
 
 
 def read_table(where: str, content: bytes, columns: Optional[int] = None) -> np.ndarray:
@@ -125,21 +129,14 @@ def read_table(where: str, content: bytes, columns: Optional[int] = None) -> np.
         raise ValueError(f"{where}, line {line}: not UTF-8 text") from None
     if not text.strip():
         return np.zeros((0, columns or 1), dtype=np.int64)
-    try:
-        table = _parse(where, text)
-    except _NotInteger:
-        raise
-    except ValueError:  # (NumPy skips empty lines, not lines of whitespace: blank those and try again)
+    table = _parse(where, text)
+    if table is None:  # (NumPy skips empty lines, not lines of whitespace: blank those and try again)
         lines = _lines(text)
-        if not any(line and not line.strip() for line in lines):
-            raise _locate(where, text) from None
-        text = "\n".join(line if line.strip() else "" for line in lines)
-        try:
+        if any(line and not line.strip() for line in lines):
+            text = "\n".join(line if line.strip() else "" for line in lines)
             table = _parse(where, text)
-        except _NotInteger:
-            raise
-        except ValueError:
-            raise _locate(where, text) from None
+    if table is None:
+        raise _locate(where, text)
     if columns is not None and table.shape[1] != columns:
         raise ValueError(f"{where}, line {_line_of(text, 0)}: expected {columns} comma-separated "
                          f"value(s) per line, got {table.shape[1]}")
