@@ -112,8 +112,10 @@ def most_chosen(chosen):
 
     (``chosen`` lists the most often chosen first, ties in grid order: the reported best setting.)
     """
+    from kong_pyg.evaluation.classify import tied_choices
+
     top, count = next(iter(chosen.items()))
-    tied = sum(1 for c in chosen.values() if c == count) - 1
+    tied = tied_choices(chosen)
     return f"{top} ({count}/{sum(chosen.values())}{f', tied with {tied} more' if tied else ''})"
 
 

@@ -348,3 +348,11 @@ def test_sketch_curve_is_one_run_per_size_in_one_cross_validation(cache):
     assert np.array_equal(one.outer[0], cv.outer[1]) and one.settings == cv.settings[1:]
     with pytest.raises(ValueError, match="'s' must be a setting index in \\[0, 2\\)"):
         cv.only(2)
+
+
+def test_tied_choices_counts_the_others_as_often_as_the_first():
+    from kong_pyg.evaluation.classify import tied_choices
+
+    assert tied_choices({"a, C=1": 4, "b, C=1": 4, "c, C=10": 2}) == 1
+    assert tied_choices({"a, C=1": 5, "b, C=1": 4}) == 0
+    assert tied_choices({}) == 0

@@ -111,7 +111,7 @@ class ClassifyResult:
             what = f"{res.best_setting}, C={res.best_params['C']:g}"
             if name == "nested":
                 total, times = sum(res.chosen.values()), res.chosen.get(what, 0)
-                tied = sum(1 for n in res.chosen.values() if n == times) - 1
+                tied = tied_choices(res.chosen)
                 also = f"; {tied} other choice{'s' if tied > 1 else ''} as often" if tied else ""
                 what = f"most often {what} ({times}/{total} outer folds{also})"
             lines.append(
@@ -142,6 +142,15 @@ class ClassifyResult:
             + (f", {cv.stuck} stopped at max_iter" if cv.stuck else ", all converged") + ")",
         ]
         return "\n".join(lines)
+
+
+def tied_choices(chosen: Mapping[str, int]) -> int:
+    """How many other (setting, C) choices the nested protocol made as often as its most chosen one.
+
+    (:attr:`ProtocolResult.chosen` lists the most chosen first, ties in grid order: the reported best.)
+    """
+    counts = list(chosen.values())
+    return sum(1 for n in counts[1:] if n == counts[0]) if counts else 0
 
 
 def graph_targets(graphs: Any) -> np.ndarray:
@@ -386,6 +395,7 @@ def sketch_curve(
 
 __all__ = [
     "PROTOCOLS",
+    "tied_choices",
     "PLOT_SIZES",
     "ClassifyResult",
     "graph_targets",
