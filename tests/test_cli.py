@@ -239,7 +239,7 @@ def test_worker_defaults_are_the_cores_given(monkeypatch):
     monkeypatch.setattr(threads, "available_cores", lambda: 2)
     parser = build_parser()  # the defaults are read when the parser is built
     assert parser.parse_args(["classify"]).jobs == 2
-    assert parser.parse_args(["table2"]).jobs == 2
+    assert parser.parse_args(["table2"]).threads == 2
     assert parser.parse_args(["order-test"]).threads == 2
     assert parser.parse_args(["classify", "--jobs", "1"]).jobs == 1
     monkeypatch.setattr(memory, "available_memory", lambda device=None: 9 << 30)
@@ -252,6 +252,34 @@ def test_worker_defaults_are_the_cores_given(monkeypatch):
     assert threads.default_jobs(4 << 30) == 1  # at least one
     with pytest.raises(ValueError, match="'memory_per_worker' must be a positive number of bytes"):
         threads.default_jobs(0)
+
+
+def test_jobs_are_processes_and_threads_are_threads_in_every_command(capsys):
+    """One meaning per name: ``--jobs`` is processes (classify), ``--threads`` threads of one process.
+
+    ``table2 --jobs`` (its solver threads) was renamed ``--threads``; the old name still works, hidden
+    from the help, with a warning.
+    """
+    parser = build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices
+    for name, helps in [("classify", {"--jobs": "processes"}), ("table2", {"--threads": "threads"}),
+                        ("order-test", {"--threads": "threads"}), ("stream", {"--threads": "threads",
+                                                                             "--workers": "processes"})]:
+        options = {o: a for a in sub[name]._actions for o in a.option_strings if a.help != argparse.SUPPRESS}
+        for option, word in helps.items():
+            assert word in options[option].help.split(" (")[0], (name, option)
+        other = {"--jobs": "--threads", "--threads": "--jobs"}
+        for option in helps:
+            if option in other:
+                assert other[option] not in options, (name, other[option])
+    assert "--jobs" not in sub["table2"].format_help()
+    capsys.readouterr()
+    args = parser.parse_args(["table2", "--jobs", "3"])
+    assert args.threads == 3 and not hasattr(args, "jobs")
+    assert "kong-pyg table2: warning: --jobs is now --threads" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        parser.parse_args(["table2", "--jobs", "0"])
+    assert "argument --jobs: must be >= 1" in capsys.readouterr().err
 
 
 def test_available_memory_honours_a_cgroup_limit(tmp_path, monkeypatch):

@@ -5,6 +5,9 @@
 * Every option's help states its default (:class:`HelpFormatter` adds it
   when the text does not).
 * Progress bars are on; ``--quiet`` (``-q``) silences them.
+* ``--jobs N`` is always processes and ``--threads N`` always threads of
+  one process (``kong-pyg stream --workers N``: processes that each read a
+  time shard).
 * Errors are one line, ``kong-pyg CMD: error: ...``, exit status 2, no
   traceback (:class:`Parser`, :class:`CommandError` and
   :func:`kong_pyg.cli.main`); paths are checked while parsing, outputs
@@ -16,6 +19,7 @@
 """
 import argparse
 import os
+import sys
 import tempfile
 from typing import Any, Callable, Dict, Iterable, List, Mapping, NoReturn, Optional, Sequence, Tuple
 
@@ -73,6 +77,26 @@ def add_command(subparsers: Any, name: str, help: str, description: str) -> Pars
     parser: Parser = subparsers.add_parser(name, help=help, description=description,
                                            formatter_class=HelpFormatter)
     return parser
+
+
+class _Renamed(argparse.Action):
+    """A hidden old spelling of an option: it sets the new one's value and says so on stderr."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, new: str = "", **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, **kwargs)
+        self.new = new
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: Optional[str] = None) -> None:
+        print(f"{parser.prog}: warning: {option_string} is now {self.new} (the old name still works)",
+              file=sys.stderr)
+        setattr(namespace, self.dest, values)
+
+
+def add_renamed(parser: Any, old: str, new: str, dest: str, type: Callable[[str], Any]) -> None:
+    """Accept ``old``, a former name of option ``new`` (same ``dest``, ``type``), hidden from ``--help``."""
+    parser.add_argument(old, dest=dest, type=type, metavar="N", action=_Renamed, new=new,
+                        default=argparse.SUPPRESS, help=argparse.SUPPRESS)
 
 
 def add_quiet(parser: Any) -> None:

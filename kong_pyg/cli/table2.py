@@ -31,6 +31,7 @@ from .common import (
     CommandError,
     add_command,
     add_quiet,
+    add_renamed,
     check_output_dir,
     check_output_file,
     drop_stale,
@@ -94,8 +95,9 @@ def register(subparsers: Any) -> None:
                     help="LinearSVC C grid of rows with L2-normalized graph vectors (the authors' variant)")
     ev.add_argument("--shuffle-seeds", metavar="N", type=int_at_least(0), default=10,
                     help="seeds of the random orders, cycled over the splits (0: a new seed per split)")
-    ev.add_argument("--jobs", metavar="N", type=int_at_least(1), default=default_jobs(),
+    ev.add_argument("--threads", metavar="N", type=int_at_least(1), default=default_jobs(),
                     help="solver threads (default: the cores this process is given, at most 8)")
+    add_renamed(ev, "--jobs", "--threads", "threads", int_at_least(1))  # its former name
     ev.add_argument("--device", metavar="DEV", default=None,
                     help="where the SVM problems are solved (also those of the curve), e.g. cuda; the "
                          "features are computed on the CPU (default: the CPU)")
@@ -227,7 +229,7 @@ def _run(args: argparse.Namespace, names: List[str], root: str) -> None:
             _check_fractions(ds, args)  # (before the main table, not after it)
         results[tie] = run_table2(ds, names, args.splits, args.test_size, args.C_grid, args.inner_folds,
                                   args.seed, progress, cache, args.C_grid_normalized, shuffle_seeds,
-                                  resume_files(args)[tie] if args.resume else None, tie, args.jobs,
+                                  resume_files(args)[tie] if args.resume else None, tie, args.threads,
                                   device=args.device)
         infos[tie] = dataset_summary(ds)
         if args.curve_splits > 0 and curve is None:
@@ -235,7 +237,7 @@ def _run(args: argparse.Namespace, names: List[str], root: str) -> None:
                 or names[:3]
             curve = accuracy_curve(ds, curve_methods, args.fractions, args.curve_splits, args.C_grid,
                                    args.inner_folds, args.seed, progress, cache, args.C_grid_normalized,
-                                   shuffle_seeds, args.jobs, device=args.device)
+                                   shuffle_seeds, args.threads, device=args.device)
             curve["ties"] = tie
     os.makedirs(args.out, exist_ok=True)
     figure = _figure(curve, args) if curve is not None else None
