@@ -288,6 +288,58 @@ def test_cli_sharded_run_equals_one_process(stream, tmp_path, capfd):
     assert f"line {stream.num_edges + 1}" in capfd.readouterr().err
 
 
+@pytest.mark.parametrize("options", [["--kernel", "cosine", "--hops", "3"], ["--degree", "2", "--hops", "2"]])
+def test_cli_sharded_run_with_node_sketches_equals_one_process(stream, tmp_path, capfd, options):
+    """--workers 2 where every pass after the first reads node sketches (the base's, shared, not copied)."""
+    path = tmp_path / "s.tsv"
+    write_streamspot(stream, path)
+    args = ["stream", str(path), "--dim", "32", "-q"] + options
+    assert cli_main(args + ["--out", str(tmp_path / "one")]) == 0
+    assert cli_main(args + ["--out", str(tmp_path / "two"), "--workers", "2"]) == 0
+    capfd.readouterr()
+    one, two = np.load(tmp_path / "one.npy"), np.load(tmp_path / "two.npy")
+    assert np.abs(one).sum() > 0 and np.array_equal(one, two)
+
+
+def test_state_messages_send_large_tensors_as_themselves():
+    """Between processes, large contiguous tensors go by themselves and come back equal; the rest as bytes."""
+    from kong_pyg.stream import distributed as d
+
+    big, ints = torch.randn(40, 32, dtype=torch.float64), torch.arange(2000).view(1000, 2)
+    spread = torch.zeros(1, 4096).expand(64, 4096)  # (stride 0: as bytes, which keep it small)
+    state = {"arrays": {"Y": big, "n": ints, "flags": torch.ones(3000, dtype=torch.bool)},
+             "rows": spread, "small": torch.ones(3), "list": [big.T, 7, "x"], "t": (ints,)}
+    parts = []
+    packed = d._pack(state, parts)
+    assert [p.data_ptr() for p in parts] == [big.data_ptr(), ints.data_ptr(), ints.data_ptr()]
+    header = d._from_bytes(d._header(state)[0])
+    assert header["parts"] == [([40, 32], "torch.float64"), ([1000, 2], "torch.int64"),
+                               ([1000, 2], "torch.int64")]
+    back = d._unpack(packed, [p.clone() for p in parts])
+    assert torch.equal(back["arrays"]["Y"], big) and torch.equal(back["t"][0], ints)
+    assert back["rows"] is spread and back["list"][0] is state["list"][0] and back["list"][1:] == [7, "x"]
+    assert isinstance(back["t"], tuple)
+    with pytest.raises(ValueError, match="a process sent a tensor of shape"):
+        d._empty_parts({"parts": [([4], "torch.complex64")]})
+    with pytest.raises(ValueError, match="a process sent a tensor of shape"):
+        d._empty_parts({"parts": [([-1], "torch.float32")]})
+
+
+def test_a_state_loaded_with_assign_uses_its_own_tensors(checkpoint, stream):
+    """assign=True: the node sketches are the state's tensors (no copy); by default, copies."""
+    _, ks = checkpoint
+    state = ks.state_dict()
+    floats = {k for k, v in state["arrays"].items() if v.is_floating_point()}
+    assert {"Y", "Yprev"} <= floats
+    shared = KongStream.from_state_dict(state, assign=True)
+    copied = KongStream.from_state_dict(state)
+    for name in floats:
+        assert shared._nodes[name].data_ptr() == state["arrays"][name].data_ptr()
+        assert copied._nodes[name].data_ptr() != state["arrays"][name].data_ptr()
+    rest = columns(stream, lo=40)  # (the checkpoint's pass 2 stopped after 40 edges)
+    assert torch.equal(shared.update(*rest).sketches(), copied.update(*rest).sketches())
+
+
 def test_cli_sharded_run_refuses_nodes_whose_type_changes_between_shards(tmp_path, capfd):
     """--workers 2 on a stream where a node's first type differs between the two halves: one line naming
     the node and exit 2 (not other features than one process, nor a worker's traceback)."""

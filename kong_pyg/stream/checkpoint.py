@@ -46,6 +46,14 @@ _HEADER = len(MAGIC) + 1 + _DIGEST
 _ZIP = b"PK\x03\x04"
 
 
+def saved_pass_rows(ks: "KongStream") -> Tensor:
+    """A stream's rows of the pass after the first, :obj:`[G, b]`; before pass 2 zeros that take no memory."""
+    g = min(ks.num_graphs, ks._rows.size(0))  # (shaped like the saved rows: none for non-linear maps)
+    if ks._pass_rows.size(0) >= g:
+        return ks._pass_rows[:g].clone()
+    return torch.zeros(1, ks.dim, dtype=ks.dtype).expand(g, ks.dim)  # (torch.save keeps the stride)
+
+
 def save_checkpoint(state: Dict[str, Any], path: PathLike) -> None:
     """Write a state to :obj:`path` in the checkpoint format, atomically."""
     buf = io.BytesIO()

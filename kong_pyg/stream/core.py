@@ -453,14 +453,17 @@ class KongStream:
             "symbols": torch.from_numpy(self._table.keys.copy()),
             "arrays": self._nodes.state(),
             "rows": self._rows[: self.num_graphs].clone(),
-            "pass_rows": self._saved_pass_rows(),
+            "pass_rows": ckpt.saved_pass_rows(self),
             "replay": {"first": None if self._first is None else to_signed(self._first),
                        "current": None if self._current is None else to_signed(self._current)},
             "source": self.source,
         }
 
-    def load_state_dict(self, state: Dict[str, Any]) -> "KongStream":
+    def load_state_dict(self, state: Dict[str, Any], assign: bool = False) -> "KongStream":
         """Restore :meth:`state_dict` (the configuration must be the same).
+
+        :obj:`assign=True`: the node sketches are the state's own tensors (as in
+        :meth:`torch.nn.Module.load_state_dict`; no copy, and the stream writes into them).
 
         States of versions 1 (before replay checksums), 2 (before the
         linear map's replay at :math:`h = 2`) and 3 (before scrambled hashes)
@@ -484,7 +487,7 @@ class KongStream:
         self._current = None if replay["current"] is None else to_unsigned(replay["current"])
         self._ids = StreamIds.from_state(state)
         self._set_table(SymbolHashTable(self.hashes, self.dtype, keys=state["symbols"].numpy()))
-        self._nodes = NodeState.from_state(self.k, state["arrays"], len(self._ids.nodes))
+        self._nodes = NodeState.from_state(self.k, state["arrays"], len(self._ids.nodes), assign)
         self._replay = ckpt.replay_layout(self, state)
         if "nbr_w" in self._nodes:  # (older states count in the sketches' dtype: float32 stops at 2^24)
             self._nodes.put("nbr_w", self._nodes["nbr_w"].to(COUNT_DTYPE))
@@ -492,21 +495,14 @@ class KongStream:
         self._pass_rows = pass_rows.clone() if self.pass_index > 1 else self._pass_rows
         return self
 
-    def _saved_pass_rows(self) -> Tensor:
-        """The rows of the pass after the first, :obj:`[G, b]`; before pass 2 zeros that take no memory."""
-        g = min(self.num_graphs, self._rows.size(0))  # (shaped like the saved rows: none for non-linear maps)
-        if self._pass_rows.size(0) >= g:
-            return self._pass_rows[:g].clone()
-        return torch.zeros(1, self.dim, dtype=self.dtype).expand(g, self.dim)  # (torch.save keeps the stride)
-
     @classmethod
-    def from_state_dict(cls, state: Dict[str, Any]) -> "KongStream":
-        """A stream rebuilt from :meth:`state_dict` (checked as :meth:`load_state_dict` does)."""
+    def from_state_dict(cls, state: Dict[str, Any], assign: bool = False) -> "KongStream":
+        """A stream rebuilt from :meth:`state_dict` (checked, :obj:`assign` as in :meth:`load_state_dict`)."""
         try:
             stream = cls(**ckpt.saved_options(state, _READS, _DTYPES))
         except TypeError as err:
             raise ValueError(f"invalid KongStream state: bad options ({err})") from None
-        return stream.load_state_dict(state)
+        return stream.load_state_dict(state, assign)
 
     def copy(self) -> "KongStream":
         """An independent copy."""

@@ -5,9 +5,9 @@ start in bytes :math:`[rS/W, (r+1)S/W)` (:class:`~kong_pyg.datasets.StreamSpotRe
 with ``byte_range``: consecutive time shards, every line in exactly one).
 Per pass:
 
-1. every process reads its shard into a stream: a fresh one in pass 1, a
-   copy of the *base* (the merged state after the previous pass, closed by
-   :meth:`~kong_pyg.KongStream.end_pass`) in pass :math:`i \geq 2`;
+1. every process reads its shard into a stream: a fresh one in pass 1, one
+   on the arrays of the *base* (the merged state after the previous pass,
+   closed by :meth:`~kong_pyg.KongStream.end_pass`) in pass :math:`i \geq 2`;
 2. the states are merged in time order by a tree of point-to-point
    messages (:math:`\lceil \log_2 W \rceil` rounds; process :math:`r`
    receives from :math:`r + 2^d` and merges into its own state,
@@ -23,8 +23,12 @@ codes of the nodes its shard saw, plus node sketches where the kernel needs
 them, plus graph rows; later passes: only what the pass added, the base's
 arrays being known to all), and in passes :math:`i \geq 2` process 0
 broadcasts the base (all nodes: :math:`O(N (k + p b))` numbers). States
-travel as :func:`torch.save` bytes in ``uint8`` tensors and are read back
-with ``weights_only=True`` (never unpickled objects).
+travel as :func:`torch.save` bytes in ``uint8`` tensors, read back with
+``weights_only=True`` (never unpickled objects), except their large tensors
+(node sketches), which are sent as themselves (no serialized copies). A
+pass's new node sketches start as zeros and are not sent, and every process
+reads its pass on the base's arrays themselves (``assign=True``; passes and
+merges only read them): each process holds about one stream's state.
 
 String ids are mapped to 63-bit keys by a hash of their bytes (the same in
 every process; two different strings collide with probability about
@@ -102,11 +106,61 @@ def _from_bytes(t: torch.Tensor) -> Any:
     return torch.load(io.BytesIO(t.numpy().tobytes()), weights_only=True)
 
 
+#: Contiguous tensors of at least this many entries travel as themselves, the rest as torch.save bytes
+#: (no serialized copy, and none read back, of the largest arrays: node sketches).
+_DIRECT = 1 << 10
+_DIRECT_DTYPES = {str(d): d for d in (torch.float32, torch.float64, torch.int32, torch.int64, torch.uint8)}
+_MARK = "kong_pyg.direct_tensor"
+
+
+def _pack(obj: Any, parts: List[torch.Tensor]) -> Any:
+    """:obj:`obj` with its large tensors replaced by their numbers in :obj:`parts` (appended there)."""
+    if isinstance(obj, torch.Tensor):
+        if obj.numel() >= _DIRECT and obj.is_contiguous() and str(obj.dtype) in _DIRECT_DTYPES:
+            parts.append(obj)
+            return {_MARK: len(parts) - 1}
+        return obj
+    if isinstance(obj, dict):
+        return {k: _pack(v, parts) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(_pack(v, parts) for v in obj)
+    return obj
+
+
+def _unpack(obj: Any, parts: List[torch.Tensor]) -> Any:
+    if isinstance(obj, dict):
+        if set(obj) == {_MARK}:
+            return parts[obj[_MARK]]
+        return {k: _unpack(v, parts) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(_unpack(v, parts) for v in obj)
+    return obj
+
+
+def _header(obj: Any) -> Tuple[torch.Tensor, List[torch.Tensor]]:
+    """The bytes of :obj:`obj` without its large tensors (with their shapes and dtypes), and those."""
+    parts: List[torch.Tensor] = []
+    packed = _pack(obj, parts)
+    return _to_bytes({"obj": packed, "parts": [(list(t.shape), str(t.dtype)) for t in parts]}), parts
+
+
+def _empty_parts(header: Dict[str, Any]) -> List[torch.Tensor]:
+    """Room for the large tensors a header announces."""
+    out = []
+    for shape, dtype in header["parts"]:
+        if dtype not in _DIRECT_DTYPES or not all(isinstance(s, int) and s >= 0 for s in shape):
+            raise ValueError(f"a process sent a tensor of shape {shape} and dtype {dtype}")
+        out.append(torch.empty(shape, dtype=_DIRECT_DTYPES[dtype]))
+    return out
+
+
 def _send(obj: Any, dst: int) -> int:
-    data = _to_bytes(obj)
+    data, parts = _header(obj)
     dist.send(torch.tensor([data.numel()], dtype=torch.long), dst)
     dist.send(data, dst)
-    return data.numel()
+    for t in parts:
+        dist.send(t, dst)
+    return data.numel() + sum(t.numel() * t.element_size() for t in parts)
 
 
 def _recv(src: int) -> Any:
@@ -114,18 +168,28 @@ def _recv(src: int) -> Any:
     dist.recv(size, src)
     data = torch.empty(int(size), dtype=torch.uint8)
     dist.recv(data, src)
-    return _from_bytes(data)
+    header = _from_bytes(data)
+    parts = _empty_parts(header)
+    for t in parts:
+        dist.recv(t, src)
+    return _unpack(header["obj"], parts)
 
 
 def _broadcast(obj: Any, rank: int) -> Tuple[Any, int]:
     """:obj:`obj` of process 0, in every process (and the bytes it took)."""
-    data = _to_bytes(obj) if rank == 0 else torch.empty(0, dtype=torch.uint8)
+    data, parts = _header(obj) if rank == 0 else (torch.empty(0, dtype=torch.uint8), [])
     size = torch.tensor([data.numel()], dtype=torch.long)
     dist.broadcast(size, 0)
     if rank != 0:
         data = torch.empty(int(size), dtype=torch.uint8)
     dist.broadcast(data, 0)
-    return (obj if rank == 0 else _from_bytes(data)), int(size)
+    header = _from_bytes(data) if rank != 0 else {}
+    if rank != 0:
+        parts = _empty_parts(header)
+    for t in parts:
+        dist.broadcast(t, 0)
+    sent = int(size) + sum(t.numel() * t.element_size() for t in parts)
+    return (obj if rank == 0 else _unpack(header["obj"], parts)), sent
 
 
 def _all_ok(error: Optional[BaseException]) -> None:
@@ -198,8 +262,8 @@ def _tree_merge(ks: KongStream, rank: int, world: int, base: Optional[Dict[str, 
             other = _recv(rank + step)
             other = other if base is None else _restore(other, base)
             if error is None:
-                try:
-                    ks = merge_into(ks, KongStream.from_state_dict(other))
+                try:  # (assign: its arrays are this message's or the base's, which merges only read)
+                    ks = merge_into(ks, KongStream.from_state_dict(other, assign=True))
                 except NodeTypeConflict as err:  # the ids as the file gives them (those this process read)
                     error = ValueError(err.message(name))
                 except ValueError as err:
@@ -241,12 +305,16 @@ def read_shards(ks: KongStream, path: str, chunk_size: int = 1 << 20, strict: bo
     cpu: Dict[str, List[float]] = {"read": [], "merge": []}  # this process's CPU seconds per pass
     base: Optional[Dict[str, Any]] = None
     full: Optional[Dict[str, Any]] = None
-    local, reader, keys = ks, None, None
+    local: Optional[KongStream] = None
+    reader, keys = None, None
     for i in range(1, ks.num_passes + 1):
         error: Optional[BaseException] = None
         clock = time.process_time()
         try:
-            local = ks if base is None else KongStream.from_state_dict(base)
+            # (pass 1 on a copy of the fresh stream, which this process then drops; later passes on the
+            # base's arrays themselves: the passes only read the base's own arrays (_BASE_ONLY), merges
+            # too, and the new node sketches 'Y' start as this process's zeros)
+            local = ks.copy() if base is None else KongStream.from_state_dict(base, assign=True)
             reader = StreamSpotReader(path, chunk_size, strict=strict, keep=keep, byte_range=byte_range)
             keys = _TokenKeys(reader)
             for c in reader:
@@ -257,7 +325,9 @@ def read_shards(ks: KongStream, path: str, chunk_size: int = 1 << 20, strict: bo
         cpu["read"].append(time.process_time() - clock)
         _all_ok(error)
         clock = time.process_time()
+        assert local is not None
         merged, sent, error = _tree_merge(local, rank, world, base, keys.name if keys is not None else str)
+        local = None
         stats["bytes_sent"].append(_sum_over(sent))
         if error is None and rank == 0 and i < ks.num_passes:
             assert merged is not None
@@ -268,18 +338,23 @@ def read_shards(ks: KongStream, path: str, chunk_size: int = 1 << 20, strict: bo
         _all_ok(error)
         cpu["merge"].append(time.process_time() - clock)
         if i < ks.num_passes:
+            sketches = ks._needs_node_sketch(i + 1)
+            if rank == 0 and sketches and "Y" in merged._nodes:
+                merged._nodes.drop("Y")  # (the zeros end_pass made: not copied, not sent)
             full = merged.state_dict() if rank == 0 else None
             merged = None  # (the next pass starts from the broadcast state: no more copies held)
-            light = full is not None and not ks._needs_node_sketch(i + 1)
-            # the linear map's last pass reads no sketches: they stay in process 0
-            base, sent = _broadcast(_without(full, ("Yprev", "acc")) if light else full, rank)
-            full = full if light else None  # (kept only for the sketches kept back)
+            # the linear map's last pass reads no sketches: they stay in process 0; a pass's new node
+            # sketches start as zeros: made where they are used, not sent
+            base, sent = _broadcast(full if sketches else _without(full, ("Yprev", "acc")), rank)
+            if sketches and "Yprev" in base["arrays"]:  # (end_pass: Y = zeros shaped as Yprev)
+                base["arrays"]["Y"] = torch.zeros_like(base["arrays"]["Yprev"])
+            full = full if full is not None and not sketches else None  # (kept for the sketches kept back)
             stats["bytes_broadcast"].append(sent * (world - 1))
         if progress is not None and rank == 0:
             progress(f"pass {i}/{ks.num_passes} read and merged")
     if rank == 0 and full is not None and "Yprev" in full["arrays"] and "Yprev" not in merged._nodes:
         # the sketches kept back
-        merged = KongStream.from_state_dict(_restore(merged.state_dict(), full))
+        merged = KongStream.from_state_dict(_restore(merged.state_dict(), full), assign=True)
     assert reader is not None and keys is not None
     counts = torch.tensor([reader.num_lines, reader.num_edges, reader.num_blank, reader.num_malformed])
     dist.all_reduce(counts)

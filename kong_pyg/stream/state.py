@@ -189,8 +189,11 @@ class NodeState:
                 for name, t in self.arrays.items()}
 
     @classmethod
-    def from_state(cls, k: int, arrays: Dict[str, Tensor], n: int) -> "NodeState":
+    def from_state(cls, k: int, arrays: Dict[str, Tensor], n: int, assign: bool = False) -> "NodeState":
         """Rebuild :obj:`n` nodes from :meth:`state` (string codes fill with ``BREAK``, the rest with 0).
+
+        With :obj:`assign`, the floating-point arrays are :obj:`arrays`' own
+        tensors (no copy), as in :meth:`torch.nn.Module.load_state_dict`.
 
         Raises:
             ValueError: An integer array holds values that do not fit :data:`INDEX_DTYPE`.
@@ -202,8 +205,8 @@ class NodeState:
                 low, high = (int(v) for v in torch.aminmax(t))
                 if low < info.min or high > info.max:
                     raise ValueError(f"array {name!r} holds values outside [{info.min}, {info.max}]")
-        out.arrays = {name: t.clone() if t.is_floating_point() else t.to(INDEX_DTYPE, copy=True)
-                      for name, t in arrays.items()}
+        out.arrays = {name: (t if assign else t.clone()) if t.is_floating_point()
+                      else t.to(INDEX_DTYPE, copy=True) for name, t in arrays.items()}
         out.fill = {name: BREAK if name.endswith(("_pre", "_suf")) else 0 for name in out.arrays}
         out.n = out.cap = n
         return out
