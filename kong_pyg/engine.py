@@ -82,13 +82,15 @@ def prepare(
     edge_order: Optional[Tensor] = None,
     edges_checked: bool = False,
     batch: Optional[Tensor] = None,
+    first_graph: int = 0,
 ) -> PreparedGraph:
     """Check a graph (or a batch) and turn it into symbols and ordered neighborhoods.
 
     Edge labels are used when :obj:`edge_attr` is given and
     :obj:`cfg.edge_labels` is set; :math:`k = 1` needs no neighbor order,
-    so its edges are not sorted. :obj:`edges_checked` and :obj:`batch` (the
-    graph of each node of a batch): see :func:`~kong_pyg.inputs.prepare_graph`.
+    so its edges are not sorted. :obj:`edges_checked`, :obj:`batch` (the
+    graph of each node of a batch) and :obj:`first_graph`: see
+    :func:`~kong_pyg.inputs.prepare_graph`.
     """
     if is_sparse_adjacency(edge_index):
         if cfg.k > 1:
@@ -104,7 +106,7 @@ def prepare(
     return prepare_graph(
         x, edge_index, edge_attr if cfg.edge_labels else None, edge_order,
         flow=cfg.flow, order=cfg.order, relabel=cfg.relabel, seed=cfg.seed, grouped=cfg.k > 1,
-        edges_checked=edges_checked, batch=batch,
+        edges_checked=edges_checked, batch=batch, first_graph=first_graph,
     )
 
 

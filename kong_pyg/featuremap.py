@@ -152,7 +152,8 @@ class ExactColumns:
                     parts.extend(self._exact_parts(cfg, gb, grow=fit))
                 else:
                     prep = engine.prepare(cfg, gb.x, gb.edge_index, gb.edge_attr, gb.edge_order,
-                                          edges_checked=edges_checked(gb), batch=gb.batch)
+                                          edges_checked=edges_checked(gb), batch=gb.batch,
+                                          first_graph=gb.start)
                     steps = engine.kgram_steps(cfg, prep)
                     rows = None
                     if dense is not None:
@@ -220,7 +221,8 @@ class ExactColumns:
     def _exact_parts(self, cfg: KongConfig, gb: GraphBatch, grow: bool) -> List[tuple]:
         """CSR parts of a batch; a batch whose exact map is too large is split in halves."""
         prep = engine.prepare(cfg, gb.x, gb.edge_index, gb.edge_attr, gb.edge_order,
-                              edges_checked=edges_checked(gb), batch=gb.batch)
+                              edges_checked=edges_checked(gb), batch=gb.batch,
+                              first_graph=gb.start)
         try:
             er = engine.exact_graph_map(cfg, prep, engine.kgram_steps(cfg, prep), gb.batch, gb.num_graphs)
         except ExactMapTooLarge as err:

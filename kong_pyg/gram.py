@@ -132,7 +132,8 @@ def node_maps(cfg: KongConfig, graphs: Any, edge_order_attr: Optional[str] = "ed
     key = key_attribute(cfg.order, edge_order_attr)
     sparse_flow = cfg.flow if cfg.k == 1 else None
     gb = next(iter(iter_graph_batches(graphs, len(graphs), cfg.edge_labels, key, sparse_flow)))
-    prep = engine.prepare(cfg, gb.x, gb.edge_index, gb.edge_attr, gb.edge_order, batch=gb.batch)
+    prep = engine.prepare(cfg, gb.x, gb.edge_index, gb.edge_attr, gb.edge_order, batch=gb.batch,
+                          first_graph=gb.start)
     grams = index_grams(engine.kgram_steps(cfg, prep))
     counts = engine.exact_counts(cfg, prep, grams)
     uid, distinct, num_unique = distinct_rows(counts, prep.num_nodes)

@@ -348,6 +348,38 @@ def wl_relabel(label: Tensor, hood: Neighborhoods) -> Tensor:
     return sequence_fingerprint(label, nb[perm], owner, position, hood.degree)
 
 
+def _labels_in_batch(t: Tensor, name: str, length: int, graph: Optional[Tensor], first_graph: int) -> Tensor:
+    """:func:`labels`; where they fail in a batch, the error names the first graph at fault.
+
+    :obj:`graph` is the graph of each row; the graph is found by halving the
+    range of graphs (a few more checks, on errors only).
+    """
+    try:
+        return labels(t, name, length)
+    except (TypeError, ValueError) as err:
+        if graph is None or not graph.numel() or not isinstance(t, Tensor) or t.dim() == 0:
+            raise
+        if t.size(0) != length:
+            raise
+
+        def error(lo: int, hi: int) -> Optional[Exception]:
+            rows = (graph >= lo) & (graph < hi)
+            try:
+                labels(t[rows], name, int(rows.sum()))
+            except (TypeError, ValueError) as inner:
+                return inner
+            return None
+
+        lo, hi = 0, int(graph.max()) + 1
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            lo, hi = (lo, mid) if error(lo, mid) is not None else (mid, hi)
+        found = error(lo, hi)
+        if found is None:  # (not a property of one graph's rows)
+            raise
+        raise type(err)(f"graph {first_graph + lo}: {found}") from None
+
+
 def prepare_graph(
     x: Tensor,
     edge_index: Tensor,
@@ -361,6 +393,7 @@ def prepare_graph(
     grouped: bool = True,
     edges_checked: bool = False,
     batch: Optional[Tensor] = None,
+    first_graph: int = 0,
 ) -> PreparedGraph:
     r"""Check a graph and turn it into symbols and ordered neighborhoods.
 
@@ -380,6 +413,8 @@ def prepare_graph(
         batch (torch.Tensor, optional): The graph of each node, where the
             input joins several graphs (see
             :func:`~kong_pyg.ordering.ordered_neighborhoods`).
+        first_graph (int): The number of :obj:`batch`'s graph 0 in error
+            messages (a batch of a longer list).
         edges_checked (bool): The caller has checked every index of
             :obj:`edge_index` against the rows of :obj:`x` (the unions of
             :func:`~kong_pyg.graphs.iter_graph_batches`): no second pass.
@@ -398,8 +433,10 @@ def prepare_graph(
     for name, t in (("edge_attr", edge_attr), ("edge_order", edge_order)):
         if isinstance(t, Tensor) and t.device != x.device:
             raise ValueError(f"'x' is on {x.device} but '{name}' is on {t.device}")
-    node_label = labels(x, "x", n)
-    edge_label = None if edge_attr is None else labels(edge_attr, "edge_attr", m)
+    graph = batch if isinstance(batch, Tensor) and batch.dim() == 1 and batch.numel() == n else None
+    node_label = _labels_in_batch(x, "x", n, graph, first_graph)
+    edge_label = None if edge_attr is None else _labels_in_batch(
+        edge_attr, "edge_attr", m, None if graph is None else graph[edge_index[0]], first_graph)
     edge_order = check_edge_vector(edge_order, "edge_order", m)
     if edge_order is not None and order not in ORDERS_WITH_KEY:
         raise ValueError(

@@ -248,6 +248,9 @@ for id, args, error, match, *why in [
     ("x-negative", (torch.tensor([0, -1, 2]), E3), ValueError, "'x' holds negative labels \\(-1\\)"),
     ("x-negative-rows", (torch.tensor([[0, 1], [-1, 3], [2, 2]]), E3), ValueError,
      "'x' holds negative labels"),
+    ("x-negative-in-batch", (torch.tensor([0, 1, 2, 0, -3, 1]), torch.tensor([[0, 1, 3, 4], [1, 2, 4, 5]]),
+                             None, None, torch.tensor([0, 0, 0, 1, 1, 1])), ValueError,
+     r"graph 1: 'x' holds negative labels \(-3\)"),
     ("x-huge", (torch.tensor([0, 2 ** 60, 2]), E3), ValueError, "'x' holds labels >= 2\\^58"),
     ("x-complex", (torch.tensor([0, 1, 2], dtype=torch.complex64), E3), TypeError,
      "'x' must hold integer labels"),
@@ -374,6 +377,14 @@ for id, graphs, error, match in [
      "graph 0 has a sparse adjacency 'adj_t' and no 'edge_index'"),
     ("mixed-edge-attr", [graph(edge_attr=torch.tensor([0, 1])), graph()], ValueError,
      "graph 1 has no 'edge_attr' but others have one"),
+    # a label error in a batch names the graph (found by halving: not the first one, nor the last)
+    ("negative-x-in-graph-5",
+     [graph() for _ in range(5)] + [graph(x=torch.tensor([0, 1, -2]))] + [graph()] * 3,
+     ValueError, r"graph 5: 'x' holds negative labels \(-2\)"),
+    ("edge-attr-not-one-hot-in-graph-2",
+     [graph(edge_attr=torch.eye(2)) for _ in range(2)]
+     + [graph(edge_attr=torch.tensor([[1.0, 0], [0.5, 0.5]])), graph(edge_attr=torch.eye(2))], TypeError,
+     "graph 2: 'edge_attr' holds floating-point values that are not one-hot rows"),
 ]:
     case(f"vectorizer-fit-{id}", lambda tmp, g=graphs: KongVectorizer(k=2, hops=1).fit(g), error, match)
 
