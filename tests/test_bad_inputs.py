@@ -744,6 +744,8 @@ def interactions(**changes):
 
 for id, changes, error, match in [
     ("user-float", dict(user=torch.tensor([0.0, 1.0, 0.0])), TypeError, "'user' must hold integers"),
+    ("user-bool", dict(user=[True, False, True]), TypeError, r"'user' must hold integers \(got torch.bool\)"),
+    ("item-bool", dict(item=np.array([True, False, True])), TypeError, "'item' must hold integers"),
     ("user-2d", dict(user=torch.zeros(3, 1, dtype=torch.long)), ValueError, "'user' must be a 1-D tensor"),
     ("user-negative", dict(user=torch.tensor([0, -1, 0])), ValueError, "'user' holds negative values"),
     ("user-out-of-range", dict(user=torch.tensor([0, 5, 0])), ValueError,

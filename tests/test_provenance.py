@@ -147,8 +147,12 @@ def test_bad_arguments():
         provenance_stream(7, paired=True)
     with pytest.raises(ValueError, match="'num_graphs' must be an integer >= 2"):
         provenance_stream(1)
-    with pytest.raises(ValueError, match="'strength' must be a number in"):
-        provenance_stream(10, strength=1.5)
+    for bad in (1.5, float("nan"), True, np.bool_(False), "0.5", np.float32(2)):
+        with pytest.raises(ValueError, match="'strength' must be a number in"):
+            provenance_stream(10, strength=bad)
+    # NumPy numbers are numbers: the same stream as the Python float
+    same = provenance_stream(10, strength=np.float32(0.5), seed=2).stream
+    assert torch.equal(same.src, provenance_stream(10, strength=0.5, seed=2).stream.src)
     with pytest.raises(ValueError, match="'events' must satisfy"):
         provenance_stream(10, events=(5, 2))
     with pytest.raises(TypeError, match="'files' must be a pair"):

@@ -40,7 +40,7 @@ def long_vector(t: Any, name: str) -> Tensor:
     t = _column(t, name)
     if t.dim() != 1:
         raise ValueError(f"'{name}' must be a 1-D tensor (got shape {list(t.shape)})")
-    if t.numel() and (t.is_floating_point() or t.is_complex()):
+    if t.numel() and (t.is_floating_point() or t.is_complex() or t.dtype == torch.bool):
         raise TypeError(f"'{name}' must hold integers (got {t.dtype})")
     t = t.long()
     if t.numel() and int(t.min()) < 0:

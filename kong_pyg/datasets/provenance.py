@@ -57,6 +57,7 @@ The generation is vectorized over all events (no Python loop over events or
 graphs); :class:`ProvenanceGraphs` then splits the stream into graphs with
 :func:`~kong_pyg.datasets.stream_to_graphs` (one loop step per graph).
 """
+import numbers
 from typing import Callable, NamedTuple, Optional, Sequence, Tuple
 
 import numpy as np
@@ -165,7 +166,8 @@ def provenance_stream(
         raise ValueError(f"'num_graphs' must be an integer >= 2 (got {num_graphs!r})")
     if paired and num_graphs % 2:
         raise ValueError(f"'num_graphs' must be even with paired=True (got {num_graphs})")
-    if isinstance(strength, bool) or not isinstance(strength, (int, float)) or not 0 <= strength <= 1:
+    real = isinstance(strength, numbers.Real) and not isinstance(strength, (bool, np.bool_))  # (NumPy's too)
+    if not real or not 0 <= strength <= 1:
         raise ValueError(f"'strength' must be a number in [0, 1] (got {strength!r})")
     ranges = [_check_range(n, v, 1) for n, v in
               (("processes", processes), ("events", events), ("files", files), ("sockets", sockets))]
