@@ -44,7 +44,6 @@ The classifier is the shared evaluation harness's
 splits and scikit-learn's :class:`~sklearn.svm.LinearSVC` problem, solved
 exactly, with its :math:`C` chosen by inner cross-validation.
 """
-import math
 import os
 import time
 import warnings
@@ -54,6 +53,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from .config import KongConfig, check_c_grid, check_float, check_int, check_usable_device
+from .evaluation.stats import with_corrected_interval  # noqa: F401  (its former home)
 
 #: The settings, in report order, and what each one is.
 SETTINGS: Dict[str, str] = {
@@ -450,6 +450,9 @@ def load_ordered_graphs(source: Any, labels: Any = None,
 
     from .datasets import EdgeStream, InteractionGraphs, StreamSpotGraphs, read_streamspot
 
+    if labels is not None and not isinstance(source, (str, os.PathLike, EdgeStream)):
+        raise ValueError(f"'labels' are the graph labels of a StreamSpot input (a file or an EdgeStream), "
+                         f"not of a {type(source).__name__}: pass the class labels as 'y'")
     if isinstance(source, Mapping):
         missing = [n for n in ("user", "item", "time", "user_label", "item_label") if n not in source]
         if missing:
@@ -479,14 +482,23 @@ def load_ordered_graphs(source: Any, labels: Any = None,
                 slices[edge_order_attr] = slices["edge_index"]
             source._data_list = None
     if isinstance(source, InMemoryDataset) and source.slices is not None:
-        has = bool(edge_order_attr) and edge_order_attr in source.slices
-        return source, edge_order_attr if has else None
+        return source, _key(edge_order_attr, bool(edge_order_attr) and edge_order_attr in source.slices)
     from .graphs import as_graph_sequence
 
     graphs = as_graph_sequence(source)
-    has = bool(edge_order_attr) and all(getattr(graphs[i], str(edge_order_attr), None) is not None
-                                        for i in range(len(graphs)))
-    return graphs, edge_order_attr if has else None
+    has = [bool(edge_order_attr) and getattr(g, str(edge_order_attr), None) is not None for g in graphs]
+    if any(has) and not all(has):
+        raise ValueError(f"graph {has.index(False)} has no '{edge_order_attr}' but others have one: give "
+                         "every graph the key, or none (edge_order_attr=None ignores it)")
+    return graphs, _key(edge_order_attr, all(has))
+
+
+def _key(edge_order_attr: Optional[str], present: bool) -> Optional[str]:
+    """The key if the graphs have it; else None for the default name (no consistent shuffle), or an error."""
+    if present or edge_order_attr in (None, "", "edge_order"):
+        return edge_order_attr if present else None
+    raise ValueError(f"no graph has the key edge_order_attr='{edge_order_attr}': check its name, or "
+                     "pass edge_order_attr=None to run without a key (no consistent shuffle)")
 
 
 def graph_labels(graphs: Any, y: Any = None) -> np.ndarray:
@@ -528,34 +540,6 @@ def _compare(settings: Sequence[str], scores: Dict[str, Dict[str, List[float]]],
             cmp = paired_comparison(scores[metric][a], scores[metric][b], test_fraction)
             out.append({"a": a, "b": b, "metric": metric, **with_corrected_interval(cmp, test_fraction)})
     return out
-
-
-def with_corrected_interval(cmp: Dict[str, Any], test_fraction: float,
-                            level: float = 0.95) -> Dict[str, Any]:
-    r"""Add the corrected resampled t-interval of the mean difference to a paired comparison.
-
-    :math:`\bar d \pm t_{n-1} \sqrt{(1/n + n_{test}/n_{train})\, s_d^2}`, the interval that
-    goes with the corrected p-value of
-    :func:`~kong_pyg.evaluation.stats.paired_comparison`.
-
-    Args:
-        cmp (dict): What :func:`~kong_pyg.evaluation.stats.paired_comparison` returned.
-        test_fraction (float): The test share of each split.
-        level (float, optional): The coverage. (default: :obj:`0.95`)
-
-    Returns:
-        dict: :obj:`cmp` with :obj:`corrected_lo` and :obj:`corrected_hi` (NaN where the
-        corrected test is undefined: the differences have no spread).
-    """
-    from scipy import stats
-
-    from .evaluation.stats import undefined
-
-    if undefined(cmp["corrected_p"]):  # no spread: no interval either (not one of width 0)
-        return {**cmp, "corrected_lo": float("nan"), "corrected_hi": float("nan")}
-    n, ratio = cmp["n"], test_fraction / (1 - test_fraction)
-    half = stats.t.ppf(0.5 + level / 2, n - 1) * math.sqrt((1 / n + ratio) * cmp["sd_diff"] ** 2)
-    return {**cmp, "corrected_lo": cmp["mean_diff"] - half, "corrected_hi": cmp["mean_diff"] + half}
 
 
 def _folds_used(info: Dict[str, Any]) -> str:

@@ -146,6 +146,27 @@ def test_edge_order_attr_none_ignores_the_key():
     assert key is None and len(graphs) == 4
 
 
+def test_a_key_name_no_graph_has_or_some_lack_is_refused():
+    """A misspelt key was the no-key warning, and a key on some graphs only ran without it, silently."""
+    ds = ProvenanceGraphs(20, seed=3)
+    graphs = [ds[i] for i in range(6)]
+    assert load_ordered_graphs(graphs)[1] == "edge_order"
+    for source in (ds, graphs):
+        with pytest.raises(ValueError, match="no graph has the key edge_order_attr='edge_time'"):
+            load_ordered_graphs(source, edge_order_attr="edge_time")
+    plain = [Data(x=g.x, edge_index=g.edge_index, y=g.y) for g in graphs]
+    assert load_ordered_graphs(plain)[1] is None  # the default name, absent: no key (a warning later)
+    with pytest.raises(ValueError, match="graph 2 has no 'edge_order' but others have one"):
+        load_ordered_graphs(graphs[:2] + plain[2:])
+
+
+def test_labels_are_only_for_streamspot_inputs():
+    ds = ProvenanceGraphs(20, seed=3)
+    with pytest.raises(ValueError, match="'labels' are the graph labels of a StreamSpot input .* not of a "
+                                         "ProvenanceGraphs: pass the class labels as 'y'"):
+        kong_pyg.order_test(ds, labels=ds.y)
+
+
 def test_a_stream_with_one_graph(tmp_path):
     # PyG collates one graph with slices=None: loading it used to fail with "'NoneType' object is not
     # subscriptable"; the graph now loads with its key, and order_test says it needs more graphs

@@ -114,6 +114,32 @@ def paired_comparison(a: Sequence[float], b: Sequence[float], test_fraction: flo
     return out
 
 
+def with_corrected_interval(cmp: Dict[str, Any], test_fraction: float,
+                            level: float = 0.95) -> Dict[str, Any]:
+    r"""Add the corrected resampled t-interval of the mean difference to a paired comparison.
+
+    :math:`\bar d \pm t_{n-1} \sqrt{(1/n + n_{test}/n_{train})\, s_d^2}`, the interval that
+    goes with the corrected p-value of
+    :func:`paired_comparison`.
+
+    Args:
+        cmp (dict): What :func:`~kong_pyg.evaluation.stats.paired_comparison` returned.
+        test_fraction (float): The test share of each split.
+        level (float, optional): The coverage. (default: :obj:`0.95`)
+
+    Returns:
+        dict: :obj:`cmp` with :obj:`corrected_lo` and :obj:`corrected_hi` (NaN where the
+        corrected test is undefined: the differences have no spread).
+    """
+    from scipy import stats
+
+    if undefined(cmp["corrected_p"]):  # no spread: no interval either (not one of width 0)
+        return {**cmp, "corrected_lo": float("nan"), "corrected_hi": float("nan")}
+    n, ratio = cmp["n"], test_fraction / (1 - test_fraction)
+    half = stats.t.ppf(0.5 + level / 2, n - 1) * math.sqrt((1 / n + ratio) * cmp["sd_diff"] ** 2)
+    return {**cmp, "corrected_lo": cmp["mean_diff"] - half, "corrected_hi": cmp["mean_diff"] + half}
+
+
 def plain_json(value: Any) -> Any:
     """:obj:`value` with NaN and infinities as None (JSON's null).
 
@@ -202,5 +228,5 @@ def _p_text(test: str, p: Any) -> str:
     return f"{test} undefined" if undefined(p) else f"{test} p = {format_p(p)}"
 
 
-__all__ = ["mean_ci", "paired_comparison", "verdict", "format_p", "format_ci", "format_interval", "undefined",
-           "plain_json"]
+__all__ = ["mean_ci", "paired_comparison", "with_corrected_interval", "verdict", "format_p", "format_ci",
+           "format_interval", "undefined", "plain_json"]

@@ -50,8 +50,8 @@ import numpy as np
 
 from ..config import check_c_grid
 from ..evaluation.splits import fewer_folds_note, inner_folds_used
-from ..evaluation.stats import mean_ci, paired_comparison
-from ..ordertest import C_NORMALIZED, with_corrected_interval
+from ..evaluation.stats import mean_ci, paired_comparison, with_corrected_interval
+from ..ordertest import C_NORMALIZED
 from .resume import ResumeFile, graphs_digest
 from .table2_report import PAPER_MOVIELENS, write_markdown
 
