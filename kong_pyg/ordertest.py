@@ -134,8 +134,12 @@ class OrderTestResult:
         elif p < alpha:
             head = f"The true order is worse than the {SETTINGS[control]} ({d:+.2f} points of {metric})."
         else:
+            lo, hi = (100 * main.get(f"corrected_{end}", float("nan")) for end in ("lo", "hi"))
             head = (f"No detectable order effect: true order - {SETTINGS[control]} = {d:+.2f} points of "
-                    f"{metric}, within split-to-split noise.")
+                    f"{metric}, within split-to-split noise (95 % interval {lo:+.1f} to {hi:+.1f}).")
+            if main["n"] < FEW_SPLITS:
+                head += (f" Only {main['n']} splits: the test has little power, and effects up to the "
+                         f"interval's ends are not ruled out; more splits decide.")
         lines = [head]
         for a, b in COMPARISONS:
             if a in self.settings and b in self.settings:
@@ -379,6 +383,8 @@ def order_test(
     return OrderTestResult(settings, scores, seed_scores, comparisons, test_fraction, info)
 
 
+#: Fewer splits than this: a negative answer says that the test has little power.
+FEW_SPLITS = 10
 #: The share of tied key values in neighborhoods from which the consistent shuffle is called weaker.
 TIED_NOTE = 0.01
 

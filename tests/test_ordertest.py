@@ -206,6 +206,28 @@ def test_answer_without_spread_is_undecided_not_significant():
     assert "significantly" not in answer and "Wilcoxon p = 0.5 with 2 splits" in answer
 
 
+def test_a_negative_answer_gives_its_interval_and_warns_with_few_splits():
+    """+72 points over 3 splits, p = 0.11, read 'No detectable order effect' with no word on power."""
+    from kong_pyg.evaluation.stats import paired_comparison, with_corrected_interval
+    from kong_pyg.ordertest import OrderTestResult
+
+    def answer(a, b):
+        cmp = with_corrected_interval(paired_comparison(a, b, 0.2), 0.2)
+        scores = {"accuracy": {"true": a, "consistent": b}}
+        return OrderTestResult(["true", "consistent"], scores, {},
+                               [dict(a="true", b="consistent", metric="accuracy", **cmp)], 0.2).answer(), cmp
+
+    few, cmp = answer([0.95, 0.9, 1.0], [0.1, 0.6, 0.1])
+    assert cmp["corrected_p"] > 0.05 and few.startswith("No detectable order effect")
+    lo, hi = (100 * cmp[f"corrected_{e}"] for e in ("lo", "hi"))
+    assert f"(95 % interval {lo:+.1f} to {hi:+.1f})" in few and lo < 0 < hi
+    assert "Only 3 splits: the test has little power" in few
+    rng = np.random.default_rng(0)
+    a = list(0.8 + 0.05 * rng.standard_normal(12))
+    many, cmp = answer(a, [v + 0.01 * rng.standard_normal() for v in a])
+    assert many.startswith("No detectable order effect") and "little power" not in many
+
+
 def test_plot_marks_a_comparison_without_spread(tmp_path, monkeypatch):
     """An undefined interval is drawn as a hollow marker with 'no spread', not as a point interval."""
     pytest.importorskip("matplotlib")
