@@ -609,7 +609,8 @@ def compact_graphs(graphs: Any) -> List[Any]:
         d = copy.copy(g)
         attrs = _attributes(d)
         for key, value in list(attrs.items()) if isinstance(attrs, dict) else []:
-            if isinstance(value, Tensor) and value.untyped_storage().nbytes() > value.nbytes:
+            if isinstance(value, Tensor) and value.layout == torch.strided \
+                    and value.untyped_storage().nbytes() > value.nbytes:  # (sparse ones: their own arrays)
                 d[key] = value.clone()
         out.append(d)
     return out

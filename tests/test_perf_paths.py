@@ -139,6 +139,18 @@ def test_compact_graphs_pickle_small_and_give_the_same_features(mutag):
     assert count_nodes(small) == count_nodes(mutag) == mutag._data.x.size(0)
 
 
+def test_compact_graphs_keeps_sparse_adjacencies(mutag):
+    """Graphs with a sparse adj_t (ToSparseTensor; k = 1 reads it) crashed: sparse tensors lack storage."""
+    import torch_geometric.transforms as T
+
+    sparse = [T.ToSparseTensor()(mutag[i]) for i in range(5)]
+    small = compact_graphs(sparse)
+    assert all(b.adj_t is a.adj_t and torch.equal(b.x, a.x) for a, b in zip(sparse, small))
+    assert small[0].x.untyped_storage().nbytes() == small[0].x.nbytes
+    v = KongVectorizer(k=1, edge_labels=False)  # (edge labels need edge_index)
+    assert same_csr(v.fit_transform(small), v.fit_transform(mutag[:5]))
+
+
 def test_threads_are_capped_and_restored(mutag):
     before = torch.get_num_threads()
     seen = []
