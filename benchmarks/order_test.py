@@ -109,15 +109,18 @@ def write_report(args):
     from kong_pyg.ordertest import OrderTestResult
 
     out = Path(args.out)
-    parts = [HEADER.format(command=produced_by())]
+    results = {name: OrderTestResult.from_dict(json.loads(path.read_text())) for name in CASES
+               for path in [out / "order_test" / f"{name}.json"] if path.is_file()}
+
+    def used(key):  # (what the stored runs used: --report-only rebuilds them under other options)
+        values = sorted({r.info[key] for r in results.values()})
+        return "/".join(map(str, values)) or str(getattr(args, key))
+
+    parts = [HEADER.format(command=produced_by(), splits=used("splits"), shuffles=used("shuffles"))]
     summary = out / "order_test_summary.md"
     if summary.is_file():
         parts.append(summary.read_text())
-    for name in CASES:
-        path = out / "order_test" / f"{name}.json"
-        if not path.is_file():
-            continue
-        res = OrderTestResult(**json.loads(path.read_text()))
+    for name, res in results.items():
         parts.append(res.to_markdown(f"{res.info['title']} [`{name}`]")
                      + f"\n![{name}](order_test/{name}.png)\n\nData: {res.info['data']}; total CPU "
                      f"{res.info['total_cpu_s']:.0f} s.\n")

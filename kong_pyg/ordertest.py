@@ -162,6 +162,11 @@ class OrderTestResult:
                            "seed_scores": self.seed_scores, "comparisons": self.comparisons,
                            "test_fraction": self.test_fraction, "info": self.info, "answer": self.answer()})
 
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "OrderTestResult":
+        """A result from :meth:`to_dict` (its JSON, say) again; the answer is derived, not read."""
+        return cls(**{k: v for k, v in d.items() if k != "answer"})
+
     def to_markdown(self, title: str = "Order test") -> str:
         """A markdown report: the setup, every setting's scores, the paired differences, the answer."""
         from .evaluation.stats import format_ci, format_interval, format_p

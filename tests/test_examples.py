@@ -364,6 +364,20 @@ def test_table1_never_shows_a_stored_result_of_other_options(tmp_path, monkeypat
     assert code == 2 and "MUTAG_kong.json is not a result file" in err and "Traceback" not in err
 
 
+def test_order_test_benchmark_writes_its_report(tmp_path, monkeypatch, capsys):
+    """The report is built from the stored JSON (it failed on the JSON's 'answer' and on the header)."""
+    out = ["--out", str(tmp_path)]
+    args = ["--cases", "prov-s1", "--num-graphs", "40", "--splits", "3", "--shuffles", "1"] + out
+    code, _, err = run_benchmark("order_test.py", args, monkeypatch, capsys)
+    assert code == 0, err
+    report = (tmp_path / "order_test.md").read_text()
+    for text in ("Scores are means over 3 stratified random", "(shuffled settings: the mean of 1 seeds",
+                 "**Answer.**", "[`prov-s1`]"):
+        assert text in report
+    code, _, err = run_benchmark("order_test.py", ["--report-only"] + out, monkeypatch, capsys)
+    assert code == 0 and (tmp_path / "order_test.md").read_text().split("\n")[3:] == report.split("\n")[3:]
+
+
 def test_table2_benchmark_help_needs_no_data(monkeypatch, capsys):
     # --help shows the script's defaults and the command's options, before any data is looked for
     monkeypatch.setenv("KONG_ML100K", "")

@@ -34,7 +34,8 @@ def test_order_matters_on_the_ordered_benchmark(tmp_path):
     assert set(res.scores) == {"accuracy", "auc"} and len(res.scores["accuracy"]["true"]) == 5
     text = res.to_markdown("Provenance, strength 1")
     assert "## Provenance, strength 1" in text and "| true - consistent | accuracy |" in text
-    json.dumps(res.to_dict())
+    back = kong_pyg.OrderTestResult.from_dict(json.loads(json.dumps(res.to_dict())))  # (as reports do)
+    assert back.answer() == res.answer() and back.to_markdown("t") == res.to_markdown("t")
     res.plot(tmp_path / "new" / "order.png")  # its folder is made
     assert (tmp_path / "new" / "order.png").stat().st_size > 1000
 
@@ -204,6 +205,8 @@ def test_answer_without_spread_is_undecided_not_significant():
     answer = res.answer()
     assert answer.startswith("Undecided: the true order and the consistent shuffle") and "-25.00" in answer
     assert "significantly" not in answer and "Wilcoxon p = 0.5 with 2 splits" in answer
+    back = OrderTestResult.from_dict(json.loads(json.dumps(res.to_dict())))  # (NaN statistics as null)
+    assert back.answer() == answer
 
 
 def test_a_negative_answer_gives_its_interval_and_warns_with_few_splits():
