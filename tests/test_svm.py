@@ -555,3 +555,40 @@ def test_feature_columns_below_the_rank_cut_are_warned_about():
                                          r"\(the features span .*e\+0?7 in scale\).*scale the columns"):
         D = design(X * np.array([1, 1, 1, 1, 1, 1e7]))
     assert D.Z.shape[1] < 7
+
+
+@pytest.mark.parametrize("scale", [1.0, 1e4, 1e8, 1e12])
+def test_large_centred_features_keep_the_intercept(scale):
+    """Features of mixed signs and norm 1e8 or more (no warning: every column of one size): the kernel-form
+    systems held the intercept below their rounding, and the fit stopped 3x above the optimum, reported as
+    converged. The LinearSVC problem, rewritten in coordinates v = scale * w and solved by BFGS, is the
+    reference: the same objective and predictions at every scale."""
+    from scipy.optimize import minimize
+
+    from kong_pyg.evaluation import svm
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(30, 5))
+    y = (X[:, 0] + 0.5 * rng.normal(size=30) > 0).astype(int)
+    yy = np.where(y == 1, 1.0, -1.0)
+    train = np.ones(30, dtype=bool)
+    train[::3] = False
+    D = svm.design(X * scale)
+    assert D.apart == (scale >= 1e8)  # (the intercept's column apart: the rank cut would take it)
+    for C in (0.1, 10.0):
+        fits = svm.fit_many(D, y, train[None], [C])
+
+        def f(p):
+            m = np.maximum(0, 1 - yy[train] * (X[train] @ p[:-1] + p[-1]))
+            return 0.5 * p[:-1] @ p[:-1] / scale ** 2 + 0.5 * p[-1] ** 2 + C * m @ m
+
+        def grad(p):
+            m = np.maximum(0, 1 - yy[train] * (X[train] @ p[:-1] + p[-1]))
+            q = -2 * C * m * yy[train]
+            return np.append(X[train].T @ q + p[:-1] / scale ** 2, p[-1] + q.sum())
+
+        ref = minimize(f, np.zeros(6), jac=grad, method="BFGS", options={"gtol": 1e-13}).x
+        score = X @ ref[:-1] + ref[-1]
+        assert bool(fits.converged[0, 0])
+        assert np.array_equal(np.sign(fits.scores[0, 0]), np.sign(score))
+        np.testing.assert_allclose(fits.scores[0, 0], score, rtol=1e-5, atol=1e-5)

@@ -30,11 +30,14 @@ class Design(NamedTuple):
         gram (torch.Tensor): :obj:`[n, n]` :math:`Z Z^\top`.
         top (float): The largest eigenvalue of :obj:`gram`
             (:obj:`nan`: unknown; its trace, an upper bound, is used).
+        apart (bool): The last column of :obj:`Z` is the intercept's column of
+            ones (features so large that the rank cut would take it).
     """
 
     Z: Tensor
     gram: Tensor
     top: float = math.nan
+    apart: bool = False
 
 
 #: Eigenvalues of a given Gram matrix (plus 1) below -PSD_RTOL times the largest are not rounding.
@@ -170,7 +173,8 @@ def design(features: Any, gram: Optional[np.ndarray] = None, rtol: float = RANK_
     n = Z.shape[0]
     norms = (Z * Z).sum(axis=0)
     spanned = float(((Z.sum(axis=0) ** 2) / np.where(norms > 0, norms, np.inf)).sum())
-    if n - spanned > INTERCEPT_RTOL * n:  # the rank cut took part of the intercept: fold it in apart
+    apart = n - spanned > INTERCEPT_RTOL * n
+    if apart:  # the rank cut took part of the intercept: fold it in apart
         if gram is None:  # (X^T X is A^T A without the intercept's row and column)
             U, w = _eig_basis(cov[:d, :d], rtol)
             ZX = np.asarray(X @ U)  # (X^T X and X X^T share their nonzero eigenvalues)
@@ -180,7 +184,7 @@ def design(features: Any, gram: Optional[np.ndarray] = None, rtol: float = RANK_
         Z = np.hstack([ZX, np.ones((n, 1))])
         top = _arrowhead_top(w, ZX.sum(axis=0), float(n))
     Zt = torch.from_numpy(np.ascontiguousarray(Z, dtype=np.float64))
-    return Design(Zt, Zt @ Zt.t(), top)
+    return Design(Zt, Zt @ Zt.t(), top, apart)
 
 
 def objective(D: Design, y: Any, train: Any, C: float, w: Any) -> float:
@@ -210,7 +214,7 @@ def to_device(D: Design, device: torch.device, problems: int, chunk_bytes: int) 
         need = 8 * (2 * (n + 1) ** 2 + n * m) + min(chunk_bytes, 8 * problems * (m * m + 3 * n * m))
         check_allocation(need, f"the SVM design of {n} graphs ({m} columns) on {device}", device,
                          "solve on the CPU (device=None), where wide designs go to LIBLINEAR")
-    return Design(D.Z.to(device), D.gram.to(device), D.top)
+    return Design(D.Z.to(device), D.gram.to(device), D.top, D.apart)
 
 
 __all__ = ["Design", "design", "objective", "to_device", "RANK_RTOL", "INTERCEPT_RTOL"]

@@ -47,6 +47,7 @@ path starts a few decades of :math:`C` lower, where they are not, and climbs
 (:func:`_ladder`).
 """
 import math
+import warnings
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, List, NamedTuple, Optional, Sequence, Tuple
 
@@ -65,6 +66,13 @@ MARGIN_TOL = 1e-9
 #: A Newton step that lowers the objective by less than this fraction of it ends the problem
 #: (features so badly scaled that rounding hides the remaining margin errors).
 STALL_RTOL = 1e-13
+#: The kernel-form Newton systems hold the intercept as the 1 in every entry of :math:`Z Z^\top`;
+#: entries beyond this leave that 1 to rounding (features of norm :math:`10^{4.5}` and more). Where
+#: the features' span does not hold the intercept's direction either (:attr:`Design.apart`: large
+#: features centred or of mixed signs, unlike counts), the intercept would be lost: designs of at
+#: most :data:`PRIMAL_MAX` columns are then solved in the primal form only, and wider ones warn.
+KERNEL_MAX_ENTRY = 1e9
+PRIMAL_MAX = 512
 #: Newton steps per problem that go all the way to the target (as the primal-dual active-set
 #: method does) where that lowers the objective, rather than to the line search's minimizer;
 #: fewer steps on badly scaled features, as the next active set is the target's.
@@ -247,6 +255,7 @@ def newton(D: Design, y: Tensor, train: Tensor, C: Tensor, w: Tensor, max_iter: 
     Zp = torch.cat([Z, Z.new_zeros(1, m)])  # row n: the padding of the gathered active rows
     yp = torch.cat([y, y.new_zeros(1)]).to(Z.dtype)  # label 0 there
     Kp: Optional[Tensor] = None
+    primal_only = m <= PRIMAL_MAX and intercept_below_rounding(D)
     w = w.clone()
     dev = Z.device
     steps = torch.zeros(B, dtype=torch.long, device=dev)
@@ -292,6 +301,8 @@ def newton(D: Design, y: Tensor, train: Tensor, C: Tensor, w: Tensor, max_iter: 
                     act[back] = tr[back] & (yo[back] < 1)
         sizes = act.sum(1)
         kernel = sizes ** 3 < m ** 2 * (3 * sizes + m)  # the smaller system: |S| x |S| against m x m
+        if primal_only:
+            kernel &= False
         target = torch.empty_like(wl)
         if bool(kernel.any()):
             if Kp is None:
@@ -333,6 +344,11 @@ def newton(D: Design, y: Tensor, train: Tensor, C: Tensor, w: Tensor, max_iter: 
         now = _objective(w[cut], y * (w[cut] @ Z.t()), trainf[cut], C[cut])
         w[cut] = torch.where((best[cut] < now).unsqueeze(1), best_w[cut], w[cut])
     return w, steps, done
+
+
+def intercept_below_rounding(D: Design) -> bool:
+    """Whether the kernel form's systems would lose the intercept to rounding (:data:`KERNEL_MAX_ENTRY`)."""
+    return D.apart and bool(D.gram.numel()) and float(D.gram.diagonal().max()) > KERNEL_MAX_ENTRY
 
 
 # -- many problems ------------------------------------------------------------------
@@ -545,6 +561,11 @@ def fit_many(
     conv = np.ones((B, len(Cs)), dtype=bool)
     if B == 0:  # no training sets: nothing to solve
         return Fits(scores[..., 0] if len(positive) == 1 else scores, classes, steps, conv)
+    if D.Z.size(1) > PRIMAL_MAX and intercept_below_rounding(D):
+        warnings.warn(f"features of norm up to {math.sqrt(float(D.gram.diagonal().max())):.1e}: the SVM's "
+                      "kernel-form systems hold the intercept (a column of ones) below their rounding, so "
+                      "fits may miss LinearSVC's optimum; scale the features (e.g. divide them by their "
+                      "largest value, or normalize=True)", stacklevel=2)
     threads = torch.get_num_threads()
     pool = ThreadPoolExecutor(n_jobs) if n_jobs > 1 else None
     try:
