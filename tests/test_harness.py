@@ -227,3 +227,42 @@ def test_seeds_past_numpys_range_are_refused_up_front_with_their_name():
     for bad in (float("nan"), float("inf")):
         with pytest.raises(ValueError, match="'test_size' must be a fraction in"):
             random_splits(y, 3, test_size=bad)
+
+
+def test_evaluation_arguments_that_were_misread():
+    """Sweep findings: each was an opaque crash, a silent choice or a NaN."""
+    import scipy.sparse as ssp
+    import torch
+
+    import kong_pyg
+    from kong_pyg.evaluation.features import Gram
+    from kong_pyg.evaluation.harness import evaluate_features
+    from kong_pyg.evaluation.splits import Splits, make_splits
+    from kong_pyg.evaluation.stats import mean_ci
+
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(30, 5)), rng.integers(0, 2, 30)
+    sp_ = make_splits(y, 1, 3, 2, 0)
+    # an outer fold without inner splits: cross_validate took the grid's first C there, silently
+    holed = Splits(sp_.outer, [[sp_.inner[0][0], [], sp_.inner[0][2]]])
+    with pytest.raises(ValueError, match="outer fold 1 of repeat 0 has no inner splits"):
+        kong_pyg.cross_validate([X], y, splits=holed, C=[0.1, 1, 10])
+    with pytest.raises(TypeError, match="'splits' must be a Splits"):  # (AttributeError)
+        kong_pyg.cross_validate([X], y, nested=False, splits=(sp_.outer, None))
+    ragged = Splits([make_splits(y, 1, 2, None, 0).outer[0], make_splits(y, 1, 3, None, 1).outer[0]], None)
+    with pytest.raises(ValueError, match=r"as many outer folds in every repeat \(got \[2, 3\]\)"):
+        kong_pyg.cross_validate([X], y, nested=False, splits=ragged)
+    # a Gram of a tensor, a sparse matrix or a list: the same results as of the array
+    K = X @ X.T
+    want = kong_pyg.cross_validate([Gram(K)], y, nested=False, repeats=1, folds=3).outer
+    for held in (torch.tensor(K), ssp.csr_matrix(K), K.tolist()):
+        got = kong_pyg.cross_validate([Gram(held)], y, nested=False, repeats=1, folds=3).outer
+        assert np.array_equal(got, want)
+    per_list = evaluate_features({"g": Gram(K.tolist())}, y, splits=sp_)["g"]  # (read as per-split entries)
+    assert per_list.scores == evaluate_features({"g": Gram(K)}, y, splits=sp_)["g"].scores
+    # one metric by name (was read letter by letter: got 'a')
+    assert set(evaluate_features({"x": X}, y, splits=sp_, metrics="auc")["x"].scores) == {"auc"}
+    with pytest.raises(ValueError, match="'level' must be a confidence level in"):
+        mean_ci([0.5, 0.6, 0.7], level=95)
+    with pytest.raises(ValueError, match="1-D sequence"):
+        mean_ci([[0.5, 0.6], [0.7, 0.8]])

@@ -25,7 +25,8 @@ test folds); ``fold_std`` is the standard deviation over all
 :class:`~sklearn.model_selection.StratifiedKFold` (shuffled,
 :obj:`random_state=seed + r`) does
 (:func:`~kong_pyg.evaluation.splits.stratified_folds`); the inner splits of
-repeat :math:`r` use the same seed. Ties go to the earlier setting, then the smaller :math:`C`.
+repeat :math:`r` use the same seed. Ties go to the earlier setting, then to the :math:`C` that comes
+first in the grid.
 
 Every setting's problems (all splits, all :math:`C`, all classes) are solved
 together to the exact optimum (:func:`~kong_pyg.evaluation.svm.fit_many`);
@@ -42,7 +43,7 @@ from ..config import check_bool, check_c_grid, check_choice, check_int, check_us
 from .features import Gram, Matrix, _describe, check_finite, checked_features, design_matrix, design_of
 from .grid import DEFAULT_C, MAX_ITER, Setting
 from .progress import Progress
-from .splits import Jobs, Splits, class_labels, make_splits, plan_jobs, random_splits
+from .splits import Jobs, Splits, check_given_splits, class_labels, make_splits, plan_jobs, random_splits
 
 #: Decision values equal to this many digits (relative to the largest) tie in the ROC AUC.
 TIE_DIGITS = 9
@@ -372,8 +373,7 @@ def _plan(y: np.ndarray, repeats: int, folds: int, nested: bool, inner_folds: in
     """Check the CV arguments; the C grid, the splits and the nested repeats."""
     Cs = check_c_grid("C", C)
     if splits is not None:
-        if nested and splits.inner is None:
-            raise ValueError("nested=True needs 'splits' with inner splits")
+        check_given_splits(splits, nested)
         return Cs, splits, len(splits.inner) if nested and splits.inner is not None else 0
     check_int("repeats", repeats, 1)
     check_int("folds", folds, 2)

@@ -154,6 +154,17 @@ def checked_features(X: Any, rows: int, name: str) -> Union[Matrix, Gram]:
         from ..gram import numpy_of
 
         X = numpy_of(X)
+    if isinstance(X, Gram) and not isinstance(X.K, np.ndarray):  # (a tensor, a list, a SciPy matrix)
+        K = X.K.toarray() if sp.issparse(X.K) else X.K
+        if type(K).__module__.startswith("torch") and hasattr(K, "detach"):
+            from ..gram import numpy_of
+
+            K = numpy_of(K)
+        try:
+            X = Gram(np.asarray(K, dtype=np.float64), X.source)
+        except (TypeError, ValueError):
+            raise TypeError(f"{name}: the Gram's K must be a matrix of numbers (got "
+                            f"{type(X.K).__name__})") from None
     if not (isinstance(X, (np.ndarray, Gram)) or sp.issparse(X)):
         raise TypeError(f"{name} must be a NumPy array, a SciPy sparse matrix or a Gram (got "
                         f"{type(X).__name__}); 'features' holds one such entry (or a callable "

@@ -78,7 +78,9 @@ class FeatureScores:
 
 def _per_split(entry: MapFeatures, n_outer: int, name: str) -> Optional[List[FeatureEntry]]:
     """The per-split entries of a seeded map, or :obj:`None` for features shared by all splits."""
-    if isinstance(entry, (list, tuple)) and not hasattr(entry, "shape"):  # (a Gram is a tuple)
+    from .features import Gram
+
+    if isinstance(entry, (list, tuple)) and not isinstance(entry, Gram):  # (a Gram is a tuple)
         if len(entry) != n_outer:
             raise ValueError(f"features {name!r}: {len(entry)} entries for {n_outer} outer splits")
         return list(entry)
@@ -170,6 +172,7 @@ def evaluate_features(
         dict: Per name a :class:`FeatureScores`.
     """
     check_choice("protocol", protocol, PROTOCOLS)
+    metrics = [metrics] if isinstance(metrics, str) else metrics  # (one name: "auc")
     for m in metrics:
         check_choice("metrics", m, METRICS)
     check_int("max_iter", max_iter, 1)

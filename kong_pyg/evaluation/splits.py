@@ -24,6 +24,27 @@ class Splits(NamedTuple):
     inner: Optional[List[List[List[Split]]]]
 
 
+def check_given_splits(splits: Any, nested: bool) -> None:
+    """Refuse splits that :func:`~kong_pyg.evaluation.cv.cross_validate` cannot use.
+
+    A :class:`Splits`, as many outer folds in every repeat, and where :obj:`nested`, inner splits
+    for every outer fold of the nested repeats.
+    """
+    if not isinstance(splits, Splits):
+        raise TypeError("'splits' must be a Splits (make_splits or random_splits), "
+                        f"got {type(splits).__name__}")
+    sizes = sorted({len(r) for r in splits.outer})
+    if len(sizes) > 1:
+        raise ValueError(f"'splits' must have as many outer folds in every repeat (got {sizes})")
+    if nested and splits.inner is None:
+        raise ValueError("nested=True needs 'splits' with inner splits")
+    for r, rep in enumerate(splits.inner if nested and splits.inner is not None else []):
+        empty = next((f for f, inner in enumerate(rep) if not len(inner)), None)
+        if empty is not None or len(rep) != len(splits.outer[r]):
+            raise ValueError(f"'splits': outer fold {len(rep) if empty is None else empty} of repeat {r} has "
+                             "no inner splits, which the nested protocol needs to choose")
+
+
 def class_labels(y: Any) -> np.ndarray:
     """:obj:`y` as a 1-D array of class labels, or a :class:`ValueError` naming what is wrong.
 

@@ -33,10 +33,12 @@ def mean_ci(values: Sequence[float], level: float = 0.95) -> Dict[str, float]:
     """
     from scipy import stats
 
+    if isinstance(level, bool) or not isinstance(level, numbers.Real) or not 0 < float(level) < 1:
+        raise ValueError(f"'level' must be a confidence level in (0, 1), such as 0.95 (got {level!r})")
     x = np.asarray(values, dtype=float)
     n = x.size
-    if n == 0:
-        raise ValueError("'values' is empty")
+    if x.ndim != 1 or n == 0:
+        raise ValueError(f"'values' must be a non-empty 1-D sequence of scores (got shape {x.shape})")
     mean = float(x.mean())
     sd = float(x.std(ddof=1)) if n > 1 else 0.0
     half = float(stats.t.ppf((1 + level) / 2, n - 1) * sd / math.sqrt(n)) if n > 1 else float("nan")
