@@ -574,7 +574,7 @@ def _fit_scores(features: Dict[str, List[Any]], y: np.ndarray, splits: int, test
     The shared evaluation harness (:func:`~kong_pyg.evaluation.harness.evaluate_features`):
     stratified random splits (:func:`~kong_pyg.evaluation.cv.random_splits`), LinearSVC's problem
     solved exactly, :math:`C` chosen by inner stratified CV on each training part (ties: the
-    smaller :math:`C`), test accuracy and, for two classes, ROC AUC.
+    :math:`C` first in the grid), test accuracy and, for two classes, ROC AUC.
     """
     from .evaluation.cv import random_splits
     from .evaluation.harness import evaluate_features

@@ -471,6 +471,26 @@ def test_node_state_is_int32_in_memory_and_int64_in_state_dicts(stream):
         assert part._nodes["prev_len"].dtype == torch.int32
 
 
+def test_stream_flags_states_and_columns_are_checked(stream):
+    """release='no' released (and reset) the stream; a set as a column paired ids in no order; a state that
+    is not a dict was an 'unsupported version None'."""
+    ks = KongStream(k=2, dim=16).update(*columns(stream, 0, 10))
+    for bad in ("no", 0.5, None):
+        with pytest.raises(TypeError, match="'release' must be"):
+            ks.sketches(release=bad)
+    assert ks.num_edges == 10
+    with pytest.raises(TypeError, match="'assign' must be"):
+        KongStream(k=2, dim=16).load_state_dict(ks.state_dict(), assign="no")
+    for bad in (None, [], 5):
+        with pytest.raises(TypeError, match="a KongStream state is the dict of state_dict\\(\\)"):
+            KongStream(k=2, dim=16).load_state_dict(bad)
+        with pytest.raises(TypeError, match="a KongStream state is the dict of state_dict\\(\\)"):
+            KongStream.from_state_dict(bad)
+    for col in ({30, 10, 20}, {30: 0, 10: 1, 20: 2}, frozenset({1, 2, 3})):
+        with pytest.raises(TypeError, match="'src' must be a sequence of .* in edge order"):
+            KongStream(k=2, dim=16).update(col, [0, 1, 2], [1, 2, 3], [0, 0, 0], [0, 0, 0], [0, 0, 0])
+
+
 def test_node_state_refuses_values_beyond_int32():
     from kong_pyg.stream.state import NodeState
 
@@ -528,6 +548,10 @@ def test_sharded_reads_warn_about_a_header_line_once(tmp_path, capfd):
         with warnings.catch_warnings():
             warnings.simplefilter("error")
             read_shards(KongStream(k=2, dim=32), str(tmp_path / "ok.tsv"))
+        # a stream that has read edges: each process would count them once (the result followed W)
+        used = KongStream(k=2, dim=32).update([1], [0], [2], [0], [0], [0])
+        with pytest.raises(ValueError, match="'ks' must be a fresh stream \\(it has read 1 edges\\)"):
+            read_shards(used, str(tmp_path / "ok.tsv"))
     finally:
         dist.destroy_process_group()
     assert cli_main(["stream", str(path), "--dim", "32", "-q", "--out", str(tmp_path / "two"),

@@ -280,7 +280,9 @@ def _check_counts(w: Tensor, total: int) -> None:
 
 def saved_options(state: Any, versions: Tuple[int, ...], dtypes: Tuple[str, ...]) -> Dict[str, Any]:
     """The stream options of a state of one of :obj:`versions` (dtype one of :obj:`dtypes`, by name)."""
-    version = state.get("version") if isinstance(state, dict) else None
+    if not isinstance(state, dict):
+        raise TypeError(f"a KongStream state is the dict of state_dict() (got {type(state).__name__})")
+    version = state.get("version")
     if version not in versions:
         raise ValueError(f"unsupported KongStream state version {version!r}")
     cfg = state.get("config")
@@ -309,7 +311,9 @@ def check_state(ks: "KongStream", state: Any, versions: Tuple[int, ...]) -> Tens
     Raises:
         ValueError: Another version, other options, or an invalid entry.
     """
-    version = state.get("version") if isinstance(state, dict) else None
+    if not isinstance(state, dict):
+        raise TypeError(f"a KongStream state is the dict of state_dict() (got {type(state).__name__})")
+    version = state.get("version")
     if version not in versions:
         raise ValueError(f"unsupported KongStream state version {version!r} (this version reads "
                          f"{', '.join(map(str, versions))})")

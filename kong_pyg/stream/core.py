@@ -416,6 +416,7 @@ class KongStream:
                 stream is :meth:`reset` afterwards, also where forming them
                 fails. (default: :obj:`False`)
         """
+        check_bool("release", release)
         self._usable()
         if self.pass_index != self.num_passes:
             raise ValueError(
@@ -462,8 +463,8 @@ class KongStream:
     def load_state_dict(self, state: Dict[str, Any], assign: bool = False) -> "KongStream":
         """Restore :meth:`state_dict` (the configuration must be the same).
 
-        :obj:`assign=True`: the node sketches are the state's own tensors (as in
-        :meth:`torch.nn.Module.load_state_dict`; no copy, and the stream writes into them).
+        :obj:`assign=True`: the float per-node arrays (node sketches, neighbor counts) are the state's
+        own tensors (no copy, as in :meth:`torch.nn.Module.load_state_dict`; the stream writes them).
 
         States of versions 1 (before replay checksums), 2 (before the
         linear map's replay at :math:`h = 2`) and 3 (before scrambled hashes)
@@ -474,6 +475,7 @@ class KongStream:
         foreign state is a :class:`ValueError`, and this stream is left as
         it was.
         """
+        check_bool("assign", assign)
         pass_rows = ckpt.check_state(self, state, _READS)
         scheme = ckpt.hash_scheme(state)
         if scheme != self.hashes.version:
@@ -498,8 +500,9 @@ class KongStream:
     @classmethod
     def from_state_dict(cls, state: Dict[str, Any], assign: bool = False) -> "KongStream":
         """A stream rebuilt from :meth:`state_dict` (checked, :obj:`assign` as in :meth:`load_state_dict`)."""
+        options = ckpt.saved_options(state, _READS, _DTYPES)
         try:
-            stream = cls(**ckpt.saved_options(state, _READS, _DTYPES))
+            stream = cls(**options)
         except TypeError as err:
             raise ValueError(f"invalid KongStream state: bad options ({err})") from None
         return stream.load_state_dict(state, assign)

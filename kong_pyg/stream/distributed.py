@@ -298,6 +298,9 @@ def read_shards(ks: KongStream, path: str, chunk_size: int = 1 << 20, strict: bo
     from ..datasets.streamspot import MalformedLine, StreamSpotReader
     from ..datasets.streamspot.reader import header_note
 
+    if ks.num_edges or ks.pass_index != 1 or ks.num_graphs:  # (each process would count them once)
+        raise ValueError(f"'ks' must be a fresh stream (it has read {ks.num_edges:,} edges): read_shards "
+                         "reads the whole file, every pass")
     rank, world = dist.get_rank(), dist.get_world_size()
     size = os.path.getsize(path)
     byte_range = (size * rank // world, size * (rank + 1) // world)

@@ -58,6 +58,9 @@ def as_list(values: Any, name: str, what: str) -> List[Any]:
     """The items of a sequence column (a clear error for a single value or a non-sequence)."""
     if isinstance(values, (str, bytes)):
         raise TypeError(f"'{name}' must be a sequence of {what}, not a single string")
+    if isinstance(values, (set, frozenset, dict)):  # (no order to pair with the other columns)
+        raise TypeError(f"'{name}' must be a sequence of {what} in edge order (got a "
+                        f"{type(values).__name__})")
     try:
         return list(values)
     except TypeError:
