@@ -356,3 +356,24 @@ def test_tied_choices_counts_the_others_as_often_as_the_first():
     assert tied_choices({"a, C=1": 4, "b, C=1": 4, "c, C=10": 2}) == 1
     assert tied_choices({"a, C=1": 5, "b, C=1": 4}) == 0
     assert tied_choices({}) == 0
+
+
+def test_grid_values_and_sketch_curve_inputs():
+    """A NumPy array or range of values is a list of values (it was 'must be an integer (got ndarray)');
+    sketch_curve takes a bundled name as classify does, and names its own empty arguments."""
+    import numpy as np
+
+    import kong_pyg
+
+    want = [s.name for s in kong_pyg.expand_grid("kong", {"k": [1, 2], "hops": [1, 2]})]
+    got = kong_pyg.expand_grid("kong", {"k": np.array([1, 2]), "hops": range(1, 3)})
+    assert [s.name for s in got] == want
+    by_name = kong_pyg.sketch_curve("MUTAG", {"k": 1}, sizes=[64], repeats=1, folds=2)
+    from kong_pyg.datasets import load_tu
+
+    assert by_name == [dict(r, feature_seconds=by_name[i]["feature_seconds"]) for i, r in enumerate(
+        kong_pyg.sketch_curve(load_tu("MUTAG"), {"k": 1}, sizes=[64], repeats=1, folds=2))]
+    with pytest.raises(ValueError, match="'graphs' is empty"):
+        kong_pyg.sketch_curve([], {"k": 1})
+    with pytest.raises(ValueError, match="'sizes' is empty and exact=False"):
+        kong_pyg.sketch_curve("MUTAG", {"k": 1}, sizes=[], exact=False)

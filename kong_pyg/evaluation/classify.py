@@ -191,8 +191,9 @@ def _integral(y: np.ndarray) -> np.ndarray:
     return y.astype(np.int64) if y.dtype.kind in "fb" else y
 
 
-def _graphs_and_name(dataset: Any, data_root: Any, cache: Any, download: bool) -> Tuple[Any, str]:
-    """The graphs of :func:`classify`'s :obj:`dataset` (a name or graphs) and their name."""
+def _graphs_and_name(dataset: Any, data_root: Any, cache: Any, download: bool,
+                     arg: str = "dataset") -> Tuple[Any, str]:
+    """The graphs of :func:`classify`'s :obj:`dataset` (a name or graphs; argument :obj:`arg`), their name."""
     if dataset is None or isinstance(dataset, str):
         from ..datasets.tu import load_tu
 
@@ -202,10 +203,10 @@ def _graphs_and_name(dataset: Any, data_root: Any, cache: Any, download: bool) -
         raise ValueError("'data_root' only applies when 'dataset' is a name")
     if isinstance(dataset, (bytes, dict)) or not hasattr(dataset, "__getitem__") \
             or not hasattr(dataset, "__len__"):
-        raise TypeError("'dataset' must be a TU data set's name, a PyG dataset or a list of Data "
+        raise TypeError(f"'{arg}' must be a TU data set's name, a PyG dataset or a list of Data "
                         f"(got {type(dataset).__name__})")
     if len(dataset) == 0:
-        raise ValueError("'dataset' is empty: no graphs to classify")
+        raise ValueError(f"'{arg}' is empty: no graphs to classify")
     return dataset, str(getattr(dataset, "name", type(dataset).__name__))
 
 
@@ -336,7 +337,8 @@ def sketch_curve(
     chosen by :obj:`protocol` (the other arguments as in :func:`classify`).
 
     Args:
-        graphs: A PyG dataset or a list of :class:`~torch_geometric.data.Data`.
+        graphs: A PyG dataset, a list of :class:`~torch_geometric.data.Data`
+            or a bundled data set's name (as :func:`classify`'s :obj:`dataset`).
         params (dict): The KONG setting (a :obj:`"C"` entry is ignored).
         sizes (sequence, optional): The sketch sizes, each once.
             (default: :obj:`PLOT_SIZES`)
@@ -373,6 +375,9 @@ def sketch_curve(
     if twice:
         raise ValueError(f"'sizes' must hold each sketch size once (got {twice} more than once)")
     exact, progress = check_bool("exact", exact), check_bool("progress", progress)
+    if not sizes and not exact:
+        raise ValueError("'sizes' is empty and exact=False: no map to score")
+    graphs = _graphs_and_name(graphs, None, None, False, "graphs")[0]
     params = {k: v for k, v in params.items() if k != "C"}
     dims: List[Optional[int]] = [None] if exact else []
     settings = expand_grid("kong", [{**params, "dim": b} for b in dims + list(sizes)])

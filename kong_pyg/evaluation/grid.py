@@ -201,8 +201,10 @@ class Setting(NamedTuple):
 
 
 def as_list(value: Any) -> List[Any]:
-    """:obj:`value` itself when it is a list or tuple, else :obj:`[value]`."""
-    if isinstance(value, (list, tuple)):
+    """The values of a list, tuple, range or 1-D NumPy array (as Python numbers), else :obj:`[value]`."""
+    if type(value).__module__ == "numpy" and getattr(value, "ndim", 0) == 1:  # (NumPy not imported here)
+        return list(value.tolist())
+    if isinstance(value, (list, tuple, range)):
         return list(value)
     return [value]
 
