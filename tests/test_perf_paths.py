@@ -9,7 +9,8 @@ from torch_geometric.loader import DataLoader
 
 from kong_pyg import KongFeatures, KongSketch, KongVectorizer, compact_graphs
 from kong_pyg.datasets import load_tu
-from kong_pyg.graphs import _cat, count_nodes, iter_graph_batches
+from kong_pyg.graph_union import _cat
+from kong_pyg.graphs import count_nodes, iter_graph_batches
 from kong_pyg.inputs import labels
 from kong_pyg.kgrams import flat_nonzero
 from kong_pyg.threads import available_cores, torch_threads
@@ -328,7 +329,7 @@ def test_grouping_by_centre_is_torchs_stable_sort(num_nodes):
 
 def test_joining_a_list_of_graphs_compares_no_tensor(monkeypatch, mutag):
     """The join stays a few bulk calls: a Python-level tensor comparison per graph made MUTAG 3x slower."""
-    from kong_pyg import graphs
+    from kong_pyg.graph_union import concat_graphs
 
     graphs_list = [mutag[i] for i in range(len(mutag))]
     graphs_list[3] = Data(x=graphs_list[3].x)  # (one graph without edge_index: the 'no edges' path too)
@@ -338,7 +339,7 @@ def test_joining_a_list_of_graphs_compares_no_tensor(monkeypatch, mutag):
 
     monkeypatch.setattr(torch.Tensor, "__eq__", compared)
     monkeypatch.setattr(torch.Tensor, "__ne__", compared)
-    batch = graphs._concat(graphs_list, 0, False, None)
+    batch = concat_graphs(graphs_list, 0, False, None)
     assert batch.num_graphs == len(graphs_list)
 
 

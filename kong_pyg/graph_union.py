@@ -1,0 +1,348 @@
+r"""Graphs joined into one disjoint union (:class:`GraphBatch`), checked graph by graph.
+
+:func:`concat_graphs` joins a chunk of a list of graphs (``Data`` objects, or
+anything with their attributes): node indices shifted by :func:`union_edges`,
+labels, edge labels and order keys concatenated, every graph's tensors checked
+in bulk first, and an error naming the graph where one is wrong. Graphs that
+are views into one storage (taken from a dataset one by one) join as one more
+view, without a copy. :mod:`kong_pyg.graphs` iterates collections with it.
+"""
+import operator
+from typing import Any, List, NamedTuple, Optional, Sequence, Tuple
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from .inputs import BAD_EDGE_INDEX, bad_edge_dtype, labels, plain_tensor
+from .kgrams import exclusive_cumsum
+
+
+class GraphBatch(NamedTuple):
+    """A disjoint union of consecutive graphs of the input.
+
+    Attributes:
+        x, edge_index, edge_attr, edge_order: The union's tensors.
+        batch (torch.Tensor): :obj:`[N]` graph of each node (0-based here).
+        start (int): The index of the first graph in the input.
+        num_graphs (int): How many graphs.
+    """
+
+    x: Tensor
+    edge_index: Tensor
+    edge_attr: Optional[Tensor]
+    edge_order: Optional[Tensor]
+    batch: Tensor
+    start: int
+    num_graphs: int
+
+
+def union_edges(local: Tensor, n_sizes: Tensor, e_sizes: Tensor, start: int,
+                 offsets: Optional[Tensor] = None) -> Tensor:
+    """Shift each graph's local :obj:`edge_index` by its node offset, checking it first.
+
+    :obj:`offsets`, if known, are the first node of each graph in the union
+    (the exclusive cumulative sum of :obj:`n_sizes`).
+    """
+    if bad_edge_dtype(local.dtype):
+        raise TypeError(f"{BAD_EDGE_INDEX} (got {local.dtype})")
+    dev = local.device
+    if n_sizes.device != dev:
+        n_sizes, e_sizes = n_sizes.to(dev), e_sizes.to(dev)
+        offsets = None if offsets is None else offsets.to(dev)
+    g_of_edge = torch.repeat_interleave(e_sizes, output_size=local.size(1))  # (graph g e_sizes[g] times)
+    top = (n_sizes - 1).index_select(0, g_of_edge)
+    # 0 <= local <= top iff neither local nor top - local is negative: one sign test, one sync
+    if local.numel() and int((local | (top - local)).min()) < 0:
+        bad = ((local < 0) | (local > top)).any(dim=0)
+        g = int(g_of_edge[bad.nonzero()[0, 0]])
+        raise ValueError(
+            f"graph {start + g}: 'edge_index' holds node indices outside [0, {int(n_sizes[g])}) "
+            "(an edge into another graph, or a negative index)"
+        )
+    if offsets is None:
+        offsets = exclusive_cumsum(n_sizes)[:-1]
+    return local + offsets.index_select(0, g_of_edge)
+
+
+def attributes(d: Any) -> Any:
+    """A graph's attributes as a mapping (a ``Data``'s own dict: no ``getattr`` per key)."""
+    mapping = getattr(getattr(d, "_store", None), "_mapping", None)
+    return mapping if isinstance(mapping, dict) else _GetAttr(d)
+
+
+def no_labels(d: Any, i: int) -> Exception:
+    """The error for graph :obj:`i` without :obj:`x`: not a graph at all, or a graph without labels."""
+    if not hasattr(d, "edge_index"):
+        return TypeError(f"graph {i} is a {type(d).__name__}, not a torch_geometric.data.Data")
+    return ValueError(f"graph {i} has no 'x': KONG needs node labels (set data.x, for instance to node "
+                      "degrees)")
+
+
+class _GetAttr:
+    """``getattr`` as a mapping (graphs that are not :class:`~torch_geometric.data.Data`)."""
+
+    def __init__(self, obj: Any):
+        self.obj = obj
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return getattr(self.obj, key, default)
+
+
+_DTYPE = operator.attrgetter("dtype")
+_SHAPE = operator.attrgetter("shape")
+_FIRST = operator.itemgetter(0)
+
+
+def _cat(parts: List[Tensor], dim: int, shapes: Optional[List[Any]] = None) -> Tensor:
+    """:func:`torch.cat`, or a view where the parts lie side by side in one storage.
+
+    Graphs taken from a PyG dataset one by one are views into its collated
+    storage, so their union is one more view (no copy). :obj:`shapes`, if
+    known, are the parts' shapes.
+    """
+    first = parts[0]
+    if len(parts) > 1 and isinstance(first, Tensor) and first.dim() > dim and first.layout == torch.strided:
+        view = _side_by_side(parts, dim, shapes)
+        if view is not None:
+            return view
+    return torch.cat(parts, dim=dim)
+
+
+def _side_by_side(parts: List[Tensor], dim: int, shapes: Optional[List[Any]] = None) -> Optional[Tensor]:
+    """The parts as one view, if each starts where the previous one ends with the same layout (or None).
+
+    Checked in bulk (a few calls per part, no Python loop body).
+    """
+    first = parts[0]
+    if not all(issubclass(t, Tensor) for t in set(map(type, parts))):
+        return None
+    stride = first.stride()
+    if set(map(Tensor.stride, parts)) != {stride} or set(map(_DTYPE, parts)) != {first.dtype}:
+        return None
+    if shapes is None:
+        shapes = list(map(_SHAPE, parts))
+    others = [d for d in range(first.dim()) if d != dim]  # (same strides: the same number of dimensions)
+    if others and len(set(map(operator.itemgetter(*others), shapes))) != 1:
+        return None
+    sizes = np.array(list(map(operator.itemgetter(dim), shapes)), dtype=np.int64)
+    step = stride[dim] * first.element_size()
+    ptrs = np.array(list(map(Tensor.data_ptr, parts)), dtype=np.int64)
+    if step <= 0 or not np.array_equal(np.diff(ptrs), sizes[:-1] * step):
+        return None
+    if parts[-1].untyped_storage().data_ptr() != first.untyped_storage().data_ptr():
+        return None
+    new_shape = list(first.shape)
+    new_shape[dim] = int(sizes.sum())
+    return first.as_strided(new_shape, stride, first.storage_offset())
+
+
+def _plain_graphs(xs: List[Any], eis: List[Any]) -> Optional[Tuple[List[Any], List[Any]]]:
+    """The shapes of :obj:`xs` and :obj:`eis` if they are plain graphs, else None.
+
+    Plain: every :obj:`x` a 1-D or 2-D tensor, every :obj:`edge_index` an
+    integer ``[2, m]`` tensor. Checked in bulk; where this fails,
+    :func:`concat_graphs` looks graph by graph for the error to raise.
+    """
+    if set(map(type, xs)) != {Tensor} or set(map(type, eis)) != {Tensor}:
+        return None
+    x_shapes, e_shapes = list(map(_SHAPE, xs)), list(map(_SHAPE, eis))
+    if not set(map(len, x_shapes)) <= {1, 2} or set(map(len, e_shapes)) != {2}:
+        return None
+    if set(map(operator.itemgetter(0), e_shapes)) != {2}:
+        return None
+    if any(map(bad_edge_dtype, set(map(_DTYPE, eis)))):
+        return None
+    return x_shapes, e_shapes
+
+
+def _not_one_graph(chunk: Sequence[Any], start: int) -> None:
+    """Refuse a :class:`~torch_geometric.data.Batch` or a dataset in place of one graph.
+
+    (Both have an :obj:`x` and an :obj:`edge_index`: their graphs would be read as one.)
+    """
+    from torch_geometric.data import Batch, Dataset
+
+    if not any(issubclass(kind, (Batch, Dataset)) for kind in set(map(type, chunk))):
+        return  # (a few types: no per-graph isinstance in the usual case)
+    for i, d in enumerate(chunk):  # (one graph in it is read right: list(DataLoader(ds, batch_size=1)))
+        many = d.num_graphs if isinstance(d, Batch) else len(d) if isinstance(d, Dataset) else 1
+        if many != 1:
+            raise TypeError(f"graph {start + i} is a {type(d).__name__} of {many} graphs, not one graph: "
+                            "pass the graphs themselves (a Batch's to_data_list(), or the dataset instead "
+                            "of a list of its batches or slices)")
+
+
+def _from_adjacency(maps: List[Any], xs: List[Any], eis: List[Any], start: int, flow: str,
+                    edge_labels: bool, edge_order_attr: Optional[str]) -> List[Any]:
+    """Edges read from :obj:`adj_t` for the graphs that have only that (where the order cannot matter)."""
+    from .inputs import edge_index_from_sparse
+
+    out = list(eis)
+    for i, (a, x, e) in enumerate(zip(maps, xs, eis)):
+        adj = a.get("adj_t")
+        if e is not None or adj is None or not isinstance(x, Tensor):
+            continue
+        try:
+            out[i] = edge_index_from_sparse(adj, x.size(0) if x.dim() else 0, flow,
+                                            a.get("edge_attr") if edge_labels else None,
+                                            a.get(edge_order_attr) if edge_order_attr else None)
+        except ValueError as err:
+            raise ValueError(f"graph {start + i}: {err}") from None
+    return out
+
+
+def concat_graphs(chunk: Sequence[Any], start: int, edge_labels: bool, edge_order_attr: Optional[str],
+                  sparse_flow: Optional[str] = None) -> GraphBatch:
+    """Graphs :obj:`chunk` (graphs :obj:`start`, ... of the input) as one checked disjoint union.
+
+    Edge labels are read where :obj:`edge_labels`, the order key :obj:`edge_order_attr` where
+    given; with :obj:`sparse_flow`, a graph with only a sparse ``adj_t`` gets its edges from it (in
+    that flow: where the order cannot matter).
+    """
+    _not_one_graph(chunk, start)
+    try:  # Data: their own dicts
+        maps = [d._store._mapping for d in chunk]
+        if set(map(type, maps)) != {dict}:
+            raise AttributeError
+    except AttributeError:
+        maps = [attributes(d) for d in chunk]
+    xs = [a.get("x") for a in maps]
+    eis = [a.get("edge_index") for a in maps]
+    # no edges, as KongFeatures and PyG read it (a sparse 'adj_t' instead is refused below); (not
+    # 'None in eis': that compares every tensor with None, one torch call per graph)
+    if any(e is None for e in eis):
+        if sparse_flow is not None:
+            eis = _from_adjacency(maps, xs, eis, start, sparse_flow, edge_labels, edge_order_attr)
+        eis = [_no_edges(x) if e is None and a.get("adj_t") is None else e for a, x, e in zip(maps, xs, eis)]
+    shapes = _plain_graphs(xs, eis)
+    for i, (x, ei) in enumerate([] if shapes is not None else zip(xs, eis)):
+        if x is None:
+            raise no_labels(chunk[i], start + i)
+        if not isinstance(x, Tensor):
+            raise TypeError(f"graph {start + i}: 'x' must be a tensor of node labels (got {_shape_of(x)})")
+        if x.dim() not in (1, 2):
+            raise ValueError(f"graph {start + i}: 'x' must be a tensor of node labels, [num_nodes] "
+                             f"integers or [num_nodes, C] one-hot rows (got {_shape_of(x)})")
+        if ei is None and maps[i].get("adj_t") is not None:
+            raise TypeError(f"graph {start + i} has a sparse adjacency 'adj_t' and no 'edge_index': a sparse "
+                            "adjacency stores neighbors sorted by id and so has no neighbor order; give "
+                            "'edge_index' [2, num_edges] in neighbor order ('adj_t' is accepted with k=1)")
+        if not isinstance(ei, Tensor) or ei.dim() != 2 or ei.size(0) != 2:
+            raise ValueError(f"graph {start + i}: 'edge_index' must be a [2, num_edges] tensor")
+        if bad_edge_dtype(ei.dtype):  # before cat promotes it (or fails to)
+            raise TypeError(f"graph {start + i}: {BAD_EDGE_INDEX} (got {ei.dtype})")
+    if shapes is None:  # (tensors of other types, checked above: PyG's EdgeIndex and Index as plain ones)
+        xs, eis = [plain_tensor(x) for x in xs], [plain_tensor(ei) for ei in eis]
+        shapes = list(map(_SHAPE, xs)), list(map(_SHAPE, eis))
+    x_shapes, e_shapes = shapes
+    x_dtypes = set(map(_DTYPE, xs))
+    if len({d.is_floating_point for d in x_dtypes}) > 1 and len(set(map(len, x_shapes))) == 1:
+        # joined, integer rows would turn float: float rows (which must be one-hot, as alone) become
+        # integers first, with the same labels (where layouts differ, _cat_layout says so)
+        xs = [_integer_rows(x, start + i) if x.is_floating_point() else x for i, x in enumerate(xs)]
+    nodes = list(map(operator.itemgetter(0), x_shapes))
+    if 0 in nodes:
+        raise ValueError(f"graph {start + nodes.index(0)} is empty (no nodes); KONG needs at least one node")
+    # (through NumPy: torch.tensor reads a list of ints about 20x slower)
+    n_sizes = torch.from_numpy(np.array(nodes, dtype=np.int64))
+    e_sizes = torch.from_numpy(np.array(list(map(operator.itemgetter(1), e_shapes)), dtype=np.int64))
+    edge_index = union_edges(_cat(eis, 1, e_shapes), n_sizes, e_sizes, start)
+
+    def _all_or_none(key: Optional[str]) -> Optional[Tensor]:
+        if not key:
+            return None
+        values = [a.get(key) for a in maps]
+        present = [v is not None for v in values]
+        if not any(present):
+            return None
+        if not all(present):
+            # a graph without edges has nothing to label: an empty one like the others' (else an error)
+            first = next((i for i, p in enumerate(present) if not p and e_counts[i]), None)
+            if first is not None:
+                raise ValueError(f"graph {start + first} has no '{key}' but others have one")
+            like = values[present.index(True)]
+            if isinstance(like, Tensor):
+                empty = like.new_zeros((0,) + tuple(like.shape[1:]))
+                values = [empty if v is None else v for v in values]
+        _per_edge(values, key, start, e_counts)
+        if 0 in e_counts and any(e_counts):  # a graph without edges has no labels to hold: its (empty)
+            like = values[next(i for i, m in enumerate(e_counts) if m)]  # tensor takes the others' layout
+            empty = like.new_zeros((0,) + tuple(like.shape[1:]))
+            values = [empty if m == 0 else v for v, m in zip(values, e_counts)]
+        if key == edge_order_attr:  # a sort key: a mix of dtypes would promote (int64 keys to float32)
+            kinds = [v.dtype for v in values]
+            if any(d != kinds[0] for d in kinds):
+                bad = next(i for i, d in enumerate(kinds) if d != kinds[0])
+                raise TypeError(f"graph {start + bad}: '{key}' is {kinds[bad]}, but graph {start} has "
+                                f"{kinds[0]}: give every graph's sort key one dtype")
+        return _cat_layout(values, key, start)
+
+    e_counts = list(map(operator.itemgetter(1), e_shapes))
+    batch = torch.repeat_interleave(n_sizes, output_size=sum(nodes))
+    return GraphBatch(
+        _cat_layout(xs, "x", start, x_shapes), edge_index, _all_or_none("edge_attr" if edge_labels else None),
+        _all_or_none(edge_order_attr), batch, start, len(chunk),
+    )
+
+
+def _integer_rows(x: Tensor, g: int) -> Tensor:
+    """Graph :obj:`g`'s floating-point :obj:`x` as integers, checked as one graph alone would be."""
+    try:
+        labels(x, "x", x.size(0))
+    except (TypeError, ValueError) as err:
+        raise type(err)(f"graph {g}: {err}") from None
+    return x.long()
+
+
+def _no_edges(x: Any) -> Tensor:
+    """An empty ``edge_index`` (on :obj:`x`'s device where it is a tensor)."""
+    return torch.empty(2, 0, dtype=torch.long, device=x.device if isinstance(x, Tensor) else None)
+
+
+def _per_edge(values: List[Any], key: str, start: int, e_counts: List[int]) -> None:
+    """Every graph's :obj:`key` a tensor with one row per edge of that graph (checked in bulk).
+
+    Without it, rows too many in one graph and too few in the next would pass
+    the joined check and shift labels (or sort keys) into the next graph.
+    """
+    if not all(isinstance(v, Tensor) for v in values):
+        i = next(i for i, v in enumerate(values) if not isinstance(v, Tensor))
+        raise TypeError(f"graph {start + i}: '{key}' must be a tensor (got {_shape_of(values[i])})")
+    try:
+        rows = list(map(_FIRST, map(_SHAPE, values)))
+    except IndexError:  # (a scalar)
+        rows = [v.size(0) if v.dim() else -1 for v in values]
+    if rows != e_counts:
+        i = next(i for i, (r, m) in enumerate(zip(rows, e_counts)) if r != m)
+        got = f"has {rows[i]} rows" if rows[i] >= 0 else "is a scalar"
+        raise ValueError(f"graph {start + i}: '{key}' {got}, expected {e_counts[i]} "
+                         "(one per edge of the graph)")
+
+
+def _shape_of(value: Any) -> str:
+    """A value's type and shape, for messages."""
+    return f"a {type(value).__name__} of shape {list(value.shape)}" if isinstance(value, Tensor) else \
+        f"a {type(value).__name__}"
+
+
+def _cat_layout(values: List[Any], key: str, start: int, shapes: Optional[List[Any]] = None) -> Tensor:
+    """The graphs' :obj:`key` tensors stacked; where they do not fit together, an error naming a graph."""
+    try:
+        return _cat(values, 0, shapes)
+    except (RuntimeError, TypeError):
+        _same_layout(values, key, start)
+        raise
+
+
+def _same_layout(values: List[Any], key: str, start: int) -> None:
+    """Every graph's :obj:`key` a tensor with the first one's dimensions beyond the first (one layout)."""
+    first = values[0]
+    for i, v in enumerate(values):
+        if not isinstance(v, Tensor) or v.dim() != first.dim() or v.shape[1:] != first.shape[1:]:
+            raise ValueError(f"graph {start + i}: '{key}' is {_shape_of(v)}, but graph {start} has "
+                             f"{_shape_of(first)}: every graph needs the same layout (integer labels, "
+                             "or one-hot rows of one width)")
+
+
+__all__ = ["GraphBatch", "attributes", "concat_graphs", "no_labels", "union_edges"]
