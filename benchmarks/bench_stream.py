@@ -25,7 +25,6 @@ competing busy processes meanwhile (to see what threads do under load).
 
 Run: python benchmarks/bench_stream.py --edges 10000000 --dims 256 1024 --json out.json --md out.md
 """
-import argparse
 import inspect
 import json
 import os
@@ -40,7 +39,6 @@ import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from bench_cli import folder, int_at_least, items, kong, make_parser, process_count, run  # noqa: E402
 
 
 def make_stream(num_edges, num_graphs, nodes_per_graph, chunk, seed=0, alpha=1.1,
@@ -63,8 +61,9 @@ def make_stream(num_edges, num_graphs, nodes_per_graph, chunk, seed=0, alpha=1.1
         dt = (d * 7 + g) % node_types
         et = rng.integers(0, edge_types, n)
         if wide_ids:  # arbitrary 64-bit ids
-            s = (s * 0x9E3779B97F4A7C15 + g) & 0x7FFFFFFFFFFFFFFF
-            d = (d * 0x9E3779B97F4A7C15 + g) & 0x7FFFFFFFFFFFFFFF
+            mult = np.uint64(0x9E3779B97F4A7C15)  # (wraps mod 2^64, as NumPy's unsigned integers do)
+            s = ((s.astype(np.uint64) * mult + g.astype(np.uint64)) >> np.uint64(1)).astype(np.int64)
+            d = ((d.astype(np.uint64) * mult + g.astype(np.uint64)) >> np.uint64(1)).astype(np.int64)
         gid = g * 1000003 + 17  # graph ids are not 0..G-1
         cols = (s, st, d, dt, et, gid)
         yield tuple(torch.from_numpy(np.ascontiguousarray(x, dtype=np.int64)) for x in cols)
@@ -222,7 +221,21 @@ def busy_loop():  # a competing process
         pass
 
 
+def child(cfg):
+    """A timed process: the kong_pyg of cfg["root"] only (first on PYTHONPATH; nothing else imported it)."""
+    import kong_pyg
+
+    here = os.path.realpath(os.path.dirname(kong_pyg.__file__))
+    if os.path.dirname(here) != os.path.realpath(cfg["root"]):
+        raise SystemExit(f"bench_stream.py: error: the timed process imported {here}, not the kong_pyg "
+                         f"of --roots {cfg['root']}")
+    out = compare(cfg) if cfg["mode"] == "compare" else run_one(cfg)
+    print("RESULT " + json.dumps(out))
+
+
 def main(argv=None):
+    from bench_cli import folder, int_at_least, items, kong, make_parser, process_count
+
     ap = make_parser(__doc__)
     ap.add_argument("--edges", type=int_at_least(1), default=10_000_000, metavar="N",
                     help="edges in the stream")
@@ -256,14 +269,7 @@ def main(argv=None):
     ap.add_argument("--md", default=None, help="write a markdown table here")
     ap.add_argument("--allocator", nargs="+", action=items(choices=["default", "tuned"]), default=["tuned"],
                     help="glibc malloc settings of the timed processes (tuned: kong_pyg.tune_allocator's)")
-    ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
-    if args.child:
-        cfg = json.loads(args.child)
-        sys.path.insert(0, cfg["root"])
-        out = compare(cfg) if cfg["mode"] == "compare" else run_one(cfg)
-        print("RESULT " + json.dumps(out))
-        return
     base = dict(graphs=args.graphs, nodes=args.nodes, chunk=args.chunk, k=args.k, wide_ids=args.wide_ids,
                 extra_load=args.load)
     jobs = []
@@ -295,8 +301,11 @@ def main(argv=None):
     results = []
     try:
         for job in jobs:
+            env = child_env(job.get("allocator", "tuned"))
+            # the root's kong_pyg ahead of any other (an editable install, this script's own imports)
+            env["PYTHONPATH"] = os.pathsep.join([job["root"]] + [p for p in [env.get("PYTHONPATH")] if p])
             proc = subprocess.run([sys.executable, __file__, "--child", json.dumps(job)], capture_output=True,
-                                  text=True, env=child_env(job.get("allocator", "tuned")))
+                                  text=True, env=env)
             line = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
             if proc.returncode or not line:
                 print(proc.stdout, proc.stderr, file=sys.stderr)
@@ -317,4 +326,9 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    run(main)
+    if len(sys.argv) == 3 and sys.argv[1] == "--child":  # (before bench_cli imports any kong_pyg)
+        child(json.loads(sys.argv[2]))
+    else:
+        from bench_cli import run
+
+        run(main)
