@@ -48,6 +48,9 @@ def run(path, workers, hops, dim, out):
         raise SystemExit(f"{os.path.basename(__file__)}: error: {' '.join(cmd[1:4])} --workers {workers} "
                          f"failed (exit {done.returncode}): {last}")
     seconds = float(re.search(r"in ([0-9.]+) s \(", done.stderr).group(1))
+    if seconds < 0.05:  # (printed to 0.01 s: no rate to speak of)
+        raise SystemExit(f"{os.path.basename(__file__)}: error: --workers {workers} read the stream in "
+                         f"{seconds:.2f} s, too short to time: give more --edges")
     sent = re.search(r"([0-9.]+) MiB sent", done.stderr)
     cpu = re.search(r"reading ([0-9.]+) .*merging ([0-9.]+)", done.stderr)
     return dict(workers=workers, hops=hops, dim=dim, seconds=seconds, wall_with_import=wall,

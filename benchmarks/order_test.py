@@ -23,7 +23,7 @@ import warnings
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-from bench_cli import folder, int_at_least, make_parser, names, produced_by, run  # noqa: E402
+from bench_cli import DataError, folder, int_at_least, make_parser, names, produced_by, run  # noqa: E402
 from bench_paths import default_ml_dir  # noqa: E402
 
 #: case -> (title, data, order_test options)
@@ -98,6 +98,7 @@ def run_case(name, args, tmp):
     res.info["data"] = about
     res.info["total_cpu_s"] = time.process_time() - t
     res.info["title"] = title
+    res.info["command"] = produced_by()  # (the report names the commands of the runs it shows)
     out = Path(args.out) / "order_test"
     out.mkdir(parents=True, exist_ok=True)
     (out / f"{name}.json").write_text(json.dumps(res.to_dict(), indent=1))
@@ -111,12 +112,15 @@ def write_report(args):
     out = Path(args.out)
     results = {name: OrderTestResult.from_dict(json.loads(path.read_text())) for name in CASES
                for path in [out / "order_test" / f"{name}.json"] if path.is_file()}
+    if not results:
+        raise DataError(f"--out {out} holds no stored run (order_test/CASE.json): run the cases first")
 
     def used(key):  # (what the stored runs used: --report-only rebuilds them under other options)
         values = sorted({r.info[key] for r in results.values()})
         return "/".join(map(str, values)) or str(getattr(args, key))
 
-    parts = [HEADER.format(command=produced_by(), splits=used("splits"), shuffles=used("shuffles"))]
+    commands = "`, `".join(dict.fromkeys(r.info.get("command", produced_by()) for r in results.values()))
+    parts = [HEADER.format(command=commands, splits=used("splits"), shuffles=used("shuffles"))]
     summary = out / "order_test_summary.md"
     if summary.is_file():
         parts.append(summary.read_text())

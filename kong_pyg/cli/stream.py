@@ -380,7 +380,7 @@ def write_output(args: argparse.Namespace, ks: Any, reader: Any, seconds: float,
     n_blank = getattr(reader, "num_blank", 0)
     print(
         f"{PROG}: {counts}; "
-        f"{passes} pass{'es' if passes > 1 else ''} in {seconds:.1f} s ({rate:,.0f} edges/s); "
+        f"{passes} pass{'es' if passes > 1 else ''} in {seconds:.2f} s ({rate:,.0f} edges/s); "
         f"{n_bad:,} malformed line{'s' if n_bad != 1 else ''}, {n_blank:,} blank; wrote {matrix_path} "
         f"{tuple(x.shape)} and {ids_path}",
         file=sys.stderr,
