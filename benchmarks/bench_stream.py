@@ -188,14 +188,15 @@ def describe(r):
 
 def markdown(results):
     """The stream runs as a markdown table."""
-    lines = ["| kong_pyg | malloc | b | h | threads | extra load | wall edges/s | edges per CPU-s "
-             "| per pass (CPU) | nodes | peak RSS | load |", "|---" * 12 + "|"]
+    lines = ["| kong_pyg | malloc | edges | b | h | threads | extra load | wall edges/s | edges per CPU-s "
+             "| per pass (CPU) | nodes | peak RSS | load |", "|---" * 13 + "|"]
     for r in results:
         if r["mode"] != "stream":
             continue
         per_pass = ", ".join(f"{v / 1e6:.2f} M" for v in r["pass_edges_per_cpu_s"])
-        lines.append(f"| {r['kong_pyg']} | {r.get('allocator', 'default')} | {r['dim']} | {r['hops']} "
-                     f"| {r['threads']} | {r['extra_load']} "
+        lines.append(f"| {r['kong_pyg']} | {r.get('allocator', 'default')} | {r['edges']:,} | {r['dim']} "
+                     f"| {r['hops']} | {r['threads']}{' +pipeline' if r.get('pipeline') else ''} "
+                     f"| {r['extra_load']} "
                      f"| {r['edges_per_s'] / 1e6:.2f} M | {r['edges_per_cpu_s'] / 1e6:.2f} M | {per_pass} "
                      f"| {r['nodes_seen']:,} | {r['peak_rss_mb']:.0f} MB | {r['load']:.1f} |")
     return "\n".join(lines) + "\n"
@@ -262,7 +263,8 @@ def main(argv=None):
     ap.add_argument("--pipeline", action="store_true",
                     help="also run with the id lookups of the next sub-chunk in a second thread")
     ap.add_argument("--memory-sweep", action="store_true",
-                    help="also run 1/4 and 1/2 of the edges (first b): memory follows nodes, not edges")
+                    help="also run 1/4 and 1/2 of the edges (the last b of --dims): memory follows nodes, "
+                         "not edges")
     ap.add_argument("--compare-edges", type=int_at_least(0), default=0, metavar="N",
                     help="also time stream_to_graphs + KongSketch.readout on this many edges")
     ap.add_argument("--json", default=None, help="write the results here")
@@ -286,11 +288,11 @@ def main(argv=None):
     if args.pipeline:
         for dim in args.dims:
             jobs.append(dict(base, mode="stream", edges=args.edges, dim=dim, repeats=args.repeats,
-                             threads=1, pipeline=True, hops=1, root=root))
+                             threads=1, pipeline=True, hops=1, root=root, allocator=args.allocator[0]))
     if args.memory_sweep:
         for frac in (4, 2):
             jobs.append(dict(base, mode="stream", edges=args.edges // frac, dim=args.dims[-1], repeats=1,
-                             threads=args.threads[0], hops=1, root=root))
+                             threads=args.threads[0], hops=1, root=root, allocator=args.allocator[0]))
     if args.compare_edges:
         for dim in args.dims:
             jobs.append(dict(base, mode="compare", edges=args.compare_edges, dim=dim,
