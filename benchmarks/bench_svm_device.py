@@ -98,8 +98,9 @@ def main(argv=None):
     torch.set_num_threads(1)
     devices = [d for d in args.devices.split(",") if d]
     if any(d.startswith("cuda") for d in devices) and not torch.cuda.is_available():
-        print("CUDA is not available here: CPU only", flush=True)
         devices = [d for d in devices if not d.startswith("cuda")]
+        if devices:  # (else the error below, alone)
+            print("CUDA is not available here: CPU only", flush=True)
     if not devices:
         ap.error(f"--devices: none of {args.devices!r} is available here")
     head = [

@@ -17,6 +17,10 @@ mkdir -p "$out" && out=$(cd "$out" && pwd) || exit 1
 if [ -n "$data" ]; then data=$(cd "$data" && pwd) || exit 1; fi
 cd "$(dirname "$0")/.."
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
+if ! "$py" -c "import sys, torch; sys.exit(0 if torch.cuda.is_available() else 1)"; then
+    echo "gpu_check.sh: error: no CUDA device here (torch.cuda.is_available() is False): nothing to check" >&2
+    exit 2
+fi
 status=0
 step() {
     local name=$1
