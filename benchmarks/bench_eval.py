@@ -39,7 +39,7 @@ from typing import Any, Dict, List
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from bench_cli import folder, int_at_least, items, make_parser, run  # noqa: E402
+from bench_cli import DataError, folder, int_at_least, items, make_parser, run  # noqa: E402
 from bench_paths import TU_ROOT as DEFAULT_ROOT  # noqa: E402
 
 DATASETS = ["MUTAG", "PTC_MR", "ENZYMES", "PROTEINS", "NCI1"]
@@ -271,6 +271,12 @@ def main(argv: List[str] = None) -> int:
     ap.add_argument("--out", type=Path, default=None, help="write the Markdown report here")
     ap.add_argument("--json", type=Path, default=None, help="write the results as JSON here")
     args = ap.parse_args(argv)
+    for flag, part, names in (("--datasets", "grid", args.datasets), ("--route-datasets", "routes",
+                                                                     args.route_datasets)):
+        if part in args.parts and not any(n == "MUTAG" or (Path(args.data_root) / n / "raw").is_dir()
+                                          for n in names):  # (some missing: skipped and listed)
+            raise DataError(f"--data-root '{args.data_root}' holds none of {flag} {','.join(names)} (looked "
+                            f"for {Path(args.data_root) / 'NAME' / 'raw'}; MUTAG is bundled)")
     result: Dict[str, Any] = {"machine": f"{platform.machine()}, {os.cpu_count()} CPUs", "note": args.note,
                               "repeats": args.repeats, "jobs": args.jobs}
     if "main" in args.parts:

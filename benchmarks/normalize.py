@@ -57,6 +57,9 @@ def load_all(args):
     """The data sets of ``--datasets``, checked before any work: each loads, ``--folds`` fits its classes."""
     out = {}
     for name in args.datasets:
+        if not args.data_root and name != "MUTAG":  # (the library's message names download=True too)
+            raise DataError(f"--datasets {name}: only MUTAG is bundled; give --data-root DIR holding "
+                            f"DIR/{name}/raw")
         try:
             graphs = load_tu(name, args.data_root) if args.data_root else load_tu(name)
         except (OSError, ValueError) as err:
