@@ -182,8 +182,8 @@ def render(out_dir, md_path, datasets):
     lines = [
         "# Table 1: graph classification accuracy (%), KONG and baselines",
         "",
-        "Written by `benchmarks/table1.py` from the JSON runs in `docs/results/table1/`: every number below "
-        "comes from those runs (commands, times and caveats at the end).",
+        "Written by `benchmarks/table1.py` from the JSON runs in the `table1/` folder beside this file: "
+        "every number below comes from those runs (commands, times and caveats at the end).",
         "",
         "Set-up: scikit-learn's LinearSVC problem (squared hinge, L2, the intercept regularized as "
         "LIBLINEAR does), solved to its exact optimum for all folds and C at once "
@@ -195,8 +195,8 @@ def render(out_dir, md_path, datasets):
         "over the R repeat means. **Paper protocol**: the "
         "(setting, C) with the best mean CV accuracy is reported with that accuracy, as the paper did "
         "(the test folds take part in the choice: optimistic). **Nested protocol**: in every outer fold "
-        "the (setting, C) is chosen by a 5-fold CV (3-fold where marked below) on the outer training part "
-        "only: the honest number. Both protocols read the same outer fits.",
+        "the (setting, C) is chosen by an inner CV (its folds: the times table below) on the outer "
+        "training part only: the honest number. Both protocols read the same outer fits.",
         "",
         "## Paper protocol, next to the paper's numbers",
         "",
