@@ -247,6 +247,11 @@ def test_evaluation_arguments_that_were_misread():
     holed = Splits(sp_.outer, [[sp_.inner[0][0], [], sp_.inner[0][2]]])
     with pytest.raises(ValueError, match="outer fold 1 of repeat 0 has no inner splits"):
         kong_pyg.cross_validate([X], y, splits=holed, C=[0.1, 1, 10])
+    with pytest.raises(ValueError, match="inner splits for 1 repeats but 0 outer ones"):  # (IndexError)
+        kong_pyg.cross_validate([X], y, splits=Splits([], sp_.inner), C=[1])
+    extra = Splits(sp_.outer, [r + r[:1] for r in sp_.inner])
+    with pytest.raises(ValueError, match="repeat 0 has 4 lists of inner splits for 3 outer folds"):
+        kong_pyg.cross_validate([X], y, splits=extra, C=[1])
     with pytest.raises(TypeError, match="'splits' must be a Splits"):  # (AttributeError)
         kong_pyg.cross_validate([X], y, nested=False, splits=(sp_.outer, None))
     ragged = Splits([make_splits(y, 1, 2, None, 0).outer[0], make_splits(y, 1, 3, None, 1).outer[0]], None)

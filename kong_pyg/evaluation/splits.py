@@ -38,11 +38,18 @@ def check_given_splits(splits: Any, nested: bool) -> None:
         raise ValueError(f"'splits' must have as many outer folds in every repeat (got {sizes})")
     if nested and splits.inner is None:
         raise ValueError("nested=True needs 'splits' with inner splits")
-    for r, rep in enumerate(splits.inner if nested and splits.inner is not None else []):
-        empty = next((f for f, inner in enumerate(rep) if not len(inner)), None)
-        if empty is not None or len(rep) != len(splits.outer[r]):
-            raise ValueError(f"'splits': outer fold {len(rep) if empty is None else empty} of repeat {r} has "
-                             "no inner splits, which the nested protocol needs to choose")
+    inner = splits.inner if nested and splits.inner is not None else []
+    if len(inner) > len(splits.outer):
+        raise ValueError(f"'splits' has inner splits for {len(inner)} repeats but {len(splits.outer)} "
+                         "outer ones")
+    for r, rep in enumerate(inner):
+        if len(rep) != len(splits.outer[r]):
+            raise ValueError(f"'splits': repeat {r} has {len(rep)} lists of inner splits for "
+                             f"{len(splits.outer[r])} outer folds (one per outer fold)")
+        empty = next((f for f, folds in enumerate(rep) if not len(folds)), None)
+        if empty is not None:
+            raise ValueError(f"'splits': outer fold {empty} of repeat {r} has no inner splits, which the "
+                             "nested protocol needs to choose")
 
 
 def class_labels(y: Any) -> np.ndarray:

@@ -67,7 +67,7 @@ MARGIN_TOL = 1e-9
 #: (features so badly scaled that rounding hides the remaining margin errors).
 STALL_RTOL = 1e-13
 #: The kernel-form Newton systems hold the intercept as the 1 in every entry of :math:`Z Z^\top`;
-#: entries beyond this leave that 1 to rounding (features of norm :math:`10^{4.5}` and more). Where
+#: entries beyond this keep fewer than 7 of its digits (none from about :math:`10^{16}`). Where
 #: the features' span does not hold the intercept's direction either (:attr:`Design.apart`: large
 #: features centred or of mixed signs, unlike counts), the intercept would be lost: designs of at
 #: most :data:`PRIMAL_MAX` columns are then solved in the primal form only, and wider ones warn.

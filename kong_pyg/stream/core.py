@@ -472,8 +472,8 @@ class KongStream:
         made with (:attr:`SketchHashes.version <kong_pyg.sketch.SketchHashes>`;
         :meth:`reset` keeps it). Every entry
         is checked first (:mod:`~kong_pyg.stream.checkpoint`): a damaged or
-        foreign state is a :class:`ValueError`, and this stream is left as
-        it was.
+        foreign state is a :class:`ValueError` (not a dict: :class:`TypeError`),
+        and this stream is left as it was.
         """
         check_bool("assign", assign)
         pass_rows = ckpt.check_state(self, state, _READS)

@@ -122,7 +122,7 @@ def _pack(obj: Any, parts: List[torch.Tensor]) -> Any:
         return obj
     if isinstance(obj, dict):
         return {k: _pack(v, parts) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
+    if type(obj) in (list, tuple):  # (other sequences, named tuples say, travel as they are)
         return type(obj)(_pack(v, parts) for v in obj)
     return obj
 
@@ -132,7 +132,7 @@ def _unpack(obj: Any, parts: List[torch.Tensor]) -> Any:
         if set(obj) == {_MARK}:
             return parts[obj[_MARK]]
         return {k: _unpack(v, parts) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
+    if type(obj) in (list, tuple):
         return type(obj)(_unpack(v, parts) for v in obj)
     return obj
 
@@ -299,8 +299,8 @@ def read_shards(ks: KongStream, path: str, chunk_size: int = 1 << 20, strict: bo
     from ..datasets.streamspot.reader import header_note
 
     if ks.num_edges or ks.pass_index != 1 or ks.num_graphs:  # (each process would count them once)
-        raise ValueError(f"'ks' must be a fresh stream (it has read {ks.num_edges:,} edges): read_shards "
-                         "reads the whole file, every pass")
+        raise ValueError(f"'ks' must be a fresh stream (it is in pass {ks.pass_index} with {ks.num_edges:,} "
+                         f"edges of {ks.num_graphs:,} graphs): read_shards reads the whole file, every pass")
     rank, world = dist.get_rank(), dist.get_world_size()
     size = os.path.getsize(path)
     byte_range = (size * rank // world, size * (rank + 1) // world)
@@ -315,8 +315,9 @@ def read_shards(ks: KongStream, path: str, chunk_size: int = 1 << 20, strict: bo
         clock = time.process_time()
         try:
             # (pass 1 on a copy of the fresh stream, which this process then drops; later passes on the
-            # base's arrays themselves: the passes only read the base's own arrays (_BASE_ONLY), merges
-            # too, and the new node sketches 'Y' start as this process's zeros)
+            # base's arrays themselves: the passes and merges only read the base's own arrays (_BASE_ONLY),
+            # the new node sketches 'Y' start as this process's zeros; process 0's end_pass adds into
+            # 'acc' in place, after the last read of this base, which the next broadcast replaces)
             local = ks.copy() if base is None else KongStream.from_state_dict(base, assign=True)
             reader = StreamSpotReader(path, chunk_size, strict=strict, keep=keep, byte_range=byte_range)
             keys = _TokenKeys(reader)
