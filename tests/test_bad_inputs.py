@@ -607,7 +607,7 @@ for id, kw, error, match in [  # (empty ranges once left some labels uninitialis
          lambda tmp, kw=kw: synthetic_event_stream(**kw),
          error, match)
 for id, lab, error, match in [  # (KeyError, IndexError, AttributeError or silent truncation before)
-    ("dict-missing", lambda es: {es.graph_ids[0]: 1}, ValueError, "'labels' has no label for graph\\(s\\)"),
+    ("dict-missing", lambda es: {es.graph_ids[0]: 1}, ValueError, r"'labels' has no label for graph id\(s\)"),
     ("short", lambda es: torch.tensor([0, 1]), ValueError, "'labels' must hold one label per graph: 4"),
     ("long", lambda es: [0, 1, 0, 1, 1], ValueError, "'labels' must hold one label per graph: 4"),
     ("string", lambda es: "x", TypeError, "'labels' must be a tensor, an array, a sequence or a dict"),
@@ -787,7 +787,7 @@ for id, source, kwargs, error, match, xfail in [
     ("labels-missing", lambda tmp: str(tmp / "s.tsv"), dict(labels={"0": 1}), ValueError,
      "'labels' has no label for graph id\\(s\\)", None),
     ("labels-length", lambda tmp: str(tmp / "s.tsv"), dict(labels=torch.tensor([0, 1])), ValueError,
-     "'labels' has 2 entries for 4 graphs", None),
+     "'labels' must hold one label per graph: 4 \\(got 2\\)", None),
     ("missing-file", lambda tmp: str(tmp / "missing.tsv"), {}, FileNotFoundError, "missing.tsv", None),
     ("folder", lambda tmp: str(tmp / "adir"), {}, IsADirectoryError, "adir", None),
     ("labels-file-malformed", lambda tmp: str(tmp / "s.tsv"), dict(labels=lambda tmp: str(tmp / "a.txt")),

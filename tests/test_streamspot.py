@@ -290,3 +290,33 @@ def test_labels_of_graphs_not_in_the_stream_are_warned_about():
                                          r"\['not-there'\]"):
         graphs = stream_to_graphs(stream, labels)
     assert [int(d.y) for d in graphs] == [int(v) for v in y]
+
+
+def test_write_streamspot_writes_back_what_was_read_and_never_half(tmp_path):
+    """Ids read from bytes that are not UTF-8 (surrogate escapes) were an error, after the target was
+    emptied; an id with a tab or a line end would read back as other fields or lines."""
+    import io
+
+    import torch
+
+    from kong_pyg.datasets import EdgeStream, read_streamspot, write_streamspot
+
+    src = tmp_path / "latin.tsv"
+    src.write_bytes(b"a\tp\tb\tf\te\tg\xff1\nb\tf\tc\tp\te\t7\n")
+    stream = read_streamspot(str(src))[0]
+    keep = tmp_path / "keep.tsv"
+    keep.write_text("old content\n")
+    write_streamspot(stream, str(keep))
+    assert keep.read_bytes().split(b"\n")[0].endswith(b"\tg\xff1")
+    again = read_streamspot(str(keep))[0]
+    assert again.graph_ids == stream.graph_ids and torch.equal(again.edge_type, stream.edge_type)
+    T = torch.tensor
+    bad = EdgeStream(T([0]), T([0]), T([1]), T([0]), T([0]), T([0]), ["a\tb"])
+    keep.write_text("old content\n")
+    with pytest.raises(ValueError, match="graph id 'a\\\\tb' cannot be written"):
+        write_streamspot(bad, str(keep))
+    assert keep.read_text() == "old content\n"
+    with pytest.raises(TypeError, match="'target' must be a path or a text file \\(got BytesIO\\)"):
+        write_streamspot(stream, io.BytesIO())
+    with pytest.raises(TypeError, match="'stream' must be an EdgeStream"):
+        write_streamspot((1, 2), str(keep))

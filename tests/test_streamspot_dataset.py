@@ -1,6 +1,7 @@
 import io
 import re
 
+import numpy as np
 import pytest
 import torch
 
@@ -8,6 +9,7 @@ from kong_pyg import KongVectorizer
 from kong_pyg.datasets import (
     StreamSpotGraphs,
     read_graph_labels,
+    read_streamspot,
     stream_to_graphs,
     synthetic_event_stream,
     write_streamspot,
@@ -41,7 +43,7 @@ def test_malformed_lines_and_label_errors():
         StreamSpotGraphs(io.StringIO(text), strict=True)
     with pytest.raises(ValueError, match=r"no label for graph id\(s\) \['B'\]"):
         StreamSpotGraphs(io.StringIO(text), labels={"A": 1})
-    with pytest.raises(ValueError, match="'labels' has 3 entries"):
+    with pytest.raises(ValueError, match=r"'labels' must hold one label per graph: 2 \(got 3\)"):
         StreamSpotGraphs(io.StringIO(text), labels=[0, 1, 0])
     with pytest.raises(ValueError, match="labels line 1"):
         read_graph_labels(io.StringIO("A one\n"))
@@ -121,5 +123,15 @@ def test_labels_beyond_64_bits_or_booleans_are_refused():
         StreamSpotGraphs(io.StringIO(text), labels=[True, False, True])  # (a list: became 1, 0, 1)
     with pytest.raises(ValueError, match="'labels' must hold 64-bit integers"):
         StreamSpotGraphs(io.StringIO(text), labels=[2**63, 1, 0])
+    with pytest.raises(ValueError, match="'labels' must hold 64-bit integers"):  # (wrapped to -2^63)
+        StreamSpotGraphs(io.StringIO(text), labels=np.array([2**63, 1, 0], dtype=np.uint64))
+    # stream_to_graphs reads labels as StreamSpotGraphs does (it took 0.5, True, and no string keys)
+    stream = read_streamspot(io.StringIO(text))[0]
+    with pytest.raises(ValueError, match="non-integer values"):
+        stream_to_graphs(stream, [0.5, 1.5, 1])
+    with pytest.raises(TypeError, match="must hold integers"):
+        stream_to_graphs(stream, [True, False, True])
+    by_str = stream_to_graphs(stream, {"g1": 1, "g2": 0, "g3": 1})
+    assert [int(d.y) for d in by_str] == [1, 0, 1]
     y = StreamSpotGraphs(io.StringIO(text), labels={"g1": 2**63 - 1, "g2": -(2**63), "g3": 0})._data.y
     assert y.dtype == torch.long and y.tolist() == [2**63 - 1, -(2**63), 0]

@@ -74,6 +74,8 @@ def _label_tensor(labels: Any) -> Tensor:
         raise ValueError(f"'labels' must hold 64-bit integers ({err})") from None
     if t.is_complex() or t.dtype == torch.bool:
         raise TypeError(f"'labels' must hold integers (got {t.dtype})")
+    if str(t.dtype) == "torch.uint64" and t.numel() and int(t.numpy().max()) >= 2**63:
+        raise ValueError("'labels' must hold 64-bit integers (got a label >= 2^63)")
     if t.is_floating_point():
         bad = ~(torch.isfinite(t) & (t == t.round()) & (t.abs() < 2**63))
         if bool(bad.any()):
@@ -130,7 +132,8 @@ def stream_to_graphs(
         stream (EdgeStream): The edges.
         labels (torch.Tensor or dict, optional): Graph labels, stored as
             :obj:`y`: a tensor indexed like :obj:`stream.graph_ids`, or a dict
-            from graph id to label.
+            from graph id to label (keys compared as strings); integers
+            (integral floats are taken, others are a :class:`ValueError`).
         undirected (bool, optional): Add both directions. Otherwise only
             :math:`d \to s`, so that (default flow) a source sees its
             destinations in order. (default: :obj:`True`)
@@ -165,32 +168,36 @@ def stream_to_graphs(
 
 
 def _graph_labels(labels: Any, graph_ids: List[Any]) -> Optional[Tensor]:
-    """The labels as a tensor indexed like :obj:`graph_ids` (from a tensor, a sequence or a dict), checked."""
+    """The labels as an ``int64`` tensor indexed like :obj:`graph_ids`, checked.
+
+    From a dict (graph id to label, keys compared as strings), or a tensor, array or sequence
+    indexed like :obj:`graph_ids`; every label an integer (integral floats taken, others refused).
+    """
     if labels is None:
         return None
     if isinstance(labels, dict):
-        missing = [g for g in graph_ids if g not in labels]
+        by_str: Dict[str, int] = {}
+        for k, v in labels.items():
+            label = _integer_label(k, v)
+            if by_str.setdefault(str(k), label) != label:
+                raise ValueError(f"'labels' gives graph id {str(k)!r} two labels ({by_str[str(k)]} and "
+                                 f"{label}; keys are compared as strings)")
+        missing = [g for g in graph_ids if str(g) not in by_str]
         if missing:
-            raise ValueError(f"'labels' has no label for graph(s) {missing[:5]} ({len(missing)} of "
+            raise ValueError(f"'labels' has no label for graph id(s) {missing[:5]} ({len(missing)} of "
                              f"{len(graph_ids)})")
-        if len(labels) > len(graph_ids):  # (a shard of the stream may hold fewer graphs: not an error)
-            present = set(graph_ids)
-            extra = [g for g in labels if g not in present]
+        if len(by_str) > len(graph_ids):  # (a shard of the stream may hold fewer graphs: not an error)
+            present = {str(g) for g in graph_ids}
+            extra = [g for g in by_str if g not in present]
             warnings.warn(f"'labels' names {len(extra)} graph(s) that are not in the stream, e.g. "
                           f"{extra[:3]} (their labels are not used)", stacklevel=3)
-        labels = torch.tensor([_integer_label(g, labels[g]) for g in graph_ids], dtype=torch.long)
+        return torch.tensor([by_str[str(g)] for g in graph_ids], dtype=torch.long)
     if isinstance(labels, (str, bytes)) or not isinstance(labels, (Tensor, list, tuple, np.ndarray)):
         raise TypeError(f"'labels' must be a tensor, an array, a sequence or a dict of graph labels "
                         f"(got {type(labels).__name__})")
-    try:
-        out = labels if isinstance(labels, Tensor) else torch.as_tensor(np.asarray(labels))
-    except (TypeError, ValueError, RuntimeError) as err:
-        raise TypeError(f"'labels' must hold numbers ({err})") from None
-    if out.dim() == 2 and out.size(1) == 1:  # ([G, 1]: one label per row)
-        out = out.view(-1)
-    if out.dim() != 1 or out.numel() != len(graph_ids):
-        raise ValueError(f"'labels' must hold one label per graph: {len(graph_ids)} (got shape "
-                         f"{list(out.shape)})")
+    out = _label_tensor(labels)
+    if out.numel() != len(graph_ids):
+        raise ValueError(f"'labels' must hold one label per graph: {len(graph_ids)} (got {out.numel()})")
     return out
 
 
@@ -243,7 +250,8 @@ class StreamSpotGraphs(InMemoryDataset):
         labels (dict, str or torch.Tensor, optional): Graph labels stored as
             :obj:`y`: a dict from graph id to integer label (keys compared as
             strings), a path to a labels file (see :func:`read_graph_labels`),
-            or a tensor indexed like the graphs. Every graph needs a label;
+            or a tensor indexed like :obj:`stream.graph_ids` (the stream's
+            graph numbers, not this data set's order). Every graph needs a label;
             labels must be integers (integral floats such as :obj:`1.0` are
             taken, others are a :class:`ValueError`, never truncated).
             (default: :obj:`None`)
@@ -268,22 +276,6 @@ class StreamSpotGraphs(InMemoryDataset):
             raise ValueError("the stream has no edges")
         if isinstance(labels, (str, os.PathLike)):
             labels = read_graph_labels(labels)
-        if isinstance(labels, dict):
-            by_str: Dict[str, int] = {}
-            for k, v in labels.items():
-                label = _integer_label(k, v)
-                if by_str.setdefault(str(k), label) != label:
-                    raise ValueError(f"'labels' gives graph id {str(k)!r} two labels ({by_str[str(k)]} and "
-                                     f"{label}; keys are compared as strings)")
-            labels = by_str
-            missing = [g for g in stream.graph_ids if str(g) not in labels]
-            if missing:
-                raise ValueError(f"'labels' has no label for graph id(s) {missing[:10]}")
-            labels = {g: labels[str(g)] for g in stream.graph_ids}
-        elif labels is not None:
-            labels = _label_tensor(labels)
-            if labels.numel() != len(stream.graph_ids):
-                raise ValueError(f"'labels' has {labels.numel()} entries for {len(stream.graph_ids)} graphs")
         graphs = stream_to_graphs(stream, labels, undirected)
         #: The graph ids, in the order of the graphs (that of their first edge).
         self.graph_ids = [d.graph_id for d in graphs]
