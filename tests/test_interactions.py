@@ -234,3 +234,16 @@ def test_string_classes_and_numpy_counts():
         build_ego_graphs(**log, y=["a", "b"])
     data, _ = build_ego_graphs(**log, y=[0, 1], min_interactions=np.int64(1))
     assert data.y.tolist() == [0, 1]
+
+
+def test_class_and_cap_arguments_are_named():
+    """Non-integral classes were taken as classes; a cap below the number of classes with balance=True
+    said that no user qualifies."""
+    from kong_pyg.datasets import InteractionGraphs
+
+    log = ([0, 1, 2], [1, 1, 0], [0, 1, 2], [0, 1, 0], [0, 1])
+    with pytest.raises(ValueError, match=r"'y' must hold classes, integers .*got \[0.5, 1.5\]"):
+        InteractionGraphs(*log, y=[0.5, 1.5, 1.0])
+    assert float(InteractionGraphs(*log, y=[0.0, 1.0, 1.0])[0].y) == 0.0
+    with pytest.raises(ValueError, match=r"'max_graphs' \(1\) is below the number of classes"):
+        InteractionGraphs(*log, y=[0, 0, 1], balance=True, max_graphs=1)

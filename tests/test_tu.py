@@ -367,3 +367,14 @@ def test_one_hot_labels_are_built_in_place():
 def test_a_name_with_a_trailing_newline_is_refused(tmp_path):
     with pytest.raises(ValueError, match="'dataset' must be a TU data set name .* got 'MUTAG\\\\n'"):
         load_tu("MUTAG\n", tmp_path, cache=tmp_path / "c")
+
+
+def test_root_arguments_that_were_misread(tmp_path):
+    """A bytes data_root was pathlib's TypeError; MUTAG under a root without it advised a download that
+    returns the bundled copy."""
+    from kong_pyg.datasets import load_tu
+
+    with pytest.raises(TypeError, match="'data_root' must be a folder path"):
+        load_tu("PTC_MR", bytes(tmp_path))
+    with pytest.raises(ValueError, match="MUTAG is bundled: load it without data_root"):
+        load_tu("MUTAG", tmp_path)

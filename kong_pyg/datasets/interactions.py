@@ -185,6 +185,9 @@ def select_users(
         classes = torch.unique(cls)
         size = min(int((cls == c).sum()) for c in classes) if classes.numel() else 0
         if max_graphs is not None and classes.numel():
+            if max_graphs < classes.numel():
+                raise ValueError(f"'max_graphs' ({max_graphs}) is below the number of classes among the "
+                                 f"users ({classes.numel()}): balance=True takes as many users of each")
             size = min(size, max_graphs // classes.numel())
         parts = []
         for c in classes.tolist():  # a loop over classes, not over users
@@ -525,6 +528,9 @@ def build_ego_graphs(
         if y.dim() != 1 or y.numel() != user_label.numel():
             raise ValueError(f"'y' must have shape [{user_label.numel()}] (one class per user), "
                              f"got {list(y.shape)}")
+        if y.is_floating_point() and not bool((y == y.round()).all()):  # (NaN too)
+            raise ValueError("'y' must hold classes, integers (integral floats such as 1.0 are taken; got "
+                             f"{y[y != y.round()][:3].tolist()})")
     if not isinstance(min_interactions, numbers.Integral) or isinstance(min_interactions, (bool, np.bool_)) \
             or min_interactions < 0:
         raise ValueError(f"'min_interactions' must be a non-negative integer (got {min_interactions!r})")

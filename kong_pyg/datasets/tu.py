@@ -186,6 +186,9 @@ def _download(name: str, folder: Path) -> Path:
 def _locate(name: str, data_root, folder: Path, download: bool) -> Tuple[Dict[str, Tuple[str, bytes]], str]:
     """The raw files of :obj:`name` and where they come from."""
     if data_root is not None:
+        if not isinstance(data_root, (str, os.PathLike)) or isinstance(os.fspath(data_root), bytes):
+            raise TypeError(f"'data_root' must be a folder path, str or os.PathLike of str (got "
+                            f"{type(data_root).__name__})")
         base = Path(data_root).expanduser()
         if not base.is_dir():
             raise FileNotFoundError(f"'data_root' {str(base)!r} is not a folder")
@@ -198,10 +201,11 @@ def _locate(name: str, data_root, folder: Path, download: bool) -> Tuple[Dict[st
         if not download:
             found = _available(base)
             listing = f"it holds {', '.join(found)}" if found else "it holds no NAME/raw folders"
+            fetch = (f"{name} is bundled: load it without data_root (--data-root)" if name in BUNDLED
+                     else "Pass download=True (--download) to fetch it from the TU collection")
             raise ValueError(
                 f"unknown data set {name!r} in {str(base)!r}: there is no "
-                f"{src_raw}{_suggest(name, found)}; {listing}. Pass download=True "
-                "(--download) to fetch it from the TU collection."
+                f"{src_raw}{_suggest(name, found)}; {listing}. {fetch}."
             )
     if name in BUNDLED:
         from importlib import resources
