@@ -201,6 +201,21 @@ def objective(D: Design, y: Any, train: Any, C: float, w: Any) -> float:
     return float(0.5 * wt @ wt + C * (slack * slack).sum())
 
 
+#: The kernel-form Newton systems hold the intercept as the 1 in every entry of :math:`Z Z^\top`;
+#: entries beyond this keep fewer than 7 of its digits (none from about :math:`10^{16}`).
+KERNEL_MAX_ENTRY = 1e9
+
+
+def intercept_below_rounding(D: Design) -> bool:
+    """Whether kernel-form systems on :obj:`D` would lose the intercept to rounding.
+
+    Where the features' span does not hold the intercept's direction either (:attr:`Design.apart`:
+    large features centred or of mixed signs, unlike counts) and an entry passes
+    :data:`KERNEL_MAX_ENTRY`.
+    """
+    return D.apart and bool(D.gram.numel()) and float(D.gram.diagonal().max()) > KERNEL_MAX_ENTRY
+
+
 def to_device(D: Design, device: torch.device, problems: int, chunk_bytes: int) -> Design:
     """A copy of :obj:`D` on :obj:`device`, refused (:class:`ValueError`) where it cannot fit.
 
@@ -217,4 +232,5 @@ def to_device(D: Design, device: torch.device, problems: int, chunk_bytes: int) 
     return Design(D.Z.to(device), D.gram.to(device), D.top, D.apart)
 
 
-__all__ = ["Design", "design", "objective", "to_device", "RANK_RTOL", "INTERCEPT_RTOL"]
+__all__ = ["Design", "design", "objective", "to_device", "intercept_below_rounding", "RANK_RTOL",
+           "INTERCEPT_RTOL", "KERNEL_MAX_ENTRY"]

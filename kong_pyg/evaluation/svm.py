@@ -56,7 +56,7 @@ import torch
 from torch import Tensor
 
 from ..config import check_c_grid, check_float, check_int, check_usable_device
-from .basis import RANK_RTOL, Design, design, objective, to_device
+from .basis import RANK_RTOL, Design, design, intercept_below_rounding, objective, to_device
 from .linesearch import line_search
 from .splits import class_labels
 
@@ -66,12 +66,8 @@ MARGIN_TOL = 1e-9
 #: A Newton step that lowers the objective by less than this fraction of it ends the problem
 #: (features so badly scaled that rounding hides the remaining margin errors).
 STALL_RTOL = 1e-13
-#: The kernel-form Newton systems hold the intercept as the 1 in every entry of :math:`Z Z^\top`;
-#: entries beyond this keep fewer than 7 of its digits (none from about :math:`10^{16}`). Where
-#: the features' span does not hold the intercept's direction either (:attr:`Design.apart`: large
-#: features centred or of mixed signs, unlike counts), the intercept would be lost: designs of at
-#: most :data:`PRIMAL_MAX` columns are then solved in the primal form only, and wider ones warn.
-KERNEL_MAX_ENTRY = 1e9
+#: Designs whose kernel-form systems would lose the intercept (:func:`intercept_below_rounding`)
+#: of at most this many columns are solved in the primal form only; wider ones warn.
 PRIMAL_MAX = 512
 #: Newton steps per problem that go all the way to the target (as the primal-dual active-set
 #: method does) where that lowers the objective, rather than to the line search's minimizer;
@@ -344,11 +340,6 @@ def newton(D: Design, y: Tensor, train: Tensor, C: Tensor, w: Tensor, max_iter: 
         now = _objective(w[cut], y * (w[cut] @ Z.t()), trainf[cut], C[cut])
         w[cut] = torch.where((best[cut] < now).unsqueeze(1), best_w[cut], w[cut])
     return w, steps, done
-
-
-def intercept_below_rounding(D: Design) -> bool:
-    """Whether the kernel form's systems would lose the intercept to rounding (:data:`KERNEL_MAX_ENTRY`)."""
-    return D.apart and bool(D.gram.numel()) and float(D.gram.diagonal().max()) > KERNEL_MAX_ENTRY
 
 
 # -- many problems ------------------------------------------------------------------
