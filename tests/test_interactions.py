@@ -247,3 +247,16 @@ def test_class_and_cap_arguments_are_named():
     assert float(InteractionGraphs(*log, y=[0.0, 1.0, 1.0])[0].y) == 0.0
     with pytest.raises(ValueError, match=r"'max_graphs' \(1\) is below the number of classes"):
         InteractionGraphs(*log, y=[0, 0, 1], balance=True, max_graphs=1)
+
+
+def test_huge_counts_and_ids_are_named():
+    """min_interactions=2**70 was an OverflowError; a uint64 label of 2^63 + 5 was called negative."""
+    import numpy as np
+
+    from kong_pyg.datasets import InteractionGraphs
+
+    log = ([0, 1, 2], [1, 1, 0], [0, 1, 2], [0, 1, 0], [0, 1])
+    with pytest.raises(ValueError, match="no user qualifies for a graph"):
+        InteractionGraphs(*log, min_interactions=2**70)
+    with pytest.raises(ValueError, match=r"'user_label' holds values >= 2\^63 \(9223372036854775813\)"):
+        InteractionGraphs(log[0], log[1], log[2], np.array([0, 2**63 + 5, 0], dtype=np.uint64), log[4])

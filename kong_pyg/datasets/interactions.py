@@ -535,7 +535,7 @@ def build_ego_graphs(
             or min_interactions < 0:
         raise ValueError(f"'min_interactions' must be a non-negative integer (got {min_interactions!r})")
     deg = torch.bincount(log.user, minlength=user_label.numel())
-    candidates = (deg >= min_interactions).nonzero().view(-1)
+    candidates = (deg >= min(int(min_interactions), 2**62)).nonzero().view(-1)  # (no log has 2^62 rows)
     egos = select_users(y, candidates, max_graphs, balance, seed)
     if egos.numel() == 0:
         raise ValueError("no user qualifies for a graph (check 'min_interactions' and the log)")
