@@ -412,14 +412,16 @@ def resolve_config(
 
     Raises:
         TypeError: :obj:`config` is not a :class:`KongConfig`.
-        ValueError: Both :obj:`config` and options off their defaults.
+        ValueError: Both :obj:`config` and options off their defaults and
+            off the config's values.
     """
     if config is None:
         return KongConfig(**dict(options))
     if not isinstance(config, KongConfig):
         raise TypeError(f"'config' must be a KongConfig (got {type(config).__name__})")
     clash = [name for name, value in options.items()
-             if defaults.get(name, MISSING) is not MISSING and not _same(value, defaults[name])]
+             if defaults.get(name, MISSING) is not MISSING and not _same(value, defaults[name])
+             and not _same(value, getattr(config, name, MISSING))]
     if clash:
         raise ValueError(
             f"{owner} got both 'config' and the option(s) {clash}; pass the options inside the "

@@ -69,7 +69,9 @@ class KongVectorizer(ExactColumns, TransformerMixin, BaseEstimator):
             second, and graphs sent to workers must first be made small to
             pickle (:func:`~kong_pyg.compact_graphs`). (default: :obj:`1`)
         config (KongConfig, optional): All KONG options at once, instead of
-            the keyword arguments above.
+            the keyword arguments above. With it, :meth:`get_params` reports
+            the config's options and :meth:`set_params` changes them in it
+            (so :class:`~sklearn.model_selection.GridSearchCV` can search them).
 
     Attributes:
         config_ (KongConfig): The options :meth:`fit` used (:meth:`transform`
@@ -126,6 +128,21 @@ class KongVectorizer(ExactColumns, TransformerMixin, BaseEstimator):
         self.config = config
 
     # -- scikit-learn API ----------------------------------------------------
+
+    def get_params(self, deep: bool = True) -> dict:
+        """The parameters; with :obj:`config`, the KONG options are the config's (those :meth:`fit` uses)."""
+        params = super().get_params(deep)
+        if isinstance(params.get("config"), KongConfig):
+            params.update({n: getattr(params["config"], n) for n in option_names() if n in params})
+        return params
+
+    def set_params(self, **params) -> "KongVectorizer":
+        """Set parameters; with :obj:`config`, KONG options go into it (``GridSearchCV`` over ``k`` works)."""
+        super().set_params(**params)
+        changed = {n: params[n] for n in option_names() if n in params}
+        if changed and isinstance(self.config, KongConfig):
+            self.config = self.config.replace(**changed)
+        return self
 
     def fit(self, graphs, y=None) -> "KongVectorizer":
         """Learn the columns (exact mode) from :obj:`graphs`."""

@@ -211,3 +211,36 @@ def test_a_sketched_fit_pickled_before_hash_schemes_keeps_its_features():
     np.testing.assert_allclose(old.transform(graphs), want, rtol=1e-12, atol=1e-12)
     assert not np.allclose(vec.transform(graphs), want)
     assert KongVectorizer(k=2, hops=2, dim=32, edge_labels=False).fit(graphs).hash_version_ == 2
+
+
+def test_a_config_estimator_reports_and_searches_the_options_it_uses():
+    """With config=, set_params(k=1) (the default value) was ignored: fit used the config's k = 2 while
+    get_params said 1, and GridSearchCV scored k = 2 as 'k = 1' (and k = 2 failed as nan)."""
+    import warnings
+
+    from sklearn.base import clone
+    from sklearn.model_selection import GridSearchCV
+    from sklearn.pipeline import Pipeline
+    from sklearn.svm import LinearSVC
+
+    from kong_pyg import KongConfig
+    from kong_pyg.datasets import load_tu
+
+    ds = load_tu("MUTAG")
+    graphs, y = [ds[i] for i in range(60)], ds.y[:60].numpy()
+    v = KongVectorizer(config=KongConfig(k=2, hops=1, dim=64)).set_params(k=1, hops=2, dim=None)
+    assert (v.get_params()["k"], v.get_params()["hops"], v.get_params()["dim"]) == (1, 2, None)
+    assert v.fit(graphs).config_ == KongConfig(k=1, hops=2)
+    assert clone(v).fit(graphs).config_ == v.config_
+    pipe = Pipeline([("kong", KongVectorizer(config=KongConfig(k=2, hops=1))), ("svm", LinearSVC())])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        search = GridSearchCV(pipe, {"kong__k": [1, 2]}, cv=3).fit(graphs, y)
+    assert not np.isnan(search.cv_results_["mean_test_score"]).any()
+    for k in (1, 2):
+        alone = clone(pipe).set_params(kong__k=k)
+        assert alone["kong"].fit(graphs).config_.k == k
+    assert search.best_estimator_["kong"].config_.k == search.best_params_["kong__k"]
+    with pytest.raises(ValueError, match="got both 'config' and the option"):  # (off the default and config)
+        KongVectorizer(config=KongConfig(k=2), k=3).fit(graphs)
+    assert KongVectorizer(config=KongConfig(k=2), k=2).fit(graphs).config_.k == 2  # (the same value: fine)
