@@ -19,6 +19,7 @@ from .config import (
     resolve_config,
 )
 from .graphs import as_graph_sequence, count_nodes, iter_graph_batches
+from .kgrams import flat_nonzero
 from .memory import check_allocation
 from .nn.kong_sketch import KongSketch, check_sketch_dim
 from .ordering import key_attribute
@@ -273,6 +274,11 @@ class KongFeatures(BaseTransform):
         if isinstance(x, Tensor):
             self._follow(x.device)
         batch, num_graphs = (data.batch, data.num_graphs) if isinstance(data, Batch) else (None, None)
+        if batch is not None and num_graphs and isinstance(batch, Tensor):  # (as each graph alone, and lists)
+            empty = flat_nonzero(torch.bincount(batch.cpu(), minlength=num_graphs) == 0)
+            if empty.numel():
+                raise ValueError(f"graph {int(empty[0])} of the Batch is empty (no nodes); KONG needs at "
+                                 "least one node")
         if self.node_attr is not None:
             node = self.sketch.node_maps(x, edge_index, edge_attr, edge_order, batch)  # = self.sketch(...)
             data[self.node_attr] = node

@@ -253,3 +253,15 @@ def test_features_of_a_batch_split_back_per_graph():
         want = f(g.clone())
         for got in (part, out.get_example(i)):
             assert torch.equal(got.kong_x, want.kong_x) and torch.equal(got.kong_graph, want.kong_graph)
+
+
+def test_an_empty_graph_in_a_batch_is_refused_as_alone():
+    """A graph without nodes is refused alone and in a list; in a Batch it got an all-zero row."""
+    from torch_geometric.data import Batch
+
+    g = Data(x=torch.tensor([0, 1]), edge_index=torch.tensor([[0], [1]]))
+    e = Data(x=torch.zeros(0, dtype=torch.long), edge_index=torch.zeros(2, 0, dtype=torch.long))
+    for level in ("graph", "node"):
+        with pytest.raises(ValueError, match="graph 1 of the Batch is empty"):
+            KongFeatures(k=2, dim=8, level=level)(Batch.from_data_list([g, e]))
+    assert KongFeatures(k=2, dim=8, level="graph")(Batch.from_data_list([g, g])).kong_graph.shape == (2, 8)
