@@ -178,3 +178,22 @@ def test_grakel_missing_message(monkeypatch):
     monkeypatch.setattr(builtins, "__import__", fake)
     with pytest.raises(ImportError, match=r"kong-pyg\[bench\]"):
         grakel_gram([to_data(([0], [], None))], "sp")
+
+
+def test_parallel_edges_and_grakel_wl_without_iterations():
+    """GraKeL read a doubled edge as an edge of length 2 (its SP kernel differed from sp_features), and
+    wl-grakel with hops 0 failed inside GraKeL during the CV."""
+    import torch
+    from torch_geometric.data import Data
+
+    import kong_pyg
+    from kong_pyg.evaluation.baselines import grakel_gram, sp_features
+
+    x = torch.tensor([0, 0])
+    double = Data(x=x, edge_index=torch.tensor([[0, 0, 1, 1], [1, 1, 0, 0]]))
+    single = Data(x=x, edge_index=torch.tensor([[0, 1], [1, 0]]))
+    X = sp_features([double, single])
+    K = (X @ X.T).toarray() if hasattr(X, "toarray") else X @ X.T
+    assert np.array_equal(grakel_gram([double, single], "sp"), K)
+    with pytest.raises(ValueError, match="'hops' must be >= 1"):
+        kong_pyg.classify("MUTAG", method="wl-grakel", grid={"hops": [0, 1]}, repeats=1, folds=3)

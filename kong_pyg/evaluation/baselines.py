@@ -283,7 +283,10 @@ def grakel_graphs(graphs) -> list:
     """GraKeL input of every graph: [adjacency matrix, {node: label}].
 
     Node ids are local; dense matrices keep isolated nodes, which GraKeL's
-    edge-dictionary format drops.
+    edge-dictionary format drops. Entries are 0/1: GraKeL reads an entry as
+    an edge's length (ShortestPath), so parallel edges are one edge here;
+    GraKeL's WL sees each neighbor once, where PyG's (``wl``) counts parallel
+    edges, so the two WL rows agree on simple graphs only.
     """
     g = graph_union(graphs)
     sizes = torch.bincount(g.batch, minlength=g.num_graphs)
@@ -300,7 +303,7 @@ def grakel_graphs(graphs) -> list:
     for i in range(g.num_graphs):
         n, lo, hi = int(sizes[i]), int(e_ptr[i]), int(e_ptr[i + 1])
         adj = np.zeros((n, n))
-        np.add.at(adj, (local_dst[lo:hi], local_src[lo:hi]), 1.0)
+        adj[local_dst[lo:hi], local_src[lo:hi]] = 1.0  # (0/1: an entry is an edge length to GraKeL)
         first = int(starts[i])
         out.append([adj, {v: int(lab[first + v]) for v in range(n)}])
     return out

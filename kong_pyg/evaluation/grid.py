@@ -272,8 +272,8 @@ def make_setting(method: str, params: Mapping[str, Any]) -> Setting:
         cfg = KongConfig(**full).canonical()
         full = {key: getattr(cfg, key) for key in KONG_DEFAULTS}
         full["depths"] = "joint" if cfg.hops == 0 else depths  # depth 0 alone: the same map
-    elif method in ("wl", "wl-grakel"):
-        full["hops"] = check_int("hops", full["hops"], 0)
+    elif method in ("wl", "wl-grakel"):  # (GraKeL's WL needs one iteration at least: n_iter >= 1)
+        full["hops"] = check_int("hops", full["hops"], 0 if method == "wl" else 1)
     elif method == "kw":
         full["length"] = check_int("length", full["length"], 0)
     elif method == "kong-mean":
