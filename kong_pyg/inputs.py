@@ -101,6 +101,19 @@ BAD_EDGE_INDEX = "'edge_index' must hold integer node indices (torch.long, or in
 _UNPROMOTABLE = {getattr(torch, name) for name in ("uint16", "uint32", "uint64") if hasattr(torch, name)}
 
 
+def top_beyond_int64(values: Any) -> Optional[int]:
+    """The largest value of a uint64 tensor or array where it is 2^63 or more, else None.
+
+    Such values wrap negative as ``int64``; other dtypes and empty inputs give None.
+    """
+    wide = isinstance(values, Tensor) and values.dtype == torch.uint64
+    a = values.detach().cpu().numpy() if wide else values
+    if not isinstance(a, np.ndarray) or a.dtype != np.uint64 or not a.size:
+        return None
+    top = int(a.max())
+    return top if top >= 2**63 else None
+
+
 def bad_edge_dtype(dtype: torch.dtype) -> bool:
     """Whether :obj:`dtype` cannot hold node indices here (bool, float, complex, wide unsigned)."""
     return dtype == torch.bool or dtype.is_floating_point or dtype.is_complex or dtype in _UNPROMOTABLE
@@ -173,10 +186,9 @@ def labels(t, name: str, length: int) -> Tensor:
     if t.is_complex():
         raise TypeError(f"'{name}' must hold integer labels (got {t.dtype})")
     if t.dim() == 2 and t.dtype in _NARROW_KERNELS:  # (one-hot rows; few kernels for these dtypes)
-        if not t.is_floating_point():
-            top = int(t.cpu().numpy().max()) if t.numel() else 0
-            if top >= 2**63:
-                raise ValueError(f"'{name}' holds labels >= 2^63 ({t.dtype} {top})")
+        top = top_beyond_int64(t)
+        if top is not None:
+            raise ValueError(f"'{name}' holds labels >= 2^63 ({t.dtype} {top})")
         t = t.long() if not t.is_floating_point() else t.float()
     if t.dim() == 1:
         if t.is_floating_point():
@@ -184,8 +196,8 @@ def labels(t, name: str, length: int) -> Tensor:
                 f"'{name}' holds floating-point values ({t.dtype}); KONG needs "
                 "discrete labels: pass integer labels or one-hot rows"
             )
-        top = int(t.cpu().numpy().max()) if str(t.dtype) == "torch.uint64" and t.numel() else 0
-        if top >= 2**63:
+        top = top_beyond_int64(t)
+        if top is not None:
             raise ValueError(f"'{name}' holds labels >= 2^63 (uint64 {top})")
         out = t.long()
     else:

@@ -11,6 +11,8 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from ..inputs import top_beyond_int64
+
 
 class InteractionLog(NamedTuple):
     """A checked interaction log (all :obj:`[E]`, in the log's row order)."""
@@ -42,8 +44,9 @@ def long_vector(t: Any, name: str) -> Tensor:
         raise ValueError(f"'{name}' must be a 1-D tensor (got shape {list(t.shape)})")
     if t.numel() and (t.is_floating_point() or t.is_complex() or t.dtype == torch.bool):
         raise TypeError(f"'{name}' must hold integers (got {t.dtype})")
-    if str(t.dtype) == "torch.uint64" and t.numel() and int(t.numpy().max()) >= 2**63:  # (would wrap)
-        raise ValueError(f"'{name}' holds values >= 2^63 ({int(t.numpy().max())})")
+    top = top_beyond_int64(t)
+    if top is not None:
+        raise ValueError(f"'{name}' holds values >= 2^63 ({top})")
     t = t.long()
     if t.numel() and int(t.min()) < 0:
         raise ValueError(f"'{name}' holds negative values ({int(t.min())})")

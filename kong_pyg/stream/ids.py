@@ -17,6 +17,7 @@ from torch import Tensor
 
 from ..hashing import MAX_LABEL, type_code
 from ..idmap import IdMap, canonical_int
+from ..inputs import top_beyond_int64
 from .replay import chunk_checksum
 
 #: At most this many graphs per stream (graph index bits of a node key).
@@ -46,7 +47,7 @@ def as_int64(values: Any, name: str, what: str = "ids") -> Optional[np.ndarray]:
             return as_int64(values.detach().reshape(-1).cpu().numpy(), name, what)
         return values.detach().reshape(-1).cpu().to(torch.long).numpy()
     if isinstance(values, np.ndarray) and values.dtype.kind in "iu":
-        if values.dtype == np.uint64 and values.size and int(values.max()) >= 2**63:
+        if top_beyond_int64(values) is not None:
             raise ValueError(f"'{name}' holds {what} >= 2^63")
         return values.reshape(-1).astype(np.int64, copy=False)
     if isinstance(values, np.ndarray) and values.dtype.kind not in "OUS":

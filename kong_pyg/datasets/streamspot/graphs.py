@@ -10,6 +10,7 @@ from torch import Tensor
 from torch_geometric.data import Data, InMemoryDataset
 
 from ...idmap import first_appearance
+from ...inputs import top_beyond_int64
 from .reader import read_streamspot
 from .records import EdgeStream, MalformedLine
 
@@ -74,7 +75,7 @@ def _label_tensor(labels: Any) -> Tensor:
         raise ValueError(f"'labels' must hold 64-bit integers ({err})") from None
     if t.is_complex() or t.dtype == torch.bool:
         raise TypeError(f"'labels' must hold integers (got {t.dtype})")
-    if str(t.dtype) == "torch.uint64" and t.numel() and int(t.numpy().max()) >= 2**63:
+    if top_beyond_int64(t) is not None:
         raise ValueError("'labels' must hold 64-bit integers (got a label >= 2^63)")
     if t.is_floating_point():
         bad = ~(torch.isfinite(t) & (t == t.round()) & (t.abs() < 2**63))
