@@ -143,6 +143,15 @@ def setting_features(setting: Setting, graphs: Any, seed: int = 0) -> Union[Matr
 MAX_FEATURE_VALUE = 1e150
 
 
+def _tensor_as_numpy(value: Any) -> Any:
+    """A torch tensor as its NumPy array (on the CPU); anything else as it is."""
+    if type(value).__module__.startswith("torch") and hasattr(value, "detach"):
+        from ..gram import numpy_of
+
+        return numpy_of(value)
+    return value
+
+
 def checked_features(X: Any, rows: int, name: str) -> Union[Matrix, Gram]:
     """:obj:`X` if it is a real :obj:`[rows, d]` NumPy or SciPy matrix or a :class:`Gram`, else a clear error.
 
@@ -150,16 +159,9 @@ def checked_features(X: Any, rows: int, name: str) -> Union[Matrix, Gram]:
 
     :obj:`name` names the entry in the messages (e.g. :obj:`"features of setting 2"`).
     """
-    if type(X).__module__.startswith("torch") and hasattr(X, "detach"):  # a tensor (KongSketch.readout)
-        from ..gram import numpy_of
-
-        X = numpy_of(X)
+    X = _tensor_as_numpy(X)  # (KongSketch.readout's)
     if isinstance(X, Gram) and not isinstance(X.K, np.ndarray):  # (a tensor, a list, a SciPy matrix)
-        K = X.K.toarray() if sp.issparse(X.K) else X.K
-        if type(K).__module__.startswith("torch") and hasattr(K, "detach"):
-            from ..gram import numpy_of
-
-            K = numpy_of(K)
+        K = _tensor_as_numpy(X.K.toarray() if sp.issparse(X.K) else X.K)
         try:
             X = Gram(np.asarray(K, dtype=np.float64), X.source)
         except (TypeError, ValueError):

@@ -278,13 +278,20 @@ def _check_counts(w: Tensor, total: int) -> None:
               "incidence read)")
 
 
-def saved_options(state: Any, versions: Tuple[int, ...], dtypes: Tuple[str, ...]) -> Dict[str, Any]:
-    """The stream options of a state of one of :obj:`versions` (dtype one of :obj:`dtypes`, by name)."""
+def _version(state: Any, versions: Tuple[int, ...]) -> int:
+    """The version of a state: a dict of one of :obj:`versions` (else a TypeError or ValueError)."""
     if not isinstance(state, dict):
         raise TypeError(f"a KongStream state is the dict of state_dict() (got {type(state).__name__})")
     version = state.get("version")
     if version not in versions:
-        raise ValueError(f"unsupported KongStream state version {version!r}")
+        raise ValueError(f"unsupported KongStream state version {version!r} (this version reads "
+                         f"{', '.join(map(str, versions))})")
+    return int(version)
+
+
+def saved_options(state: Any, versions: Tuple[int, ...], dtypes: Tuple[str, ...]) -> Dict[str, Any]:
+    """The stream options of a state of one of :obj:`versions` (dtype one of :obj:`dtypes`, by name)."""
+    _version(state, versions)
     cfg = state.get("config")
     if not isinstance(cfg, dict) or cfg.get("dtype") not in dtypes:
         raise ValueError("invalid KongStream state: 'config' must be a dict of options with a float dtype")
@@ -311,12 +318,7 @@ def check_state(ks: "KongStream", state: Any, versions: Tuple[int, ...]) -> Tens
     Raises:
         ValueError: Another version, other options, or an invalid entry.
     """
-    if not isinstance(state, dict):
-        raise TypeError(f"a KongStream state is the dict of state_dict() (got {type(state).__name__})")
-    version = state.get("version")
-    if version not in versions:
-        raise ValueError(f"unsupported KongStream state version {version!r} (this version reads "
-                         f"{', '.join(map(str, versions))})")
+    version = _version(state, versions)
     if version >= 4 and state.get("hashes") not in (1, HASH_VERSION):
         _fail(f"'hashes' must be the sketch hash scheme, 1 or {HASH_VERSION}")
     mine = ks._saved_config()
