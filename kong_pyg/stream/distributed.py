@@ -137,6 +137,11 @@ def _unpack(obj: Any, parts: List[torch.Tensor]) -> Any:
     return obj
 
 
+def _nbytes(data: torch.Tensor, parts: List[torch.Tensor]) -> int:
+    """The bytes a message takes: its header and its large tensors."""
+    return data.numel() + sum(t.numel() * t.element_size() for t in parts)
+
+
 def _header(obj: Any) -> Tuple[torch.Tensor, List[torch.Tensor]]:
     """The bytes of :obj:`obj` without its large tensors (with their shapes and dtypes), and those."""
     parts: List[torch.Tensor] = []
@@ -160,7 +165,7 @@ def _send(obj: Any, dst: int) -> int:
     dist.send(data, dst)
     for t in parts:
         dist.send(t, dst)
-    return data.numel() + sum(t.numel() * t.element_size() for t in parts)
+    return _nbytes(data, parts)
 
 
 def _recv(src: int) -> Any:
@@ -183,13 +188,12 @@ def _broadcast(obj: Any, rank: int) -> Tuple[Any, int]:
     if rank != 0:
         data = torch.empty(int(size), dtype=torch.uint8)
     dist.broadcast(data, 0)
-    header = _from_bytes(data) if rank != 0 else {}
     if rank != 0:
+        header = _from_bytes(data)
         parts = _empty_parts(header)
     for t in parts:
         dist.broadcast(t, 0)
-    sent = int(size) + sum(t.numel() * t.element_size() for t in parts)
-    return (obj if rank == 0 else _unpack(header["obj"], parts)), sent
+    return (obj if rank == 0 else _unpack(header["obj"], parts)), _nbytes(data, parts)
 
 
 def _all_ok(error: Optional[BaseException]) -> None:
