@@ -296,9 +296,8 @@ def newton(D: Design, y: Tensor, train: Tensor, C: Tensor, w: Tensor, max_iter: 
                     before[back] = _objective(wl[back], yo[back], mask[back], Cl[back])
                     act[back] = tr[back] & (yo[back] < 1)
         sizes = act.sum(1)
-        kernel = sizes ** 3 < m ** 2 * (3 * sizes + m)  # the smaller system: |S| x |S| against m x m
-        if primal_only:
-            kernel &= False
+        # the smaller system, |S| x |S| against m x m (never where the kernel form loses the intercept)
+        kernel = (sizes ** 3 < m ** 2 * (3 * sizes + m)) & (not primal_only)
         target = torch.empty_like(wl)
         if bool(kernel.any()):
             if Kp is None:
