@@ -46,7 +46,6 @@ exactly, with its :math:`C` chosen by inner cross-validation.
 """
 import os
 import time
-import warnings
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
@@ -54,6 +53,7 @@ import numpy as np
 
 from .config import KongConfig, check_c_grid, check_float, check_int, check_usable_device
 from .evaluation.stats import with_corrected_interval  # noqa: F401  (its former home)
+from .warn import warn
 
 #: The settings, in report order, and what each one is.
 SETTINGS: Dict[str, str] = {
@@ -346,14 +346,14 @@ def order_test(
             "names the same event in every graph (a timestamp or a global event id), and an edge's "
             "position in its graph is not one, so only the per-graph shuffle ran; it is an unbiased "
             "control only if no node or event appears in more than one graph")
-        warnings.warn(notes[-1], UserWarning, stacklevel=2)
+        warn(notes[-1], UserWarning)
     tied = tied_share(graphs, key, options.get("flow", "source_to_target")) if key else 0.0
     if tied >= TIED_NOTE:
         notes.append(
             f"{100 * tied:.1f} % of the edges share their '{key}' value with another edge of the same "
             "neighborhood: equal keys are one event, so the consistent shuffle keeps those edges in their "
             "true order; it is a weaker control (finer keys, e.g. timestamps with sub-second parts, help)")
-        warnings.warn(notes[-1], UserWarning, stacklevel=2)
+        warn(notes[-1], UserWarning)
     settings = ["k1", "true", "consistent", "random", "reverse"]
     settings = [s for s in settings if (s != "consistent" or key) and (s != "reverse" or reverse)]
 

@@ -15,7 +15,6 @@ over (gram, level) pairs, so the sketch is unbiased, and a level's sketch is
 a cyclic shift of a level-free one, which lets level-free sketches propagate
 and be shifted into their block at the end.
 """
-import warnings
 from typing import Any, Callable, Dict, Optional, Tuple, cast
 
 import numpy as np
@@ -25,6 +24,7 @@ from torch import Tensor
 from .hashing import P, bucket_of, hash_offset, hash_terms, linear_hash_rows, random_coefficients, scramble
 from .idmap import IdMap
 from .kgrams import flat_nonzero
+from .warn import warn
 
 #: The hash scheme of the sketches: 2 scrambles the linear hashes (:func:`~kong_pyg.hashing.scramble`) and
 #: draws distinct level shifts (:func:`distinct_shifts`); 1, before, did neither (one draw of coefficients
@@ -121,9 +121,9 @@ class SketchHashes(torch.nn.Module):
         if prefix + "coef" in state_dict and prefix + "scheme" not in state_dict:
             state_dict[prefix + "scheme"] = torch.tensor(1)
             if self._scheme != 1:
-                warnings.warn("the state dict has no 'scheme': its hash tables were saved before hash scheme "
-                              f"{HASH_VERSION}, and they load as scheme 1, to give the features they were "
-                              "saved with (a new layer uses the current scheme)", stacklevel=4)
+                warn("the state dict has no 'scheme': its hash tables were saved before hash scheme "
+                     f"{HASH_VERSION}, and they load as scheme 1, to give the features they were "
+                     "saved with (a new layer uses the current scheme)")
         scheme = state_dict.get(prefix + "scheme")
         if isinstance(scheme, Tensor) and scheme.numel() == 1:
             _check_scheme(int(scheme), "the state dict's hash scheme")

@@ -100,6 +100,9 @@ def test_layer_options_are_read_only_views_of_the_config():
     with pytest.raises(AttributeError):
         layer.k = 3
     assert "relabel=1" in repr(layer) and repr(layer).startswith("KongSketch(k=2")
+    assert "dtype" not in repr(layer)
+    assert repr(layer.double()).endswith(", dtype=torch.float64)")
+    assert repr(KongSketch(dim=8, dtype=torch.float16)).endswith(", dtype=torch.float16)")
 
 
 def test_import_is_light():

@@ -44,7 +44,6 @@ import os
 import os.path as osp
 import re
 import shutil
-import warnings
 import zipfile
 from typing import Callable, List, NamedTuple, Optional
 
@@ -53,6 +52,7 @@ from torch import Tensor
 from torch_geometric.data import download_url, extract_zip
 
 from ..config import check_bool, check_int
+from ..warn import warn
 from .interactions import LAYOUTS, build_ego_graphs
 from .safe_cache import SafeInMemoryDataset
 
@@ -223,11 +223,9 @@ def read_ml100k(folder: str, named: Optional[str] = None) -> MovieLensTables:
     if dropped:
         bad_users = torch.unique(log[user < 0, 0]).tolist()
         bad_items = torch.unique(log[item < 0, 1]).tolist()
-        warnings.warn(
+        warn(
             f"{data_path}: dropped {dropped} rating(s) of unknown users {bad_users[:10]} "
-            f"or items {bad_items[:10]} (not in u.user/u.item, so they have no label)",
-            stacklevel=2,
-        )
+            f"or items {bad_items[:10]} (not in u.user/u.item, so they have no label)")
     return MovieLensTables(
         user[keep], item[keep], log[keep, 2], log[keep, 3], user_ids,
         torch.tensor(ages, dtype=torch.long), torch.tensor(genders, dtype=torch.long), item_ids,

@@ -31,7 +31,6 @@ import gzip
 import os
 import re
 import shutil
-import warnings
 from pathlib import Path
 from typing import Callable, Dict, List, Optional, Tuple, Union
 
@@ -39,6 +38,7 @@ import torch
 from torch import Tensor
 from torch_geometric.data import Data, InMemoryDataset
 
+from ..warn import warn
 from .safe_cache import FORMAT, content_digest, load_collated, save_collated
 from .tu_raw import PARTS, parse_tu
 
@@ -348,15 +348,13 @@ def load_tu(
         try:
             save_collated(path, key, data, slices, {k: torch.tensor(v) for k, v in sizes.items()})
         except OSError as err:
-            warnings.warn(f"could not write the cache file {path} ({err}); the raw files "
-                          "will be parsed again next time", stacklevel=2)
+            warn(f"could not write the cache file {path} ({err}); the raw files "
+                 "will be parsed again next time")
     if sizes.get("num_node_labels", 0) == 0:
-        warnings.warn(
+        warn(
             f"data set {name!r} has no node labels ({name}_node_labels.txt); using "
             "node degrees as labels",
-            NoNodeLabelsWarning,
-            stacklevel=2,
-        )
+            NoNodeLabelsWarning)
     return TUGraphs(name, data, slices, sizes, source)
 
 

@@ -6,12 +6,13 @@ column per graph (one more where the intercept needs a column of its own);
 :mod:`~kong_pyg.evaluation.svm` re-exports both names, and :func:`objective` (one problem's primal objective).
 """
 import math
-import warnings
 from typing import Any, NamedTuple, Optional, Tuple
 
 import numpy as np
 import torch
 from torch import Tensor
+
+from ..warn import warn
 
 #: Eigenvalues of the design's Gram matrix below this times the largest are dropped.
 RANK_RTOL = 1e-12
@@ -102,12 +103,12 @@ def _warn_small_columns(X: Any, rtol: float) -> None:
     top = float(sq.max()) if sq.size else 0.0
     small = int(((sq > 0) & (sq < rtol * top)).sum())
     if small:
-        warnings.warn(
+        warn(
             f"{small} of the {sq.size} feature columns are below {math.sqrt(rtol):g} of the largest in norm "
             f"(the features span {math.sqrt(top / float(sq[sq > 0].min())):.1e} in scale): the SVM cannot "
             "tell them from rounding and fits without them, where LinearSVC would use them; if they matter, "
             "scale the columns to comparable sizes (e.g. scikit-learn's MaxAbsScaler: normalize=True and "
-            "cosine kernels scale rows, which evens out graph sizes only)", stacklevel=3)
+            "cosine kernels scale rows, which evens out graph sizes only)")
 
 
 def design(features: Any, gram: Optional[np.ndarray] = None, rtol: float = RANK_RTOL,

@@ -47,7 +47,6 @@ path starts a few decades of :math:`C` lower, where they are not, and climbs
 (:func:`_ladder`).
 """
 import math
-import warnings
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, List, NamedTuple, Optional, Sequence, Tuple
 
@@ -56,6 +55,7 @@ import torch
 from torch import Tensor
 
 from ..config import check_c_grid, check_float, check_int, check_usable_device
+from ..warn import warn
 from .basis import RANK_RTOL, Design, design, intercept_below_rounding, objective, to_device
 from .linesearch import line_search
 from .splits import class_labels
@@ -552,10 +552,10 @@ def fit_many(
     if B == 0:  # no training sets: nothing to solve
         return Fits(scores[..., 0] if len(positive) == 1 else scores, classes, steps, conv)
     if D.Z.size(1) > PRIMAL_MAX and intercept_below_rounding(D):
-        warnings.warn(f"features of norm up to {math.sqrt(float(D.gram.diagonal().max())):.1e}: the SVM's "
-                      "kernel-form systems hold the intercept (a column of ones) below their rounding, so "
-                      "fits may miss LinearSVC's optimum; scale the features (e.g. divide them by their "
-                      "largest value, or normalize=True)", stacklevel=2)
+        warn(f"features of norm up to {math.sqrt(float(D.gram.diagonal().max())):.1e}: the SVM's "
+             "kernel-form systems hold the intercept (a column of ones) below their rounding, so "
+             "fits may miss LinearSVC's optimum; scale the features (e.g. divide them by their "
+             "largest value, or normalize=True)")
     threads = torch.get_num_threads()
     pool = ThreadPoolExecutor(n_jobs) if n_jobs > 1 else None
     try:

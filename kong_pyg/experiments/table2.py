@@ -52,6 +52,7 @@ from ..config import check_c_grid
 from ..evaluation.splits import fewer_folds_note, inner_folds_used
 from ..evaluation.stats import mean_ci, paired_comparison, with_corrected_interval
 from ..ordertest import C_NORMALIZED
+from ..warn import warn
 from .resume import ResumeFile, graphs_digest
 from .table2_report import PAPER_MOVIELENS, write_markdown
 
@@ -409,7 +410,7 @@ def run_table2(
                 "graphs": graphs_digest(graphs, y) if resume else None}
     used = inner_folds_used(splits, inner_folds)
     if used != [inner_folds]:  # (said before the fits, not after them)
-        warnings.warn(fewer_folds_note(inner_folds, used), UserWarning, stacklevel=2)
+        warn(fewer_folds_note(inner_folds, used), UserWarning)
     scores = _evaluate(cache, methods, y, splits, grids, seed, shuffle_seeds, n_jobs, progress,
                        f"table2 {tag}".strip(), ResumeFile(resume, protocol, n_splits, grids), device)
     test_fraction = len(splits.outer[0][0][1]) / len(y)

@@ -409,6 +409,8 @@ class KongSketch(MessagePassing):
             value, default = getattr(c, name), _DEFAULTS[name]
             if name not in shown and value != default:
                 args.append(f"{name}={value!r}")
+        if self.out_dtype != torch.float32:
+            args.append(f"dtype={self.out_dtype}")
         return f"{self.__class__.__name__}({', '.join(args)})"
 
 

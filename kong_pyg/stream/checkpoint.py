@@ -23,7 +23,6 @@ incidence read).
 import hashlib
 import io
 import os
-import warnings
 from typing import TYPE_CHECKING, Any, Dict, NoReturn, Optional, Tuple, Union
 
 import torch
@@ -31,6 +30,7 @@ from torch import Tensor
 
 from ..files import atomic_write
 from ..sketch import HASH_VERSION
+from ..warn import warn
 from .ids import _PLAIN, _RID_BITS, _RID_MASK, MAX_NODES
 from .options import node_sketches, replays
 from .state import COUNT_DTYPE
@@ -104,9 +104,8 @@ def load_checkpoint(path: PathLike) -> Dict[str, Any]:
                          "KongStream state version)")
     if not data.startswith(MAGIC) and state.get("version") != 1:
         # (KongStream.save wrote format 1 for version-1 states only; later ones saved so are the user's)
-        warnings.warn(f"{name} is a bare torch.save file of a KongStream state: no checksum guards it, so "
-                      "damage to it would go unnoticed; KongStream.save writes checkpoints with one",
-                      stacklevel=3)
+        warn(f"{name} is a bare torch.save file of a KongStream state: no checksum guards it, so "
+             "damage to it would go unnoticed; KongStream.save writes checkpoints with one")
     return state
 
 
@@ -306,10 +305,10 @@ def hash_scheme(state: Dict[str, Any]) -> int:
 def warn_old_scheme(ks: "KongStream", path: PathLike) -> None:
     """Warn where a checkpoint read from :obj:`path` goes on with an earlier sketch hash scheme."""
     if ks.hashes.version != HASH_VERSION:
-        warnings.warn(f"{os.fspath(path)} was begun under sketch hash scheme {ks.hashes.version} (kong_pyg "
-                      f"before scheme {HASH_VERSION}): the stream goes on with those hashes, so its sketches "
-                      "continue that run's, and differ from those of a new KongStream or KongSketch (remove "
-                      "the checkpoint to start again under the current scheme)", stacklevel=3)
+        warn(f"{os.fspath(path)} was begun under sketch hash scheme {ks.hashes.version} (kong_pyg "
+             f"before scheme {HASH_VERSION}): the stream goes on with those hashes, so its sketches "
+             "continue that run's, and differ from those of a new KongStream or KongSketch (remove "
+             "the checkpoint to start again under the current scheme)")
 
 
 def check_state(ks: "KongStream", state: Any, versions: Tuple[int, ...]) -> Tensor:

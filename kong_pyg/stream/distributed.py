@@ -43,13 +43,13 @@ import hashlib
 import io
 import os
 import time
-import warnings
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 import torch
 import torch.distributed as dist
 
+from ..warn import warn
 from .core import KongStream
 from .merge import NodeTypeConflict, merge_into
 
@@ -378,7 +378,7 @@ def read_shards(ks: KongStream, path: str, chunk_size: int = 1 << 20, strict: bo
     tokens = stats["graph_tokens"]
     note = header_note([str(tokens.get(g, g)) for g in merged.graph_ids])
     if note is not None:  # as read_streamspot warns
-        warnings.warn(note, stacklevel=2)
+        warn(note)
     return merged, stats
 
 

@@ -1,7 +1,6 @@
 r"""One ordered PyG graph per graph id of a StreamSpot edge stream, and graph labels."""
 import numbers
 import os
-import warnings
 from typing import Any, Callable, Dict, Iterable, List, Optional, TextIO, Union
 
 import numpy as np
@@ -11,6 +10,7 @@ from torch_geometric.data import Data, InMemoryDataset
 
 from ...idmap import first_appearance
 from ...inputs import top_beyond_int64
+from ...warn import warn
 from .reader import read_streamspot
 from .records import EdgeStream, MalformedLine
 
@@ -190,8 +190,8 @@ def _graph_labels(labels: Any, graph_ids: List[Any]) -> Optional[Tensor]:
         if len(by_str) > len(graph_ids):  # (a shard of the stream may hold fewer graphs: not an error)
             present = {str(g) for g in graph_ids}
             extra = [g for g in by_str if g not in present]
-            warnings.warn(f"'labels' names {len(extra)} graph(s) that are not in the stream, e.g. "
-                          f"{extra[:3]} (their labels are not used)", stacklevel=3)
+            warn(f"'labels' names {len(extra)} graph(s) that are not in the stream, e.g. "
+                 f"{extra[:3]} (their labels are not used)")
         return torch.tensor([by_str[str(g)] for g in graph_ids], dtype=torch.long)
     if isinstance(labels, (str, bytes)) or not isinstance(labels, (Tensor, list, tuple, np.ndarray)):
         raise TypeError(f"'labels' must be a tensor, an array, a sequence or a dict of graph labels "

@@ -23,7 +23,6 @@ codes, different bytes different codes (valid UTF-8 tokens get the code of
 their string).
 """
 import os
-import warnings
 from typing import Any, Dict, Iterable, Iterator, List, Optional, TextIO, Tuple, Union
 
 import numpy as np
@@ -31,6 +30,7 @@ import torch
 
 from ...hashing import TYPE_LITERALS, type_code
 from ...idmap import MAX_ID_DIGITS, IdMap, canonical_int, first_appearance
+from ...warn import warn
 from .records import EdgeChunk, EdgeStream, MalformedLine, MalformedLineError
 
 #: Lines longer than this many bytes are malformed (and never held whole in memory).
@@ -520,7 +520,7 @@ def read_streamspot(
     graph_ids = [str(reader.decode(k)) for k in keys.tolist()]
     note = header_note(graph_ids, int((graph == 0).sum()) if graph_ids else None)
     if note is not None:
-        warnings.warn(note, stacklevel=2)
+        warn(note)
     stream = EdgeStream(node[0::2], src_type, node[1::2], dst_type, edge_type, graph, graph_ids)
     return stream, reader.malformed, reader.num_malformed
 
