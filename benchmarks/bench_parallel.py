@@ -151,7 +151,7 @@ def write_markdown(path: Path, res) -> None:
              + ", ".join(f"{v:.2f}" for v in res["load_average_start"]) + " at the start, "
              + ", ".join(f"{v:.2f}" for v in res["load_average_end"]) + " at the end. Wall times.", "",
              "## Pickled size of MUTAG's 188 graphs", "", "| what | pickled |", "|---|---|"]
-    lines += [f"| {k} | {v / mb:.2f} MB |" for k, v in res["pickle_bytes"].items()]
+    lines += [f"| {k} | {v / mb:.2f} MiB |" for k, v in res["pickle_bytes"].items()]
     lines += ["", "## GridSearchCV over KongVectorizer(k=2) + SVC, 4 C values x 5 folds, MUTAG", "",
               "| input, n_jobs | seconds |", "|---|---|"]
     lines += [f"| {k} | {v:.2f} |" for k, v in res["grid_search_seconds"].items()]
@@ -161,8 +161,8 @@ def write_markdown(path: Path, res) -> None:
               for k, v in res["threads_seconds"].items()]
     pm = res["peak_memory"]
     lines += ["", f"## Peak memory of a sketched map ({pm['dataset']}, b = {pm['dim']}, k = 2)", "",
-              f"Output {pm['output_bytes'] / mb:.0f} MB; peak RSS above the warmed-up process "
-              f"{pm['peak_above_start_bytes'] / mb:.0f} MB.", ""]
+              f"Output {pm['output_bytes'] / mb:.0f} MiB; peak RSS above the warmed-up process "
+              f"{pm['peak_above_start_bytes'] / mb:.0f} MiB.", ""]
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("\n".join(lines))
     print(f"wrote {path}")

@@ -176,14 +176,14 @@ def describe(r):
                 f"{', '.join(f'{s:.2f}' for s in r['seconds'])}) = {r['edges_per_s'] / 1e6:.2f} M edges/s "
                 f"[CPU time: {r['edges_per_cpu_s'] / 1e6:.2f} M edges per CPU-second, per pass {per_pass}; "
                 f"load {r['load']:.1f}]; "
-                f"{r['nodes_seen']:,} nodes, {r['graphs_seen']} graphs; peak RSS {r['peak_rss_mb']:.0f} MB "
-                f"(after import {r['rss_after_import_mb']:.0f} MB), state {r['state_mb']:.1f} MB")
+                f"{r['nodes_seen']:,} nodes, {r['graphs_seen']} graphs; peak RSS {r['peak_rss_mb']:.0f} MiB "
+                f"(after import {r['rss_after_import_mb']:.0f} MiB), state {r['state_mb']:.1f} MiB")
     both = (r["readout_s"] + r["build_graphs_s"]) / r["stream_s"]
     return (f"compare b={r['dim']:5d} on {r['edges']:,} edges, threads={r['threads']}: KongStream "
             f"{r['stream_s']:.2f} s; stream_to_graphs + Batch {r['build_graphs_s']:.2f} s, "
             f"KongSketch.readout {r['readout_s']:.2f} s (readout / stream = "
             f"{r['readout_s'] / r['stream_s']:.2f}x, with the graph building {both:.2f}x); "
-            f"equal: {r['equal']}; peak RSS {r['peak_rss_mb']:.0f} MB")
+            f"equal: {r['equal']}; peak RSS {r['peak_rss_mb']:.0f} MiB")
 
 
 def markdown(results):
@@ -198,7 +198,7 @@ def markdown(results):
                      f"| {r['hops']} | {r['threads']}{' +pipeline' if r.get('pipeline') else ''} "
                      f"| {r['extra_load']} "
                      f"| {r['edges_per_s'] / 1e6:.2f} M | {r['edges_per_cpu_s'] / 1e6:.2f} M | {per_pass} "
-                     f"| {r['nodes_seen']:,} | {r['peak_rss_mb']:.0f} MB | {r['load']:.1f} |")
+                     f"| {r['nodes_seen']:,} | {r['peak_rss_mb']:.0f} MiB | {r['load']:.1f} |")
     return "\n".join(lines) + "\n"
 
 
