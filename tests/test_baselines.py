@@ -198,3 +198,21 @@ def test_parallel_edges_and_grakel_wl_without_iterations():
     X = sp_features([double, single])
     K = (X @ X.T).toarray() if hasattr(X, "toarray") else X @ X.T
     assert np.array_equal(grakel_gram([double, single], "sp"), K)
+
+
+def test_baselines_read_a_sparse_adjacency_as_its_edges():
+    """WL, SP and k-walk features do not read the neighbor order, so a graph with only `adj_t`
+    (ToSparseTensor) gives the features of its (merged) edges; it was refused with advice about k."""
+    import torch_geometric.transforms as T
+    from torch_geometric.data import Data
+    from torch_geometric.utils import coalesce
+
+    from kong_pyg.evaluation.baselines import sp_features
+
+    rng = random.Random(3)
+    gs = [to_data(random_graph(rng, 7, 12, 3)) for _ in range(6)]
+    plain = [Data(x=g.x, edge_index=coalesce(g.edge_index, num_nodes=g.num_nodes)) for g in gs]
+    sparse = [T.ToSparseTensor(layout=torch.sparse_csr)(d.clone()) for d in plain]
+    assert all(getattr(d, "edge_index", None) is None for d in sparse)
+    for features in (lambda g: wl_features(g, hops=2), sp_features, lambda g: walk_features(g, 3)):
+        assert abs(features(sparse) - features(plain)).max() == 0

@@ -51,9 +51,14 @@ class GraphUnion(NamedTuple):
 
 
 def graph_union(graphs) -> GraphUnion:
-    """Collect a sequence of graphs (or a PyG dataset) into one union."""
+    """Collect a sequence of graphs (or a PyG dataset) into one union.
+
+    A graph with only a sparse :obj:`adj_t` gives its edges from it: these
+    kernels do not read the neighbor order (PyG's ``ToSparseTensor`` merges
+    parallel edges, as it does for KONG with :obj:`k = 1`).
+    """
     parts = list(iter_graph_batches(graphs, batch_size=max(len(graphs), 1), edge_labels=False,
-                                    edge_order_attr=None))
+                                    edge_order_attr=None, sparse_flow="source_to_target"))
     gb = parts[0]
     return GraphUnion(labels(gb.x, "x", gb.x.size(0)), gb.edge_index, gb.batch, gb.num_graphs)
 
