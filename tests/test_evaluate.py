@@ -214,6 +214,12 @@ def test_cli_baselines(cache, capsys):
     rc, out, err = run(capsys, "--method", "kw", "--walk-length", "2", "--json", *FAST)
     assert rc == 0, err
     assert json.loads(out)["best_params"]["length"] == 2
+    # --normalize reaches the baselines' L2-normalised variants (it applied to KONG only)
+    rc, out, err = run(capsys, "--method", "sp", "--normalize", "both", "--json", *FAST)
+    assert rc == 0, err
+    assert [s["setting"] for s in json.loads(out)["settings"]] == ["sp", "sp-l2"]
+    rc, out, err = run(capsys, "--method", "wl", "--hops", "1", "--normalize", "yes", "--json", *FAST)
+    assert [s["setting"] for s in json.loads(out)["settings"]] == ["wl-h1-l2"]
 
 
 def test_cli_grakel_baselines(cache, capsys):
@@ -231,6 +237,7 @@ def test_cli_grakel_baselines(cache, capsys):
     (["--data-root", "."], "--data-root needs --dataset"),
     (["--method", "wl", "--kernel", "poly"], "--kernel applies to --method kong"),
     (["--method", "sp", "--walk-length", "3"], "--walk-length applies to --method kw"),
+    (["--method", "kw", "--normalize", "yes"], "--normalize applies to --method kong or wl or sp"),
     (["--method", "wl", "--grid", "quick"], "does not apply to --method wl"),
     (["--method", "wl", "--plot", "x.png"], "--plot draws KONG sketch sizes"),
     (["--protocol", "paper", "--inner-folds", "3"], "--inner-folds only applies"),

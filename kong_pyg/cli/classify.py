@@ -54,6 +54,7 @@ KONG_OPTIONS: List[str] = [name for name in option_names() if name != "seed"]
 GRID_FLAGS: Dict[str, Tuple[str, Tuple[str, ...]]] = {
     **{name: (name, ("kong",)) for name in KONG_OPTIONS},
     "hops": ("hops", ("kong", "wl", "wl-grakel")),
+    "normalize": ("normalize", ("kong", "wl", "sp")),
     "walk_length": ("length", ("kw",)),
 }
 
@@ -122,7 +123,7 @@ def _add_feature_options(p: argparse.ArgumentParser) -> None:
     add_kong_options(
         model, KONG_OPTIONS, grid=True, defaults={name: None for name in KONG_OPTIONS},
         default_text={name: _grid_default(name) for name in KONG_OPTIONS},
-        suffix={"hops": " [kong, wl, wl-grakel]"},
+        suffix={"hops": " [kong, wl, wl-grakel]", "normalize": " [kong, wl, sp]"},
     )
     model.add_argument("--walk-length", dest="walk_length", default=None, metavar="N[,N...]",
                        type=list_of(int_at_least(0), ranges=True),
