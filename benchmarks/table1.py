@@ -348,8 +348,8 @@ def main(argv=None):
     md = Path(args.out)
     out_dir = md.with_suffix("")
     out_dir.mkdir(parents=True, exist_ok=True)
-    datasets = present(args.datasets, args.data_root)
-    if not args.render:
+    if not args.render:  # (--render reads the stored runs only: no data set is looked for)
+        datasets = present(args.datasets, args.data_root)
         if args.section in ("paper", "all"):
             planned = [(d, name) for d in datasets for name in args.methods
                        if name != "kong-noedge" or d in EDGE_LABELLED]
