@@ -6,16 +6,19 @@ Each front-end (:class:`~kong_pyg.KongSketch`, :class:`~kong_pyg.KongVectorizer`
 :class:`KongConfig` (``config=``) or the same options as keyword arguments,
 and turns them into a :class:`KongConfig` with :func:`resolve_config`. So an
 option is added, documented and checked here once; front-ends only pass it
-on.
+on. An option named beside :obj:`config` must equal the config's value, even
+where it is the front-end's default (:class:`GivenOptions` notes the names a
+call gives).
 
 A field's metadata holds its help text (``doc``, shown by :func:`option_docs`
 and the command line) and, for the evaluation tables, the short ``tag`` a
 non-default value adds to a setting's name (:meth:`KongConfig.short_name`).
 """
+import inspect
 import math
 import numbers
 from dataclasses import MISSING, asdict, dataclass, field, fields, replace
-from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Mapping, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, FrozenSet, Iterable, List, Mapping, Optional, Tuple
 
 if TYPE_CHECKING:  # torch is imported where it is used: `import kong_pyg` stays light
     import torch
@@ -395,11 +398,34 @@ def option_docs() -> Dict[str, str]:
     return {f.name: f.metadata["doc"] for f in fields(KongConfig)}
 
 
+class GivenOptions:
+    """Records which constructor arguments a call named, positionally or by keyword.
+
+    :obj:`KongSketch(k=1, config=KongConfig(k=2))` names :obj:`k` at its
+    default value: only the call tells it from an absent :obj:`k`, so the
+    front-ends' ``__new__`` notes the names for :func:`resolve_config`
+    (:func:`given_options` takes them in ``__init__``).
+    """
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Any:
+        obj = super().__new__(cls)
+        if args or kwargs:  # (none when copy or pickle makes the object)
+            names = list(inspect.signature(cls.__init__).parameters)[1:]  # (without self)
+            obj.__dict__["_given_options"] = frozenset(names[:len(args)]) | frozenset(kwargs)
+        return obj
+
+
+def given_options(obj: Any) -> FrozenSet[str]:
+    """The argument names :class:`GivenOptions` noted for :obj:`obj`'s construction (taken once)."""
+    return obj.__dict__.pop("_given_options", frozenset())
+
+
 def resolve_config(
     config: Optional[KongConfig],
     options: Mapping[str, Any],
     defaults: Mapping[str, Any],
     owner: str,
+    given: Iterable[str] = (),
 ) -> KongConfig:
     """The :class:`KongConfig` of a front-end called with :obj:`config` or keyword options.
 
@@ -409,19 +435,23 @@ def resolve_config(
         defaults (dict): The front-end's defaults of those arguments (they
             may differ from :class:`KongConfig`'s, e.g. a sketch size).
         owner (str): The front-end's name, for error messages.
+        given (iterable of str, optional): The options the call named, where
+            known: one named at its default value clashes with a config of
+            another value too.
 
     Raises:
         TypeError: :obj:`config` is not a :class:`KongConfig`.
-        ValueError: Both :obj:`config` and options off their defaults and
-            off the config's values.
+        ValueError: Both :obj:`config` and options (named, or off their
+            defaults) off the config's values.
     """
     if config is None:
         return KongConfig(**dict(options))
     if not isinstance(config, KongConfig):
         raise TypeError(f"'config' must be a KongConfig (got {type(config).__name__})")
-    clash = [name for name, value in options.items()
-             if defaults.get(name, MISSING) is not MISSING and not _same(value, defaults[name])
-             and not _same(value, getattr(config, name, MISSING))]
+    named = frozenset(given)
+    changed = [name for name, value in options.items() if name in named
+               or defaults.get(name, MISSING) is not MISSING and not _same(value, defaults[name])]
+    clash = [name for name in changed if not _same(options[name], getattr(config, name, MISSING))]
     if clash:
         raise ValueError(
             f"{owner} got both 'config' and the option(s) {clash}; pass the options inside the "

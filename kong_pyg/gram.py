@@ -369,7 +369,7 @@ def gram_matrix(
         - **output:** :obj:`[num_graphs, num_other]`, or
           :obj:`[num_graphs, num_graphs]` without :obj:`other`.
     """
-    cfg = resolve_config(config, options, option_defaults(), "gram_matrix")
+    cfg = resolve_config(config, options, option_defaults(), "gram_matrix", options)
     if cfg.dim is not None:
         raise ValueError(
             f"gram_matrix computes the exact kernel (dim=None), got dim={cfg.dim}; for a sketch use "

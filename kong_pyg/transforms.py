@@ -8,12 +8,14 @@ from torch_geometric.data import Batch, Data
 from torch_geometric.transforms import BaseTransform
 
 from .config import (
+    GivenOptions,
     KongConfig,
     check_attr_name,
     check_bool,
     check_choice,
     check_int,
     check_usable_device,
+    given_options,
     option_defaults,
     option_names,
     resolve_config,
@@ -72,7 +74,7 @@ def _register_in_batch(batch: Batch, node_attr: Optional[str], graph_attr: Optio
         slices[graph_attr], incs[graph_attr] = torch.arange(g + 1), torch.zeros(g, dtype=torch.long)
 
 
-class KongFeatures(BaseTransform):
+class KongFeatures(GivenOptions, BaseTransform):
     r"""Adds KONG features to a graph.
 
     From the `"KONG: Kernels for ordered-neighborhood graphs"
@@ -185,7 +187,7 @@ class KongFeatures(BaseTransform):
     ):
         given = locals()
         options = {name: given[name] for name in option_names()}
-        cfg = resolve_config(config, options, _DEFAULTS, "KongFeatures")
+        cfg = resolve_config(config, options, _DEFAULTS, "KongFeatures", given_options(self))
         check_sketch_dim(cfg, "KongFeatures")  # (before its own checks: a config= with KongConfig's dim None)
         self.level = check_choice("level", level, LEVELS)
         self.node_attr, self.graph_attr = self._names(attr_name)

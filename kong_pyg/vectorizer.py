@@ -5,7 +5,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
-from .config import KongConfig, check_int, option_defaults, option_names, resolve_config
+from .config import GivenOptions, KongConfig, check_int, option_defaults, option_names, resolve_config
 from .featuremap import ExactColumns
 from .threads import torch_threads
 
@@ -13,7 +13,7 @@ from .threads import torch_threads
 _DEFAULTS = option_defaults()
 
 
-class KongVectorizer(ExactColumns, TransformerMixin, BaseEstimator):
+class KongVectorizer(GivenOptions, ExactColumns, TransformerMixin, BaseEstimator):
     r"""KONG graph features of a sequence of PyG graphs, scikit-learn style.
 
     One row per graph: the explicit map :math:`\Phi(G) = \sum_{v \in G}
@@ -72,6 +72,9 @@ class KongVectorizer(ExactColumns, TransformerMixin, BaseEstimator):
             the keyword arguments above. With it, :meth:`get_params` reports
             the config's options and :meth:`set_params` changes them in it
             (so :class:`~sklearn.model_selection.GridSearchCV` can search them).
+            An option also named in the call (even at its default value) must
+            equal the config's; :meth:`set_params` with a new config gives
+            the options its values.
 
     Attributes:
         config_ (KongConfig): The options :meth:`fit` used (:meth:`transform`
@@ -139,9 +142,16 @@ class KongVectorizer(ExactColumns, TransformerMixin, BaseEstimator):
     def set_params(self, **params) -> "KongVectorizer":
         """Set parameters; with :obj:`config`, KONG options go into it (``GridSearchCV`` over ``k`` works)."""
         super().set_params(**params)
-        changed = {n: params[n] for n in option_names() if n in params}
-        if changed and isinstance(self.config, KongConfig):
-            self.config = self.config.replace(**changed)
+        options = [n for n in option_names() if hasattr(self, n)]
+        changed = {n: params[n] for n in options if n in params}
+        if isinstance(self.config, KongConfig):
+            if changed:
+                self.config = self.config.replace(**changed)
+            if "config" in params:  # (the options take a new config's values, as get_params reports them)
+                for n in options:
+                    setattr(self, n, getattr(self.config, n))
+                named = self.__dict__.get("_given_options", frozenset())
+                self.__dict__["_given_options"] = frozenset(n for n in named if n in params)
         return self
 
     def fit(self, graphs, y=None) -> "KongVectorizer":
@@ -173,7 +183,8 @@ class KongVectorizer(ExactColumns, TransformerMixin, BaseEstimator):
 
     def _config(self) -> KongConfig:
         options = {name: getattr(self, name) for name in option_names()}
-        return resolve_config(self.config, options, _DEFAULTS, "KongVectorizer")
+        named = self.__dict__.get("_given_options", frozenset())  # (GivenOptions: the constructor's call)
+        return resolve_config(self.config, options, _DEFAULTS, "KongVectorizer", named)
 
 
 __all__ = ["KongVectorizer"]

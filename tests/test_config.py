@@ -113,3 +113,30 @@ def test_import_is_light():
             "'kong_pyg.stream', 'kong_pyg.evaluation', 'kong_pyg.evaluate') if m in sys.modules]; "
             "print(heavy); assert not heavy, heavy")
     subprocess.run([sys.executable, "-c", code], check=True, capture_output=True)
+
+
+@pytest.mark.parametrize("front_end",
+                         ["KongSketch", "KongFeatures", "KongStream", "KongVectorizer", "gram_matrix"])
+def test_an_option_named_at_its_default_clashes_with_another_config_value(front_end):
+    """`KongSketch(k=1, config=KongConfig(k=2))` used k = 2 without a word: k = 1 is the default, which the
+    value alone cannot tell from an absent k. The call's names now tell it, for every front-end."""
+    import copy
+    import pickle
+
+    from kong_pyg import KongStream, gram_matrix
+
+    g = [Data(x=X, edge_index=EI)] * 2
+    cfg = KongConfig(k=2, dim=None if front_end in ("KongVectorizer", "gram_matrix") else 16)
+    make = {"KongSketch": KongSketch, "KongFeatures": KongFeatures, "KongStream": KongStream,
+            "KongVectorizer": lambda *a, **kw: KongVectorizer(*a, **kw).fit(g),
+            "gram_matrix": lambda *a, **kw: gram_matrix(g, **kw)}[front_end]
+    with pytest.raises(ValueError, match=rf"{front_end} got both 'config' and the option\(s\) \['k'\]"):
+        make(k=1, config=cfg)
+    if front_end != "gram_matrix":
+        with pytest.raises(ValueError, match=r"the option\(s\) \['k'\]"):
+            make(1, config=cfg)  # (named by position)
+    make(k=2, config=cfg)  # (the config's value: no clash)
+    made = make(config=cfg)
+    if front_end not in ("KongVectorizer", "gram_matrix"):
+        again = [copy.deepcopy(made), pickle.loads(pickle.dumps(made))]
+        assert all("_given_options" not in vars(m) for m in [made, *again])

@@ -244,3 +244,22 @@ def test_a_config_estimator_reports_and_searches_the_options_it_uses():
     with pytest.raises(ValueError, match="got both 'config' and the option"):  # (off the default and config)
         KongVectorizer(config=KongConfig(k=2), k=3).fit(graphs)
     assert KongVectorizer(config=KongConfig(k=2), k=2).fit(graphs).config_.k == 2  # (the same value: fine)
+
+
+def test_search_over_configs_of_a_configured_vectorizer():
+    """GridSearchCV over `config` of a vectorizer built with a config: the clone names every option at the
+    first config's values, and setting the second config then clashed with them (every candidate failed)."""
+    from sklearn.model_selection import GridSearchCV
+
+    from kong_pyg import KongConfig
+
+    rng = random.Random(0)
+    graphs = [to_data(random_graph(rng, 6, 9, 3)) for _ in range(30)]
+    y = np.arange(30) % 2
+    a, b = KongConfig(k=2, hops=1), KongConfig(k=1, hops=2)
+    v = clone(KongVectorizer(config=a)).set_params(config=b)
+    assert v.get_params()["k"] == 1 and v.fit(graphs).config_ == b
+    pipe = make_pipeline(KongVectorizer(config=a), LinearSVC())
+    search = GridSearchCV(pipe, {"kongvectorizer__config": [a, b]}, cv=3, error_score="raise").fit(graphs, y)
+    assert [p["kongvectorizer__config"] for p in search.cv_results_["params"]] == [a, b]
+    assert search.best_estimator_[0].config_ == search.best_params_["kongvectorizer__config"]

@@ -7,7 +7,15 @@ from torch_geometric.nn.conv import MessagePassing
 from torch_geometric.utils import spmm
 
 from .. import engine
-from ..config import KongConfig, check_int, option_defaults, option_names, resolve_config
+from ..config import (
+    GivenOptions,
+    KongConfig,
+    check_int,
+    given_options,
+    option_defaults,
+    option_names,
+    resolve_config,
+)
 from ..exact import index_grams
 from ..inputs import PreparedGraph, check_batch
 from ..kernels import get_kernel
@@ -31,7 +39,7 @@ def check_sketch_dim(cfg: KongConfig, owner: str) -> int:
     return cfg.dim
 
 
-class KongSketch(MessagePassing):
+class KongSketch(GivenOptions, MessagePassing):
     r"""The sketched KONG feature map.
 
     From the `"KONG: Kernels for ordered-neighborhood graphs"
@@ -143,7 +151,7 @@ class KongSketch(MessagePassing):
     ):
         given = locals()
         options = {name: given[name] for name in option_names()}
-        cfg = resolve_config(config, options, _DEFAULTS, "KongSketch")
+        cfg = resolve_config(config, options, _DEFAULTS, "KongSketch", given_options(self))
         dim = check_sketch_dim(cfg, "KongSketch")
         if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
             raise TypeError(f"'dtype' must be a floating-point torch.dtype (got {dtype})")

@@ -6,7 +6,7 @@ from typing import Any, Dict, List, Optional, Union
 import torch
 from torch import Tensor
 
-from ..config import KongConfig, check_bool, check_int, resolve_config
+from ..config import GivenOptions, KongConfig, check_bool, check_int, given_options, resolve_config
 from ..kernels import get_kernel
 from ..kgrams import gram_lengths
 from ..sketch import HASH_VERSION, SketchHashes, SymbolHashTable
@@ -28,7 +28,7 @@ _STATE_VERSION = 4
 _READS = (1, 2, 3, _STATE_VERSION)
 _DTYPES = ("float64", "float32")
 
-class KongStream:
+class KongStream(GivenOptions):
     r"""KONG graph sketches of an edge stream, in bounded memory.
 
     From the `"KONG: Kernels for ordered-neighborhood graphs"
@@ -127,7 +127,8 @@ class KongStream:
                        const=const, seed=seed, blended=blended, edge_labels=edge_labels, norm="sketch",
                        own_label=own_label)
         #: The KONG options (:class:`~kong_pyg.KongConfig`).
-        self.cfg = stream_config(resolve_config(config, options, STREAM_DEFAULTS, "KongStream"))
+        self.cfg = stream_config(resolve_config(config, options, STREAM_DEFAULTS, "KongStream",
+                                                given_options(self)))
         cfg = self.cfg
         self.k, self.hops, self.traversal, self.kernel = cfg.k, cfg.hops, cfg.traversal, cfg.kernel
         assert cfg.dim is not None  # checked by stream_config
