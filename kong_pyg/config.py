@@ -236,7 +236,7 @@ class KongConfig:
             and the graph's content, so a graph's features do not depend on
             the batch: the paper's "shuffled" control, which also turns a
             node's order, the same in every graph, into per-graph noise).
-            Ties keep edge order.
+            Ties keep edge order (:obj:`"reverse"` reverses them too).
             (default: :obj:`"edge"`)
         relabel (int or bool, optional): Rounds of WL relabelling before the
             strings are built (the paper's "rlb" is one round; :obj:`True`
@@ -274,7 +274,7 @@ class KongConfig:
     const: float = _opt(0.0, "polynomial constant c >= 0", lambda v: f"c={v:g}")
     seed: int = _opt(0, "seed of the hash tables and of order=random")
     order: str = _opt("edge", "neighbor order: edge (or the edge_order key), reverse, consistent (seeded "
-                      "shuffle by edge key), label, degree or random (per-call shuffle)",
+                      "shuffle by edge key), label, degree or random (a seeded shuffle per graph)",
                       lambda v: f"order={v}")
     relabel: int = _opt(0, "rounds of WL relabelling first (rlb; yes = 1)",
                         lambda v: "" if v == 1 else f"rlb={v}")

@@ -57,7 +57,7 @@ class ExactColumns:
         raise NotImplementedError
 
     def _feature_names(self) -> np.ndarray:
-        """Readable column names (exact mode): ``L<level>:<gram>``."""
+        """Readable column names (exact mode): ``L<level>:<gram>`` (BFS), ``<gram>`` (WL), ``const``."""
         cfg = self.config_
         if cfg.dim is not None:
             return np.array([f"kong{i}" for i in range(cfg.dim)], dtype=object)

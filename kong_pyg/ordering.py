@@ -162,8 +162,9 @@ def random_key(center: Tensor, nbr: Tensor, num_nodes: int, node_label: Optional
     the graph's nodes, their labels), so it does not depend on the other graphs of a batch or on
     the batch size; the key hashes (place, content) and goes through :func:`consistent_key`. Two
     graphs whose edges sit at the same places (ego graphs, whose ego's edges come first) so get
-    different shuffles unless they are the same graph (edge labels and isolated nodes do not enter
-    the content: graphs that differ only there share a shuffle).
+    different shuffles unless they are the same graph (edge labels do not enter the content, nor
+    do isolated nodes after a graph's last node with edges: graphs that differ only there share a
+    shuffle; an isolated node before others moves their positions, and so the shuffle).
     """
     device = center.device
     owner = torch.zeros(num_nodes, dtype=torch.long, device=device) if batch is None else batch.long()

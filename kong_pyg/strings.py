@@ -80,9 +80,10 @@ def kong_strings(
         edge_labels (sequence, optional): One label per edge.
         flow (str, optional): As in :class:`MessagePassing`.
         edge_order (sequence, optional): A per-edge sort key.
-        order (str, optional): :obj:`"edge"`, :obj:`"label"`,
-            :obj:`"degree"` or :obj:`"random"` (this one uses the library's
-            seeded shuffle).
+        order (str, optional): :obj:`"edge"`, :obj:`"reverse"`,
+            :obj:`"consistent"`, :obj:`"label"`, :obj:`"degree"` or
+            :obj:`"random"` (the last two shuffles are the library's seeded
+            ones).
         relabel (int, optional): Rounds of WL relabelling first
             (:obj:`True` is one round).
         seed (int, optional): The seed of :obj:`order="random"` and

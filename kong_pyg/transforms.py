@@ -113,7 +113,9 @@ class KongFeatures(GivenOptions, BaseTransform):
         :class:`~torch_geometric.transforms.ToSparseTensor`,
         :class:`~torch_geometric.transforms.RemoveDuplicatedEdges`,
         :func:`~torch_geometric.utils.coalesce`) must not run before it
-        unless that order is meaningless for the data set.
+        unless that order is meaningless for the data set. Those that merge
+        parallel edges (the last three) change the features even with
+        :obj:`k = 1`, where each parallel edge counts.
 
     Args:
         k, hops, traversal, dim, kernel, degree, const, seed, order,

@@ -172,7 +172,7 @@ class KongVectorizer(GivenOptions, ExactColumns, TransformerMixin, BaseEstimator
             return self._run(graphs, fit=False, keep=True)
 
     def get_feature_names_out(self, input_features=None) -> np.ndarray:
-        """Readable column names (exact mode): ``L<level>:<gram>``."""
+        """Readable column names (exact mode): ``L<level>:<gram>`` (BFS), ``<gram>`` (WL), ``const``."""
         check_is_fitted(self, "n_features_out_")
         return self._feature_names()
 

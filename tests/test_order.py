@@ -174,7 +174,7 @@ def test_random_order_is_each_graphs_own_whatever_the_batch():
 def test_consistent_shuffle_is_the_same_permutation_in_every_graph():
     """A node seen in several graphs (its incoming events keyed by timestamps) gets the same
     shuffled neighbor order in each of them, whatever the batch and the edge positions;
-    the per-call shuffle (order='random') does not."""
+    the per-graph shuffle (order='random') does not."""
     times = torch.tensor([5, 9, 2, 7, 3, 8])  # six events into node 0
     labels = torch.tensor([0, 1, 2, 3, 4, 5, 6])
     a = torch.stack([torch.arange(1, 7), torch.zeros(6, dtype=torch.long)])

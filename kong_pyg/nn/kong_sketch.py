@@ -91,7 +91,10 @@ class KongSketch(GivenOptions, MessagePassing):
         :class:`~torch_geometric.datasets.TUDataset`'s loader reorder edges;
         sparse adjacency input (:obj:`adj_t`, :class:`torch_sparse.SparseTensor`)
         is rejected where the order matters; with :obj:`k = 1` the output does
-        not depend on the order and sparse input is accepted.
+        not depend on the order and sparse input is accepted. Parallel edges
+        count once each, so :class:`~torch_geometric.transforms.ToSparseTensor`
+        and :class:`~torch_geometric.transforms.RemoveDuplicatedEdges`, which
+        merge them, change the features even with :obj:`k = 1`.
 
     .. note::
         :meth:`forward` and :meth:`readout` have data-dependent shapes and
