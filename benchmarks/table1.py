@@ -44,7 +44,7 @@ from kong_pyg.datasets import load_tu  # noqa: E402
 
 DATASETS = ["MUTAG", "PTC_MR", "ENZYMES", "PROTEINS", "NCI1"]
 
-#: The paper's Table 1 (SPEC section 7); PTC is PTC_MR.
+#: The paper's Table 1; PTC is PTC_MR.
 PAPER = {
     "MUTAG": {"kw": 83.7, "sp": 84.7, "wl": 84.9, "kong": (87.8, "poly-rlb-1")},
     "ENZYMES": {"kw": 34.8, "sp": 39.6, "wl": 52.9, "kong": (50.1, "cosine-rlb-2")},
@@ -58,7 +58,7 @@ RUNS = {
     "kong": ("kong", paper_grid("kong"),
              "KONG, the paper's grid: h=2, k=1, BFS, exact map, poly/cosine p=1..4, +-rlb (16 settings)"),
     "kong-gnorm": ("kong", {**paper_grid("kong"), "normalize": [True]},
-                   "KONG variant: the same grid with graph-level normalization (SPEC 3)"),
+                   "KONG variant: the same grid with graph-level normalization"),
     "kong-noedge": ("kong", {**paper_grid("kong"), "edge_labels": [False]},
                     "KONG, the paper's grid, edge labels ignored (as the baselines do)"),
     "kong-mean": ("kong-mean", None,

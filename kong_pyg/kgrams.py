@@ -1,4 +1,4 @@
-r"""k-grams of KONG strings without building the strings (SPEC section 4).
+r"""k-grams of KONG strings without building the strings (the paper's Lemmas 1 and 2).
 
 The string of node :math:`v` at step :math:`i` is a concatenation of
 *pieces*: for WL its own label :math:`l(v)`, then for each neighbor

@@ -1,4 +1,4 @@
-r"""Count-Sketch and Tensor-Sketch of n-gram counts (SPEC section 5).
+r"""Count-Sketch and Tensor-Sketch of n-gram counts.
 
 A Count-Sketch of size :math:`b` maps count vector :math:`c` to
 :math:`CS(c)_j = \sum_{t: \mathrm{hash}(t) = j} \mathrm{sign}(t)\, c_t`; it

@@ -1,6 +1,6 @@
 r"""Brute-force KONG strings and kernels, for teaching and for tests.
 
-These functions build the strings of SPEC section 2 symbol by symbol with
+These functions build the strings (:mod:`kong_pyg.traversals`) symbol by symbol with
 plain Python, so they are slow and their output grows exponentially with
 :obj:`hops`: use them on small graphs only. The fast code never builds a
 string; the test suite checks it against these.
@@ -238,8 +238,9 @@ def _wl_code(label: Hashable) -> int:
 def kgram_counts(string: NodeString, k: int, blended: bool = False) -> Counter:
     """Count the k-grams of a node's string (BFS levels kept apart).
 
-    Keys are :obj:`(block, gram)` with :obj:`block` the level (BFS) or
-    :obj:`0` (WL).
+    Keys are :obj:`(block, gram)` with :obj:`block` the index of the level
+    in :obj:`string` (BFS: the level, one less where :func:`kong_strings`
+    dropped level 0, :obj:`own_label=False`) or :obj:`0` (WL).
     """
     check_int("k", k, 1)
     if isinstance(string, (str, bytes)) or not isinstance(string, (tuple, list)):
@@ -261,7 +262,7 @@ def kgram_counts(string: NodeString, k: int, blended: bool = False) -> Counter:
 def base_kernel(
     a: Counter, b: Counter, kernel: str = "poly", degree: int = 1, const: float = 0.0
 ) -> float:
-    r"""The base kernel :math:`\kappa` of two count vectors (SPEC section 3)."""
+    r"""The base kernel :math:`\kappa` of two count vectors (:mod:`kong_pyg.kernels`)."""
     dot = float(sum(v * b[key] for key, v in a.items() if key in b))
     if kernel == "poly":
         return (dot + const) ** degree

@@ -1,6 +1,6 @@
 r"""How node strings are built and which of them count: the traversals.
 
-A traversal fixes two things (SPEC section 2):
+A traversal (the paper's composite string generation traversal) fixes two things:
 
 * **the string rule**: :math:`s_v^0 = l(v)` and, for :math:`i \geq 1`,
   :math:`s_v^i` = (:attr:`Traversal.label_in_string`: :math:`l(v)`) then,

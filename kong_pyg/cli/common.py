@@ -401,7 +401,8 @@ PROCESSES_PER_CPU = 4
 def add_cache_dir(group: Any) -> None:
     """The ``--cache-dir`` option of the commands that read TU data sets (one definition)."""
     group.add_argument("--cache-dir", default=None, metavar="DIR", type=not_a_file,
-                       help="where processed data sets go (default: $KONG_PYG_CACHE or ~/.cache/kong_pyg)")
+                       help="where processed data sets go (default: $KONG_PYG_CACHE, else "
+                            "$XDG_CACHE_HOME/kong_pyg, else ~/.cache/kong_pyg)")
 
 
 def _nearest_folder(path: str) -> str:

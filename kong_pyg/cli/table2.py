@@ -4,7 +4,8 @@ Runs :func:`kong_pyg.experiments.table2.run_table2` once per tie rule (and
 the accuracy curve) and writes ``table2.md``, ``table2.json`` and
 ``table2_curve.png`` to ``--out`` (with ``--out``/table2_notes.md, a discussion
 written by hand after a run, appended if present). ``--resume FILE`` keeps every finished
-split in a plain JSON file, so an interrupted run goes on where it stopped.
+method (a row: all its splits) in a plain JSON file, so an interrupted run goes on with the
+methods it had not finished.
 """
 import argparse
 import json

@@ -155,7 +155,7 @@ def walk_features(
         \quad \phi(G) = \sum_{v \in G} w_v / \|w_v\|,
 
     the second being the cosine base kernel :math:`p = 1` used for KONG
-    (SPEC 3), applied to walk counts.
+    (:mod:`kong_pyg.kernels`), applied to walk counts.
 
     Args:
         graphs: A PyG dataset or a list of :class:`~torch_geometric.data.Data`.

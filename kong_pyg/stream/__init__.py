@@ -1,4 +1,4 @@
-r"""KONG sketches of graph streams in bounded memory (SPEC section 6).
+r"""KONG sketches of graph streams in bounded memory (the paper's Theorem 2).
 
 Labeled edges of many graphs arrive in one stream, interleaved in any way;
 the arrival order is the neighbor order. :class:`KongStream` keeps per node

@@ -55,7 +55,8 @@ class KongStream(GivenOptions):
     keyword arguments (with the defaults below) or as :obj:`config`; a
     stream always sketches (:obj:`dim` is not None), in arrival order
     (:obj:`order="edge"`, :obj:`relabel=0`), with cosine norms estimated from
-    the sketches (:obj:`norm="sketch"`).
+    the sketches (:obj:`norm="sketch"`; a cosine :obj:`config` must say so,
+    as :class:`~kong_pyg.KongConfig`'s default is :obj:`"exact"`).
 
     .. warning::
         Like :class:`~kong_pyg.nn.KongSketch`, the sketches depend on the

@@ -16,7 +16,8 @@ def stream_config(cfg: KongConfig) -> KongConfig:
                          f"relabel={cfg.relabel!r}")
     if get_kernel(cfg.kernel).needs_norms(cfg) and cfg.norm != "sketch":
         raise ValueError(f"KongStream supports only norm='sketch' for the {cfg.kernel} kernel (exact norms "
-                         f"need exact k-gram counts); got norm={cfg.norm!r}")
+                         f"need exact k-gram counts); got norm={cfg.norm!r} (KongConfig's default: pass "
+                         "config.replace(norm='sketch'))")
     if cfg.flow != "source_to_target":
         raise ValueError(f"KongStream supports only flow='source_to_target' (use undirected=False for "
                          f"edges that extend only their source); got flow={cfg.flow!r}")
