@@ -450,8 +450,9 @@ def node_maps(
         ts = kernel.sketch_node_maps(cfg, hashes, cs, None if norms is None else norms[lo:hi])
         if batch is None:
             out[lo:hi] = ts
-        else:
-            out += global_add_pool(ts, batch[lo:hi], size=out.size(0))
+        else:  # (into out row by row: no [num_graphs, b] temporary per chunk, and each graph's sum is
+            # added up in node order whatever the chunks, so its row does not depend on the batch)
+            out.index_add_(0, batch[lo:hi], ts.to(out.dtype))
     return out
 
 

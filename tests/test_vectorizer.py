@@ -263,3 +263,22 @@ def test_search_over_configs_of_a_configured_vectorizer():
     search = GridSearchCV(pipe, {"kongvectorizer__config": [a, b]}, cv=3, error_score="raise").fit(graphs, y)
     assert [p["kongvectorizer__config"] for p in search.cv_results_["params"]] == [a, b]
     assert search.best_estimator_[0].config_ == search.best_params_["kongvectorizer__config"]
+
+
+@pytest.mark.parametrize("options",
+                         [dict(degree=2), dict(degree=3, const=0.5), dict(kernel="cosine", degree=2)])
+def test_sketched_rows_do_not_depend_on_the_batch_to_the_last_bit(monkeypatch, options):
+    """Node maps are pooled in chunks of nodes; a graph that straddled two chunks got its row as the sum of
+    two partial sums, so its last bits depended on the graphs before it in the batch. Rows are now added up
+    in node order into the output, whatever the chunks (and no [num_graphs, b] temporary per chunk)."""
+    from kong_pyg import engine
+
+    monkeypatch.setattr(engine, "CHUNK_ENTRIES", 7 * 64 * options["degree"])  # (7 nodes a chunk)
+    rng = random.Random(5)
+    graphs = [to_data(random_graph(rng, 9, 16, 4)) for _ in range(40)]
+    together = KongVectorizer(k=2, hops=2, dim=64, **options).fit_transform(graphs)
+    alone = np.concatenate([KongVectorizer(k=2, hops=2, dim=64, **options).fit_transform([g])
+                            for g in graphs])
+    assert np.array_equal(together, alone)
+    shifted = KongVectorizer(k=2, hops=2, dim=64, **options).fit_transform(graphs[3:])
+    assert np.array_equal(shifted, together[3:])
