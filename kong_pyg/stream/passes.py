@@ -27,7 +27,7 @@ from ..kgrams import StringState, concat_pieces, flat_nonzero, initial_state
 from ..ordering import stable_sort_ids
 from ..sketch import SymbolHashTable
 from .counts import GramCounts
-from .state import COUNT_DTYPE, NodeState, add_rows, row_blocks
+from .state import COUNT_DTYPE, NodeState, add_rows, filled, row_blocks
 
 if TYPE_CHECKING:  # pragma: no cover
     from .core import KongStream
@@ -476,7 +476,7 @@ def close_pass(ks: "KongStream") -> None:
     else:
         state.put("Yprev", y)
         if ks._needs_node_sketch(i + 1):
-            state.put("Y", torch.zeros_like(y))
+            state.put("Y", filled(y.size(0), tuple(y.shape[1:]), y.dtype, 0))
         else:
             state.drop("Y")
             state.add("nbr_w", (), COUNT_DTYPE, 0)

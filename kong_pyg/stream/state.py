@@ -90,6 +90,18 @@ def grow_rows(rows: Tensor, g: int) -> Tensor:
     return new
 
 
+def filled(rows: int, shape: Tuple[int, ...], dtype: torch.dtype, fill: float) -> Tensor:
+    """:obj:`[rows, *shape]` holding :obj:`fill`; zeros as pages mapped on first write.
+
+    A node array's capacity beyond its nodes in use, and a new pass's node
+    sketches before the pass reaches a node, so take memory only as they are
+    written (:func:`~kong_pyg.memory.mapped_zeros`), like the graph rows.
+    """
+    if fill == 0:
+        return mapped_zeros(rows, math.prod(shape), dtype).view(rows, *shape)
+    return torch.full((rows, *shape), fill, dtype=dtype)
+
+
 class NodeState:
     """Named per-node arrays, rows :obj:`0..n-1` in use, capacity grown geometrically.
 
@@ -113,7 +125,7 @@ class NodeState:
 
     def add(self, name: str, shape: Tuple[int, ...], dtype: torch.dtype, fill: float) -> None:
         """A new array :obj:`[cap, *shape]` filled with :obj:`fill` (the fill of rows added later)."""
-        self.arrays[name] = torch.full((self.cap, *shape), fill, dtype=dtype)
+        self.arrays[name] = filled(self.cap, shape, dtype, fill)
         self.fill[name] = fill
 
     def put(self, name: str, value: Tensor, fill: float = 0) -> None:
@@ -176,9 +188,12 @@ class NodeState:
             per_node = sum(math.prod(t.shape[1:]) * t.element_size() for t in self.arrays.values())
             check_memory(cap * per_node, f"the state of {n:,} nodes")
             for name, t in self.arrays.items():
-                new = torch.empty((cap, *t.shape[1:]), dtype=t.dtype)
+                if self.fill[name] == 0:  # (the new rows' pages are mapped as they are written)
+                    new = filled(cap, tuple(t.shape[1:]), t.dtype, 0)
+                else:
+                    new = torch.empty((cap, *t.shape[1:]), dtype=t.dtype)
+                    new[self.cap :].fill_(self.fill[name])
                 new[: self.cap] = t[: self.cap]
-                new[self.cap :].fill_(self.fill[name])
                 self.arrays[name] = new
             self.cap = cap
         self.n = max(self.n, n)
