@@ -610,3 +610,22 @@ def test_warnings_name_the_callers_line_on_every_path():
         cross_validate([X], y, repeats=1, folds=2, nested=False)
     for caught in (direct, through):
         assert {w.filename for w in caught if "feature columns" in str(w.message)} == {__file__}
+
+
+def test_settings_run_with_one_blas_thread():
+    """`--jobs 1` promised one thread per setting, but NumPy's BLAS (the basis' eigh, the products) kept its
+    own pool of threads: a second busy thread beside the PyTorch one."""
+    from threadpoolctl import threadpool_info
+
+    from kong_pyg.evaluation.cv import cross_validate
+
+    rng = np.random.default_rng(0)
+    X = rng.random((40, 6))
+    seen = []
+
+    def features():
+        seen.append({i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"})
+        return X
+
+    cross_validate([features], np.arange(40) % 2, repeats=1, folds=2, nested=False)
+    assert seen == [{1}]

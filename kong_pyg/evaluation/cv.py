@@ -401,12 +401,15 @@ def _setting_scores(entry: FeatureEntry, index: int, y: np.ndarray, jobs: Jobs, 
                     progress: Optional[Progress] = None) -> Tuple[float, float, SettingScores]:
     """One setting: its features (timed), then every fit; (feature seconds, fit seconds, scores).
 
-    One PyTorch thread (settings are the parallelism, ``n_jobs``): features and fits are many small
-    operations, 6x (features) to 10x (fits) slower with two threads on a loaded 2-core machine.
+    One PyTorch thread and one BLAS thread for NumPy and SciPy (settings are the parallelism,
+    ``n_jobs``): features and fits are many small operations, 6x (features) to 10x (fits) slower with
+    two threads on a loaded 2-core machine.
     """
+    from threadpoolctl import threadpool_limits  # (scikit-learn's own dependency)
+
     from ..threads import torch_threads
 
-    with torch_threads(1):
+    with torch_threads(1), threadpool_limits(limits=1, user_api="blas"):
         X, seconds = _load(entry, y.size, index)
         t1 = time.perf_counter()
         res = score_jobs(X, y, jobs, Cs, max_iter=max_iter, tol=tol, progress=progress, device=device)
