@@ -156,7 +156,10 @@ def mapped_zeros(rows: int, cols: int, dtype: "torch.dtype") -> "torch.Tensor":
     nbytes = rows * cols * torch.empty(0, dtype=dtype).element_size()
     if nbytes < MAPPED_FROM_BYTES:
         return torch.zeros(rows, cols, dtype=dtype)
-    return torch.frombuffer(mmap.mmap(-1, nbytes), dtype=dtype).view(rows, cols)  # (holds the map)
+    # A private map: Python's default for an anonymous one is MAP_SHARED, which a forked child would
+    # write into as well (a stream copied by fork must stay the parent's own)
+    flags = {"flags": mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS} if hasattr(mmap, "MAP_PRIVATE") else {}
+    return torch.frombuffer(mmap.mmap(-1, nbytes, **flags), dtype=dtype).view(rows, cols)  # (holds the map)
 
 
 def _user_chose_thresholds() -> bool:

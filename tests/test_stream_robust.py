@@ -642,6 +642,40 @@ def test_grown_graph_rows_take_memory_only_where_written():
     assert big.is_contiguous() and float(big.sum()) == 64 * 1024 and not big[64:].any()
 
 
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_a_forked_child_never_writes_into_the_parents_stream():
+    """Zero pages mapped on first write came from Python's anonymous mmap, shared by default: a child forked
+    mid-stream (a worker pool, a notebook's multiprocessing) wrote its updates into the parent's node sketches
+    and graph rows, which then gave other sketches. The map is private now."""
+    from kong_pyg.memory import mapped_zeros
+
+    small = mapped_zeros(1 << 16, 8, torch.float64)  # (mapped, not malloc'd)
+    stream, _ = synthetic_event_stream(60, seed=3)
+    cols = (stream.src, stream.src_type, stream.dst, stream.dst_type, stream.edge_type, stream.graph)
+    half = stream.num_edges // 2
+
+    def run(fork_at_pass_2):
+        ks = KongStream(k=2, hops=3, dim=256)
+        for p in range(3):
+            ks.update(*(c[:half] for c in cols))
+            if p == 1 and fork_at_pass_2:
+                pid = os.fork()
+                if pid == 0:  # the child reads on and writes into every array it holds, then leaves
+                    try:
+                        ks.update(*(c[half:] for c in cols))
+                        small[0, 0] = 42.0
+                    finally:
+                        os._exit(0)
+                os.waitpid(pid, 0)
+            ks.update(*(c[half:] for c in cols))
+            if p < 2:
+                ks.end_pass()
+        return ks.sketches()
+
+    assert torch.equal(run(True), run(False))
+    assert float(small[0, 0]) == 0.0
+
+
 def test_cli_float32_output_is_converted_in_place_and_pt_files_hold_only_it(stream, tmp_path, monkeypatch):
     from kong_pyg.cli import stream as stream_cli
 
