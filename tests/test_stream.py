@@ -796,6 +796,7 @@ print((resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - base) / sets)
 def test_node_sketch_capacity_takes_no_memory_until_used():
     """The node arrays double their capacity as nodes arrive; that capacity, and a new pass's node sketches,
     were written (zeros) at once, so a stream whose nodes just passed a doubling held twice the documented
-    three sets of node sketches (6.6 sets at the peak here; 3.7 with the spare rows left unwritten)."""
+    three sets of node sketches (7.2-7.3 sets at the peak here, with the process's other memory; 4.1-4.5 with
+    the spare rows left unwritten)."""
     out = subprocess.run([sys.executable, "-c", _SPARE_CAPACITY], capture_output=True, text=True, check=True)
-    assert float(out.stdout) < 4.5, out.stdout
+    assert float(out.stdout) < 5.5, out.stdout

@@ -627,5 +627,8 @@ def test_settings_run_with_one_blas_thread():
         seen.append({i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"})
         return X
 
-    cross_validate([features], np.arange(40) % 2, repeats=1, folds=2, nested=False)
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=2, user_api="blas"):  # (a BLAS of two threads around, whatever the machine)
+        cross_validate([features], np.arange(40) % 2, repeats=1, folds=2, nested=False)
     assert seen == [{1}]
