@@ -404,13 +404,18 @@ class GivenOptions:
     :obj:`KongSketch(k=1, config=KongConfig(k=2))` names :obj:`k` at its
     default value: only the call tells it from an absent :obj:`k`, so the
     front-ends' ``__new__`` notes the names for :func:`resolve_config`
-    (:func:`given_options` takes them in ``__init__``).
+    (:func:`given_options` takes them in ``__init__``). Only calls of a
+    front-end's own ``__init__`` are noted: a subclass's constructor takes
+    other arguments, and passes its own to the front-end (there the values
+    alone are compared with the defaults, as without this class).
     """
 
     def __new__(cls, *args: Any, **kwargs: Any) -> Any:
         obj = super().__new__(cls)
-        if args or kwargs:  # (none when copy or pickle makes the object)
-            names = list(inspect.signature(cls.__init__).parameters)[1:]  # (without self)
+        init = cls.__init__
+        if (args or kwargs) and getattr(init, "__module__", "").startswith(__name__.rpartition(".")[0] + "."):
+            # (no names when copy or pickle makes the object)
+            names = list(inspect.signature(init).parameters)[1:]  # (without self)
             obj.__dict__["_given_options"] = frozenset(names[:len(args)]) | frozenset(kwargs)
         return obj
 
@@ -450,8 +455,8 @@ def resolve_config(
         raise TypeError(f"'config' must be a KongConfig (got {type(config).__name__})")
     named = frozenset(given)
     changed = [name for name, value in options.items() if name in named
-               or defaults.get(name, MISSING) is not MISSING and not _same(value, defaults[name])]
-    clash = [name for name in changed if not _same(options[name], getattr(config, name, MISSING))]
+               or defaults.get(name, MISSING) is not MISSING and not same_value(value, defaults[name])]
+    clash = [name for name in changed if not same_value(options[name], getattr(config, name, MISSING))]
     if clash:
         raise ValueError(
             f"{owner} got both 'config' and the option(s) {clash}; pass the options inside the "
@@ -460,7 +465,8 @@ def resolve_config(
     return config
 
 
-def _same(a: Any, b: Any) -> bool:
+def same_value(a: Any, b: Any) -> bool:
+    """Whether two option values are the same (odd values that cannot be compared: not)."""
     try:
         return a is b or bool(a == b)
     except Exception:  # arrays and other odd values: not the default

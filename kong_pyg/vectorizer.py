@@ -5,7 +5,15 @@ import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
-from .config import GivenOptions, KongConfig, check_int, option_defaults, option_names, resolve_config
+from .config import (
+    GivenOptions,
+    KongConfig,
+    check_int,
+    option_defaults,
+    option_names,
+    resolve_config,
+    same_value,
+)
 from .featuremap import ExactColumns
 from .threads import torch_threads
 
@@ -139,23 +147,30 @@ class KongVectorizer(GivenOptions, ExactColumns, TransformerMixin, BaseEstimator
     def get_params(self, deep: bool = True) -> dict:
         """The parameters; with :obj:`config`, the KONG options are the config's (those :meth:`fit` uses)."""
         params = super().get_params(deep)
-        if isinstance(params.get("config"), KongConfig):
-            params.update({n: getattr(params["config"], n) for n in option_names() if n in params})
+        if isinstance(params.get("config"), KongConfig):  # (an option named in the call stays: fit refuses
+            named = self.__dict__.get("_given_options", frozenset())  # a clash, and so does a clone)
+            params.update({n: getattr(params["config"], n) for n in option_names()
+                           if n in params and n not in named})
         return params
 
     def set_params(self, **params) -> "KongVectorizer":
         """Set parameters; with :obj:`config`, KONG options go into it (``GridSearchCV`` over ``k`` works)."""
+        old = self.config
         super().set_params(**params)
         options = [n for n in option_names() if hasattr(self, n)]
         changed = {n: params[n] for n in options if n in params}
         if isinstance(self.config, KongConfig):
             if changed:
                 self.config = self.config.replace(**changed)
-            if "config" in params:  # (the options take a new config's values, as get_params reports them)
-                for n in options:
+            if "config" in params and isinstance(old, KongConfig):
+                # Options that mirrored the old config (a clone names them all) take the new one's values;
+                # one named off the old config's value stays, and fit refuses the clash.
+                mirrors = {n for n in options
+                           if n not in params and same_value(getattr(self, n), getattr(old, n))}
+                for n in mirrors:
                     setattr(self, n, getattr(self.config, n))
                 named = self.__dict__.get("_given_options", frozenset())
-                self.__dict__["_given_options"] = frozenset(n for n in named if n in params)
+                self.__dict__["_given_options"] = frozenset(named - mirrors)
         return self
 
     def fit(self, graphs, y=None) -> "KongVectorizer":

@@ -140,3 +140,20 @@ def test_an_option_named_at_its_default_clashes_with_another_config_value(front_
     if front_end not in ("KongVectorizer", "gram_matrix"):
         again = [copy.deepcopy(made), pickle.loads(pickle.dumps(made))]
         assert all("_given_options" not in vars(m) for m in [made, *again])
+
+
+def test_subclasses_are_judged_by_the_arguments_the_front_end_gets():
+    """A subclass's constructor takes its own arguments: its `dim` is not KongFeatures' `dim` (a false
+    clash), and what it passes on to the front-end cannot be noted; a subclass without a constructor is the
+    front-end."""
+    class Wrapped(KongFeatures):
+        def __init__(self, dim, config=None):
+            super().__init__(config=config)
+
+    class Same(KongFeatures):
+        pass
+
+    assert Wrapped(5, config=KongConfig(k=2, dim=16)).config.k == 2
+    with pytest.raises(ValueError, match=r"Same got both 'config' and the option\(s\) \['k'\]|"
+                                         r"KongFeatures got both 'config' and the option\(s\) \['k'\]"):
+        Same(k=1, config=KongConfig(k=2, dim=16))

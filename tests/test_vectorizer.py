@@ -263,6 +263,12 @@ def test_search_over_configs_of_a_configured_vectorizer():
     search = GridSearchCV(pipe, {"kongvectorizer__config": [a, b]}, cv=3, error_score="raise").fit(graphs, y)
     assert [p["kongvectorizer__config"] for p in search.cv_results_["params"]] == [a, b]
     assert search.best_estimator_[0].config_ == search.best_params_["kongvectorizer__config"]
+    # an option the user named off the config stays named: refused by fit, by a clone's fit, and after a
+    # new config that it does not mirror (a reviewer found each of them silently using the config)
+    for v in (KongVectorizer(k=1, config=b.replace(k=2)), clone(KongVectorizer(k=1, config=b.replace(k=2))),
+              KongVectorizer(k=3).set_params(config=b)):
+        with pytest.raises(ValueError, match=r"got both 'config' and the option\(s\) \['k'\]"):
+            v.fit(graphs)
 
 
 @pytest.mark.parametrize("options",
