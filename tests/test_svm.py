@@ -608,8 +608,17 @@ def test_warnings_name_the_callers_line_on_every_path():
         design(X)
     with pytest.warns(UserWarning, match="feature columns are below") as through:
         cross_validate([X], y, repeats=1, folds=2, nested=False)
-    for caught in (direct, through):
+    with pytest.warns(UserWarning, match="feature columns are below") as forked:  # (raised in workers)
+        cross_validate([X, 2 * X], y, repeats=1, folds=2, nested=False, n_jobs=2)
+    for caught in (direct, through, forked):
         assert {w.filename for w in caught if "feature columns" in str(w.message)} == {__file__}
+
+    from kong_pyg import KongSketch  # (a warning from a hook that torch's load_state_dict calls)
+
+    state = {k: v for k, v in KongSketch(dim=8).state_dict().items() if not k.endswith("scheme")}
+    with pytest.warns(UserWarning, match="the state dict has no 'scheme'") as hooked:
+        KongSketch(dim=8).load_state_dict(state)
+    assert {w.filename for w in hooked} == {__file__}
 
 
 def test_settings_run_with_one_blas_thread():

@@ -33,6 +33,7 @@ together to the exact optimum (:func:`~kong_pyg.evaluation.svm.fit_many`);
 problems that reach :obj:`max_iter` Newton steps are counted and reported.
 """
 import time
+import warnings
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Sequence, Tuple, Union
@@ -40,6 +41,7 @@ from typing import Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Se
 import numpy as np
 
 from ..config import check_bool, check_c_grid, check_choice, check_int, check_usable_device
+from ..warn import warn
 from .features import Gram, Matrix, _describe, check_finite, checked_features, design_matrix, design_of
 from .grid import DEFAULT_C, MAX_ITER, Setting
 from .progress import Progress
@@ -420,8 +422,12 @@ def _setting_scores(entry: FeatureEntry, index: int, y: np.ndarray, jobs: Jobs, 
 _FORKED: Dict[str, Any] = {}
 
 
-def _forked_setting(index: int) -> Tuple[float, float, SettingScores]:
-    return _FORKED["work"](_FORKED["features"][index], index)
+def _forked_setting(index: int) -> Tuple[Tuple[float, float, SettingScores], List[Tuple[str, type]]]:
+    """One setting in a forked worker, with the warnings it raised (the parent raises them again)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = _FORKED["work"](_FORKED["features"][index], index)
+    return out, [(str(w.message), w.category) for w in caught]
 
 
 def _run_settings(work: Callable[..., Tuple[float, float, SettingScores]], features: Sequence[FeatureEntry],
@@ -450,7 +456,10 @@ def _run_settings(work: Callable[..., Tuple[float, float, SettingScores]], featu
             bar.status(f"{len(futures)} settings in {workers} processes")
             for future in as_completed(futures):
                 bar.update(per_setting)
-                yield futures[future], future.result()
+                result, caught = future.result()
+                for message, category in caught:  # (as if the setting had run here)
+                    warn(message, category)
+                yield futures[future], result
     finally:
         _FORKED.clear()
 
