@@ -236,11 +236,9 @@ def concat_graphs(chunk: Sequence[Any], start: int, edge_labels: bool, edge_orde
         xs, eis = [plain_tensor(x) for x in xs], [plain_tensor(ei) for ei in eis]
         shapes = list(map(_SHAPE, xs)), list(map(_SHAPE, eis))
     x_shapes, e_shapes = shapes
-    x_dtypes = set(map(_DTYPE, xs))
-    if len({d.is_floating_point for d in x_dtypes}) > 1 and len(set(map(len, x_shapes))) == 1:
-        # joined, integer rows would turn float: float rows (which must be one-hot, as alone) become
-        # integers first, with the same labels (where layouts differ, _cat_layout says so)
-        xs = [_integer_rows(x, start + i) if x.is_floating_point() else x for i, x in enumerate(xs)]
+    if _one_layout_of_dtypes(xs, x_shapes):  # (joined, they would be read in one dtype: another label rule)
+        xs = _graph_labels(xs, "x", start)
+        x_shapes = list(map(_SHAPE, xs))
     nodes = list(map(operator.itemgetter(0), x_shapes))
     if 0 in nodes:
         raise ValueError(f"graph {start + nodes.index(0)} is empty (no nodes); KONG needs at least one node")
@@ -270,6 +268,8 @@ def concat_graphs(chunk: Sequence[Any], start: int, edge_labels: bool, edge_orde
             like = values[next(i for i, m in enumerate(e_counts) if m)]  # tensor takes the others' layout
             empty = like.new_zeros((0,) + tuple(like.shape[1:]))
             values = [empty if m == 0 else v for v, m in zip(values, e_counts)]
+        if key != edge_order_attr and _one_layout_of_dtypes(values):
+            values = _graph_labels(values, key, start)
         if key == edge_order_attr:  # a sort key: a mix of dtypes would promote (int64 keys to float32)
             kinds = [v.dtype for v in values]
             if any(d != kinds[0] for d in kinds):
@@ -286,13 +286,32 @@ def concat_graphs(chunk: Sequence[Any], start: int, edge_labels: bool, edge_orde
     )
 
 
-def _integer_rows(x: Tensor, g: int) -> Tensor:
-    """Graph :obj:`g`'s floating-point :obj:`x` as integers, checked as one graph alone would be."""
-    try:
-        labels(x, "x", x.size(0))
-    except (TypeError, ValueError) as err:
-        raise type(err)(f"graph {g}: {err}") from None
-    return x.long()
+def _one_layout_of_dtypes(values: List[Tensor], shapes: Optional[List[Any]] = None) -> bool:
+    """Whether label tensors share one layout (their dimensions beyond the rows) but not one dtype.
+
+    (Other layouts are refused by :func:`_cat_layout`: one layout per collection.)
+    """
+    if len(set(map(_DTYPE, values))) < 2:
+        return False
+    return len({tuple(s[1:]) for s in (shapes if shapes is not None else map(_SHAPE, values))}) == 1
+
+
+def _graph_labels(values: List[Tensor], key: str, start: int) -> List[Tensor]:
+    """Every graph's labels :obj:`key` read alone (:func:`~kong_pyg.inputs.labels`: ``int64`` :obj:`[n]`).
+
+    For graphs whose label tensors differ in dtype: joined, they would be
+    promoted to one dtype and read by its rule (a float :obj:`[n, 1]` one-hot
+    column is label 0, an integer one holds the labels themselves), so a
+    graph's labels, and its row, would depend on the other graphs; some
+    dtypes do not promote at all (``uint16``, ``float8``).
+    """
+    out = []
+    for i, v in enumerate(values):
+        try:
+            out.append(labels(v, key, v.size(0) if v.dim() else -1))
+        except (TypeError, ValueError) as err:
+            raise type(err)(f"graph {start + i}: {err}") from None
+    return out
 
 
 def _no_edges(x: Any) -> Tensor:

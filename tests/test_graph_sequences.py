@@ -97,3 +97,31 @@ def test_kernel_matrix_of_no_features_is_a_type_error():
     for bad in (None, "X", {"a": 1}):
         with pytest.raises(TypeError, match="'X' must be \\[n, d\\] numeric features"):
             kernel_matrix(bad)
+
+
+def test_a_graphs_labels_are_read_alone_whatever_the_other_graphs_dtypes():
+    """Joined, label tensors of one layout but several dtypes were promoted to one and read by its rule: a
+    float [n, 1] one-hot column (label 0 alone) next to an integer column became label 1, so a graph's row
+    depended on the others; uint16 or float8 labels next to int64 or float32 ones were a PyTorch promotion
+    error. (Different layouts stay refused: one layout per collection.)"""
+    import numpy as np
+
+    ei = torch.tensor([[1, 2, 0], [0, 0, 1]])
+    x = torch.tensor([0, 1, 2])
+    cases = [
+        [Data(x=torch.ones(3, 1), edge_index=ei), Data(x=torch.tensor([[0], [0], [0]]), edge_index=ei)],
+        [Data(x=x, edge_index=ei), Data(x=x.to(torch.uint16), edge_index=ei)],
+        [Data(x=torch.eye(3), edge_index=ei), Data(x=torch.eye(3).to(torch.float8_e4m3fn), edge_index=ei)],
+        [Data(x=x, edge_index=ei, edge_attr=torch.tensor([[1], [1], [2]])),
+         Data(x=x, edge_index=ei, edge_attr=torch.tensor([[1.0], [1.0], [1.0]])),
+         Data(x=x, edge_index=ei, edge_attr=torch.tensor([[1], [1], [0]], dtype=torch.uint32))],
+    ]
+    for graphs in cases:
+        v = KongVectorizer(k=2, dim=64)
+        together = v.fit_transform(graphs)
+        alone = np.concatenate([v.fit_transform([g]) for g in graphs])
+        assert np.array_equal(together, alone)
+    assert (gram_matrix(cases[0], k=2) == gram_matrix(cases[0][:1], k=2)[0, 0]).all()  # (one labelled graph)
+    bad = [Data(x=x.view(-1, 1), edge_index=ei), Data(x=torch.tensor([[0.5], [1.0], [1.0]]), edge_index=ei)]
+    with pytest.raises(TypeError, match="graph 1: 'x' holds floating-point values that are not one-hot"):
+        KongVectorizer(k=2).fit_transform(bad)
