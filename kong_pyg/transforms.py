@@ -336,6 +336,8 @@ class KongFeatures(GivenOptions, BaseTransform):
             check_int("threads", threads, 1)
         store = _stored_graphs(dataset)
         graphs = as_graph_sequence(dataset if store is None else store)
+        if store is None and not isinstance(graphs, list):  # each graph read once: a dataset on disk with a
+            graphs = [graphs[i] for i in range(len(graphs))]  # (random) transform gives another one each time
         total = len(graphs)
         dim = self.out_dim
         # the outputs are filled batch by batch: the peak is the output plus one batch

@@ -265,3 +265,31 @@ def test_an_empty_graph_in_a_batch_is_refused_as_alone():
         with pytest.raises(ValueError, match="graph 1 of the Batch is empty"):
             KongFeatures(k=2, dim=8, level=level)(Batch.from_data_list([g, e]))
     assert KongFeatures(k=2, dim=8, level="graph")(Batch.from_data_list([g, g])).kong_graph.shape == (2, 8)
+
+
+def test_transform_dataset_reads_each_graph_of_a_changing_dataset_once():
+    """A dataset whose graphs change on each access (on disk, with a random transform) was read three times:
+    to count nodes, to compute, and to attach; the node features of one reading were sliced by another's
+    node counts, so a graph got rows of other graphs (or a shape error)."""
+    from torch_geometric.data import Dataset
+
+    rng = random.Random(0)
+    versions = [[to_data(random_graph(rng, 8, 12, 3)) for _ in range(4)] for _ in range(3)]
+
+    class Changing(Dataset):
+        def __init__(self):
+            super().__init__()
+            self.reads = 0
+
+        def len(self):
+            return 4
+
+        def get(self, i):
+            self.reads += 1
+            return versions[(self.reads - 1) // 4 % 3][i].clone()
+
+    f = KongFeatures(k=2, dim=16, level="both", edge_labels=False)
+    out = f.transform_dataset(Changing())
+    for d in out:
+        alone = f(Data(x=d.x, edge_index=d.edge_index))
+        assert torch.equal(d.kong_x, alone.kong_x) and torch.equal(d.kong_graph, alone.kong_graph)
