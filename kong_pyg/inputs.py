@@ -298,6 +298,8 @@ def check_edge_vector(t: Optional[Tensor], name: str, num_edges: int) -> Optiona
         )
     if t.dtype == torch.bool or t.is_complex():
         raise TypeError(f"'{name}' must be a real-valued sort key (got {t.dtype})")
+    if t.is_floating_point() and t.element_size() == 1:  # (float8: no sort kernel; float32 holds them)
+        t = t.float()
     if t.is_floating_point() and bool(torch.isnan(t).any()):
         raise ValueError(f"'{name}' holds NaN")
     return t

@@ -247,3 +247,18 @@ def test_the_string_oracle_shuffles_integer_labels_of_any_kind_alike():
     for order in ("label", "random"):
         want = kong_strings(edges, [int(b) for b in bools], 1, "wl", order=order, seed=1)
         assert kong_strings(edges, np.array(bools), 1, "wl", order=order, seed=1) == want
+
+
+def test_float8_sort_keys_order_as_their_float32_values():
+    """float8 labels were accepted but a float8 edge_order failed inside torch.sort (no kernel)."""
+    from torch_geometric.data import Data
+
+    x, ei = torch.tensor([0, 1, 2, 3]), torch.tensor([[1, 2, 3], [0, 0, 0]])
+    key = torch.tensor([2.0, 0.5, 1.0])
+    layer = KongSketch(k=2, dim=8)
+    for dtype in (torch.float8_e4m3fn, torch.float8_e5m2):
+        assert torch.equal(layer(x, ei, None, key.to(dtype)), layer(x, ei, None, key))
+        for order in ("edge", "reverse", "consistent"):
+            a, b = (KongVectorizer(k=2, order=order).fit_transform([Data(x=x, edge_index=ei, edge_order=k)])
+                    for k in (key.to(dtype), key))
+            assert (a != b).nnz == 0
