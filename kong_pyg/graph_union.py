@@ -120,6 +120,8 @@ def _side_by_side(parts: List[Tensor], dim: int, shapes: Optional[List[Any]] = N
     stride = first.stride()
     if set(map(Tensor.stride, parts)) != {stride} or set(map(_DTYPE, parts)) != {first.dtype}:
         return None
+    if len(set(map(Tensor.is_neg, parts))) > 1 or len(set(map(Tensor.is_conj, parts))) > 1:
+        return None  # (a view of them all would read every part with the first one's sign bits)
     if shapes is None:
         shapes = list(map(_SHAPE, parts))
     others = [d for d in range(first.dim()) if d != dim]  # (same strides: the same number of dimensions)

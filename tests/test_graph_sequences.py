@@ -125,3 +125,20 @@ def test_a_graphs_labels_are_read_alone_whatever_the_other_graphs_dtypes():
     bad = [Data(x=x.view(-1, 1), edge_index=ei), Data(x=torch.tensor([[0.5], [1.0], [1.0]]), edge_index=ei)]
     with pytest.raises(TypeError, match="graph 1: 'x' holds floating-point values that are not one-hot"):
         KongVectorizer(k=2).fit_transform(bad)
+
+
+def test_views_with_other_sign_bits_are_not_joined_as_one_view():
+    """Graphs viewing one storage side by side join as one more view, which carried the first one's
+    negative bit for all: a valid graph read with another's sign was refused (or an invalid one passed)."""
+    import numpy as np
+
+    oh = torch.nn.functional.one_hot(torch.tensor([0, 1, 2, 1, 0, 2]), 3).float()
+    ei = torch.tensor([[1, 2], [0, 0]])
+    for z, first, second in ((torch.complex(torch.zeros(6, 3), torch.cat([oh[:3], -oh[3:]])), False, True),
+                             (torch.complex(torch.zeros(6, 3), torch.cat([-oh[:3], oh[3:]])), True, False)):
+        parts = [(z.conj() if neg else z).imag[rows]
+                 for neg, rows in ((first, slice(0, 3)), (second, slice(3, 6)))]
+        assert [p.is_neg() for p in parts] == [first, second]
+        graphs = [Data(x=p, edge_index=ei) for p in parts]
+        v = KongVectorizer(k=2, dim=8)
+        assert np.array_equal(v.fit_transform(graphs), np.concatenate([v.fit_transform([g]) for g in graphs]))
