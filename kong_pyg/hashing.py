@@ -37,14 +37,15 @@ def edge_code(label: Tensor) -> Tensor:
     return label * 2 + 1
 
 
-#: Decimal type tokens below this stand for themselves (:func:`type_code`): the integers and the digests.
-TYPE_LITERALS = 2**57
+#: Decimal type tokens below this stand for themselves (:func:`type_code`): every integer type (they are
+#: below :data:`MAX_LABEL`), so an integer type written out in decimal reads back as itself, and the digests.
+TYPE_LITERALS = MAX_LABEL
 
 
 def type_code(token: str) -> int:
     """A stable integer code of a type token (a label below :data:`MAX_LABEL`).
 
-    Non-negative integers below :data:`TYPE_LITERALS` (:math:`2^{57}`) written
+    Non-negative integers below :data:`TYPE_LITERALS` (:math:`2^{58}`) written
     canonically (no leading zero: :obj:`"5"`, not :obj:`"05"`) stand for
     themselves; any other token maps to a 56-bit BLAKE2 digest with bit 56 set,
     the same in every file, run and process (so different tokens get different

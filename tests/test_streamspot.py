@@ -19,8 +19,8 @@ from kong_pyg.datasets import (
 
 @pytest.mark.parametrize("via", ["text", "bytes"])
 def test_text_types_survive_a_write_and_read(via, tmp_path):
-    """Text types become 57-bit digests; written out in decimal they must read back as the same codes (they
-    were hashed again: every round trip gave other features)."""
+    """Text types become 57-bit digests; written out in decimal (as integer types are) they must read back
+    as the same codes (they were hashed again: every round trip gave other features)."""
     from kong_pyg import KongStream
     from kong_pyg.hashing import type_code
 
@@ -38,7 +38,15 @@ def test_text_types_survive_a_write_and_read(via, tmp_path):
         assert torch.equal(getattr(first, name), getattr(again, name)), name
     sketch = lambda s: KongStream(k=2, dim=64).fit(s).sketches()  # noqa: E731
     assert torch.equal(sketch(first), sketch(again))
-    assert type_code(str(2**57)) != 2**57 and type_code(str(2**57 - 1)) == 2**57 - 1
+    # every integer type (below 2^58) is its decimal string: integer types of 2^57 and more, written out,
+    # read back hashed (and a stream of strings differed from one of integers)
+    assert type_code(str(2**58 - 1)) == 2**58 - 1 and type_code(str(2**57)) == 2**57
+    assert type_code(str(2**58)) != 2**58 and 2**56 <= type_code(str(2**58)) < 2**57
+    wide = first._replace(src_type=first.src_type.clone(), edge_type=first.edge_type.clone())
+    wide.src_type[0] = wide.edge_type[1] = 2**58 - 1
+    buf = io.StringIO()
+    write_streamspot(wide, buf)
+    assert torch.equal(sketch(read_streamspot(io.StringIO(buf.getvalue()))[0]), sketch(wide))
 
 
 def test_read_write_round_trip_and_malformed_lines():
