@@ -454,13 +454,18 @@ def _as_matrix(X: Any, name: str) -> Any:
     """A 2-D float64 SciPy CSR matrix or numpy array."""
     import scipy.sparse as sp
 
-    if X is None or isinstance(X, (str, bytes, dict)):
+    if X is None or isinstance(X, (str, bytes, dict)) and not sp.issparse(X):  # (a dok_matrix is a dict)
         raise TypeError(f"'{name}' must be [n, d] numeric features (a SciPy sparse matrix, a NumPy array "
                         f"or a tensor, e.g. KongVectorizer output), not {type(X).__name__}")
     if isinstance(X, Tensor):
         if X.is_meta:
             raise ValueError(f"'{name}' is on the meta device (shapes only, no values)")
         X = numpy_of(X)
+    if np.ma.isMaskedArray(X):  # (np.asarray would read the values hidden under the mask)
+        if np.ma.getmaskarray(X).any():
+            raise ValueError(f"'{name}' is a masked array with masked entries: fill them first "
+                             "(X.filled(0)) or drop those rows")
+        X = np.ma.getdata(X)
     kind = getattr(getattr(X, "dtype", None), "kind", "")
     if kind == "c":
         raise TypeError(f"'{name}' must hold real numbers (got {X.dtype})")

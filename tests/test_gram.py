@@ -87,6 +87,12 @@ def test_kernel_matrix_inputs():
         kernel_matrix(np.array([[1.0, np.nan]]))
     with pytest.raises(ValueError, match="'Y' holds NaN or infinite values"):
         kernel_matrix(X, sp.csr_matrix(np.array([[np.inf, 0.0]])))
+    for kind in (sp.dok_matrix, sp.lil_matrix, sp.coo_array):  # (a dok_matrix is a dict: it was refused)
+        np.testing.assert_array_equal(kernel_matrix(kind(X)), X @ X.T)
+    masked = np.ma.masked_array(X, mask=[[False, True], [False, False], [False, False]])
+    with pytest.raises(ValueError, match="'X' is a masked array with masked entries"):  # (read unmasked)
+        kernel_matrix(masked)
+    np.testing.assert_array_equal(kernel_matrix(np.ma.masked_array(X)), X @ X.T)
 
 
 def test_gram_matrix_refuses_a_sketch():
