@@ -66,9 +66,9 @@ def edge_index_from_sparse(adj_t: Any, num_nodes: int, flow: str, edge_attr: Any
             raise TypeError(f"the sparse adjacency must hold one real count per entry (got {value.dtype} "
                             f"values of shape {list(value.shape)})")
         if value.is_floating_point() and not bool((value == value.round()).all()):
-            raise ValueError("the sparse adjacency holds non-integer values; KONG counts edges (1 per edge)")
+            raise ValueError("the sparse adjacency holds non-integer values: entries count parallel edges")
         if int(value.min()) < 0:
-            raise ValueError("the sparse adjacency holds negative values; KONG counts edges (1 per edge)")
+            raise ValueError("the sparse adjacency holds negative values: entries count parallel edges")
         total = float(value.double().sum())  # (edges; in float64: int64 could wrap)
         check_allocation(int(min(total, 2.0**62)) * 32, f"the {total:,.0f} edges of the sparse adjacency "
                          "(an entry of value w is w parallel edges)", advice="a 0/1 adjacency")

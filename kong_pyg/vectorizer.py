@@ -42,8 +42,8 @@ class KongVectorizer(GivenOptions, ExactColumns, TransformerMixin, BaseEstimator
       numbers), a dense :class:`numpy.ndarray` :obj:`[n_graphs, b]` with
       :math:`E[XX^\top] = K`.
 
-    A graph's row never depends on the other graphs of the call (to the
-    last bit where the map's values are integers or its nodes are pooled in
+    A graph's row never depends on the other graphs of the call (on the CPU,
+    to the last bit where the map's values are integers or its nodes are pooled in
     node order; a sketched cosine map with :math:`p = 1` sums non-integer
     node weights in an order that the batch may change, within rounding,
     about :math:`10^{-16}` relative). The graphs

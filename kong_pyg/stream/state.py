@@ -177,8 +177,8 @@ class NodeState:
 
     def clear_strings(self, prefix: str) -> None:
         """Every node's string empty again."""
-        for name in (prefix + "_len", prefix + "_pre", prefix + "_suf"):
-            self.arrays[name].fill_(self.fill[name])
+        for name in (prefix + "_len", prefix + "_pre", prefix + "_suf"):  # (rows past n hold the fill)
+            self.arrays[name][: self.n].fill_(self.fill[name])
 
     def grow(self, n: int) -> None:
         """Room for :obj:`n` nodes, and :obj:`n` nodes in use (new rows hold the fills)."""
