@@ -85,8 +85,10 @@ class KongVectorizer(GivenOptions, ExactColumns, TransformerMixin, BaseEstimator
             the config's options and :meth:`set_params` changes them in it
             (so :class:`~sklearn.model_selection.GridSearchCV` can search them).
             An option also named in the call (even at its default value) must
-            equal the config's; :meth:`set_params` with a new config gives
-            the options its values.
+            equal the config's (:meth:`fit` refuses it otherwise, and
+            :meth:`get_params` reports it as named, so a clone refuses it
+            too); :meth:`set_params` with a new config gives it to the options
+            that followed the old one (or sat at their defaults without one).
 
     Attributes:
         config_ (KongConfig): The options :meth:`fit` used (:meth:`transform`
@@ -145,7 +147,7 @@ class KongVectorizer(GivenOptions, ExactColumns, TransformerMixin, BaseEstimator
     # -- scikit-learn API ----------------------------------------------------
 
     def get_params(self, deep: bool = True) -> dict:
-        """The parameters; with :obj:`config`, the KONG options are the config's (those :meth:`fit` uses)."""
+        """The parameters; with :obj:`config`, the KONG options are the config's (but those named off it)."""
         params = super().get_params(deep)
         if isinstance(params.get("config"), KongConfig):  # (an option named in the call stays: fit refuses
             named = self.__dict__.get("_given_options", frozenset())  # a clash, and so does a clone)
@@ -154,7 +156,12 @@ class KongVectorizer(GivenOptions, ExactColumns, TransformerMixin, BaseEstimator
         return params
 
     def set_params(self, **params) -> "KongVectorizer":
-        """Set parameters; with :obj:`config`, KONG options go into it (``GridSearchCV`` over ``k`` works)."""
+        """Set parameters; with :obj:`config`, KONG options go into it (``GridSearchCV`` over ``k`` works).
+
+        A new :obj:`config` replaces the options that followed the old one
+        (or their defaults, without one); an option named off them stays,
+        and :meth:`fit` refuses the clash.
+        """
         old = self.config
         super().set_params(**params)
         options = [n for n in option_names() if hasattr(self, n)]
@@ -162,11 +169,11 @@ class KongVectorizer(GivenOptions, ExactColumns, TransformerMixin, BaseEstimator
         if isinstance(self.config, KongConfig):
             if changed:
                 self.config = self.config.replace(**changed)
-            if "config" in params and isinstance(old, KongConfig):
-                # Options that mirrored the old config (a clone names them all) take the new one's values;
-                # one named off the old config's value stays, and fit refuses the clash.
-                mirrors = {n for n in options
-                           if n not in params and same_value(getattr(self, n), getattr(old, n))}
+            if "config" in params:
+                # Options that mirrored the old config, or sat at their defaults without one (a clone names
+                # them all), take the new one's values; one named off those stays, and fit refuses the clash.
+                mirrors = {n for n in options if n not in params and same_value(
+                    getattr(self, n), getattr(old, n) if isinstance(old, KongConfig) else _DEFAULTS[n])}
                 for n in mirrors:
                     setattr(self, n, getattr(self.config, n))
                 named = self.__dict__.get("_given_options", frozenset())

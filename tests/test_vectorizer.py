@@ -263,6 +263,11 @@ def test_search_over_configs_of_a_configured_vectorizer():
     search = GridSearchCV(pipe, {"kongvectorizer__config": [a, b]}, cv=3, error_score="raise").fit(graphs, y)
     assert [p["kongvectorizer__config"] for p in search.cv_results_["params"]] == [a, b]
     assert search.best_estimator_[0].config_ == search.best_params_["kongvectorizer__config"]
+    # the same from a vectorizer built without a config: a clone names every option at its default
+    plain = GridSearchCV(make_pipeline(KongVectorizer(), LinearSVC()), {"kongvectorizer__config": [a, b]},
+                         cv=3, error_score="raise").fit(graphs, y)
+    assert plain.best_estimator_[0].config_ == plain.best_params_["kongvectorizer__config"]
+    assert clone(KongVectorizer(k=2)).set_params(config=a).fit(graphs).config_ == a
     # an option the user named off the config stays named: refused by fit, by a clone's fit, and after a
     # new config that it does not mirror (a reviewer found each of them silently using the config)
     for v in (KongVectorizer(k=1, config=b.replace(k=2)), clone(KongVectorizer(k=1, config=b.replace(k=2))),
