@@ -6,13 +6,25 @@ from types import FrameType
 from typing import Optional, Type
 
 _PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
-#: Frames of code that only passes calls on (module hooks, pools of threads and processes): skipped too.
-_PASS_THROUGH = ("/torch/nn/modules/module.py", "/concurrent/futures/", "/threading.py", "/multiprocessing/")
+#: Modules that only pass calls on (module hooks, pools of threads and processes): their frames are skipped
+#: too.
+_PASS_THROUGH = ("torch.nn.modules.module", "threading", "concurrent.futures", "multiprocessing")
 
 
-def _ours(filename: str) -> bool:
-    """Whether a frame of :obj:`filename` is this package's or passes calls on."""
-    return filename.startswith(_PACKAGE) or any(p in filename.replace(os.sep, "/") for p in _PASS_THROUGH)
+def _pass_through_files() -> tuple:
+    """The files (or, for packages, folders) of :data:`_PASS_THROUGH` that are loaded."""
+    out = []
+    for name in _PASS_THROUGH:
+        module = sys.modules.get(name)
+        path = getattr(module, "__file__", None)
+        if path:
+            out.append(os.path.dirname(path) + os.sep if path.endswith("__init__.py") else path)
+    return tuple(out)
+
+
+def is_ours(filename: str, passing: tuple = ()) -> bool:
+    """Whether a frame of :obj:`filename` is this package's (or of the files :obj:`passing`)."""
+    return filename.startswith((_PACKAGE, *passing))
 
 
 def warn(message: str, category: Type[Warning] = UserWarning) -> None:
@@ -27,6 +39,7 @@ def warn(message: str, category: Type[Warning] = UserWarning) -> None:
     """
     frame: Optional[FrameType] = sys._getframe(0)
     level = 1
-    while frame is not None and _ours(frame.f_code.co_filename):
+    passing = _pass_through_files()
+    while frame is not None and is_ours(frame.f_code.co_filename, passing):
         frame, level = frame.f_back, level + 1
     warnings.warn(message, category, stacklevel=level if frame is not None else 2)

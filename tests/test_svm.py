@@ -641,3 +641,36 @@ def test_settings_run_with_one_blas_thread():
     with threadpool_limits(limits=2, user_api="blas"):  # (a BLAS of two threads around, whatever the machine)
         cross_validate([features], np.arange(40) % 2, repeats=1, folds=2, nested=False)
     assert seen == [{1}]
+
+
+def test_forked_workers_follow_the_callers_warning_filters():
+    """Warnings from cross_validate's worker processes are raised again in the caller; the workers recorded
+    every warning ("always"), so filters that ignore one let it through with n_jobs=2 only, and an "error"
+    filter let the workers finish every setting first."""
+    import warnings
+
+    from kong_pyg.evaluation.cv import cross_validate
+
+    rng = np.random.default_rng(0)
+    X = rng.random((40, 6)) * np.array([1, 1, 1, 1, 1, 1e7])
+    y = np.arange(40) % 2
+    import types
+
+    lib = types.ModuleType("lib_for_this_test")  # (a library that warns, which the caller silences by module)
+    exec(compile("import warnings\ndef f():\n    warnings.warn('the library says so', UserWarning)\n",
+                 "lib_for_this_test.py", "exec"), lib.__dict__)
+
+    def features():
+        lib.f()
+        return X
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        warnings.filterwarnings("ignore", module="lib_for_this_test")
+        warnings.filterwarnings("ignore", message=".*feature columns are below")
+        cross_validate([features, features], y, repeats=1, folds=2, nested=False, n_jobs=2)
+    assert not [w for w in caught if "the library says so" in str(w.message)]
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", message=".*feature columns are below")
+        with pytest.raises(UserWarning, match="feature columns are below"):
+            cross_validate([X, 2 * X], y, repeats=1, folds=2, nested=False, n_jobs=2)

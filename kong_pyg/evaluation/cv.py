@@ -41,7 +41,7 @@ from typing import Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Se
 import numpy as np
 
 from ..config import check_bool, check_c_grid, check_choice, check_int, check_usable_device
-from ..warn import warn
+from ..warn import is_ours, warn
 from .features import Gram, Matrix, _describe, check_finite, checked_features, design_matrix, design_of
 from .grid import DEFAULT_C, MAX_ITER, Setting
 from .progress import Progress
@@ -422,12 +422,15 @@ def _setting_scores(entry: FeatureEntry, index: int, y: np.ndarray, jobs: Jobs, 
 _FORKED: Dict[str, Any] = {}
 
 
-def _forked_setting(index: int) -> Tuple[Tuple[float, float, SettingScores], List[Tuple[str, type]]]:
-    """One setting in a forked worker, with the warnings it raised (the parent raises them again)."""
+def _forked_setting(index: int) -> Tuple[Tuple[float, float, SettingScores], List[Tuple[Any, ...]]]:
+    """One setting in a forked worker, with the warnings it raised (the parent raises them again).
+
+    The worker has the parent's warning filters (forked): what they ignore is not recorded, and an
+    ``"error"`` filter stops the setting as it would in the parent.
+    """
     with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
         out = _FORKED["work"](_FORKED["features"][index], index)
-    return out, [(str(w.message), w.category) for w in caught]
+    return out, [(str(w.message), w.category, w.filename, w.lineno) for w in caught]
 
 
 def _run_settings(work: Callable[..., Tuple[float, float, SettingScores]], features: Sequence[FeatureEntry],
@@ -457,8 +460,11 @@ def _run_settings(work: Callable[..., Tuple[float, float, SettingScores]], featu
             for future in as_completed(futures):
                 bar.update(per_setting)
                 result, caught = future.result()
-                for message, category in caught:  # (as if the setting had run here)
-                    warn(message, category)
+                for message, category, filename, lineno in caught:  # (as if the setting had run here)
+                    if is_ours(filename):  # (the worker's stack has no user's line: the parent's names it)
+                        warn(message, category)
+                    else:
+                        warnings.warn_explicit(message, category, filename, lineno)
                 yield futures[future], result
     finally:
         _FORKED.clear()
