@@ -41,6 +41,7 @@ from . import engine
 from .config import KongConfig, check_int, option_defaults, resolve_config
 from .exact import Rows, dense_rank, dense_row_ids, index_grams, quiet_sparse, row_norms, sum_duplicates
 from .graphs import as_graph_sequence, iter_graph_batches
+from .inputs import unmasked
 from .kernels import get_kernel
 from .kgrams import exclusive_cumsum, flat_nonzero
 from .ordering import key_attribute
@@ -461,11 +462,7 @@ def _as_matrix(X: Any, name: str) -> Any:
         if X.is_meta:
             raise ValueError(f"'{name}' is on the meta device (shapes only, no values)")
         X = numpy_of(X)
-    if np.ma.isMaskedArray(X):  # (np.asarray would read the values hidden under the mask)
-        if np.ma.getmaskarray(X).any():
-            raise ValueError(f"'{name}' is a masked array with masked entries: fill them first "
-                             "(X.filled(0)) or drop those rows")
-        X = np.ma.getdata(X)
+    X = unmasked(X, f"'{name}'")
     kind = getattr(getattr(X, "dtype", None), "kind", "")
     if kind == "c":
         raise TypeError(f"'{name}' must hold real numbers (got {X.dtype})")

@@ -14,7 +14,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from .inputs import BAD_EDGE_INDEX, bad_edge_dtype, labels, plain_tensor
+from .inputs import BAD_EDGE_INDEX, NARROW_KERNELS, bad_edge_dtype, labels, plain_tensor
 from .kgrams import exclusive_cumsum
 
 
@@ -120,8 +120,9 @@ def _side_by_side(parts: List[Tensor], dim: int, shapes: Optional[List[Any]] = N
     stride = first.stride()
     if set(map(Tensor.stride, parts)) != {stride} or set(map(_DTYPE, parts)) != {first.dtype}:
         return None
-    if len(set(map(Tensor.is_neg, parts))) > 1 or len(set(map(Tensor.is_conj, parts))) > 1:
-        return None  # (a view of them all would read every part with the first one's sign bits)
+    if first.is_floating_point() and len(set(map(Tensor.is_neg, parts))) > 1:
+        return None  # (a view of them all would read every part with the first one's sign bit; the public
+        # API makes negative views of real tensors only from complex ones, .conj().imag, which are float)
     if shapes is None:
         shapes = list(map(_SHAPE, parts))
     others = [d for d in range(first.dim()) if d != dim]  # (same strides: the same number of dimensions)
@@ -238,12 +239,12 @@ def concat_graphs(chunk: Sequence[Any], start: int, edge_labels: bool, edge_orde
         xs, eis = [plain_tensor(x) for x in xs], [plain_tensor(ei) for ei in eis]
         shapes = list(map(_SHAPE, xs)), list(map(_SHAPE, eis))
     x_shapes, e_shapes = shapes
-    if _one_layout_of_dtypes(xs, x_shapes):  # (joined, they would be read in one dtype: another label rule)
-        xs = _graph_labels(xs, "x", start)
-        x_shapes = list(map(_SHAPE, xs))
     nodes = list(map(operator.itemgetter(0), x_shapes))
     if 0 in nodes:
         raise ValueError(f"graph {start + nodes.index(0)} is empty (no nodes); KONG needs at least one node")
+    if _one_layout_of_dtypes(xs, x_shapes):  # (joined, they would be read in one dtype: another label rule)
+        xs = _graph_labels(xs, "x", start)
+        x_shapes = list(map(_SHAPE, xs))
     # (through NumPy: torch.tensor reads a list of ints about 20x slower)
     n_sizes = torch.from_numpy(np.array(nodes, dtype=np.int64))
     e_sizes = torch.from_numpy(np.array(list(map(operator.itemgetter(1), e_shapes)), dtype=np.int64))
@@ -293,8 +294,9 @@ def _one_layout_of_dtypes(values: List[Tensor], shapes: Optional[List[Any]] = No
 
     (Other layouts are refused by :func:`_cat_layout`: one layout per collection.)
     """
-    if len(set(map(_DTYPE, values))) < 2:
-        return False
+    dtypes = set(map(_DTYPE, values))
+    if len(dtypes) < 2 or not any(d.is_floating_point or d in NARROW_KERNELS for d in dtypes):
+        return False  # (integers of other widths promote to int64 with the same values: joined as they are)
     return len({tuple(s[1:]) for s in (shapes if shapes is not None else map(_SHAPE, values))}) == 1
 
 

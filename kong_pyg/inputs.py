@@ -185,7 +185,7 @@ def labels(t, name: str, length: int) -> Tensor:
         t = t.view(-1)  # (integer labels in a column; float ones are one-hot rows of one class, below)
     if t.is_complex():
         raise TypeError(f"'{name}' must hold integer labels (got {t.dtype})")
-    if t.dim() == 2 and t.dtype in _NARROW_KERNELS:  # (one-hot rows; few kernels for these dtypes)
+    if t.dim() == 2 and t.dtype in NARROW_KERNELS:  # (one-hot rows; few kernels for these dtypes)
         top = top_beyond_int64(t)
         if top is not None:
             raise ValueError(f"'{name}' holds labels >= 2^63 ({t.dtype} {top})")
@@ -245,8 +245,8 @@ def labels(t, name: str, length: int) -> Tensor:
 _SAME_SIZE_INT = {2: torch.int16, 4: torch.int32, 8: torch.int64}
 #: Every bit but the sign, for :func:`_bits` of each size
 _MAGNITUDE = {size: (1 << (8 * size - 1)) - 1 for size in _SAME_SIZE_INT}
-#: Dtypes whose 2-D labels are widened first (PyTorch counts, sums or multiplies few of them)
-_NARROW_KERNELS = {getattr(torch, n) for n in ("uint16", "uint32", "uint64", "float8_e4m3fn",
+#: Dtypes with few kernels: their 2-D labels are widened first, and a join reads graphs of them one by one
+NARROW_KERNELS = {getattr(torch, n) for n in ("uint16", "uint32", "uint64", "float8_e4m3fn",
                                                "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz")
                    if hasattr(torch, n)}
 
@@ -283,6 +283,20 @@ def one_hot_index(t: Tensor) -> Tensor:
     return arg.long().clamp_(0, c - 1)
 
 
+def unmasked(X: Any, what: str) -> Any:
+    """A NumPy masked array without masked entries as its data (anything else as it is).
+
+    :func:`numpy.asarray` would read the values hidden under a mask, so one
+    with masked entries is refused; :obj:`what` names it in the message.
+    """
+    if np.ma.isMaskedArray(X):
+        if np.ma.getmaskarray(X).any():
+            raise ValueError(f"{what} is a masked array with masked entries: fill them first (.filled(0)) or "
+                             "drop those rows")
+        return np.ma.getdata(X)
+    return X
+
+
 def check_edge_vector(t: Optional[Tensor], name: str, num_edges: int) -> Optional[Tensor]:
     """Check an optional per-edge sort key."""
     if t is None:
@@ -299,7 +313,11 @@ def check_edge_vector(t: Optional[Tensor], name: str, num_edges: int) -> Optiona
     if t.dtype == torch.bool or t.is_complex():
         raise TypeError(f"'{name}' must be a real-valued sort key (got {t.dtype})")
     if t.is_floating_point() and t.element_size() == 1:  # (float8: no sort kernel; float32 holds them)
-        t = t.float()
+        try:
+            t = t.float()
+        except (RuntimeError, NotImplementedError):  # (packed float4 pairs: no conversion either)
+            raise TypeError(f"'{name}' is {t.dtype}, which PyTorch cannot sort or convert: give the keys as "
+                            "float32 or integers") from None
     if t.is_floating_point() and bool(torch.isnan(t).any()):
         raise ValueError(f"'{name}' holds NaN")
     return t

@@ -262,3 +262,7 @@ def test_float8_sort_keys_order_as_their_float32_values():
             a, b = (KongVectorizer(k=2, order=order).fit_transform([Data(x=x, edge_index=ei, edge_order=k)])
                     for k in (key.to(dtype), key))
             assert (a != b).nnz == 0
+    if hasattr(torch, "float4_e2m1fn_x2"):
+        packed = torch.zeros(3, dtype=torch.uint8).view(torch.float4_e2m1fn_x2)
+        with pytest.raises(TypeError, match="'edge_order' is torch.float4_e2m1fn_x2, which PyTorch cannot"):
+            layer(x, ei, None, packed)

@@ -674,3 +674,21 @@ def test_forked_workers_follow_the_callers_warning_filters():
         warnings.filterwarnings("error", message=".*feature columns are below")
         with pytest.raises(UserWarning, match="feature columns are below"):
             cross_validate([X, 2 * X], y, repeats=1, folds=2, nested=False, n_jobs=2)
+
+
+def test_masked_features_are_refused_where_entries_are_masked():
+    """cross_validate read the values hidden under a masked array's mask (kernel_matrix does not either)."""
+    from kong_pyg.evaluation.cv import cross_validate
+    from kong_pyg.evaluation.features import Gram
+
+    X = np.random.default_rng(0).random((20, 3))
+    mask = np.zeros_like(X, dtype=bool)
+    mask[3, 1] = True
+    y = np.arange(20) % 2
+    for entry, what in ((np.ma.masked_array(X, mask), "features of setting 0 is a masked array"),
+                        (Gram(np.ma.masked_array(X @ X.T, np.zeros((20, 20), bool) | (np.eye(20) > 0))),
+                         "the Gram's K is a masked array")):
+        with pytest.raises(ValueError, match=what):
+            cross_validate([entry], y, repeats=1, folds=2, nested=False)
+    plain = cross_validate([np.ma.masked_array(X)], y, repeats=1, folds=2, nested=False)
+    assert np.array_equal(plain.outer, cross_validate([X], y, repeats=1, folds=2, nested=False).outer)

@@ -159,7 +159,11 @@ def checked_features(X: Any, rows: int, name: str) -> Union[Matrix, Gram]:
 
     :obj:`name` names the entry in the messages (e.g. :obj:`"features of setting 2"`).
     """
-    X = _tensor_as_numpy(X)  # (KongSketch.readout's)
+    from ..inputs import unmasked
+
+    X = unmasked(_tensor_as_numpy(X), name)  # (KongSketch.readout's)
+    if isinstance(X, Gram):
+        X = Gram(unmasked(X.K, f"{name}: the Gram's K"), X.source)
     if isinstance(X, Gram) and not isinstance(X.K, np.ndarray):  # (a tensor, a list, a SciPy matrix)
         K = _tensor_as_numpy(X.K.toarray() if sp.issparse(X.K) else X.K)
         try:
