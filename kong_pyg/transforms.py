@@ -54,6 +54,9 @@ def _check_name(name, what: str) -> str:
             f"'attr_name' {name!r} would be treated as an index by PyG's batching "
             "(names holding 'index' or 'batch', or 'face'); pick another name"
         )
+    if name.startswith("_"):  # (PyG keeps these on the object itself: data._store would hide the features)
+        raise ValueError(f"'attr_name' {name!r} starts with '_', which PyG keeps for its own attributes; "
+                         "pick another name")
     if name != "x" and (hasattr(Data, name) or hasattr(Batch, name)):  # (data.num_edges, batch.num_graphs)
         raise ValueError(f"'attr_name' {name!r} is a property or method of PyG's Data or Batch, which the "
                          "features would hide; pick another name")

@@ -160,24 +160,26 @@ class KongVectorizer(GivenOptions, ExactColumns, TransformerMixin, BaseEstimator
 
         A new :obj:`config` replaces the options that followed the old one
         (or their defaults, without one); an option named off them stays,
-        and :meth:`fit` refuses the clash.
+        and :meth:`fit` refuses the clash. :obj:`config=None` puts the
+        options that followed the old config back to their defaults (as on
+        a vectorizer never given one, and on its clone alike).
         """
         old = self.config
         super().set_params(**params)
         options = [n for n in option_names() if hasattr(self, n)]
         changed = {n: params[n] for n in options if n in params}
-        if isinstance(self.config, KongConfig):
-            if changed:
-                self.config = self.config.replace(**changed)
-            if "config" in params:
-                # Options that mirrored the old config, or sat at their defaults without one (a clone names
-                # them all), take the new one's values; one named off those stays, and fit refuses the clash.
-                mirrors = {n for n in options if n not in params and same_value(
-                    getattr(self, n), getattr(old, n) if isinstance(old, KongConfig) else _DEFAULTS[n])}
-                for n in mirrors:
-                    setattr(self, n, getattr(self.config, n))
-                named = self.__dict__.get("_given_options", frozenset())
-                self.__dict__["_given_options"] = frozenset(named - mirrors)
+        new = self.config if isinstance(self.config, KongConfig) else None
+        if new is not None and changed:
+            self.config = new = new.replace(**changed)
+        if "config" in params:
+            # Options that mirrored the old config, or sat at their defaults without one (a clone names
+            # them all), follow the new one (or go back to their defaults); one named off them stays.
+            mirrors = {n for n in options if n not in params and same_value(
+                getattr(self, n), getattr(old, n) if isinstance(old, KongConfig) else _DEFAULTS[n])}
+            for n in mirrors:
+                setattr(self, n, _DEFAULTS[n] if new is None else getattr(new, n))
+            named = self.__dict__.get("_given_options", frozenset())
+            self.__dict__["_given_options"] = frozenset(named - mirrors)
         return self
 
     def fit(self, graphs, y=None) -> "KongVectorizer":

@@ -1141,6 +1141,8 @@ for id, call, error, match in [
     ("features-attr-name-data-method",
      lambda tmp: KongFeatures(k=2, dim=8, level="both", attr_name=("kong_x", "keys")),
      ValueError, "'attr_name' 'keys' is a property or method of PyG's Data or Batch"),
+    ("features-attr-name-private", lambda tmp: KongFeatures(k=2, dim=8, level="graph", attr_name="_store"),
+     ValueError, "'attr_name' '_store' starts with '_'"),
     ("features-attr-name-batch-property",
      lambda tmp: KongFeatures(k=2, dim=8, level="graph", attr_name="num_graphs"),
      ValueError, "'attr_name' 'num_graphs' is a property or method of PyG's Data or Batch"),

@@ -692,3 +692,43 @@ def test_masked_features_are_refused_where_entries_are_masked():
             cross_validate([entry], y, repeats=1, folds=2, nested=False)
     plain = cross_validate([np.ma.masked_array(X)], y, repeats=1, folds=2, nested=False)
     assert np.array_equal(plain.outer, cross_validate([X], y, repeats=1, folds=2, nested=False).outer)
+
+
+def test_forked_workers_stop_on_an_error_and_send_any_warning(tmp_path):
+    """An "error" filter (or any error) in a worker let the pool run every setting not yet begun before the
+    error reached the caller; a warning category that does not pickle (made in a function) failed the whole
+    cross_validate with n_jobs=2."""
+    import time
+    import warnings
+
+    from kong_pyg.evaluation.cv import cross_validate
+
+    X = np.random.default_rng(0).random((20, 3))
+    y = np.arange(20) % 2
+    log = tmp_path / "begun"
+
+    def setting(i):
+        def features():
+            with open(log, "a") as f:
+                f.write(f"{i}\n")
+            if i == 0:
+                warnings.warn("setting 0 is odd", UserWarning)
+            time.sleep(0.3)
+            return X
+        return features
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", message="setting 0 is odd")
+        with pytest.raises(UserWarning, match="setting 0 is odd"):
+            cross_validate([setting(i) for i in range(10)], y, repeats=1, folds=2, nested=False, n_jobs=2)
+    assert len(log.read_text().split()) < 10
+
+    class LocalWarning(UserWarning):
+        pass
+
+    def odd():
+        warnings.warn("a local kind", LocalWarning)
+        return X
+
+    with pytest.warns(UserWarning, match="LocalWarning: a local kind"):
+        cross_validate([odd, odd], y, repeats=1, folds=2, nested=False, n_jobs=2)

@@ -268,6 +268,10 @@ def test_search_over_configs_of_a_configured_vectorizer():
                          cv=3, error_score="raise").fit(graphs, y)
     assert plain.best_estimator_[0].config_ == plain.best_params_["kongvectorizer__config"]
     assert clone(KongVectorizer(k=2)).set_params(config=a).fit(graphs).config_ == a
+    # config=None: the options that followed the config go back to their defaults, on a clone too (a grid
+    # [a, None] fitted a twice from a clone)
+    for v in (KongVectorizer(config=a), clone(KongVectorizer(config=a))):
+        assert v.set_params(config=None).fit(graphs).config_ == KongConfig()
     # an option the user named off the config stays named: refused by fit, by a clone's fit, and after a
     # new config that it does not mirror (a reviewer found each of them silently using the config)
     for v in (KongVectorizer(k=1, config=b.replace(k=2)), clone(KongVectorizer(k=1, config=b.replace(k=2))),

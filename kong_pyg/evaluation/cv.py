@@ -32,6 +32,7 @@ Every setting's problems (all splits, all :math:`C`, all classes) are solved
 together to the exact optimum (:func:`~kong_pyg.evaluation.svm.fit_many`);
 problems that reach :obj:`max_iter` Newton steps are counted and reported.
 """
+import sys
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -430,7 +431,38 @@ def _forked_setting(index: int) -> Tuple[Tuple[float, float, SettingScores], Lis
     """
     with warnings.catch_warnings(record=True) as caught:
         out = _FORKED["work"](_FORKED["features"][index], index)
-    return out, [(str(w.message), w.category, w.filename, w.lineno) for w in caught]
+    return out, [_sendable_warning(w) for w in caught]
+
+
+def _sendable_warning(w: Any) -> Tuple[Any, ...]:
+    """A recorded warning as (message, category, file, line, module name) that pickles to the parent.
+
+    A category that does not pickle (a class made in a function) or takes other arguments than a
+    message is sent as its nearest built-in base, its name in the message.
+    """
+    import pickle
+
+    category, message = w.category, str(w.message)
+    try:
+        pickle.dumps(category)
+        category(message)
+    except Exception:  # (any failure of someone else's class: fall back, never lose the warning)
+        base = next(c for c in category.__mro__ if c.__module__ == "builtins" and issubclass(c, Warning))
+        category, message = base, f"{category.__qualname__}: {message}"
+    module = next((name for name, m in list(sys.modules.items())
+                   if getattr(m, "__file__", None) == w.filename), None)
+    return message, category, w.filename, w.lineno, module
+
+
+def _replay(caught: List[Tuple[Any, ...]]) -> None:
+    """Raise a worker's recorded warnings (:func:`_sendable_warning`) here, as if its setting had run here."""
+    for message, category, filename, lineno, module in caught:
+        if is_ours(filename):  # (the worker's stack has no user's line: this process's has)
+            warn(message, category)
+        else:  # (at its own line, with its module: filters by module, and their once-per-line registry)
+            owner = sys.modules.get(module) if module else None
+            registry = None if owner is None else vars(owner).setdefault("__warningregistry__", {})
+            warnings.warn_explicit(message, category, filename, lineno, module, registry)
 
 
 def _run_settings(work: Callable[..., Tuple[float, float, SettingScores]], features: Sequence[FeatureEntry],
@@ -457,15 +489,15 @@ def _run_settings(work: Callable[..., Tuple[float, float, SettingScores]], featu
                                  initializer=_single_thread) as pool:
             futures = {pool.submit(_forked_setting, s): s for s in range(len(features))}
             bar.status(f"{len(futures)} settings in {workers} processes")
-            for future in as_completed(futures):
-                bar.update(per_setting)
-                result, caught = future.result()
-                for message, category, filename, lineno in caught:  # (as if the setting had run here)
-                    if is_ours(filename):  # (the worker's stack has no user's line: the parent's names it)
-                        warn(message, category)
-                    else:
-                        warnings.warn_explicit(message, category, filename, lineno)
-                yield futures[future], result
+            try:
+                for future in as_completed(futures):
+                    bar.update(per_setting)
+                    result, caught = future.result()
+                    _replay(caught)
+                    yield futures[future], result
+            except BaseException:  # (an error, an "error" filter, an interrupt: the settings not begun are
+                pool.shutdown(wait=True, cancel_futures=True)  # dropped, not run first)
+                raise
     finally:
         _FORKED.clear()
 
