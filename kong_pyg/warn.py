@@ -3,7 +3,7 @@ import os
 import sys
 import warnings
 from types import FrameType
-from typing import Optional, Type
+from typing import Any, List, Optional, Tuple, Type
 
 _PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
 #: Modules that only pass calls on (module hooks, pools of threads and processes): their frames are skipped
@@ -22,7 +22,7 @@ def _pass_through_files() -> tuple:
     return tuple(out)
 
 
-def is_ours(filename: str, passing: tuple = ()) -> bool:
+def _is_ours(filename: str, passing: tuple = ()) -> bool:
     """Whether a frame of :obj:`filename` is this package's (or of the files :obj:`passing`)."""
     return filename.startswith((_PACKAGE, *passing))
 
@@ -40,6 +40,37 @@ def warn(message: str, category: Type[Warning] = UserWarning) -> None:
     frame: Optional[FrameType] = sys._getframe(0)
     level = 1
     passing = _pass_through_files()
-    while frame is not None and is_ours(frame.f_code.co_filename, passing):
+    while frame is not None and _is_ours(frame.f_code.co_filename, passing):
         frame, level = frame.f_back, level + 1
     warnings.warn(message, category, stacklevel=level if frame is not None else 2)
+
+
+def sendable(w: warnings.WarningMessage) -> Tuple[Any, ...]:
+    """A recorded warning as (message, category, file, line, module name) that pickles to the parent.
+
+    A category that does not pickle (a class made in a function) or takes other arguments than a
+    message is sent as its nearest built-in base, its name in the message.
+    """
+    import pickle
+
+    category, message = w.category, str(w.message)
+    try:
+        pickle.dumps(category)
+        category(message)
+    except Exception:  # (any failure of someone else's class: fall back, never lose the warning)
+        base = next(c for c in category.__mro__ if c.__module__ == "builtins" and issubclass(c, Warning))
+        category, message = base, f"{category.__qualname__}: {message}"
+    module = next((name for name, m in list(sys.modules.items())
+                   if getattr(m, "__file__", None) == w.filename), None)
+    return message, category, w.filename, w.lineno, module
+
+
+def replay(caught: List[Tuple[Any, ...]]) -> None:
+    """Raise warnings another process recorded (:func:`sendable`) here, as if they had been raised here."""
+    for message, category, filename, lineno, module in caught:
+        if _is_ours(filename):  # (the worker's stack has no user's line: this process's has)
+            warn(message, category)
+        else:  # (at its own line, with its module: filters by module, and their once-per-line registry)
+            owner = sys.modules.get(module) if module else None
+            registry = None if owner is None else vars(owner).setdefault("__warningregistry__", {})
+            warnings.warn_explicit(message, category, filename, lineno, module, registry)

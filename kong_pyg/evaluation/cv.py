@@ -32,19 +32,17 @@ Every setting's problems (all splits, all :math:`C`, all classes) are solved
 together to the exact optimum (:func:`~kong_pyg.evaluation.svm.fit_many`);
 problems that reach :obj:`max_iter` Newton steps are counted and reported.
 """
-import sys
 import time
-import warnings
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
 from ..config import check_bool, check_c_grid, check_choice, check_int, check_usable_device
-from ..warn import is_ours, warn
 from .features import Gram, Matrix, _describe, check_finite, checked_features, design_matrix, design_of
 from .grid import DEFAULT_C, MAX_ITER, Setting
+from .processes import run_settings
 from .progress import Progress
 from .splits import Jobs, Splits, check_given_splits, class_labels, make_splits, plan_jobs, random_splits
 
@@ -419,96 +417,6 @@ def _setting_scores(entry: FeatureEntry, index: int, y: np.ndarray, jobs: Jobs, 
     return seconds, time.perf_counter() - t1, res  # (a GPU's work included: fit_many copies results back)
 
 
-#: What forked worker processes read (set just before the pool forks; nothing is pickled but results).
-_FORKED: Dict[str, Any] = {}
-
-
-def _forked_setting(index: int) -> Tuple[Tuple[float, float, SettingScores], List[Tuple[Any, ...]]]:
-    """One setting in a forked worker, with the warnings it raised (the parent raises them again).
-
-    The worker has the parent's warning filters (forked): what they ignore is not recorded, and an
-    ``"error"`` filter stops the setting as it would in the parent.
-    """
-    with warnings.catch_warnings(record=True) as caught:
-        out = _FORKED["work"](_FORKED["features"][index], index)
-    return out, [_sendable_warning(w) for w in caught]
-
-
-def _sendable_warning(w: Any) -> Tuple[Any, ...]:
-    """A recorded warning as (message, category, file, line, module name) that pickles to the parent.
-
-    A category that does not pickle (a class made in a function) or takes other arguments than a
-    message is sent as its nearest built-in base, its name in the message.
-    """
-    import pickle
-
-    category, message = w.category, str(w.message)
-    try:
-        pickle.dumps(category)
-        category(message)
-    except Exception:  # (any failure of someone else's class: fall back, never lose the warning)
-        base = next(c for c in category.__mro__ if c.__module__ == "builtins" and issubclass(c, Warning))
-        category, message = base, f"{category.__qualname__}: {message}"
-    module = next((name for name, m in list(sys.modules.items())
-                   if getattr(m, "__file__", None) == w.filename), None)
-    return message, category, w.filename, w.lineno, module
-
-
-def _replay(caught: List[Tuple[Any, ...]]) -> None:
-    """Raise a worker's recorded warnings (:func:`_sendable_warning`) here, as if its setting had run here."""
-    for message, category, filename, lineno, module in caught:
-        if is_ours(filename):  # (the worker's stack has no user's line: this process's has)
-            warn(message, category)
-        else:  # (at its own line, with its module: filters by module, and their once-per-line registry)
-            owner = sys.modules.get(module) if module else None
-            registry = None if owner is None else vars(owner).setdefault("__warningregistry__", {})
-            warnings.warn_explicit(message, category, filename, lineno, module, registry)
-
-
-def _run_settings(work: Callable[..., Tuple[float, float, SettingScores]], features: Sequence[FeatureEntry],
-                  names: Sequence[Setting], processes: int, bar: Progress,
-                  per_setting: int) -> Iterator[Tuple[int, Tuple[float, float, SettingScores]]]:
-    """:obj:`(index, work(entry, index))` for every setting, here or in :obj:`processes` forked processes.
-
-    Forked workers inherit the entries (callables such as closures need not be picklable); where
-    ``fork`` is not available the settings run in this process.
-    """
-    import multiprocessing
-
-    if processes == 1 or len(features) == 1 or "fork" not in multiprocessing.get_all_start_methods():
-        for s, entry in enumerate(features):
-            bar.status(names[s].name)
-            yield s, work(entry, s, progress=bar)
-        return
-    from concurrent.futures import ProcessPoolExecutor, as_completed
-
-    workers = min(processes, len(features))
-    _FORKED.update(work=work, features=features)
-    try:
-        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"),
-                                 initializer=_single_thread) as pool:
-            futures = {pool.submit(_forked_setting, s): s for s in range(len(features))}
-            bar.status(f"{len(futures)} settings in {workers} processes")
-            try:
-                for future in as_completed(futures):
-                    bar.update(per_setting)
-                    result, caught = future.result()
-                    _replay(caught)
-                    yield futures[future], result
-            except BaseException:  # (an error, an "error" filter, an interrupt: the settings not begun are
-                pool.shutdown(wait=True, cancel_futures=True)  # dropped, not run first)
-                raise
-    finally:
-        _FORKED.clear()
-
-
-def _single_thread() -> None:
-    """Worker processes use one thread each (the processes are the parallelism)."""
-    import torch
-
-    torch.set_num_threads(1)
-
-
 def cross_validate(
     features: Sequence[FeatureEntry],
     y: Any,
@@ -613,7 +521,7 @@ def cross_validate(
     info: List[Dict[str, Any]] = [{} for _ in range(S)]
     work = partial(_setting_scores, y=y, jobs=jobs, Cs=Cs, max_iter=max_iter, tol=tol, device=dev)
     try:
-        for s, (seconds, t_fit, res) in _run_settings(work, features, names, n_jobs, bar, per_setting):
+        for s, (seconds, t_fit, res) in run_settings(work, features, names, n_jobs, bar, per_setting):
             feature_seconds[s], fit_seconds[s], stuck[s], info[s] = seconds, t_fit, res.stuck, res.info
             for j, (r, f, i) in enumerate(jobs.keys):
                 if i is None:

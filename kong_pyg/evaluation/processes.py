@@ -1,0 +1,72 @@
+"""The settings of a cross-validation run, in this process or in forked worker processes.
+
+Forked workers inherit the feature entries (callables such as closures need not be picklable) and
+send back only results and the warnings they raised, which are raised again here
+(:func:`kong_pyg.warn.replay`).
+"""
+import warnings
+from typing import Any, Callable, Dict, Iterator, List, Sequence, Tuple, TypeVar
+
+from ..warn import replay, sendable
+from .grid import Setting
+from .progress import Progress
+
+#: A setting's result (cross_validate's: feature seconds, fit seconds, scores).
+Result = TypeVar("Result")
+
+#: What forked worker processes read (set just before the pool forks; nothing is pickled but results).
+_FORKED: Dict[str, Any] = {}
+
+
+def _forked_setting(index: int) -> Tuple[Any, List[Tuple[Any, ...]]]:
+    """One setting in a forked worker, with the warnings it raised (the parent raises them again).
+
+    The worker has the parent's warning filters (forked): what they ignore is not recorded, and an
+    ``"error"`` filter stops the setting as it would in the parent.
+    """
+    with warnings.catch_warnings(record=True) as caught:
+        out = _FORKED["work"](_FORKED["features"][index], index)
+    return out, [sendable(w) for w in caught]
+
+
+def run_settings(work: Callable[..., Result], features: Sequence[Any], names: Sequence[Setting],
+                 processes: int, bar: Progress, per_setting: int) -> Iterator[Tuple[int, Result]]:
+    """:obj:`(index, work(entry, index))` for every setting, here or in :obj:`processes` forked processes.
+
+    Forked workers inherit the entries (callables such as closures need not be picklable); where
+    ``fork`` is not available the settings run in this process.
+    """
+    import multiprocessing
+
+    if processes == 1 or len(features) == 1 or "fork" not in multiprocessing.get_all_start_methods():
+        for s, entry in enumerate(features):
+            bar.status(names[s].name)
+            yield s, work(entry, s, progress=bar)
+        return
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    workers = min(processes, len(features))
+    _FORKED.update(work=work, features=features)
+    try:
+        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"),
+                                 initializer=_single_thread) as pool:
+            futures = {pool.submit(_forked_setting, s): s for s in range(len(features))}
+            bar.status(f"{len(futures)} settings in {workers} processes")
+            try:
+                for future in as_completed(futures):
+                    bar.update(per_setting)
+                    result, caught = future.result()
+                    replay(caught)
+                    yield futures[future], result
+            except BaseException:  # (an error, an "error" filter, an interrupt: the settings not begun are
+                pool.shutdown(wait=True, cancel_futures=True)  # dropped, not run first)
+                raise
+    finally:
+        _FORKED.clear()
+
+
+def _single_thread() -> None:
+    """Worker processes use one thread each (the processes are the parallelism)."""
+    import torch
+
+    torch.set_num_threads(1)
