@@ -398,6 +398,10 @@ def option_docs() -> Dict[str, str]:
     return {f.name: f.metadata["doc"] for f in fields(KongConfig)}
 
 
+#: Where :class:`GivenOptions` keeps the names (in the object's own dict, before ``__init__`` runs).
+_GIVEN = "_given_options"
+
+
 class GivenOptions:
     """Records which constructor arguments a call named, positionally or by keyword.
 
@@ -416,13 +420,23 @@ class GivenOptions:
         if (args or kwargs) and getattr(init, "__module__", "").startswith(__name__.rpartition(".")[0] + "."):
             # (no names when copy or pickle makes the object)
             names = list(inspect.signature(init).parameters)[1:]  # (without self)
-            obj.__dict__["_given_options"] = frozenset(names[:len(args)]) | frozenset(kwargs)
+            obj.__dict__[_GIVEN] = frozenset(names[:len(args)]) | frozenset(kwargs)
         return obj
 
 
 def given_options(obj: Any) -> FrozenSet[str]:
     """The argument names :class:`GivenOptions` noted for :obj:`obj`'s construction (taken once)."""
-    return obj.__dict__.pop("_given_options", frozenset())
+    return obj.__dict__.pop(_GIVEN, frozenset())
+
+
+def named_options(obj: Any, names: Optional[Iterable[str]] = None) -> FrozenSet[str]:
+    """The names noted for :obj:`obj`, left in place; with :obj:`names`, they replace them first.
+
+    For a front-end that resolves its config later, as a scikit-learn estimator does in ``fit``.
+    """
+    if names is not None:
+        obj.__dict__[_GIVEN] = frozenset(names)
+    return obj.__dict__.get(_GIVEN, frozenset())
 
 
 def resolve_config(

@@ -9,6 +9,7 @@ from .config import (
     GivenOptions,
     KongConfig,
     check_int,
+    named_options,
     option_defaults,
     option_names,
     resolve_config,
@@ -150,7 +151,7 @@ class KongVectorizer(GivenOptions, ExactColumns, TransformerMixin, BaseEstimator
         """The parameters; with :obj:`config`, the KONG options are the config's (but those named off it)."""
         params = super().get_params(deep)
         if isinstance(params.get("config"), KongConfig):  # (an option named in the call stays: fit refuses
-            named = self.__dict__.get("_given_options", frozenset())  # a clash, and so does a clone)
+            named = named_options(self)  # a clash, and so does a clone)
             params.update({n: getattr(params["config"], n) for n in option_names()
                            if n in params and n not in named})
         return params
@@ -178,8 +179,7 @@ class KongVectorizer(GivenOptions, ExactColumns, TransformerMixin, BaseEstimator
                 getattr(self, n), getattr(old, n) if isinstance(old, KongConfig) else _DEFAULTS[n])}
             for n in mirrors:
                 setattr(self, n, _DEFAULTS[n] if new is None else getattr(new, n))
-            named = self.__dict__.get("_given_options", frozenset())
-            self.__dict__["_given_options"] = frozenset(named - mirrors)
+            named_options(self, named_options(self) - mirrors)
         return self
 
     def fit(self, graphs, y=None) -> "KongVectorizer":
@@ -211,8 +211,7 @@ class KongVectorizer(GivenOptions, ExactColumns, TransformerMixin, BaseEstimator
 
     def _config(self) -> KongConfig:
         options = {name: getattr(self, name) for name in option_names()}
-        named = self.__dict__.get("_given_options", frozenset())  # (GivenOptions: the constructor's call)
-        return resolve_config(self.config, options, _DEFAULTS, "KongVectorizer", named)
+        return resolve_config(self.config, options, _DEFAULTS, "KongVectorizer", named_options(self))
 
 
 __all__ = ["KongVectorizer"]
