@@ -120,7 +120,11 @@ def kong_strings(
     if edge_order is not None and any(isinstance(v, float) and math.isnan(v) for v in list(edge_order)):
         raise ValueError("'edge_order' holds NaN")
     ends = [v for pair in pairs for v in pair]
-    if ends and not all(isinstance(v, int) and 0 <= v < n for v in ends):
+    odd = next((v for v in ends if not isinstance(v, int) or isinstance(v, bool)), None)
+    if odd is not None:  # (a float 1.0 is no node index either: the fast code refuses float edge_index)
+        raise TypeError(f"'edge_index' must hold integer node indices (got {odd!r} of type "
+                        f"{type(odd).__name__})")
+    if ends and not all(0 <= v < n for v in ends):
         raise ValueError(f"'edge_index' must hold node indices in [0, {n}) (one entry of 'labels' per "
                          f"node; got {n} labels and node indices from {min(ends)} to {max(ends)})")
     if flow == "source_to_target":

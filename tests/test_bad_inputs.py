@@ -1321,6 +1321,11 @@ for id, call, error, match in [
      ValueError, "'relabel' must be >= 0"),
     ("kong-strings-labels-none", lambda tmp: kong_strings([(1, 0)], None, 1), TypeError,
      "'labels' must be a sequence"),
+    ("kong-strings-float-indices", lambda tmp: kong_strings(torch.tensor([[0.0], [1.0]]), [0, 1], 1),
+     TypeError,
+     "'edge_index' must hold integer node indices \\(got 0.0 of type float\\)"),
+    ("kong-strings-bool-index", lambda tmp: kong_strings([(True, 0)], [0, 1], 1), TypeError,
+     "'edge_index' must hold integer node indices \\(got True of type bool\\)"),
     ("cli-stream-dev-null", cli("stream", "/dev/null", "-q"), CommandFailed,
      "exit 2: .*'/dev/null' is not a regular file"),
     # sketches that overflow: an error, never inf or NaN
