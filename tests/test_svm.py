@@ -149,7 +149,9 @@ def test_wide_designs_where_liblinear_hits_its_cap_get_the_exact_solver(monkeypa
     jobs = plan_jobs(make_splits(y, 1, 5, 2, 0), y.size)
     Cs = [0.1, 1.0, 10.0]
     probe = liblinear.fit_liblinear(design_matrix(X), y, jobs.train[:1], Cs)
-    assert not probe.converged.any()  # the premise: LIBLINEAR is capped here
+    # the premise: LIBLINEAR is capped here (at some C: that routes the design; at C = 10 it stops at 981 to
+    # 1000 iterations of its 1000 with the rounding of the design, so "at every C" failed on some machines)
+    assert not probe.converged.all()
     exact = score_jobs(X, y, jobs, Cs)
     monkeypatch.setattr(svm, "EXACT_MAX_WIDTH", 50)
     monkeypatch.setattr(svm, "EXACT_MAX_GRAPHS", 100)
@@ -271,8 +273,13 @@ def test_full_steps_and_size_groups_change_the_path_not_the_optimum(monkeypatch,
 
 def test_full_step_trial_ends_in_the_optimum_where_it_wanders(monkeypatch):
     """Raw poly-4 (condition numbers from 1e12 to 1e14): by default no trial (:data:`PDAS_MAX_COND`);
-    allowed, its full steps wander (more steps in all than without it), and it ends at its best
-    point, from which the monotone method reaches the same optimum as the plain method."""
+    allowed, it ends at its best point, from which the monotone method reaches the same optimum as
+    the plain method.
+
+    Whether its full steps wander (more steps in all than without it) is rounding, of the design's
+    eigendecomposition too: with two BLAS threads there, 110 steps with the trial against 95
+    without; with one, 78 against 83. So only the optimum is asserted: a step count asserted here
+    failed on one BLAS thread (``OMP_NUM_THREADS=1``)."""
     from kong_pyg.evaluation import svm
     from kong_pyg.evaluation.classify import graph_targets
     from kong_pyg.evaluation.features import setting_features
@@ -284,7 +291,7 @@ def test_full_step_trial_ends_in_the_optimum_where_it_wanders(monkeypatch):
     assert 1 + 2 * 0.1 * D.top > svm.PDAS_MAX_COND
     monkeypatch.setattr(svm, "PDAS_MAX_COND", float("inf"))
     _, _, trial = _fits(X, y, folds=3)
-    assert trial.iterations.sum() > default.iterations.sum()
+    assert trial.iterations.sum() != default.iterations.sum()  # (the trial ran: other steps)
     _plain(monkeypatch)
     _, _, plain = _fits(X, y, folds=3)
     _same_optimum(D, y, jobs, trial, plain)
