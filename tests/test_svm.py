@@ -739,3 +739,57 @@ def test_forked_workers_stop_on_an_error_and_send_any_warning(tmp_path):
 
     with pytest.warns(UserWarning, match="LocalWarning: a local kind"):
         cross_validate([odd, odd], y, repeats=1, folds=2, nested=False, n_jobs=2)
+
+
+def test_lapack_and_torch_solves_agree_and_a_failed_factor_is_restored():
+    """SciPy's LAPACK route (:data:`LAPACK_MIN`) solves what PyTorch's does, to rounding; a system whose
+    factorization fails there is rebuilt from the triangle ``dpotrf`` left alone and solved by the
+    eigenvalue fallback, as PyTorch's route solves it (a wrong restore would solve another matrix)."""
+    import torch
+
+    from kong_pyg.evaluation import svm
+
+    g = torch.Generator().manual_seed(0)
+    for s, B in [(64, 3), (130, 2), (300, 1)]:
+        X = torch.randn(B, s, s + 5, generator=g, dtype=torch.float64)
+        A = X @ X.mT / s + 0.01 * torch.eye(s, dtype=torch.float64)
+        b = torch.randn(B, s, generator=g, dtype=torch.float64)
+        want = svm._spd_solve_torch(A.clone(), b)
+        got = svm._spd_solve(A.clone(), b)  # (the LAPACK route: float64 on the CPU, s >= LAPACK_MIN)
+        assert s >= svm.LAPACK_MIN
+        assert torch.allclose(got, want, rtol=1e-9, atol=1e-9 * float(want.abs().max()))
+        assert torch.allclose(A @ got.unsqueeze(2), b.unsqueeze(2), atol=1e-8)
+    # a singular (rank 10) PSD system between two regular ones
+    s = 80
+    V = torch.randn(s, 10, generator=g, dtype=torch.float64)
+    X = torch.randn(s, s, generator=g, dtype=torch.float64)
+    eye, f64 = torch.eye(s, dtype=torch.float64), torch.float64
+    A = torch.stack([X @ X.T + eye, V @ V.T, X @ X.T / s + eye])
+    b = torch.stack([torch.randn(s, generator=g, dtype=f64), V @ torch.randn(10, generator=g, dtype=f64),
+                     torch.randn(s, generator=g, dtype=f64)])
+    assert int(torch.linalg.cholesky_ex(A[1])[1]) != 0  # (it does fail)
+    want = svm._spd_solve_torch(A.clone(), b)
+    got = svm._spd_solve(A.clone(), b)
+    assert torch.allclose(got, want, rtol=1e-7, atol=1e-7 * float(want.abs().max()))
+    assert torch.allclose(A[1] @ got[1], b[1], atol=1e-6 * float(b[1].abs().max()))
+
+
+def test_lapack_route_and_gathers_reach_the_same_optimum(monkeypatch):
+    """Fits with SciPy's LAPACK route and with PyTorch's alone (:data:`LAPACK_MIN`), and with kernel
+    systems gathered by 2-D indexing or by one flat take (:data:`TAKE_MAX`), reach the same optimum and
+    predictions (MUTAG's poly-2, a Gram design)."""
+    from kong_pyg.evaluation import svm
+    from kong_pyg.evaluation.classify import graph_targets
+    from kong_pyg.evaluation.features import setting_features
+
+    graphs = _graphs("MUTAG")
+    y = graph_targets(graphs)
+    X = setting_features(_setting("poly-2"), graphs)
+    jobs, D, default = _fits(X, y, folds=3)
+    monkeypatch.setattr(svm, "LAPACK_MIN", 1 << 62)
+    monkeypatch.setattr(svm, "TAKE_MAX", 1 << 62)
+    _, _, torch_only = _fits(X, y, folds=3)
+    _same_optimum(D, y, jobs, default, torch_only)
+    monkeypatch.setattr(svm, "TAKE_MAX", 0)
+    _, _, gathered = _fits(X, y, folds=3)
+    _same_optimum(D, y, jobs, gathered, torch_only)
