@@ -443,6 +443,32 @@ def check_output_file(path: str, flag: str) -> None:
     _probe(_nearest_folder(os.path.dirname(os.path.abspath(path))), flag)
 
 
+def _same_file(a: str, b: str) -> bool:
+    """Whether two paths name one file (the same resolved path, or one file by two names)."""
+    if os.path.realpath(a) == os.path.realpath(b):
+        return True
+    try:
+        return os.path.samefile(a, b)
+    except OSError:  # (either one does not exist yet: different names are different files)
+        return False
+
+
+def check_distinct_files(files: Sequence[Tuple[str, str]]) -> None:
+    """Refuse, before any work, two of :obj:`files` (``(flag, path)`` pairs) that are one file.
+
+    (One written over another, or over the input, loses it: a checkpoint named as the output
+    was written over by the features, and the next run found no checkpoint there.)
+
+    Raises:
+        CommandError: Two of them name one file.
+    """
+    for i, (flag_a, a) in enumerate(files):
+        for flag_b, b in files[i + 1:]:
+            if _same_file(a, b):
+                raise CommandError(f"{flag_a} {a!r} and {flag_b} {b!r} are one file: give them different "
+                                   "names")
+
+
 def check_figure_file(path: str, flag: str) -> None:
     """Check, before any work, that a figure can be written to :obj:`path`.
 

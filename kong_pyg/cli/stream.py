@@ -25,6 +25,7 @@ from .common import (
     add_command,
     add_kong_options,
     add_quiet,
+    check_distinct_files,
     check_output_file,
     input_file,
     int_at_least,
@@ -189,6 +190,12 @@ def run(args: argparse.Namespace) -> int:
         os.makedirs(os.path.dirname(os.path.abspath(args.checkpoint)), exist_ok=True)
     if args.checkpoint_every is not None and args.checkpoint is None:
         raise CommandError("--checkpoint-every needs --checkpoint FILE (there is nothing to save otherwise)")
+    files = [("--out", matrix_path), ("--out", ids_path)]
+    if args.file != "-":
+        files.insert(0, ("the input", args.file))
+    if args.checkpoint is not None:
+        files.append(("--checkpoint", args.checkpoint))
+    check_distinct_files(files)
     if args.distributed and args.workers > 1:
         raise CommandError("--distributed and --workers: torchrun starts the processes of a --distributed "
                            "run (--nproc-per-node N); --workers N starts N on this machine without torchrun")
