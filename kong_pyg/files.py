@@ -8,7 +8,7 @@ symbolic link to another file) is never written through.
 import os
 import tempfile
 from contextlib import contextmanager
-from typing import BinaryIO, Iterator, List, Sequence, Union
+from typing import BinaryIO, Iterator, List, Sequence, Tuple, Union
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -106,4 +106,14 @@ def atomic_write(data: Sequence[bytes], path: PathLike, clean_stale: bool = True
             f.write(part)
 
 
-__all__ = ["atomic_file", "atomic_files", "atomic_write", "remove_stale_temps"]
+def atomic_texts(texts: Sequence[Tuple[PathLike, str]]) -> None:
+    """Write the texts (UTF-8) of ``(path, text)`` pairs together (:func:`atomic_files`).
+
+    A report and its JSON are then both the new ones or both the old ones, never a cut file.
+    """
+    with atomic_files([path for path, _ in texts]) as files:
+        for f, (_, text) in zip(files, texts):
+            f.write(text.encode("utf-8"))
+
+
+__all__ = ["atomic_file", "atomic_files", "atomic_write", "atomic_texts", "remove_stale_temps"]

@@ -623,3 +623,38 @@ def test_ctrl_c_is_one_line_and_status_130(tmp_path):
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path)
     assert done.returncode == 130
     assert done.stderr.strip() == "kong-pyg stream: interrupted" and "Traceback" not in done.stderr
+
+
+def test_reports_and_figures_are_written_whole_or_not_at_all(tmp_path):
+    """A write that fails midway (here: a 4 KiB file-size limit, as a full disk would) leaves the earlier
+    report, its JSON and its figure as they were: table2's and order-test's Markdown and JSON, and the
+    figures of classify --plot, table2 and order-test (the plain writes left a cut file behind)."""
+    import subprocess
+    import sys
+
+    pytest.importorskip("matplotlib")
+    md, js, png = tmp_path / "r.md", tmp_path / "r.json", tmp_path / "f.png"
+    for f in (md, js, png):
+        f.write_bytes(b"old " + f.name.encode())
+    code = f"""
+import resource, signal
+from kong_pyg.files import atomic_texts
+from kong_pyg.evaluation.plots import pyplot, save_figure
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))
+for step in ("texts", "figure"):
+    try:
+        if step == "texts":
+            atomic_texts([({str(md)!r}, "x" * 100), ({str(js)!r}, "y" * 10000)])
+        else:
+            fig = pyplot().figure(figsize=(8, 8)); fig.gca().plot(range(1000), range(1000))
+            save_figure(fig, {str(png)!r}, dpi=150)
+        print(step, "written")
+    except OSError as err:
+        print(step, "failed", err.errno)
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.stdout.split("\n")[:2] == ["texts failed 27", "figure failed 27"], out.stdout + out.stderr
+    for f in (md, js, png):
+        assert f.read_bytes() == b"old " + f.name.encode()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["f.png", "r.json", "r.md"]  # (no temporary left)

@@ -14,6 +14,7 @@ import warnings
 from typing import Any, Dict, Optional, Tuple
 
 from ..config import check_usable_device
+from ..files import atomic_texts
 from ..threads import default_jobs
 from .common import (
     CommandError,
@@ -282,10 +283,9 @@ def _write(res: Any, args: argparse.Namespace, about: Dict[str, Any]) -> None:
         text += ["", f"![order test]({figure})", ""]
     else:
         drop_stale(os.path.join(args.out, "order_test.png"))
-    with open(os.path.join(args.out, "order_test.md"), "w", encoding="utf-8") as f:
-        f.write("\n".join(text))
-    with open(os.path.join(args.out, "order_test.json"), "w", encoding="utf-8") as f:
-        json.dump(res.to_dict(), f, indent=1, allow_nan=False)
+    report = json.dumps(res.to_dict(), indent=1, allow_nan=False)
+    atomic_texts([(os.path.join(args.out, "order_test.md"), "\n".join(text)),
+                  (os.path.join(args.out, "order_test.json"), report)])
 
 
 __all__ = ["register", "run", "load", "command_line", "OUTPUTS"]

@@ -25,8 +25,9 @@ from ..experiments.table2 import (
     dataset_summary,
     run_table2,
     table2_methods,
-    write_markdown,
 )
+from ..experiments.table2_report import markdown
+from ..files import atomic_texts
 from ..threads import default_jobs
 from .common import (
     CommandError,
@@ -246,11 +247,10 @@ def _run(args: argparse.Namespace, names: List[str], root: str) -> None:
         drop_stale(os.path.join(args.out, "table2_curve.png"))
     notes_file = os.path.join(args.out, "table2_notes.md")
     notes = open(notes_file, encoding="utf-8").read() if os.path.isfile(notes_file) else None
-    write_markdown(results, os.path.join(args.out, "table2.md"), infos, curve, figure, command_line(args),
-                   notes)
-    with open(os.path.join(args.out, "table2.json"), "w", encoding="utf-8") as f:
-        out = {"command": command_line(args), "datasets": infos, "tables": results, "curve": curve}
-        json.dump(plain_json(out), f, allow_nan=False)
+    out = {"command": command_line(args), "datasets": infos, "tables": results, "curve": curve}
+    text = markdown(results, infos, curve, figure, command_line(args), notes)
+    atomic_texts([(os.path.join(args.out, "table2.md"), text),
+                  (os.path.join(args.out, "table2.json"), json.dumps(plain_json(out), allow_nan=False))])
     for tie, result in results.items():
         print(f"ties: {tie}")
         for name, r in result["summary"].items():

@@ -38,9 +38,16 @@ def save_figure(fig: Any, path: Union[PathLike, Any], **kwargs: Any) -> None:
             needed; its suffix picks the format), or a binary file object.
         **kwargs: Passed to :meth:`~matplotlib.figure.Figure.savefig`.
     """
-    if isinstance(path, (str, os.PathLike)):
-        os.makedirs(os.path.dirname(os.path.abspath(os.fspath(path))), exist_ok=True)
-    fig.savefig(path, **kwargs)
+    if isinstance(path, (str, os.PathLike)):  # (atomically: the old image or the new one, never a cut one)
+        from ..files import atomic_file
+
+        target = os.fspath(path)
+        os.makedirs(os.path.dirname(os.path.abspath(target)), exist_ok=True)
+        fmt = kwargs.pop("format", None) or os.path.splitext(target)[1][1:].lower() or None
+        with atomic_file(target) as f:
+            fig.savefig(f, format=fmt, **kwargs)
+    else:
+        fig.savefig(path, **kwargs)
     pyplot().close(fig)
 
 

@@ -146,11 +146,19 @@ def curve_lines(curve: Dict[str, Any], figure: Optional[str]) -> List[str]:
 def write_markdown(results: Mapping[str, Dict[str, Any]], path: str, infos: Mapping[str, Dict[str, Any]],
                    curve: Optional[Dict[str, Any]] = None, figure: Optional[str] = None,
                    command: Optional[str] = None, notes: Optional[str] = None) -> None:
-    """Write the results of :func:`~kong_pyg.experiments.table2.run_table2` (one per tie rule) as Markdown.
+    """Write :func:`markdown` to :obj:`path` (atomically: the old file or the new one, never a cut one)."""
+    from ..files import atomic_texts
+
+    atomic_texts([(path, markdown(results, infos, curve, figure, command, notes))])
+
+
+def markdown(results: Mapping[str, Dict[str, Any]], infos: Mapping[str, Dict[str, Any]],
+             curve: Optional[Dict[str, Any]] = None, figure: Optional[str] = None,
+             command: Optional[str] = None, notes: Optional[str] = None) -> str:
+    """The results of :func:`~kong_pyg.experiments.table2.run_table2` (one per tie rule) as Markdown.
 
     Args:
         results (dict): Tie rule -> what :func:`run_table2` returned.
-        path (str): The Markdown file.
         infos (dict): Tie rule -> :func:`~kong_pyg.experiments.table2.dataset_summary`.
         curve (dict, optional): What :func:`accuracy_curve` returned.
         figure (str, optional): The curve's image, relative to :obj:`path`.
@@ -174,8 +182,7 @@ def write_markdown(results: Mapping[str, Dict[str, Any]], path: str, infos: Mapp
               "Python on a laptop for about 99 M edges.", ""]
     if notes:
         lines += [notes]
-    with open(path, "w", encoding="utf-8") as f:
-        f.write("\n".join(lines))
+    return "\n".join(lines)
 
 
 def _folds(result: Dict[str, Any]) -> str:
@@ -185,5 +192,5 @@ def _folds(result: Dict[str, Any]) -> str:
     return describe_folds(result["inner_folds"], result.get("inner_folds_used", [result["inner_folds"]]))
 
 
-__all__ = ["write_markdown", "difference_lines", "setup_lines", "result_lines", "paired_lines",
+__all__ = ["write_markdown", "markdown", "difference_lines", "setup_lines", "result_lines", "paired_lines",
            "curve_lines", "PAPER_MOVIELENS", "TIE_TEXT"]
