@@ -658,3 +658,20 @@ for step in ("texts", "figure"):
     for f in (md, js, png):
         assert f.read_bytes() == b"old " + f.name.encode()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["f.png", "r.json", "r.md"]  # (no temporary left)
+
+
+def test_out_of_memory_is_one_line(monkeypatch, capsys):
+    """A subcommand that runs out of memory (NumPy's error says how much it asked for) ends with one line and
+    exit status 2, not a traceback (order-test --num-graphs 99999999999 gave one)."""
+    import numpy as np
+
+    from kong_pyg.cli import main, order_test
+
+    def run(args):
+        np.empty(1 << 62, dtype=np.uint8)  # (NumPy refuses it without touching memory)
+
+    monkeypatch.setattr(order_test, "run", run)
+    assert main(["order-test", "-q"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert err.startswith("kong-pyg order-test: error: out of memory: Unable to allocate"), err

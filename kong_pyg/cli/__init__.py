@@ -204,6 +204,10 @@ def main(argv: Optional[List[str]] = None) -> int:
             message = with_flags(one_line(str(err)), _flags(parser, args.command)) or type(err).__name__
             print(f"kong-pyg {args.command}: error: {message}", file=sys.stderr)
             return 2
+        except MemoryError as err:  # (NumPy's says how much it asked for)
+            print(f"kong-pyg {args.command}: error: out of memory: {one_line(str(err)) or 'MemoryError'}",
+                  file=sys.stderr)
+            return 2
         except KeyboardInterrupt:  # (Ctrl-C: one line, the shell's status for SIGINT; files are atomic)
             if argv is not None:
                 raise

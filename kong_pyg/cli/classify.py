@@ -24,6 +24,8 @@ from ..evaluation.grid import (
 )
 from ..threads import default_jobs
 from .common import (
+    MAX_SEED,
+    MAX_THREADS,
     CommandError,
     add_cache_dir,
     add_command,
@@ -145,9 +147,10 @@ def _add_evaluation_options(p: argparse.ArgumentParser) -> None:
                          "(default: all repeats)")
     ev.add_argument("--C", dest="C", default=show_default(list(DEFAULT_C)), metavar="C[,C...]",
                     type=list_of(number_in(0.0)), help="LinearSVC C grid")
-    ev.add_argument("--seed", metavar="N", type=int_at_least(0), default=0,
+    ev.add_argument("--seed", metavar="N", type=int_at_least(0, MAX_SEED), default=0,
                     help="seed of the splits and of the sketches' hash tables")
-    ev.add_argument("--jobs", metavar="N", type=int_at_least(1), default=default_jobs(PROCESS_MEMORY),
+    ev.add_argument("--jobs", metavar="N", type=int_at_least(1, MAX_THREADS),
+                    default=default_jobs(PROCESS_MEMORY),
                     help="processes over the settings of the grid (each computes a setting's features and "
                          "fits them, one thread each; the results do not depend on it; each holds one "
                          "setting's features, so use fewer where memory is short) (default: the cores "

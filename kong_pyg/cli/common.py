@@ -139,8 +139,14 @@ def no_repeats(values: List[Any], text: str) -> List[Any]:
     return values
 
 
-def int_at_least(minimum: int) -> Callable[[str], int]:
-    """An argparse type: an integer at least :obj:`minimum`."""
+#: The most threads, processes or workers an option may ask for.
+MAX_THREADS = 1024
+#: The largest seed an option takes (NumPy's seeds are below 2**32).
+MAX_SEED = 2**32 - 1
+
+
+def int_at_least(minimum: int, maximum: Optional[int] = None) -> Callable[[str], int]:
+    """An argparse type: an integer at least :obj:`minimum` (and at most :obj:`maximum`, if given)."""
     def parse(text: str) -> int:
         try:
             value = int(text)
@@ -148,6 +154,8 @@ def int_at_least(minimum: int) -> Callable[[str], int]:
             _fail(f"expects an integer (got {text!r})")
         if value < minimum:
             _fail(f"must be >= {minimum} (got {value})")
+        if maximum is not None and value > maximum:
+            _fail(f"must be <= {maximum:,} (got {value:,})")
         return value
 
     return parse

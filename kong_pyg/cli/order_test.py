@@ -17,6 +17,8 @@ from ..config import check_usable_device
 from ..files import atomic_texts
 from ..threads import default_jobs
 from .common import (
+    MAX_SEED,
+    MAX_THREADS,
     CommandError,
     add_cache_dir,
     add_command,
@@ -35,6 +37,9 @@ from .common import (
 
 #: The files ``--out`` receives.
 OUTPUTS = ("order_test.md", "order_test.json", "order_test.png")
+#: The most synthetic graphs (``--num-graphs``) and shuffled copies per setting (``--shuffles``) asked for.
+MAX_GRAPHS = 10**7
+MAX_SHUFFLES = 10**4
 _YES_NO = {"yes": True, "no": False}
 
 
@@ -78,7 +83,7 @@ def register(subparsers: Any) -> None:
     data.add_argument("--provenance", default=None, metavar="STRENGTH", type=number_in(0.0, 1.0, closed=True),
                       help="the provenance benchmark at this order strength in [0, 1] (0: order carries "
                            "no class signal)")
-    data.add_argument("--num-graphs", metavar="N", type=int_at_least(4), default=200,
+    data.add_argument("--num-graphs", metavar="N", type=int_at_least(4, MAX_GRAPHS), default=200,
                       help="graphs of --provenance")
     ml = p.add_argument_group("MovieLens graphs (--ml-dir)")
     ml.add_argument("--ties", choices=("row", "authors"), default="row",
@@ -103,7 +108,7 @@ def register(subparsers: Any) -> None:
     ev = p.add_argument_group("protocol")
     ev.add_argument("--splits", metavar="N", type=int_at_least(2), default=20,
                     help="stratified random splits (repeats)")
-    ev.add_argument("--shuffles", metavar="N", type=int_at_least(1), default=3,
+    ev.add_argument("--shuffles", metavar="N", type=int_at_least(1, MAX_SHUFFLES), default=3,
                     help="seeds per shuffled setting (scores averaged per split)")
     ev.add_argument("--test-size", metavar="X", type=number_in(0.0, 1.0), default=0.2,
                     help="test share of each split")
@@ -113,12 +118,12 @@ def register(subparsers: Any) -> None:
     ev.add_argument("--inner-folds", metavar="N", type=int_at_least(2), default=3,
                     help="inner folds choosing C")
     ev.add_argument("--no-reverse", action="store_true", help="skip the time-reversal setting")
-    ev.add_argument("--seed", metavar="N", type=int_at_least(0), default=0,
+    ev.add_argument("--seed", metavar="N", type=int_at_least(0, MAX_SEED), default=0,
                     help="seed of the splits, the shuffles and the generated or balanced data")
     ev.add_argument("--device", metavar="DEV", default=None,
                     help="where the SVM problems are solved, e.g. cuda (the features are computed on the "
                          "CPU) (default: the CPU)")
-    ev.add_argument("--threads", metavar="N", type=int_at_least(1), default=default_jobs(),
+    ev.add_argument("--threads", metavar="N", type=int_at_least(1, MAX_THREADS), default=default_jobs(),
                     help="PyTorch threads for the features (default: the cores this process is given, "
                          "at most 8)")
     out = p.add_argument_group("output")

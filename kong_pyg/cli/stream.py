@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 from ..config import STREAM_DEFAULTS, option_names
 from ..files import atomic_files
 from .common import (
+    MAX_THREADS,
     PROCESSES_PER_CPU,
     CommandError,
     add_command,
@@ -93,7 +94,7 @@ def register(subparsers: Any) -> None:
     run_group.add_argument("--chunk-size", metavar="N", type=int_in(1, MAX_CHUNK), default=1 << 20,
                            help="edges per chunk")
     run_group.add_argument("--strict", action="store_true", help="stop at the first malformed line (exit 1)")
-    run_group.add_argument("--workers", metavar="N", type=int_at_least(1), default=1,
+    run_group.add_argument("--workers", metavar="N", type=int_at_least(1, MAX_THREADS), default=1,
                            help="read the input in N time shards by N processes on this machine "
                                 "(torch.distributed, gloo), merged pass by pass")
     run_group.add_argument("--distributed", action="store_true",
@@ -109,7 +110,7 @@ def register(subparsers: Any) -> None:
     run_group.add_argument("--checkpoint-every", metavar="N", type=int_at_least(1), default=None,
                            help=f"chunks between checkpoints, with --checkpoint "
                                 f"(default: {CHECKPOINT_EVERY})")
-    run_group.add_argument("--threads", metavar="N", type=int_at_least(1), default=1,
+    run_group.add_argument("--threads", metavar="N", type=int_at_least(1, MAX_THREADS), default=1,
                            help="PyTorch threads per process (the work is many mid-sized tensor operations: "
                                 "a second thread gains little on a free core and makes a busy machine many "
                                 "times slower; use --workers for more cores)")

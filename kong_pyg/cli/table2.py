@@ -30,6 +30,8 @@ from ..experiments.table2_report import markdown
 from ..files import atomic_texts
 from ..threads import default_jobs
 from .common import (
+    MAX_SEED,
+    MAX_THREADS,
     CommandError,
     add_command,
     add_quiet,
@@ -97,9 +99,9 @@ def register(subparsers: Any) -> None:
                     help="LinearSVC C grid of rows with L2-normalized graph vectors (the authors' variant)")
     ev.add_argument("--shuffle-seeds", metavar="N", type=int_at_least(0), default=10,
                     help="seeds of the random orders, cycled over the splits (0: a new seed per split)")
-    ev.add_argument("--threads", metavar="N", type=int_at_least(1), default=default_jobs(),
+    ev.add_argument("--threads", metavar="N", type=int_at_least(1, MAX_THREADS), default=default_jobs(),
                     help="solver threads (default: the cores this process is given, at most 8)")
-    add_renamed(ev, "--jobs", "--threads", "threads", int_at_least(1))  # its former name
+    add_renamed(ev, "--jobs", "--threads", "threads", int_at_least(1, MAX_THREADS))  # its former name
     ev.add_argument("--device", metavar="DEV", default=None,
                     help="where the SVM problems are solved (also those of the curve), e.g. cuda; the "
                          "features are computed on the CPU (default: the CPU)")
@@ -110,7 +112,7 @@ def register(subparsers: Any) -> None:
                     help="splits per fraction of the accuracy curve (0: no curve)")
     ev.add_argument("--fractions", type=list_of(number_in(0.0, 1.0)), default=None, metavar="F[,F...]",
                     help=f"training fractions of the curve (default: {show_default(list(FRACTIONS))})")
-    ev.add_argument("--seed", metavar="N", type=int_at_least(0), default=0,
+    ev.add_argument("--seed", metavar="N", type=int_at_least(0, MAX_SEED), default=0,
                     help="seed of the splits and of the class balancing")
     out = p.add_argument_group("output")
     out.add_argument("--out", type=not_a_file, default=".", metavar="DIR",

@@ -112,6 +112,9 @@ def _check_class_sizes(y: np.ndarray, folds: Optional[int], inner_folds: Optiona
 
 def _check_seed(seed: Any, count: int = 1, what: str = "repeat") -> None:
     """:obj:`seed` to :obj:`seed + count - 1` (one per repeat or split) all seeds NumPy takes."""
+    if count > 2**32:  # (not the seed's fault: no seed leaves room for them)
+        raise ValueError(f"'{what}s' must be at most 2**32 = 4,294,967,296 (got {count:,}): {what} r uses "
+                         "seed + r, a NumPy seed below 2**32")
     if check_int("seed", seed, 0) + count - 1 >= 2**32:
         if count == 1:
             raise ValueError(f"'seed' must be in [0, 2**32) (got {seed})")
