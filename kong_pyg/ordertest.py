@@ -334,12 +334,12 @@ def order_test(
     grid = tuple(check_c_grid("C", C) if C is not None
                  else (C_NORMALIZED if options["normalize"] else C_RAW))
 
-    graphs, key = load_ordered_graphs(graphs, labels, edge_order_attr)
+    notes: List[str] = []
+    graphs, key = load_ordered_graphs(graphs, labels, edge_order_attr, notes)
     y = graph_labels(graphs, y)
     from .evaluation.splits import check_split_sizes, fewer_folds_note, inner_folds_used
 
     check_split_sizes(y, test_size)  # (random_splits checks it too: here before the features)
-    notes: List[str] = []
     if key is None:
         notes.append(
             f"the graphs have no '{edge_order_attr}' key: a consistent shuffle needs a per-edge key that "
@@ -450,8 +450,12 @@ def order_features(
 
 
 def load_ordered_graphs(source: Any, labels: Any = None,
-                        edge_order_attr: Optional[str] = "edge_order") -> Tuple[Any, Optional[str]]:
+                        edge_order_attr: Optional[str] = "edge_order",
+                        notes: Optional[List[str]] = None) -> Tuple[Any, Optional[str]]:
     """Turn any accepted input of :func:`order_test` into graphs; also say which per-edge key they carry.
+
+    A StreamSpot file's malformed lines are skipped, with a warning that counts them and names the
+    first (also appended to :obj:`notes`, if given).
 
     Returns:
         (graphs, str or None): The graphs and :obj:`edge_order_attr` if every
@@ -472,7 +476,15 @@ def load_ordered_graphs(source: Any, labels: Any = None,
     elif isinstance(source, (str, os.PathLike)):
         if labels is None:
             raise ValueError("a StreamSpot file needs 'labels' (a dict, a labels file or a tensor)")
-        source, _, _ = read_streamspot(source)
+        path = os.fspath(source)
+        source, bad, num_bad = read_streamspot(source, keep=3)
+        if num_bad:
+            from .datasets.streamspot import format_malformed
+
+            note = f"{path}: " + format_malformed(bad, num_bad).replace("\n  ", "; ")
+            warn(note)
+            if notes is not None:
+                notes.append(note)
     if isinstance(source, EdgeStream):
         if labels is None:
             raise ValueError("a StreamSpot stream needs 'labels'")

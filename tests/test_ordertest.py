@@ -93,6 +93,14 @@ def test_streamspot_file_input_keys_events_by_arrival(tmp_path):
         assert torch.equal(graphs[i].edge_index, reference[int(gid)].edge_index)
     with pytest.raises(ValueError, match="needs 'labels'"):
         load_ordered_graphs(str(path))
+    # malformed lines are skipped as before, with a warning and a note (they were dropped without a word)
+    bad = tmp_path / "bad.tsv"
+    bad.write_text("a\tb\n" + path.read_text() + "x\ty\tz\n")
+    notes = []
+    with pytest.warns(UserWarning, match=r"bad.tsv: 2 malformed lines skipped; line 1: .*; line \d+: "):
+        again, _ = load_ordered_graphs(str(bad), labels=str(labels), notes=notes)
+    assert len(notes) == 1 and notes[0].startswith(f"{bad}: 2 malformed lines skipped")
+    assert all(torch.equal(again[i].edge_index, graphs[i].edge_index) for i in range(len(graphs)))
 
 
 def test_order_features_settings():
