@@ -201,6 +201,9 @@ def test_comma_lists_in_table2():
     assert args.quiet is False  # progress bars are on by default
     line = command_line(args)
     assert "--methods 'K-1,K-2 shuffled'" in line and "--C 0.1,1,10" in line and "--fractions 0.1,0.2" in line
+    assert "--root" not in line  # (with --ml-dir, --root is only where the processed copy goes)
+    cached = command_line(build_parser().parse_args(["table2", "--root", "somewhere", "--curve-splits", "0"]))
+    assert cached.startswith("kong-pyg table2 --root DIR ")  # (it was left out: the command did not run)
     defaults = build_parser().parse_args(["table2", "--progress"])  # the old flag: a no-op
     assert defaults.methods[:4] == ["K-1", "K-2", "K-2 consistent", "K-2 shuffled"]
     assert "K-2 authors" in defaults.methods

@@ -128,6 +128,8 @@ def command_line(args: argparse.Namespace) -> str:
     parts = ["kong-pyg table2"]
     if args.ml_dir:
         parts.append("--ml-dir PATH/ml-100k")
+    elif args.root:  # (the data set is read from its processed copy there: the command needs it)
+        parts.append("--root DIR")
     parts.append(f"--genre {args.genre} --ties {','.join(args.ties)}")
     for flag in ("no_balance", "symmetric", "extra", "no_plot"):
         if getattr(args, flag):
