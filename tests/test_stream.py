@@ -800,3 +800,21 @@ def test_node_sketch_capacity_takes_no_memory_until_used():
     the spare rows left unwritten)."""
     out = subprocess.run([sys.executable, "-c", _SPARE_CAPACITY], capture_output=True, text=True, check=True)
     assert float(out.stdout) < 5.5, out.stdout
+
+
+def test_an_edge_streams_rows_are_named_by_its_graph_ids(tmp_path):
+    """KongStream.fit on an EdgeStream read from a file names its rows by the file's graph ids (decimal ones
+    as the integers they spell, as the reader and ``kong-pyg stream`` do), not by the dense indices of the
+    EdgeStream's graph column: a file's graphs 500, 200 and g7 came out as 0, 1 and 2."""
+    from kong_pyg.datasets import read_streamspot
+    from kong_pyg.datasets.streamspot import StreamSpotReader
+
+    path = tmp_path / "s.tsv"
+    path.write_text("1\ta\t2\tb\tx\t500\n3\ta\t4\tb\tx\t200\n2\tb\t5\tc\ty\t500\n6\ta\t7\tb\tx\tg7\n")
+    stream = read_streamspot(str(path))[0]
+    assert stream.graph.tolist() == [0, 1, 0, 2] and stream.graph_ids == ["500", "200", "g7"]
+    ks = KongStream(k=2, hops=2, dim=16).fit(stream)
+    reader = StreamSpotReader(str(path))
+    ref = KongStream(k=2, hops=2, dim=16).fit(reader)
+    assert ks.graph_ids == [500, 200, "g7"] == [reader.decode(g) for g in ref.graph_ids]
+    assert torch.equal(ks.sketches(), ref.sketches())

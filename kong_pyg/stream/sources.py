@@ -17,6 +17,7 @@ from torch import Tensor
 
 from ..config import check_bool, check_int
 from ..files import remove_stale_temps
+from ..idmap import canonical_int
 from ..progress import Progress
 from .checkpoint import load_checkpoint, warn_old_scheme
 
@@ -48,6 +49,27 @@ def chunk_columns(chunk: Any) -> Chunk:
                     f"(got {type(chunk).__name__})")
 
 
+def _graph_table(graph_ids: Any, graph: Any) -> Optional[np.ndarray]:
+    """The graph ids of an :class:`~kong_pyg.datasets.EdgeStream`'s dense graph indices, or None.
+
+    Its :obj:`graph` column numbers the graphs :obj:`0, 1, ...` in order of first appearance and
+    :obj:`graph_ids` holds their ids (the file's tokens): the stream's rows are named by those, the
+    canonical decimal ones as the integers they spell (as :class:`~kong_pyg.datasets.StreamSpotReader`
+    and ``kong-pyg stream`` read them), others as the strings. (They were named by the indices: a file's
+    graphs 500 and 200 came out as 0 and 1.) None where there is nothing to map: no ids, or ids that
+    are already the indices.
+    """
+    if graph_ids is None or graph is None or not isinstance(graph_ids, (list, tuple)):
+        return None
+    ids = [canonical_int(g) if isinstance(g, (str, bytes)) else g for g in graph_ids]
+    if all(isinstance(v, int) and not isinstance(v, bool) for v in ids):
+        if ids == list(range(len(ids))):
+            return None
+        return np.asarray(ids, dtype=np.int64)
+    return np.asarray([g.decode("utf-8", "surrogateescape") if isinstance(g, bytes) else str(g)
+                       for g in graph_ids], dtype=object)
+
+
 def _one_chunk(source: Union[list, tuple]) -> bool:
     """Whether :obj:`source` is the columns of one chunk: a tuple of 5 or 6 tensors or arrays (or None).
 
@@ -73,6 +95,10 @@ def chunk_source(source: Any, chunk_size: int, passes: int) -> Callable[[], Iter
     if all(hasattr(source, c) for c in _COLUMNS[:4]):
         cols = chunk_columns(source)
         total = len(cols[0])
+        table = _graph_table(getattr(source, "graph_ids", None), cols[5])
+        if table is not None:  # (an EdgeStream's graph column is a dense index into its graph_ids)
+            index = cols[5].numpy() if isinstance(cols[5], Tensor) else np.asarray(cols[5])
+            cols = cols[:5] + (table[index] if table.dtype != object else table[index].tolist(),)
 
         def slices() -> Iterable[Chunk]:
             for lo in range(0, total, chunk_size):
