@@ -274,3 +274,12 @@ def labels_of(graphs) -> torch.Tensor:
 __all__ = ["DataError", "make_parser", "parse_args", "preset_help", "start", "run", "add_data_args",
            "load_graphs", "labels_of", "check_split", "check_folds", "process_count", "warn_processes",
            "int_at_least", "number_in"]
+
+
+if __name__ == "__main__":  # (a helper, not an example: --help says what it is; anything else is an error)
+    if sys.argv[1:] in (["--help"], ["-h"]):
+        print(__doc__)
+        sys.exit(0)
+    print(f"{Path(sys.argv[0]).name}: error: this is the examples' shared helper, imported by them, not run "
+          "(--help says what it holds)", file=sys.stderr)
+    sys.exit(2)

@@ -49,7 +49,8 @@ def edge_index_from_sparse(adj_t: Any, num_nodes: int, flow: str, edge_attr: Any
     """
     if edge_attr is not None or edge_order is not None:
         raise ValueError("edge labels and edge order keys need 'edge_index', not a sparse adjacency "
-                         "('adj_t')")
+                         "('adj_t'): keep 'edge_index' (no ToSparseTensor), or leave the edge labels out "
+                         "(edge_labels=False) and the order key (edge_order_attr=None)")
     if flow != "source_to_target":
         raise ValueError("a sparse adjacency ('adj_t') needs flow='source_to_target', as in PyG")
     shape = tuple(adj_t.shape) if isinstance(adj_t, Tensor) else tuple(adj_t.sparse_sizes())

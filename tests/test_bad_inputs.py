@@ -540,6 +540,8 @@ for id, source, kwargs, error, match, xfail in [
      "'checkpoint_every' must be >= 1", None),
     ("source-int", lambda tmp: 42, {}, TypeError, "'source' must be an EdgeStream .*\\(got int\\)", None),
     ("source-string", lambda tmp: "s.tsv", {}, TypeError, "'source' must hold edges, not name a file", None),
+    ("source-read-streamspot-whole", lambda tmp: (stream_of(tmp), [], 0), {}, TypeError,
+     "'source' is what read_streamspot returns.*read_streamspot\\(path\\)\\[0\\]", None),
     ("checkpoint-garbage", stream_of, dict(checkpoint="{tmp}/garbage.ckpt"), ValueError, "garbage.ckpt",
      None),
     ("checkpoint-text", stream_of, dict(checkpoint="{tmp}/text.ckpt"), ValueError, "text.ckpt", None),

@@ -415,3 +415,18 @@ def test_scripts_interrupted_print_one_line(monkeypatch, capsys):
     with pytest.raises(SystemExit) as done:
         run(interrupted)
     assert done.value.code == 130 and capsys.readouterr().err == "\nquickstart.py: interrupted\n"
+
+
+def test_the_shared_helper_answers_help_and_runs_nothing():
+    """The guide says every example takes --help: examples/example_data.py, the helper the others import,
+    prints what it holds; run otherwise, it says it is not run, in one line (it printed nothing, exit 0)."""
+    import subprocess
+    import sys
+
+    script = str(EXAMPLES / "example_data.py")
+    out = subprocess.run([sys.executable, script, "--help"], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and out.stdout.startswith("What the examples share") and out.stderr == ""
+    out = subprocess.run([sys.executable, script], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 2 and out.stdout == ""
+    assert out.stderr == ("example_data.py: error: this is the examples' shared helper, imported by them, "
+                          "not run (--help says what it holds)\n")

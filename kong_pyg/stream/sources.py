@@ -115,6 +115,10 @@ def chunk_source(source: Any, chunk_size: int, passes: int) -> Callable[[], Iter
 
         return fresh
     if isinstance(source, (list, tuple)):
+        if isinstance(source, tuple) and len(source) == 3 and all(hasattr(source[0], c) for c in _COLUMNS) \
+                and isinstance(source[2], int):
+            raise TypeError("'source' is what read_streamspot returns, (stream, malformed lines, their "
+                            "count): pass its first result, read_streamspot(path)[0]")
         if _one_chunk(source):  # (src, src_type, dst, dst_type, edge_type[, graph]): columns, not chunks
             return lambda: [source]
         return lambda: source
