@@ -593,6 +593,15 @@ def _fit_scores(features: Dict[str, List[Any]], y: np.ndarray, splits: int, test
 
     parts = random_splits(y, splits, test_size=test_size, inner_folds=inner_folds, seed=seed)
     metrics = ("accuracy", "auc") if y.max() == 1 else ("accuracy",)
+    if "auc" in metrics:  # (a test part of one class has no ROC AUC: the comparison read NaN)
+        for i, ((_, test),) in enumerate(parts.outer):
+            held = np.unique(y[test])
+            if held.size < 2:
+                other = 1 - int(held[0])
+                count = int((y == other).sum())
+                raise ValueError(f"split {i} tests no graph of class {other} (it has {count} graphs; "
+                                 f"test_size {test_size:g}), and ROC AUC needs both classes in every test "
+                                 "part: give more graphs of that class or a larger test_size")
     named = {f"{s}/{i}": X for s, Xs in features.items() for i, X in enumerate(Xs)}
     res = evaluate_features(named, y, splits=parts, Cs=grid, metrics=metrics, device=device)
     runs = {s: [{"scores": res[f"{s}/{i}"].scores, "chosen": res[f"{s}/{i}"].C, "fits": res[f"{s}/{i}"].fits,

@@ -337,3 +337,16 @@ def test_tied_share_ignores_ties_that_change_no_string():
     assert tied_share([g], "edge_order", "target_to_source") == 2 / 3
     g.edge_order = torch.tensor([[5, 1], [5, 1], [7, 1]])
     assert tied_share([g], "edge_order") == 0.0
+
+
+def test_a_class_too_small_for_every_test_part_is_named():
+    """Two graphs of one class among 40, 20 % tested: a stratified split tests none of them, and ROC AUC of
+    one class is undefined; the error names the split and the class (it was 'a' and 'b' must hold finite
+    scores, from the statistics, after all the features)."""
+    from kong_pyg import order_test
+
+    ds = ProvenanceGraphs(40, strength=1.0, seed=3)
+    y = np.zeros(40, dtype=np.int64)
+    y[:2] = 1
+    with pytest.raises(ValueError, match="split 0 tests no graph of class 1 \\(it has 2 graphs; test_size"):
+        order_test(ds, y=y, splits=2, shuffles=1, test_size=0.2)
