@@ -31,13 +31,16 @@ def all_finite(values: Tensor) -> bool:
 def check_finite(values: Tensor, cfg: KongConfig, what: str, dtype: torch.dtype = torch.float64) -> None:
     """Raise a clear error instead of returning an overflowed (inf/NaN) result, computed in :obj:`dtype`."""
     if not all_finite(values):
+        # (a stream's cosine maps use norms estimated from sketches that overflow at the same depth)
+        cosine_helps = cfg.kernel != "cosine" and "stream" not in what
         hint = ("" if dtype == torch.float64 else "dtype=torch.float64, ") + "fewer hops" + (
-            "" if cfg.kernel == "cosine" else " or kernel='cosine' (bounded node maps)")
+            " or kernel='cosine' (bounded node maps)" if cosine_helps else "")
         name, top = str(dtype).replace("torch.", ""), torch.finfo(dtype).max
         raise ValueError(
             f"the KONG {what} overflowed {name}: with hops={cfg.hops} (degree={cfg.degree}, "
-            f"const={cfg.const}) the k-gram counts of these graphs exceed ~{top:.1e} (strings grow like "
-            f"degree^hops); use {hint}{'' if abs(cfg.const) < 1e100 else ' or a smaller const'}"
+            f"const={cfg.const}) the k-gram counts of these graphs exceed ~{top:.1e} (a node's string grows "
+            f"like its neighbors' degrees to the power hops, its map like that to the power degree); use "
+            f"{hint}{'' if abs(cfg.const) < 1e100 else ' or a smaller const'}"
         )
 
 

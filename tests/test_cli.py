@@ -678,3 +678,27 @@ def test_out_of_memory_is_one_line(monkeypatch, capsys):
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "Traceback" not in err
     assert err.startswith("kong-pyg order-test: error: out of memory: Unable to allocate"), err
+
+
+def test_an_overflow_with_workers_is_the_one_process_error(tmp_path):
+    """kong-pyg stream --workers 2 on a stream whose sketches overflow says what one process says (it said
+    "invalid KongStream state: 'rows' must be finite torch.float64 of shape (1, 4) (got torch.float64 (1, 4))"
+    for the linear map and "array 'acc' holds values that are not finite" for cosine)."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = str(Path(__file__).resolve().parents[1])  # (this checkout, whatever is installed)
+    env = dict(os.environ, PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    (tmp_path / "star.tsv").write_text("".join(f"0\ta\t{i}\tb\te\tg\n" for i in range(1, 200)))
+    for extra in ([], ["--kernel", "cosine"]):
+        args = [sys.executable, "-m", "kong_pyg", "stream", "star.tsv", "--k", "1", "--hops", "300", "--dim",
+                "4", "--float64", "-q", "-o", "f"] + extra
+        one = subprocess.run(args, cwd=tmp_path, capture_output=True, text=True, timeout=300, env=env)
+        two = subprocess.run(args + ["--workers", "2"], cwd=tmp_path, capture_output=True, text=True,
+                             timeout=300, env=env)
+        assert one.returncode == two.returncode == 2
+        assert "overflowed float64: with hops=300" in one.stderr
+        last = [p.stderr.strip().splitlines()[-1] for p in (one, two)]
+        assert last[0] == last[1], (one.stderr, two.stderr)

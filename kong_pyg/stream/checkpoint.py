@@ -232,8 +232,10 @@ def check_arrays(state: Dict[str, Any], need: Dict[str, Optional[int]], optional
             _fail(f"{key!r} keys refer to ids missing from 'encoder'")
     rows = state["rows"]
     want = (num_graphs if linear else 0, dim)
-    if tuple(rows.shape) != want or rows.dtype != dtype or not bool(torch.isfinite(rows).all()):
-        _fail(f"'rows' must be finite {dtype} of shape {want} (got {rows.dtype} {tuple(rows.shape)})")
+    if tuple(rows.shape) != want or rows.dtype != dtype:
+        _fail(f"'rows' must be {dtype} of shape {want} (got {rows.dtype} {tuple(rows.shape)})")
+    if not bool(torch.isfinite(rows).all()):
+        _fail("'rows' holds values that are not finite")
 
 
 def replay_layout(ks: "KongStream", state: Dict[str, Any]) -> bool:

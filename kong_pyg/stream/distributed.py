@@ -248,6 +248,20 @@ def _restore(state: Dict[str, Any], base: Dict[str, Any]) -> Dict[str, Any]:
     return out
 
 
+def _check_overflow(ks: KongStream) -> None:
+    """The one-process error where this process's sketches overflowed.
+
+    (Its state would be refused, not explained, where it is merged or broadcast: 'rows' holds values
+    that are not finite.)
+    """
+    from ..outputs import check_finite
+
+    state = ks.state_dict()
+    for t in [state["rows"], *state["arrays"].values()]:
+        if isinstance(t, torch.Tensor) and t.is_floating_point():
+            check_finite(t, ks.cfg, "stream's sketches" if ks.linear else "sketch", torch.float64)
+
+
 def _tree_merge(ks: KongStream, rank: int, world: int, base: Optional[Dict[str, Any]],
                 name: Callable[[Any], Any]) -> Tuple[Any, int, Optional[BaseException]]:
     """Merge the shards' states into process 0's, in time order.
@@ -328,6 +342,7 @@ def read_shards(ks: KongStream, path: str, chunk_size: int = 1 << 20, strict: bo
             for c in reader:
                 local.update(keys(c.src), c.src_type, keys(c.dst), c.dst_type, c.edge_type,
                              keys(c.graph, graph=True))
+            _check_overflow(local)
         except (ValueError, TypeError, OSError) as err:
             error = err
         cpu["read"].append(time.process_time() - clock)
@@ -341,6 +356,7 @@ def read_shards(ks: KongStream, path: str, chunk_size: int = 1 << 20, strict: bo
             assert merged is not None
             try:
                 merged.end_pass()
+                _check_overflow(merged)
             except ValueError as err:
                 error = err
         _all_ok(error)
