@@ -818,3 +818,17 @@ def test_an_edge_streams_rows_are_named_by_its_graph_ids(tmp_path):
     ref = KongStream(k=2, hops=2, dim=16).fit(reader)
     assert ks.graph_ids == [500, 200, "g7"] == [reader.decode(g) for g in ref.graph_ids]
     assert torch.equal(ks.sketches(), ref.sketches())
+
+
+def test_an_edge_streams_graph_column_outside_its_ids_is_refused():
+    """A graph column that does not index the EdgeStream's graph_ids is an error naming both (it was NumPy's
+    IndexError, or a negative index silently took the last id); rows map chunk by chunk."""
+    from kong_pyg.datasets import EdgeStream
+
+    t = torch.tensor
+    ok = EdgeStream(t([0, 1, 2]), t([1, 1, 1]), t([1, 2, 0]), t([2, 2, 2]), t([0, 0, 0]), t([0, 1, 0]),
+                    ["7", "x"])
+    assert KongStream(k=1, dim=8).fit(ok, chunk_size=1).graph_ids == [7, "x"]
+    bad = ok._replace(graph=t([0, -1, 0]))
+    with pytest.raises(ValueError, match="'graph' column must index its 2 graph_ids \\(got values from -1"):
+        KongStream(k=1, dim=8).fit(bad)

@@ -793,3 +793,34 @@ def test_lapack_route_and_gathers_reach_the_same_optimum(monkeypatch):
     monkeypatch.setattr(svm, "TAKE_MAX", 0)
     _, _, gathered = _fits(X, y, folds=3)
     _same_optimum(D, y, jobs, gathered, torch_only)
+
+
+def test_lapack_route_only_in_the_main_thread_and_never_for_non_finite_solutions(monkeypatch):
+    """In n_jobs threads the systems go to PyTorch (SciPy's calls may hold the GIL; PyTorch's release it),
+    and a LAPACK solution that is not finite (OpenBLAS factors a NaN diagonal without an error) goes to
+    PyTorch's route, as a failed factorization does."""
+    import threading
+
+    import torch
+
+    from kong_pyg.evaluation import svm
+
+    A = torch.eye(70, dtype=torch.float64).unsqueeze(0) * 2
+    b = torch.ones(1, 70, dtype=torch.float64)
+    calls = []
+    real = svm._spd_solve_lapack
+    monkeypatch.setattr(svm, "_spd_solve_lapack", lambda A, b: calls.append(1) or real(A, b))
+    assert torch.allclose(svm._spd_solve(A.clone(), b), b / 2) and calls == [1]
+    out = []
+    worker = threading.Thread(target=lambda: out.append(svm._spd_solve(A.clone(), b)))
+    worker.start()
+    worker.join()
+    assert torch.allclose(out[0], b / 2) and calls == [1]  # (PyTorch's route in the thread)
+    torch_calls = []
+    real_torch = svm._spd_solve_torch
+    monkeypatch.setattr(svm, "_spd_solve_torch",
+                        lambda A, b: torch_calls.append(A.clone()) or real_torch(A, b))
+    bad = A.clone()
+    bad[0, 3, 3] = float("nan")
+    svm._spd_solve(bad.clone(), b)
+    assert len(torch_calls) == 1 and torch.equal(torch_calls[0].isnan(), bad.isnan())  # (restored, then sent)

@@ -219,7 +219,9 @@ def _spd_solve(A: Tensor, b: Tensor) -> Tensor:
     :math:`\epsilon`; two rounds left as many residuals above :math:`10^{-12}` as before, at 13 % of the
     solver's time).
     """
-    if A.device.type == "cpu" and A.dtype == torch.float64 and A.size(1) >= LAPACK_MIN:
+    if A.device.type == "cpu" and A.dtype == torch.float64 and A.size(1) >= LAPACK_MIN \
+            and threading.current_thread() is threading.main_thread():  # (SciPy's calls may hold the
+        # GIL: in n_jobs threads PyTorch's, which release it, run in parallel)
         return _spd_solve_lapack(A, b)
     return _spd_solve_torch(A, b)
 
@@ -227,9 +229,9 @@ def _spd_solve(A: Tensor, b: Tensor) -> Tensor:
 def _spd_solve_lapack(A: Tensor, b: Tensor) -> Tensor:
     """:func:`_spd_solve` by SciPy's LAPACK, one system at a time, factored in :obj:`A`'s own memory.
 
-    A system whose factorization fails (numerically singular) is restored from the triangle
-    ``dpotrf`` leaves alone and its saved diagonal, and goes to :func:`_spd_solve_torch` (its
-    eigenvalue fallback).
+    A system whose factorization fails (numerically singular) or whose solution is not finite is
+    restored from the triangle ``dpotrf`` leaves alone and its saved diagonal, and goes to
+    :func:`_spd_solve_torch` (its eigenvalue fallback). Only in the main thread (:func:`_spd_solve`).
     """
     from scipy.linalg import lapack
 
@@ -242,13 +244,13 @@ def _spd_solve_lapack(A: Tensor, b: Tensor) -> Tensor:
         diag = a.diagonal().copy()
         # the lower triangle of the Fortran view a.T is a's upper one: a's strict lower one is kept
         c, info = lapack.dpotrf(a.T, lower=1, clean=0, overwrite_a=1)
-        if info != 0:
+        if info == 0:
+            on[i], _ = lapack.dpotrs(c, bn[i], lower=1)
+        if info != 0 or not np.isfinite(on[i]).all():  # (OpenBLAS factors a NaN diagonal without a word)
             low = np.tril(a, -1)
             a[...] = low + low.T
             np.fill_diagonal(a, diag)
             failed.append(i)
-            continue
-        on[i], _ = lapack.dpotrs(c, bn[i], lower=1)
     if failed:
         rows = torch.tensor(failed)
         out[rows] = _spd_solve_torch(A[rows], b[rows])

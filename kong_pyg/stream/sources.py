@@ -62,7 +62,7 @@ def _graph_table(graph_ids: Any, graph: Any) -> Optional[np.ndarray]:
     if graph_ids is None or graph is None or not isinstance(graph_ids, (list, tuple)):
         return None
     ids = [canonical_int(g) if isinstance(g, (str, bytes)) else g for g in graph_ids]
-    if all(isinstance(v, int) and not isinstance(v, bool) for v in ids):
+    if all(isinstance(v, int) and not isinstance(v, bool) and -2**63 <= v < 2**63 for v in ids):
         if ids == list(range(len(ids))):
             return None
         return np.asarray(ids, dtype=np.int64)
@@ -98,7 +98,17 @@ def chunk_source(source: Any, chunk_size: int, passes: int) -> Callable[[], Iter
         table = _graph_table(getattr(source, "graph_ids", None), cols[5])
         if table is not None:  # (an EdgeStream's graph column is a dense index into its graph_ids)
             index = cols[5].numpy() if isinstance(cols[5], Tensor) else np.asarray(cols[5])
-            cols = cols[:5] + (table[index] if table.dtype != object else table[index].tolist(),)
+            if index.size and (int(index.min()) < 0 or int(index.max()) >= table.size):
+                raise ValueError(f"the stream's 'graph' column must index its {table.size} graph_ids (got "
+                                 f"values from {int(index.min())} to {int(index.max())})")
+
+            def slices() -> Iterable[Chunk]:  # (each chunk's ids mapped as it is read)
+                for lo in range(0, total, chunk_size):
+                    ids = table[index[lo : lo + chunk_size]]
+                    yield tuple(None if c is None else c[lo : lo + chunk_size] for c in cols[:5]) + (
+                        ids if table.dtype != object else ids.tolist(),)
+
+            return slices
 
         def slices() -> Iterable[Chunk]:
             for lo in range(0, total, chunk_size):
