@@ -340,6 +340,7 @@ def order_test(
     from .evaluation.splits import check_split_sizes, fewer_folds_note, inner_folds_used
 
     check_split_sizes(y, test_size)  # (random_splits checks it too: here before the features)
+    parts = _splits(y, splits, test_size, inner_folds, seed)
     if key is None:
         notes.append(
             f"the graphs have no '{edge_order_attr}' key: a consistent shuffle needs a per-edge key that "
@@ -359,8 +360,7 @@ def order_test(
 
     features, cpu = order_features(graphs, settings, k, hops, shuffles, seed, edge_order_attr, options,
                                    threads)
-    parts, all_runs = _fit_scores({s: features[s] for s in settings}, y, splits, test_size, grid, inner_folds,
-                                  seed, device)
+    all_runs = _fit_scores({s: features[s] for s in settings}, y, parts, grid, device)
     scores: Dict[str, Dict[str, List[float]]] = {}
     seed_scores: Dict[str, Dict[str, List[List[float]]]] = {}
     chosen: Dict[str, Dict[str, int]] = {}
@@ -578,22 +578,16 @@ def _on_device(info: Dict[str, Any]) -> str:
     return "" if device == "cpu" else f" (SVMs on {device})"
 
 
-def _fit_scores(features: Dict[str, List[Any]], y: np.ndarray, splits: int, test_size: float,
-                grid: Sequence[float], inner_folds: int, seed: int,
-                device: Any = None) -> Tuple[Any, Dict[str, List[Dict[str, Any]]]]:
-    """The splits, and per setting the scores of each of its feature matrices (one per shuffle seed).
+def _splits(y: np.ndarray, splits: int, test_size: float, inner_folds: int, seed: int) -> Any:
+    """The stratified random splits (:func:`~kong_pyg.evaluation.cv.random_splits`), before any feature.
 
-    The shared evaluation harness (:func:`~kong_pyg.evaluation.harness.evaluate_features`):
-    stratified random splits (:func:`~kong_pyg.evaluation.cv.random_splits`), LinearSVC's problem
-    solved exactly, :math:`C` chosen by inner stratified CV on each training part (ties: the
-    :math:`C` first in the grid), test accuracy and, for two classes, ROC AUC.
+    Raises:
+        ValueError: With two classes, a test part holds one class only (ROC AUC is undefined there).
     """
     from .evaluation.cv import random_splits
-    from .evaluation.harness import evaluate_features
 
     parts = random_splits(y, splits, test_size=test_size, inner_folds=inner_folds, seed=seed)
-    metrics = ("accuracy", "auc") if y.max() == 1 else ("accuracy",)
-    if "auc" in metrics:  # (a test part of one class has no ROC AUC: the comparison read NaN)
+    if y.max() == 1:  # (a test part of one class has no ROC AUC: the comparison read NaN)
         for i, ((_, test),) in enumerate(parts.outer):
             held = np.unique(y[test])
             if held.size < 2:
@@ -602,12 +596,26 @@ def _fit_scores(features: Dict[str, List[Any]], y: np.ndarray, splits: int, test
                 raise ValueError(f"split {i} tests no graph of class {other} (it has {count} graphs; "
                                  f"test_size {test_size:g}), and ROC AUC needs both classes in every test "
                                  "part: give more graphs of that class or a larger test_size")
+    return parts
+
+
+def _fit_scores(features: Dict[str, List[Any]], y: np.ndarray, parts: Any, grid: Sequence[float],
+                device: Any = None) -> Dict[str, List[Dict[str, Any]]]:
+    """Per setting the scores of each of its feature matrices (one per shuffle seed) on :obj:`parts`.
+
+    The shared evaluation harness (:func:`~kong_pyg.evaluation.harness.evaluate_features`): the
+    splits of :func:`_splits`, LinearSVC's problem solved exactly, :math:`C` chosen by inner
+    stratified CV on each training part (ties: the :math:`C` first in the grid), test accuracy and,
+    for two classes, ROC AUC.
+    """
+    from .evaluation.harness import evaluate_features
+
+    metrics = ("accuracy", "auc") if y.max() == 1 else ("accuracy",)
     named = {f"{s}/{i}": X for s, Xs in features.items() for i, X in enumerate(Xs)}
     res = evaluate_features(named, y, splits=parts, Cs=grid, metrics=metrics, device=device)
-    runs = {s: [{"scores": res[f"{s}/{i}"].scores, "chosen": res[f"{s}/{i}"].C, "fits": res[f"{s}/{i}"].fits,
+    return {s: [{"scores": res[f"{s}/{i}"].scores, "chosen": res[f"{s}/{i}"].C, "fits": res[f"{s}/{i}"].fits,
                  "not_converged": res[f"{s}/{i}"].not_converged} for i in range(len(Xs))]
             for s, Xs in features.items()}
-    return parts, runs
 
 
 __all__ = ["order_test", "OrderTestResult", "order_features", "load_ordered_graphs", "graph_labels",
