@@ -256,9 +256,9 @@ def _check_overflow(ks: KongStream) -> None:
     """
     from ..outputs import check_finite
 
-    state = ks.state_dict()
-    for t in [state["rows"], *state["arrays"].values()]:
-        if isinstance(t, torch.Tensor) and t.is_floating_point():
+    nodes = ks._nodes  # (the live rows in use: state_dict() would copy them all)
+    for t in [ks._rows[: ks.num_graphs], *(a[: nodes.n] for a in nodes.arrays.values())]:
+        if t.is_floating_point():
             check_finite(t, ks.cfg, "stream's sketches" if ks.linear else "sketch", torch.float64)
 
 

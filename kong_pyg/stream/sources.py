@@ -102,17 +102,13 @@ def chunk_source(source: Any, chunk_size: int, passes: int) -> Callable[[], Iter
                 raise ValueError(f"the stream's 'graph' column must index its {table.size} graph_ids (got "
                                  f"values from {int(index.min())} to {int(index.max())})")
 
-            def slices() -> Iterable[Chunk]:  # (each chunk's ids mapped as it is read)
-                for lo in range(0, total, chunk_size):
-                    ids = table[index[lo : lo + chunk_size]]
-                    yield tuple(None if c is None else c[lo : lo + chunk_size] for c in cols[:5]) + (
-                        ids if table.dtype != object else ids.tolist(),)
-
-            return slices
-
         def slices() -> Iterable[Chunk]:
             for lo in range(0, total, chunk_size):
-                yield tuple(None if c is None else c[lo : lo + chunk_size] for c in cols)
+                part = tuple(None if c is None else c[lo : lo + chunk_size] for c in cols)
+                if table is not None:  # (each chunk's ids mapped as it is read)
+                    ids = table[index[lo : lo + chunk_size]]
+                    part = part[:5] + (ids if table.dtype != object else ids.tolist(),)
+                yield part
 
         return slices
     if callable(source):
