@@ -702,3 +702,58 @@ def test_an_overflow_with_workers_is_the_one_process_error(tmp_path):
         assert "overflowed float64: with hops=300" in one.stderr
         last = [p.stderr.strip().splitlines()[-1] for p in (one, two)]
         assert last[0] == last[1], (one.stderr, two.stderr)
+
+
+def test_torch_out_of_memory_is_one_line(monkeypatch, capsys):
+    """PyTorch's out-of-memory error is a RuntimeError with the allocator's C++ text: the command line ends
+    with one line naming the size (it gave a traceback); another RuntimeError still raises."""
+    import pytest
+    import torch
+
+    from kong_pyg.cli import main, order_test
+
+    def run(args):
+        torch.empty(1 << 50, dtype=torch.uint8)  # (1 PiB: the allocator refuses it at once)
+
+    monkeypatch.setattr(order_test, "run", run)
+    assert main(["order-test", "-q"]) == 2
+    err = capsys.readouterr().err
+    assert err == "kong-pyg order-test: error: out of memory: could not allocate 1,048,576.0 GiB\n", err
+
+    def other(args):
+        raise RuntimeError("a bug, not the user's")
+
+    monkeypatch.setattr(order_test, "run", other)
+    with pytest.raises(RuntimeError, match="a bug"):
+        main(["order-test", "-q"])
+
+
+def test_sigterm_while_stdin_is_spooled_leaves_no_copy(tmp_path):
+    """kong-pyg stream - --hops 2 copies stdin to a temporary file; SIGTERM while it copies (or later) ends
+    with one line and the shell's status for SIGTERM, and the copy is removed (it was left behind)."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    root = str(Path(__file__).resolve().parents[1])
+    spool = tmp_path / "tmp"
+    spool.mkdir()
+    env = dict(os.environ, PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""), TMPDIR=str(spool))
+    proc = subprocess.Popen([sys.executable, "-m", "kong_pyg", "stream", "-", "--hops", "2", "-q", "-o",
+                             str(tmp_path / "f")], stdin=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    proc.stdin.write(b"0\ta\t1\tb\te\t0\n" * 1000)
+    proc.stdin.flush()  # (the pipe stays open: the copy waits for more)
+    deadline = time.monotonic() + 120
+    while not list(spool.iterdir()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert list(spool.iterdir()), "the copy of stdin was never begun"
+    time.sleep(0.3)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    proc.stdin.close()
+    assert proc.returncode == 128 + signal.SIGTERM, err
+    assert err.decode().strip().endswith("kong-pyg stream: terminated"), err
+    assert list(spool.iterdir()) == []

@@ -9,10 +9,12 @@ the parsed arguments, returning an exit status), all in the one style of
 on unless ``--quiet``, and one-line errors with exit status 2.
 """
 import argparse
+import functools
 import importlib
 import importlib.util
 import os
 import re
+import signal
 import sys
 import threading
 import types
@@ -167,6 +169,30 @@ def with_flags(message: str, flags: Dict[str, str]) -> str:
     return message
 
 
+class Terminated(BaseException):
+    """SIGTERM, raised in the program's main thread so that its clean-ups run (temporary files)."""
+
+
+def _on_sigterm(pid: int, signum: int, frame: Any) -> None:
+    if os.getpid() != pid:  # (a forked worker inherits the handler: it ends as SIGTERM ends a process)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGTERM)
+        return
+    raise Terminated()
+
+
+def _out_of_memory(err: BaseException) -> Optional[str]:
+    """PyTorch's out-of-memory error (a :class:`RuntimeError`) as one line, or ``None`` for another error."""
+    torch = sys.modules.get("torch")
+    text = one_line(str(err))
+    if torch is not None and isinstance(err, getattr(torch, "OutOfMemoryError", ())):
+        return text.split(". Of the allocated")[0]  # (CUDA's: without its allocator statistics)
+    found = re.search(r"can't allocate memory: you tried to allocate (\d+) bytes", text)
+    if found is None:
+        return None
+    return f"could not allocate {int(found.group(1)) / 2 ** 30:,.1f} GiB"
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     """Run the command line.
 
@@ -176,9 +202,10 @@ def main(argv: Optional[List[str]] = None) -> int:
             before running the subcommand).
 
     Returns:
-        The exit status: 0, 2 for a usage error (one line on stderr), 130
-        when the program is interrupted (Ctrl-C), or what the subcommand
-        returned.
+        The exit status: 0, 2 for a usage error or for running out of
+        memory (one line on stderr), 130 when the program is interrupted
+        (Ctrl-C), 143 when it is terminated (SIGTERM: its clean-ups run), or
+        what the subcommand returned.
     """
     parser = build_parser()
     try:
@@ -197,6 +224,8 @@ def main(argv: Optional[List[str]] = None) -> int:
             if argv is None:  # the program itself: one line per warning (a caller of main keeps its own
                 # handling); every subcommand imports PyG, without what it never uses
                 warnings.showwarning = _warning_line(f"kong-pyg {args.command}")
+                if threading.current_thread() is threading.main_thread():
+                    signal.signal(signal.SIGTERM, functools.partial(_on_sigterm, os.getpid()))
                 tune_allocator()
                 import_pyg()
             return int(args.func(args) or 0)
@@ -208,6 +237,15 @@ def main(argv: Optional[List[str]] = None) -> int:
             print(f"kong-pyg {args.command}: error: out of memory: {one_line(str(err)) or 'MemoryError'}",
                   file=sys.stderr)
             return 2
+        except RuntimeError as err:
+            line = _out_of_memory(err)
+            if line is None:
+                raise
+            print(f"kong-pyg {args.command}: error: out of memory: {line}", file=sys.stderr)
+            return 2
+        except Terminated:  # (a stream's temporary copy of stdin is removed; outputs are atomic)
+            print(f"\nkong-pyg {args.command}: terminated", file=sys.stderr)
+            return 128 + signal.SIGTERM
         except KeyboardInterrupt:  # (Ctrl-C: one line, the shell's status for SIGINT; files are atomic)
             if argv is not None:
                 raise

@@ -165,8 +165,12 @@ def _spool_stdin(passes: int) -> Tuple[Any, Optional[str]]:
     if passes <= 1:
         return sys.stdin.buffer, None
     fd, spooled = tempfile.mkstemp(prefix="kong-stream-", suffix=".tsv")
-    with os.fdopen(fd, "wb") as f:
-        shutil.copyfileobj(sys.stdin.buffer, f, 1 << 24)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            shutil.copyfileobj(sys.stdin.buffer, f, 1 << 24)
+    except BaseException:  # (a full disk, Ctrl-C or SIGTERM while copying: no copy left behind)
+        os.unlink(spooled)
+        raise
     print(f"{PROG}: hops >= 2 reads the input {passes} times: stdin was copied to a temporary file",
           file=sys.stderr)
     return spooled, spooled
