@@ -747,16 +747,16 @@ def test_lapack_and_torch_solves_agree_and_a_failed_factor_is_restored():
     eigenvalue fallback, as PyTorch's route solves it (a wrong restore would solve another matrix)."""
     import torch
 
-    from kong_pyg.evaluation import svm
+    from kong_pyg.evaluation import systems
 
     g = torch.Generator().manual_seed(0)
     for s, B in [(64, 3), (130, 2), (300, 1)]:
         X = torch.randn(B, s, s + 5, generator=g, dtype=torch.float64)
         A = X @ X.mT / s + 0.01 * torch.eye(s, dtype=torch.float64)
         b = torch.randn(B, s, generator=g, dtype=torch.float64)
-        want = svm._spd_solve_torch(A.clone(), b)
-        got = svm._spd_solve(A.clone(), b)  # (the LAPACK route: float64 on the CPU, s >= LAPACK_MIN)
-        assert s >= svm.LAPACK_MIN
+        want = systems.solve_torch(A.clone(), b)
+        got = systems.solve(A.clone(), b)  # (the LAPACK route: float64 on the CPU, s >= LAPACK_MIN)
+        assert s >= systems.LAPACK_MIN
         assert torch.allclose(got, want, rtol=1e-9, atol=1e-9 * float(want.abs().max()))
         assert torch.allclose(A @ got.unsqueeze(2), b.unsqueeze(2), atol=1e-8)
     # a singular (rank 10) PSD system between two regular ones
@@ -768,8 +768,8 @@ def test_lapack_and_torch_solves_agree_and_a_failed_factor_is_restored():
     b = torch.stack([torch.randn(s, generator=g, dtype=f64), V @ torch.randn(10, generator=g, dtype=f64),
                      torch.randn(s, generator=g, dtype=f64)])
     assert int(torch.linalg.cholesky_ex(A[1])[1]) != 0  # (it does fail)
-    want = svm._spd_solve_torch(A.clone(), b)
-    got = svm._spd_solve(A.clone(), b)
+    want = systems.solve_torch(A.clone(), b)
+    got = systems.solve(A.clone(), b)
     assert torch.allclose(got, want, rtol=1e-7, atol=1e-7 * float(want.abs().max()))
     assert torch.allclose(A[1] @ got[1], b[1], atol=1e-6 * float(b[1].abs().max()))
 
@@ -778,7 +778,7 @@ def test_lapack_route_and_gathers_reach_the_same_optimum(monkeypatch):
     """Fits with SciPy's LAPACK route and with PyTorch's alone (:data:`LAPACK_MIN`), and with kernel
     systems gathered by 2-D indexing or by one flat take (:data:`TAKE_MAX`), reach the same optimum and
     predictions (MUTAG's poly-2, a Gram design)."""
-    from kong_pyg.evaluation import svm
+    from kong_pyg.evaluation import systems
     from kong_pyg.evaluation.classify import graph_targets
     from kong_pyg.evaluation.features import setting_features
 
@@ -786,11 +786,11 @@ def test_lapack_route_and_gathers_reach_the_same_optimum(monkeypatch):
     y = graph_targets(graphs)
     X = setting_features(_setting("poly-2"), graphs)
     jobs, D, default = _fits(X, y, folds=3)
-    monkeypatch.setattr(svm, "LAPACK_MIN", 1 << 62)
-    monkeypatch.setattr(svm, "TAKE_MAX", 1 << 62)
+    monkeypatch.setattr(systems, "LAPACK_MIN", 1 << 62)
+    monkeypatch.setattr(systems, "TAKE_MAX", 1 << 62)
     _, _, torch_only = _fits(X, y, folds=3)
     _same_optimum(D, y, jobs, default, torch_only)
-    monkeypatch.setattr(svm, "TAKE_MAX", 0)
+    monkeypatch.setattr(systems, "TAKE_MAX", 0)
     _, _, gathered = _fits(X, y, folds=3)
     _same_optimum(D, y, jobs, gathered, torch_only)
 
@@ -803,24 +803,24 @@ def test_lapack_route_only_in_the_main_thread_and_never_for_non_finite_solutions
 
     import torch
 
-    from kong_pyg.evaluation import svm
+    from kong_pyg.evaluation import systems
 
     A = torch.eye(70, dtype=torch.float64).unsqueeze(0) * 2
     b = torch.ones(1, 70, dtype=torch.float64)
     calls = []
-    real = svm._spd_solve_lapack
-    monkeypatch.setattr(svm, "_spd_solve_lapack", lambda A, b: calls.append(1) or real(A, b))
-    assert torch.allclose(svm._spd_solve(A.clone(), b), b / 2) and calls == [1]
+    real = systems.solve_lapack
+    monkeypatch.setattr(systems, "solve_lapack", lambda A, b: calls.append(1) or real(A, b))
+    assert torch.allclose(systems.solve(A.clone(), b), b / 2) and calls == [1]
     out = []
-    worker = threading.Thread(target=lambda: out.append(svm._spd_solve(A.clone(), b)))
+    worker = threading.Thread(target=lambda: out.append(systems.solve(A.clone(), b)))
     worker.start()
     worker.join()
     assert torch.allclose(out[0], b / 2) and calls == [1]  # (PyTorch's route in the thread)
     torch_calls = []
-    real_torch = svm._spd_solve_torch
-    monkeypatch.setattr(svm, "_spd_solve_torch",
+    real_torch = systems.solve_torch
+    monkeypatch.setattr(systems, "solve_torch",
                         lambda A, b: torch_calls.append(A.clone()) or real_torch(A, b))
     bad = A.clone()
     bad[0, 3, 3] = float("nan")
-    svm._spd_solve(bad.clone(), b)
+    systems.solve(bad.clone(), b)
     assert len(torch_calls) == 1 and torch.equal(torch_calls[0].isnan(), bad.isnan())  # (restored, then sent)

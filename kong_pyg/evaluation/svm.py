@@ -47,7 +47,6 @@ path starts a few decades of :math:`C` lower, where they are not, and climbs
 (:func:`_ladder`).
 """
 import math
-import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, List, NamedTuple, Optional, Sequence, Tuple
 
@@ -57,6 +56,7 @@ from torch import Tensor
 
 from ..config import check_c_grid, check_float, check_int, check_usable_device
 from ..warn import warn
+from . import systems
 from .basis import RANK_RTOL, Design, design, intercept_below_rounding, objective, to_device
 from .linesearch import line_search
 from .splits import class_labels
@@ -110,16 +110,6 @@ EXACT_MAX_GRAPHS = 2000
 #: 0.6 s per fit against the exact solver's 1.35 s; the same kernel as a dense design (GraKeL's
 #: Gram matrix, 2,297 columns): LIBLINEAR 6.5-92 s per fit.
 LIBLINEAR_NNZ_RATIO = 1e-5
-#: Kernel-form systems of at least this size are gathered by 2-D indexing, smaller ones by one
-#: :func:`torch.take` of flat indices (faster for many small systems; for large ones the flat index
-#: matrix is as large as the system: 30 % slower there, with twice the fresh pages).
-TAKE_MAX = 128
-#: On the CPU, float64 Newton systems of at least this size are solved one by one by SciPy's LAPACK
-#: (``dpotrf`` and ``dpotrs``, in place; the rest by PyTorch's batched calls). On a 2-core AMD EPYC,
-#: one thread, Cholesky factor and solve: 1.4x faster at 2,800 (one system), 2.5-2.7x at 128-512
-#: (batches of 8-50), 1.4x at 64, even at 32 (PyTorch's CPU wheels use MKL, SciPy's OpenBLAS); and
-#: no fresh factor of the size of the system is allocated for each.
-LAPACK_MIN = 64
 #: Bytes of the batched Newton matrices of one chunk of problems.
 CHUNK_BYTES = 64 << 20
 #: ... on a GPU, where larger batches keep it busy.
@@ -158,15 +148,6 @@ class Fits(NamedTuple):
 # -- one Newton iteration, batched ---------------------------------------------------
 
 
-def _pad_index(mask: Tensor, pad: int) -> Tuple[Tensor, Tensor]:
-    """Per row of a bool :obj:`[b, n]` mask the indices of its true entries, padded with :obj:`pad`."""
-    counts = mask.sum(1)
-    width = max(int(counts.max()), 1)
-    order = torch.argsort((~mask).to(torch.int8), dim=1, stable=True)[:, :width]
-    valid = torch.arange(width, device=mask.device).unsqueeze(0) < counts.unsqueeze(1)
-    return torch.where(valid, order, torch.full_like(order, pad)), valid
-
-
 def _size_groups(sizes: Tensor, use: Tensor) -> List[Tensor]:
     """The problems in :obj:`use` in groups of similar system size (padding to the largest costs its cube)."""
     idx = use.nonzero().view(-1)
@@ -180,132 +161,15 @@ def _size_groups(sizes: Tensor, use: Tensor) -> List[Tensor]:
     return groups
 
 
-def _target_primal(Zp: Tensor, yp: Tensor, act: Tensor, C: Tensor) -> Tensor:
-    r""":math:`\bar w = (I + 2C Z_S^\top Z_S)^{-1} 2C Z_S^\top y_S` for each problem."""
-    n = Zp.size(0) - 1
-    idx, _ = _pad_index(act, n)
-    Zs = Zp[idx]  # [b, s, m], the active rows (padding: the zero row)
-    two_c = (2 * C).view(-1, 1, 1)
-    H = torch.matmul(Zs.mT, Zs).mul_(two_c)  # costs |S|, not n, per column pair
-    H.diagonal(dim1=1, dim2=2).add_(1.0)
-    rhs = two_c[:, :, 0] * torch.matmul(yp[idx].unsqueeze(1), Zs).squeeze(1)  # padding: label 0
-    return _spd_solve(H, rhs)
-
-
-def _target_kernel(Zp: Tensor, Kp: Tensor, yp: Tensor, act: Tensor, C: Tensor) -> Tensor:
-    r""":math:`\bar w = Z_S^\top \beta`, :math:`(K_{SS} + I / 2C)\, \beta = y_S` for each problem."""
-    n = Zp.size(0) - 1
-    idx, valid = _pad_index(act, n)
-    # [b, s, s]; padding is zero
-    if idx.size(1) >= TAKE_MAX:
-        A = Kp[idx.unsqueeze(2), idx.unsqueeze(1)]
-    else:  # (one take of the flat matrix: much faster than 2-D advanced indexing for small systems)
-        A = torch.take(Kp, idx.unsqueeze(2) * (n + 1) + idx.unsqueeze(1))
-    diag = torch.where(valid, (0.5 / C).view(-1, 1).expand_as(valid).to(A.dtype), torch.ones_like(A[:, 0]))
-    A.diagonal(dim1=1, dim2=2).add_(diag)
-    beta = _spd_solve(A, yp[idx])  # padding: label 0
-    alpha = Zp.new_zeros(idx.size(0), n + 1).scatter_(1, idx, beta)  # padding: beta = 0
-    return alpha @ Zp
-
-
-def _spd_solve(A: Tensor, b: Tensor) -> Tensor:
-    r"""Solve batched SPD systems (Cholesky; eigenvalue fallback for numerically singular ones).
-
-    :obj:`A` may be overwritten. Large float64 systems on the CPU go to SciPy's LAPACK
-    (:data:`LAPACK_MIN`), the others to PyTorch.
-
-    No iterative refinement: Cholesky is backward stable, and refinement in float64 did not lower
-    the residuals (on MUTAG's 109,211 Newton systems none had a normwise backward error above
-    :math:`\epsilon`; two rounds left as many residuals above :math:`10^{-12}` as before, at 13 % of the
-    solver's time).
-    """
-    if A.device.type == "cpu" and A.dtype == torch.float64 and A.size(1) >= LAPACK_MIN \
-            and threading.current_thread() is threading.main_thread():  # (SciPy's calls may hold the
-        # GIL: in n_jobs threads PyTorch's, which release it, run in parallel)
-        return _spd_solve_lapack(A, b)
-    return _spd_solve_torch(A, b)
-
-
-def _spd_solve_lapack(A: Tensor, b: Tensor) -> Tensor:
-    """:func:`_spd_solve` by SciPy's LAPACK, one system at a time, factored in :obj:`A`'s own memory.
-
-    A system whose factorization fails (numerically singular) or whose solution is not finite is
-    restored from the triangle ``dpotrf`` leaves alone and its saved diagonal, and goes to
-    :func:`_spd_solve_torch` (its eigenvalue fallback). Only in the main thread (:func:`_spd_solve`).
-    """
-    from scipy.linalg import lapack
-
-    A = A.detach().contiguous()  # (C order: each matrix's transpose is a Fortran-order view of it)
-    out = torch.empty_like(b)
-    An, bn, on = A.numpy(), b.detach().contiguous().numpy(), out.numpy()
-    failed: List[int] = []
-    for i in range(An.shape[0]):
-        a = An[i]
-        diag = a.diagonal().copy()
-        # the lower triangle of the Fortran view a.T is a's upper one: a's strict lower one is kept
-        c, info = lapack.dpotrf(a.T, lower=1, clean=0, overwrite_a=1)
-        if info == 0:
-            on[i], _ = lapack.dpotrs(c, bn[i], lower=1)
-        if info != 0 or not np.isfinite(on[i]).all():  # (OpenBLAS factors a NaN diagonal without a word)
-            low = np.tril(a, -1)
-            a[...] = low + low.T
-            np.fill_diagonal(a, diag)
-            failed.append(i)
-    if failed:
-        rows = torch.tensor(failed)
-        out[rows] = _spd_solve_torch(A[rows], b[rows])
-    return out
-
-
-def _spd_solve_torch(A: Tensor, b: Tensor) -> Tensor:
-    """:func:`_spd_solve` by PyTorch's batched calls (any device and dtype)."""
-    L, info = torch.linalg.cholesky_ex(A)
-    # two triangular solves: several times faster than cholesky_solve
-    half = torch.linalg.solve_triangular(L, b.unsqueeze(2), upper=False)
-    out = torch.linalg.solve_triangular(L.mT, half, upper=True).squeeze(2)
-    bad = info != 0
-    if bool(bad.any()):
-        w, V = torch.linalg.eigh(A[bad])
-        w = w.clamp(min=float(torch.finfo(A.dtype).eps) * w.abs().max(dim=1, keepdim=True).values)
-        out[bad] = (V @ ((V.transpose(1, 2) @ b[bad].unsqueeze(2)).squeeze(2) / w).unsqueeze(2)).squeeze(2)
-    return out
-
-
 def _objective(w: Tensor, yo: Tensor, mask: Tensor, C: Tensor) -> Tensor:
     """:obj:`[b]` primal objectives from the margins :obj:`yo` (:obj:`[b, n]`) and training masks."""
     slack = (1 - yo).clamp(min=0) * mask
     return 0.5 * (w * w).sum(1) + C * (slack * slack).sum(1)
 
 
-class _Padded:
-    """A design's rows and Gram matrix with a zero row (and column) appended, made once per fit.
-
-    Row :math:`n` is the padding of the gathered active sets. Both are as large as the design (and
-    its Gram matrix): building them in every :func:`newton` call, one per problem on NCI1's
-    4,110-graph Gram matrix, cost a tenth of the fits' time in fresh pages.
-    """
-
-    def __init__(self, D: Design):
-        self.D = D
-        self.Z = torch.cat([D.Z, D.Z.new_zeros(1, D.Z.size(1))])
-        self._K: Optional[Tensor] = None
-        self._lock = threading.Lock()  # (problems may be solved in threads)
-
-    @property
-    def K(self) -> Tensor:
-        """The Gram matrix, padded (made on first use: the primal form does not need it)."""
-        with self._lock:
-            if self._K is None:
-                n = self.D.Z.size(0)
-                K = self.D.Z.new_zeros(n + 1, n + 1)
-                K[:n, :n] = self.D.gram
-                self._K = K
-        return self._K
-
-
 def newton(D: Design, y: Tensor, train: Tensor, C: Tensor, w: Tensor, max_iter: int,
            tol: float = MARGIN_TOL, full_steps: Optional[int] = None,
-           padded: Optional[_Padded] = None) -> Tuple[Tensor, Tensor, Tensor]:
+           padded: Optional[systems.Padded] = None) -> Tuple[Tensor, Tensor, Tensor]:
     r"""Solve a batch of problems from the starting points :obj:`w`.
 
     Args:
@@ -326,7 +190,7 @@ def newton(D: Design, y: Tensor, train: Tensor, C: Tensor, w: Tensor, max_iter: 
             :data:`PDAS_MAX_COND` allows), until it converges, meets an
             active set a second time or runs out of them; then it goes on
             from the best point it met.
-        padded (_Padded, optional): :obj:`D` padded, shared by the calls of
+        padded (systems.Padded, optional): :obj:`D` padded, shared by the calls of
             one fit. (default: made here)
 
     Returns:
@@ -336,7 +200,7 @@ def newton(D: Design, y: Tensor, train: Tensor, C: Tensor, w: Tensor, max_iter: 
     Z = D.Z
     n, m = Z.shape
     B = w.size(0)
-    padded = _Padded(D) if padded is None else padded
+    padded = systems.Padded(D) if padded is None else padded
     Zp = padded.Z
     yp = torch.cat([y, y.new_zeros(1)]).to(Z.dtype)  # label 0 there
     primal_only = m <= PRIMAL_MAX and intercept_below_rounding(D)
@@ -390,10 +254,10 @@ def newton(D: Design, y: Tensor, train: Tensor, C: Tensor, w: Tensor, max_iter: 
         if bool(kernel.any()):
             Kp = padded.K
             for group in _size_groups(sizes, kernel):
-                target[group] = _target_kernel(Zp, Kp, yp, act[group], Cl[group])
+                target[group] = systems.kernel_target(Zp, Kp, yp, act[group], Cl[group])
         if not bool(kernel.all()):
             group = (~kernel).nonzero().view(-1)
-            target[group] = _target_primal(Zp, yp, act[group], Cl[group])
+            target[group] = systems.primal_target(Zp, yp, act[group], Cl[group])
         yn = y * (target @ Z.t())
         ok = ((act & (yn < 1 + tol)) | (~act & (yn > 1 - tol)) | ~tr).all(1)
         # the full step (primal-dual active set) where it lowers the objective, or in a trial
@@ -438,7 +302,7 @@ class _Run(NamedTuple):
     max_iter: int
     tol: float
     pool: Optional[ThreadPoolExecutor]
-    padded: _Padded
+    padded: systems.Padded
 
 
 def _chunks(count: int, m: int, n: int, budget: int = CHUNK_BYTES) -> List[Tuple[int, int]]:
@@ -649,11 +513,11 @@ def fit_many(
     threads = torch.get_num_threads()
     pool = ThreadPoolExecutor(n_jobs) if n_jobs > 1 else None
     try:
-        # one thread (PyTorch's, and the BLAS of SciPy's LAPACK, LAPACK_MIN): the batched steps are
+        # one thread (PyTorch's, and the BLAS of SciPy's LAPACK, systems.LAPACK_MIN): the batched steps are
         # many small operations, where intra-op threads cost more than they bring (about 10x slower
         # with 2 threads on a loaded 2-core machine); n_jobs is the parallelism
         torch.set_num_threads(1)
-        padded = _Padded(D)  # (one for every class's path)
+        padded = systems.Padded(D)  # (one for every class's path)
         with threadpool_limits(limits=1, user_api="blas"):
             for k, c in enumerate(positive):
                 run = _Run(D, torch.from_numpy(np.where(code == c, 1.0, -1.0)).to(D.Z.device), max_iter,
