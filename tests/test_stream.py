@@ -832,3 +832,14 @@ def test_an_edge_streams_graph_column_outside_its_ids_is_refused():
     bad = ok._replace(graph=t([0, -1, 0]))
     with pytest.raises(ValueError, match="'graph' column must index its 2 graph_ids \\(got values from -1"):
         KongStream(k=1, dim=8).fit(bad)
+
+
+def test_cli_stream_summary_counts_in_the_singular(tmp_path, capsys):
+    """The summary says "1 edge, 1 graph, 2 nodes" (it said "1 edges, 1 graphs"), and plurals above one."""
+    path = tmp_path / "one.tsv"
+    path.write_text("0\ta\t1\tb\te\t7\n")
+    assert cli_main(["stream", str(path), "--k", "1", "-q", "--out", str(tmp_path / "f")]) == 0
+    assert ": 1 edge, 1 graph, 2 nodes; 1 pass in " in capsys.readouterr().err
+    path.write_text("0\ta\t1\tb\te\t7\n1\tb\t2\ta\te\t8\n")
+    assert cli_main(["stream", str(path), "--k", "1", "-q", "--out", str(tmp_path / "f")]) == 0
+    assert ": 2 edges, 2 graphs, 4 nodes; 1 pass in " in capsys.readouterr().err

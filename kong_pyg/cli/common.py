@@ -31,6 +31,11 @@ class CommandError(Exception):
     """A user error: :func:`kong_pyg.cli.main` prints it as one line and exits with 2."""
 
 
+def plural(count: int, noun: str) -> str:
+    """``1 graph``, ``2 graphs``, ``1,000 edges``: a count with its noun."""
+    return f"{count:,} {noun}{'' if count == 1 else 's'}"
+
+
 def one_line(text: str) -> str:
     """:obj:`text` with its lines joined (error messages are one line)."""
     return "; ".join(part.strip() for part in str(text).splitlines() if part.strip())
@@ -518,6 +523,7 @@ def check_output_dir(path: str, flag: str) -> None:
 
 __all__ = [
     "CommandError",
+    "plural",
     "Parser",
     "HelpFormatter",
     "add_command",

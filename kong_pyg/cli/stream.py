@@ -31,6 +31,7 @@ from .common import (
     input_file,
     int_at_least,
     one_line,
+    plural,
 )
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -364,7 +365,8 @@ def write_output(args: argparse.Namespace, ks: Any, reader: Any, seconds: float,
 
     decode = decode or (reader.decode if reader is not None else str)
     ids = [str(decode(i)) for i in ks.graph_ids]
-    counts = f"{ks.num_edges:,} edges, {ks.num_graphs:,} graphs, {ks.num_nodes:,} nodes"
+    counts = ", ".join(plural(n, noun) for n, noun in ((ks.num_edges, "edge"), (ks.num_graphs, "graph"),
+                                                       (ks.num_nodes, "node")))
     rate = ks.num_edges * passes / max(seconds, 1e-9)
     matrix_path, ids_path = output_paths(args.out)
     config, scheme = repr(ks), ks.hashes.version
