@@ -294,7 +294,7 @@ def test_cli_table2_on_tiny_data(tmp_path, capsys):
     assert women + men == 24 and f"{women:,} women and {men:,} men here" in text  # not the default's 273
     assert set(res["curve"]["acc"]) == {"K-1", "K-2", "K-2 consistent", "K-2 shuffled"}
     assert (tmp_path / "state-row.json").is_file() and (tmp_path / "state-authors.json").is_file()
-    assert "wrote" in capsys.readouterr().out
+    assert f"wrote {out / 'table2.md'}, {out / 'table2.json'}\n" in capsys.readouterr().out  # (no figure)
     assert main(["table2", "--list"]) == 0
     assert main(["table2", "--methods", "nope", "--ml-dir", str(ml)]) == 2
     assert main(["table2"]) == 2  # neither --ml-dir nor --root

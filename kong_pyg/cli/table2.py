@@ -264,7 +264,8 @@ def _run(args: argparse.Namespace, names: List[str], root: str) -> None:
             c = by_metric["acc"]
             print(f"  {key}: acc diff {100 * c['mean_diff']:+.2f} points, "
                   f"corrected p = {format_p(c['corrected_p'])}")
-    print(f"wrote {os.path.join(args.out, 'table2.md')}")
+    written = ["table2.md", "table2.json"] + ([figure] if figure is not None else [])
+    print(f"wrote {', '.join(os.path.join(args.out, name) for name in written)}")
 
 
 def _figure(curve: Any, args: argparse.Namespace) -> Optional[str]:
