@@ -57,6 +57,7 @@ def atomic_files(paths: Sequence[PathLike], clean_stale: bool = True) -> Iterato
     targets = [os.fspath(p) for p in paths]
     temps: List[str] = []
     files: List[BinaryIO] = []
+    writing = False
     try:
         for path in targets:
             if os.path.isdir(path):
@@ -76,6 +77,7 @@ def atomic_files(paths: Sequence[PathLike], clean_stale: bool = True) -> Iterato
             files.append(out)
             os.fchmod(fd, 0o666 & ~_umask())  # as open() would make it (mkstemp makes it private;
             # by descriptor: a name swapped for a link in a shared folder changes nothing else)
+        writing = True
         yield files
         for done in files:
             done.flush()
@@ -83,12 +85,22 @@ def atomic_files(paths: Sequence[PathLike], clean_stale: bool = True) -> Iterato
             done.close()
         for tmp, path in zip(temps, targets):
             os.replace(tmp, path)
-    except BaseException:
+    except BaseException as err:
         for done in files:
-            done.close()
+            try:
+                done.close()
+            except OSError:  # (closing flushes: a full disk fails again)
+                pass
         for tmp in temps:
             if os.path.exists(tmp):
                 os.unlink(tmp)
+        if writing and isinstance(err, OSError) and err.filename is None:
+            # a write or flush that names no file ("[Errno 28] No space left on device", NumPy's "2048
+            # requested and 992 written"): name the files asked for
+            message = f"cannot write {' and '.join(map(repr, targets))}: {err.strerror or err}"
+            if err.errno is None:  # (a short write, without the system's reason)
+                raise type(err)(message + " (is the disk full?)") from None
+            raise type(err)(err.errno, message) from None
         raise
 
 

@@ -757,3 +757,30 @@ def test_sigterm_while_stdin_is_spooled_leaves_no_copy(tmp_path):
     assert proc.returncode == 128 + signal.SIGTERM, err
     assert err.decode().strip().endswith("kong-pyg stream: terminated"), err
     assert list(spool.iterdir()) == []
+
+
+def test_a_failed_write_names_the_files(tmp_path):
+    """A write that fails for want of space (here a 4 KiB file-size limit) names the files asked for: kong-pyg
+    stream said "error: 2048 requested and 992 written" and no file."""
+    import os
+    import resource
+    import signal
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    def limit():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))
+
+    root = str(Path(__file__).resolve().parents[1])
+    env = dict(os.environ, PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    (tmp_path / "s.tsv").write_text("0\ta\t1\tb\te\t7\n1\tb\t2\ta\te\t8\n")
+    args = [sys.executable, "-m", "kong_pyg", "stream", "s.tsv", "--dim", "1024", "-q", "-o", "f"]
+    out = subprocess.run(args, cwd=tmp_path, capture_output=True, text=True, timeout=120, env=env,
+                         preexec_fn=limit)
+    assert out.returncode == 2, out.stderr
+    # (NumPy's error for a short write: "2048 requested and 992 written")
+    assert out.stderr.startswith("kong-pyg stream: error: cannot write 'f.npy' and 'f.ids.txt': "), out.stderr
+    assert out.stderr.endswith(" written (is the disk full?)\n") and out.stderr.count("\n") == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.tsv"]
