@@ -40,6 +40,8 @@ OUTPUTS = ("order_test.md", "order_test.json", "order_test.png")
 #: The most synthetic graphs (``--num-graphs``) and shuffled copies per setting (``--shuffles``) asked for.
 MAX_GRAPHS = 10**7
 MAX_SHUFFLES = 10**4
+#: The most --splits (each split holds its masks and fits for every setting: memory grows with it).
+MAX_SPLITS = 10**4
 _YES_NO = {"yes": True, "no": False}
 
 
@@ -106,7 +108,7 @@ def register(subparsers: Any) -> None:
     feats.add_argument("--normalize", type=_yes_no, default=True, metavar="yes|no",
                        help="L2-normalize each graph vector (then the C grid reaches 1e6)")
     ev = p.add_argument_group("protocol")
-    ev.add_argument("--splits", metavar="N", type=int_at_least(2), default=20,
+    ev.add_argument("--splits", metavar="N", type=int_at_least(2, MAX_SPLITS), default=20,
                     help="stratified random splits (repeats)")
     ev.add_argument("--shuffles", metavar="N", type=int_at_least(1, MAX_SHUFFLES), default=3,
                     help="seeds per shuffled setting (scores averaged per split)")
