@@ -784,3 +784,25 @@ def test_a_failed_write_names_the_files(tmp_path):
     assert out.stderr.startswith("kong-pyg stream: error: cannot write 'f.npy' and 'f.ids.txt': "), out.stderr
     assert out.stderr.endswith(" written (is the disk full?)\n") and out.stderr.count("\n") == 1
     assert sorted(p.name for p in tmp_path.iterdir()) == ["s.tsv"]
+
+
+def test_output_into_a_closed_pipe_ends_quietly(tmp_path):
+    """kong-pyg classify --json | head -c 10: the reader goes early; the command ends with the shell's status
+    for SIGPIPE and no message (it said "error: [Errno 32] Broken pipe" and exit 2)."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = str(Path(__file__).resolve().parents[1])
+    env = dict(os.environ, PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    read, write = os.pipe()
+    os.close(read)  # (no reader at all: the first write fails, whatever the pipe's buffer)
+    try:
+        args = ["classify", "--grid", "quick", "--repeats", "1", "--folds", "3", "-q", "--json"]
+        done = subprocess.run([sys.executable, "-m", "kong_pyg"] + args, stdout=write, stderr=subprocess.PIPE,
+                              text=True, env=env, cwd=tmp_path, timeout=300)
+    finally:
+        os.close(write)
+    assert done.returncode == 128 + signal.SIGPIPE and done.stderr == "", done.stderr

@@ -181,6 +181,28 @@ def _on_sigterm(pid: int, signum: int, frame: Any) -> None:
     raise Terminated()
 
 
+def _stdout_closed() -> bool:
+    """Whether stdout's reader has gone (``| head``); if so, stdout is pointed at the null device.
+
+    (A pipe without a reader reports an error when polled; then the interpreter's last flush at
+    exit cannot fail again with a second message.)
+    """
+    import select
+
+    try:
+        fd = sys.stdout.fileno()
+        poller = select.poll()
+        poller.register(fd, select.POLLOUT)
+        closed = any(event & select.POLLERR for _, event in poller.poll(0))
+    except (AttributeError, OSError, ValueError):  # (no stdout, or not a file)
+        return False
+    if closed:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, fd)
+        os.close(null)
+    return closed
+
+
 def _out_of_memory(err: BaseException) -> Optional[str]:
     """PyTorch's out-of-memory error (a :class:`RuntimeError`) as one line, or ``None`` for another error."""
     torch = sys.modules.get("torch")
@@ -204,8 +226,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     Returns:
         The exit status: 0, 2 for a usage error or for running out of
         memory (one line on stderr), 130 when the program is interrupted
-        (Ctrl-C), 143 when it is terminated (SIGTERM: its clean-ups run), or
-        what the subcommand returned.
+        (Ctrl-C), 143 when it is terminated (SIGTERM: its clean-ups run),
+        141 without a word when the reader of its output has gone (``| head``),
+        or what the subcommand returned.
     """
     parser = build_parser()
     try:
@@ -229,6 +252,10 @@ def main(argv: Optional[List[str]] = None) -> int:
                 tune_allocator()
                 import_pyg()
             return int(args.func(args) or 0)
+        except BrokenPipeError:
+            if argv is None and _stdout_closed():  # (| head: the reader has what it wanted)
+                return 128 + signal.SIGPIPE
+            raise
         except USER_ERRORS as err:
             message = with_flags(one_line(str(err)), _flags(parser, args.command)) or type(err).__name__
             print(f"kong-pyg {args.command}: error: {message}", file=sys.stderr)
