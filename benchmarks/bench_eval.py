@@ -149,6 +149,8 @@ def part_routes(args: argparse.Namespace) -> Dict[str, Any]:
     out: Dict[str, Any] = {}
     for name in args.route_datasets:
         if name != "MUTAG" and not (Path(args.data_root) / name / "raw").is_dir():
+            out[name] = None  # (listed in the report as not run)
+            print(f"{name}: not under {args.data_root}, skipped", flush=True)
             continue
         graphs = load_tu(name, None if name == "MUTAG" else args.data_root)
         rows = []
@@ -227,7 +229,9 @@ def markdown(result: Dict[str, Any]) -> str:
                   "| data set | setting | explicit map s | Gram route s | picked | faster |",
                   "|---|---|---|---|---|---|"]
         for name, rows in routes.items():
-            for r in rows:
+            if rows is None:
+                lines.append(f"| {name} | not run: no data under the data root | | | | |")
+            for r in rows or []:
                 faster = "explicit" if r["explicit_cpu_s"] < r["gram_cpu_s"] else "gram"
                 lines.append(f"| {name} | {r['setting']} | {r['explicit_cpu_s']:.2f} | "
                              f"{r['gram_cpu_s']:.2f} | {r['picked']} | {faster} |")

@@ -1,4 +1,5 @@
 """Every example: --help runs nothing, bad input is one line (exit 2), the default run shows its point."""
+import argparse
 import os
 import runpy
 import sys
@@ -430,3 +431,16 @@ def test_the_shared_helper_answers_help_and_runs_nothing():
     assert out.returncode == 2 and out.stdout == ""
     assert out.stderr == ("example_data.py: error: this is the examples' shared helper, imported by them, "
                           "not run (--help says what it holds)\n")
+
+
+def test_bench_eval_lists_the_route_data_sets_it_could_not_run(tmp_path, monkeypatch, capsys):
+    """bench_eval.py --parts routes with one data set absent says so and lists it in the report (it was left
+    out without a word)."""
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    bench = runpy.run_path(str(BENCHMARKS / "bench_eval.py"))
+    args = argparse.Namespace(route_datasets=["NOPE"], data_root=str(tmp_path))
+    routes = bench["part_routes"](args)
+    assert routes == {"NOPE": None}
+    assert capsys.readouterr().out == f"NOPE: not under {tmp_path}, skipped\n"
+    text = bench["markdown"]({"machine": "m", "note": "n", "routes": routes})
+    assert "| NOPE | not run: no data under the data root | | | | |" in text
