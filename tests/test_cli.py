@@ -806,3 +806,53 @@ def test_output_into_a_closed_pipe_ends_quietly(tmp_path):
     finally:
         os.close(write)
     assert done.returncode == 128 + signal.SIGPIPE and done.stderr == "", done.stderr
+
+
+def test_sigterm_ends_the_workers_of_a_sharded_stream(tmp_path):
+    """kong-pyg stream --workers 2 ended by SIGTERM ends its worker processes too (they ran on alone and
+    printed their errors after the command had ended)."""
+    import os
+    import random
+    import signal
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    if not os.path.isdir("/proc/self"):
+        pytest.skip("reads child processes from /proc")
+    rng = random.Random(0)
+    with open(tmp_path / "s.tsv", "w") as f:
+        for _ in range(400_000):
+            a, b = rng.randrange(5000), rng.randrange(5000)
+            f.write(f"{a}\tt{a % 3}\t{b}\tt{b % 3}\te\t{rng.randrange(50)}\n")
+    root = str(Path(__file__).resolve().parents[1])
+    env = dict(os.environ, PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    args = ["stream", "s.tsv", "--workers", "2", "--hops", "3", "-q", "-o", "f"]
+    proc = subprocess.Popen([sys.executable, "-m", "kong_pyg"] + args, cwd=tmp_path, env=env,
+                            stderr=subprocess.PIPE, text=True)
+
+    def children():
+        found = []
+        for entry in os.listdir("/proc"):
+            try:
+                with open(f"/proc/{entry}/stat") as stat:
+                    fields = stat.read().rsplit(")", 1)[1].split()
+            except (OSError, IndexError):
+                continue
+            if int(fields[1]) == proc.pid:
+                found.append(int(entry))
+        return found
+
+    deadline = time.monotonic() + 120
+    while len(children()) < 2 and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    workers = children()
+    assert len(workers) >= 2 and proc.poll() is None, "the workers never started"
+    time.sleep(0.5)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 128 + signal.SIGTERM, err
+    assert err.strip() == "kong-pyg stream: terminated", err
+    for pid in workers:
+        assert not os.path.exists(f"/proc/{pid}"), f"worker {pid} still runs"

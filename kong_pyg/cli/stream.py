@@ -272,15 +272,24 @@ def _spawn_local(args: argparse.Namespace) -> int:
     port = _free_port()
     method = "fork" if "fork" in mp.get_all_start_methods() else "spawn"  # fork: no second import
     codes = mp.get_context(method).SimpleQueue()
+    context = mp.start_processes(_local_worker, args=(args, port, codes), nprocs=args.workers, join=False,
+                                 start_method=method)
     try:
-        mp.start_processes(_local_worker, args=(args, port, codes), nprocs=args.workers, join=True,
-                           start_method=method)
+        while not context.join():
+            pass
     except mp.ProcessExitedException as err:  # (killed: the kernel's out-of-memory killer, most often)
         how = f"was killed by {err.signal_name}" if err.signal_name else f"exited with status {err.exit_code}"
         hint = (" (out of memory? every process holds its shard's state: fewer --workers, or a smaller "
                 "--dim)") if err.signal_name == "SIGKILL" else ""
         print(f"{PROG}: error: --workers: process {err.error_index} {how}{hint}", file=sys.stderr)
         return 1  # (a failure of the run, not of the command line: exit 1, as --strict)
+    except BaseException:  # (SIGTERM or Ctrl-C here: the workers end too, not left running alone)
+        for process in context.processes:
+            if process.is_alive():
+                process.terminate()
+        for process in context.processes:
+            process.join(10)
+        raise
     results = [codes.get() for _ in range(args.workers)]
     return max(results)
 
