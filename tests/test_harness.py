@@ -271,3 +271,35 @@ def test_evaluation_arguments_that_were_misread():
         mean_ci([0.5, 0.6, 0.7], level=95)
     with pytest.raises(ValueError, match="1-D sequence"):
         mean_ci([[0.5, 0.6], [0.7, 0.8]])
+
+
+def test_an_interrupt_stops_the_settings_under_way_in_worker_processes():
+    """Ctrl-C or SIGTERM while settings run in forked workers ends the workers at once (the parent waited
+    for every setting under way to finish: minutes on NCI1)."""
+    import signal
+    import time
+
+    from kong_pyg.evaluation.grid import Setting
+    from kong_pyg.evaluation.processes import run_settings
+    from kong_pyg.progress import Progress
+
+    if not hasattr(signal, "SIGALRM"):
+        pytest.skip("needs SIGALRM")
+
+    def work(entry, s, progress=None):
+        time.sleep(120)
+
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt
+
+    names = [Setting("kong", (("hops", 1),)), Setting("kong", (("hops", 2),))]
+    previous = signal.signal(signal.SIGALRM, interrupt)
+    start = time.monotonic()
+    try:
+        signal.alarm(3)  # (in this process only: the forked workers inherit no timer)
+        with pytest.raises(KeyboardInterrupt):
+            list(run_settings(work, [0, 1], names, 2, Progress(4, "t", enabled=False), 2))
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+    assert time.monotonic() - start < 60

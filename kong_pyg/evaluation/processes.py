@@ -58,11 +58,24 @@ def run_settings(work: Callable[..., Result], features: Sequence[Any], names: Se
                     result, caught = future.result()
                     replay(caught)
                     yield futures[future], result
-            except BaseException:  # (an error, an "error" filter, an interrupt: the settings not begun are
-                pool.shutdown(wait=True, cancel_futures=True)  # dropped, not run first)
+            except BaseException as err:  # (an error, an "error" filter, an interrupt: the settings not begun
+                if not isinstance(err, Exception):  # are dropped, not run first; after Ctrl-C or SIGTERM
+                    _stop_workers(pool)  # the settings under way are stopped too, not waited for)
+                pool.shutdown(wait=True, cancel_futures=True)
                 raise
     finally:
         _FORKED.clear()
+
+
+def _stop_workers(pool: Any) -> None:
+    """End a process pool's workers now (SIGTERM), not after the settings they are working on."""
+    stop = getattr(pool, "terminate_workers", None)  # (Python 3.14)
+    if stop is not None:
+        stop()
+        return
+    processes = getattr(pool, "_processes", None) or {}
+    for process in list(processes.values()):
+        process.terminate()
 
 
 def _single_thread() -> None:
