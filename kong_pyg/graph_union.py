@@ -14,7 +14,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from .inputs import BAD_EDGE_INDEX, NARROW_KERNELS, bad_edge_dtype, labels, plain_tensor
+from .inputs import BAD_EDGE_INDEX, NARROW_KERNELS, bad_edge_dtype, labels, not_dense, plain_tensor
 from .kgrams import exclusive_cumsum
 
 
@@ -90,6 +90,8 @@ class _GetAttr:
 
 
 _DTYPE = operator.attrgetter("dtype")
+_LAYOUT = operator.attrgetter("layout")
+_DEVICE = operator.attrgetter("device")
 _SHAPE = operator.attrgetter("shape")
 _FIRST = operator.itemgetter(0)
 
@@ -155,6 +157,8 @@ def _plain_graphs(xs: List[Any], eis: List[Any]) -> Optional[Tuple[List[Any], Li
     if set(map(operator.itemgetter(0), e_shapes)) != {2}:
         return None
     if any(map(bad_edge_dtype, set(map(_DTYPE, eis)))):
+        return None
+    if set(map(_LAYOUT, xs)) != {torch.strided} or set(map(_LAYOUT, eis)) != {torch.strided}:
         return None
     return x_shapes, e_shapes
 
@@ -224,6 +228,9 @@ def concat_graphs(chunk: Sequence[Any], start: int, edge_labels: bool, edge_orde
             raise no_labels(chunk[i], start + i)
         if not isinstance(x, Tensor):
             raise TypeError(f"graph {start + i}: 'x' must be a tensor of node labels (got {_shape_of(x)})")
+        for key, t in (("x", x), ("edge_index", ei)):
+            if isinstance(t, Tensor) and t.layout != torch.strided:
+                raise TypeError(f"graph {start + i}: {not_dense(key, t)}")
         if x.dim() not in (1, 2):
             raise ValueError(f"graph {start + i}: 'x' must be a tensor of node labels, [num_nodes] "
                              f"integers or [num_nodes, C] one-hot rows (got {_shape_of(x)})")
@@ -242,7 +249,8 @@ def concat_graphs(chunk: Sequence[Any], start: int, edge_labels: bool, edge_orde
     nodes = list(map(operator.itemgetter(0), x_shapes))
     if 0 in nodes:
         raise ValueError(f"graph {start + nodes.index(0)} is empty (no nodes); KONG needs at least one node")
-    if _one_layout_of_dtypes(xs, x_shapes):  # (joined, they would be read in one dtype: another label rule)
+    _one_device(xs, eis, start)
+    if _read_alone(xs, x_shapes):  # (joined, they would be read in one dtype or layout: another label rule)
         xs = _graph_labels(xs, "x", start)
         x_shapes = list(map(_SHAPE, xs))
     # (through NumPy: torch.tensor reads a list of ints about 20x slower)
@@ -271,7 +279,7 @@ def concat_graphs(chunk: Sequence[Any], start: int, edge_labels: bool, edge_orde
             like = values[next(i for i, m in enumerate(e_counts) if m)]  # tensor takes the others' layout
             empty = like.new_zeros((0,) + tuple(like.shape[1:]))
             values = [empty if m == 0 else v for v, m in zip(values, e_counts)]
-        if key != edge_order_attr and _one_layout_of_dtypes(values):
+        if key != edge_order_attr and _read_alone(values):
             values = _graph_labels(values, key, start)
         if key == edge_order_attr:  # a sort key: a mix of dtypes would promote (int64 keys to float32)
             kinds = [v.dtype for v in values]
@@ -289,15 +297,33 @@ def concat_graphs(chunk: Sequence[Any], start: int, edge_labels: bool, edge_orde
     )
 
 
-def _one_layout_of_dtypes(values: List[Tensor], shapes: Optional[List[Any]] = None) -> bool:
-    """Whether label tensors share one layout (their dimensions beyond the rows) but not one dtype.
+def _read_alone(values: List[Tensor], shapes: Optional[List[Any]] = None) -> bool:
+    """Whether label tensors must be read graph by graph before they are joined.
 
-    (Other layouts are refused by :func:`_cat_layout`: one layout per collection.)
+    They must where their layouts differ (integer labels in some graphs, one-hot rows in others, or
+    one-hot rows of other widths), or where they share one but not one dtype (other than integers of
+    other widths, which promote to ``int64`` with the same values). Every graph's labels are then
+    the symbols it gives alone, whatever the batch (:func:`_graph_labels`).
     """
+    if len({tuple(s[1:]) for s in (shapes if shapes is not None else map(_SHAPE, values))}) > 1:
+        return all(v.dim() in (1, 2) for v in values)  # (other dimensions: refused by _cat_layout)
     dtypes = set(map(_DTYPE, values))
-    if len(dtypes) < 2 or not any(d.is_floating_point or d in NARROW_KERNELS for d in dtypes):
-        return False  # (integers of other widths promote to int64 with the same values: joined as they are)
-    return len({tuple(s[1:]) for s in (shapes if shapes is not None else map(_SHAPE, values))}) == 1
+    return len(dtypes) > 1 and any(d.is_floating_point or d in NARROW_KERNELS for d in dtypes)
+
+
+def _one_device(xs: List[Tensor], eis: List[Tensor], start: int) -> None:
+    """Every graph's :obj:`x` and :obj:`edge_index` on one device, with values (not ``meta``)."""
+    devices = set(map(_DEVICE, xs)) | set(map(_DEVICE, eis))
+    if len(devices) == 1 and next(iter(devices)).type != "meta":
+        return
+    first = xs[0].device
+    for i, (x, ei) in enumerate(zip(xs, eis)):
+        for key, t in (("x", x), ("edge_index", ei)):
+            if t.device.type == "meta":
+                raise ValueError(f"graph {start + i}: '{key}' is on the meta device (a shape without values)")
+            if t.device != first:
+                raise ValueError(f"graph {start + i}: '{key}' is on {t.device} but graph {start}'s 'x' is on "
+                                 f"{first}: move every graph to one device")
 
 
 def _graph_labels(values: List[Tensor], key: str, start: int) -> List[Tensor]:
@@ -332,6 +358,9 @@ def _per_edge(values: List[Any], key: str, start: int, e_counts: List[int]) -> N
     if not all(isinstance(v, Tensor) for v in values):
         i = next(i for i, v in enumerate(values) if not isinstance(v, Tensor))
         raise TypeError(f"graph {start + i}: '{key}' must be a tensor (got {_shape_of(values[i])})")
+    if set(map(_LAYOUT, values)) != {torch.strided}:
+        i = next(i for i, v in enumerate(values) if v.layout != torch.strided)
+        raise TypeError(f"graph {start + i}: {not_dense(key, values[i])}")
     try:
         rows = list(map(_FIRST, map(_SHAPE, values)))
     except IndexError:  # (a scalar)

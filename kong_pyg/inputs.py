@@ -164,6 +164,11 @@ def check_edge_index(edge_index: Any, num_nodes: int, device: Optional[torch.dev
     return edge_index
 
 
+def not_dense(name: str, t: Tensor) -> str:
+    """The message for a sparse (or other non-strided) tensor argument :obj:`name`."""
+    return f"'{name}' must be a dense tensor (got {str(t.layout).replace('torch.', '')}): use .to_dense()"
+
+
 def labels(t, name: str, length: int) -> Tensor:
     """Turn a label tensor into non-negative ``int64`` values (see module doc).
 
@@ -174,8 +179,8 @@ def labels(t, name: str, length: int) -> Tensor:
     """
     if not isinstance(t, Tensor):
         raise TypeError(f"'{name}' must be a torch.Tensor (got {type(t).__name__})")
-    if t.is_sparse:
-        raise TypeError(f"'{name}' must be a dense tensor")
+    if t.layout != torch.strided:
+        raise TypeError(not_dense(name, t))
     if t.dim() == 0 or t.dim() > 2:
         raise ValueError(
             f"'{name}' must have shape [{length}] or [{length}, C] (got {list(t.shape)})"
@@ -192,7 +197,7 @@ def labels(t, name: str, length: int) -> Tensor:
             raise ValueError(f"'{name}' holds labels >= 2^63 ({t.dtype} {top})")
         t = t.long() if not t.is_floating_point() else t.float()
     if t.dim() == 1:
-        if t.is_floating_point():
+        if t.is_floating_point() and t.numel():  # (an empty one holds no values: a graph without edges)
             raise TypeError(
                 f"'{name}' holds floating-point values ({t.dtype}); KONG needs "
                 "discrete labels: pass integer labels or one-hot rows"
@@ -304,6 +309,8 @@ def check_edge_vector(t: Optional[Tensor], name: str, num_edges: int) -> Optiona
         return None
     if not isinstance(t, Tensor):
         raise TypeError(f"'{name}' must be a torch.Tensor (got {type(t).__name__})")
+    if t.layout != torch.strided:
+        raise TypeError(not_dense(name, t))
     if t.dim() == 2 and t.size(1) == 1:  # (a column of keys, of any dtype)
         t = t.view(-1)
     if t.dim() != 1 or t.size(0) != num_edges:

@@ -15,6 +15,7 @@ over (gram, level) pairs, so the sketch is unbiased, and a level's sketch is
 a cyclic shift of a level-free one, which lets level-free sketches propagate
 and be shifted into their block at the end.
 """
+import numbers
 from typing import Any, Callable, Dict, Optional, Tuple, cast
 
 import numpy as np
@@ -33,8 +34,12 @@ from .warn import warn
 HASH_VERSION = 2
 
 
-def _check_scheme(value: Any, name: str) -> int:
-    if value not in (1, HASH_VERSION) or isinstance(value, bool):
+def check_scheme(value: Any, name: str) -> int:
+    """A hash scheme (1 or :data:`HASH_VERSION`, an integer), the argument named :obj:`name` in errors."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an integer, 1 or {HASH_VERSION} (got {type(value).__name__} "
+                        f"{value!r})")
+    if value not in (1, HASH_VERSION):
         raise ValueError(f"{name} must be 1 or {HASH_VERSION} (got {value!r})")
     return int(value)
 
@@ -63,7 +68,7 @@ class SketchHashes(torch.nn.Module):
                  version: int = HASH_VERSION):
         super().__init__()
         self.dim, self.degree, self.seed = dim, degree, seed
-        self._scheme = _check_scheme(version, "'version'")
+        self._scheme = check_scheme(version, "'version'")
         self.register_buffer("coef", torch.zeros(2 * degree, 2 + 2 * max_length, dtype=torch.long))
         self.register_buffer("shift", torch.zeros(degree, levels, dtype=torch.long))
         self.register_buffer("flip", torch.ones(degree, levels, dtype=torch.float64))
@@ -102,7 +107,7 @@ class SketchHashes(torch.nn.Module):
 
     @version.setter
     def version(self, value: int) -> None:
-        self._scheme = _check_scheme(value, "'version'")
+        self._scheme = check_scheme(value, "'version'")
         self.scheme.fill_(value)
         self.reset_parameters()
 
@@ -126,7 +131,7 @@ class SketchHashes(torch.nn.Module):
                      "saved with (a new layer uses the current scheme)")
         scheme = state_dict.get(prefix + "scheme")
         if isinstance(scheme, Tensor) and scheme.numel() == 1:
-            _check_scheme(int(scheme), "the state dict's hash scheme")
+            check_scheme(int(scheme), "the state dict's hash scheme")
         super()._load_from_state_dict(state_dict, prefix, *args)
         self._scheme = int(self.scheme)
 

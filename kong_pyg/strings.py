@@ -12,7 +12,7 @@ import math
 import numbers
 from collections import Counter
 from functools import lru_cache
-from typing import Hashable, List, Optional, Sequence, Tuple, Union
+from typing import Any, Hashable, Iterable, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import torch
@@ -101,7 +101,13 @@ def kong_strings(
     KongConfig(hops=hops, relabel=relabel, seed=seed, own_label=own_label)  # each option checked once
     if labels is None or isinstance(labels, (str, bytes)) or not hasattr(labels, "__len__"):
         raise TypeError(f"'labels' must be a sequence with one label per node (got {type(labels).__name__})")
-    pairs = edge_index.t().tolist() if isinstance(edge_index, Tensor) else list(edge_index)
+    if isinstance(edge_index, Tensor):
+        pairs = edge_index.t().tolist()
+    elif isinstance(edge_index, (str, bytes)) or not isinstance(edge_index, Iterable):
+        raise TypeError(f"'edge_index' must be (source, target) pairs or a [2, num_edges] tensor (got "
+                        f"{type(edge_index).__name__})")
+    else:
+        pairs = list(edge_index)
     if any(not isinstance(p, (list, tuple)) or len(p) != 2 for p in pairs):
         raise ValueError("'edge_index' must be (source, target) pairs or a [2, num_edges] tensor")
     pairs = [tuple(int(v) if isinstance(v, numbers.Integral) and not isinstance(v, bool) else v for v in p)
@@ -109,11 +115,13 @@ def kong_strings(
     if isinstance(edge_order, (Tensor, np.ndarray)):
         edge_order = edge_order.tolist()  # (Python numbers: NaN is found, float64 kept)
     n = len(labels)
+    if isinstance(labels, np.ndarray) and labels.ndim == 2 and labels.dtype.kind in "biuf":
+        labels = torch.from_numpy(labels)
     if isinstance(labels, Tensor) and labels.dim() == 2:  # one-hot or multi-hot rows, an [N, 1] column:
         from .inputs import labels as label_codes  # the fast code's reading of them
 
         labels = label_codes(labels, "labels", n).tolist()
-    labels = [_plain_label(v) for v in labels]
+    labels = [_plain_label(v, i) for i, v in enumerate(labels)]
     for name, per_edge in (("edge_labels", edge_labels), ("edge_order", edge_order)):
         if per_edge is not None and len(per_edge) != len(pairs):
             raise ValueError(f"'{name}' must have one entry per edge ({len(pairs)}; got {len(per_edge)})")
@@ -135,7 +143,11 @@ def kong_strings(
         others = [b for a, b in pairs]
     edge_ids = list(range(len(pairs)))
     if order in ("edge", "reverse") and edge_order is not None:
-        edge_ids.sort(key=lambda e: edge_order[e])
+        try:
+            edge_ids.sort(key=lambda e: edge_order[e])
+        except TypeError:
+            raise TypeError("'edge_order' must hold sort keys that compare with each other (numbers; got "
+                            f"{sorted({type(v).__name__ for v in edge_order})})") from None
     if order == "reverse":
         edge_ids.reverse()
     elif order == "consistent":
@@ -186,16 +198,24 @@ def kong_strings(
     return [lv if own_label else lv[1:] for lv in levels]
 
 
-def _plain_label(v: Hashable) -> Hashable:
+def _plain_label(v: Any, node: int) -> Hashable:
     """An integer label of any kind (NumPy, a 0-d integer tensor, a boolean) as a Python ``int``.
 
     Equal labels must be equal symbols (tensors hash by identity) and sort as the fast code's
-    integers do; other labels (strings, tuples) are kept.
+    integers do; other labels (strings, tuples) are kept. A tensor or array of several values is
+    no label (node :obj:`node`'s, in the error): a whole one-hot matrix is read as the fast code
+    reads it (see :func:`kong_strings`).
     """
-    if isinstance(v, Tensor) and v.dim() == 0:  # (rows of a [N, C] tensor: see kong_strings)
-        return v.item() if v.is_floating_point() or v.is_complex() else int(v)
+    if isinstance(v, (Tensor, np.ndarray)):
+        if v.ndim != 0:
+            raise TypeError(f"'labels' entry {node} is a {type(v).__name__} of shape {list(v.shape)}, not "
+                            "one label: give one label per node ([num_nodes] or [num_nodes, C] one-hot rows "
+                            "as a whole tensor, or a list of scalars)")
+        v = v.item()
     if isinstance(v, (numbers.Integral, np.bool_)):
         return int(v)
+    if not isinstance(v, Hashable):
+        raise TypeError(f"'labels' entry {node} is a {type(v).__name__}, which is no symbol (not hashable)")
     return v
 
 
@@ -302,6 +322,14 @@ def brute_force_kernel(
         normalize (bool, optional): Normalize the graph kernel.
     """
     KongConfig(k=k, kernel=kernel, degree=degree, const=const, blended=blended, normalize=normalize)
+    if isinstance(graphs, (str, bytes)) or not isinstance(graphs, Iterable):
+        raise TypeError(f"'graphs' must be a sequence of kong_strings() outputs (got "
+                        f"{type(graphs).__name__})")
+    graphs = list(graphs)
+    odd = next((i for i, g in enumerate(graphs) if not isinstance(g, list)), None)
+    if odd is not None:
+        raise TypeError(f"'graphs' entry {odd} must be a kong_strings() output, a list of node strings (got "
+                        f"{type(graphs[odd]).__name__})")
     counts = [[kgram_counts(s, k, blended) for s in g] for g in graphs]
     out = [
         [sum(base_kernel(a, b, kernel, degree, const) for a in ga for b in gb) for gb in counts]

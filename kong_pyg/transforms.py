@@ -26,7 +26,7 @@ from .memory import check_allocation
 from .nn.kong_sketch import KongSketch, check_sketch_dim
 from .ordering import key_attribute
 from .progress import Progress
-from .sketch import HASH_VERSION
+from .sketch import HASH_VERSION, check_scheme
 from .threads import torch_threads
 
 #: KongFeatures' keyword defaults: KongConfig's, with a sketch size (the transform always sketches).
@@ -211,8 +211,8 @@ class KongFeatures(GivenOptions, BaseTransform):
         #: The :class:`~kong_pyg.KongSketch` that computes the features
         #: (in ``float64``, returned as :obj:`dtype`).
         self.sketch = KongSketch(config=cfg, dtype=dtype)
-        if hash_scheme != HASH_VERSION:
-            self.sketch.hashes.version = hash_scheme  # (checked there)
+        if check_scheme(hash_scheme, "'hash_scheme'") != HASH_VERSION:
+            self.sketch.hashes.version = hash_scheme
 
     @property
     def config(self) -> KongConfig:

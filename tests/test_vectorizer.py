@@ -162,6 +162,34 @@ def test_exact_columns_do_not_depend_on_batch_size_or_graph_order(options):
         assert names == sorted(names, key=key)
 
 
+def test_graphs_whose_labels_differ_in_layout_give_their_own_rows_in_any_batch():
+    """Integer labels in one graph and one-hot rows (of any width) in another are the same symbols, read
+    graph by graph (a one-hot row is the index of its 1), so a mixed collection gives every graph the row it
+    gives alone (the default batch refused it where batch_size=1 took it); an edgeless graph's empty float
+    'edge_attr' holds no values (alone it was refused as floating-point labels, and without its graph)."""
+    ei = torch.tensor([[1, 2, 0, 2, 0, 1], [0, 0, 1, 1, 2, 2]])
+    a = Data(x=torch.tensor([0, 1, 2]), edge_index=ei)
+    b = Data(x=torch.eye(3), edge_index=ei)
+    c = Data(x=torch.eye(5)[[2, 0, 0]], edge_index=ei)  # (one-hot rows of another width, other labels)
+    d = Data(x=torch.tensor([[0], [1], [2]]), edge_index=ei)  # (integer labels in a column)
+    graphs = [a, b, c, d]
+    for dim in (None, 32):
+        vec = KongVectorizer(k=2, dim=dim).fit(graphs)
+        dense = (lambda X: X.toarray()) if dim is None else (lambda X: X)
+        alone = np.concatenate([dense(vec.transform([g])) for g in graphs])
+        assert np.array_equal(alone[0], alone[1]) and np.array_equal(alone[0], alone[3])
+        assert not np.array_equal(alone[0], alone[2]) and alone[0].any()
+        for batch_size in (1, 2, 4):
+            X = dense(KongVectorizer(k=2, dim=dim, batch_size=batch_size).fit(graphs).transform(graphs))
+            assert np.array_equal(X, alone), (dim, batch_size)
+    x = torch.tensor([0, 1, 1])
+    graphs = [Data(x=x, edge_index=torch.tensor([[0, 1], [1, 2]]), edge_attr=torch.tensor([0, 1]))] * 2 + [
+        Data(x=x, edge_index=torch.empty(2, 0, dtype=torch.long), edge_attr=torch.tensor([]))]
+    joined = KongVectorizer(k=2).fit_transform(graphs)
+    for batch_size in (1, 2):
+        assert (KongVectorizer(k=2, batch_size=batch_size).fit_transform(graphs) != joined).nnz == 0
+
+
 @pytest.mark.parametrize("dim", [None, 32])
 def test_transform_refuses_graphs_without_the_edge_labels_of_fit(dim):
     """Columns learnt with edge labels give a graph without them only unseen k-grams (a silent row of zeros):
