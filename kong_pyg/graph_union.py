@@ -388,13 +388,17 @@ def _cat_layout(values: List[Any], key: str, start: int, shapes: Optional[List[A
 
 
 def _same_layout(values: List[Any], key: str, start: int) -> None:
-    """Every graph's :obj:`key` a tensor with the first one's dimensions beyond the first (one layout)."""
+    """Every graph's :obj:`key` a tensor with the first one's dimensions beyond the first (one layout).
+
+    (Labels of one or two dimensions in other layouts are read graph by graph before: :func:`_read_alone`.)
+    """
     first = values[0]
     for i, v in enumerate(values):
         if not isinstance(v, Tensor) or v.dim() != first.dim() or v.shape[1:] != first.shape[1:]:
-            raise ValueError(f"graph {start + i}: '{key}' is {_shape_of(v)}, but graph {start} has "
-                             f"{_shape_of(first)}: every graph needs the same layout (integer labels, "
-                             "or one-hot rows of one width)")
+            odd = next((j for j, t in enumerate(values)
+                        if not isinstance(t, Tensor) or t.dim() not in (1, 2)), i)
+            raise ValueError(f"graph {start + odd}: '{key}' is {_shape_of(values[odd])}: labels are [rows] "
+                             "integers or [rows, C] one-hot rows")
 
 
 __all__ = ["GraphBatch", "attributes", "concat_graphs", "no_labels", "union_edges"]

@@ -1253,6 +1253,11 @@ for id, call, error, match in [
     ("vectorizer-x-list", lambda tmp: KongVectorizer(k=2).fit_transform([Data(x=[0, 1, 2], edge_index=E3)]),
      TypeError, "graph 0: 'x' must be a tensor of node labels"),
     # (graphs whose labels differ in layout, integers and one-hot rows: tests/test_vectorizer.py)
+    ("vectorizer-edge-attr-3d-beside-1d",
+     lambda tmp: KongVectorizer(k=2).fit_transform([graph(edge_attr=torch.zeros(2, dtype=torch.long)),
+                                                    graph(edge_attr=torch.zeros(2, 2, 2))]),
+     ValueError, "graph 1: 'edge_attr' is a Tensor of shape \\[2, 2, 2\\]: labels are \\[rows\\] integers or "
+     "\\[rows, C\\] one-hot rows"),
     ("config-seed-beyond-64-bits", lambda tmp: KongSketch(dim=8, seed=2**64), ValueError,
      "'seed' must be <= 18,446,744,073,709,551,615"),
     ("config-k-huge", lambda tmp: KongSketch(k=2**62, dim=8), ValueError, "'k' must be <= 1,000"),
