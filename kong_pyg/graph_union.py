@@ -90,8 +90,6 @@ class _GetAttr:
 
 
 _DTYPE = operator.attrgetter("dtype")
-_LAYOUT = operator.attrgetter("layout")
-_DEVICE = operator.attrgetter("device")
 _SHAPE = operator.attrgetter("shape")
 _FIRST = operator.itemgetter(0)
 
@@ -120,7 +118,11 @@ def _side_by_side(parts: List[Tensor], dim: int, shapes: Optional[List[Any]] = N
     if not all(issubclass(t, Tensor) for t in set(map(type, parts))):
         return None
     stride = first.stride()
-    if set(map(Tensor.stride, parts)) != {stride} or set(map(_DTYPE, parts)) != {first.dtype}:
+    try:
+        strides = set(map(Tensor.stride, parts))
+    except RuntimeError:  # (a sparse part has no strides: torch.cat, then the error naming it)
+        return None
+    if strides != {stride} or set(map(_DTYPE, parts)) != {first.dtype}:
         return None
     if first.is_floating_point() and len(set(map(Tensor.is_neg, parts))) > 1:
         return None  # (a view of them all would read every part with the first one's sign bit; the public
@@ -157,8 +159,6 @@ def _plain_graphs(xs: List[Any], eis: List[Any]) -> Optional[Tuple[List[Any], Li
     if set(map(operator.itemgetter(0), e_shapes)) != {2}:
         return None
     if any(map(bad_edge_dtype, set(map(_DTYPE, eis)))):
-        return None
-    if set(map(_LAYOUT, xs)) != {torch.strided} or set(map(_LAYOUT, eis)) != {torch.strided}:
         return None
     return x_shapes, e_shapes
 
@@ -249,14 +249,14 @@ def concat_graphs(chunk: Sequence[Any], start: int, edge_labels: bool, edge_orde
     nodes = list(map(operator.itemgetter(0), x_shapes))
     if 0 in nodes:
         raise ValueError(f"graph {start + nodes.index(0)} is empty (no nodes); KONG needs at least one node")
-    _one_device(xs, eis, start)
-    if _read_alone(xs, x_shapes):  # (joined, they would be read in one dtype or layout: another label rule)
+    if _read_alone(xs, x_shapes):  # (joined, they would be read in one dtype: another label rule)
         xs = _graph_labels(xs, "x", start)
         x_shapes = list(map(_SHAPE, xs))
     # (through NumPy: torch.tensor reads a list of ints about 20x slower)
     n_sizes = torch.from_numpy(np.array(nodes, dtype=np.int64))
     e_sizes = torch.from_numpy(np.array(list(map(operator.itemgetter(1), e_shapes)), dtype=np.int64))
-    edge_index = union_edges(_cat(eis, 1, e_shapes), n_sizes, e_sizes, start)
+    edge_index = union_edges(_cat_layout(eis, "edge_index", start, e_shapes, dim=1, labels_of=False), n_sizes,
+                             e_sizes, start)
 
     def _all_or_none(key: Optional[str]) -> Optional[Tensor]:
         if not key:
@@ -287,43 +287,51 @@ def concat_graphs(chunk: Sequence[Any], start: int, edge_labels: bool, edge_orde
                 bad = next(i for i, d in enumerate(kinds) if d != kinds[0])
                 raise TypeError(f"graph {start + bad}: '{key}' is {kinds[bad]}, but graph {start} has "
                                 f"{kinds[0]}: give every graph's sort key one dtype")
-        return _cat_layout(values, key, start)
+        return _cat_layout(values, key, start, labels_of=key != edge_order_attr)
 
     e_counts = list(map(operator.itemgetter(1), e_shapes))
     batch = torch.repeat_interleave(n_sizes, output_size=sum(nodes))
-    return GraphBatch(
-        _cat_layout(xs, "x", start, x_shapes), edge_index, _all_or_none("edge_attr" if edge_labels else None),
-        _all_or_none(edge_order_attr), batch, start, len(chunk),
-    )
+    x = _cat_layout(xs, "x", start, x_shapes)
+    if x.device != edge_index.device:
+        last = start + len(chunk) - 1
+        raise ValueError(f"graphs {start}..{last}: 'x' is on {x.device} but 'edge_index' is on "
+                         f"{edge_index.device}: move every graph to one device")
+    return GraphBatch(x, edge_index, _all_or_none("edge_attr" if edge_labels else None),
+                      _all_or_none(edge_order_attr), batch, start, len(chunk))
 
 
 def _read_alone(values: List[Tensor], shapes: Optional[List[Any]] = None) -> bool:
-    """Whether label tensors must be read graph by graph before they are joined.
+    """Whether label tensors share one layout (their dimensions beyond the rows) but not one dtype.
 
-    They must where their layouts differ (integer labels in some graphs, one-hot rows in others, or
-    one-hot rows of other widths), or where they share one but not one dtype (other than integers of
-    other widths, which promote to ``int64`` with the same values). Every graph's labels are then
-    the symbols it gives alone, whatever the batch (:func:`_graph_labels`).
+    Joined, they would be promoted to one dtype and read by its rule, so they are read graph by
+    graph first (:func:`_graph_labels`), except integers of other widths, which promote to
+    ``int64`` with the same values. Labels in other layouts (integer labels in some graphs, one-hot
+    rows in others, or rows of other widths) do not join at all: :func:`_cat_layout` reads them
+    graph by graph then.
     """
-    if len({tuple(s[1:]) for s in (shapes if shapes is not None else map(_SHAPE, values))}) > 1:
-        return all(v.dim() in (1, 2) for v in values)  # (other dimensions: refused by _cat_layout)
     dtypes = set(map(_DTYPE, values))
-    return len(dtypes) > 1 and any(d.is_floating_point or d in NARROW_KERNELS for d in dtypes)
+    if len(dtypes) < 2 or not any(d.is_floating_point or d in NARROW_KERNELS for d in dtypes):
+        return False
+    return len({tuple(s[1:]) for s in (shapes if shapes is not None else map(_SHAPE, values))}) == 1
 
 
-def _one_device(xs: List[Tensor], eis: List[Tensor], start: int) -> None:
-    """Every graph's :obj:`x` and :obj:`edge_index` on one device, with values (not ``meta``)."""
-    devices = set(map(_DEVICE, xs)) | set(map(_DEVICE, eis))
-    if len(devices) == 1 and next(iter(devices)).type != "meta":
-        return
-    first = xs[0].device
-    for i, (x, ei) in enumerate(zip(xs, eis)):
-        for key, t in (("x", x), ("edge_index", ei)):
-            if t.device.type == "meta":
-                raise ValueError(f"graph {start + i}: '{key}' is on the meta device (a shape without values)")
-            if t.device != first:
-                raise ValueError(f"graph {start + i}: '{key}' is on {t.device} but graph {start}'s 'x' is on "
-                                 f"{first}: move every graph to one device")
+def _diagnose(values: List[Any], key: str, start: int) -> None:
+    """Raise the error naming a graph whose :obj:`key` cannot be joined: sparse, without values, elsewhere.
+
+    Called where joining failed or gave no dense tensor with values (no per-graph checks on the way
+    that works).
+    """
+    tensors = [(i, v) for i, v in enumerate(values) if isinstance(v, Tensor)]
+    for i, v in tensors:
+        if v.layout != torch.strided:
+            raise TypeError(f"graph {start + i}: {not_dense(key, v)}")
+        if v.device.type == "meta":
+            raise ValueError(f"graph {start + i}: '{key}' is on the meta device (a shape without values)")
+    for i, v in tensors:
+        if v.device != tensors[0][1].device:
+            first, where = start + tensors[0][0], tensors[0][1].device
+            raise ValueError(f"graph {start + i}: '{key}' is on {v.device} but graph {first}'s is on "
+                             f"{where}: move every graph to one device")
 
 
 def _graph_labels(values: List[Tensor], key: str, start: int) -> List[Tensor]:
@@ -358,9 +366,6 @@ def _per_edge(values: List[Any], key: str, start: int, e_counts: List[int]) -> N
     if not all(isinstance(v, Tensor) for v in values):
         i = next(i for i, v in enumerate(values) if not isinstance(v, Tensor))
         raise TypeError(f"graph {start + i}: '{key}' must be a tensor (got {_shape_of(values[i])})")
-    if set(map(_LAYOUT, values)) != {torch.strided}:
-        i = next(i for i, v in enumerate(values) if v.layout != torch.strided)
-        raise TypeError(f"graph {start + i}: {not_dense(key, values[i])}")
     try:
         rows = list(map(_FIRST, map(_SHAPE, values)))
     except IndexError:  # (a scalar)
@@ -378,19 +383,27 @@ def _shape_of(value: Any) -> str:
         f"a {type(value).__name__}"
 
 
-def _cat_layout(values: List[Any], key: str, start: int, shapes: Optional[List[Any]] = None) -> Tensor:
-    """The graphs' :obj:`key` tensors stacked; where they do not fit together, an error naming a graph."""
+def _cat_layout(values: List[Any], key: str, start: int, shapes: Optional[List[Any]] = None,
+                dim: int = 0, labels_of: bool = True) -> Tensor:
+    """The graphs' :obj:`key` tensors joined along :obj:`dim` (dense, with values), or an error naming one."""
     try:
-        return _cat(values, 0, shapes)
-    except (RuntimeError, TypeError):
+        out = _cat(values, dim, shapes)
+    except (RuntimeError, TypeError, NotImplementedError):
+        _diagnose(values, key, start)
+        if labels_of and all(isinstance(v, Tensor) and v.dim() in (1, 2) for v in values):
+            # labels in other layouts: every graph's own symbols (a one-hot row is the index of its 1)
+            return torch.cat(_graph_labels(values, key, start))
         _same_layout(values, key, start)
         raise
+    if out.layout != torch.strided or out.device.type == "meta":
+        _diagnose(values, key, start)
+    return out
 
 
 def _same_layout(values: List[Any], key: str, start: int) -> None:
     """Every graph's :obj:`key` a tensor with the first one's dimensions beyond the first (one layout).
 
-    (Labels of one or two dimensions in other layouts are read graph by graph before: :func:`_read_alone`.)
+    (Labels of one or two dimensions in other layouts are read graph by graph: :func:`_cat_layout`.)
     """
     first = values[0]
     for i, v in enumerate(values):
