@@ -710,7 +710,7 @@ def test_torch_out_of_memory_is_one_line(monkeypatch, capsys):
     import pytest
     import torch
 
-    from kong_pyg.cli import main, order_test
+    from kong_pyg.cli import _out_of_memory, main, order_test
 
     def run(args):
         torch.empty(1 << 50, dtype=torch.uint8)  # (1 PiB: the allocator refuses it at once)
@@ -719,6 +719,8 @@ def test_torch_out_of_memory_is_one_line(monkeypatch, capsys):
     assert main(["order-test", "-q"]) == 2
     err = capsys.readouterr().err
     assert err == "kong-pyg order-test: error: out of memory: could not allocate 1,048,576.0 GiB\n", err
+    assert _out_of_memory(RuntimeError("DefaultCPUAllocator: can't allocate memory: you tried to allocate "
+                                       f"{40 << 20} bytes")) == "could not allocate 40.0 MiB"
 
     def other(args):
         raise RuntimeError("a bug, not the user's")
@@ -797,15 +799,31 @@ def test_output_into_a_closed_pipe_ends_quietly(tmp_path):
 
     root = str(Path(__file__).resolve().parents[1])
     env = dict(os.environ, PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    read, write = os.pipe()
-    os.close(read)  # (no reader at all: the first write fails, whatever the pipe's buffer)
-    try:
-        args = ["classify", "--grid", "quick", "--repeats", "1", "--folds", "3", "-q", "--json"]
-        done = subprocess.run([sys.executable, "-m", "kong_pyg"] + args, stdout=write, stderr=subprocess.PIPE,
-                              text=True, env=env, cwd=tmp_path, timeout=300)
-    finally:
-        os.close(write)
-    assert done.returncode == 128 + signal.SIGPIPE and done.stderr == "", done.stderr
+    for buffered in (True, False):  # (buffered: the output is written when the command ends, not as printed)
+        env.pop("PYTHONUNBUFFERED", None)
+        if not buffered:
+            env["PYTHONUNBUFFERED"] = "1"
+        read, write = os.pipe()
+        os.close(read)  # (no reader at all: the first write fails, whatever the pipe's buffer)
+        try:
+            args = ["classify", "--grid", "quick", "--repeats", "1", "--folds", "3", "-q", "--json"]
+            done = subprocess.run([sys.executable, "-m", "kong_pyg"] + args, stdout=write,
+                                  stderr=subprocess.PIPE, text=True, env=env, cwd=tmp_path, timeout=300)
+        finally:
+            os.close(write)
+        assert done.returncode == 128 + signal.SIGPIPE and done.stderr == "", (buffered, done.stderr)
+
+
+def test_a_broken_pipe_that_is_not_stdout_is_one_line(monkeypatch, capsys):
+    """A broken pipe elsewhere (not the output's reader gone) is an error of one line, exit 2."""
+    from kong_pyg.cli import main, order_test
+
+    def run(args):
+        raise BrokenPipeError(32, "Broken pipe")
+
+    monkeypatch.setattr(order_test, "run", run)
+    assert main(["order-test", "-q"]) == 2
+    assert capsys.readouterr().err == "kong-pyg order-test: error: [Errno 32] Broken pipe\n"
 
 
 def test_sigterm_ends_the_workers_of_a_sharded_stream(tmp_path):
@@ -856,3 +874,18 @@ def test_sigterm_ends_the_workers_of_a_sharded_stream(tmp_path):
     assert err.strip() == "kong-pyg stream: terminated", err
     for pid in workers:
         assert not os.path.exists(f"/proc/{pid}"), f"worker {pid} still runs"
+
+
+def test_the_program_gives_the_sigterm_handler_back(monkeypatch):
+    """main() as the program installs its SIGTERM handler for its run only (it stayed: a later SIGTERM raised
+    kong_pyg.cli.Terminated in the caller's code)."""
+    import signal
+    import sys
+
+    from kong_pyg.cli import main, order_test
+
+    monkeypatch.setattr(order_test, "run", lambda args: 0)
+    monkeypatch.setattr(sys, "argv", ["kong-pyg", "order-test", "-q"])
+    before = signal.getsignal(signal.SIGTERM)
+    assert main() == 0
+    assert signal.getsignal(signal.SIGTERM) is before

@@ -178,6 +178,7 @@ def _on_sigterm(pid: int, signum: int, frame: Any) -> None:
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         os.kill(os.getpid(), signal.SIGTERM)
         return
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # (a second one would cut the clean-ups short)
     raise Terminated()
 
 
@@ -212,7 +213,9 @@ def _out_of_memory(err: BaseException) -> Optional[str]:
     found = re.search(r"can't allocate memory: you tried to allocate (\d+) bytes", text)
     if found is None:
         return None
-    return f"could not allocate {int(found.group(1)) / 2 ** 30:,.1f} GiB"
+    size = int(found.group(1))
+    return f"could not allocate {size / 2 ** 30:,.1f} GiB" if size >= 2 ** 30 else \
+        f"could not allocate {size / 2 ** 20:,.1f} MiB"
 
 
 def main(argv: Optional[List[str]] = None) -> int:
@@ -242,21 +245,23 @@ def main(argv: Optional[List[str]] = None) -> int:
     if getattr(args, "func", None) is None:
         parser.print_help(sys.stderr)
         return 2
+    previous = None
     with warnings.catch_warnings():  # (restores the previous showwarning afterwards)
         try:
             if argv is None:  # the program itself: one line per warning (a caller of main keeps its own
                 # handling); every subcommand imports PyG, without what it never uses
                 warnings.showwarning = _warning_line(f"kong-pyg {args.command}")
                 if threading.current_thread() is threading.main_thread():
-                    signal.signal(signal.SIGTERM, functools.partial(_on_sigterm, os.getpid()))
+                    previous = signal.signal(signal.SIGTERM, functools.partial(_on_sigterm, os.getpid()))
                 tune_allocator()
                 import_pyg()
-            return int(args.func(args) or 0)
-        except BrokenPipeError:
-            if argv is None and _stdout_closed():  # (| head: the reader has what it wanted)
-                return 128 + signal.SIGPIPE
-            raise
+            code = int(args.func(args) or 0)
+            if argv is None:  # (written here, not at exit: a reader that has gone is found below)
+                sys.stdout.flush()
+            return code
         except USER_ERRORS as err:
+            if isinstance(err, BrokenPipeError) and argv is None and _stdout_closed():
+                return 128 + signal.SIGPIPE  # (| head: the reader has what it wanted)
             message = with_flags(one_line(str(err)), _flags(parser, args.command)) or type(err).__name__
             print(f"kong-pyg {args.command}: error: {message}", file=sys.stderr)
             return 2
@@ -278,6 +283,9 @@ def main(argv: Optional[List[str]] = None) -> int:
                 raise
             print(f"\nkong-pyg {args.command}: interrupted", file=sys.stderr)
             return 130
+        finally:
+            if previous is not None:  # (a caller of main, or what follows it, gets its own handler back)
+                signal.signal(signal.SIGTERM, previous)
 
 
 __all__ = ["main", "build_parser", "defer_import", "import_pyg", "tune_allocator", "MALLOC_SETTINGS",

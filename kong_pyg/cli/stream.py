@@ -295,6 +295,9 @@ def _spawn_local(args: argparse.Namespace) -> int:
 
 
 def _local_worker(rank: int, args: argparse.Namespace, port: int, codes: Any) -> None:
+    import signal
+
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # (not the parent's handler: it waits for C calls)
     os.environ.update(RANK=str(rank), WORLD_SIZE=str(args.workers), MASTER_ADDR="127.0.0.1",
                       MASTER_PORT=str(port))
     try:

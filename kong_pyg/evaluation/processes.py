@@ -79,7 +79,15 @@ def _stop_workers(pool: Any) -> None:
 
 
 def _single_thread() -> None:
-    """Worker processes use one thread each (the processes are the parallelism)."""
+    """Worker processes use one thread each (the processes are the parallelism); SIGTERM ends them at once.
+
+    (A forked worker inherits the command line's Python-level SIGTERM handler, which would wait for the
+    C call under way, a factorization say, to return.)
+    """
+    import signal
+
     import torch
+
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
     torch.set_num_threads(1)
