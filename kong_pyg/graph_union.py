@@ -228,9 +228,6 @@ def concat_graphs(chunk: Sequence[Any], start: int, edge_labels: bool, edge_orde
             raise no_labels(chunk[i], start + i)
         if not isinstance(x, Tensor):
             raise TypeError(f"graph {start + i}: 'x' must be a tensor of node labels (got {_shape_of(x)})")
-        for key, t in (("x", x), ("edge_index", ei)):
-            if isinstance(t, Tensor) and t.layout != torch.strided:
-                raise TypeError(f"graph {start + i}: {not_dense(key, t)}")
         if x.dim() not in (1, 2):
             raise ValueError(f"graph {start + i}: 'x' must be a tensor of node labels, [num_nodes] "
                              f"integers or [num_nodes, C] one-hot rows (got {_shape_of(x)})")
@@ -393,25 +390,28 @@ def _cat_layout(values: List[Any], key: str, start: int, shapes: Optional[List[A
         if labels_of and all(isinstance(v, Tensor) and v.dim() in (1, 2) for v in values):
             # labels in other layouts: every graph's own symbols (a one-hot row is the index of its 1)
             return torch.cat(_graph_labels(values, key, start))
-        _same_layout(values, key, start)
+        _same_layout(values, key, start, labels_of)
         raise
     if out.layout != torch.strided or out.device.type == "meta":
         _diagnose(values, key, start)
     return out
 
 
-def _same_layout(values: List[Any], key: str, start: int) -> None:
+def _same_layout(values: List[Any], key: str, start: int, labels_of: bool) -> None:
     """Every graph's :obj:`key` a tensor with the first one's dimensions beyond the first (one layout).
 
-    (Labels of one or two dimensions in other layouts are read graph by graph: :func:`_cat_layout`.)
+    Labels of one or two dimensions in other layouts are read graph by graph (:func:`_cat_layout`):
+    for them only a tensor of other dimensions is an error.
     """
+    odd = next((i for i, t in enumerate(values) if not isinstance(t, Tensor) or t.dim() not in (1, 2)), None)
+    if labels_of and odd is not None:
+        raise ValueError(f"graph {start + odd}: '{key}' is {_shape_of(values[odd])}: labels are [rows] "
+                         "integers or [rows, C] one-hot rows")
     first = values[0]
     for i, v in enumerate(values):
         if not isinstance(v, Tensor) or v.dim() != first.dim() or v.shape[1:] != first.shape[1:]:
-            odd = next((j for j, t in enumerate(values)
-                        if not isinstance(t, Tensor) or t.dim() not in (1, 2)), i)
-            raise ValueError(f"graph {start + odd}: '{key}' is {_shape_of(values[odd])}: labels are [rows] "
-                             "integers or [rows, C] one-hot rows")
+            raise ValueError(f"graph {start + i}: '{key}' is {_shape_of(v)}, but graph {start} has "
+                             f"{_shape_of(first)}: every graph needs the same layout")
 
 
 __all__ = ["GraphBatch", "attributes", "concat_graphs", "no_labels", "union_edges"]

@@ -211,8 +211,9 @@ class KongFeatures(GivenOptions, BaseTransform):
         #: The :class:`~kong_pyg.KongSketch` that computes the features
         #: (in ``float64``, returned as :obj:`dtype`).
         self.sketch = KongSketch(config=cfg, dtype=dtype)
-        if check_scheme(hash_scheme, "'hash_scheme'") != HASH_VERSION:
-            self.sketch.hashes.version = hash_scheme
+        scheme = check_scheme(hash_scheme, "'hash_scheme'")
+        if scheme != HASH_VERSION:
+            self.sketch.hashes.version = scheme
 
     @property
     def config(self) -> KongConfig:
