@@ -53,6 +53,7 @@ import numpy as np
 
 from .config import KongConfig, check_c_grid, check_float, check_int, check_usable_device
 from .evaluation.stats import with_corrected_interval  # noqa: F401  (its former home)
+from .order_inputs import graph_labels, load_ordered_graphs, tied_share  # (also importable from here)
 from .warn import warn
 
 #: The settings, in report order, and what each one is.
@@ -394,30 +395,6 @@ FEW_SPLITS = 10
 TIED_NOTE = 0.01
 
 
-def tied_share(graphs: Any, key: str, flow: str = "source_to_target") -> float:
-    """The share of edges whose key value an edge to another neighbor in the same neighborhood has too.
-
-    (Edges to the same neighbor with one key, e.g. the authors' layout's doubled items, tie harmlessly:
-    their order changes no string.)
-    """
-    import torch
-
-    tied = total = 0
-    for g in graphs:
-        values, ei = getattr(g, key, None), g.edge_index
-        if values is None or ei is None or ei.numel() == 0 or values.numel() != ei.size(1):
-            continue  # (a key of another shape: the features' own checks name it)
-        owner, other = (ei[1], ei[0]) if flow == "source_to_target" else (ei[0], ei[1])
-        values = values.reshape(-1)
-        kind = torch.float64 if values.is_floating_point() else torch.long  # (int64 keys stay exact)
-        rows, edge_row = torch.unique(torch.stack([owner.to(kind), values.to(kind), other.to(kind)], dim=1),
-                                      dim=0, return_inverse=True)
-        _, group, size = torch.unique(rows[:, :2], dim=0, return_inverse=True, return_counts=True)
-        tied += int((size[group] > 1)[edge_row].sum())  # (edges of (owner, key) groups of 2+ neighbors)
-        total += owner.numel()
-    return tied / total if total else 0.0
-
-
 def order_features(
     graphs: Any,
     settings: Sequence[str],
@@ -447,108 +424,6 @@ def order_features(
                                       threads=threads, **options).fit_transform(graphs) for sd in seeds]
         cpu[s] = time.process_time() - t
     return features, cpu
-
-
-def load_ordered_graphs(source: Any, labels: Any = None,
-                        edge_order_attr: Optional[str] = "edge_order",
-                        notes: Optional[List[str]] = None) -> Tuple[Any, Optional[str]]:
-    """Turn any accepted input of :func:`order_test` into graphs; also say which per-edge key they carry.
-
-    A StreamSpot file's malformed lines are skipped, with a warning that counts them and names the
-    first (also appended to :obj:`notes`, if given).
-
-    Returns:
-        (graphs, str or None): The graphs and :obj:`edge_order_attr` if every
-        graph has that key, else :obj:`None`.
-    """
-    from torch_geometric.data import InMemoryDataset
-
-    from .datasets import EdgeStream, InteractionGraphs, StreamSpotGraphs, read_streamspot
-
-    if labels is not None and not isinstance(source, (str, os.PathLike, EdgeStream)):
-        raise ValueError(f"'labels' are the graph labels of a StreamSpot input (a file or an EdgeStream), "
-                         f"not of a {type(source).__name__}: pass the class labels as 'y'")
-    if isinstance(source, Mapping):
-        missing = [n for n in ("user", "item", "time", "user_label", "item_label") if n not in source]
-        if missing:
-            raise ValueError(f"an interaction log needs the keys {missing} (got {sorted(source)})")
-        source = InteractionGraphs(**dict(source))
-    elif isinstance(source, (str, os.PathLike)):
-        if labels is None:
-            raise ValueError("a StreamSpot file needs 'labels' (a dict, a labels file or a tensor)")
-        path = os.fspath(source)
-        source, bad, num_bad = read_streamspot(source, keep=3)
-        if num_bad:
-            from .datasets.streamspot import format_malformed
-
-            note = f"{path}: " + format_malformed(bad, num_bad).replace("\n  ", "; ")
-            warn(note)
-            if notes is not None:
-                notes.append(note)
-    if isinstance(source, EdgeStream):
-        if labels is None:
-            raise ValueError("a StreamSpot stream needs 'labels'")
-        stream = source
-        source = StreamSpotGraphs(stream, labels, undirected=True)
-        import torch
-
-        # the key: each event's arrival position, on both of its edges (graphs list their events in
-        # arrival order, each as the two directions)
-        key = torch.sort(stream.graph, stable=True).indices.repeat_interleave(2)
-        # PyG collates a single graph with slices=None: its storage is that graph
-        slices = source.slices
-        assert key.numel() == (source._data.edge_index.size(1) if slices is None
-                               else int(slices["edge_index"][-1]))
-        if edge_order_attr:
-            source._data[edge_order_attr] = key
-            if slices is not None:
-                slices[edge_order_attr] = slices["edge_index"]
-            source._data_list = None
-    if isinstance(source, InMemoryDataset) and source.slices is not None:
-        return source, _key(edge_order_attr, bool(edge_order_attr) and edge_order_attr in source.slices)
-    from .graphs import as_graph_sequence
-
-    graphs = as_graph_sequence(source)
-    has = [bool(edge_order_attr) and getattr(g, str(edge_order_attr), None) is not None for g in graphs]
-    if any(has) and not all(has):
-        raise ValueError(f"graph {has.index(False)} has no '{edge_order_attr}' but others have one: give "
-                         "every graph the key, or none (edge_order_attr=None ignores it)")
-    return graphs, _key(edge_order_attr, all(has))
-
-
-def _key(edge_order_attr: Optional[str], present: bool) -> Optional[str]:
-    """The key if the graphs have it; else None for the default name (no consistent shuffle), or an error."""
-    if present or edge_order_attr in (None, "", "edge_order"):
-        return edge_order_attr if present else None
-    raise ValueError(f"no graph has the key edge_order_attr='{edge_order_attr}': check its name, or "
-                     "pass edge_order_attr=None to run without a key (no consistent shuffle)")
-
-
-def graph_labels(graphs: Any, y: Any = None) -> np.ndarray:
-    """The class labels as consecutive integers :obj:`0..C-1` (from :obj:`y` or the graphs' :obj:`y`)."""
-    import torch
-    from torch_geometric.data import InMemoryDataset
-
-    if y is None and isinstance(graphs, InMemoryDataset) and graphs._indices is None \
-            and "y" in (graphs.slices or {}):
-        y = graphs._data.y
-    if y is None:
-        try:
-            y = torch.cat([graphs[i].y.view(-1) for i in range(len(graphs))])
-        except AttributeError:
-            raise ValueError("the graphs have no 'y': pass the class labels as 'y'") from None
-    from .evaluation.splits import class_labels
-
-    # (NaN, continuous values and strings mixed with numbers are refused as everywhere in the harness)
-    y = class_labels(y.cpu().numpy() if isinstance(y, torch.Tensor) else y)
-    if y.size != len(graphs):
-        raise ValueError(f"'y' has {y.size} labels for {len(graphs)} graphs")
-    classes, y = np.unique(y, return_inverse=True)
-    counts = np.bincount(y)
-    if classes.size < 2 or counts.min() < 2:
-        raise ValueError(f"order_test needs at least two classes with two graphs each "
-                         f"(counts {counts.tolist()})")
-    return y.astype(np.int64)
 
 
 def _compare(settings: Sequence[str], scores: Dict[str, Dict[str, List[float]]],
@@ -619,5 +494,5 @@ def _fit_scores(features: Dict[str, List[Any]], y: np.ndarray, parts: Any, grid:
 
 
 __all__ = ["order_test", "OrderTestResult", "order_features", "load_ordered_graphs", "graph_labels",
-           "with_corrected_interval",
+           "tied_share", "with_corrected_interval",
            "SETTINGS", "COMPARISONS", "C_NORMALIZED", "C_RAW"]
