@@ -92,6 +92,7 @@ class _GetAttr:
 _DTYPE = operator.attrgetter("dtype")
 _SHAPE = operator.attrgetter("shape")
 _FIRST = operator.itemgetter(0)
+_DIM = operator.methodcaller("dim")
 
 
 def _cat(parts: List[Tensor], dim: int, shapes: Optional[List[Any]] = None) -> Tensor:
@@ -284,6 +285,8 @@ def concat_graphs(chunk: Sequence[Any], start: int, edge_labels: bool, edge_orde
                 bad = next(i for i, d in enumerate(kinds) if d != kinds[0])
                 raise TypeError(f"graph {start + bad}: '{key}' is {kinds[bad]}, but graph {start} has "
                                 f"{kinds[0]}: give every graph's sort key one dtype")
+            if len(set(map(_DIM, values))) > 1:  # [m] keys beside [m, 1] columns: one key per edge in both
+                values = [v.reshape(-1) if v.dim() == 2 and v.size(1) == 1 else v for v in values]
         return _cat_layout(values, key, start, labels_of=key != edge_order_attr)
 
     e_counts = list(map(operator.itemgetter(1), e_shapes))

@@ -1413,10 +1413,10 @@ for id, call, error, match in [
      lambda tmp: KongVectorizer(k=2).fit_transform([graph(), graph(x=torch.zeros(3, dtype=torch.long,
                                                                                 device="meta"))]),
      ValueError, "graph 1: 'x' is on the meta device"),
-    ("vectorizer-edge-order-column-beside-vector",  # (a sort key, not labels: not read as labels)
+    ("vectorizer-edge-order-two-columns-beside-vector",  # (a sort key, not labels: not read as labels)
      lambda tmp: KongVectorizer(k=2).fit_transform([graph(edge_order=torch.tensor([0, 1])),
-                                                    graph(edge_order=torch.tensor([[0], [1]]))]),
-     ValueError, "graph 1: 'edge_order' is a Tensor of shape \\[2, 1\\], but graph 0 has a Tensor of shape "
+                                                    graph(edge_order=torch.tensor([[0, 1], [1, 0]]))]),
+     ValueError, "graph 1: 'edge_order' is a Tensor of shape \\[2, 2\\], but graph 0 has a Tensor of shape "
      "\\[2\\]: every graph needs the same layout"),
     ("features-hash-scheme-7", lambda tmp: KongFeatures(dim=8, hash_scheme=7), ValueError,
      "'hash_scheme' must be 1 or 2 \\(got 7\\)"),

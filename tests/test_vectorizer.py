@@ -190,6 +190,25 @@ def test_graphs_whose_labels_differ_in_layout_give_their_own_rows_in_any_batch()
         assert (KongVectorizer(k=2, batch_size=batch_size).fit_transform(graphs) != joined).nnz == 0
 
 
+def test_order_keys_as_vectors_and_as_columns_mix_in_any_batch():
+    """A per-edge key of shape [m] in one graph and [m, 1] in another is one key per edge in both: the
+    default batch gives every graph the row it gives alone (it refused the mix where batch_size=1 took it);
+    the key really orders (reversed keys give another row)."""
+    ei = torch.tensor([[1, 2, 0, 2, 0, 1], [0, 0, 1, 1, 2, 2]])
+    x = torch.tensor([0, 1, 2])
+    key = torch.tensor([5, 3, 0, 2, 4, 1])
+    graphs = [Data(x=x, edge_index=ei, edge_order=o) for o in (key, key.view(-1, 1), -key.view(-1, 1), -key)]
+    for dim in (None, 32):
+        dense = (lambda X: X.toarray()) if dim is None else (lambda X: X)
+        vec = KongVectorizer(k=2, dim=dim, batch_size=1).fit(graphs)
+        alone = np.concatenate([dense(vec.transform([g])) for g in graphs])
+        assert np.array_equal(alone[0], alone[1]) and np.array_equal(alone[2], alone[3])
+        assert not np.array_equal(alone[0], alone[2])
+        for batch_size in (2, 4):
+            X = dense(KongVectorizer(k=2, dim=dim, batch_size=batch_size).fit(graphs).transform(graphs))
+            assert np.array_equal(X, alone), (dim, batch_size)
+
+
 @pytest.mark.parametrize("dim", [None, 32])
 def test_transform_refuses_graphs_without_the_edge_labels_of_fit(dim):
     """Columns learnt with edge labels give a graph without them only unseen k-grams (a silent row of zeros):
