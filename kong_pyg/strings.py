@@ -116,7 +116,8 @@ def kong_strings(
         edge_order = edge_order.tolist()  # (Python numbers: NaN is found, float64 kept)
     n = len(labels)
     if isinstance(labels, np.ndarray) and labels.ndim == 2 and labels.dtype.kind in "biuf":
-        labels = torch.from_numpy(labels)
+        # (a copy in native byte order where needed: PyTorch takes no negative strides, no big-endian bytes)
+        labels = torch.from_numpy(np.ascontiguousarray(labels, dtype=labels.dtype.newbyteorder("=")))
     if isinstance(labels, Tensor) and labels.dim() == 2:  # one-hot or multi-hot rows, an [N, 1] column:
         from .inputs import labels as label_codes  # the fast code's reading of them
 

@@ -71,6 +71,10 @@ def test_oracle_reads_labels_and_keys_as_the_library_does():
               torch.tensor([[1, 0], [2, 0], [0, 1]])):
         codes = label_codes(x, "x", 3).tolist()
         assert list(kong_strings(ei, x, 1, order="label")[0]) == [(codes[0],), tuple(sorted(codes[1:]))]
+    # NumPy one-hot matrices of any layout: reversed rows (negative strides), big-endian bytes
+    want = kong_strings(ei, [2, 1, 0], 1)
+    for x in (np.eye(3)[::-1], np.eye(3)[::-1].astype(">f8"), np.eye(3, dtype=">i4")[::-1, :]):
+        assert kong_strings(ei, x, 1) == want
     # float keys stay float64 (float32 made timestamps 0.25 apart one key: no shuffle at all)
     ei = torch.tensor([[1, 2, 3, 4, 5], [0, 0, 0, 0, 0]])
     keys = [1.7e9 + 0.25 * i for i in range(5)][::-1]
