@@ -876,6 +876,32 @@ def test_sigterm_ends_the_workers_of_a_sharded_stream(tmp_path):
         assert not os.path.exists(f"/proc/{pid}"), f"worker {pid} still runs"
 
 
+def test_workers_started_before_an_interrupt_end_too(monkeypatch):
+    """SIGTERM or Ctrl-C while the --workers are being started: those already started end as well (the
+    interrupt came before the command had their handles, and they ran on alone)."""
+    import argparse
+    import multiprocessing
+    import time
+
+    import torch.multiprocessing as mp
+
+    from kong_pyg.cli import stream as stream_cli
+
+    started = []
+
+    def start_processes(*args, **kwargs):  # the first worker starts, then the interrupt arrives
+        process = multiprocessing.get_context("spawn").Process(target=time.sleep, args=(120,))
+        process.start()
+        started.append(process)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(mp, "start_processes", start_processes)
+    with pytest.raises(KeyboardInterrupt):
+        stream_cli._spawn_local(argparse.Namespace(workers=2))
+    assert started and not started[0].is_alive()
+    assert started[0].exitcode is not None
+
+
 def test_the_program_gives_the_sigterm_handler_back(monkeypatch):
     """main() as the program installs its SIGTERM handler for its run only (it stayed: a later SIGTERM raised
     kong_pyg.cli.Terminated in the caller's code)."""

@@ -267,13 +267,20 @@ def _free_port() -> int:
 
 def _spawn_local(args: argparse.Namespace) -> int:
     """``--workers N``: N processes on this machine (gloo over the loopback), each a :func:`_sharded`."""
+    import multiprocessing
+
     import torch.multiprocessing as mp
 
     port = _free_port()
     method = "fork" if "fork" in mp.get_all_start_methods() else "spawn"  # fork: no second import
     codes = mp.get_context(method).SimpleQueue()
-    context = mp.start_processes(_local_worker, args=(args, port, codes), nprocs=args.workers, join=False,
-                                 start_method=method)
+    before = {p.pid for p in multiprocessing.active_children()}
+    try:
+        context = mp.start_processes(_local_worker, args=(args, port, codes), nprocs=args.workers,
+                                     join=False, start_method=method)
+    except BaseException:  # (SIGTERM or Ctrl-C while starting them: those started end too)
+        _end_workers([p for p in multiprocessing.active_children() if p.pid not in before])
+        raise
     try:
         while not context.join():
             pass
@@ -284,14 +291,19 @@ def _spawn_local(args: argparse.Namespace) -> int:
         print(f"{PROG}: error: --workers: process {err.error_index} {how}{hint}", file=sys.stderr)
         return 1  # (a failure of the run, not of the command line: exit 1, as --strict)
     except BaseException:  # (SIGTERM or Ctrl-C here: the workers end too, not left running alone)
-        for process in context.processes:
-            if process.is_alive():
-                process.terminate()
-        for process in context.processes:
-            process.join(10)
+        _end_workers(context.processes)
         raise
     results = [codes.get() for _ in range(args.workers)]
     return max(results)
+
+
+def _end_workers(processes: List[Any]) -> None:
+    """SIGTERM to every live worker, then wait for each (10 s at most)."""
+    for process in processes:
+        if process.is_alive():
+            process.terminate()
+    for process in processes:
+        process.join(10)
 
 
 def _local_worker(rank: int, args: argparse.Namespace, port: int, codes: Any) -> None:
