@@ -411,6 +411,40 @@ def test_killed_cli_runs_resume_bit_identical(tmp_path, kernel, chunk):
     assert not [p for p in os.listdir(tmp_path) if p.endswith(".tmp")]
 
 
+def test_a_resumed_cli_run_reports_the_rate_of_the_edges_it_read(tmp_path, capfd, monkeypatch):
+    """A run resumed from a checkpoint that had finished pass 1 reads pass 2 only: its summary says so and
+    its rate counts those edges (it counted every pass's over the resumed run's seconds)."""
+    from kong_pyg.datasets import streamspot
+
+    stream, _ = synthetic_event_stream(60, seed=3)
+    path = tmp_path / "s.tsv"
+    write_streamspot(stream, path)
+    m = stream.src.numel()
+    argv = ["stream", str(path), "--hops", "2", "--dim", "16", "--checkpoint", str(tmp_path / "c.ckpt"),
+            "--out", str(tmp_path / "f"), "-q"]
+    real, opened = streamspot.StreamSpotReader, []
+
+    def interrupted(*args, **kwargs):  # Ctrl-C as pass 2 begins (pass 1 is saved in the checkpoint)
+        opened.append(1)
+        if len(opened) == 2:
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(streamspot, "StreamSpotReader", interrupted)
+    with pytest.raises(KeyboardInterrupt):  # (main() given its arguments lets Ctrl-C through)
+        cli_main(argv)
+    monkeypatch.setattr(streamspot, "StreamSpotReader", real)
+    assert KongStream.load(tmp_path / "c.ckpt").pass_index == 2
+    capfd.readouterr()
+    assert cli_main(argv) == 0
+    err = capfd.readouterr().err
+    assert f"2 passes ({m:,} edges read in this run, resumed from the checkpoint) in" in err, err
+    (tmp_path / "c.ckpt").unlink()
+    assert cli_main(argv) == 0
+    err = capfd.readouterr().err
+    assert f"{m:,} edges" in err and "2 passes in" in err and "resumed from" not in err, err
+
+
 def test_threads_are_set_around_the_work_and_restored(stream):
     old = torch.get_num_threads()
     seen = []

@@ -242,7 +242,8 @@ def run(args: argparse.Namespace) -> int:
     finally:
         if spooled is not None:
             os.unlink(spooled)
-    write_output(args, ks, readers[-1] if readers else None, time.perf_counter() - start, passes)
+    write_output(args, ks, readers[-1] if readers else None, time.perf_counter() - start, passes,
+                 edges_read=sum(r.num_edges for r in readers))
     return 0
 
 
@@ -363,12 +364,14 @@ def _sharded(args: argparse.Namespace) -> int:
 
 
 def write_output(args: argparse.Namespace, ks: Any, reader: Any, seconds: float, passes: int,
-                 decode: Any = None) -> None:
+                 decode: Any = None, edges_read: Optional[int] = None) -> None:
     """Write the features and the graph ids, and report the run on stderr.
 
     Graph ids are :obj:`reader`'s tokens (or :obj:`decode` of each id, or
     the ids themselves); the ids file holds one per line, its bytes those of
-    the input (``surrogateescape``).
+    the input (``surrogateescape``). The rate is of the edges this run read
+    (:obj:`edges_read`; by default every pass's): a run resumed from a
+    checkpoint reads only the passes left.
 
     Raises:
         CommandError: No edge was read (an empty input, or only malformed or blank lines); nothing
@@ -391,7 +394,12 @@ def write_output(args: argparse.Namespace, ks: Any, reader: Any, seconds: float,
     ids = [str(decode(i)) for i in ks.graph_ids]
     counts = ", ".join(plural(n, noun) for n, noun in ((ks.num_edges, "edge"), (ks.num_graphs, "graph"),
                                                        (ks.num_nodes, "node")))
-    rate = ks.num_edges * passes / max(seconds, 1e-9)
+    total = ks.num_edges * passes
+    edges_read = total if edges_read is None else edges_read
+    rate = edges_read / max(seconds, 1e-9)
+    resumed = ""
+    if edges_read < total:  # (the passes a checkpoint had finished were not read again)
+        resumed = f" ({edges_read:,} edges read in this run, resumed from the checkpoint)"
     matrix_path, ids_path = output_paths(args.out)
     config, scheme = repr(ks), ks.hashes.version
     # (finite in the stream's dtype, or an error; formed in the stream's memory, which is then released)
@@ -418,7 +426,7 @@ def write_output(args: argparse.Namespace, ks: Any, reader: Any, seconds: float,
     n_blank = getattr(reader, "num_blank", 0)
     print(
         f"{PROG}: {counts}; "
-        f"{passes} pass{'es' if passes > 1 else ''} in {seconds:.2f} s ({rate:,.0f} edges/s); "
+        f"{passes} pass{'es' if passes > 1 else ''}{resumed} in {seconds:.2f} s ({rate:,.0f} edges/s); "
         f"{n_bad:,} malformed line{'s' if n_bad != 1 else ''}, {n_blank:,} blank; wrote {matrix_path} "
         f"{tuple(x.shape)} and {ids_path}",
         file=sys.stderr,
