@@ -7,6 +7,7 @@ in bulk first, and an error naming the graph where one is wrong. Graphs that
 are views into one storage (taken from a dataset one by one) join as one more
 view, without a copy. :mod:`kong_pyg.graphs` iterates collections with it.
 """
+import math
 import operator
 from typing import Any, List, NamedTuple, Optional, Sequence, Tuple
 
@@ -93,6 +94,10 @@ _DTYPE = operator.attrgetter("dtype")
 _SHAPE = operator.attrgetter("shape")
 _FIRST = operator.itemgetter(0)
 _DIM = operator.methodcaller("dim")
+#: Joined along rows, parts of fewer bytes than this on average are copied (:func:`torch.cat`), not viewed,
+#: if they hold at most :obj:`COPY_MAX_BYTES` in all (more: a fresh allocation's page faults cost more).
+VIEW_MIN_BYTES = 8192
+COPY_MAX_BYTES = 1 << 20
 
 
 def _cat(parts: List[Tensor], dim: int, shapes: Optional[List[Any]] = None) -> Tensor:
@@ -104,6 +109,15 @@ def _cat(parts: List[Tensor], dim: int, shapes: Optional[List[Any]] = None) -> T
     """
     first = parts[0]
     if len(parts) > 1 and isinstance(first, Tensor) and first.dim() > dim and first.layout == torch.strided:
+        if dim == 0:  # rows: a copy of small parts costs less than the checks of a view (0.5 us a part)
+            if shapes is None:
+                shapes = list(map(_SHAPE, parts))
+            try:
+                size = sum(map(_FIRST, shapes)) * math.prod(first.shape[1:]) * first.element_size()
+            except (IndexError, TypeError):  # (a scalar among them: torch.cat's error, then its name)
+                size = 0
+            if size < VIEW_MIN_BYTES * len(parts) and size <= COPY_MAX_BYTES:
+                return torch.cat(parts)
         view = _side_by_side(parts, dim, shapes)
         if view is not None:
             return view

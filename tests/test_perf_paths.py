@@ -48,11 +48,17 @@ def test_dataset_list_of_views_and_list_of_copies_give_the_same_exact_map(mutag,
 
 def test_graphs_of_one_storage_are_joined_as_a_view(mutag):
     views = [mutag[i] for i in range(10)]
-    joined = _cat([g.x for g in views], 0)
-    assert joined.data_ptr() == views[0].x.data_ptr()
-    assert torch.equal(joined, torch.cat([g.x for g in views]))
     edges = _cat([g.edge_index for g in views], 1)
+    assert edges.data_ptr() == views[0].edge_index.data_ptr()
     assert torch.equal(edges, torch.cat([g.edge_index for g in views], 1))
+    # rows: parts of 8 KiB and more on average are viewed, smaller ones copied (cheaper than the checks)
+    joined = _cat([g.x for g in views], 0)
+    assert joined.data_ptr() != views[0].x.data_ptr()
+    assert torch.equal(joined, torch.cat([g.x for g in views]))
+    wide = torch.randn(1000, 32, dtype=torch.float64)  # (100 rows of 256 bytes a part)
+    parts = list(wide.split(100))
+    assert _cat(parts, 0).data_ptr() == wide.data_ptr() and torch.equal(_cat(parts, 0), wide)
+    assert _cat(parts[:5] + parts[6:], 0).data_ptr() != wide.data_ptr()  # (a gap: copied)
     # not side by side (a gap, another order): copied
     assert torch.equal(_cat([views[2].x, views[0].x], 0), torch.cat([views[2].x, views[0].x]))
     assert torch.equal(_cat([views[0].x, views[2].x], 0), torch.cat([views[0].x, views[2].x]))
