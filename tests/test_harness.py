@@ -182,7 +182,7 @@ def test_seeded_maps_paper_protocol_and_errors():
         evaluate_features({"X": X}, y, splits=sp, protocol="best")
     with pytest.raises(TypeError, match="'splits' must be a Splits"):
         evaluate_features({"X": X}, y, splits=[(np.arange(5), np.arange(5, 10))])
-    with pytest.raises(ValueError, match="contains NaN"):
+    with pytest.raises(ValueError, match="the features contain NaN"):
         evaluate_features({"X": np.full((y.size, 2), np.nan)}, y, splits=sp)
     again = evaluate_features({"X": X}, y, splits=sp, Cs=[0.1, 10.0], device="cpu")["X"]
     assert again.scores == res["shared"].scores and again.C == res["shared"].C  # the default path

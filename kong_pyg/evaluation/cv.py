@@ -40,7 +40,16 @@ from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tu
 import numpy as np
 
 from ..config import check_bool, check_c_grid, check_choice, check_int, check_usable_device
-from .features import Gram, Matrix, _describe, check_finite, checked_features, design_matrix, design_of
+from .features import (
+    Gram,
+    Matrix,
+    _describe,
+    check_finite,
+    check_project,
+    checked_features,
+    design_matrix,
+    design_of,
+)
 from .grid import DEFAULT_C, MAX_ITER, Setting
 from .processes import run_settings
 from .progress import Progress
@@ -484,7 +493,8 @@ def cross_validate(
     Returns:
         :class:`CVResult`
     """
-    del project  # every setting is fit on an exact basis of its span
+    check_project(project)  # (then unused: every setting is fit on an exact basis of its span)
+    del project
     y = class_labels(y)
     check_int("n_jobs", n_jobs, 1)
     check_int("max_iter", max_iter, 1)

@@ -195,13 +195,14 @@ def checked_features(X: Any, rows: int, name: str) -> Union[Matrix, Gram]:
 
 def check_finite(features: Union[Matrix, Gram]) -> None:
     """A ValueError naming NaN, infinity or values whose products overflow in features (or a Gram matrix)."""
-    what = "the Gram matrix" if isinstance(features, Gram) else "the features"
+    gram = isinstance(features, Gram)
+    what, verb = ("the Gram matrix", "contains") if gram else ("the features", "contain")
     values = np.asarray(features.K if isinstance(features, Gram) else (
         features.data if sp.issparse(features) else features))
     if np.isnan(values).any():
-        raise ValueError(f"{what} contains NaN")
+        raise ValueError(f"{what} {verb} NaN")
     if np.isinf(values).any():
-        raise ValueError(f"{what} contains infinity")
+        raise ValueError(f"{what} {verb} infinity")
     top = max(float(values.max()), -float(values.min())) if values.size else 0.0  # no |values| copy
     if not isinstance(features, Gram) and top > MAX_FEATURE_VALUE:
         raise ValueError(f"{what} hold values up to {top:.3g}, whose products overflow float64 (at most "
@@ -258,6 +259,12 @@ def kernel_map(K: np.ndarray, rtol: float = 1e-12, given: bool = False) -> np.nd
     return np.ascontiguousarray(V[:, keep] * np.sqrt(w[keep]))
 
 
+def check_project(project: Any) -> None:
+    """:obj:`project` is :obj:`True`, :obj:`False` or :obj:`"auto"` (others were taken as :obj:`False`)."""
+    if not (isinstance(project, bool) or (isinstance(project, str) and project == "auto")):
+        raise ValueError(f"'project' must be True, False or 'auto' (got {project!r})")
+
+
 def design_matrix(features: Union[Matrix, Gram], project: Union[bool, str] = "auto") -> Matrix:
     r"""Features with the same linear classifier: :obj:`features` or :func:`kernel_map` of their Gram.
 
@@ -275,6 +282,7 @@ def design_matrix(features: Union[Matrix, Gram], project: Union[bool, str] = "au
     Returns:
         A float64 CSR or dense matrix with :math:`n` rows.
     """
+    check_project(project)
     if isinstance(features, Gram):
         return kernel_map(features.K, given=True)
     n, d = features.shape
@@ -289,5 +297,5 @@ def design_matrix(features: Union[Matrix, Gram], project: Union[bool, str] = "au
     return np.ascontiguousarray(features, dtype=np.float64)
 
 
-__all__ = ["Gram", "Matrix", "setting_features", "kong_route", "design_of", "check_finite",
+__all__ = ["Gram", "Matrix", "setting_features", "kong_route", "design_of", "check_finite", "check_project",
            "checked_features", "kernel_map", "design_matrix"]
