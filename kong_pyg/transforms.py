@@ -20,7 +20,7 @@ from .config import (
     option_names,
     resolve_config,
 )
-from .graphs import as_graph_sequence, count_nodes, iter_graph_batches
+from .graphs import as_graph_sequence, count_nodes, gc_paused, iter_graph_batches
 from .kgrams import flat_nonzero
 from .memory import check_allocation
 from .nn.kong_sketch import KongSketch, check_sketch_dim
@@ -448,18 +448,23 @@ def _drop_cached_graphs(dataset: Any) -> None:
 
 def _attach_features(graphs: Sequence[Any], node_attr: Optional[str], node: Optional[Tensor],
                      graph_attr: Optional[str], graph: Optional[Tensor]) -> List[Any]:
-    """Shallow copies of the graphs with their rows of the features (views)."""
+    """Shallow copies of the graphs with their rows of the features (views).
+
+    Python's cyclic collector is paused meanwhile: thousands of new ``Data``
+    objects set off full collections (about 0.2 s each on NCI1's 4,110 graphs).
+    """
     out = []
     lo = 0
-    for i in range(len(graphs)):
-        d = copy.copy(graphs[i])
-        if node is not None:
-            n = d.x.size(0)
-            d[node_attr] = node[lo : lo + n]
-            lo += n
-        if graph is not None:
-            d[graph_attr] = graph[i : i + 1]
-        out.append(d)
+    with gc_paused():
+        for i in range(len(graphs)):
+            d = copy.copy(graphs[i])
+            if node is not None:
+                n = d.x.size(0)
+                d[node_attr] = node[lo : lo + n]
+                lo += n
+            if graph is not None:
+                d[graph_attr] = graph[i : i + 1]
+            out.append(d)
     return out
 
 __all__ = ["KongFeatures"]
