@@ -1,5 +1,6 @@
 """Fast paths give the same numbers as the general ones (issue 13/15)."""
 import pickle
+from contextlib import contextmanager
 
 import numpy as np
 import pytest
@@ -349,13 +350,15 @@ def test_joining_a_list_of_graphs_compares_no_tensor(monkeypatch, mutag):
     assert batch.num_graphs == len(graphs_list)
 
 
-def test_joining_many_graphs_starts_no_garbage_collection():
-    """Thousands of shape tuples alive while joining a list used to start collections of every object."""
+def _many_graphs():
+    return [Data(x=torch.tensor([i % 3, 1]), edge_index=torch.tensor([[0], [1]])) for i in range(3000)]
+
+
+@contextmanager
+def _collections():
+    """The generations of the garbage collections that start inside the block (after a full one)."""
     import gc
 
-    from kong_pyg.graphs import gc_paused
-
-    many = [Data(x=torch.tensor([i % 3, 1]), edge_index=torch.tensor([[0], [1]])) for i in range(3000)]
     runs = []
 
     def seen(phase, info):
@@ -365,9 +368,20 @@ def test_joining_many_graphs_starts_no_garbage_collection():
     gc.collect()
     gc.callbacks.append(seen)
     try:
-        union = next(iter_graph_batches(many, 4096))
+        yield runs
     finally:
         gc.callbacks.remove(seen)
+
+
+def test_joining_many_graphs_starts_no_garbage_collection():
+    """Thousands of shape tuples alive while joining a list used to start collections of every object."""
+    import gc
+
+    from kong_pyg.graphs import gc_paused
+
+    many = _many_graphs()
+    with _collections() as runs:
+        union = next(iter_graph_batches(many, 4096))
     assert union.num_graphs == 3000 and runs == []
     assert union.edge_index[:, -1].tolist() == [5998, 5999]
     # the collector's state is restored: on stays on, off stays off, also after an error and nested
@@ -391,20 +405,10 @@ def test_features_attached_to_many_graphs_start_no_garbage_collection():
     started full collections (about 0.2 s on NCI1 now and then); the copies carry the right rows."""
     import gc
 
-    many = [Data(x=torch.tensor([i % 3, 1]), edge_index=torch.tensor([[0], [1]])) for i in range(3000)]
+    many = _many_graphs()
     t = KongFeatures(k=1, dim=16, level="both")
-    runs = []
-
-    def seen(phase, info):
-        if phase == "start":
-            runs.append(info["generation"])
-
-    gc.collect()
-    gc.callbacks.append(seen)
-    try:
+    with _collections() as runs:
         out = t.transform_dataset(many)
-    finally:
-        gc.callbacks.remove(seen)
     assert runs in ([], [0]) and gc.isenabled()  # (one young collection may run as the collector resumes)
     for i in (0, 1, 2, 2999):
         assert torch.equal(out[i].kong_graph, t(many[i]).kong_graph)
