@@ -5,7 +5,9 @@ anything with their attributes): node indices shifted by :func:`union_edges`,
 labels, edge labels and order keys concatenated, every graph's tensors checked
 in bulk first, and an error naming the graph where one is wrong. Graphs that
 are views into one storage (taken from a dataset one by one) join as one more
-view, without a copy. :mod:`kong_pyg.graphs` iterates collections with it.
+view, without a copy, except row parts small enough that copying them costs
+less than the checks (:func:`_cat`). :mod:`kong_pyg.graphs` iterates
+collections with it.
 """
 import math
 import operator
@@ -104,8 +106,10 @@ def _cat(parts: List[Tensor], dim: int, shapes: Optional[List[Any]] = None) -> T
     """:func:`torch.cat`, or a view where the parts lie side by side in one storage.
 
     Graphs taken from a PyG dataset one by one are views into its collated
-    storage, so their union is one more view (no copy). :obj:`shapes`, if
-    known, are the parts' shapes.
+    storage, so their union is one more view (no copy); along rows, parts of
+    fewer than :data:`VIEW_MIN_BYTES` on average (and :data:`COPY_MAX_BYTES`
+    in all) are copied instead, which costs less than checking them for a
+    view. :obj:`shapes`, if known, are the parts' shapes.
     """
     first = parts[0]
     if len(parts) > 1 and isinstance(first, Tensor) and first.dim() > dim and first.layout == torch.strided:

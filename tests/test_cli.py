@@ -878,28 +878,69 @@ def test_sigterm_ends_the_workers_of_a_sharded_stream(tmp_path):
 
 def test_workers_started_before_an_interrupt_end_too(monkeypatch):
     """SIGTERM or Ctrl-C while the --workers are being started: those already started end as well (the
-    interrupt came before the command had their handles, and they ran on alone)."""
+    interrupt came before the command had their handles, and they ran on alone); other children of the
+    caller, even ones started meanwhile, are left alone; the handlers are given back."""
     import argparse
     import multiprocessing
+    import os
+    import signal
     import time
 
     import torch.multiprocessing as mp
 
     from kong_pyg.cli import stream as stream_cli
 
-    started = []
+    class Stop(Exception):
+        pass
 
-    def start_processes(*args, **kwargs):  # the first worker starts, then the interrupt arrives
-        process = multiprocessing.get_context("spawn").Process(target=time.sleep, args=(120,))
-        process.start()
-        started.append(process)
-        raise KeyboardInterrupt
+    def stop(signum, frame):
+        raise Stop
 
+    fork = multiprocessing.get_context("fork")
+    started, others = [], []
+
+    class Context:
+        processes = started
+
+        def join(self):
+            raise AssertionError("the interrupt comes before the workers are waited for")
+
+    ready = fork.Event()
+
+    def work():  # (as _local_worker begins)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        ready.set()
+        time.sleep(120)
+
+    def start_processes(fn, args=(), nprocs=1, **kwargs):
+        worker = fork.Process(target=work)
+        worker.start()
+        started.append(worker)
+        assert ready.wait(60)
+        meanwhile = fork.Process(target=time.sleep, args=(120,))  # (the caller's, from another thread)
+        meanwhile.start()
+        others.append(meanwhile)
+        os.kill(os.getpid(), signal.SIGTERM)  # (the interrupt, while they start)
+        time.sleep(0.1)
+        return Context()
+
+    theirs = fork.Process(target=time.sleep, args=(120,))  # (the caller's)
+    theirs.start()
     monkeypatch.setattr(mp, "start_processes", start_processes)
-    with pytest.raises(KeyboardInterrupt):
-        stream_cli._spawn_local(argparse.Namespace(workers=2))
-    assert started and not started[0].is_alive()
-    assert started[0].exitcode is not None
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        with pytest.raises(Stop):
+            stream_cli._spawn_local(argparse.Namespace(workers=2))
+        assert signal.getsignal(signal.SIGTERM) is stop
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+        assert not started[0].is_alive() and started[0].exitcode == -signal.SIGTERM
+        assert theirs.is_alive() and others[0].is_alive()
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        for process in [theirs] + started + others:
+            if process.is_alive():
+                process.kill()
+            process.join()
 
 
 def test_the_program_gives_the_sigterm_handler_back(monkeypatch):

@@ -411,37 +411,60 @@ def test_killed_cli_runs_resume_bit_identical(tmp_path, kernel, chunk):
     assert not [p for p in os.listdir(tmp_path) if p.endswith(".tmp")]
 
 
-def test_a_resumed_cli_run_reports_the_rate_of_the_edges_it_read(tmp_path, capfd, monkeypatch):
-    """A run resumed from a checkpoint that had finished pass 1 reads pass 2 only: its summary says so and
-    its rate counts those edges (it counted every pass's over the resumed run's seconds)."""
+def test_a_resumed_cli_run_reports_the_rate_of_the_edges_it_processed(tmp_path, capfd, monkeypatch):
+    """A run resumed from a checkpoint says where it resumed, and its rate counts the edges it processed
+    (it divided every pass's edges by the resumed run's seconds; the edges it skips are only checked)."""
+    import re
+
     from kong_pyg.datasets import streamspot
 
     stream, _ = synthetic_event_stream(60, seed=3)
     path = tmp_path / "s.tsv"
     write_streamspot(stream, path)
     m = stream.src.numel()
-    argv = ["stream", str(path), "--hops", "2", "--dim", "16", "--checkpoint", str(tmp_path / "c.ckpt"),
-            "--out", str(tmp_path / "f"), "-q"]
-    real, opened = streamspot.StreamSpotReader, []
+    ckpt = tmp_path / "c.ckpt"
+    argv = ["stream", str(path), "--hops", "2", "--dim", "16", "--checkpoint", str(ckpt), "--chunk-size",
+            "100", "--checkpoint-every", "1", "--out", str(tmp_path / "f"), "-q"]
+    real = streamspot.StreamSpotReader
 
-    def interrupted(*args, **kwargs):  # Ctrl-C as pass 2 begins (pass 1 is saved in the checkpoint)
-        opened.append(1)
-        if len(opened) == 2:
-            raise KeyboardInterrupt
-        return real(*args, **kwargs)
+    def interrupted_after(chunks):  # Ctrl-C after that many chunks (each saved in the checkpoint)
+        read = [0]
 
-    monkeypatch.setattr(streamspot, "StreamSpotReader", interrupted)
-    with pytest.raises(KeyboardInterrupt):  # (main() given its arguments lets Ctrl-C through)
-        cli_main(argv)
-    monkeypatch.setattr(streamspot, "StreamSpotReader", real)
-    assert KongStream.load(tmp_path / "c.ckpt").pass_index == 2
-    capfd.readouterr()
-    assert cli_main(argv) == 0
-    err = capfd.readouterr().err
-    assert f"2 passes ({m:,} edges read in this run, resumed from the checkpoint) in" in err, err
-    (tmp_path / "c.ckpt").unlink()
-    assert cli_main(argv) == 0
-    err = capfd.readouterr().err
+        class Reader(real):
+            def __iter__(self):
+                for chunk in super().__iter__():
+                    read[0] += 1
+                    if read[0] > chunks:
+                        raise KeyboardInterrupt
+                    yield chunk
+
+        monkeypatch.setattr(streamspot, "StreamSpotReader", Reader)
+        with pytest.raises(KeyboardInterrupt):  # (main() given its arguments lets Ctrl-C through)
+            cli_main(argv)
+        monkeypatch.setattr(streamspot, "StreamSpotReader", real)
+
+    def summary():
+        capfd.readouterr()
+        assert cli_main(argv) == 0
+        return capfd.readouterr().err
+
+    per_pass = -(-m // 100)
+    for chunks, at_pass, at_edge in ((8, 1, 800), (per_pass, 2, 0), (per_pass + 8, 2, 800)):
+        ckpt.unlink(missing_ok=True)
+        interrupted_after(chunks)
+        saved = KongStream.load(ckpt)
+        assert (saved.pass_index, saved.position) == (at_pass, at_edge)
+        err = summary()
+        done = (at_pass - 1) * m + at_edge
+        assert (f"2 passes (resumed from the checkpoint at edge {at_edge:,} of pass {at_pass}: "
+                f"{2 * m - done:,} of {2 * m:,} edge-passes in this run) in") in err, err
+        seconds, rate = re.search(r" in ([0-9.]+) s \(([0-9,]+) edges/s\)", err).groups()
+        rate = int(rate.replace(",", ""))  # (the seconds are printed to 0.01)
+        assert abs(rate * float(seconds) - (2 * m - done)) <= rate * 0.0051 + 1, err
+    err = summary()  # (the checkpoint of the finished run: nothing is left)
+    assert f"at edge {m:,} of pass 2: 0 of {2 * m:,} edge-passes in this run" in err and "(0 edges/s)" in err
+    ckpt.unlink()
+    err = summary()
     assert f"{m:,} edges" in err and "2 passes in" in err and "resumed from" not in err, err
 
 

@@ -11,11 +11,14 @@ import argparse
 import hashlib
 import os
 import shutil
+import signal
 import sys
 import tempfile
+import threading
 import time
 import warnings
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Tuple
 
 from ..config import STREAM_DEFAULTS, option_names
 from ..files import atomic_files
@@ -243,7 +246,7 @@ def run(args: argparse.Namespace) -> int:
         if spooled is not None:
             os.unlink(spooled)
     write_output(args, ks, readers[-1] if readers else None, time.perf_counter() - start, passes,
-                 edges_read=sum(r.num_edges for r in readers))
+                 resumed_from=ks.resumed_from)
     return 0
 
 
@@ -268,21 +271,16 @@ def _free_port() -> int:
 
 def _spawn_local(args: argparse.Namespace) -> int:
     """``--workers N``: N processes on this machine (gloo over the loopback), each a :func:`_sharded`."""
-    import multiprocessing
-
     import torch.multiprocessing as mp
 
     port = _free_port()
     method = "fork" if "fork" in mp.get_all_start_methods() else "spawn"  # fork: no second import
     codes = mp.get_context(method).SimpleQueue()
-    before = {p.pid for p in multiprocessing.active_children()}
+    context = None
     try:
-        context = mp.start_processes(_local_worker, args=(args, port, codes), nprocs=args.workers,
-                                     join=False, start_method=method)
-    except BaseException:  # (SIGTERM or Ctrl-C while starting them: those started end too)
-        _end_workers([p for p in multiprocessing.active_children() if p.pid not in before])
-        raise
-    try:
+        with _stop_signals_deferred():  # (an interrupt while they start comes once the handles are here)
+            context = mp.start_processes(_local_worker, args=(args, port, codes), nprocs=args.workers,
+                                         join=False, start_method=method)
         while not context.join():
             pass
     except mp.ProcessExitedException as err:  # (killed: the kernel's out-of-memory killer, most often)
@@ -292,25 +290,58 @@ def _spawn_local(args: argparse.Namespace) -> int:
         print(f"{PROG}: error: --workers: process {err.error_index} {how}{hint}", file=sys.stderr)
         return 1  # (a failure of the run, not of the command line: exit 1, as --strict)
     except BaseException:  # (SIGTERM or Ctrl-C here: the workers end too, not left running alone)
-        _end_workers(context.processes)
+        if context is not None:
+            _end_workers(context.processes)
         raise
     results = [codes.get() for _ in range(args.workers)]
     return max(results)
 
 
+#: What ends a run: deferred while its workers start (so that none is left without a handle).
+_STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+@contextmanager
+def _stop_signals_deferred() -> Iterator[None]:
+    """SIGINT and SIGTERM noted inside the block and raised again as it ends, to the handlers of before.
+
+    (Python-level handlers: they run in the main thread whichever thread the signal reached, so
+    blocking the signals in this thread would not hold them back. Outside the main thread, where
+    handlers cannot be set, the block runs as it is.)
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    noted: List[int] = []
+    before = {s: signal.signal(s, lambda signum, frame: noted.append(signum)) for s in _STOP_SIGNALS}
+    try:
+        yield
+    finally:
+        for s, handler in before.items():
+            signal.signal(s, handler)
+        if noted:
+            signal.raise_signal(noted[0])
+
+
 def _end_workers(processes: List[Any]) -> None:
-    """SIGTERM to every live worker, then wait for each (10 s at most)."""
+    """SIGTERM to every live worker, then wait for each (10 s at most; then SIGKILL).
+
+    (A worker forked a moment before keeps the deferring handlers of :func:`_stop_signals_deferred`
+    until its first line: a SIGTERM then is only noted.)
+    """
     for process in processes:
         if process.is_alive():
             process.terminate()
     for process in processes:
         process.join(10)
+        if process.is_alive():
+            process.kill()
+            process.join()
 
 
 def _local_worker(rank: int, args: argparse.Namespace, port: int, codes: Any) -> None:
-    import signal
-
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # (not the parent's handler: it waits for C calls)
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # (forked: not the deferring one either)
     os.environ.update(RANK=str(rank), WORLD_SIZE=str(args.workers), MASTER_ADDR="127.0.0.1",
                       MASTER_PORT=str(port))
     try:
@@ -364,14 +395,15 @@ def _sharded(args: argparse.Namespace) -> int:
 
 
 def write_output(args: argparse.Namespace, ks: Any, reader: Any, seconds: float, passes: int,
-                 decode: Any = None, edges_read: Optional[int] = None) -> None:
+                 decode: Any = None, resumed_from: Tuple[int, int] = (1, 0)) -> None:
     """Write the features and the graph ids, and report the run on stderr.
 
     Graph ids are :obj:`reader`'s tokens (or :obj:`decode` of each id, or
     the ids themselves); the ids file holds one per line, its bytes those of
-    the input (``surrogateescape``). The rate is of the edges this run read
-    (:obj:`edges_read`; by default every pass's): a run resumed from a
-    checkpoint reads only the passes left.
+    the input (``surrogateescape``). The rate is of the edges this run
+    processed: a run resumed from a checkpoint at :obj:`resumed_from` (pass,
+    edges of it read before) processes the rest of that pass and the passes
+    after it (it reads the skipped edges again only to check them).
 
     Raises:
         CommandError: No edge was read (an empty input, or only malformed or blank lines); nothing
@@ -395,11 +427,13 @@ def write_output(args: argparse.Namespace, ks: Any, reader: Any, seconds: float,
     counts = ", ".join(plural(n, noun) for n, noun in ((ks.num_edges, "edge"), (ks.num_graphs, "graph"),
                                                        (ks.num_nodes, "node")))
     total = ks.num_edges * passes
-    edges_read = total if edges_read is None else edges_read
-    rate = edges_read / max(seconds, 1e-9)
+    at_pass, at_edge = resumed_from
+    done = (at_pass - 1) * ks.num_edges + at_edge  # (edge-passes processed before this run)
+    rate = (total - done) / max(seconds, 1e-9)
     resumed = ""
-    if edges_read < total:  # (the passes a checkpoint had finished were not read again)
-        resumed = f" ({edges_read:,} edges read in this run, resumed from the checkpoint)"
+    if done:
+        resumed = (f" (resumed from the checkpoint at edge {at_edge:,} of pass {at_pass}: "
+                   f"{total - done:,} of {total:,} edge-passes in this run)")
     matrix_path, ids_path = output_paths(args.out)
     config, scheme = repr(ks), ks.hashes.version
     # (finite in the stream's dtype, or an error; formed in the stream's memory, which is then released)

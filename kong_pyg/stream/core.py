@@ -195,6 +195,8 @@ class KongStream(GivenOptions):
         self.num_edges = 0
         #: The fingerprint of the source, if the caller gave one (see :meth:`fit`).
         self.source: Optional[str] = None
+        #: Where the last :meth:`fit` began: (pass, edges of it read before); (1, 0) from the start.
+        self.resumed_from = (1, 0)
         self._first: Optional[int] = None  # checksum of pass 1 (unknown: None)
         self._current: Optional[int] = 0  # checksum of the current pass so far (unknown: None)
         self._nodes.add("node_graph", (), INDEX_DTYPE, 0)

@@ -222,6 +222,7 @@ def fit_source(ks: "KongStream", source: Any, chunk_size: int, checkpoint: Optio
         origin = "the checkpoint"
     if checkpoint is not None:
         _resume(ks, checkpoint, fingerprint)
+    ks.resumed_from = (ks.pass_index, ks.position)
     if fingerprint is not None:
         ks.source = fingerprint
     bar = Progress(getattr(source, "num_edges", None), f"pass {ks.pass_index}/{ks.num_passes}", unit="edge",
