@@ -132,7 +132,10 @@ def design(features: Any, gram: Optional[np.ndarray] = None, rtol: float = RANK_
     features' own directions: one whose eigenvalue is below :obj:`rtol` times
     the largest (a constant or small-valued column beside features of
     :math:`10^6`) is dropped, as any direction at the scale of rounding would
-    be; scale such features to comparable sizes (or normalize them).
+    be; scale such features to comparable sizes (or normalize them). So is a
+    direction that small without any small column (the difference of two
+    nearly equal columns), which no warning names: there the solution can
+    differ from LinearSVC's at large :math:`C`.
 
     Args:
         features: :obj:`[n, d]` features (SciPy sparse or dense), or
