@@ -1736,6 +1736,16 @@ def test_what_the_input_checks_still_accept():
     # a user's Gram matrix on the route for many graphs is checked as on the other
     with pytest.raises(ValueError, match="not positive semi-definite"):
         design_matrix(Gram(-np.eye(5)))
+    # a float32 X X^T (NumPy or torch) is a kernel matrix: its rounding is not negative eigenvalues; the
+    # same fits as the features themselves; a clearly indefinite float32 matrix is still refused
+    X = torch.randn(100, 10, generator=torch.Generator().manual_seed(110))
+    y = np.random.default_rng(1).integers(0, 2, 100)
+    want = cross_validate([X.double().numpy()], y, repeats=1, folds=3, nested=False).outer
+    for K in (X @ X.T, (X @ X.T).numpy()):
+        assert np.array_equal(cross_validate([Gram(K)], y, repeats=1, folds=3, nested=False).outer, want)
+        design_matrix(Gram(K))
+    with pytest.raises(ValueError, match="not positive semi-definite: an eigenvalue of -1"):
+        design_matrix(Gram(torch.diag(torch.tensor([5.0, 1.0, -1.0]))))
 
 
 def test_narrow_integer_edge_indices_are_widened_everywhere():

@@ -41,31 +41,48 @@ class Design(NamedTuple):
     apart: bool = False
 
 
-#: Eigenvalues of a given Gram matrix (plus 1) below -PSD_RTOL times the largest are not rounding.
+#: Eigenvalues of a given Gram matrix (plus 1) below -PSD_RTOL times the largest are not rounding (a
+#: matrix given in a lower precision: PSD_EPS times its machine epsilon, where that is more).
 PSD_RTOL = 1e-8
+PSD_EPS = 1e3
 
 
-def check_psd(w: np.ndarray) -> None:
+def rounding_of(K: Any) -> float:
+    """The machine epsilon of a matrix's floating-point dtype (float64's for any other)."""
+    if isinstance(K, Tensor):
+        return float(torch.finfo(K.dtype).eps) if K.is_floating_point() else float(np.finfo(np.float64).eps)
+    dtype = getattr(K, "dtype", None)
+    try:
+        return float(np.finfo(dtype).eps) if dtype is not None and np.issubdtype(dtype, np.floating) else \
+            float(np.finfo(np.float64).eps)
+    except TypeError:  # (a dtype NumPy does not know)
+        return float(np.finfo(np.float64).eps)
+
+
+def check_psd(w: np.ndarray, eps: float = 0.0) -> None:
     """Refuse a given Gram matrix whose eigenvalues :obj:`w` show it is clearly not positive semi-definite.
 
-    (Fit as the nearest PSD matrix it would be another kernel than the one given.)
+    (Fit as the nearest PSD matrix it would be another kernel than the one given.) :obj:`eps`: the
+    machine epsilon of the matrix as given (float32's: its rounding alone gives negative eigenvalues).
     """
     top = float(w.max()) if w.size else 0.0
-    if w.size and float(w.min()) < -PSD_RTOL * max(top, 1.0):
+    if w.size and float(w.min()) < -max(PSD_RTOL, PSD_EPS * eps) * max(top, 1.0):
         raise ValueError(f"the Gram matrix is not positive semi-definite: an eigenvalue of "
                          f"{float(w.min()):.3g}, the largest {top:.3g} (a kernel matrix K = X X^T has none "
                          "below 0)")
 
 
-def _eig_basis(G: np.ndarray, rtol: float, given: bool = False) -> Tuple[np.ndarray, np.ndarray]:
+def _eig_basis(G: np.ndarray, rtol: float, given: bool = False,
+               eps: float = 0.0) -> Tuple[np.ndarray, np.ndarray]:
     """Eigenvectors and eigenvalues of a symmetric PSD matrix, the negligible ones dropped.
 
-    :obj:`given`: the matrix is a user's kernel matrix (plus 1), checked by :func:`check_psd`.
+    :obj:`given`: the matrix is a user's kernel matrix (plus 1), checked by :func:`check_psd` (with
+    :obj:`eps`, the machine epsilon of the matrix as given).
     """
     w, V = np.linalg.eigh((G + G.T) / 2)
     top = float(w.max()) if w.size else 0.0
     if given:
-        check_psd(w)
+        check_psd(w, eps)
     keep = w > rtol * top if top > 0 else np.zeros(w.size, dtype=bool)
     if not keep.any():  # an all-zero matrix: one zero column
         return np.zeros((G.shape[0], 1)), np.zeros(1)
@@ -153,7 +170,8 @@ def design(features: Any, gram: Optional[np.ndarray] = None, rtol: float = RANK_
     import scipy.sparse as sp
 
     if gram is not None:
-        V, w = _eig_basis(np.asarray(gram, dtype=np.float64) + 1.0, rtol, given=given)
+        eps = rounding_of(gram)
+        V, w = _eig_basis(np.asarray(gram, dtype=np.float64) + 1.0, rtol, given=given, eps=eps)
         Z = V * np.sqrt(w)
         top = float(w.max())
     else:
@@ -183,7 +201,7 @@ def design(features: Any, gram: Optional[np.ndarray] = None, rtol: float = RANK_
             U, w = _eig_basis(cov[:d, :d], rtol)
             ZX = np.asarray(X @ U)  # (X^T X and X X^T share their nonzero eigenvalues)
         else:
-            V, w = _eig_basis(np.asarray(gram, dtype=np.float64), rtol, given=given)
+            V, w = _eig_basis(np.asarray(gram, dtype=np.float64), rtol, given=given, eps=eps)
             ZX = V * np.sqrt(w)
         Z = np.hstack([ZX, np.ones((n, 1))])
         top = _arrowhead_top(w, ZX.sum(axis=0), float(n))
@@ -237,4 +255,4 @@ def to_device(D: Design, device: torch.device, problems: int, chunk_bytes: int) 
 
 
 __all__ = ["Design", "design", "objective", "to_device", "intercept_below_rounding", "RANK_RTOL",
-           "INTERCEPT_RTOL", "KERNEL_MAX_ENTRY"]
+           "rounding_of", "INTERCEPT_RTOL", "KERNEL_MAX_ENTRY"]

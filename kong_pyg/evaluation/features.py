@@ -166,8 +166,9 @@ def checked_features(X: Any, rows: int, name: str) -> Union[Matrix, Gram]:
         X = Gram(unmasked(X.K, f"{name}: the Gram's K"), X.source)
     if isinstance(X, Gram) and not isinstance(X.K, np.ndarray):  # (a tensor, a list, a SciPy matrix)
         K = _tensor_as_numpy(X.K.toarray() if sp.issparse(X.K) else X.K)
-        try:
-            X = Gram(np.asarray(K, dtype=np.float64), X.source)
+        try:  # (a float16/float32 matrix keeps its dtype: its rounding sets the PSD check's tolerance)
+            K = np.asarray(K)
+            X = Gram(K if K.dtype in (np.float16, np.float32) else np.asarray(K, dtype=np.float64), X.source)
         except (TypeError, ValueError):
             raise TypeError(f"{name}: the Gram's K must be a matrix of numbers (got "
                             f"{type(X.K).__name__})") from None
@@ -246,12 +247,13 @@ def kernel_map(K: np.ndarray, rtol: float = 1e-12, given: bool = False) -> np.nd
         :class:`numpy.ndarray` :obj:`[n, r]`, one column per kept eigenvalue
         (:obj:`[n, 1]` of zeros when :obj:`K` is zero).
     """
+    from .basis import check_psd, rounding_of
+
+    eps = rounding_of(K)
     K = np.asarray(K, dtype=np.float64)
     w, V = np.linalg.eigh((K + K.T) / 2)
     if given:
-        from .basis import check_psd
-
-        check_psd(w)
+        check_psd(w, eps)
     top = float(w.max()) if w.size else 0.0
     if not top > 0:
         return np.zeros((K.shape[0], 1))
