@@ -1746,6 +1746,19 @@ def test_what_the_input_checks_still_accept():
         design_matrix(Gram(K))
     with pytest.raises(ValueError, match="not positive semi-definite: an eigenvalue of -1"):
         design_matrix(Gram(torch.diag(torch.tensor([5.0, 1.0, -1.0]))))
+    # SciPy's dok and lil formats (no flat array of values) as any other sparse matrix
+    import scipy.sparse as sp
+
+    want = cross_validate([X.double().numpy()], y, repeats=1, folds=3).outer
+    for form in (sp.dok_matrix, sp.lil_matrix, sp.dok_array, sp.lil_array):
+        assert np.array_equal(cross_validate([form(X.double().numpy())], y, repeats=1, folds=3).outer, want)
+    # infinity in a Gram matrix: the one error, without NumPy's warning from the symmetry check
+    K = (X @ X.T).double().numpy()
+    K[0, 1] = np.inf
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ValueError, match="the Gram matrix contains infinity"):
+            cross_validate([Gram(K)], y, repeats=1, folds=3)
 
 
 def test_narrow_integer_edge_indices_are_widened_everywhere():

@@ -176,13 +176,16 @@ def checked_features(X: Any, rows: int, name: str) -> Union[Matrix, Gram]:
         raise TypeError(f"{name} must be a NumPy array, a SciPy sparse matrix or a Gram (got "
                         f"{type(X).__name__}); 'features' holds one such entry (or a callable "
                         "returning one) per setting")
+    if sp.issparse(X) and X.format in ("dok", "lil"):  # (their values are no flat array: .data is read)
+        X = X.tocsr()
     values = X.K if isinstance(X, Gram) else X
     if values.ndim != 2 or (isinstance(X, Gram) and values.shape[0] != values.shape[1]):
         raise ValueError(f"{name} must be a {'square ' if isinstance(X, Gram) else ''}2-D matrix "
                          f"(got shape {tuple(values.shape)})")
     if values.dtype.kind not in "biuf":
         raise TypeError(f"{name} must hold real numbers (got {values.dtype})")
-    if isinstance(X, Gram) and values.size:  # (fit as (K + K^T) / 2 it would be another kernel)
+    if isinstance(X, Gram) and values.size and np.isfinite(values).all():  # (else: check_finite's error)
+        # (fit as (K + K^T) / 2 it would be another kernel)
         top = max(float(values.max()), -float(values.min()))
         gap = float(np.abs(values - values.T).max())
         if gap > 1e-9 * top:
