@@ -1427,6 +1427,12 @@ for id, call, error, match in [
      "'hash_scheme' must be 1 or 2 \\(got 7\\)"),
     ("features-hash-scheme-float", lambda tmp: KongFeatures(dim=8, hash_scheme=2.0), TypeError,
      "'hash_scheme' must be an integer, 1 or 2 \\(got float 2.0\\)"),
+    ("wl-features-empty", lambda tmp: __import__("kong_pyg.evaluation.baselines").evaluation.baselines
+     .wl_features([]), ValueError, "'graphs' is empty"),
+    ("walk-features-empty", lambda tmp: __import__("kong_pyg.evaluation.baselines").evaluation.baselines
+     .walk_features([]), ValueError, "'graphs' is empty"),
+    ("sp-features-empty", lambda tmp: __import__("kong_pyg.evaluation.baselines").evaluation.baselines
+     .sp_features([]), ValueError, "'graphs' is empty"),
     ("cli-stream-dev-null", cli("stream", "/dev/null", "-q"), CommandFailed,
      "exit 2: .*'/dev/null' is not a regular file"),
     # sketches that overflow: an error, never inf or NaN

@@ -30,7 +30,7 @@ from torch import Tensor
 
 from ..config import check_int
 from ..exact import dense_rank, quiet_sparse
-from ..graphs import iter_graph_batches
+from ..graphs import as_graph_sequence, iter_graph_batches
 from ..inputs import labels
 
 
@@ -57,7 +57,8 @@ def graph_union(graphs) -> GraphUnion:
     kernels do not read the neighbor order (PyG's ``ToSparseTensor`` merges
     parallel edges, as it does for KONG with :obj:`k = 1`).
     """
-    parts = list(iter_graph_batches(graphs, batch_size=max(len(graphs), 1), edge_labels=False,
+    graphs = as_graph_sequence(graphs)  # (an empty or unsized input: the error naming 'graphs')
+    parts = list(iter_graph_batches(graphs, batch_size=len(graphs), edge_labels=False,
                                     edge_order_attr=None, sparse_flow="source_to_target"))
     gb = parts[0]
     return GraphUnion(labels(gb.x, "x", gb.x.size(0)), gb.edge_index, gb.batch, gb.num_graphs)
