@@ -169,6 +169,11 @@ def design(features: Any, gram: Optional[np.ndarray] = None, rtol: float = RANK_
     """
     import scipy.sparse as sp
 
+    from .features import Gram, check_finite  # (features imports this module)
+
+    if features is None and gram is None:
+        raise TypeError("design needs 'features' or 'gram'")
+    check_finite(Gram(np.asarray(gram)) if gram is not None else features)  # (NaN, inf, overflow: named)
     if gram is not None:
         eps = rounding_of(gram)
         V, w = _eig_basis(np.asarray(gram, dtype=np.float64) + 1.0, rtol, given=given, eps=eps)

@@ -493,6 +493,7 @@ def cross_validate(
         :class:`CVResult`
     """
     del project  # every setting is fit on an exact basis of its span
+    check_bool("nested", nested)
     y = class_labels(y)
     check_int("n_jobs", n_jobs, 1)
     check_int("max_iter", max_iter, 1)

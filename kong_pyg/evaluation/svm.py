@@ -482,6 +482,11 @@ def fit_many(
     check_int("max_iter", max_iter, 1)
     check_int("n_jobs", n_jobs, 1)
     tol = None if tol is None else check_float("tol", tol, 0.0)
+    if tol is not None and tol >= 1:  # (margins are measured against 1: every margin would pass)
+        raise ValueError(f"'tol' must be below 1: it is the solver's margin tolerance (default "
+                         f"{MARGIN_TOL:g}; got {tol:g})")
+    if labels.size != D.Z.size(0):
+        raise ValueError(f"'y' has {labels.size} labels for the design's {D.Z.size(0)} rows")
     masks = torch.as_tensor(np.asarray(train, dtype=bool))
     if masks.dim() != 2 or masks.size(1) != labels.size:
         raise ValueError(f"'train' must be [B, {labels.size}] booleans (got {tuple(masks.shape)})")
@@ -489,6 +494,8 @@ def fit_many(
     if classes.size < 2:
         raise ValueError("'y' holds a single class; classification needs at least two")
     B, n = masks.shape
+    if parent is not None and np.asarray(parent).dtype.kind not in "iu":
+        raise TypeError(f"'parent' must hold integers (got {np.asarray(parent).dtype})")
     parents = np.full(B, -1) if parent is None else np.asarray(parent, dtype=np.int64)
     if parents.shape != (B,) or np.any(parents >= np.arange(B)) or np.any(parents < -1):
         raise ValueError("'parent' must give, per problem, -1 or an earlier problem")
