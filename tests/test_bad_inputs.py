@@ -1206,6 +1206,17 @@ for id, call, error, match in [
         np.array([[1.0, np.nan], [0.0, 1.0]])), ValueError, "the features contain NaN"),
     ("design-overflow", lambda tmp: __import__("kong_pyg.evaluation.svm").evaluation.svm.design(
         np.eye(3) * 1e200), ValueError, "whose products overflow float64"),
+    ("cross-validate-splits-test-in-train", lambda tmp: __import__("kong_pyg").cross_validate(
+        [np.eye(12, 2)], Y12, nested=False, splits=__import__("kong_pyg.evaluation.splits").evaluation.splits
+        .Splits([[(np.arange(12), np.arange(3))]], None)), ValueError,
+     "'splits' split \\(0, 0, None\\) has graph 0 in both its training and its test part"),
+    ("cross-validate-splits-inner-beyond-outer", lambda tmp: __import__("kong_pyg").cross_validate(
+        [np.eye(12, 2)], Y12, splits=__import__("kong_pyg.evaluation.splits").evaluation.splits
+        .Splits([[(np.arange(4, 12), np.arange(4))]], [[[(np.arange(6), np.arange(6, 12))]]])), ValueError,
+     "inner split \\(0, 0, 0\\) reads graph 0, which is not in the training part of its outer split"),
+    ("evaluate-features-no-metrics", lambda tmp: __import__("kong_pyg").evaluate_features(
+        {"a": np.eye(12, 2)}, Y12, metrics=[], splits=__import__("kong_pyg.evaluation.splits").evaluation
+        .splits.make_splits(Y12, 1, 2, None, 0), protocol="paper"), ValueError, "'metrics' is empty"),
     ("cross-validate-nested-string",
      lambda tmp: __import__("kong_pyg").cross_validate([np.eye(12, 2)], Y12, folds=2, repeats=1, nested="no"),
      TypeError, "'nested' must be True or False"),
@@ -1765,6 +1776,10 @@ def test_what_the_input_checks_still_accept():
         design_matrix(Gram(K))
     with pytest.raises(ValueError, match="not positive semi-definite: an eigenvalue of -1"):
         design_matrix(Gram(torch.diag(torch.tensor([5.0, 1.0, -1.0]))))
+    # labels in a tensor that requires grad (features in one were read already)
+    assert np.array_equal(cross_validate([X.double().numpy()], torch.tensor(y, dtype=torch.float32,
+                                                                           requires_grad=True),
+                                         repeats=1, folds=3, nested=False).outer, want)
     # SciPy's dok and lil formats (no flat array of values) as any other sparse matrix
     import scipy.sparse as sp
 

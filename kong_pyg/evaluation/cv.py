@@ -31,6 +31,13 @@ first in the grid.
 Every setting's problems (all splits, all :math:`C`, all classes) are solved
 together to the exact optimum (:func:`~kong_pyg.evaluation.svm.fit_many`);
 problems that reach :obj:`max_iter` Newton steps are counted and reported.
+The exception, on the CPU: more than
+:data:`~kong_pyg.evaluation.svm.EXACT_MAX_GRAPHS` graphs with sparse
+features wider than :data:`~kong_pyg.evaluation.svm.EXACT_MAX_WIDTH` basis
+columns and few nonzeros per row go to LIBLINEAR one fit at a time
+(:mod:`~kong_pyg.evaluation.liblinear`, ``LinearSVC(dual=False, tol=1e-4)``,
+where :obj:`max_iter` and :obj:`tol` do not apply), unless it runs into its
+iteration cap; :attr:`CVResult.fit_info` names the solver of every setting.
 """
 import time
 from dataclasses import dataclass, field

@@ -172,7 +172,9 @@ def evaluate_features(
         dict: Per name a :class:`FeatureScores`.
     """
     check_choice("protocol", protocol, PROTOCOLS)
-    metrics = [metrics] if isinstance(metrics, str) else metrics  # (one name: "auc")
+    metrics = [metrics] if isinstance(metrics, str) else list(metrics)  # (one name: "auc")
+    if not metrics:
+        raise ValueError(f"'metrics' is empty: name one or more of {list(METRICS)}")
     for m in metrics:
         check_choice("metrics", m, METRICS)
     check_int("max_iter", max_iter, 1)

@@ -65,6 +65,8 @@ def class_labels(y: Any) -> np.ndarray:
                 not all(isinstance(v, kind) for v in y):
             raise ValueError("'y' must be class labels of one kind (integers, strings or booleans), "
                              f"got {name} mixed with other values")
+    if hasattr(y, "detach") and hasattr(y, "cpu"):  # (a tensor, also one that requires grad or is on a GPU)
+        y = y.detach().cpu().numpy()
     y = np.asarray(y)
     if y.ndim == 2 and y.shape[1] == 1:
         y = y.reshape(-1)
@@ -319,9 +321,32 @@ def plan_jobs(splits: Splits, n: int) -> Jobs:
         if j >= len(keys) and not (part.any() if part.dtype.kind == "b" else part.size):
             raise ValueError(f"'splits' split {key} tests no graph (its accuracy would be NaN)")
     masks = np.zeros((len(keys), n), dtype=bool)
-    for j, train in enumerate(trains):
+    tested = np.zeros((len(keys), n), dtype=bool)
+    for j, (train, test) in enumerate(zip(trains, tests)):
         masks[j, train] = True
-    return Jobs(keys, masks, tests, np.asarray(parent, dtype=np.int64))
+        tested[j, test] = True
+    parents = np.asarray(parent, dtype=np.int64)
+    _no_leak(keys, masks, tested, parents)
+    return Jobs(keys, masks, tests, parents)
+
+
+def _no_leak(keys: List[Tuple[int, int, Optional[int]]], train: np.ndarray, test: np.ndarray,
+             parent: np.ndarray) -> None:
+    """Refuse a split that tests on its training graphs, or an inner split beyond its outer training part.
+
+    (There the outer split's test graphs would take part in choosing C.)
+    """
+    both = train & test
+    if both.any():
+        j, i = (int(v[0]) for v in np.nonzero(both))
+        raise ValueError(f"'splits' split {keys[j]} has graph {i} in both its training and its test part")
+    inner = np.flatnonzero(parent >= 0)
+    outside = (train[inner] | test[inner]) & ~train[parent[inner]]
+    if outside.any():
+        j, i = (int(v[0]) for v in np.nonzero(outside))
+        raise ValueError(f"'splits' inner split {keys[inner[j]]} reads graph {i}, which is not in the "
+                         f"training part of its outer split {keys[parent[inner[j]]]}: the inner splits "
+                         "choose C from that part alone")
 
 
 def inner_folds_used(splits: Splits, asked: int) -> List[int]:
