@@ -1745,6 +1745,7 @@ def test_what_the_input_checks_still_accept():
     from kong_pyg import cross_validate
     from kong_pyg.evaluation.features import Gram, design_matrix
     from kong_pyg.evaluation.splits import Splits
+    from kong_pyg.evaluation.svm import design
 
     rng = np.random.default_rng(0)
     y = np.array([0, 1] * 20)
@@ -1786,6 +1787,7 @@ def test_what_the_input_checks_still_accept():
     want = cross_validate([X.double().numpy()], y, repeats=1, folds=3).outer
     for form in (sp.dok_matrix, sp.lil_matrix, sp.dok_array, sp.lil_array):
         assert np.array_equal(cross_validate([form(X.double().numpy())], y, repeats=1, folds=3).outer, want)
+        design(form(X.double().numpy()))  # (the solver's own entry point reads them too)
     # infinity in a Gram matrix: the one error, without NumPy's warning from the symmetry check
     K = (X @ X.T).double().numpy()
     K[0, 1] = np.inf

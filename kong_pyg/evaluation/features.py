@@ -16,7 +16,7 @@ an exact basis of their span with the intercept folded in
 which scikit-learn's LinearSVC problem has the same solution and the same
 predictions.
 """
-from typing import Any, Dict, NamedTuple, Tuple, Union
+from typing import Any, Dict, NamedTuple, Tuple, Union, cast
 
 import numpy as np
 import scipy.sparse as sp
@@ -201,6 +201,8 @@ def check_finite(features: Union[Matrix, Gram]) -> None:
     """A ValueError naming NaN, infinity or values whose products overflow in features (or a Gram matrix)."""
     gram = isinstance(features, Gram)
     what, verb = ("the Gram matrix", "contains") if gram else ("the features", "contain")
+    if sp.issparse(features) and getattr(features, "format", "") in ("dok", "lil"):  # (no flat values)
+        features = cast(Any, features).tocsr()
     values = np.asarray(features.K if isinstance(features, Gram) else (
         features.data if sp.issparse(features) else features))
     if np.isnan(values).any():
