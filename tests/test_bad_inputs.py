@@ -1213,7 +1213,7 @@ for id, call, error, match in [
     ("cross-validate-splits-inner-beyond-outer", lambda tmp: __import__("kong_pyg").cross_validate(
         [np.eye(12, 2)], Y12, splits=__import__("kong_pyg.evaluation.splits").evaluation.splits
         .Splits([[(np.arange(4, 12), np.arange(4))]], [[[(np.arange(6), np.arange(6, 12))]]])), ValueError,
-     "inner split \\(0, 0, 0\\) reads graph 0, which is not in the training part of its outer split"),
+     "inner split \\(0, 0, 0\\) reads graph 0, a test graph of its outer split \\(0, 0, None\\)"),
     ("evaluate-features-no-metrics", lambda tmp: __import__("kong_pyg").evaluate_features(
         {"a": np.eye(12, 2)}, Y12, metrics=[], splits=__import__("kong_pyg.evaluation.splits").evaluation
         .splits.make_splits(Y12, 1, 2, None, 0), protocol="paper"), ValueError, "'metrics' is empty"),
@@ -1777,6 +1777,13 @@ def test_what_the_input_checks_still_accept():
         design_matrix(Gram(K))
     with pytest.raises(ValueError, match="not positive semi-definite: an eigenvalue of -1"):
         design_matrix(Gram(torch.diag(torch.tensor([5.0, 1.0, -1.0]))))
+    with pytest.raises(ValueError, match="not positive semi-definite"):  # (float16: a capped tolerance)
+        design_matrix(Gram(np.array([[1, 2, 0], [2, 1, 0], [0, 0, 1]], dtype=np.float16)))
+    # a fixed validation set (graphs in neither outer part) chooses C without seeing the test graphs
+    from kong_pyg.evaluation.splits import plan_jobs
+
+    tr, va, te = np.arange(40), np.arange(40, 50), np.arange(50, 60)
+    assert plan_jobs(Splits([[(tr, te)]], [[[(tr, va)]]]), 60).parent.tolist() == [-1, 0]
     # labels in a tensor that requires grad (features in one were read already)
     assert np.array_equal(cross_validate([X.double().numpy()], torch.tensor(y, dtype=torch.float32,
                                                                            requires_grad=True),

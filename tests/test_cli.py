@@ -943,6 +943,62 @@ def test_workers_started_before_an_interrupt_end_too(monkeypatch):
             process.join()
 
 
+def test_workers_started_before_a_failed_start_end_and_workers_without_a_result_are_an_error(monkeypatch,
+                                                                                             capsys):
+    """Starting the --workers fails part-way (a fork refused): those started end (they waited for their
+    peers and held the command's exit); workers that end without their result (a Ctrl-C to one of them) are
+    an error, not a wait for ever; workers of a parent that ignores SIGINT ignore it too."""
+    import argparse
+    import multiprocessing
+    import signal
+    import time
+
+    import torch.multiprocessing as mp
+
+    from kong_pyg.cli import stream as stream_cli
+
+    fork = multiprocessing.get_context("fork")
+    started, seen = [], []
+
+    def failing(fn, args=(), nprocs=1, **kwargs):
+        worker = fork.Process(target=time.sleep, args=(120,))
+        worker.start()
+        started.append(worker)
+        raise OSError(11, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(mp, "start_processes", failing)
+    try:
+        with pytest.raises(OSError):
+            stream_cli._spawn_local(argparse.Namespace(workers=2))
+        assert not started[0].is_alive()
+    finally:
+        for process in started:
+            if process.is_alive():
+                process.kill()
+            process.join()
+
+    class Ended:
+        processes: list = []
+
+        def join(self):
+            return True
+
+    def silent(fn, args=(), nprocs=1, **kwargs):  # every worker ends; one put its code
+        seen.append(args[3])
+        args[2].put(0)
+        return Ended()
+
+    monkeypatch.setattr(mp, "start_processes", silent)
+    assert stream_cli._spawn_local(argparse.Namespace(workers=2)) == 1
+    assert "1 of 2 processes ended without finishing" in capsys.readouterr().err
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        stream_cli._spawn_local(argparse.Namespace(workers=2))
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert seen == [False, True]
+
+
 def test_the_program_gives_the_sigterm_handler_back(monkeypatch):
     """main() as the program installs its SIGTERM handler for its run only (it stayed: a later SIGTERM raised
     kong_pyg.cli.Terminated in the caller's code)."""

@@ -271,16 +271,20 @@ def _free_port() -> int:
 
 def _spawn_local(args: argparse.Namespace) -> int:
     """``--workers N``: N processes on this machine (gloo over the loopback), each a :func:`_sharded`."""
+    import multiprocessing
+
     import torch.multiprocessing as mp
 
     port = _free_port()
     method = "fork" if "fork" in mp.get_all_start_methods() else "spawn"  # fork: no second import
     codes = mp.get_context(method).SimpleQueue()
+    ignore_sigint = signal.getsignal(signal.SIGINT) is signal.SIG_IGN  # (`cmd &` in a script: so do they)
+    before = {p.pid for p in multiprocessing.active_children()}
     context = None
     try:
         with _stop_signals_deferred():  # (an interrupt while they start comes once the handles are here)
-            context = mp.start_processes(_local_worker, args=(args, port, codes), nprocs=args.workers,
-                                         join=False, start_method=method)
+            context = mp.start_processes(_local_worker, args=(args, port, codes, ignore_sigint),
+                                         nprocs=args.workers, join=False, start_method=method)
         while not context.join():
             pass
     except mp.ProcessExitedException as err:  # (killed: the kernel's out-of-memory killer, most often)
@@ -292,8 +296,16 @@ def _spawn_local(args: argparse.Namespace) -> int:
     except BaseException:  # (SIGTERM or Ctrl-C here: the workers end too, not left running alone)
         if context is not None:
             _end_workers(context.processes)
+        else:  # (starting them failed part-way, e.g. a fork refused: those started have no handle here)
+            _end_workers([p for p in multiprocessing.active_children() if p.pid not in before])
         raise
-    results = [codes.get() for _ in range(args.workers)]
+    results = []
+    while not codes.empty():  # (every worker has ended: what they put is all there is)
+        results.append(codes.get())
+    if len(results) < args.workers:  # (a worker ended without its code: interrupted alone, say)
+        print(f"{PROG}: error: --workers: {args.workers - len(results)} of {args.workers} processes ended "
+              "without finishing (interrupted?)", file=sys.stderr)
+        return 1
     return max(results)
 
 
@@ -339,9 +351,10 @@ def _end_workers(processes: List[Any]) -> None:
             process.join()
 
 
-def _local_worker(rank: int, args: argparse.Namespace, port: int, codes: Any) -> None:
+def _local_worker(rank: int, args: argparse.Namespace, port: int, codes: Any, ignore_sigint: bool) -> None:
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # (not the parent's handler: it waits for C calls)
-    signal.signal(signal.SIGINT, signal.default_int_handler)  # (forked: not the deferring one either)
+    # (forked: not the deferring handler either; as the parent had it before)
+    signal.signal(signal.SIGINT, signal.SIG_IGN if ignore_sigint else signal.default_int_handler)
     os.environ.update(RANK=str(rank), WORLD_SIZE=str(args.workers), MASTER_ADDR="127.0.0.1",
                       MASTER_PORT=str(port))
     try:

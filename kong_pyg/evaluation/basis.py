@@ -45,6 +45,8 @@ class Design(NamedTuple):
 #: matrix given in a lower precision: PSD_EPS times its machine epsilon, where that is more).
 PSD_RTOL = 1e-8
 PSD_EPS = 1e3
+#: ... but never more than this (float16's epsilon times PSD_EPS is about 1: no check at all).
+PSD_MAX_RTOL = 1e-2
 
 
 def rounding_of(K: Any) -> float:
@@ -66,7 +68,7 @@ def check_psd(w: np.ndarray, eps: float = 0.0) -> None:
     machine epsilon of the matrix as given (float32's: its rounding alone gives negative eigenvalues).
     """
     top = float(w.max()) if w.size else 0.0
-    if w.size and float(w.min()) < -max(PSD_RTOL, PSD_EPS * eps) * max(top, 1.0):
+    if w.size and float(w.min()) < -max(PSD_RTOL, min(PSD_EPS * eps, PSD_MAX_RTOL)) * max(top, 1.0):
         raise ValueError(f"the Gram matrix is not positive semi-definite: an eigenvalue of "
                          f"{float(w.min()):.3g}, the largest {top:.3g} (a kernel matrix K = X X^T has none "
                          "below 0)")

@@ -332,21 +332,21 @@ def plan_jobs(splits: Splits, n: int) -> Jobs:
 
 def _no_leak(keys: List[Tuple[int, int, Optional[int]]], train: np.ndarray, test: np.ndarray,
              parent: np.ndarray) -> None:
-    """Refuse a split that tests on its training graphs, or an inner split beyond its outer training part.
+    """Refuse a split that tests on its training graphs, or an inner split that reads its outer split's test.
 
-    (There the outer split's test graphs would take part in choosing C.)
+    (There the outer split's test graphs would take part in choosing C. Graphs in neither outer part,
+    a fixed validation set, may be read.)
     """
     both = train & test
     if both.any():
         j, i = (int(v[0]) for v in np.nonzero(both))
         raise ValueError(f"'splits' split {keys[j]} has graph {i} in both its training and its test part")
     inner = np.flatnonzero(parent >= 0)
-    outside = (train[inner] | test[inner]) & ~train[parent[inner]]
-    if outside.any():
-        j, i = (int(v[0]) for v in np.nonzero(outside))
-        raise ValueError(f"'splits' inner split {keys[inner[j]]} reads graph {i}, which is not in the "
-                         f"training part of its outer split {keys[parent[inner[j]]]}: the inner splits "
-                         "choose C from that part alone")
+    leak = (train[inner] | test[inner]) & test[parent[inner]]
+    if leak.any():
+        j, i = (int(v[0]) for v in np.nonzero(leak))
+        raise ValueError(f"'splits' inner split {keys[inner[j]]} reads graph {i}, a test graph of its outer "
+                         f"split {keys[parent[inner[j]]]}: the choice of C must not see the test graphs")
 
 
 def inner_folds_used(splits: Splits, asked: int) -> List[int]:
