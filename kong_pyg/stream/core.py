@@ -557,17 +557,16 @@ class KongStream(GivenOptions):
         Every pass after the first is checked to replay pass 1
         (:meth:`check_replay`); a resumed run first checks that the edges it
         skips are those the checkpoint read (their checksum), so a
-        checkpoint resumed against another source is refused.
+        checkpoint resumed against another source is refused. Where it
+        began is kept in :attr:`resumed_from`.
 
         Args:
-            source: The stream: an object with :obj:`src`, :obj:`src_type`,
-                :obj:`dst`, :obj:`dst_type`, :obj:`edge_type` and :obj:`graph`
-                columns (an :class:`~kong_pyg.datasets.EdgeStream`, read in
-                slices of :obj:`chunk_size`; not a file name), a list of
-                chunks, one chunk (a dict, or a tuple of tensors or arrays), or a callable returning
-                a fresh iterable of chunks; a one-shot iterator only when one
-                pass suffices (:obj:`hops <= 1`). A chunk is such an object,
-                a dict or a tuple :obj:`(src, src_type, dst, dst_type, edge_type[, graph])`.
+            source: The stream: an object with :obj:`src`, :obj:`src_type`, :obj:`dst`, :obj:`dst_type`,
+                :obj:`edge_type` and :obj:`graph` columns (an :class:`~kong_pyg.datasets.EdgeStream`,
+                read in slices of :obj:`chunk_size`; not a file name), a list of chunks, one chunk, or
+                a callable returning a fresh iterable of chunks; a one-shot iterator only when one pass
+                suffices (:obj:`hops <= 1`). A chunk is such an object, a dict or a tuple
+                :obj:`(src, src_type, dst, dst_type, edge_type[, graph])` of tensors or arrays.
             chunk_size (int, optional): Edges per slice of a column source.
             checkpoint (str, optional): A file: if it exists, the stream
                 resumes from it (skipping the edges its pass already read);
