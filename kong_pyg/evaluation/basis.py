@@ -52,13 +52,16 @@ PSD_MAX_RTOL = 1e-2
 def rounding_of(K: Any) -> float:
     """The machine epsilon of a matrix's floating-point dtype (float64's for any other)."""
     if isinstance(K, Tensor):
-        return float(torch.finfo(K.dtype).eps) if K.is_floating_point() else float(np.finfo(np.float64).eps)
-    dtype = getattr(K, "dtype", None)
-    try:
-        return float(np.finfo(dtype).eps) if dtype is not None and np.issubdtype(dtype, np.floating) else \
-            float(np.finfo(np.float64).eps)
-    except TypeError:  # (a dtype NumPy does not know)
-        return float(np.finfo(np.float64).eps)
+        if K.is_floating_point():
+            return float(torch.finfo(K.dtype).eps)
+    else:
+        try:
+            dtype = np.dtype(getattr(K, "dtype", None))
+        except TypeError:  # (a dtype NumPy does not know)
+            dtype = np.dtype(np.float64)
+        if np.issubdtype(dtype, np.floating):
+            return float(np.finfo(dtype).eps)
+    return float(np.finfo(np.float64).eps)
 
 
 def check_psd(w: np.ndarray, eps: float = 0.0) -> None:

@@ -266,12 +266,6 @@ def kernel_map(K: np.ndarray, rtol: float = 1e-12, given: bool = False) -> np.nd
     return np.ascontiguousarray(V[:, keep] * np.sqrt(w[keep]))
 
 
-def check_project(project: Any) -> None:
-    """:obj:`project` is :obj:`True`, :obj:`False` or :obj:`"auto"` (others were taken as :obj:`False`)."""
-    if not (isinstance(project, bool) or (isinstance(project, str) and project == "auto")):
-        raise ValueError(f"'project' must be True, False or 'auto' (got {project!r})")
-
-
 def design_matrix(features: Union[Matrix, Gram], project: Union[bool, str] = "auto") -> Matrix:
     r"""Features with the same linear classifier: :obj:`features` or :func:`kernel_map` of their Gram.
 
@@ -289,7 +283,8 @@ def design_matrix(features: Union[Matrix, Gram], project: Union[bool, str] = "au
     Returns:
         A float64 CSR or dense matrix with :math:`n` rows.
     """
-    check_project(project)
+    if not (isinstance(project, bool) or (isinstance(project, str) and project == "auto")):
+        raise ValueError(f"'project' must be True, False or 'auto' (got {project!r})")  # (others were False)
     if isinstance(features, Gram):
         return kernel_map(features.K, given=True)
     n, d = features.shape
@@ -304,5 +299,5 @@ def design_matrix(features: Union[Matrix, Gram], project: Union[bool, str] = "au
     return np.ascontiguousarray(features, dtype=np.float64)
 
 
-__all__ = ["Gram", "Matrix", "setting_features", "kong_route", "design_of", "check_finite", "check_project",
+__all__ = ["Gram", "Matrix", "setting_features", "kong_route", "design_of", "check_finite",
            "checked_features", "kernel_map", "design_matrix"]

@@ -65,8 +65,10 @@ def class_labels(y: Any) -> np.ndarray:
                 not all(isinstance(v, kind) for v in y):
             raise ValueError("'y' must be class labels of one kind (integers, strings or booleans), "
                              f"got {name} mixed with other values")
-    if hasattr(y, "detach") and hasattr(y, "cpu"):  # (a tensor, also one that requires grad or is on a GPU)
-        y = y.detach().cpu().numpy()
+    if type(y).__module__.startswith("torch") and hasattr(y, "detach"):  # (also one that requires grad)
+        from ..gram import numpy_of
+
+        y = numpy_of(y)
     y = np.asarray(y)
     if y.ndim == 2 and y.shape[1] == 1:
         y = y.reshape(-1)

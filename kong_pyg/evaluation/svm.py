@@ -494,9 +494,10 @@ def fit_many(
     if classes.size < 2:
         raise ValueError("'y' holds a single class; classification needs at least two")
     B, n = masks.shape
-    if parent is not None and np.asarray(parent).dtype.kind not in "iu":
-        raise TypeError(f"'parent' must hold integers (got {np.asarray(parent).dtype})")
-    parents = np.full(B, -1) if parent is None else np.asarray(parent, dtype=np.int64)
+    parents = np.full(B, -1) if parent is None else np.asarray(parent)
+    if parents.size and parents.dtype.kind not in "iu":
+        raise TypeError(f"'parent' must hold integers (got {parents.dtype})")
+    parents = parents.astype(np.int64, copy=False)
     if parents.shape != (B,) or np.any(parents >= np.arange(B)) or np.any(parents < -1):
         raise ValueError("'parent' must give, per problem, -1 or an earlier problem")
     code = check_classes(labels, masks, classes)
