@@ -245,3 +245,44 @@ def test_a_bad_progress_flag_leaves_a_checkpointed_stream_as_it_was(tmp_path):
     with pytest.raises(TypeError, match="'progress' must be True or False"):
         fresh.fit(cols, checkpoint=tmp_path / "ck.pt", progress="no")
     assert fresh.num_edges == 0
+
+
+def test_half_precision_torch_gram_matrices_are_checked_at_their_own_rounding():
+    # a torch float16 or bfloat16 X X^T (autocast's) is a kernel matrix: its rounding is no negative
+    # eigenvalue. NumPy holds neither as given (bfloat16 not at all): they were read as float64 and
+    # refused as not positive semi-definite; kernel_map gave PyTorch's 'unsupported ScalarType'
+    import numpy as np
+    import torch
+
+    from kong_pyg import cross_validate
+    from kong_pyg.evaluation.features import Gram, kernel_map
+    from kong_pyg.evaluation.svm import design
+
+    X = torch.randn(60, 6, generator=torch.Generator().manual_seed(3), dtype=torch.float64)
+    y = np.arange(60) % 2
+    for dtype in (torch.float16, torch.bfloat16):
+        K = (X @ X.T).to(dtype)
+        res = cross_validate([Gram(K)], y, repeats=1, folds=3, nested=False)
+        assert res.outer.size and np.isfinite(res.outer).all()
+        psi, top = kernel_map(K, given=True), float(K.double().abs().max())
+        # (its positive part: the rounding's small negative eigenvalues are dropped)
+        assert np.abs(psi @ psi.T - K.double().numpy()).max() <= 1e3 * torch.finfo(dtype).eps * top
+        # a clearly indefinite matrix still is refused
+        with pytest.raises(ValueError, match="not positive semi-definite"):
+            cross_validate([Gram((X @ X.T - 30 * torch.eye(60, dtype=torch.float64)).to(dtype))], y,
+                           repeats=1, folds=3, nested=False)
+    # the precision as given travels with the Gram (design reads it)
+    with pytest.raises(ValueError, match="not positive semi-definite"):
+        design(None, np.diag([5.0, 1.0, -0.01, -0.01]))
+    design(None, np.diag([5.0, 1.0, -0.01, -0.01]), eps=float(torch.finfo(torch.bfloat16).eps))
+
+
+def test_cross_validate_names_a_single_gram_matrix():
+    # a Gram is a named tuple: it was read as a list of two settings ('setting 1 ... got str')
+    import numpy as np
+
+    from kong_pyg import cross_validate
+    from kong_pyg.evaluation.features import Gram
+
+    with pytest.raises(TypeError, match=r"one entry per setting .*got Gram\): wrap one matrix as \[X\]"):
+        cross_validate(Gram(np.eye(6)), np.arange(6) % 2, repeats=1, folds=2)

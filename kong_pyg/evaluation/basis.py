@@ -134,7 +134,7 @@ def _warn_small_columns(X: Any, rtol: float) -> None:
 
 
 def design(features: Any, gram: Optional[np.ndarray] = None, rtol: float = RANK_RTOL,
-           given: bool = True) -> Design:
+           given: bool = True, eps: Optional[float] = None) -> Design:
     r"""The design matrix of the SVM problems: an exact basis of the features' span.
 
     LinearSVC's solution lies in the span of the training rows of
@@ -168,6 +168,10 @@ def design(features: Any, gram: Optional[np.ndarray] = None, rtol: float = RANK_
         given (bool, optional): :obj:`gram` is the user's (checked to be
             positive semi-definite), not this function's own :math:`X X^\top`.
             (default: :obj:`True`)
+        eps (float, optional): The machine epsilon of :obj:`gram` as the
+            user gave it, where that is coarser than its dtype's (a torch
+            ``bfloat16`` matrix read as float64): the check's tolerance.
+            (default: :obj:`None`: from :obj:`gram`'s dtype)
 
     Returns:
         :class:`Design`
@@ -180,8 +184,8 @@ def design(features: Any, gram: Optional[np.ndarray] = None, rtol: float = RANK_
         raise TypeError("design needs 'features' or 'gram'")
     check_finite(Gram(np.asarray(gram)) if gram is not None else features)  # (NaN, inf, overflow: named)
     if gram is not None:
-        eps = rounding_of(gram)
-        V, w = _eig_basis(np.asarray(gram, dtype=np.float64) + 1.0, rtol, given=given, eps=eps)
+        rounding = max(rounding_of(gram), eps or 0.0)
+        V, w = _eig_basis(np.asarray(gram, dtype=np.float64) + 1.0, rtol, given=given, eps=rounding)
         Z = V * np.sqrt(w)
         top = float(w.max())
     else:
@@ -211,7 +215,7 @@ def design(features: Any, gram: Optional[np.ndarray] = None, rtol: float = RANK_
             U, w = _eig_basis(cov[:d, :d], rtol)
             ZX = np.asarray(X @ U)  # (X^T X and X X^T share their nonzero eigenvalues)
         else:
-            V, w = _eig_basis(np.asarray(gram, dtype=np.float64), rtol, given=given, eps=eps)
+            V, w = _eig_basis(np.asarray(gram, dtype=np.float64), rtol, given=given, eps=rounding)
             ZX = V * np.sqrt(w)
         Z = np.hstack([ZX, np.ones((n, 1))])
         top = _arrowhead_top(w, ZX.sum(axis=0), float(n))

@@ -509,7 +509,7 @@ def cross_validate(
     dev = check_usable_device("device", device)
     if dev is not None and dev.type != "cpu":
         n_jobs = 1  # the GPU is the parallelism (and CUDA does not survive a fork)
-    if not isinstance(features, (list, tuple)):
+    if not isinstance(features, (list, tuple)) or isinstance(features, Gram):  # (a Gram is a tuple too)
         raise TypeError("'features' must be a list with one entry per setting (a matrix, a Gram or a "
                         f"callable returning one; got {type(features).__name__}): wrap one matrix as [X]")
     if not features:

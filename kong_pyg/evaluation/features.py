@@ -16,7 +16,7 @@ an exact basis of their span with the intercept folded in
 which scikit-learn's LinearSVC problem has the same solution and the same
 predictions.
 """
-from typing import Any, Dict, NamedTuple, Tuple, Union, cast
+from typing import Any, Dict, NamedTuple, Optional, Tuple, Union, cast
 
 import numpy as np
 import scipy.sparse as sp
@@ -40,10 +40,16 @@ class Gram(NamedTuple):
     Attributes:
         K (numpy.ndarray): The matrix.
         source (str): Where it comes from (reported with the results).
+        eps (float, optional): The machine epsilon of the matrix as it was
+            given, where :obj:`K` holds it in a wider type (a torch
+            ``bfloat16`` matrix, which NumPy has no type for): its rounding
+            sets the tolerance of the positive semi-definiteness check.
+            (default: :obj:`None`: :obj:`K`'s own)
     """
 
     K: np.ndarray
     source: str = "kernel matrix"
+    eps: Optional[float] = None
 
     @property
     def shape(self) -> Tuple[int, ...]:
@@ -163,12 +169,17 @@ def checked_features(X: Any, rows: int, name: str) -> Union[Matrix, Gram]:
 
     X = unmasked(_tensor_as_numpy(X), name)  # (KongSketch.readout's)
     if isinstance(X, Gram):
-        X = Gram(unmasked(X.K, f"{name}: the Gram's K"), X.source)
+        X = Gram(unmasked(X.K, f"{name}: the Gram's K"), X.source, X.eps)
     if isinstance(X, Gram) and not isinstance(X.K, np.ndarray):  # (a tensor, a list, a SciPy matrix)
-        K = _tensor_as_numpy(X.K.toarray() if sp.issparse(X.K) else X.K)
+        from .basis import rounding_of
+
+        K = X.K.toarray() if sp.issparse(X.K) else X.K
+        eps = X.eps if X.eps is not None else rounding_of(K)  # (a half tensor's, before it becomes float64)
+        K = _tensor_as_numpy(K)
         try:  # (a float16/float32 matrix keeps its dtype: its rounding sets the PSD check's tolerance)
             K = np.asarray(K)
-            X = Gram(K if K.dtype in (np.float16, np.float32) else np.asarray(K, dtype=np.float64), X.source)
+            K = K if K.dtype in (np.float16, np.float32) else np.asarray(K, dtype=np.float64)
+            X = Gram(K, X.source, eps if eps > rounding_of(K) else X.eps)
         except (TypeError, ValueError):
             raise TypeError(f"{name}: the Gram's K must be a matrix of numbers (got "
                             f"{type(X.K).__name__})") from None
@@ -225,7 +236,7 @@ def design_of(features: Union[Matrix, Gram]) -> Tuple[Any, Dict[str, Any]]:
     from .svm import design
 
     check_finite(features)
-    D = design(None, features.K) if isinstance(features, Gram) else design(features)
+    D = design(None, features.K, eps=features.eps) if isinstance(features, Gram) else design(features)
     return D, {"features": _describe(features), "basis_columns": int(D.Z.shape[1])}
 
 
@@ -255,7 +266,7 @@ def kernel_map(K: np.ndarray, rtol: float = 1e-12, given: bool = False) -> np.nd
     from .basis import check_psd, rounding_of
 
     eps = rounding_of(K)
-    K = np.asarray(K, dtype=np.float64)
+    K = np.asarray(_tensor_as_numpy(K), dtype=np.float64)  # (a bfloat16 tensor: through float64)
     w, V = np.linalg.eigh((K + K.T) / 2)
     if given:
         check_psd(w, eps)
