@@ -74,10 +74,13 @@ def kong_strings(
 
     Args:
         edge_index (torch.Tensor or list of pairs): The edges.
-        labels (sequence): One label per node.
+        labels (sequence): One label per node (a list, or a tensor or
+            array as :obj:`data.x`: :obj:`[num_nodes]`, or :obj:`[num_nodes, C]`
+            one-hot rows, read as the fast code reads them).
         hops (int): The depth :math:`h`.
         traversal (str, optional): :obj:`"bfs"` or :obj:`"wl"`.
-        edge_labels (sequence, optional): One label per edge.
+        edge_labels (sequence, optional): One label per edge, in the same
+            forms as :obj:`labels` (e.g. :obj:`data.edge_attr`).
         flow (str, optional): As in :class:`MessagePassing`.
         edge_order (sequence, optional): A per-edge sort key.
         order (str, optional): :obj:`"edge"`, :obj:`"reverse"`,
@@ -115,17 +118,12 @@ def kong_strings(
     if isinstance(edge_order, (Tensor, np.ndarray)):
         edge_order = edge_order.tolist()  # (Python numbers: NaN is found, float64 kept)
     n = len(labels)
-    if isinstance(labels, np.ndarray) and labels.ndim == 2 and labels.dtype.kind in "biuf":
-        # (a copy in native byte order where needed: PyTorch takes no negative strides, no big-endian bytes)
-        labels = torch.from_numpy(np.ascontiguousarray(labels, dtype=labels.dtype.newbyteorder("=")))
-    if isinstance(labels, Tensor) and labels.dim() == 2:  # one-hot or multi-hot rows, an [N, 1] column:
-        from .inputs import labels as label_codes  # the fast code's reading of them
-
-        labels = label_codes(labels, "labels", n).tolist()
-    labels = [_plain_label(v, i) for i, v in enumerate(labels)]
+    labels = _plain_labels(labels, "labels")
     for name, per_edge in (("edge_labels", edge_labels), ("edge_order", edge_order)):
         if per_edge is not None and len(per_edge) != len(pairs):
             raise ValueError(f"'{name}' must have one entry per edge ({len(pairs)}; got {len(per_edge)})")
+    if edge_labels is not None:  # (as the node labels: a tensor's entries would be symbols by identity)
+        edge_labels = _plain_labels(edge_labels, "edge_labels")
     if edge_order is not None and any(isinstance(v, float) and math.isnan(v) for v in list(edge_order)):
         raise ValueError("'edge_order' holds NaN")
     ends = [v for pair in pairs for v in pair]
@@ -199,24 +197,41 @@ def kong_strings(
     return [lv if own_label else lv[1:] for lv in levels]
 
 
-def _plain_label(v: Any, node: int) -> Hashable:
+def _plain_labels(values: Any, name: str) -> List[Hashable]:
+    """Node or edge labels (argument :obj:`name`) as the fast code reads them, one symbol per entry.
+
+    A whole :obj:`[N, C]` matrix (one-hot or multi-hot rows, an :obj:`[N, 1]` column; NumPy or
+    torch) is read by the fast code's own reading; every entry then by :func:`_plain_label`.
+    """
+    if isinstance(values, np.ndarray) and values.ndim == 2 and values.dtype.kind in "biuf":
+        # (a copy in native byte order where needed: PyTorch takes no negative strides, no big-endian bytes)
+        values = torch.from_numpy(np.ascontiguousarray(values, dtype=values.dtype.newbyteorder("=")))
+    if isinstance(values, Tensor) and values.dim() == 2:
+        from .inputs import labels as label_codes  # the fast code's reading of them
+
+        values = label_codes(values, name, values.size(0)).tolist()
+    return [_plain_label(v, i, name) for i, v in enumerate(values)]
+
+
+def _plain_label(v: Any, index: int, name: str = "labels") -> Hashable:
     """An integer label of any kind (NumPy, a 0-d integer tensor, a boolean) as a Python ``int``.
 
     Equal labels must be equal symbols (tensors hash by identity) and sort as the fast code's
     integers do; other labels (strings, tuples) are kept. A tensor or array of several values is
-    no label (node :obj:`node`'s, in the error): a whole one-hot matrix is read as the fast code
-    reads it (see :func:`kong_strings`).
+    no label (entry :obj:`index` of argument :obj:`name`, in the error): a whole one-hot matrix is
+    read as the fast code reads it (:func:`_plain_labels`).
     """
+    what = "node" if name == "labels" else "edge"
     if isinstance(v, (Tensor, np.ndarray)):
         if v.ndim != 0:
-            raise TypeError(f"'labels' entry {node} is a {type(v).__name__} of shape {list(v.shape)}, not "
-                            "one label: give one label per node ([num_nodes] or [num_nodes, C] one-hot rows "
-                            "as a whole tensor, or a list of scalars)")
+            raise TypeError(f"'{name}' entry {index} is a {type(v).__name__} of shape {list(v.shape)}, not "
+                            f"one label: give one label per {what} ([num_{what}s] or [num_{what}s, C] "
+                            "one-hot rows as a whole tensor, or a list of scalars)")
         v = v.item()
     if isinstance(v, (numbers.Integral, np.bool_)):
         return int(v)
     if not isinstance(v, Hashable):
-        raise TypeError(f"'labels' entry {node} is a {type(v).__name__}, which is no symbol (not hashable)")
+        raise TypeError(f"'{name}' entry {index} is a {type(v).__name__}, which is no symbol (not hashable)")
     return v
 
 

@@ -104,3 +104,27 @@ def test_vocab_rebuilt_from_its_state_keeps_the_ids():
     rows = torch.tensor([[9, 1, 4], [2, 7, 7], [9, 1, 5]])
     ids = t.lookup(rows, True)
     assert torch.equal(TupleVocab.from_state(t.state()).lookup(rows, False), ids)
+
+
+def test_oracle_reads_edge_labels_as_given_in_data():
+    # data.edge_attr as given: a tensor's entries were symbols by identity (equal labels counted apart:
+    # K = 3 instead of 5 for two equal edge labels), one-hot rows were kept as whole tensors
+    import torch
+    from torch_geometric.data import Data
+
+    from kong_pyg import KongVectorizer
+    from kong_pyg.strings import brute_force_kernel, kong_strings
+
+    ei, x = torch.tensor([[1, 2], [0, 0]]), torch.tensor([0, 1, 1])
+    assert brute_force_kernel([kong_strings(ei, x, 1, edge_labels=torch.tensor([5, 5]))], 2) == [[5.0]]
+    g = torch.Generator().manual_seed(4)
+    graphs = []
+    for n in (7, 9, 6):
+        ei = torch.randint(0, n, (2, 3 * n), generator=g)
+        graphs.append(Data(x=torch.randint(0, 3, (n,), generator=g), edge_index=ei,
+                           edge_attr=torch.randint(0, 2, (ei.size(1),), generator=g)))
+    X = KongVectorizer(k=2, hops=2).fit_transform(graphs)
+    want = (X @ X.T).toarray()
+    for form in (lambda a: a, lambda a: a.view(-1, 1), lambda a: torch.nn.functional.one_hot(a, 3).float()):
+        strings = [kong_strings(d.edge_index, d.x, 2, edge_labels=form(d.edge_attr)) for d in graphs]
+        assert brute_force_kernel(strings, 2) == want.tolist()
