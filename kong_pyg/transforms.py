@@ -73,6 +73,8 @@ def _register_in_batch(batch: Batch, node_attr: Optional[str], graph_attr: Optio
     slices, incs = getattr(batch, "_slice_dict", None), getattr(batch, "_inc_dict", None)
     if not isinstance(slices, dict) or not isinstance(incs, dict) or "x" not in slices:
         return
+    # (copies: the shallow copy of the input shares them, and the input is never modified)
+    batch._slice_dict, batch._inc_dict = slices, incs = dict(slices), dict(incs)
     g = batch.num_graphs
     if node_attr is not None:
         slices[node_attr], incs[node_attr] = slices["x"], torch.zeros(g, dtype=torch.long)

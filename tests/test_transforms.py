@@ -253,6 +253,17 @@ def test_features_of_a_batch_split_back_per_graph():
         want = f(g.clone())
         for got in (part, out.get_example(i)):
             assert torch.equal(got.kong_x, want.kong_x) and torch.equal(got.kong_graph, want.kong_graph)
+    # the input batch is not modified (its slice tables were shared with the output's shallow copy:
+    # it gained the new names, and a second transform of it under the same name re-sliced the first
+    # output, which then handed graph 1 another graph's row)
+    batch = Batch.from_data_list(graphs)
+    slices, incs = dict(batch._slice_dict), dict(batch._inc_dict)
+    first = KongFeatures(dim=4, level="graph", attr_name="kong")(batch)
+    KongFeatures(dim=4, level="node", attr_name="kong")(batch)
+    assert batch._slice_dict == slices and batch._inc_dict == incs
+    alone = KongFeatures(dim=4, level="graph", attr_name="kong")
+    for i, g in enumerate(graphs):
+        assert torch.equal(first.get_example(i).kong, alone(g).kong)
 
 
 def test_an_empty_graph_in_a_batch_is_refused_as_alone():
