@@ -323,7 +323,7 @@ for id, kwargs, error, match in [
      ),
     ("num-graphs-huge", dict(num_graphs=2 ** 50), ValueError,
      "the graph features \\[1,125,899,906,842,624, 16\\] \\('num_graphs' = 1,125,899,906,842,624, "
-     "'dim' = 16\\) needs 134,217,728.0 GiB"),
+     "'dim' = 16\\) in float64 and their copy in torch.float32 needs 201,326,592.0 GiB"),
     ("batch-huge-index", dict(batch=torch.full((3,), 2 ** 50)), ValueError,
      "\\('batch' refers to graph 1,125,899,906,842,624, 'dim' = 16\\)"),
 ]:

@@ -131,3 +131,30 @@ def test_exact_maps_too_large_are_refused_before_memory_runs_out(monkeypatch):
     monkeypatch.setattr(exact, "EXACT_MAP_BYTES", 100_000)  # one graph fits, four do not
     split = KongVectorizer(degree=3, hops=2).fit_transform(graphs).toarray()
     np.testing.assert_array_equal(split, whole)
+
+
+def test_memory_checks_count_the_output_copy_in_its_dtype(monkeypatch):
+    # the float64 sketches and the output's copy in a narrower dtype live at once: readout peaks at
+    # 12 bytes per float32 entry, and its check counted 8 (a size between passed, then the process was
+    # killed for memory instead of getting the check's error)
+    import kong_pyg.nn.kong_sketch as layer
+
+    seen = []
+    monkeypatch.setattr(layer, "check_allocation", lambda nbytes, *a, **k: seen.append(nbytes))
+    x, ei = _complete(5, labels=3)
+    batch = torch.zeros(5, dtype=torch.long)
+    for dtype, cast in ((torch.float32, 4), (torch.float64, 0), (torch.float16, 2)):
+        L = KongSketch(k=2, dim=64, dtype=dtype)
+        seen.clear()
+        L.readout(x, ei, batch, num_graphs=3)
+        assert seen == [3 * 64 * (8 + cast)]
+        seen.clear()
+        L.node_maps(x, ei)
+        assert seen == [5 * 64 * (8 + cast)]
+        seen.clear()
+        L(x, ei)  # (two float64 sketches, then an output of its own)
+        assert seen == [2 * 5 * 64 * 8 + 5 * 64 * dtype.itemsize]
+    L = KongSketch(k=2, dim=64, degree=2, dtype=torch.float32)
+    seen.clear()
+    L.node_maps(x, ei)
+    assert seen == [5 * 2 * 64 * 8 + 5 * 64 * 4]

@@ -295,7 +295,7 @@ class KongSketch(GivenOptions, MessagePassing):
             cfg, hashes = self.config, self.hashes
             prep = self.prepare(x, edge_index, edge_attr, edge_order, self._batch(batch, x))
             n = prep.num_nodes
-            self._check_node_output(n, prep.node_sym.device, copies=2)
+            self._check_node_output(n, prep.node_sym.device, copies=2, apart=True)
             grams = index_grams(engine.kgram_steps(cfg, prep))
             gh = engine.gram_hashes(hashes, grams)
             kernel = get_kernel(cfg.kernel)
@@ -333,7 +333,7 @@ class KongSketch(GivenOptions, MessagePassing):
             cfg = self.config
             prep = self.prepare(x, edge_index, edge_attr, edge_order, self._batch(batch, x))
             n = prep.num_nodes
-            self._check_node_output(n, prep.node_sym.device, copies=1)
+            self._check_node_output(n, prep.node_sym.device, copies=1, apart=False)
             steps = engine.kgram_steps(cfg, prep)
             maps = engine.node_maps(cfg, self.hashes, prep, steps, aggregate=self._lazy_aggregator(prep),
                                     switch_ratio=self.switch_ratio)
@@ -386,8 +386,9 @@ class KongSketch(GivenOptions, MessagePassing):
                     raise ValueError(f"'num_graphs' is {num_graphs} but 'batch' refers to graph {size - 1}")
                 who = f"'num_graphs' = {num_graphs:,}"
             dim = self.hashes.dim
-            check_allocation(num_graphs * dim * 8, f"the graph features [{num_graphs:,}, {dim:,}] ({who}, "
-                             f"'dim' = {dim:,})", prep.node_sym.device)
+            check_allocation(num_graphs * dim * (8 + self._cast_bytes()),
+                             f"the graph features [{num_graphs:,}, {dim:,}] ({who}, 'dim' = {dim:,}) in "
+                             f"float64{self._cast_note()}", prep.node_sym.device)
             steps = engine.kgram_steps(self.config, prep)
             out = engine.graph_sketch(self.config, self.hashes, prep, steps, batch, num_graphs,
                                       self._lazy_aggregator(prep),
@@ -405,11 +406,25 @@ class KongSketch(GivenOptions, MessagePassing):
 
         return agg
 
-    def _check_node_output(self, num_nodes: int, device: torch.device, copies: int) -> None:
+    def _check_node_output(self, num_nodes: int, device: torch.device, copies: int, apart: bool) -> None:
+        """Refuse node sketches that cannot fit: :obj:`copies` float64 ones, and the output.
+
+        :obj:`apart`: the output is a tensor of its own (:meth:`forward`), not a cast of a sketch.
+        """
         p, dim = self.hashes.degree, self.hashes.dim
-        check_allocation(copies * num_nodes * p * dim * 8,
+        out = self.out_dtype.itemsize if apart else self._cast_bytes()
+        check_allocation(copies * num_nodes * p * dim * 8 + num_nodes * dim * out,
                          f"'dim' = {dim:,}: the node sketches ({copies} x [{num_nodes:,}, {p} x {dim:,}], "
-                         "float64)", device, advice="a smaller 'dim' or fewer nodes per call")
+                         f"float64){' and the output' if apart else self._cast_note()}", device,
+                         advice="a smaller 'dim' or fewer nodes per call")
+
+    def _cast_bytes(self) -> int:
+        """Bytes per output entry of its copy in :attr:`out_dtype` (none in float64, the working dtype)."""
+        return 0 if self.out_dtype == torch.float64 else self.out_dtype.itemsize
+
+    def _cast_note(self) -> str:
+        """The output's copy in :attr:`out_dtype`, for the memory checks' messages."""
+        return f" and their copy in {self.out_dtype}" if self._cast_bytes() else ""
 
     def __repr__(self) -> str:
         c = self.config
