@@ -261,3 +261,19 @@ def test_flow_is_read_only_and_complex_dtypes_are_refused():
     with pytest.raises(TypeError, match="real features: it cannot be moved to torch.complex64"):
         layer.to(torch.complex64)
     assert layer.hashes.flip.dtype == torch.float64 and layer.double().out_dtype == torch.float64
+
+
+def test_module_type_keeps_the_integer_hash_tables():
+    """Module.type(dtype) casts every tensor: .type(torch.int32) changed the features silently and a
+    model's .type(torch.float64) made the hash tables float ('rshift_cpu' not implemented for 'Double')."""
+    x = torch.tensor([0, 1, 2, 1, 0])
+    ei = torch.tensor([[0, 1, 2, 3, 1, 4], [1, 2, 3, 0, 0, 0]])
+    want = KongSketch(k=2, dim=16, dtype=torch.float64)(x, ei)
+    for dtype in (torch.float64, "torch.DoubleTensor", torch.float32):
+        layer = KongSketch(k=2, dim=16).type(dtype)
+        assert layer.hashes.coef.dtype == layer.hashes.shift.dtype == torch.int64
+        torch.testing.assert_close(layer(x, ei).double(), want)
+    model = torch.nn.Sequential(KongSketch(k=2, dim=16), torch.nn.Linear(16, 2)).type(torch.float64)
+    assert torch.equal(model[0](x, ei), want) and model[1].weight.dtype == torch.float64
+    with pytest.raises(TypeError, match="floating-point features: it cannot be cast to torch.int32"):
+        KongSketch(k=2, dim=16).type(torch.int32)

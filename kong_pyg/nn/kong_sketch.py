@@ -185,6 +185,16 @@ class KongSketch(GivenOptions, MessagePassing):
         if probe.is_complex():  # (before the float tables turn complex)
             raise TypeError(f"KongSketch computes real features: it cannot be moved to {probe.dtype} (give "
                             "the model around it a real dtype, or cast its output)")
+        if not probe.is_floating_point():  # (Module.type(torch.int32))
+            raise TypeError(f"KongSketch computes floating-point features: it cannot be cast to "
+                            f"{probe.dtype} (give the model around it a floating-point dtype, or cast its output)")
+        moved = fn(torch.zeros((), dtype=torch.long))
+        if moved.dtype != torch.long:  # Module.type(dtype) casts every tensor: the hash tables stay integers
+            cast_all, device = fn, moved.device
+
+            def fn(t: Tensor) -> Tensor:
+                return cast_all(t) if t.is_floating_point() else t.to(device)
+
         out = super()._apply(fn, recurse)
         if probe.is_floating_point():
             self.out_dtype = probe.dtype
