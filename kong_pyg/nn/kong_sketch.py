@@ -187,7 +187,8 @@ class KongSketch(GivenOptions, MessagePassing):
                             "the model around it a real dtype, or cast its output)")
         if not probe.is_floating_point():  # (Module.type(torch.int32))
             raise TypeError(f"KongSketch computes floating-point features: it cannot be cast to "
-                            f"{probe.dtype} (give the model around it a floating-point dtype, or cast its output)")
+                            f"{probe.dtype} (give the model around it a floating-point dtype, or cast its "
+                            "output)")
         moved = fn(torch.zeros((), dtype=torch.long))
         if moved.dtype != torch.long:  # Module.type(dtype) casts every tensor: the hash tables stay integers
             cast_all, device = fn, moved.device
