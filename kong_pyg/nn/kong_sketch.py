@@ -97,8 +97,8 @@ class KongSketch(GivenOptions, MessagePassing):
         merge them, change the features even with :obj:`k = 1`.
 
     .. note::
-        :meth:`forward` and :meth:`readout` have data-dependent shapes and
-        run eagerly under :func:`torch.compile` (they are marked with
+        :meth:`forward`, :meth:`readout` and :meth:`node_maps` have data-dependent
+        shapes and run eagerly under :func:`torch.compile` (they are marked with
         :func:`torch.compiler.disable`): a compiled model around this layer
         works, with a graph break at the layer, but not with
         :obj:`fullgraph=True`. The output never requires gradients.
@@ -324,6 +324,7 @@ class KongSketch(GivenOptions, MessagePassing):
                 out[lo:hi] = engine.cast_checked(maps, self.out_dtype, cfg)  # (checks for overflow)
             return out
 
+    @torch.compiler.disable
     def node_maps(
         self,
         x: Tensor,
