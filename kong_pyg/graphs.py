@@ -47,11 +47,15 @@ def as_graph_sequence(graphs: Any, name: str = "graphs") -> Union[Sequence[Any],
     :class:`~torch_geometric.data.Data` (one graph). :obj:`name` is the argument's, for messages.
     """
     from torch_geometric.data import Batch, Data
+    from torch_geometric.data.data import BaseData
 
     if isinstance(graphs, Batch):
         graphs = graphs.to_data_list()
     elif isinstance(graphs, Data):
         graphs = [graphs]
+    elif isinstance(graphs, BaseData):  # (a HeteroData has __getitem__ and __len__: no sequence)
+        raise TypeError(f"'{name}' is a {type(graphs).__name__}, not a torch_geometric.data.Data: KONG reads "
+                        "homogeneous graphs (e.g. data.to_homogeneous())")
     if isinstance(graphs, (str, bytes, dict)) or not hasattr(graphs, "__getitem__"):
         raise TypeError(
             f"'{name}' must be a sequence of Data objects, a Batch or a PyG dataset "

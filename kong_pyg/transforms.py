@@ -344,7 +344,7 @@ class KongFeatures(GivenOptions, BaseTransform):
         if threads is not None:
             check_int("threads", threads, 1)
         store = _stored_graphs(dataset)
-        graphs = as_graph_sequence(dataset if store is None else store)
+        graphs = as_graph_sequence(dataset if store is None else store, "dataset")
         if store is None and not isinstance(graphs, list):  # each graph read once: a dataset on disk with a
             graphs = [graphs[i] for i in range(len(graphs))]  # (random) transform gives another one each time
         total = len(graphs)

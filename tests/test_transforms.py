@@ -206,6 +206,14 @@ def test_bad_arguments_and_inputs():
         t(Data(edge_index=torch.tensor([[0], [1]]), num_nodes=2))
     with pytest.raises(TypeError, match="Data"):
         t(HeteroData())
+    # one HeteroData as a collection (it has __getitem__ and __len__): a TypeError from inside PyG before
+    h = HeteroData()
+    h["a"].x, h["a", "r", "a"].edge_index = torch.tensor([0, 1]), torch.tensor([[0], [1]])
+    said = "is a HeteroData, not a torch_geometric.data.Data: KONG reads homogeneous graphs"
+    with pytest.raises(TypeError, match="'dataset' " + said):
+        t.transform_dataset(h)
+    with pytest.raises(TypeError, match="'graphs' " + said):
+        KongVectorizer(dim=4).fit_transform(h)
     with pytest.raises(TypeError, match="floating-point"):
         t(Data(x=torch.rand(3, 2), edge_index=torch.tensor([[0], [1]])))
     # a graph without edges is fine
