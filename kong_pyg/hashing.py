@@ -71,7 +71,7 @@ def split30(codes: Tensor) -> tuple:
 
 def random_coefficients(shape, generator: torch.Generator) -> Tensor:
     """Uniform coefficients in :math:`[1, P)` drawn on the CPU."""
-    return torch.randint(1, P, shape, generator=generator, dtype=torch.long)
+    return torch.randint(1, P, shape, generator=generator, dtype=torch.long, device="cpu")
 
 
 def hash_offset(coef: Tensor, n: int) -> Tensor:

@@ -76,15 +76,17 @@ class SketchHashes(torch.nn.Module):
         self.reset_parameters()
 
     def reset_parameters(self):
-        """Redraw the tables from the seed."""
+        """Redraw the tables from the seed (on the CPU, whatever the default device; then copied)."""
         gen = torch.Generator().manual_seed(int(self.seed))
         dev = self.coef.device
+        self.scheme.fill_(self._scheme)  # (after to_empty() it holds whatever the memory held)
         self.coef.copy_(random_coefficients(tuple(self.coef.shape), gen).to(dev))
         if self.version >= 2:
             self.shift.copy_(distinct_shifts(self.dim, self.shift.size(0), self.shift.size(1), gen).to(dev))
         else:
-            self.shift.copy_(torch.randint(0, self.dim, tuple(self.shift.shape), generator=gen).to(dev))
-        bits = torch.randint(0, 2, tuple(self.flip.shape), generator=gen)
+            self.shift.copy_(torch.randint(0, self.dim, tuple(self.shift.shape), generator=gen,
+                                           device="cpu").to(dev))
+        bits = torch.randint(0, 2, tuple(self.flip.shape), generator=gen, device="cpu")
         self.flip.copy_((1 - 2 * bits).to(torch.float64).to(dev))
 
     def hash(self, grams: Tensor) -> tuple:
@@ -108,8 +110,7 @@ class SketchHashes(torch.nn.Module):
     @version.setter
     def version(self, value: int) -> None:
         self._scheme = check_scheme(value, "'version'")
-        self.scheme.fill_(value)
-        self.reset_parameters()
+        self.reset_parameters()  # (the scheme buffer too)
 
     def __setstate__(self, state: dict) -> None:
         super().__setstate__(state)
@@ -165,12 +166,12 @@ def distinct_shifts(dim: int, degree: int, levels: int, generator: torch.Generat
         while len(row) < levels:
             if len(taken) == dim:
                 taken.clear()
-            value = int(torch.randint(0, dim, (1,), generator=generator))
+            value = int(torch.randint(0, dim, (1,), generator=generator, device="cpu"))
             if value not in taken:
                 taken.add(value)
                 row.append(value)
         rows.append(row)
-    return torch.tensor(rows, dtype=torch.long).view(degree, levels)
+    return torch.tensor(rows, dtype=torch.long, device="cpu").view(degree, levels)
 
 
 def place(out: Tensor, rows: Tensor, bucket: Tensor, value: Tensor) -> Tensor:

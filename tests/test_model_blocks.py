@@ -285,3 +285,23 @@ def test_module_type_keeps_the_integer_hash_tables():
     assert torch.equal(model[0](x, ei), want) and model[1].weight.dtype == torch.float64
     with pytest.raises(TypeError, match="floating-point features: it cannot be cast to torch.int32"):
         KongSketch(k=2, dim=16).type(torch.int32)
+
+
+def test_layer_built_under_a_default_device_draws_its_tables_on_the_cpu():
+    """Under `with torch.device("meta")` (deferred initialisation) the tables were drawn on the default
+    device with a CPU generator: 'Tensor.item() cannot be called on meta tensors'."""
+    from kong_pyg.sketch import SketchHashes
+
+    x = torch.tensor([0, 1, 2, 1, 0])
+    ei = torch.tensor([[0, 1, 2, 3, 1, 4], [1, 2, 3, 0, 0, 0]])
+    with torch.device("meta"):
+        layer = KongSketch(k=2, dim=16)
+        old = SketchHashes(16, 1, 2, 3, seed=5, version=1)
+    assert layer.hashes.coef.is_meta
+    layer = layer.to_empty(device="cpu")
+    layer.reset_parameters()  # (the deferred-initialisation idiom: real tensors, then the tables drawn)
+    assert torch.equal(layer(x, ei), KongSketch(k=2, dim=16)(x, ei))
+    old = old.to_empty(device="cpu")
+    old.reset_parameters()
+    new = SketchHashes(16, 1, 2, 3, seed=5, version=1)
+    assert all(torch.equal(a, b) for a, b in zip(old.buffers(), new.buffers()))
