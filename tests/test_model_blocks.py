@@ -305,3 +305,23 @@ def test_layer_built_under_a_default_device_draws_its_tables_on_the_cpu():
     old.reset_parameters()
     new = SketchHashes(16, 1, 2, 3, seed=5, version=1)
     assert all(torch.equal(a, b) for a, b in zip(old.buffers(), new.buffers()))
+
+
+def test_explain_masks_leave_the_layer_out():
+    """PyG's set_masks scaled the layer's messages: forward changed but matched no graph (with k = 2 not
+    the graph without the edge), readout and node_maps ignored the mask; decomposed_layers=2 crashed."""
+    from torch_geometric.explain.algorithm.utils import clear_masks, set_masks
+
+    x = torch.tensor([0, 1, 2, 1, 0])
+    ei = torch.tensor([[0, 1, 2, 3, 1, 4], [1, 2, 3, 0, 0, 0]])
+    layer = KongSketch(k=2, dim=16, dtype=torch.float64)
+    plain = layer(x, ei)
+    set_masks(layer, torch.tensor([1.0, 1.0, 1.0, 0.0, 1.0, 1.0]), ei, apply_sigmoid=False)
+    assert layer.explain is False and torch.equal(layer(x, ei), plain)
+    clear_masks(layer)
+    layer.explain = None  # (what clearing would set)
+    with pytest.raises(ValueError, match="takes no edge masks"):
+        layer.explain = True
+    with pytest.raises(ValueError, match="'decomposed_layers' must be 1"):
+        layer.decomposed_layers = 2
+    assert torch.equal(layer(x, ei), plain)

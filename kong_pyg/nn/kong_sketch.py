@@ -70,7 +70,9 @@ class KongSketch(GivenOptions, MessagePassing):
     is the neighbor's sketch, the aggregation a sum, and :meth:`update` adds
     the sketch of the k-grams that cross from one neighbor's string into the
     next, so :obj:`flow`, hooks and PyG's inspection tools work as for any
-    PyG layer. :meth:`readout` computes graph features without node features
+    PyG layer (PyG's explainers leave it out: :attr:`explain` is always
+    :obj:`False`, as an edge mask would scale single messages of whole
+    neighborhood strings). :meth:`readout` computes graph features without node features
     where it can: for :math:`p = 1` the sum over nodes commutes with the
     propagation (each k-gram goes straight into its graph's row with a
     walk-count weight); otherwise node sketches come from exact sparse count
@@ -178,6 +180,34 @@ class KongSketch(GivenOptions, MessagePassing):
     def __prepare_scriptable__(self) -> "KongSketch":
         """:func:`torch.jit.script` calls this first: a clear error instead of TorchScript's."""
         raise TypeError(_NO_TORCHSCRIPT)
+
+    @property
+    def explain(self) -> bool:
+        r"""Always :obj:`False`: PyG's explainers (``set_masks``) leave this layer out.
+
+        Its features count the k-grams of whole ordered neighborhoods; a mask that scales single
+        messages would match no graph (with :math:`k \geq 2` not even the graph without the edge),
+        and no gradient reaches it through this non-learned layer.
+        """
+        return False
+
+    @explain.setter
+    def explain(self, value: Optional[bool]) -> None:
+        if value:
+            raise ValueError("KongSketch takes no edge masks (explain=True): its features count the "
+                             "k-grams of whole ordered neighborhoods and are not learned; explain the layers "
+                             "around it")
+
+    @property
+    def decomposed_layers(self) -> int:
+        """Always 1: the sketches are propagated whole (wide ones in column blocks of their own)."""
+        return 1
+
+    @decomposed_layers.setter
+    def decomposed_layers(self, value: int) -> None:
+        if value != 1:
+            raise ValueError(f"KongSketch propagates its sketches whole: 'decomposed_layers' must be 1 (got "
+                             f"{value!r}); wide sketches are propagated in column blocks already")
 
     def _apply(self, fn: Callable[[Tensor], Tensor], recurse: bool = True) -> "KongSketch":
         # .double(), .float(), .half() and .to(dtype) set the output dtype
