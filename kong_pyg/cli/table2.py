@@ -172,6 +172,30 @@ def _check(args: argparse.Namespace) -> None:
         raise CommandError("--fractions: the curve's training fractions, but --curve-splits 0 draws no curve")
     if args.fractions is None:
         args.fractions = list(FRACTIONS)
+    args.notes = _read_notes(os.path.join(args.out, NOTES))
+
+
+#: A discussion kept in --out and copied into table2.md by every run.
+NOTES = "table2_notes.md"
+
+
+def _read_notes(path: str) -> Optional[str]:
+    """The notes file's text (:obj:`None` without one), read before any work.
+
+    A file that cannot be read is named now, not after the run.
+    """
+    if not os.path.lexists(path):
+        return None
+    if os.path.isdir(path):
+        raise CommandError(f"{path}: a folder; --out's {NOTES} (copied into table2.md) must be a text file")
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.read()
+    except UnicodeDecodeError as err:
+        raise CommandError(f"{path}: not UTF-8 text (byte {err.start}: {err.reason}); --out's {NOTES} is "
+                           "copied into table2.md") from None
+    except OSError as err:
+        raise CommandError(f"{path}: cannot be read ({err.strerror})") from None
 
 
 def run(args: argparse.Namespace) -> int:
@@ -249,10 +273,8 @@ def _run(args: argparse.Namespace, names: List[str], root: str) -> None:
     figure = _figure(curve, args) if curve is not None else None
     if figure is None:
         drop_stale(os.path.join(args.out, "table2_curve.png"))
-    notes_file = os.path.join(args.out, "table2_notes.md")
-    notes = open(notes_file, encoding="utf-8").read() if os.path.isfile(notes_file) else None
     out = {"command": command_line(args), "datasets": infos, "tables": results, "curve": curve}
-    text = markdown(results, infos, curve, figure, command_line(args), notes)
+    text = markdown(results, infos, curve, figure, command_line(args), args.notes)
     atomic_texts([(os.path.join(args.out, "table2.md"), text),
                   (os.path.join(args.out, "table2.json"), json.dumps(plain_json(out), allow_nan=False))])
     for tie, result in results.items():
