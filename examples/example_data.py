@@ -33,7 +33,15 @@ from typing import Callable, Dict, Mapping, Optional
 import torch
 import torch.nn.functional as F
 
-from kong_pyg.cli.common import PROCESSES_PER_CPU, HelpFormatter, Parser, int_at_least, number_in, one_line
+from kong_pyg.cli.common import (
+    PROCESSES_PER_CPU,
+    HelpFormatter,
+    Parser,
+    int_at_least,
+    number_in,
+    one_line,
+    stdout_closed,
+)
 
 
 class DataError(Exception):
@@ -113,9 +121,16 @@ def start(args) -> None:
 
 def run(main: Callable, argv=None):
     """Run :obj:`main`; a :class:`DataError` (or a library's :obj:`ValueError`) is one line, exit status 2;
-    Ctrl-C one line, exit status 130 (as ``kong-pyg``)."""
+    Ctrl-C one line, exit status 130; a reader of the output that has gone (``| head``) exit status 141
+    without a word (as ``kong-pyg``)."""
     try:
-        return main(argv)
+        result = main(argv)
+        sys.stdout.flush()  # (a reader that has gone is found here, not in the flush at exit)
+        return result
+    except BrokenPipeError:
+        if not stdout_closed():
+            raise
+        raise SystemExit(141) from None
     except (DataError, ValueError) as err:
         print(f"{Path(sys.argv[0]).name}: error: {one_line(str(err))}", file=sys.stderr)
         raise SystemExit(2) from None

@@ -448,3 +448,24 @@ def test_bench_eval_lists_the_route_data_sets_it_could_not_run(tmp_path, monkeyp
     assert capsys.readouterr().out == f"NOPE: not under {tmp_path}, skipped\n"
     text = bench["markdown"]({"machine": "m", "note": "n", "routes": routes})
     assert "| NOPE | not run: no data under the data root | | | | |" in text
+
+
+def test_output_into_a_closed_pipe_ends_quietly(tmp_path):
+    """python examples/quickstart.py | head -1: the reader goes early; the example ends with the shell's
+    status for SIGPIPE and no message, as kong-pyg does (it printed a traceback and exit 1)."""
+    import signal
+    import subprocess
+
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    for buffered in (True, False):  # (buffered: the output is written when the example ends)
+        env.pop("PYTHONUNBUFFERED", None)
+        if not buffered:
+            env["PYTHONUNBUFFERED"] = "1"
+        read, write = os.pipe()
+        os.close(read)  # (no reader at all: the first write fails, whatever the pipe's buffer)
+        try:
+            done = subprocess.run([sys.executable, str(EXAMPLES / "quickstart.py")], stdout=write,
+                                  stderr=subprocess.PIPE, text=True, env=env, cwd=tmp_path, timeout=300)
+        finally:
+            os.close(write)
+        assert done.returncode == 128 + signal.SIGPIPE and done.stderr == "", (buffered, done.stderr)

@@ -23,7 +23,7 @@ from typing import Any, Dict, List, Optional
 
 from .. import __version__
 from ..memory import MALLOC_SETTINGS, tune_allocator
-from .common import CommandError, HelpFormatter, Parser, one_line
+from .common import CommandError, HelpFormatter, Parser, one_line, stdout_closed
 
 #: Modules that add a subcommand.
 COMMAND_MODULES: List[str] = [
@@ -182,28 +182,6 @@ def _on_sigterm(pid: int, signum: int, frame: Any) -> None:
     raise Terminated()
 
 
-def _stdout_closed() -> bool:
-    """Whether stdout's reader has gone (``| head``); if so, stdout is pointed at the null device.
-
-    (A pipe without a reader reports an error when polled; then the interpreter's last flush at
-    exit cannot fail again with a second message.)
-    """
-    import select
-
-    try:
-        fd = sys.stdout.fileno()
-        poller = select.poll()
-        poller.register(fd, select.POLLOUT)
-        closed = any(event & select.POLLERR for _, event in poller.poll(0))
-    except (AttributeError, OSError, ValueError):  # (no stdout, or not a file)
-        return False
-    if closed:
-        null = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(null, fd)
-        os.close(null)
-    return closed
-
-
 def _out_of_memory(err: BaseException) -> Optional[str]:
     """PyTorch's out-of-memory error (a :class:`RuntimeError`) as one line, or ``None`` for another error."""
     torch = sys.modules.get("torch")
@@ -260,7 +238,7 @@ def main(argv: Optional[List[str]] = None) -> int:
                 sys.stdout.flush()
             return code
         except USER_ERRORS as err:
-            if isinstance(err, BrokenPipeError) and argv is None and _stdout_closed():
+            if isinstance(err, BrokenPipeError) and argv is None and stdout_closed():
                 return 128 + signal.SIGPIPE  # (| head: the reader has what it wanted)
             message = with_flags(one_line(str(err)), _flags(parser, args.command)) or type(err).__name__
             print(f"kong-pyg {args.command}: error: {message}", file=sys.stderr)

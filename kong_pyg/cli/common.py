@@ -521,8 +521,31 @@ def check_output_dir(path: str, flag: str) -> None:
     _probe(_nearest_folder(path), flag)
 
 
+def stdout_closed() -> bool:
+    """Whether stdout's reader has gone (``| head``); if so, stdout is pointed at the null device.
+
+    (A pipe without a reader reports an error when polled; then the interpreter's last flush at
+    exit cannot fail again with a second message.)
+    """
+    import select
+
+    try:
+        fd = sys.stdout.fileno()
+        poller = select.poll()
+        poller.register(fd, select.POLLOUT)
+        closed = any(event & select.POLLERR for _, event in poller.poll(0))
+    except (AttributeError, OSError, ValueError):  # (no stdout, or not a file)
+        return False
+    if closed:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, fd)
+        os.close(null)
+    return closed
+
+
 __all__ = [
     "CommandError",
+    "stdout_closed",
     "plural",
     "Parser",
     "HelpFormatter",
