@@ -242,11 +242,13 @@ def test_the_good_tiny_dataset_and_lenient_forms(tmp_path):
     assert [int(d.y) for d in ds] == [1, 0, 1]
     assert ds[1].edge_index.tolist() == [[0, 1], [1, 2]]  # local ids, coalesced
     assert ds[2].x.argmax(1).tolist() == [0, 1]
-    # blank lines, spaces, CRLF, integral floats and '+' signs read the same
+    # blank lines, spaces, CRLF, integral floats, '+' signs and a UTF-8 byte-order mark read the same
     lenient = {k: v.replace("\n", "\r\n") for k, v in GOOD.items()}
     lenient["A"] = "\n" + GOOD["A"].replace(", ", " ,  ") + "\n\n"
     lenient["graph_labels"] = "1.0\n \n-1.0\n\t\n+1\n  "  # (lines of whitespace are blank lines)
     lenient["node_labels"] = GOOD["node_labels"].replace("\n", "\r")  # (lone CR line ends, as PyG reads them)
+    lenient["graph_indicator"] = "\ufeff" + lenient["graph_indicator"]  # (a byte-order mark: Windows editors)
+    lenient["A"] = "\ufeff" + lenient["A"]
     _write(tmp_path / "b" / "T" / "raw", lenient)
     again = load_tu("T", tmp_path / "b", cache=tmp_path / "c")
     for k in ("x", "edge_index", "edge_attr", "y"):

@@ -46,8 +46,8 @@ def _lines(text: str) -> List[str]:
 
 
 def _text(content: bytes) -> str:
-    r"""A file's content (UTF-8) as text with ``\n`` line ends."""
-    text = content.decode("utf-8")
+    r"""A file's content (UTF-8; a byte-order mark at its start dropped) as text with ``\n`` line ends."""
+    text = content.decode("utf-8-sig")
     return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
 
 
@@ -110,7 +110,8 @@ def read_table(where: str, content: bytes, columns: Optional[int] = None) -> np.
     r"""Parse comma-separated integers into an :obj:`int64` array :obj:`[rows, cols]`.
 
     Lines end at ``\n``, ``\r\n`` or ``\r``; blank lines (empty or only
-    whitespace) are skipped; integral floats (``"1.0"``) are accepted.
+    whitespace) are skipped; integral floats (``"1.0"``) are accepted; a
+    UTF-8 byte-order mark at the start is dropped (as editors on Windows write it).
 
     Args:
         where (str): The file, for messages.
