@@ -965,6 +965,8 @@ for id, argv, match, setup, xfail in [
     ("classify-const-nan", ["classify", "--const", "nan"], "exit 2: .*'const' must be >= 0.0 and finite",
         None, None),
     ("classify-C-zero", ["classify", "--C", "0"], "exit 2: .*argument --C: must be > 0", None, None),
+    ("classify-C-inf", ["classify", "--C", "1,inf"],
+     "exit 2: .*argument --C: must be > 0 and finite \\(got inf\\)", None, None),
     ("classify-repeats-zero", ["classify", "--repeats", "0"], "exit 2: .*argument --repeats: must be >= 1",
         None, None),
     ("classify-folds-one", ["classify", "--folds", "1"], "exit 2: .*argument --folds: must be >= 2", None,

@@ -176,7 +176,8 @@ def number_in(low: float, high: float = float("inf"), closed: bool = False) -> C
         inside = low <= value <= high if closed else low < value < high
         if not inside or value != value:
             if high == float("inf"):
-                _fail(f"must be {'>=' if closed else '>'} {low:g} (got {text})")
+                finite = "" if abs(value) < float("inf") else " and finite"  # (inf, 1e400, nan)
+                _fail(f"must be {'>=' if closed else '>'} {low:g}{finite} (got {text})")
             bounds = f"[{low:g}, {high:g}]" if closed else f"({low:g}, {high:g})"
             _fail(f"must be in {bounds} (got {text})")
         return value
