@@ -64,11 +64,17 @@ GRID_FLAGS: Dict[str, Tuple[str, Tuple[str, ...]]] = {
 def _grid_default(name: str) -> str:
     """Where a grid flag's values come from when it is absent."""
     if name not in GRID_PRESETS["paper"]:
-        return show_kong(name, KONG_DEFAULTS[name])
-    values = {preset: show_kong(name, grid[name]) for preset, grid in GRID_PRESETS.items()
-              if isinstance(grid, dict)}
-    text = ("from --grid: " + ", ".join(f"{p} {v}" for p, v in values.items())
-            if len(set(values.values())) > 1 else f"{next(iter(values.values()))}, from --grid")
+        text = show_kong(name, KONG_DEFAULTS[name])
+    else:
+        values = {preset: show_kong(name, grid[name]) for preset, grid in GRID_PRESETS.items()
+                  if isinstance(grid, dict)}
+        text = ("from --grid: " + ", ".join(f"{p} {v}" for p, v in values.items())
+                if len(set(values.values())) > 1 else f"{next(iter(values.values()))}, from --grid")
+    for preset, settings in GRID_PRESETS.items():  # (a list of settings: the extended grid)
+        if isinstance(settings, list):
+            seen = sorted({setting.get(name, KONG_DEFAULTS[name]) for setting in settings}, key=str)
+            if seen != [KONG_DEFAULTS[name]] or name in GRID_PRESETS["paper"]:
+                text += f"; --grid {preset}: {show_kong(name, seen)}, per setting"
     if name == "hops":
         text += f"; wl, wl-grakel: {show_kong(name, paper_grid('wl')['hops'])}"
     return text
