@@ -123,7 +123,8 @@ def test_tol_help_shows_the_solvers_tolerance():
 def test_grid_flags_help_names_the_extended_grids_values():
     # the defaults named the paper and quick grids only; --grid extended sets its own per setting
     helps = {a.dest: a.help for a in options(subparsers()["classify"])}
-    for name, shown in (("k", "1,2"), ("hops", "1,2,3"), ("relabel", "0,1,2"), ("order", "degree,edge,label")):
+    shown_of = {"k": "1,2", "hops": "1,2,3", "relabel": "0,1,2", "order": "degree,edge,label"}
+    for name, shown in shown_of.items():
         assert f"--grid extended: {shown}, per setting" in helps[name]
     assert "--grid extended" not in helps["flow"]  # (the same in every setting)
 
