@@ -265,6 +265,14 @@ def test_cli_grid_extended_runs_on_a_tiny_set(tmp_path, monkeypatch, capsys):
         assert main([*argv, "--hops", "1", "--relabel", "0", "--inner-folds", "2"]) == 0
         res = json.loads(capsys.readouterr().out)
         assert res["num_settings"] == 6 and res["protocols"]["nested"]["accuracy_mean"] == 1.0
+        # the table's columns stay in line with long setting names (they pushed their rows right)
+        table = [*argv, "--hops", "1", "--relabel", "0", "--protocol", "paper"]
+        assert main([a for a in table if a != "--json"]) == 0
+        lines = capsys.readouterr().out.splitlines()
+        head = next(i for i, line in enumerate(lines) if line.startswith("setting "))
+        rows = lines[head + 1 : head + 7]
+        end = lines[head].index("CV accuracy") + len("CV accuracy")
+        assert {line.index("%") + 1 for line in rows} == {end}
         # the means of the paper grid's and the extended grid's normalised kernels: two settings
         assert main([*argv[:5], "--method", "kong-mean", *argv[7:], "--inner-folds", "2"]) == 0
         res = json.loads(capsys.readouterr().out)

@@ -122,12 +122,14 @@ class ClassifyResult:
     def table(self) -> str:
         """A readable report."""
         cv = self.cv
-        lines = [self._header(), "", f"{'setting':<34} {'best C':>6} {'CV accuracy':>12} {'feature s':>10} "
+        rows = cv.grid_table()
+        w = max([34] + [len(row["setting"]) for row in rows])  # (long names widen the column, not the rows)
+        lines = [self._header(), "", f"{'setting':<{w}} {'best C':>6} {'CV accuracy':>12} {'feature s':>10} "
                  f"{'fit s':>7}  fit on"]
-        for row in cv.grid_table():
+        for row in rows:
             fit_on = row["fit_on"] or {}
             lines.append(
-                f"{row['setting']:<34} {row['C']:>6g} {100 * row['accuracy']:>11.2f}% "
+                f"{row['setting']:<{w}} {row['C']:>6g} {100 * row['accuracy']:>11.2f}% "
                 f"{row['feature_seconds']:>10.2f} {row['fit_seconds'] or 0.0:>7.2f}  "
                 f"{fit_on.get('features', '?')} -> {fit_on.get('basis_columns', '?')} columns"
             )
