@@ -331,7 +331,7 @@ def main(argv=None):
     ap.add_argument("--threads", type=int_at_least(1), default=1, metavar="N",
                     help="n_jobs of the harness inside each process")
     ap.add_argument("--device", default=None,
-                    help="where the SVM problems are solved, e.g. cuda (both sections; default: the CPU)")
+                    help="where the SVM problems are solved, e.g. cuda (both sections) (default: the CPU)")
     ap.add_argument("--force", action="store_true", help="redo existing results")
     ap.add_argument("--quiet", action="store_true", help="no progress bars")
     ap.add_argument("--render", action="store_true", help="only rewrite the markdown")
