@@ -52,3 +52,31 @@ def oracle_kernel(graphs, k, hops, traversal, kernel, degree, const=0.0, relabel
         for i, (lab, e, el) in enumerate(graphs)
     ]
     return np.array(brute_force_kernel(strings, k, kernel, degree, const, blended, normalize))
+
+
+def into_closed_pipe(command: List[str], cwd) -> List[Tuple[int, str]]:
+    """(exit status, stderr) of :obj:`command` writing into a pipe without a reader (``| head`` gone).
+
+    Run from this checkout, buffered and unbuffered (buffered: the output is written when the
+    command ends, not as it is printed).
+    """
+    import os
+    import subprocess
+    from pathlib import Path
+
+    root = str(Path(__file__).resolve().parents[1])
+    env = dict(os.environ, PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    out = []
+    for buffered in (True, False):
+        env.pop("PYTHONUNBUFFERED", None)
+        if not buffered:
+            env["PYTHONUNBUFFERED"] = "1"
+        read, write = os.pipe()
+        os.close(read)  # (no reader at all: the first write fails, whatever the pipe's buffer)
+        try:
+            done = subprocess.run(command, stdout=write, stderr=subprocess.PIPE, text=True, env=env, cwd=cwd,
+                                  timeout=300)
+        finally:
+            os.close(write)
+        out.append((done.returncode, done.stderr))
+    return out

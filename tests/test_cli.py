@@ -800,27 +800,14 @@ def test_a_failed_write_names_the_files(tmp_path):
 def test_output_into_a_closed_pipe_ends_quietly(tmp_path):
     """kong-pyg classify --json | head -c 10: the reader goes early; the command ends with the shell's status
     for SIGPIPE and no message (it said "error: [Errno 32] Broken pipe" and exit 2)."""
-    import os
     import signal
-    import subprocess
     import sys
-    from pathlib import Path
 
-    root = str(Path(__file__).resolve().parents[1])
-    env = dict(os.environ, PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    for buffered in (True, False):  # (buffered: the output is written when the command ends, not as printed)
-        env.pop("PYTHONUNBUFFERED", None)
-        if not buffered:
-            env["PYTHONUNBUFFERED"] = "1"
-        read, write = os.pipe()
-        os.close(read)  # (no reader at all: the first write fails, whatever the pipe's buffer)
-        try:
-            args = ["classify", "--grid", "quick", "--repeats", "1", "--folds", "3", "-q", "--json"]
-            done = subprocess.run([sys.executable, "-m", "kong_pyg"] + args, stdout=write,
-                                  stderr=subprocess.PIPE, text=True, env=env, cwd=tmp_path, timeout=300)
-        finally:
-            os.close(write)
-        assert done.returncode == 128 + signal.SIGPIPE and done.stderr == "", (buffered, done.stderr)
+    from helpers import into_closed_pipe
+
+    args = ["classify", "--grid", "quick", "--repeats", "1", "--folds", "3", "-q", "--json"]
+    for status, stderr in into_closed_pipe([sys.executable, "-m", "kong_pyg", *args], tmp_path):
+        assert status == 128 + signal.SIGPIPE and stderr == "", stderr
 
 
 def test_a_broken_pipe_that_is_not_stdout_is_one_line(monkeypatch, capsys):

@@ -454,18 +454,8 @@ def test_output_into_a_closed_pipe_ends_quietly(tmp_path):
     """python examples/quickstart.py | head -1: the reader goes early; the example ends with the shell's
     status for SIGPIPE and no message, as kong-pyg does (it printed a traceback and exit 1)."""
     import signal
-    import subprocess
 
-    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    for buffered in (True, False):  # (buffered: the output is written when the example ends)
-        env.pop("PYTHONUNBUFFERED", None)
-        if not buffered:
-            env["PYTHONUNBUFFERED"] = "1"
-        read, write = os.pipe()
-        os.close(read)  # (no reader at all: the first write fails, whatever the pipe's buffer)
-        try:
-            done = subprocess.run([sys.executable, str(EXAMPLES / "quickstart.py")], stdout=write,
-                                  stderr=subprocess.PIPE, text=True, env=env, cwd=tmp_path, timeout=300)
-        finally:
-            os.close(write)
-        assert done.returncode == 128 + signal.SIGPIPE and done.stderr == "", (buffered, done.stderr)
+    from helpers import into_closed_pipe
+
+    for status, stderr in into_closed_pipe([sys.executable, str(EXAMPLES / "quickstart.py")], tmp_path):
+        assert status == 128 + signal.SIGPIPE and stderr == "", stderr
