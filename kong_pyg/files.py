@@ -5,6 +5,7 @@ file or the new one. The temporary file is made with :func:`tempfile.mkstemp`
 (a fresh name, opened exclusively), so a name planted in a shared folder (a
 symbolic link to another file) is never written through.
 """
+import codecs
 import os
 import tempfile
 from contextlib import contextmanager
@@ -128,4 +129,19 @@ def atomic_texts(texts: Sequence[Tuple[PathLike, str]]) -> None:
             f.write(text.encode("utf-8"))
 
 
-__all__ = ["atomic_file", "atomic_files", "atomic_write", "atomic_texts", "remove_stale_temps"]
+def utf8_text(content: bytes) -> str:
+    r"""UTF-8 bytes as text: a byte-order mark at the start dropped, ``\r\n`` and ``\r`` made ``\n``.
+
+    Raises:
+        UnicodeDecodeError: Not UTF-8; its ``start`` counts from the first byte of :obj:`content`
+            (a mark included).
+    """
+    skip = len(codecs.BOM_UTF8) if content.startswith(codecs.BOM_UTF8) else 0
+    try:
+        text = bytes(memoryview(content)[skip:]).decode("utf-8") if skip else content.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise UnicodeDecodeError("utf-8", content, err.start + skip, err.end + skip, err.reason) from None
+    return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
+
+
+__all__ = ["utf8_text", "atomic_file", "atomic_files", "atomic_write", "atomic_texts", "remove_stale_temps"]

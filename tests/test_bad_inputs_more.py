@@ -271,7 +271,18 @@ def test_half_precision_torch_gram_matrices_are_checked_at_their_own_rounding():
         with pytest.raises(ValueError, match="not positive semi-definite"):
             cross_validate([Gram((X @ X.T - 30 * torch.eye(60, dtype=torch.float64)).to(dtype))], y,
                            repeats=1, folds=3, nested=False)
-    # the precision as given travels with the Gram (design reads it)
+    # the precision as given travels with the Gram (design and design_matrix read it); a Gram stays a
+    # pair (K, source) and pickles with it
+    import pickle
+
+    from kong_pyg.evaluation.features import checked_features, design_matrix
+
+    widened = checked_features(Gram((X @ X.T).to(torch.bfloat16), "bf16"), 60, "x")
+    assert widened.K.dtype == np.float64 and widened.eps == torch.finfo(torch.bfloat16).eps
+    assert pickle.loads(pickle.dumps(widened)).eps == widened.eps
+    design_matrix(widened)
+    K, source = widened
+    assert source == "bf16" and Gram(K).eps is None
     with pytest.raises(ValueError, match="not positive semi-definite"):
         design(None, np.diag([5.0, 1.0, -0.01, -0.01]))
     design(None, np.diag([5.0, 1.0, -0.01, -0.01]), eps=float(torch.finfo(torch.bfloat16).eps))

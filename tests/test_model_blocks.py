@@ -285,6 +285,9 @@ def test_module_type_keeps_the_integer_hash_tables():
     assert torch.equal(model[0](x, ei), want) and model[1].weight.dtype == torch.float64
     with pytest.raises(TypeError, match="floating-point features: it cannot be cast to torch.int32"):
         KongSketch(k=2, dim=16).type(torch.int32)
+    # the tables stay where the layer is (as .type() keeps every tensor's device; they were sent to the CPU)
+    meta = KongSketch(k=2, dim=16).to("meta").type(torch.float64)
+    assert {b.device.type for b in meta.buffers()} == {"meta"} and meta.hashes.coef.dtype == torch.int64
 
 
 def test_layer_built_under_a_default_device_draws_its_tables_on_the_cpu():

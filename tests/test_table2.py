@@ -266,7 +266,9 @@ def test_cli_table2_on_tiny_data(tmp_path, capsys):
     write_fake_ml100k(ml, num_users=24, num_items=10, ratings_per_user=5)
     out = tmp_path / "out"
     out.mkdir()
-    (out / "table2_notes.md").write_text("## Discussion\n\nwritten by hand\n")
+    # (with a byte-order mark and CRLF line ends, as a Windows editor writes it: the mark was copied into
+    # table2.md)
+    (out / "table2_notes.md").write_bytes(b"\xef\xbb\xbf## Discussion\r\n\r\nwritten by hand\r\n")
     (out / "table2_curve.png").write_bytes(b"an earlier run's curve")  # (not this run's: --no-plot)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -284,7 +286,7 @@ def test_cli_table2_on_tiny_data(tmp_path, capsys):
                 "share their second"):
         assert row in text, row
     assert "--ml-dir PATH/ml-100k" in text and "--ties row,authors" in text
-    assert text.rstrip().endswith("## Discussion\n\nwritten by hand")
+    assert text.rstrip().endswith("## Discussion\n\nwritten by hand") and "\ufeff" not in text
     res = json.loads((out / "table2.json").read_text())
     assert set(res["tables"]) == {"row", "authors"} and res["tables"]["row"]["n_graphs"] == 24
     assert res["tables"]["authors"]["summary"]["K-2 authors"]["C_grid"] == [10.0, 1000.0]

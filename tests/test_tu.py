@@ -180,6 +180,8 @@ MALFORMED = [
     ("not-utf8", _edit(A=GOOD["A"] + "\xff\n"), "T_A.txt, line 7: not UTF-8 text"),
     ("not-utf8-lone-cr", _edit(A=GOOD["A"].replace("\n", "\r") + "\xff\r"),
         "T_A.txt, line 7: not UTF-8 text"),
+    ("not-utf8-after-a-byte-order-mark", _edit(A="\ufeff" + GOOD["A"] + "\xff\n"),
+        "T_A.txt, line 7: not UTF-8 text"),  # (line 2 was named: an offset after the mark)
     # Python's int() and float() take these, NumPy does not: the line is named all the same
     ("non-ascii-digit", _edit(graph_labels="1\n\u0661\n1\n"),
         "T_graph_labels.txt, line 2: '\u0661' is not a number"),

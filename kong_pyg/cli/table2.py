@@ -27,7 +27,7 @@ from ..experiments.table2 import (
     table2_methods,
 )
 from ..experiments.table2_report import markdown
-from ..files import atomic_texts
+from ..files import atomic_texts, utf8_text
 from ..threads import default_jobs
 from .common import (
     MAX_SEED,
@@ -189,13 +189,15 @@ def _read_notes(path: str) -> Optional[str]:
     if os.path.isdir(path):
         raise CommandError(f"{path}: a folder; --out's {NOTES} (copied into table2.md) must be a text file")
     try:
-        with open(path, encoding="utf-8") as f:
-            return f.read()
+        with open(path, "rb") as f:
+            content = f.read()
+    except OSError as err:
+        raise CommandError(f"{path}: cannot be read ({err.strerror})") from None
+    try:  # (a byte-order mark, as Windows editors write it, is dropped)
+        return utf8_text(content)
     except UnicodeDecodeError as err:
         raise CommandError(f"{path}: not UTF-8 text (byte {err.start}: {err.reason}); --out's {NOTES} is "
                            "copied into table2.md") from None
-    except OSError as err:
-        raise CommandError(f"{path}: cannot be read ({err.strerror})") from None
 
 
 def run(args: argparse.Namespace) -> int:

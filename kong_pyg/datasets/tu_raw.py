@@ -25,6 +25,8 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from ..files import utf8_text
+
 #: The raw files read (the suffix of ``NAME_<part>.txt``).
 PARTS = ("A", "graph_indicator", "graph_labels", "node_labels", "edge_labels")
 
@@ -47,8 +49,7 @@ def _lines(text: str) -> List[str]:
 
 def _text(content: bytes) -> str:
     r"""A file's content (UTF-8; a byte-order mark at its start dropped) as text with ``\n`` line ends."""
-    text = content.decode("utf-8-sig")
-    return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
+    return utf8_text(content)
 
 
 def _line_of(text: str, row: int) -> int:

@@ -38,23 +38,43 @@ class Gram(NamedTuple):
     """A kernel (Gram) matrix :obj:`[n, n]` standing in for features.
 
     Attributes:
-        K (numpy.ndarray): The matrix.
+        K (numpy.ndarray): The matrix (a torch tensor is read as its NumPy
+            array, a ``float16`` or ``bfloat16`` one as ``float64`` checked
+            at its own rounding).
         source (str): Where it comes from (reported with the results).
-        eps (float, optional): The machine epsilon of the matrix as it was
-            given, where :obj:`K` holds it in a wider type (a torch
-            ``bfloat16`` matrix, which NumPy has no type for): its rounding
-            sets the tolerance of the positive semi-definiteness check.
-            (default: :obj:`None`: :obj:`K`'s own)
     """
 
     K: np.ndarray
     source: str = "kernel matrix"
-    eps: Optional[float] = None
 
     @property
     def shape(self) -> Tuple[int, ...]:
         """:obj:`(n, n)`."""
         return tuple(self.K.shape)
+
+    @property
+    def eps(self) -> Optional[float]:
+        """The machine epsilon of the matrix as it was given, where :obj:`K` holds it in a wider type.
+
+        (A torch ``bfloat16`` or ``float16`` matrix, read as ``float64``: its rounding sets the
+        tolerance of the positive semi-definiteness check.) :obj:`None`: :obj:`K`'s own.
+        """
+        return getattr(self, "_given_eps", None)
+
+
+class _WidenedGram(Gram):
+    """A :class:`Gram` whose :obj:`K` holds a matrix given in a narrower type (:attr:`Gram.eps`)."""
+
+    _given_eps: float
+
+
+def _gram(K: Any, source: str, eps: Optional[float]) -> Gram:
+    """A :class:`Gram` of :obj:`K`, remembering the precision it was given in (where not its own)."""
+    if eps is None:
+        return Gram(K, source)
+    out = _WidenedGram(K, source)
+    out._given_eps = eps
+    return out
 
 
 def kong_route(cfg: Any, graphs: Any) -> Tuple[str, Dict[str, float]]:
@@ -169,7 +189,7 @@ def checked_features(X: Any, rows: int, name: str) -> Union[Matrix, Gram]:
 
     X = unmasked(_tensor_as_numpy(X), name)  # (KongSketch.readout's)
     if isinstance(X, Gram):
-        X = Gram(unmasked(X.K, f"{name}: the Gram's K"), X.source, X.eps)
+        X = _gram(unmasked(X.K, f"{name}: the Gram's K"), X.source, X.eps)
     if isinstance(X, Gram) and not isinstance(X.K, np.ndarray):  # (a tensor, a list, a SciPy matrix)
         from .basis import rounding_of
 
@@ -179,7 +199,7 @@ def checked_features(X: Any, rows: int, name: str) -> Union[Matrix, Gram]:
         try:  # (a float16/float32 matrix keeps its dtype: its rounding sets the PSD check's tolerance)
             K = np.asarray(K)
             K = K if K.dtype in (np.float16, np.float32) else np.asarray(K, dtype=np.float64)
-            X = Gram(K, X.source, eps if eps > rounding_of(K) else X.eps)
+            X = _gram(K, X.source, eps if eps > rounding_of(K) else X.eps)
         except (TypeError, ValueError):
             raise TypeError(f"{name}: the Gram's K must be a matrix of numbers (got "
                             f"{type(X.K).__name__})") from None
@@ -248,7 +268,8 @@ def _describe(features: Union[Matrix, Gram]) -> str:
     return f"{kind} features, {features.shape[1]} columns"
 
 
-def kernel_map(K: np.ndarray, rtol: float = 1e-12, given: bool = False) -> np.ndarray:
+def kernel_map(K: np.ndarray, rtol: float = 1e-12, given: bool = False,
+               eps: Optional[float] = None) -> np.ndarray:
     r"""Features :math:`\Psi` with :math:`\Psi \Psi^\top = K`.
 
     Args:
@@ -258,6 +279,9 @@ def kernel_map(K: np.ndarray, rtol: float = 1e-12, given: bool = False) -> np.nd
         given (bool, optional): :obj:`K` is a user's Gram matrix, refused if
             clearly not positive semi-definite
             (:func:`~kong_pyg.evaluation.basis.check_psd`). (default: :obj:`False`)
+        eps (float, optional): The machine epsilon of :obj:`K` as the user
+            gave it, where coarser than its dtype's (:attr:`Gram.eps`): the
+            check's tolerance. (default: :obj:`None`: from :obj:`K`'s dtype)
 
     Returns:
         :class:`numpy.ndarray` :obj:`[n, r]`, one column per kept eigenvalue
@@ -265,7 +289,7 @@ def kernel_map(K: np.ndarray, rtol: float = 1e-12, given: bool = False) -> np.nd
     """
     from .basis import check_psd, rounding_of
 
-    eps = rounding_of(K)
+    eps = max(rounding_of(K), eps or 0.0)
     K = np.asarray(_tensor_as_numpy(K), dtype=np.float64)  # (a bfloat16 tensor: through float64)
     w, V = np.linalg.eigh((K + K.T) / 2)
     if given:
@@ -297,7 +321,7 @@ def design_matrix(features: Union[Matrix, Gram], project: Union[bool, str] = "au
     if not (isinstance(project, bool) or (isinstance(project, str) and project == "auto")):
         raise ValueError(f"'project' must be True, False or 'auto' (got {project!r})")  # (others were False)
     if isinstance(features, Gram):
-        return kernel_map(features.K, given=True)
+        return kernel_map(features.K, given=True, eps=features.eps)
     n, d = features.shape
     sparse = sp.issparse(features)
     if project == "auto":

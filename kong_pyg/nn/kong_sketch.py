@@ -221,10 +221,12 @@ class KongSketch(GivenOptions, MessagePassing):
                             "output)")
         moved = fn(torch.zeros((), dtype=torch.long))
         if moved.dtype != torch.long:  # Module.type(dtype) casts every tensor: the hash tables stay integers
-            cast_all, device = fn, moved.device
+            cast_all = fn
 
-            def fn(t: Tensor) -> Tensor:
-                return cast_all(t) if t.is_floating_point() else t.to(device)
+            def fn(t: Tensor) -> Tensor:  # (an integer table goes where a float tensor beside it goes)
+                if t.is_floating_point():
+                    return cast_all(t)
+                return t.to(cast_all(t.new_zeros((), dtype=torch.float32)).device)
 
         out = super()._apply(fn, recurse)
         if probe.is_floating_point():
@@ -455,10 +457,10 @@ class KongSketch(GivenOptions, MessagePassing):
         """
         p, dim = self.hashes.degree, self.hashes.dim
         out = self.out_dtype.itemsize if apart else self._cast_bytes()
+        shown = f" and the output [{num_nodes:,}, {dim:,}] in {self.out_dtype}" if out else ""
         check_allocation(copies * num_nodes * p * dim * 8 + num_nodes * dim * out,
                          f"'dim' = {dim:,}: the node sketches ({copies} x [{num_nodes:,}, {p} x {dim:,}], "
-                         f"float64){' and the output' if apart else self._cast_note()}", device,
-                         advice="a smaller 'dim' or fewer nodes per call")
+                         f"float64){shown}", device, advice="a smaller 'dim' or fewer nodes per call")
 
     def _cast_bytes(self) -> int:
         """Bytes per output entry of its copy in :attr:`out_dtype` (none in float64, the working dtype)."""
