@@ -79,11 +79,12 @@ def load_ordered_graphs(source: Any, labels: Any = None,
             raise ValueError("a StreamSpot stream needs 'labels'")
         stream = source
         source = StreamSpotGraphs(stream, labels, undirected=True)
-        import torch
 
-        # the key: each event's arrival position, on both of its edges (graphs list their events in
-        # arrival order, each as the two directions)
-        key = torch.sort(stream.graph, stable=True).indices.repeat_interleave(2)
+        from .datasets.streamspot.graphs import events_in_graph_order
+
+        # the key: each event's arrival position, on both of its edges (the graphs come in order of their
+        # first edge, and list their events in arrival order, each as the two directions)
+        key = events_in_graph_order(stream).repeat_interleave(2)
         # PyG collates a single graph with slices=None: its storage is that graph
         slices = source.slices
         assert key.numel() == (source._data.edge_index.size(1) if slices is None

@@ -103,6 +103,25 @@ def test_streamspot_file_input_keys_events_by_arrival(tmp_path):
     assert all(torch.equal(again[i].edge_index, graphs[i].edge_index) for i in range(len(graphs)))
 
 
+def test_edge_stream_input_keys_each_graphs_own_events():
+    # a hand-made EdgeStream whose graph numbers are not in first-edge order: the graphs come in
+    # first-edge order, and the key was laid out in graph-number order (graph 'b' got 'a''s positions)
+    import numpy as np
+
+    from kong_pyg import KongStream, KongVectorizer
+    from kong_pyg.datasets import EdgeStream
+
+    t = torch.tensor([(0, 0, 1, 1, 0, 1), (2, 0, 3, 1, 1, 0), (0, 0, 4, 1, 2, 1), (2, 0, 5, 1, 0, 0),
+                      (2, 0, 6, 1, 1, 0)])
+    es = EdgeStream(*[t[:, i] for i in range(6)], graph_ids=["a", "b"])
+    graphs, key = load_ordered_graphs(es, labels={"a": 0, "b": 1})
+    assert [(g.graph_id, g.edge_order.tolist()) for g in graphs] == [("b", [0, 0, 2, 2]),
+                                                                     ("a", [1, 1, 3, 3, 4, 4])]
+    # so the features read in the key's order are the stream's own
+    np.testing.assert_allclose(KongVectorizer(k=2, hops=1, dim=64).fit_transform(graphs),
+                               KongStream(k=2, hops=1, dim=64).fit(es).sketches().numpy())
+
+
 def test_order_features_settings():
     ds = ProvenanceGraphs(20, strength=1.0, seed=2)
     opts = {"normalize": False, "blended": True}

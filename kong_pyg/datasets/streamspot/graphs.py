@@ -108,6 +108,17 @@ def graph_order(graph: Tensor, num_graphs: int) -> Tensor:
     return torch.argsort(first * max(num_graphs, 1) + torch.arange(num_graphs))
 
 
+def events_in_graph_order(stream: EdgeStream) -> Tensor:
+    """The stream's event positions in the order :func:`stream_to_graphs` lists the events.
+
+    Graphs in order of their first edge (:func:`graph_order`), each graph's events in arrival order.
+    """
+    num_graphs = len(stream.graph_ids)
+    rank = torch.empty(num_graphs, dtype=torch.long)
+    rank[graph_order(stream.graph, num_graphs)] = torch.arange(num_graphs)
+    return torch.sort(rank.index_select(0, stream.graph), stable=True).indices
+
+
 def stream_to_graphs(
     stream: EdgeStream, labels: Union[Tensor, Dict[Any, int], None] = None, undirected: bool = True
 ) -> List[Data]:
