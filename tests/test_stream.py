@@ -843,3 +843,21 @@ def test_cli_stream_summary_counts_in_the_singular(tmp_path, capsys):
     path.write_text("0\ta\t1\tb\te\t7\n1\tb\t2\ta\te\t8\n")
     assert cli_main(["stream", str(path), "--k", "1", "-q", "--out", str(tmp_path / "f")]) == 0
     assert ": 2 edges, 2 graphs, 4 nodes; 1 pass in " in capsys.readouterr().err
+
+
+def test_edge_stream_chunks_name_rows_by_their_ids_and_two_are_refused():
+    # an EdgeStream inside a list of chunks named its rows by the dense indices ([0] for a file's graph
+    # 500), and two separately read EdgeStreams were joined on those indices: other graphs and nodes merged
+    import io
+
+    from kong_pyg.datasets import read_streamspot
+
+    first, _, _ = read_streamspot(io.StringIO("1\tp\t2\tf\tread\t500\n1\tp\t3\tf\twrite\t200\n"))
+    second, _, _ = read_streamspot(io.StringIO("9\tp\t8\tf\tread\t500\n1\tq\t9\tf\tread\t500\n"))
+    whole = KongStream(k=2, hops=2, dim=64).fit(first)
+    for source in ([first], lambda: [first]):
+        part = KongStream(k=2, hops=2, dim=64).fit(source)
+        assert part.graph_ids == whole.graph_ids == [500, 200]
+        assert torch.equal(part.sketches(), whole.sketches())
+    with pytest.raises(ValueError, match="two EdgeStreams among the chunks of one stream"):
+        KongStream(k=2, dim=64).fit([first, second])

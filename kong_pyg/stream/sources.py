@@ -30,12 +30,19 @@ _MASK = (1 << 64) - 1
 _COLUMNS = ("src", "src_type", "dst", "dst_type", "edge_type", "graph")
 
 
-def chunk_columns(chunk: Any) -> Chunk:
-    """The six columns of a chunk (tuple, dict or object with attributes; missing ones None)."""
+def chunk_columns(chunk: Any, map_ids: bool = True) -> Chunk:
+    """The six columns of a chunk (tuple, dict or object with attributes; missing ones None).
+
+    An :class:`~kong_pyg.datasets.EdgeStream` chunk's graph column (dense indices into its
+    :obj:`graph_ids`) is given as those ids (:obj:`map_ids`; a chunk in a list of them named its rows,
+    and merged the graphs of two shards, by the indices).
+    """
     if isinstance(chunk, dict):
         return tuple(chunk.get(c) for c in _COLUMNS)
     if all(hasattr(chunk, c) for c in _COLUMNS[:4]):  # EdgeStream, EdgeChunk, ...
-        return tuple(getattr(chunk, c, None) for c in _COLUMNS)
+        cols = tuple(getattr(chunk, c, None) for c in _COLUMNS)
+        table = _graph_table(getattr(chunk, "graph_ids", None), cols[5]) if map_ids else None
+        return cols if table is None else cols[:5] + (_ids_of(table, _index_of(table, cols[5])),)
     if isinstance(chunk, (tuple, list)):
         if len(chunk) not in (5, 6):
             raise ValueError("a chunk tuple must be (src, src_type, dst, dst_type, edge_type[, graph])")
@@ -70,6 +77,21 @@ def _graph_table(graph_ids: Any, graph: Any) -> Optional[np.ndarray]:
                        for g in graph_ids], dtype=object)
 
 
+def _index_of(table: np.ndarray, graph: Any) -> np.ndarray:
+    """An EdgeStream's graph column as a NumPy index into its :obj:`table` of ids (checked)."""
+    index = graph.numpy() if isinstance(graph, Tensor) else np.asarray(graph)
+    if index.size and (int(index.min()) < 0 or int(index.max()) >= table.size):
+        raise ValueError(f"the stream's 'graph' column must index its {table.size} graph_ids (got "
+                         f"values from {int(index.min())} to {int(index.max())})")
+    return index
+
+
+def _ids_of(table: np.ndarray, index: np.ndarray) -> Any:
+    """The graph ids of a part of an index column (int64 array, or a list of strings)."""
+    ids = table[index]
+    return ids if table.dtype != object else ids.tolist()
+
+
 def _one_chunk(source: Union[list, tuple]) -> bool:
     """Whether :obj:`source` is the columns of one chunk: a tuple of 5 or 6 tensors or arrays (or None).
 
@@ -93,21 +115,17 @@ def chunk_source(source: Any, chunk_size: int, passes: int) -> Callable[[], Iter
                              f"{list(_COLUMNS[:4])} (got keys {list(source)})")
         return lambda: [source]
     if all(hasattr(source, c) for c in _COLUMNS[:4]):
-        cols = chunk_columns(source)
+        cols = chunk_columns(source, map_ids=False)
         total = len(cols[0])
         table = _graph_table(getattr(source, "graph_ids", None), cols[5])
         if table is not None:  # (an EdgeStream's graph column is a dense index into its graph_ids)
-            index = cols[5].numpy() if isinstance(cols[5], Tensor) else np.asarray(cols[5])
-            if index.size and (int(index.min()) < 0 or int(index.max()) >= table.size):
-                raise ValueError(f"the stream's 'graph' column must index its {table.size} graph_ids (got "
-                                 f"values from {int(index.min())} to {int(index.max())})")
+            index = _index_of(table, cols[5])
 
         def slices() -> Iterable[Chunk]:
             for lo in range(0, total, chunk_size):
                 part = tuple(None if c is None else c[lo : lo + chunk_size] for c in cols)
                 if table is not None:  # (each chunk's ids mapped as it is read)
-                    ids = table[index[lo : lo + chunk_size]]
-                    part = part[:5] + (ids if table.dtype != object else ids.tolist(),)
+                    part = part[:5] + (_ids_of(table, index[lo : lo + chunk_size]),)
                 yield part
 
         return slices
@@ -164,7 +182,15 @@ def _read_pass(ks: "KongStream", chunks: Iterable[Any], bar: Progress, checkpoin
     """
     skip, done, at, seen = ks.position, 0, 0, 0
     expected = ks._current  # the checksum of the edges the checkpoint read in this pass (None: unknown)
+    numbered = None  # (the EdgeStream among the chunks: its node and graph indices are its own)
     for chunk in chunks:
+        if isinstance(getattr(chunk, "graph_ids", None), (list, tuple)):
+            if numbered is not None and chunk is not numbered:
+                raise ValueError("two EdgeStreams among the chunks of one stream: each numbers its nodes "
+                                 "(and graphs) on its own, so a node of one would be read as another node of "
+                                 "the other; read the edges as one EdgeStream, or as EdgeChunk chunks (ids "
+                                 "as the file spells them: a StreamSpotReader)")
+            numbered = chunk
         cols = chunk_columns(chunk)
         e = len(cols[0])
         if skip:
