@@ -566,7 +566,8 @@ class KongStream(GivenOptions):
                 read in slices of :obj:`chunk_size`; not a file name), a list of chunks, one chunk, or
                 a callable returning a fresh iterable of chunks; a one-shot iterator only when one pass
                 suffices (:obj:`hops <= 1`). A chunk is such an object, a dict or a tuple
-                :obj:`(src, src_type, dst, dst_type, edge_type[, graph])` of tensors or arrays.
+                :obj:`(src, src_type, dst, dst_type, edge_type[, graph])` of tensors or arrays (one
+                EdgeStream per stream: each numbers its own nodes).
             chunk_size (int, optional): Edges per slice of a column source.
             checkpoint (str, optional): A file: if it exists, the stream
                 resumes from it (skipping the edges its pass already read);
