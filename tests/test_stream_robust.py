@@ -93,6 +93,12 @@ def test_resume_against_another_source_is_refused(stream, tmp_path):
     part.save(ckpt)
     ks = KongStream(k=2, hops=2, dim=16).fit(chunks_of(stream), checkpoint=ckpt, fingerprint="f")
     assert torch.equal(ks.sketches(), KongStream(k=2, hops=2, dim=16).fit(stream).sketches())
+    # a state loaded by hand (KongStream.load) keeps its fingerprint too: another one is refused (it was
+    # overwritten without a check)
+    loaded = KongStream.load(ckpt)
+    assert loaded.source == "f"
+    with pytest.raises(ValueError, match="this stream was read from another source .*'f'.*'g'"):
+        loaded.fit(chunks_of(stream), fingerprint="g")
     assert KongStream.load(ckpt).source == "f"
 
 

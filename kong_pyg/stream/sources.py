@@ -248,6 +248,9 @@ def fit_source(ks: "KongStream", source: Any, chunk_size: int, checkpoint: Optio
         origin = "the checkpoint"
     if checkpoint is not None:
         _resume(ks, checkpoint, fingerprint)
+    if fingerprint is not None and ks.source is not None and ks.source != fingerprint:  # (a loaded state's)
+        raise ValueError(f"this stream was read from another source (fingerprint {ks.source!r}, this source "
+                         f"{fingerprint!r}); read this source with a new KongStream")
     ks.resumed_from = (ks.pass_index, ks.position)
     if fingerprint is not None:
         ks.source = fingerprint
