@@ -135,3 +135,20 @@ def test_labels_beyond_64_bits_or_booleans_are_refused():
     assert [int(d.y) for d in by_str] == [1, 0, 1]
     y = StreamSpotGraphs(io.StringIO(text), labels={"g1": 2**63 - 1, "g2": -(2**63), "g3": 0})._data.y
     assert y.dtype == torch.long and y.tolist() == [2**63 - 1, -(2**63), 0]
+
+
+def test_undirected_and_type_counts_are_checked():
+    # undirected='no' ran as undirected (only KongStream checked it); a synthetic stream of 2^60 edge
+    # types was built and then refused by every reader (types are labels below 2^58)
+    import pytest
+
+    from kong_pyg.datasets import StreamSpotGraphs, stream_to_graphs, synthetic_event_stream
+
+    stream = synthetic_event_stream(4)[0]
+    with pytest.raises(TypeError, match="'undirected' must be True or False \\(got 'no'\\)"):
+        stream_to_graphs(stream, undirected="no")
+    with pytest.raises(TypeError, match="'undirected' must be True or False \\(got 1\\)"):
+        StreamSpotGraphs(stream, undirected=1)
+    for name in ("num_edge_types", "num_object_types"):
+        with pytest.raises(ValueError, match=f"'{name}' must be <= 288,230,376,151,711,744"):
+            synthetic_event_stream(4, **{name: 2**60})

@@ -8,6 +8,7 @@ import torch
 from torch import Tensor
 from torch_geometric.data import Data, InMemoryDataset
 
+from ...config import check_bool
 from ...idmap import first_appearance
 from ...inputs import top_beyond_int64
 from ...warn import warn
@@ -152,6 +153,7 @@ def stream_to_graphs(
     """
     if not isinstance(stream, EdgeStream):
         raise TypeError(f"'stream' must be an EdgeStream (got {type(stream).__name__})")
+    check_bool("undirected", undirected)  # ('no' read as True)
     num_graphs = len(stream.graph_ids)
     labels = _graph_labels(labels, stream.graph_ids)
     order = torch.sort(stream.graph, stable=True).indices  # arrival order kept per graph

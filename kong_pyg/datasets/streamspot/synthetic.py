@@ -6,6 +6,7 @@ import torch
 from torch import Tensor
 
 from ...config import check_float, check_int
+from ...hashing import MAX_LABEL
 from .records import EdgeStream
 
 
@@ -58,8 +59,9 @@ def synthetic_event_stream(
     """
     num_graphs = check_int("num_graphs", num_graphs, 0)
     processes, events = _range("processes", processes), _range("events", events)
-    num_edge_types = check_int("num_edge_types", num_edge_types, 1)
-    num_object_types = check_int("num_object_types", num_object_types, 1)
+    # (types are labels: KONG reads types below MAX_LABEL)
+    num_edge_types = check_int("num_edge_types", num_edge_types, 1, MAX_LABEL)
+    num_object_types = check_int("num_object_types", num_object_types, 1, MAX_LABEL)
     if check_float("noise", noise, 0.0) > 1:
         raise ValueError(f"'noise' is a probability: at most 1 (got {noise})")
     rng = random.Random(check_int("seed", seed, -(1 << 63)))
