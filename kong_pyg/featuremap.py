@@ -241,7 +241,10 @@ class ExactColumns:
         cols = self._global_columns(cfg, er, grow)
         rank = self.__dict__.get("column_rank_")
         if rank is not None and not grow:  # a fit's columns are ranked when it ends
-            cols = torch.where(cols >= 0, rank.to(cols.device).index_select(0, cols.clamp(min=0)), -1)
+            if rank.numel():
+                cols = torch.where(cols >= 0, rank.to(cols.device).index_select(0, cols.clamp(min=0)), -1)
+            else:  # (a fit without columns: every k-gram is unseen)
+                cols = torch.full_like(cols, -1)
         row, val = rows.row, rows.val if scale is None else rows.val * scale[rows.row]
         if not grow:  # drop columns the fit did not see (a fit numbers them all)
             keep = flat_nonzero(cols >= 0)

@@ -344,3 +344,20 @@ def test_sketched_rows_do_not_depend_on_the_batch_to_the_last_bit(monkeypatch, o
     assert np.array_equal(together, alone)
     shifted = KongVectorizer(k=2, hops=2, dim=64, **options).fit_transform(graphs[3:])
     assert np.array_equal(shifted, together[3:])
+
+
+def test_a_fit_in_batches_without_columns_transforms_unseen_grams_to_empty_rows():
+    # the fit's column ranking (set when it spans batches) was empty, and reading it for any later k-gram
+    # gave IndexError; one batch gave the empty rows the docs promise ('k-grams first seen in transform
+    # are dropped')
+    import torch
+    from torch_geometric.data import Data
+
+    from kong_pyg import KongVectorizer
+
+    path = Data(x=torch.tensor([0, 1, 2]), edge_index=torch.tensor([[0, 1], [1, 2]]))  # no 2-grams
+    star = Data(x=torch.tensor([0, 1, 2]), edge_index=torch.tensor([[1, 2], [0, 0]]))
+    for batch_size in (1, 4096):
+        vec = KongVectorizer(k=2, hops=1, batch_size=batch_size)
+        assert vec.fit_transform([path, path]).shape == (2, 0)
+        assert vec.transform([star, path]).shape == (2, 0)
