@@ -466,6 +466,8 @@ def _as_matrix(X: Any, name: str) -> Any:
     kind = getattr(getattr(X, "dtype", None), "kind", "")
     if kind == "c":
         raise TypeError(f"'{name}' must hold real numbers (got {X.dtype})")
+    if kind in ("U", "S", "M", "m", "V"):  # (text and dates convert to numbers: "1" was read as 1.0)
+        raise TypeError(f"'{name}' must be [n, d] numeric features (got an array of {X.dtype})")
     try:
         out = sp.csr_matrix(X, dtype=np.float64) if sp.issparse(X) else np.asarray(X, dtype=np.float64)
     except (TypeError, ValueError):

@@ -1382,6 +1382,11 @@ for id, call, error, match in [
      ValueError, "the kernel matrix overflows float64"),
     ("kernel-matrix-complex", lambda tmp: kernel_matrix(np.ones((2, 2)) * 1j), TypeError,
      "'X' must hold real numbers"),
+    # text and dates convert to numbers ("1" was read as 1.0)
+    ("kernel-matrix-text", lambda tmp: kernel_matrix(np.array([["1", "2"]])), TypeError,
+     "'X' must be \\[n, d\\] numeric features \\(got an array of <U1\\)"),
+    ("kernel-matrix-dates", lambda tmp: kernel_matrix(np.array([[np.datetime64("2020-01-01")]])), TypeError,
+     "got an array of datetime64"),
     ("kernel-matrix-meta", lambda tmp: kernel_matrix(torch.ones(2, 2, device="meta")), ValueError,
      "'X' is on the meta device"),
     ("kong-strings-edge-order-nan",
