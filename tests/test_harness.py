@@ -266,7 +266,12 @@ def test_evaluation_arguments_that_were_misread():
     per_list = evaluate_features({"g": Gram(K.tolist())}, y, splits=sp_)["g"]  # (read as per-split entries)
     assert per_list.scores == evaluate_features({"g": Gram(K)}, y, splits=sp_)["g"].scores
     # one metric by name (was read letter by letter: got 'a')
-    assert set(evaluate_features({"x": X}, y, splits=sp_, metrics="auc")["x"].scores) == {"auc"}
+    auc_only = evaluate_features({"x": X}, y, splits=sp_, metrics="auc")["x"]
+    assert set(auc_only.scores) == {"auc"}
+    # its mean() of the default metric names what was computed (a bare KeyError: 'accuracy')
+    with pytest.raises(ValueError, match=r"no 'accuracy' scores: the metrics computed are \['auc'\]"):
+        auc_only.mean()
+    assert auc_only.mean("auc") == float(np.mean(auc_only.scores["auc"]))
     with pytest.raises(ValueError, match="'level' must be a confidence level in"):
         mean_ci([0.5, 0.6, 0.7], level=95)
     with pytest.raises(ValueError, match="1-D sequence"):
