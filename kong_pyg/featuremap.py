@@ -34,7 +34,7 @@ CONST_BLOCK = 2**31 - 1
 
 #: What a fit sets (restored as it was when a fit fails).
 _FIT_STATE = ("config_", "symbols_", "strings_", "grams_", "multisets_", "column_rank_", "edge_attr_",
-              "edge_order_", "n_features_out_", "hash_version_")
+              "n_features_out_", "hash_version_")
 
 
 class ExactColumns:
@@ -147,8 +147,6 @@ class ExactColumns:
             sparse_flow = cfg.flow if cfg.k == 1 else None  # ('adj_t' where the order cannot matter)
             for gb in iter_graph_batches(graphs, self.batch_size, cfg.edge_labels, key_attr, sparse_flow):
                 self._check_edge_attr(gb, fit)
-                if key_attr is not None:
-                    self._check_edge_order(gb, fit, key_attr)
                 gb = self._to_device(gb)
                 if hashes is None:
                     parts.extend(self._exact_parts(cfg, gb, grow=fit))
@@ -209,23 +207,6 @@ class ExactColumns:
             raise ValueError(f"graph {gb.start} has {'an' if has else 'no'} 'edge_attr' (edge labels) but "
                              f"{when} had {'none' if has else 'one'}; give every graph edge labels or none "
                              "(edge_labels=False ignores them)")
-
-    def _check_edge_order(self, gb: GraphBatch, fit: bool, key: str) -> None:
-        """The graphs of a fit and of later transforms all have the order key or none do.
-
-        (Within one call the batches check it; a graph without the key that the fit had, or with one
-        it lacked, would be read in another neighbor order: other k-grams, silently.)
-        """
-        if gb.edge_index.size(1) == 0:  # (graphs without edges have nothing to order)
-            return
-        has, seen = gb.edge_order is not None, self.__dict__.get("edge_order_")
-        if fit:
-            self.edge_order_ = has  # (the batches of one call agree: iter_graph_batches checks it)
-        elif seen is not None and has != seen:
-            first = gb.start + int(gb.batch[gb.edge_index[0, 0]])  # (the batch's first graph with edges)
-            raise ValueError(f"graph {first} has {'an' if has else 'no'} '{key}' (the neighbor order's "
-                             f"key) but the graphs of fit() had {'none' if has else 'one'}; give every graph "
-                             f"the key or none (edge_order_attr=None ignores it)")
 
     def _to_device(self, gb: GraphBatch) -> GraphBatch:
         if self.device is None:

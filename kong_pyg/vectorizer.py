@@ -50,9 +50,7 @@ class KongVectorizer(GivenOptions, ExactColumns, TransformerMixin, BaseEstimator
     about :math:`10^{-16}` relative). The graphs
     of :meth:`fit` and of later calls must all have edge labels
     (:obj:`edge_attr`) or all have none (a :class:`ValueError` otherwise;
-    a graph without edges may lack it), unless :obj:`edge_labels=False`; so
-    must the neighbor order's key (:obj:`edge_order_attr`) where the order
-    reads it. Counts are
+    a graph without edges may lack it), unless :obj:`edge_labels=False`. Counts are
     exact in ``float64`` up to :math:`2^{53}` (deep :obj:`hops` on dense
     graphs give astronomically many k-grams: values grow, never wrap).
 

@@ -361,27 +361,3 @@ def test_a_fit_in_batches_without_columns_transforms_unseen_grams_to_empty_rows(
         vec = KongVectorizer(k=2, hops=1, batch_size=batch_size)
         assert vec.fit_transform([path, path]).shape == (2, 0)
         assert vec.transform([star, path]).shape == (2, 0)
-
-
-def test_the_order_key_of_fit_and_transform_graphs_must_agree():
-    # within one call a graph without the key is refused; between fit and transform it was read in
-    # edge_index order instead, silently (a zero row here)
-    import pytest
-    import torch
-    from torch_geometric.data import Data
-
-    from kong_pyg import KongVectorizer
-
-    keyed = Data(x=torch.tensor([0, 1, 2]), edge_index=torch.tensor([[1, 2], [0, 0]]),
-                 edge_order=torch.tensor([2.0, 1.0]))
-    plain = Data(x=torch.tensor([0, 1, 2]), edge_index=torch.tensor([[1, 2], [0, 0]]))
-    edgeless = Data(x=torch.tensor([0, 1]), edge_index=torch.zeros(2, 0, dtype=torch.long))
-    vec = KongVectorizer(k=2, hops=1).fit([keyed])
-    assert vec.transform([keyed, edgeless]).toarray().tolist() == [[1.0], [0.0]]
-    with pytest.raises(ValueError, match=r"graph 1 has no 'edge_order' .* the graphs of fit\(\) had one"):
-        vec.transform([edgeless, plain])
-    with pytest.raises(ValueError, match=r"graph 0 has an 'edge_order' .* the graphs of fit\(\) had none"):
-        KongVectorizer(k=2, hops=1).fit([plain]).transform([keyed])
-    # where the order reads no key, or the key is ignored, any graph goes
-    for opts in (dict(order="label"), dict(edge_order_attr=None)):
-        KongVectorizer(k=2, hops=1, **opts).fit([keyed]).transform([plain])
