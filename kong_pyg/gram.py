@@ -30,6 +30,7 @@ instance a sketch): the linear kernel :math:`X Y^\top` as a dense array.
 Both feed :class:`sklearn.svm.SVC` with :obj:`kernel="precomputed"`,
 Gaussian processes or kernel ridge regression.
 """
+import datetime
 import re
 from typing import Any, List, NamedTuple, Optional, Sequence
 
@@ -463,7 +464,16 @@ def _as_matrix(X: Any, name: str) -> Any:
             raise ValueError(f"'{name}' is on the meta device (shapes only, no values)")
         X = numpy_of(X)
     X = unmasked(X, f"'{name}'")
+    if not (sp.issparse(X) or hasattr(X, "dtype")):  # (a list: its values' own type first)
+        try:
+            X = np.asarray(X)
+        except (TypeError, ValueError):
+            pass  # (the conversion below names it)
     kind = getattr(getattr(X, "dtype", None), "kind", "")
+    if kind == "O" and any(isinstance(v, (str, bytes, np.datetime64, np.timedelta64, datetime.date,
+                                          datetime.timedelta)) for v in np.asarray(X).flat):
+        kind = "U"  # (an object array of text or dates: as an array of them)
+        X = np.asarray(X).astype(str)  # (named as what it holds)
     if kind == "c":
         raise TypeError(f"'{name}' must hold real numbers (got {X.dtype})")
     if kind in ("U", "S", "M", "m", "V"):  # (text and dates convert to numbers: "1" was read as 1.0)

@@ -369,3 +369,14 @@ def test_a_class_too_small_for_every_test_part_is_named():
     y[:2] = 1
     with pytest.raises(ValueError, match="split 0 tests no graph of class 1 \\(it has 2 graphs; test_size"):
         order_test(ds, y=y, splits=2, shuffles=1, test_size=0.2)
+
+
+def test_summary_of_a_metric_not_computed_names_those_that_were():
+    # order_test computes 'auc' for two classes only: summary('auc') (and plot) gave a bare KeyError
+    from kong_pyg.ordertest import OrderTestResult
+
+    scores = {"accuracy": {"true": [0.5, 0.6], "random": [0.5, 0.5]}}
+    r = OrderTestResult(settings=["true", "random"], scores=scores, seed_scores={}, comparisons=[],
+                        test_fraction=0.2)
+    with pytest.raises(ValueError, match=r"no 'auc' scores: the metrics computed are \['accuracy'\]"):
+        r.summary("auc")

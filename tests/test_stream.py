@@ -861,3 +861,8 @@ def test_edge_stream_chunks_name_rows_by_their_ids_and_two_are_refused():
         assert torch.equal(part.sketches(), whole.sketches())
     with pytest.raises(ValueError, match="two EdgeStreams among the chunks of one stream"):
         KongStream(k=2, dim=64).fit([first, second])
+    # slices of one EdgeStream share its numbering (and its graph_ids): they read as the whole
+    cols = ("src", "src_type", "dst", "dst_type", "edge_type", "graph")
+    halves = [first._replace(**{c: getattr(first, c)[lo : lo + 1] for c in cols}) for lo in (0, 1)]
+    sliced = KongStream(k=2, hops=2, dim=64).fit(halves)
+    assert sliced.graph_ids == [500, 200] and torch.equal(sliced.sketches(), whole.sketches())

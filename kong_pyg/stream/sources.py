@@ -184,8 +184,8 @@ def _read_pass(ks: "KongStream", chunks: Iterable[Any], bar: Progress, checkpoin
     expected = ks._current  # the checksum of the edges the checkpoint read in this pass (None: unknown)
     numbered = None  # (the EdgeStream among the chunks: its node and graph indices are its own)
     for chunk in chunks:
-        if isinstance(getattr(chunk, "graph_ids", None), (list, tuple)):
-            if numbered is not None and chunk is not numbered:
+        if isinstance(getattr(chunk, "graph_ids", None), (list, tuple)):  # (slices of one share its ids)
+            if numbered is not None and chunk.graph_ids is not numbered.graph_ids:
                 raise ValueError("two EdgeStreams among the chunks of one stream: each numbers its nodes "
                                  "(and graphs) on its own, so a node of one would be read as another node of "
                                  "the other; read the edges as one EdgeStream, or as EdgeChunk chunks (ids "
