@@ -18,6 +18,7 @@
   checked by :class:`~kong_pyg.KongConfig`.
 """
 import argparse
+import math
 import os
 import sys
 import tempfile
@@ -176,7 +177,7 @@ def number_in(low: float, high: float = float("inf"), closed: bool = False) -> C
         inside = low <= value <= high if closed else low < value < high
         if not inside or value != value:
             if high == float("inf"):
-                finite = "" if abs(value) < float("inf") else " and finite"  # (inf, 1e400, nan)
+                finite = "" if math.isfinite(value) else " and finite"  # (inf, 1e400, nan)
                 _fail(f"must be {'>=' if closed else '>'} {low:g}{finite} (got {text})")
             bounds = f"[{low:g}, {high:g}]" if closed else f"({low:g}, {high:g})"
             _fail(f"must be in {bounds} (got {text})")

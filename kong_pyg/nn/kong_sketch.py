@@ -229,8 +229,7 @@ class KongSketch(GivenOptions, MessagePassing):
                 return t.to(cast_all(t.new_zeros((), dtype=torch.float32)).device)
 
         out = super()._apply(fn, recurse)
-        if probe.is_floating_point():
-            self.out_dtype = probe.dtype
+        self.out_dtype = probe.dtype  # (floating: checked above)
         return out
 
     # -- the pipeline's steps (for inspection and tests) ---------------------------
