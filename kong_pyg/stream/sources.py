@@ -30,19 +30,12 @@ _MASK = (1 << 64) - 1
 _COLUMNS = ("src", "src_type", "dst", "dst_type", "edge_type", "graph")
 
 
-def chunk_columns(chunk: Any, map_ids: bool = True) -> Chunk:
-    """The six columns of a chunk (tuple, dict or object with attributes; missing ones None).
-
-    An :class:`~kong_pyg.datasets.EdgeStream` chunk's graph column (dense indices into its
-    :obj:`graph_ids`) is given as those ids (:obj:`map_ids`; a chunk in a list of them named its rows,
-    and merged the graphs of two shards, by the indices).
-    """
+def chunk_columns(chunk: Any) -> Chunk:
+    """The six columns of a chunk (tuple, dict or object with attributes; missing ones None)."""
     if isinstance(chunk, dict):
         return tuple(chunk.get(c) for c in _COLUMNS)
     if all(hasattr(chunk, c) for c in _COLUMNS[:4]):  # EdgeStream, EdgeChunk, ...
-        cols = tuple(getattr(chunk, c, None) for c in _COLUMNS)
-        table = _graph_table(getattr(chunk, "graph_ids", None), cols[5]) if map_ids else None
-        return cols if table is None else cols[:5] + (_ids_of(table, _index_of(table, cols[5])),)
+        return tuple(getattr(chunk, c, None) for c in _COLUMNS)
     if isinstance(chunk, (tuple, list)):
         if len(chunk) not in (5, 6):
             raise ValueError("a chunk tuple must be (src, src_type, dst, dst_type, edge_type[, graph])")
@@ -115,7 +108,7 @@ def chunk_source(source: Any, chunk_size: int, passes: int) -> Callable[[], Iter
                              f"{list(_COLUMNS[:4])} (got keys {list(source)})")
         return lambda: [source]
     if all(hasattr(source, c) for c in _COLUMNS[:4]):
-        cols = chunk_columns(source, map_ids=False)
+        cols = chunk_columns(source)
         total = len(cols[0])
         table = _graph_table(getattr(source, "graph_ids", None), cols[5])
         if table is not None:  # (an EdgeStream's graph column is a dense index into its graph_ids)
@@ -182,16 +175,21 @@ def _read_pass(ks: "KongStream", chunks: Iterable[Any], bar: Progress, checkpoin
     """
     skip, done, at, seen = ks.position, 0, 0, 0
     expected = ks._current  # the checksum of the edges the checkpoint read in this pass (None: unknown)
-    numbered = None  # (the EdgeStream among the chunks: its node and graph indices are its own)
+    numbered: Any = None  # (the graph_ids of the EdgeStream among the chunks: its indices are its own)
+    table = None  # (the graph ids of its dense graph indices: made once per pass)
     for chunk in chunks:
-        if isinstance(getattr(chunk, "graph_ids", None), (list, tuple)):  # (slices of one share its ids)
-            if numbered is not None and chunk.graph_ids is not numbered.graph_ids:
+        cols = chunk_columns(chunk)
+        ids = getattr(chunk, "graph_ids", None)
+        if isinstance(ids, (list, tuple)):  # (an EdgeStream: slices of one share its ids)
+            if numbered is None:
+                numbered, table = ids, _graph_table(ids, cols[5])
+            elif ids is not numbered:
                 raise ValueError("two EdgeStreams among the chunks of one stream: each numbers its nodes "
                                  "(and graphs) on its own, so a node of one would be read as another node of "
                                  "the other; read the edges as one EdgeStream, or as EdgeChunk chunks (ids "
                                  "as the file spells them: a StreamSpotReader)")
-            numbered = chunk
-        cols = chunk_columns(chunk)
+            if table is not None:  # (its rows are named by those ids, as a whole EdgeStream's)
+                cols = cols[:5] + (_ids_of(table, _index_of(table, cols[5])),)
         e = len(cols[0])
         if skip:
             take = min(skip, e)
