@@ -115,11 +115,10 @@ class OrderTestResult:
 
     def summary(self, metric: str = "accuracy") -> Dict[str, Dict[str, float]]:
         """Mean, sd and 95 % t-interval of every setting's scores (:func:`mean_ci`)."""
-        from .evaluation.stats import mean_ci
+        from .evaluation.stats import mean_ci, metric_scores
 
-        if metric not in self.scores:  # (order_test computes 'auc' for two classes only: a bare KeyError)
-            raise ValueError(f"no {metric!r} scores: the metrics computed are {sorted(self.scores)}")
-        return {s: mean_ci(self.scores[metric][s]) for s in self.settings}
+        scores = metric_scores(self.scores, metric)
+        return {s: mean_ci(scores[s]) for s in self.settings}
 
     def answer(self, metric: str = "accuracy", alpha: float = 0.05) -> str:
         """The answer to "does order matter?" in a few sentences (the corrected test decides)."""

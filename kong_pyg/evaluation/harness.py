@@ -73,10 +73,9 @@ class FeatureScores:
 
     def mean(self, metric: str = "accuracy") -> float:
         """The mean of :obj:`metric` over the outer splits."""
-        if metric not in self.scores:  # (a bare KeyError: 'accuracy' where only "auc" was asked for)
-            raise ValueError(f"no {metric!r} scores: the metrics computed are {sorted(self.scores)} (pass "
-                             "one of them, or ask evaluate_features for this one with metrics=...)")
-        return float(np.mean(self.scores[metric]))
+        from .stats import metric_scores
+
+        return float(np.mean(metric_scores(self.scores, metric)))
 
 
 def _per_split(entry: MapFeatures, n_outer: int, name: str) -> Optional[List[FeatureEntry]]:

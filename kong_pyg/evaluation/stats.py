@@ -230,5 +230,15 @@ def _p_text(test: str, p: Any) -> str:
     return f"{test} undefined" if undefined(p) else f"{test} p = {format_p(p)}"
 
 
-__all__ = ["mean_ci", "paired_comparison", "with_corrected_interval", "verdict", "format_p", "format_ci",
-           "format_interval", "undefined", "plain_json"]
+def metric_scores(scores: Dict[str, Any], metric: str) -> Any:
+    """:obj:`scores[metric]`, or a ValueError naming the metrics that were computed (not a bare KeyError).
+
+    (``'auc'`` is computed for two classes only, and a caller may have asked for other metrics.)
+    """
+    if metric not in scores:
+        raise ValueError(f"no {metric!r} scores: the metrics computed are {sorted(scores)}")
+    return scores[metric]
+
+
+__all__ = ["metric_scores", "mean_ci", "paired_comparison", "with_corrected_interval", "verdict", "format_p",
+           "format_ci", "format_interval", "undefined", "plain_json"]
