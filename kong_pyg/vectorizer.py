@@ -163,15 +163,22 @@ class KongVectorizer(GivenOptions, ExactColumns, TransformerMixin, BaseEstimator
         (or their defaults, without one); an option named off them stays,
         and :meth:`fit` refuses the clash. :obj:`config=None` puts the
         options that followed the old config back to their defaults (as on
-        a vectorizer never given one, and on its clone alike).
+        a vectorizer never given one, and on its clone alike). With a config,
+        options are checked here: a refused value leaves every parameter as
+        it was, and options equal to the config's keep the config object.
         """
         old = self.config
-        super().set_params(**params)
         options = [n for n in option_names() if hasattr(self, n)]
-        changed = {n: params[n] for n in options if n in params}
-        new = self.config if isinstance(self.config, KongConfig) else None
-        if new is not None and changed:
-            self.config = new = new.replace(**changed)
+        new = params.get("config", old)
+        new = new if isinstance(new, KongConfig) else None
+        if new is not None:  # the config object itself stays where no option changes (get_params round trips)
+            changed = {n: params[n] for n in options if n in params and not (
+                type(params[n]) is type(getattr(new, n)) and same_value(params[n], getattr(new, n)))}
+            if changed:  # checked before anything is set: a refused value leaves the vectorizer as it was
+                new = new.replace(**changed)
+        super().set_params(**params)
+        if new is not None:
+            self.config = new
         if "config" in params:
             # Options that mirrored the old config, or sat at their defaults without one (a clone names
             # them all), follow the new one (or go back to their defaults); one named off them stays.

@@ -327,6 +327,30 @@ def test_search_over_configs_of_a_configured_vectorizer():
             v.fit(graphs)
 
 
+def test_set_params_with_a_config_round_trips_and_a_refused_value_changes_nothing():
+    """set_params(**get_params()) replaced the config by an equal copy (scikit-learn's check_set_params wants
+    the same objects back), and a refused option was already set when the config refused it."""
+    import warnings
+
+    from sklearn.utils.estimator_checks import check_set_params
+
+    from kong_pyg import KongConfig
+
+    cfg = KongConfig(k=2, hops=3)
+    v = KongVectorizer(config=cfg)
+    v.set_params(**v.get_params())
+    assert v.config is cfg
+    assert v.set_params(k=3).config == cfg.replace(k=3)  # a changed option still goes into the config
+    before = v.get_params()
+    with pytest.raises(TypeError, match="'k' must be an integer"):
+        v.set_params(k=2.5, hops=1)
+    assert v.get_params() == before and v.hops == 3
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        check_set_params("KongVectorizer", KongVectorizer(config=cfg))
+    assert not [w for w in caught if "changed after set_params" in str(w.message)]
+
+
 @pytest.mark.parametrize("options",
                          [dict(degree=2), dict(degree=3, const=0.5), dict(kernel="cosine", degree=2)])
 def test_sketched_rows_do_not_depend_on_the_batch_to_the_last_bit(monkeypatch, options):
