@@ -849,9 +849,18 @@ def test_fit_reads_a_reader_of_a_file_every_pass_and_names_what_it_resumes(tmp_p
     write_streamspot(es, str(path))
     read = KongStream(k=2, hops=2, dim=64).fit(StreamSpotReader(str(path), chunk_size=500)).sketches()
     assert torch.equal(read, KongStream(k=2, hops=2, dim=64).fit(read_streamspot(str(path))[0]).sketches())
-    with open(path, "rb") as f:  # a file object is read once: the second pass finds no edges
-        with pytest.raises(ValueError, match="pass 2 read 0 edges but pass 1 read"):
+    with open(path, "rb") as f:  # a file object is read once: refused before any work (it said "pass 2 read
+        # 0 edges but pass 1 read ..." after the first pass), and so is a second iteration of its reader
+        with pytest.raises(ValueError, match="not a StreamSpotReader of a file object or of an iterator"):
             KongStream(k=2, hops=2, dim=64).fit(StreamSpotReader(f, chunk_size=500))
+        reader = StreamSpotReader(f, chunk_size=500)
+        one = KongStream(k=2, hops=1, dim=64).fit(reader).sketches()  # one pass: read once, as it should
+        assert torch.equal(one, KongStream(k=2, hops=1, dim=64).fit(StreamSpotReader(str(path))).sketches())
+        with pytest.raises(ValueError, match="an iterator of lines, which can be read once"):
+            list(reader)
+    lines = path.read_text().splitlines()  # a list of lines is read again
+    again = KongStream(k=2, hops=2, dim=64).fit(StreamSpotReader(lines, chunk_size=500)).sketches()
+    assert torch.equal(again, read)
     ks = KongStream(k=2).update([1, 2], [0, 0], [2, 3], [1, 1], [0, 0], [0, 0])
     with pytest.raises(ValueError, match=r"not the one this stream read before fit\(\): its first 2 edges"):
         ks.fit([([5, 6], [0, 0], [7, 8], [1, 1], [0, 0], [0, 0])])

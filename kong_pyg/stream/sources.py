@@ -139,14 +139,17 @@ def chunk_source(source: Any, chunk_size: int, passes: int) -> Callable[[], Iter
         if _one_chunk(source):  # (src, src_type, dst, dst_type, edge_type[, graph]): columns, not chunks
             return lambda: [source]
         return lambda: source
-    if isinstance(source, Iterable) and not isinstance(source, Iterator):
-        return lambda: source  # (a re-iterable such as a StreamSpotReader of a file: each pass iterates it
-        # again, and the replay checks refuse a pass that reads other edges)
+    one_shot = isinstance(source, Iterator) or getattr(source, "reiterable", True) is False
+    if isinstance(source, Iterable) and not one_shot:
+        return lambda: source  # (a re-iterable such as a StreamSpotReader of a path: each pass iterates
+        # it again, and the replay checks refuse a pass that reads other edges)
     if isinstance(source, Iterable):
         if passes > 1:
+            what = "a StreamSpotReader of a file object or of an iterator of lines" \
+                if hasattr(source, "reiterable") else "a one-shot iterator"
             raise ValueError(f"hops={passes} reads the stream {passes} times: pass a re-iterable "
-                             "source (a list of chunks, an EdgeStream or a callable returning a fresh "
-                             "iterator), not a one-shot iterator")
+                             "source (a list of chunks, an EdgeStream, a StreamSpotReader of a path or a "
+                             f"callable returning a fresh iterator), not {what}")
         used: List[bool] = []
 
         def once() -> Iterable[Any]:

@@ -228,6 +228,7 @@ class StreamSpotReader:
         self.chunk_size = int(chunk_size)
         self.strict = bool(strict)
         self.keep = int(keep)
+        self._read = False  # (a one-shot source was iterated)
         self._reset()
 
     def _reset(self) -> None:
@@ -253,7 +254,20 @@ class StreamSpotReader:
         """The id a key of an :class:`EdgeChunk` stands for."""
         return key if key >= 0 else self.tokens[-key - 1]
 
+    @property
+    def reiterable(self) -> bool:
+        """Whether every iteration reads the edges from the start.
+
+        True for a path or a list of lines; a file object or an iterator of lines is read once.
+        """
+        return isinstance(self.source, (str, os.PathLike, list, tuple))
+
     def __iter__(self) -> Iterator[EdgeChunk]:
+        if not self.reiterable:
+            if self._read:
+                raise ValueError("this StreamSpotReader reads a file object or an iterator of lines, which "
+                                 "can be read once: give it a path (or a list of lines) to read it again")
+            self._read = True
         self._reset()
         parts, size = [], 0
         for cols in self._blocks():
