@@ -258,8 +258,11 @@ class KongConfig:
             (default: :obj:`True`)
         own_label (bool, optional): Whether the node's own label is part of
             its strings. :obj:`False` (the KONG authors' experiment code) counts
-            the neighbors' strings only: BFS drops the level-0 block, WL the
-            leading :math:`l(v)`. (default: :obj:`True`)
+            the neighbors' strings only, and theirs lack their own labels too:
+            BFS drops the level-0 block; WL's :math:`s_v^i` is the neighbors'
+            label-free strings :math:`s_u^{i-1}` joined, which at :math:`h \geq
+            2` is BFS's level-:math:`h` block (at :math:`h = 1` both are the
+            neighbors' labels). (default: :obj:`True`)
     """
 
     k: int = _opt(1, "k-gram length (1 = label counts, order-free)",

@@ -92,7 +92,9 @@ def kong_strings(
         seed (int, optional): The seed of :obj:`order="random"` and
             :obj:`"consistent"`.
         own_label (bool, optional): Without it, strings hold the neighbors'
-            strings only: BFS drops level 0, WL the leading :math:`l(v)`.
+            strings only, and theirs too (every label but the neighbors' at
+            the last depth drops out): BFS drops level 0, and WL's string at
+            depth :math:`h` is BFS's level-:math:`h` block.
 
     Returns:
         list: Per node, a list of level tuples (BFS) or one tuple (WL).

@@ -12,8 +12,10 @@ A traversal (the paper's composite string generation traversal) fixes two things
 
 ``"bfs"`` is (no label, all levels), ``"wl"`` is (label, last level).
 Without the node's own label (:obj:`own_label=False`, the KONG authors'
-experiment code) the strings hold the neighbors' strings only: BFS drops
-the level-0 block (the label alone), WL drops the leading :math:`l(v)`.
+experiment code) the strings hold the neighbors' strings only, which lack
+their own labels too: BFS drops the level-0 block (the label alone), and
+WL's depth-:math:`h` string is BFS's level-:math:`h` block (not WL's string
+less its leading :math:`l(v)`; the two agree at :math:`h = 1`).
 Everything downstream (k-gram steps, exact rows, sketches, the linear
 readout, streams) asks the :class:`Traversal` object
 (:func:`traversal_rule`), so a new traversal is one entry of

@@ -103,3 +103,17 @@ def test_authors_graph_and_features_end_to_end():
     row = by_name(vec, vec.fit_transform(ds).toarray())[0]
     assert sum(v * v for v in counts.values()) == 59
     assert row == pytest.approx({g: v / math.sqrt(59) for g, v in counts.items()}, rel=1e-12)
+
+
+def test_without_own_label_wl_strings_at_depth_h_are_the_bfs_level_h_block():
+    """own_label=False drops every node's own label at every depth (the docs said WL dropped only the leading
+    l(v)): on Figure 1, A's WL string at h = 2 is EFHG, BFS's level-2 block, not BEFCHDGG."""
+    from kong_pyg import kong_strings
+
+    names = "ABCDEFGH"
+    ei = [(names.index(a), names.index(b)) for a, b in ["AB", "AC", "AD", "AG", "BE", "BF", "CH", "DG"]]
+    wl = kong_strings(ei, list(names), 2, "wl", flow="target_to_source", own_label=False)
+    bfs = kong_strings(ei, list(names), 2, "bfs", flow="target_to_source", own_label=False)
+    assert "".join(wl[0]) == "EFHG" == "".join(bfs[0][-1])
+    one = kong_strings(ei, list(names), 1, "wl", flow="target_to_source", own_label=False)
+    assert "".join(one[0]) == "BCDG"  # (h = 1: the neighbors' labels, as the authors' code)
