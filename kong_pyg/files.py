@@ -129,6 +129,23 @@ def atomic_texts(texts: Sequence[Tuple[PathLike, str]]) -> None:
             f.write(text.encode("utf-8"))
 
 
+def regular_file(path: PathLike) -> bool:
+    """Whether :obj:`path` is a regular file (links followed); False when nothing has that name.
+
+    Raises:
+        ValueError: Something else has that name: a broken link (an unfetched file of a
+            git-annex or DataLad folder), a folder, a device or a pipe; read as absent, it
+            would silently leave out what the file holds.
+    """
+    if os.path.isfile(path):
+        return True
+    if not os.path.lexists(path):
+        return False
+    what = "a broken link" if os.path.islink(path) and not os.path.exists(path) else \
+        "a folder" if os.path.isdir(path) else "a device or a pipe"
+    raise ValueError(f"{os.fspath(path)} is {what}, not a file: fetch or fix it (or remove it)")
+
+
 def utf8_text(content: bytes) -> str:
     r"""UTF-8 bytes as text: a byte-order mark at the start dropped, ``\r\n`` and ``\r`` made ``\n``.
 
@@ -144,4 +161,5 @@ def utf8_text(content: bytes) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
 
 
-__all__ = ["utf8_text", "atomic_file", "atomic_files", "atomic_write", "atomic_texts", "remove_stale_temps"]
+__all__ = ["utf8_text", "regular_file", "atomic_file", "atomic_files", "atomic_write", "atomic_texts",
+           "remove_stale_temps"]

@@ -261,8 +261,33 @@ def test_a_required_file_that_is_a_folder(tmp_path):
     raw = tmp_path / "root" / "T" / "raw"
     _write(raw, _edit(A=None))
     (raw / "T_A.txt").mkdir()
-    with pytest.raises(FileNotFoundError, match="lacks the raw file\\(s\\) T_A.txt"):
+    with pytest.raises(ValueError, match="T_A.txt is a folder, not a file"):
         load_tu("T", tmp_path / "root", cache=tmp_path / "c")
+
+
+def test_an_optional_label_file_that_is_not_a_file_is_an_error_not_absent(tmp_path):
+    """An edge label file that is a broken link (an unfetched git-annex file) was read as absent: the graphs
+    lost their edge labels without a word; a node label file so gave only 'no node labels'."""
+    for part in ("edge_labels", "node_labels"):
+        raw = tmp_path / part / "T" / "raw"
+        _write(raw, _edit(**{part: None}))
+        (raw / f"T_{part}.txt").symlink_to(tmp_path / "nowhere" / "object")
+        with pytest.raises(ValueError, match=f"T_{part}.txt is a broken link, not a file"):
+            load_tu("T", tmp_path / part, cache=tmp_path / "c")
+
+
+def test_node_and_edge_one_hot_labels_share_one_budget(tmp_path, monkeypatch):
+    """MAX_ONE_HOT_BYTES held for each label file alone: both files at the limit built twice as much."""
+    from kong_pyg.datasets import tu_raw
+
+    _write(tmp_path / "a" / "T" / "raw", GOOD)
+    ds = load_tu("T", tmp_path / "a", cache=tmp_path / "c")
+    x_bytes, e_bytes = ds._data.x.numel() * 4, ds._data.edge_attr.numel() * 4
+    monkeypatch.setattr(tu_raw, "MAX_ONE_HOT_BYTES", x_bytes + e_bytes)  # (both fit: loads)
+    assert load_tu("T", tmp_path / "a", cache=tmp_path / "c2").num_edge_labels == 2
+    monkeypatch.setattr(tu_raw, "MAX_ONE_HOT_BYTES", x_bytes + e_bytes - 1)  # (each alone would fit)
+    with pytest.raises(ValueError, match="T_edge_labels.txt: labels span .* left of .* GiB for all labels"):
+        load_tu("T", tmp_path / "a", cache=tmp_path / "c3")
 
 
 def test_regression_data_sets_are_named(tmp_path):

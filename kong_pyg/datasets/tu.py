@@ -38,6 +38,8 @@ import torch
 from torch import Tensor
 from torch_geometric.data import Data, InMemoryDataset
 
+from .. import __version__
+from ..files import regular_file
 from ..warn import warn
 from .safe_cache import FORMAT, content_digest, load_collated, save_collated
 from .tu_raw import PARTS, parse_tu
@@ -101,7 +103,7 @@ def _prepare_folder(folder: Path) -> None:
 
 
 def _missing(raw: Path, name: str) -> List[str]:
-    return [f"{name}_{part}.txt" for part in REQUIRED if not (raw / f"{name}_{part}.txt").is_file()]
+    return [f"{name}_{part}.txt" for part in REQUIRED if not regular_file(raw / f"{name}_{part}.txt")]
 
 
 def _available(root: Path) -> List[str]:
@@ -133,7 +135,7 @@ def _read_folder(raw: Path, name: str) -> Dict[str, Tuple[str, bytes]]:
     files = {}
     for part in PARTS:
         path = raw / f"{name}_{part}.txt"
-        if path.is_file():
+        if regular_file(path):  # (an optional label file that is a broken link is an error, not absent)
             try:
                 files[part] = (str(path), path.read_bytes())
             except OSError as err:
@@ -337,7 +339,7 @@ def load_tu(
     folder = cache_dir(cache)
     files, source = _locate(name, data_root, folder, download)
     digest = content_digest((part, content) for part, (_, content) in sorted(files.items()))
-    key = f"{FORMAT}|tu-{TU_LAYOUT}|{name}|{digest}"
+    key = f"{FORMAT}|kong_pyg-{__version__}|tu-{TU_LAYOUT}|{name}|{digest}"
     path = folder / "tu" / f"{name}-{digest[:24]}.npz"
     cached = load_collated(path, key)
     if cached is not None:

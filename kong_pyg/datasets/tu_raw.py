@@ -30,7 +30,7 @@ from ..files import utf8_text
 #: The raw files read (the suffix of ``NAME_<part>.txt``).
 PARTS = ("A", "graph_indicator", "graph_labels", "node_labels", "edge_labels")
 
-#: The largest one-hot label matrix built (bytes of float32).
+#: The most bytes (float32) of one-hot label matrices built for one data set (node and edge labels).
 MAX_ONE_HOT_BYTES = 2 << 30
 
 _EXACT = float(2 ** 53)  # integers beyond this are not exact in float64
@@ -208,8 +208,8 @@ def _no_repeated_edges(files: Files, a: np.ndarray, num_nodes: int) -> None:
                         f"({files['edge_labels'][0]}) a repeated edge would hold two labels: remove one line")
 
 
-def _one_hot_columns(files: Files, part: str, table: np.ndarray) -> Tensor:
-    """PyG's labels: the column shifted to start at 0, one-hot.
+def _one_hot_columns(files: Files, part: str, table: np.ndarray, used: int = 0) -> Tensor:
+    """PyG's labels: the column shifted to start at 0, one-hot (:obj:`used` bytes of the budget taken).
 
     Several label columns are one label per distinct row (their combinations numbered in sorted
     order), one-hot: KONG's strings need one discrete label per node or edge, where PyG's
@@ -220,10 +220,11 @@ def _one_hot_columns(files: Files, part: str, table: np.ndarray) -> Tensor:
     low, high = table.min(axis=0).tolist(), table.max(axis=0).tolist()
     widths = [h - lo + 1 for lo, h in zip(low, high)]  # (Python integers: a span past 2^63 does not wrap)
     size = sum(widths) * table.shape[0] * 4
-    if size > MAX_ONE_HOT_BYTES:
+    if size > MAX_ONE_HOT_BYTES - used:
+        left = f" left of {MAX_ONE_HOT_BYTES / 2**30:.1f} GiB for all labels" if used else ""
         raise ValueError(f"{files[part][0]}: labels span {widths} values per column; their one-hot "
-                         f"matrix would take {size / 2**30:.1f} GiB (more than "
-                         f"{MAX_ONE_HOT_BYTES / 2**30:.0f} GiB)")
+                         f"matrix would take {size / 2**30:.1f} GiB (more than the "
+                         f"{(MAX_ONE_HOT_BYTES - used) / 2**30:.1f} GiB{left})")
     out = torch.zeros(table.shape[0], sum(widths), dtype=torch.float32)  # (filled in place: the peak)
     start = 0
     rows = torch.arange(table.shape[0])
@@ -273,7 +274,8 @@ def parse_tu(name: str, files: Files) -> Tuple[Dict[str, Tensor], Dict[str, Tens
         table = read_table(*files["edge_labels"])
         _check_rows(files, "edge_labels", table, a.shape[0], "edges", f", as in {files['A'][0]}")
         _no_repeated_edges(files, a, num_nodes)
-        edge_attr = _one_hot_columns(files, "edge_labels", table)
+        used = 0 if x is None else x.numel() * x.element_size()
+        edge_attr = _one_hot_columns(files, "edge_labels", table, used)
 
     edge_index = torch.from_numpy(np.ascontiguousarray(a.T - 1))
     edge_index, edge_attr = remove_self_loops(edge_index, edge_attr)
