@@ -339,3 +339,45 @@ def test_integers_are_ascii_digits(tmp_path):
     ratings, _, _ = write_fake_ml100k(tmp_path, extra_lines=["1_0\t1\t3\t100\n"])
     with pytest.raises(ValueError, match=rf"u.data, line {len(ratings) + 1}: expected integers"):
         read_ml100k(str(tmp_path))
+
+
+def test_a_cache_of_other_building_code_is_rebuilt(fake, tmp_path, monkeypatch):
+    """The cache key named the raw files and options but not the code that built the graphs: a cache written
+    before a parser fix was read as the fixed code's (found with an older kong_pyg). Now the key holds the
+    package's version and the class's cache_version."""
+    from kong_pyg import __version__
+
+    folder, _ = fake
+    monkeypatch.setattr(MovieLensOrdered, "download", no_network)
+    calls = []
+    process = MovieLensOrdered.process
+    monkeypatch.setattr(MovieLensOrdered, "process", lambda self: calls.append(1) or process(self))
+    root = str(tmp_path / "root")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ds = MovieLensOrdered(root, ml_dir=str(folder), genre="first")
+        assert f"kong_pyg-{__version__}|MovieLensOrdered-1|" in ds.cache_key()
+        MovieLensOrdered(root, genre="first")
+        assert calls == [1]  # (the same code: read from the cache)
+        monkeypatch.setattr(MovieLensOrdered, "cache_version", 2)
+        again = MovieLensOrdered(root, genre="first")
+    assert calls == [1, 1] and len(again) == len(ds)
+
+
+def test_processed_that_is_a_file_and_a_planted_link_in_raw(fake, tmp_path, monkeypatch):
+    """root/processed as a file gave a bare FileExistsError; a broken link planted at root/raw/u.item was
+    written through by the copy from ml_dir (a file created outside root)."""
+    folder, _ = fake
+    monkeypatch.setattr(MovieLensOrdered, "download", no_network)
+    root = tmp_path / "root"
+    (root / "raw").mkdir(parents=True)
+    outside = tmp_path / "outside.txt"
+    (root / "raw" / "u.item").symlink_to(outside)
+    with pytest.raises(ValueError, match=r"u.item is a broken link, not a file"):
+        MovieLensOrdered(str(root), ml_dir=str(folder), genre="first")
+    assert not outside.exists()
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "processed").write_text("")
+    with pytest.raises(ValueError, match=r"processed must be a folder for the processed files"):
+        MovieLensOrdered(str(other), ml_dir=str(folder), genre="first")

@@ -52,6 +52,7 @@ from torch import Tensor
 from torch_geometric.data import download_url, extract_zip
 
 from ..config import check_bool, check_int
+from ..files import atomic_file, regular_file
 from ..warn import warn
 from .interactions import LAYOUTS, build_ego_graphs
 from .safe_cache import SafeInMemoryDataset
@@ -356,8 +357,9 @@ class MovieLensOrdered(SafeInMemoryDataset):
         import filecmp
 
         raw_dir = osp.join(root, "raw")
-        missing = [f for f in self.raw_file_names if not osp.isfile(osp.join(raw_dir, f))]
-        other = [f for f in self.raw_file_names if f not in missing and osp.isfile(osp.join(ml_dir, f))
+        # (a name there that is not a file, such as a broken link, is refused: never written through)
+        missing = [f for f in self.raw_file_names if not regular_file(osp.join(raw_dir, f))]
+        other = [f for f in self.raw_file_names if f not in missing and regular_file(osp.join(ml_dir, f))
                  and not filecmp.cmp(osp.join(raw_dir, f), osp.join(ml_dir, f), shallow=False)]
         if other:  # the data set read would not be ml_dir's: never silently
             ours, theirs = osp.join(raw_dir, other[0]), osp.join(ml_dir, other[0])
@@ -365,12 +367,14 @@ class MovieLensOrdered(SafeInMemoryDataset):
                              f"differs from {theirs}. Empty {raw_dir}, or use another folder as root")
         if not missing:
             return
-        absent = [f for f in missing if not osp.isfile(osp.join(ml_dir, f))]
+        absent = [f for f in missing if not regular_file(osp.join(ml_dir, f))]
         if absent:
             raise FileNotFoundError(f"'ml_dir' ({ml_dir}) lacks the MovieLens-100k file(s) {absent}")
         os.makedirs(raw_dir, exist_ok=True)
-        for f in missing:
-            shutil.copyfile(osp.join(ml_dir, f), osp.join(raw_dir, f))
+        for f in missing:  # (into a fresh temporary file renamed into place: a name planted since the
+            # check above is replaced, not written through)
+            with open(osp.join(ml_dir, f), "rb") as src, atomic_file(osp.join(raw_dir, f)) as dst:
+                shutil.copyfileobj(src, dst)
 
     def download(self) -> None:
         """Fetch the MovieLens-100k archive (only when raw/ lacks a file)."""

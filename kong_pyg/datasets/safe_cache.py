@@ -32,6 +32,7 @@ import torch
 from torch import Tensor
 from torch_geometric.data import Data, InMemoryDataset
 
+from .. import __version__
 from ..files import atomic_file
 
 #: Version of the cache layout; part of every key.
@@ -163,22 +164,31 @@ class SafeInMemoryDataset(InMemoryDataset):
     :meth:`load` reads it back; a processed file that cannot be read
     safely, or whose key differs, is rebuilt. The key covers the class, the
     processed file name (where subclasses encode their options) and the
-    content of the raw files. :obj:`pre_transform` and :obj:`pre_filter`
+    content of the raw files, and the versions of the package and of the
+    subclass's building code (:attr:`cache_version`). :obj:`pre_transform` and :obj:`pre_filter`
     are not supported (their PyG bookkeeping files are pickles). Nothing is
     printed while processing (so command-line errors stay one line).
     """
 
     _checked: Optional[Tuple[str, Optional[Collated]]] = None  # (what :meth:`_cached` read, for :meth:`load`)
 
+    #: The version of what :meth:`process` builds from the raw files: a subclass raises it whenever a
+    #: change of its code would build other tensors from the same files (the key holds it and the
+    #: package's version, so caches of older code are rebuilt, never read as the new code's).
+    cache_version: int = 1
+
     def cache_key(self) -> str:
         """What the processed file was built from (see the class description)."""
         raw = [p for p in self.raw_paths if osp.isfile(p)]
-        return "|".join([FORMAT, type(self).__name__, osp.basename(self.processed_paths[0]),
-                         file_digest(raw)])
+        return "|".join([FORMAT, f"kong_pyg-{__version__}", f"{type(self).__name__}-{self.cache_version}",
+                         osp.basename(self.processed_paths[0]), file_digest(raw)])
 
     def _process(self) -> None:
         if self.pre_transform is not None or self.pre_filter is not None:
             raise ValueError(f"{type(self).__name__} does not take 'pre_transform' or 'pre_filter'")
+        if osp.lexists(self.processed_dir) and not osp.isdir(self.processed_dir):
+            raise ValueError(f"{self.processed_dir} must be a folder for the processed files of "
+                             f"{type(self).__name__} (it is a file): remove it, or choose another root")
         if not self.force_reload and self._cached(self.processed_paths[0]):
             return
         os.makedirs(self.processed_dir, exist_ok=True)
