@@ -144,6 +144,59 @@ def test_damaged_and_foreign_checkpoints_are_value_errors(checkpoint, tmp_path):
         KongStream().load_state_dict({})
 
 
+def _format_2(state, path):
+    import hashlib
+
+    buf = io.BytesIO()
+    torch.save(state, buf)
+    raw = buf.getvalue()
+    path.write_bytes(MAGIC + bytes([2]) + hashlib.blake2b(raw, digest_size=32).digest() + raw)
+
+
+def test_hostile_checkpoints_are_refused_before_use(checkpoint, tmp_path):
+    """A 29 KB checkpoint whose tensors repeat one stored value (stride 0) made the checks allocate 8 GB; a
+    pipe hung the read; a pickled object's refusal quoted torch's advice to turn the safe load off."""
+    import resource
+
+    path, ks = checkpoint
+    state = load_checkpoint(path)
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    for key in ("graphs", "rows"):
+        bomb = dict(state)
+        bomb[key] = torch.zeros((1,) * state[key].dim(), dtype=state[key].dtype).expand(
+            400_000_000, *state[key].shape[1:])
+        _format_2(bomb, tmp_path / "bomb.ckpt")
+        assert (tmp_path / "bomb.ckpt").stat().st_size < 1 << 20
+        with pytest.raises(ValueError, match=r"bomb\.ckpt: not a KongStream checkpoint: its arrays would"):
+            KongStream.load(tmp_path / "bomb.ckpt")
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss < 500_000  # (KB: nothing allocated)
+    # the legitimate stride-0 tensor (pass rows not yet read: zeros of the rows' shape) still loads
+    cols = ([1, 2, 3], [0, 0, 0], [2, 3, 1], [1, 1, 1], [0, 0, 0], [0, 1, 2])
+    first = KongStream(k=2, hops=2, dim=4096).update(*cols)
+    first.save(tmp_path / "pass1.ckpt")
+    assert 0 in load_checkpoint(tmp_path / "pass1.ckpt")["pass_rows"].stride()
+    back = KongStream.load(tmp_path / "pass1.ckpt")
+    assert torch.equal(back.end_pass().update(*cols).sketches(), first.end_pass().update(*cols).sketches())
+    _format_2({**state, "evil": torch.nn.Linear(2, 2)}, tmp_path / "object.ckpt")
+    with pytest.raises(ValueError, match="holds objects other than tensors .* never loaded") as err:
+        KongStream.load(tmp_path / "object.ckpt")
+    assert "weights_only" not in str(err.value)
+    if hasattr(os, "mkfifo"):
+        os.mkfifo(tmp_path / "fifo.ckpt")
+        with pytest.raises(ValueError, match=r"fifo\.ckpt is a device or a pipe, not a file"):
+            KongStream.load(tmp_path / "fifo.ckpt")
+    (tmp_path / "link.ckpt").symlink_to(tmp_path / "nowhere")
+    with pytest.raises(ValueError, match=r"link\.ckpt is a broken link"):
+        KongStream.load(tmp_path / "link.ckpt")
+
+
+def test_a_format_1_checkpoint_warns_that_no_checksum_guards_it():
+    """Format-1 files (bare torch.save) loaded quietly: a flipped bit in one gave other sketches silently."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "stream_v1_poly.pt")
+    with pytest.warns(UserWarning, match=r"stream_v1_poly\.pt is a bare torch.save file .* no checksum"):
+        KongStream.load(path)
+
+
 def test_every_bit_flip_of_a_checkpoint_is_caught(checkpoint, tmp_path):
     path, ks = checkpoint
     blob = bytearray(path.read_bytes())

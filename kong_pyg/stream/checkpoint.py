@@ -6,7 +6,11 @@ written by :func:`torch.save`, read back with ``weights_only=True`` (plain
 tensors and containers; never unpickled objects). A file whose digest does
 not match (a flipped bit, a torn copy) is refused. Files of format 1 (the
 bare :func:`torch.save` zip of a version-1 state, written before the digest
-existed) still load; their contents pass the same checks.
+existed) still load, with a warning that no checksum guards them; their
+contents pass the same checks. Whatever the format, a file whose tensors
+would read as more than twice its size (entries repeating a few stored
+values) is refused before anything is computed on them, and so is a name
+that is not a regular file (a pipe, a device).
 
 **Writing** is atomic: the file is written to a temporary file next to the
 target (``.NAME.*.tmp``), flushed to disk and renamed over the target, so a
@@ -23,12 +27,14 @@ incidence read).
 import hashlib
 import io
 import os
+import pickle
+import warnings
 from typing import TYPE_CHECKING, Any, Dict, NoReturn, Optional, Tuple, Union
 
 import torch
 from torch import Tensor
 
-from ..files import atomic_write
+from ..files import atomic_write, regular_file
 from ..sketch import HASH_VERSION
 from ..warn import warn
 from .ids import _PLAIN, _RID_BITS, _RID_MASK, MAX_NODES
@@ -44,6 +50,7 @@ FORMAT = 2
 _DIGEST = 32
 _HEADER = len(MAGIC) + 1 + _DIGEST
 _ZIP = b"PK\x03\x04"
+_SLACK = 1 << 26  # (bytes of arrays a payload may add beyond twice its size: small stride-0 tensors)
 
 
 def saved_pass_rows(ks: "KongStream") -> Tensor:
@@ -72,6 +79,9 @@ def load_checkpoint(path: PathLike) -> Dict[str, Any]:
             checkpoint (the message names the file).
     """
     name = os.fspath(path)
+    if not os.path.isdir(path) and not regular_file(path):  # (a pipe would hang the read, a device would
+        # fill the memory; a folder: open's IsADirectoryError)
+        raise FileNotFoundError(2, f"no such checkpoint file: {name!r}", name)
     with open(path, "rb") as f:
         data = f.read()
     if data.startswith(MAGIC):
@@ -90,22 +100,53 @@ def load_checkpoint(path: PathLike) -> Dict[str, Any]:
         raise ValueError(f"{name}: empty file, not a KongStream checkpoint")
     else:
         raise ValueError(f"{name}: not a KongStream checkpoint")
-    try:
-        state = torch.load(io.BytesIO(payload), weights_only=True)
-    except Exception as err:  # torch raises many kinds on a bad zip or pickle
-        reason = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-        raise ValueError(f"{name}: unreadable KongStream checkpoint ({type(err).__name__}: "
-                         f"{reason[:200]})") from None
+    state = load_state_bytes(payload, name)
     if not isinstance(state, dict):
         raise ValueError(f"{name}: not a KongStream checkpoint (it holds a {type(state).__name__}, "
                          "not a state dict)")
     if not data.startswith(MAGIC) and "version" not in state:
         raise ValueError(f"{name}: not a KongStream checkpoint (a torch.save file of a dict without a "
                          "KongStream state version)")
-    if not data.startswith(MAGIC) and state.get("version") != 1:
-        # (KongStream.save wrote format 1 for version-1 states only; later ones saved so are the user's)
-        warn(f"{name} is a bare torch.save file of a KongStream state: no checksum guards it, so "
-             "damage to it would go unnoticed; KongStream.save writes checkpoints with one")
+    if not data.startswith(MAGIC):  # (format 1, or a state the user saved with torch.save)
+        warn(f"{name} is a bare torch.save file of a KongStream state (format 1, or saved by hand): no "
+             "checksum guards it, so damage to it would go unnoticed; save it again with KongStream.save "
+             "(KongStream.load(path).save(path)) to add one")
+    return state
+
+
+def _logical_bytes(obj: Any) -> int:
+    """The bytes of the tensors in :obj:`obj` (dicts, lists, tuples of them) as read: entries x size."""
+    if isinstance(obj, Tensor):
+        return obj.numel() * obj.element_size()
+    if isinstance(obj, dict):
+        return sum(map(_logical_bytes, obj.values()))
+    if isinstance(obj, (list, tuple)):
+        return sum(map(_logical_bytes, obj))
+    return 0
+
+
+def load_state_bytes(payload: bytes, name: str) -> Any:
+    """What :func:`torch.save` wrote into :obj:`payload` (tensors and containers only), read safely.
+
+    A payload that holds other objects, or whose tensors repeat stored values into more than twice
+    its size (tensors of stride 0, as :func:`saved_pass_rows` writes, may double it), is a
+    :class:`ValueError` naming :obj:`name`, before anything is computed on them.
+    """
+    try:
+        with warnings.catch_warnings():  # (torch's notes on pickle protocols: the error below says it)
+            warnings.simplefilter("ignore")
+            state = torch.load(io.BytesIO(payload), weights_only=True)
+    except pickle.UnpicklingError:  # (weights_only refused a global: never loaded)
+        raise ValueError(f"{name}: not a KongStream checkpoint: it holds objects other than tensors and "
+                         "plain containers, which are never loaded (loading them could run code)") from None
+    except Exception as err:  # torch raises many kinds on a bad zip or pickle
+        reason = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        raise ValueError(f"{name}: unreadable KongStream checkpoint ({type(err).__name__}: "
+                         f"{reason[:200]})") from None
+    size = _logical_bytes(state)
+    if size > 2 * len(payload) + _SLACK:
+        raise ValueError(f"{name}: not a KongStream checkpoint: its arrays would take {size:,} bytes from "
+                         f"{len(payload):,} bytes of file (entries repeating a few stored values)")
     return state
 
 
