@@ -207,6 +207,27 @@ def test_cli_table_and_paper_protocol(cache, capsys):
     assert json.loads(out)["protocol"] == "nested" and list(json.loads(out)["protocols"]) == ["nested"]
 
 
+def test_cli_table_names_the_solver_the_spread_and_the_optimistic_columns(cache, capsys, monkeypatch):
+    """The table said "solved exactly" when LIBLINEAR fit (wide designs of many graphs), printed "+- 0.00" for
+    one repeat, and its per-setting best C / CV accuracy columns (picked on the test folds) were not named
+    as optimistic."""
+    from kong_pyg.evaluation import svm
+
+    args = ["--kernel", "poly", "--degree", "1", "--relabel", "yes", "--protocol", "nested",
+            "--normalize", "no"]
+    rc, out, _ = run(capsys, *args, *FAST)
+    assert rc == 0 and "nested            " in out and "+- n/a" in out
+    assert "LinearSVC problems, solved exactly, all converged" in out
+    assert "best C, CV accuracy: each setting's C with the best mean test-fold accuracy" in out
+    rc, out, _ = run(capsys, *args, "--repeats", "2", "--folds", "3", "--inner-folds", "2", "--quiet")
+    assert "+- n/a" not in out and "std: over the repeat means (ddof 0)" in out
+    monkeypatch.setattr(svm, "EXACT_MAX_WIDTH", 10)
+    monkeypatch.setattr(svm, "EXACT_MAX_GRAPHS", 10)
+    monkeypatch.setattr(svm, "LIBLINEAR_NNZ_RATIO", 1.0)
+    rc, out, _ = run(capsys, *args, *FAST)
+    assert rc == 0 and "1 setting by LIBLINEAR (LinearSVC, tol 0.0001)" in out and "solved exactly" not in out
+
+
 def test_cli_baselines(cache, capsys):
     rc, out, err = run(capsys, "--method", "wl", "--json", *FAST)
     assert rc == 0, err

@@ -136,6 +136,24 @@ def test_fewer_inner_folds_than_asked_are_said(tmp_path):
         random_splits(np.array([0, 0, 0, 1]), 2, test_size=0.5)
 
 
+def test_the_protocol_lines_say_the_shuffle_seeds_and_c_ties_as_the_code_does():
+    """The report said "split s the seed s mod N" (the code uses seed + (s mod N)) and "ties: the smaller C"
+    (ties go to the C listed first, the larger one in a descending grid)."""
+    from kong_pyg.experiments.table2 import score_split, shuffle_seed
+    from kong_pyg.experiments.table2_report import setup_lines
+
+    res = {"n_graphs": 546, "class_counts": [273, 273], "n_splits": 30, "test_size": 0.2, "seed": 3,
+           "C_grid": [100.0, 10.0], "C_grid_normalized": [1.0], "inner_folds": 5, "shuffle_seeds": 10}
+    text = "\n".join(setup_lines(res))
+    assert shuffle_seed(3, 12, 10) == 5 and "split s the seed 3 + (s mod 10)" in text
+    assert "(split s the seed 3 + s)" in "\n".join(setup_lines({**res, "shuffle_seeds": None}))
+    assert "split s the seed (s mod 10)" in "\n".join(setup_lines({**res, "seed": 0}))
+    y = np.arange(60) % 2
+    assert score_split(np.ones((60, 1)), y, np.arange(45), np.arange(45, 60), C_grid=[100.0, 10.0, 1.0],
+                       inner_folds=3)["C"] == 100.0
+    assert "ties: the C listed first" in text
+
+
 def test_methods_registry():
     ms = table2_methods()
     assert list(ms)[:7] == ["K-1", "K-2", "K-2 consistent", "K-2 shuffled", "K-2 reverse", "WL", "KW"]

@@ -217,7 +217,8 @@ class ProtocolResult:
     Attributes:
         protocol (str): :obj:`"paper"` or :obj:`"nested"`.
         accuracy_mean (float): Mean test accuracy.
-        accuracy_std (float): Standard deviation over the repeat means.
+        accuracy_std (float): Standard deviation (population, ddof 0) over
+            the repeat means; 0 with one repeat (no spread measured).
         fold_std (float): Standard deviation over all test folds.
         repeat_accuracies (list): The mean accuracy of every repeat.
         best_setting (str): The chosen setting (nested: the most often chosen).

@@ -63,8 +63,10 @@ def difference_lines(infos: Mapping[str, Dict[str, Any]]) -> List[str]:
 def setup_lines(result: Dict[str, Any]) -> List[str]:
     """The protocol (shared by every tie rule)."""
     cycle = result.get("shuffle_seeds")
-    seeds = (f"random orders use {cycle} seeds, split s the seed s mod {cycle}" if cycle
-             else "random orders use a new seed on every split")
+    base = int(result.get("seed", 0))
+    first = f"{base} + " if base else ""
+    seeds = (f"random orders use {cycle} seeds, split s the seed {first}(s mod {cycle})" if cycle
+             else f"random orders use a new seed on every split (split s the seed {first}s)")
     return [
         "## Protocol", "",
         f"- {result['n_graphs']} graphs (class counts {result['class_counts']}, 0 = F, 1 = M); "
@@ -73,7 +75,7 @@ def setup_lines(result: Dict[str, Any]) -> List[str]:
         f"and tie rule; {seeds}.",
         "- The shared evaluation harness (`kong_pyg.evaluation.harness.evaluate_features`): LinearSVC "
         f"solved exactly for every C; C chosen by {_folds(result)}-fold stratified CV on the "
-        f"training part only (ties: the smaller C), refit there; C in {result['C_grid']} for raw rows, "
+        f"training part only (ties: the C listed first), refit there; C in {result['C_grid']} for raw rows, "
         f"in {result['C_grid_normalized']} for rows with L2-normalized graph vectors. Accuracy and ROC "
         "AUC (decision values) on the test part.",
         "- ± is the 95 % t-interval of the mean over splits; splits overlap, so it is too narrow for a new "
