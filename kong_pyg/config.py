@@ -41,6 +41,8 @@ FLOWS: Tuple[str, ...] = ("source_to_target", "target_to_source")
 #: The largest k, hops, degree and relabel rounds (far beyond any useful value; bounds the tables:
 #: k = degree = 10,000 built 3.3 GB of hashes, and the linear map's work grows like hops^2).
 MAX_SIZE_OPTION = 1_000
+#: The largest sketch size :obj:`dim` (sketches are dense rows: 2^40 columns are 8 TiB a row).
+MAX_DIM = 2**40
 #: The largest seed (PyTorch's generators take 64-bit seeds).
 MAX_SEED = 2**64 - 1
 
@@ -299,7 +301,7 @@ class KongConfig:
         put(self, "hops", check_int("hops", self.hops, 0, MAX_SIZE_OPTION))
         put(self, "traversal", check_choice("traversal", self.traversal, TRAVERSALS))
         if self.dim is not None:
-            put(self, "dim", check_int("dim", self.dim, 1))
+            put(self, "dim", check_int("dim", self.dim, 1, MAX_DIM))
         put(self, "kernel", check_choice("kernel", self.kernel, KERNELS))
         put(self, "degree", check_int("degree", self.degree, 1, MAX_SIZE_OPTION))
         put(self, "const", check_float("const", self.const, 0.0))

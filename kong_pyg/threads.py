@@ -24,6 +24,9 @@ def available_cores() -> int:
 
 #: The most worker processes or threads a command-line tool starts by default.
 MAX_DEFAULT_JOBS = 8
+#: The most PyTorch threads asked of any front-end (each is an OS thread with its own stack; OpenMP
+#: fails to start 1,024 of them on a small machine, and many more than the cores only wait).
+MAX_THREADS = 256
 
 
 def default_jobs(memory_per_worker: Optional[int] = None) -> int:
@@ -65,7 +68,7 @@ def torch_threads(threads: Optional[int], cap: bool = True) -> Iterator[None]:
         return
     from .config import check_int
 
-    check_int("threads", threads, 1)
+    check_int("threads", threads, 1, None if cap else MAX_THREADS)  # (capped: more is harmless)
     import torch  # here, so that the command line's parsers (which read default_jobs) stay light
 
     old = torch.get_num_threads()

@@ -157,3 +157,17 @@ def test_subclasses_are_judged_by_the_arguments_the_front_end_gets():
     with pytest.raises(ValueError, match=r"Same got both 'config' and the option\(s\) \['k'\]|"
                                          r"KongFeatures got both 'config' and the option\(s\) \['k'\]"):
         Same(k=1, config=KongConfig(k=2, dim=16))
+
+
+def test_dim_and_threads_have_upper_bounds_named_in_their_errors():
+    """dim >= 2**63 failed with "Overflow when unpacking long long" (no name); KongStream(threads=10000)
+    started thousands of OS threads (MemoryError) and the command line's --threads 1024 a libgomp failure."""
+    from kong_pyg import KongStream, KongVectorizer
+    from kong_pyg.cli import main
+
+    for make in (lambda: KongConfig(dim=2**63), lambda: KongVectorizer(dim=2**63).fit([])):
+        with pytest.raises(ValueError, match=r"'dim' must be <= 1,099,511,627,776"):
+            make()
+    with pytest.raises(ValueError, match=r"'threads' must be <= 256"):  # (the batch front-ends cap it)
+        KongStream(threads=10_000)
+    assert main(["stream", __file__, "--threads", "1024"]) == 2

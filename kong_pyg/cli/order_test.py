@@ -15,10 +15,10 @@ from typing import Any, Dict, Optional, Tuple
 
 from ..config import check_usable_device
 from ..files import atomic_texts
+from ..threads import MAX_THREADS as MAX_TORCH_THREADS
 from ..threads import default_jobs
 from .common import (
     MAX_SEED,
-    MAX_THREADS,
     CommandError,
     add_cache_dir,
     add_command,
@@ -125,7 +125,7 @@ def register(subparsers: Any) -> None:
     ev.add_argument("--device", metavar="DEV", default=None,
                     help="where the SVM problems are solved, e.g. cuda (the features are computed on the "
                          "CPU) (default: the CPU)")
-    ev.add_argument("--threads", metavar="N", type=int_at_least(1, MAX_THREADS), default=default_jobs(),
+    ev.add_argument("--threads", metavar="N", type=int_at_least(1, MAX_TORCH_THREADS), default=default_jobs(),
                     help="PyTorch threads for the features (default: the cores this process is given, "
                          "at most 8)")
     out = p.add_argument_group("output")

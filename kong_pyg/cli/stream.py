@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Tuple
 
 from ..config import STREAM_DEFAULTS, option_names
 from ..files import atomic_files
+from ..threads import MAX_THREADS as MAX_TORCH_THREADS
 from .common import (
     MAX_THREADS,
     PROCESSES_PER_CPU,
@@ -114,7 +115,7 @@ def register(subparsers: Any) -> None:
     run_group.add_argument("--checkpoint-every", metavar="N", type=int_at_least(1), default=None,
                            help=f"chunks between checkpoints, with --checkpoint "
                                 f"(default: {CHECKPOINT_EVERY})")
-    run_group.add_argument("--threads", metavar="N", type=int_at_least(1, MAX_THREADS), default=1,
+    run_group.add_argument("--threads", metavar="N", type=int_at_least(1, MAX_TORCH_THREADS), default=1,
                            help="PyTorch threads per process (the work is many mid-sized tensor operations: "
                                 "a second thread gains little on a free core and makes a busy machine many "
                                 "times slower; use --workers for more cores)")

@@ -28,10 +28,10 @@ from ..experiments.table2 import (
 )
 from ..experiments.table2_report import markdown
 from ..files import atomic_texts, utf8_text
+from ..threads import MAX_THREADS as MAX_TORCH_THREADS
 from ..threads import default_jobs
 from .common import (
     MAX_SEED,
-    MAX_THREADS,
     CommandError,
     add_command,
     add_quiet,
@@ -99,9 +99,9 @@ def register(subparsers: Any) -> None:
                     help="LinearSVC C grid of rows with L2-normalized graph vectors (the authors' variant)")
     ev.add_argument("--shuffle-seeds", metavar="N", type=int_at_least(0), default=10,
                     help="seeds of the random orders, cycled over the splits (0: a new seed per split)")
-    ev.add_argument("--threads", metavar="N", type=int_at_least(1, MAX_THREADS), default=default_jobs(),
+    ev.add_argument("--threads", metavar="N", type=int_at_least(1, MAX_TORCH_THREADS), default=default_jobs(),
                     help="solver threads (default: the cores this process is given, at most 8)")
-    add_renamed(ev, "--jobs", "--threads", "threads", int_at_least(1, MAX_THREADS))  # its former name
+    add_renamed(ev, "--jobs", "--threads", "threads", int_at_least(1, MAX_TORCH_THREADS))  # its former name
     ev.add_argument("--device", metavar="DEV", default=None,
                     help="where the SVM problems are solved (also those of the curve), e.g. cuda; the "
                          "features are computed on the CPU (default: the CPU)")

@@ -10,7 +10,7 @@ from ..config import GivenOptions, KongConfig, check_bool, check_int, given_opti
 from ..kernels import get_kernel
 from ..kgrams import gram_lengths
 from ..sketch import HASH_VERSION, SketchHashes, SymbolHashTable
-from ..threads import torch_threads
+from ..threads import MAX_THREADS, torch_threads
 from ..traversals import Traversal, traversal_rule
 from . import checkpoint as ckpt
 from . import passes
@@ -151,7 +151,7 @@ class KongStream(GivenOptions):
         self.linear = get_kernel(cfg.kernel).is_linear(cfg)
         self._executor: Optional[ThreadPoolExecutor] = None
         if threads is not None:
-            check_int("threads", threads, 1)
+            check_int("threads", threads, 1, MAX_THREADS)
         #: PyTorch's intra-op threads while the stream works (None: PyTorch's setting).
         self.threads = threads
         self.reset()
