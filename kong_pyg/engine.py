@@ -473,6 +473,10 @@ def _hash_steps(hashes: SketchHashes, steps: Steps) -> List[List[Tuple[Tensor, T
     return [[parts[o.grams.size(1)].pop(0) for o in occ] for occ in steps]
 
 
+#: Entries the linear graph sketch gathers before adding them in (its terms grow like hops^2 / 2).
+LINEAR_FLUSH_ENTRIES = 1 << 22
+
+
 def linear_graph_sketch(
     cfg: KongConfig,
     hashes: SketchHashes,
@@ -502,6 +506,14 @@ def linear_graph_sketch(
     flip = hashes.flip[0].tolist() if shifted else None
     index: List[Tensor] = []
     value: List[Tensor] = []
+    held = 0
+
+    def flush() -> None:  # one scatter, in the order of the terms (the same sums as one scatter per term)
+        out.view(-1).scatter_add_(0, index[0] if len(index) == 1 else torch.cat(index),
+                                  value[0] if len(value) == 1 else torch.cat(value))
+        index.clear()
+        value.clear()
+
     for j, level, _ in rule.linear_terms(len(steps), cfg.hops):
         for o, (bucket, sign) in zip(steps[j], hashed[j]):
             col = bucket if shift is None else bucket_of(bucket + shift[level], b)
@@ -509,9 +521,12 @@ def linear_graph_sketch(
             # one graph (a transform's call): every row is 0
             index.append(col if num_graphs == 1 else batch.index_select(0, o.node) * b + col)
             value.append(val * omega[level - j].index_select(0, o.node))
-    if index:  # one scatter, in the order of the terms (the same sums as one scatter per term)
-        out.view(-1).scatter_add_(0, index[0] if len(index) == 1 else torch.cat(index),
-                                  value[0] if len(value) == 1 else torch.cat(value))
+            held += index[-1].numel()
+            if held >= LINEAR_FLUSH_ENTRIES:  # (about hops^2 / 2 terms: bounded memory at any depth)
+                flush()
+                held = 0
+    if index:
+        flush()
     const = get_kernel(cfg.kernel).const_value(cfg)
     if const:
         bucket, sign = hashes.const_token()

@@ -300,6 +300,10 @@ def walk_weights(hood: Neighborhoods, weight: Tensor, hops: int, unit: bool = Fa
     return out
 
 
+#: Entries the linear graph map gathers before summing duplicates (its terms grow like hops^2 / 2).
+LINEAR_REDUCE_ENTRIES = 1 << 22
+
+
 def graph_linear_rows(
     grams: LocalGrams,
     omega: List[Tensor],
@@ -319,6 +323,7 @@ def graph_linear_rows(
     num_cols = (max((block for _, _, block in terms), default=0) + 1) * g
     keys, vals = [], []
     step_key: Dict[int, Tensor] = {}
+    held, limit = 0, LINEAR_REDUCE_ENTRIES
     for j, level, block in terms:
         entry = grams.steps[j]
         if entry is None:
@@ -328,6 +333,13 @@ def graph_linear_rows(
             step_key[j] = torch.add(gid, batch.index_select(0, node), alpha=num_cols)
         keys.append(step_key[j] + block * g if block else step_key[j])
         vals.append(omega[level - j].index_select(0, node))
+        held += node.numel()
+        if held >= limit:  # (about hops^2 / 2 terms: summed as they come, so memory stays
+            # that of the distinct (graph, column) entries, the output's, at any depth)
+            part = sum_duplicate_keys(torch.cat(keys), torch.cat(vals), num_cols, num_graphs)
+            keys, vals = [torch.add(part.col, part.row, alpha=num_cols)], [part.val]
+            held = part.val.numel()
+            limit = max(LINEAR_REDUCE_ENTRIES, 2 * held)  # (a large output is not summed again each term)
     if not keys:
         keys, vals = [batch.new_zeros(0)], [omega[0].new_zeros(0)]
     # (grams whose strings no walk reaches sum to zero and are dropped)
