@@ -298,6 +298,18 @@ def _bigram_step(
     return out, StringState(length, prefix.view(n, 1), suffix.view(n, 1))
 
 
+def check_string_memory(values: int, k: int) -> None:
+    """Refuse (:class:`~kong_pyg.exact.ExactMapTooLarge`) k-gram work that would hold this many int64s.
+
+    The strings' pieces carry :math:`k - 1` prefix and suffix codes each and every n-gram window
+    :math:`n` symbols: a large :obj:`k` on a big neighborhood multiplies the edges by :math:`k` or more.
+    """
+    from .exact import check_entries  # (exact imports this module)
+
+    check_entries(values, f"k-gram work of one step ({k}-symbol grams)", "a smaller k, or fewer edges at "
+                  "once (fewer graphs per batch, or a stream's smaller chunks)", entry_bytes=8)
+
+
 def concat_step(
     state: StringState,
     hood: Neighborhoods,
@@ -340,6 +352,7 @@ def concat_step(
     n_items = lab + (ptr[1:] - ptr[:-1]) * per_edge
     item_start = exclusive_cumsum(n_items)
     total = int(item_start[-1])
+    check_string_memory(total * (k - 1) * 4, k)  # (prefix and suffix codes of every piece, and their reads)
     owner = torch.repeat_interleave(n_items, output_size=total)
     length = torch.ones(total, dtype=torch.long, device=device)
     prefix = torch.full((total, k - 1), BREAK, dtype=torch.long, device=device)
@@ -462,6 +475,7 @@ def concat_pieces(
     which[piece_pos] = torch.arange(m, device=device)
     offset = exclusive_cumsum(size)
     total = int(offset[-1])
+    check_string_memory(total * (sum(lengths) + 8), k)  # (the symbols, and an n-gram window at each)
     item = torch.repeat_interleave(size, output_size=total)
     intra = torch.arange(total, device=device) - offset[item]
     j = which[item]

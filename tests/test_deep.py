@@ -158,3 +158,26 @@ def test_memory_checks_count_the_output_copy_in_its_dtype(monkeypatch):
     seen.clear()
     L.node_maps(x, ei)
     assert seen == [5 * 2 * 64 * 8 + 5 * 64 * 4]
+
+
+def test_k_gram_work_beyond_the_budget_is_refused_before_it_is_allocated(monkeypatch):
+    """A star of 10^5 leaves with k = 1000 took 8.8 GB for a 64-float sketch (the pieces' k - 1 prefix and
+    suffix codes, the windows' k symbols), with no check; a stream of such edges the same. Now the k-gram
+    work is counted against the exact-map budget first: a named refusal (a batch splits on it)."""
+    import torch
+    from torch_geometric.data import Data
+
+    from kong_pyg import KongStream, KongVectorizer, exact
+
+    leaves = 2000
+    x = torch.arange(leaves + 1) % 5
+    ids, zero = torch.arange(1, leaves + 1), torch.zeros(leaves, dtype=torch.long)
+    star = Data(x=x, edge_index=torch.stack([ids, zero]))
+    want = KongVectorizer(k=50, hops=1, dim=64).fit_transform([star])
+    monkeypatch.setattr(exact, "EXACT_MAP_BYTES", 1 << 20)  # (about 1/2000 of the real budget)
+    with pytest.raises(ValueError, match=r"k-gram work of one step \(50-symbol grams\) .* a smaller k"):
+        KongVectorizer(k=50, hops=1, dim=64).fit_transform([star])
+    with pytest.raises(ValueError, match=r"k-gram work of one step .* a stream's smaller chunks"):
+        KongStream(k=50, dim=64).update(ids, ids % 5, zero, zero, zero, zero)
+    monkeypatch.setattr(exact, "EXACT_MAP_BYTES", 2 << 30)
+    assert KongVectorizer(k=50, hops=1, dim=64).fit_transform([star]).shape == want.shape

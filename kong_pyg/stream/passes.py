@@ -23,7 +23,7 @@ import torch
 from torch import Tensor
 
 from ..hashing import BREAK
-from ..kgrams import StringState, concat_pieces, flat_nonzero, initial_state
+from ..kgrams import StringState, check_string_memory, concat_pieces, flat_nonzero, initial_state
 from ..ordering import stable_sort_ids
 from ..sketch import SymbolHashTable
 from .counts import GramCounts
@@ -146,6 +146,8 @@ def _add_windows(sink: Sink, rows: Tensor, weight: Optional[Tensor], lay: _Layou
                  n: int, codes: bool) -> None:
     r"""Add the n-grams (:math:`n \geq 2`) ending at each new symbol."""
     w, v = len(syms), len(sink.table)
+    check_string_memory(lay.base.numel() * (3 * n + 4), n)  # (an n-gram window at every incidence: its
+    # n parts, their stack and the masks)
     for t_end in range(w):  # windows ending at symbol t_end of each incidence
         before = n - 1 - t_end  # symbols of the window before this incidence
         parts = [lay.seq.index_select(0, lay.base - j) for j in range(before, 0, -1)]
