@@ -643,6 +643,42 @@ def test_node_state_writes_take_integer_indices_and_state_dicts_are_copies():
     assert int(st["seg_len"][0]) == 7 and saved["seg_len"].dtype == torch.long
 
 
+def test_sharded_reads_agree_on_the_file_size_and_report_any_failure(tmp_path, monkeypatch):
+    """Each process cut its byte range from its own look at the file's size: a file growing while they
+    started had lines skipped or read twice, silently. A failure other than ValueError/TypeError/OSError in
+    one process (a MemoryError) left the others dying in gloo with a 40-line traceback."""
+    import torch.distributed as dist
+
+    from kong_pyg.stream import distributed
+
+    path = tmp_path / "s.tsv"
+    path.write_text("".join(f"{i}\ta\t{i + 1}\tb\tc\t{i % 3}\n" for i in range(12)))
+    dist.init_process_group("gloo", init_method=f"file://{tmp_path / 'pg'}", rank=0, world_size=1)
+    try:
+        real = dist.all_gather
+
+        def other_sizes(out, mine):  # (as if a second process saw the file 40 bytes longer)
+            real(out[:1], mine)
+            out.append(mine + 40)
+
+        with monkeypatch.context() as m:
+            m.setattr(dist, "get_world_size", lambda: 2)
+            m.setattr(dist, "all_gather", other_sizes)
+            with pytest.raises(ValueError, match=r"s\.tsv has other sizes in different processes .* changed"):
+                distributed._agreed_size(str(path))
+        with monkeypatch.context() as m:
+            def no_memory(self, *args, **kwargs):
+                raise MemoryError()
+
+            m.setattr(KongStream, "update", no_memory)
+            with pytest.raises(MemoryError, match="MemoryError"):  # (through the exchange of errors)
+                distributed.read_shards(KongStream(k=2, dim=32), str(path))
+        merged, _ = distributed.read_shards(KongStream(k=2, dim=32), str(path))
+        assert merged is not None and merged.num_edges == 12
+    finally:
+        dist.destroy_process_group()
+
+
 def test_sharded_reads_warn_about_a_header_line_once(tmp_path, capfd):
     """read_shards (the Python API) warns about a header line read as an edge, as read_streamspot does;
     the command line with --workers prints its one-line warning once."""

@@ -328,3 +328,15 @@ def test_write_streamspot_writes_back_what_was_read_and_never_half(tmp_path):
         write_streamspot(stream, io.BytesIO())
     with pytest.raises(TypeError, match="'stream' must be an EdgeStream"):
         write_streamspot((1, 2), str(keep))
+
+
+def test_byte_range_must_be_a_pair_of_integers(tmp_path):
+    """byte_range=(1.9, 2.5) was accepted and failed while reading; (0, 1, 2) gave 'too many values'."""
+    from kong_pyg.datasets import StreamSpotReader
+
+    path = tmp_path / "s.tsv"
+    path.write_text("1\ta\t2\tb\tc\t0\n")
+    for bad in ((1.9, 2.5), (0, 1, 2), (True, 3), 5):
+        with pytest.raises(TypeError, match=r"'byte_range' must be a pair \(lo, hi\) of integers"):
+            StreamSpotReader(str(path), byte_range=bad)
+    assert len(list(StreamSpotReader(str(path), byte_range=[0, 100]))) == 1

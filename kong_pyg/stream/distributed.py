@@ -2,7 +2,10 @@ r"""One stream read by many processes: time shards, merged pass by pass, on :mod
 
 Process :math:`r` of :math:`W` reads the lines of a StreamSpot file that
 start in bytes :math:`[rS/W, (r+1)S/W)` (:class:`~kong_pyg.datasets.StreamSpotReader`
-with ``byte_range``: consecutive time shards, every line in exactly one).
+with ``byte_range``: consecutive time shards, every line in exactly one; the
+size :math:`S` is checked to be the same in every process, and process
+:math:`r` counts the lines before its range, for line numbers, by scanning
+:math:`r/W` of the file every pass).
 Per pass:
 
 1. every process reads its shard into a stream: a fresh one in pass 1, one
@@ -20,9 +23,14 @@ The result equals one process reading the whole file (the merges are exact;
 the tests check it). What crosses the network per pass: in the merge tree,
 each process but 0 sends its state once (pass 1: the id tables and string
 codes of the nodes its shard saw, plus node sketches where the kernel needs
-them, plus graph rows; later passes: only what the pass added, the base's
-arrays being known to all), and in passes :math:`i \geq 2` process 0
-broadcasts the base (all nodes: :math:`O(N (k + p b))` numbers). States
+them, plus graph rows; later passes: the pass's new node sketches, dense
+over every node of the stream (rows of nodes the shard did not see are
+zeros), the node graph and symbol columns, and the graph rows, but not the
+base's string arrays, known to all), and in passes :math:`i \geq 2` process 0
+broadcasts the base (all nodes: :math:`O(N (k + p b))` numbers; where node
+sketches are kept, the previous pass's and their running sum ``acc``, two
+:math:`N \times p b` arrays, and for the linear map at :math:`h = 2` the graph
+rows and their zero pass rows, two :math:`G \times b` arrays). States
 travel as :func:`torch.save` bytes in ``uint8`` tensors, read back with
 ``weights_only=True`` (never unpickled objects), except their large tensors
 (node sketches), which are sent as themselves (no serialized copies). A
@@ -201,8 +209,10 @@ def _all_ok(error: Optional[BaseException]) -> None:
     from ..datasets.streamspot import MalformedLineError
 
     world = dist.get_world_size()
-    kind = "malformed" if isinstance(error, MalformedLineError) else "error"
-    msg = _to_bytes([kind, "" if error is None else str(error)])
+    kind = "malformed" if isinstance(error, MalformedLineError) else \
+        "memory" if isinstance(error, MemoryError) else "error"
+    text = "" if error is None else str(error) or type(error).__name__  # (MemoryError() has no message)
+    msg = _to_bytes([kind, text])
     size = torch.tensor([msg.numel()], dtype=torch.long)
     sizes = [torch.zeros(1, dtype=torch.long) for _ in range(world)]
     dist.all_gather(sizes, size)
@@ -214,8 +224,30 @@ def _all_ok(error: Optional[BaseException]) -> None:
     for r, (part, s) in enumerate(zip(parts, sizes)):
         kind, text = _from_bytes(part[: int(s)])
         if text:
-            cls = MalformedLineError if kind == "malformed" else ValueError
+            cls = {"malformed": MalformedLineError, "memory": MemoryError}.get(kind, ValueError)
             raise cls(text if r == dist.get_rank() else f"process {r}: {text}")
+
+
+def _agreed_size(path: str) -> int:
+    """The file's size, the same in every process (else a :class:`ValueError` in every process).
+
+    Each process cuts its byte range from it: a file that grows while they start (a live log) would
+    otherwise be cut at two sizes, and lines between the cuts skipped or read twice. Lines appended
+    after it are read by none.
+    """
+    try:
+        mine = os.path.getsize(path)
+    except OSError:
+        mine = -1  # (the read that follows names the error)
+    sizes = [torch.zeros(1, dtype=torch.long) for _ in range(dist.get_world_size())]
+    dist.all_gather(sizes, torch.tensor([mine], dtype=torch.long))
+    seen = sorted({int(s) for s in sizes})
+    if len(seen) > 1:
+        listed = ", ".join(f"{s:,}" for s in seen)
+        raise ValueError(f"{path} has other sizes in different processes ({listed} bytes): it changed "
+                         "while the shards were cut (or the processes see other copies); "
+                         "run on a file that is no longer being written, the same in every process")
+    return mine
 
 
 # -- the passes ------------------------------------------------------------------------
@@ -284,7 +316,7 @@ def _tree_merge(ks: KongStream, rank: int, world: int, base: Optional[Dict[str, 
                     ks = merge_into(ks, KongStream.from_state_dict(other, assign=True))
                 except NodeTypeConflict as err:  # the ids as the file gives them (those this process read)
                     error = ValueError(err.message(name))
-                except ValueError as err:
+                except Exception as err:  # (any failure: reported in the exchange that follows)
                     error = err
         step *= 2
     return ks, sent, error
@@ -320,7 +352,7 @@ def read_shards(ks: KongStream, path: str, chunk_size: int = 1 << 20, strict: bo
         raise ValueError(f"'ks' must be a fresh stream (it is in pass {ks.pass_index} with {ks.num_edges:,} "
                          f"edges of {ks.num_graphs:,} graphs): read_shards reads the whole file, every pass")
     rank, world = dist.get_rank(), dist.get_world_size()
-    size = os.path.getsize(path)
+    size = _agreed_size(path)
     byte_range = (size * rank // world, size * (rank + 1) // world)
     stats: Dict[str, Any] = {"bytes_sent": [], "bytes_broadcast": []}
     cpu: Dict[str, List[float]] = {"read": [], "merge": []}  # this process's CPU seconds per pass
@@ -343,7 +375,7 @@ def read_shards(ks: KongStream, path: str, chunk_size: int = 1 << 20, strict: bo
                 local.update(keys(c.src), c.src_type, keys(c.dst), c.dst_type, c.edge_type,
                              keys(c.graph, graph=True))
             _check_overflow(local)
-        except (ValueError, TypeError, OSError) as err:
+        except Exception as err:  # (any failure: every process stops with its message, none waits for it)
             error = err
         cpu["read"].append(time.process_time() - clock)
         _all_ok(error)
@@ -357,7 +389,7 @@ def read_shards(ks: KongStream, path: str, chunk_size: int = 1 << 20, strict: bo
             try:
                 merged.end_pass()
                 _check_overflow(merged)
-            except ValueError as err:
+            except Exception as err:
                 error = err
         _all_ok(error)
         cpu["merge"].append(time.process_time() - clock)

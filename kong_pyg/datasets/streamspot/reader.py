@@ -220,9 +220,17 @@ class StreamSpotReader:
         if byte_range is not None:
             if not isinstance(source, (str, os.PathLike)):
                 raise TypeError("'byte_range' needs 'source' to be a path")
-            lo, hi = (int(v) for v in byte_range)
+            try:
+                pair = tuple(byte_range)
+            except TypeError:
+                pair = ()
+            if len(pair) != 2 or not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool)
+                                         for v in pair):
+                raise TypeError(f"'byte_range' must be a pair (lo, hi) of integers (got {byte_range!r})")
+            lo, hi = (int(v) for v in pair)
             if not 0 <= lo <= hi:
                 raise ValueError(f"'byte_range' must be (lo, hi) with 0 <= lo <= hi (got {byte_range!r})")
+            byte_range = (lo, hi)
         self.byte_range = byte_range
         self.source = source
         self.chunk_size = int(chunk_size)
