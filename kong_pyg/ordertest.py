@@ -69,6 +69,8 @@ COMPARISONS: Tuple[Tuple[str, str], ...] = (
     ("true", "consistent"), ("true", "random"), ("consistent", "random"), ("true", "k1"),
     ("true", "reverse"),
 )
+#: The most shuffle seeds (each is a feature map per split).
+MAX_SHUFFLES = 1_000
 #: The default C grids: unit-norm graph vectors need large C.
 C_NORMALIZED: Tuple[float, ...] = (0.1, 1.0, 10.0, 100.0, 1e3, 1e4, 1e5, 1e6)
 C_RAW: Tuple[float, ...] = (1e-3, 1e-2, 0.1, 1.0, 10.0, 100.0, 1e3)
@@ -319,7 +321,7 @@ def order_test(
         OrderTestResult
     """
     k = check_int("k", k, 2)
-    shuffles = check_int("shuffles", shuffles, 1)
+    shuffles = check_int("shuffles", shuffles, 1, MAX_SHUFFLES)
     splits = check_int("splits", splits, 2)
     inner_folds = check_int("inner_folds", inner_folds, 2)
     check_usable_device("device", device)

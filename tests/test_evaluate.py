@@ -405,3 +405,20 @@ def test_grid_values_and_sketch_curve_inputs():
         kong_pyg.sketch_curve([], {"k": 1})
     with pytest.raises(ValueError, match="'sizes' is empty and exact=False"):
         kong_pyg.sketch_curve("MUTAG", {"k": 1}, sizes=[], exact=False)
+
+
+def test_grid_sizes_and_repeats_have_named_caps():
+    """--k 1-1000 --hops 1-1000 built 10^6 settings (3.6 GB) before running out of memory; --repeats 100000
+    and order_test(shuffles=10**9) ran out of memory naming nothing."""
+    from kong_pyg import order_test
+    from kong_pyg.evaluation.grid import MAX_SETTINGS
+
+    with pytest.raises(ValueError, match=r"grid has 1,000,000 settings \(1000 x 1000 values of k, hops\)"):
+        expand_grid("kong", {"k": list(range(1, 1001)), "hops": list(range(1000))})
+    with pytest.raises(ValueError, match="more than 10,000"):
+        expand_grid("kong", [{"k": 1}] * (MAX_SETTINGS + 1))
+    assert len(expand_grid("kong", {"k": [1, 2], "hops": [1, 2]})) == 4
+    with pytest.raises(ValueError, match=r"'repeats' must be <= 1,000"):
+        classify("MUTAG", repeats=100_000, progress=False)
+    with pytest.raises(ValueError, match=r"'shuffles' must be <= 1,000"):
+        order_test("MUTAG", shuffles=10**9)

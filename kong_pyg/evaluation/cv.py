@@ -61,6 +61,8 @@ from .processes import run_settings
 from .progress import Progress
 from .splits import Jobs, Splits, check_given_splits, class_labels, make_splits, plan_jobs, random_splits
 
+#: The most CV repeats (each repeat's splits, fits and scores are held at once).
+MAX_REPEATS = 1_000
 #: Decision values equal to this many digits (relative to the largest) tie in the ROC AUC.
 TIE_DIGITS = 9
 
@@ -392,7 +394,7 @@ def _plan(y: np.ndarray, repeats: int, folds: int, nested: bool, inner_folds: in
     if splits is not None:
         check_given_splits(splits, nested)
         return Cs, splits, len(splits.inner) if nested and splits.inner is not None else 0
-    check_int("repeats", repeats, 1)
+    check_int("repeats", repeats, 1, MAX_REPEATS)
     check_int("folds", folds, 2)
     if nested:
         check_int("inner_folds", inner_folds, 2)

@@ -8,6 +8,7 @@ but the seed (the evaluation's seed seeds the sketches and the splits), with
 :class:`~kong_pyg.KongConfig`'s defaults, and are checked by it.
 """
 import itertools
+import math
 from dataclasses import fields
 from typing import Any, Dict, Iterable, List, Mapping, NamedTuple, Optional, Sequence, Set, Tuple, Union
 
@@ -226,6 +227,10 @@ def _kind(grid: Any) -> str:
     return type(grid).__name__
 
 
+#: The most settings a grid may have (each is a feature map and its cross-validated fits).
+MAX_SETTINGS = 10_000
+
+
 def _grid_points(method: str, grid: Grid) -> List[Dict[str, Any]]:
     """The points of a grid (a dict of lists: their product; a list of dicts: itself)."""
     if isinstance(grid, Mapping):
@@ -235,6 +240,11 @@ def _grid_points(method: str, grid: Grid) -> List[Dict[str, Any]]:
         for key, vals in zip(keys, values):
             if not vals:
                 raise ValueError(f"grid entry {key!r} is empty")
+        size = math.prod(map(len, values))
+        if size > MAX_SETTINGS:  # (before a list of them is built: --k 1-1000 --hops 1-1000 is 10^6)
+            counts = " x ".join(str(len(v)) for v in values)
+            raise ValueError(f"the grid has {size:,} settings ({counts} values of {', '.join(keys)}), more "
+                             f"than {MAX_SETTINGS:,}: give fewer values")
         return [dict(zip(keys, combo)) for combo in itertools.product(*values)]
     given: Any = list(grid) if isinstance(grid, Iterable) and not isinstance(grid, (str, bytes)) else grid
     if not isinstance(given, list) or any(not isinstance(point, Mapping) for point in given):
@@ -243,6 +253,8 @@ def _grid_points(method: str, grid: Grid) -> List[Dict[str, Any]]:
     points = [dict(p) for p in given]
     if not points:
         raise ValueError("'grid' is an empty list of settings")
+    if len(points) > MAX_SETTINGS:
+        raise ValueError(f"the grid has {len(points):,} settings, more than {MAX_SETTINGS:,}")
     for point in points:
         _check_keys(method, list(point))
     return points
