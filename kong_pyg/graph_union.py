@@ -17,7 +17,15 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from .inputs import BAD_EDGE_INDEX, NARROW_KERNELS, bad_edge_dtype, labels, not_dense, plain_tensor
+from .inputs import (
+    BAD_EDGE_INDEX,
+    NARROW_KERNELS,
+    bad_edge_dtype,
+    check_graph_size,
+    labels,
+    not_dense,
+    plain_tensor,
+)
 from .kgrams import exclusive_cumsum
 
 
@@ -242,6 +250,9 @@ def concat_graphs(chunk: Sequence[Any], start: int, edge_labels: bool, edge_orde
             eis = _from_adjacency(maps, xs, eis, start, sparse_flow, edge_labels, edge_order_attr)
         eis = [_no_edges(x) if e is None and a.get("adj_t") is None else e for a, x, e in zip(maps, xs, eis)]
     shapes = _plain_graphs(xs, eis)
+    if shapes is not None:  # (before the union copies them)
+        where = f"graphs {start}..{start + len(chunk) - 1}" if len(chunk) > 1 else f"graph {start}"
+        check_graph_size(sum(map(_FIRST, shapes[0])), sum(map(operator.itemgetter(1), shapes[1])), what=where)
     for i, (x, ei) in enumerate([] if shapes is not None else zip(xs, eis)):
         if x is None:
             raise no_labels(chunk[i], start + i)

@@ -420,6 +420,21 @@ def _labels_in_batch(t: Tensor, name: str, length: int, graph: Optional[Tensor],
         raise type(err)(f"graph {first_graph + lo}: {found}") from None
 
 
+#: Bytes per node and per edge that every map holds at the least (labels, symbols, neighborhoods, copies).
+NODE_BYTES, EDGE_BYTES = 32, 48
+
+
+def check_graph_size(num_nodes: int, num_edges: int, device: Any = None, what: str = "the graph") -> None:
+    """Refuse (:class:`ValueError`) a graph whose node and edge arrays alone would not fit in memory.
+
+    Before any copy: a tensor that repeats one stored value (:meth:`torch.Tensor.expand`) can declare
+    10^12 nodes in a few bytes, and its first copy failed in the allocator.
+    """
+    check_allocation(num_nodes * NODE_BYTES + num_edges * EDGE_BYTES,
+                     f"{what} ({num_nodes:,} nodes, {num_edges:,} edges)", device,
+                     "fewer or smaller graphs per call")
+
+
 def prepare_graph(
     x: Tensor,
     edge_index: Tensor,
@@ -468,6 +483,8 @@ def prepare_graph(
         raise ValueError("the graph is empty: 'x' has no rows (KONG needs at least one node)")
     if x.device.type == "meta":
         raise ValueError("'x' is on the 'meta' device, which holds no values: KONG reads the labels")
+    if isinstance(edge_index, Tensor) and edge_index.dim() == 2:
+        check_graph_size(n, edge_index.size(1), x.device)
     edge_index = check_edge_index(edge_index, n, x.device, check_range=not edges_checked)
     m = edge_index.size(1)
     for name, t in (("edge_attr", edge_attr), ("edge_order", edge_order)):

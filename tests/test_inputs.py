@@ -182,3 +182,23 @@ def test_a_column_of_float_sort_keys_is_a_key_per_edge():
     key = torch.tensor([0.3, 0.1, 0.2])
     layer = KongSketch(k=2, dim=32)
     assert torch.equal(layer(x, ei, edge_order=key.view(-1, 1)), layer(x, ei, edge_order=key))
+
+
+def test_graphs_declaring_more_nodes_or_edges_than_memory_are_named_before_any_copy():
+    """Expanded tensors (stride 0) declare 10^12 nodes or edges in a few bytes (a 2 KB torch.save file): the
+    first copy failed in the allocator ("you tried to allocate 8000000000000 bytes")."""
+    from torch_geometric.data import Data
+
+    from kong_pyg import KongFeatures, KongSketch, KongVectorizer
+
+    big = 10**12
+    pair = torch.tensor([[0, 1], [1, 0]])
+    many_nodes = Data(x=torch.zeros(1, dtype=torch.long).expand(big), edge_index=pair)
+    many_edges = Data(x=torch.zeros(3, dtype=torch.long), edge_index=torch.tensor([[0], [1]]).expand(2, big))
+    for g, size in ((many_nodes, "1,000,000,000,000 nodes, 2 edges"), (many_edges, "3 nodes, 1,000,000,000")):
+        with pytest.raises(ValueError, match=rf"graph 0 \({size}.* needs .* GiB"):
+            KongVectorizer(k=2, dim=64).fit_transform([g])
+        with pytest.raises(ValueError, match=rf"the graph \({size}.* needs .* GiB"):
+            KongSketch(k=2, dim=64)(g.x, g.edge_index)
+        with pytest.raises(ValueError, match=rf"\({size}.* needs .* GiB"):
+            KongFeatures(k=2, dim=64)(g)
