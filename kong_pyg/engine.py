@@ -34,6 +34,7 @@ from torch_geometric.utils import scatter
 
 from .config import KongConfig
 from .exact import (
+    ExactMapTooLarge,
     LocalGrams,
     Rows,
     check_entries,
@@ -387,12 +388,27 @@ def node_counts(
     budget = int(n * hashes.degree * hashes.dim * ratio)
     levels: List[Rows] = []
     gen = node_count_steps(grams, prep.hood, n)
-    for step, y in enumerate(gen):
+    switched = False
+    while True:
+        try:
+            y = next(gen)
+        except StopIteration:
+            break
+        except ExactMapTooLarge as err:  # (the next step's exact rows would not fit: its sketches do)
+            if not levels or not may_switch:
+                raise ExactMapTooLarge(err.entries, err.what, "fewer hops or fewer graphs per call (exact "
+                                       "cosine norms read the exact count rows; norm='sketch' does not)"
+                                       if levels else err.advice, err.entry_bytes) from None
+            switched = True
+            break
         levels.append(y)
-        if may_switch and step < cfg.hops and y.row.numel() > budget:
+        if may_switch and len(levels) <= cfg.hops and y.row.numel() > budget:
             gen.close()
-            agg = aggregate if aggregate is not None else sparse_aggregator(prep)
-            return NodeCounts(grams, None, propagate_sketches(cfg, hashes, grams, gh, n, agg, levels))
+            switched = True
+            break
+    if switched:  # (the later steps propagate the sketches)
+        agg = aggregate if aggregate is not None else sparse_aggregator(prep)
+        return NodeCounts(grams, None, propagate_sketches(cfg, hashes, grams, gh, n, agg, levels))
     return NodeCounts(grams, tag_blocks(levels, grams.num_grams, traversal_rule(cfg)), None)
 
 

@@ -181,3 +181,27 @@ def test_k_gram_work_beyond_the_budget_is_refused_before_it_is_allocated(monkeyp
         KongStream(k=50, dim=64).update(ids, ids % 5, zero, zero, zero, zero)
     monkeypatch.setattr(exact, "EXACT_MAP_BYTES", 2 << 30)
     assert KongVectorizer(k=50, hops=1, dim=64).fit_transform([star]).shape == want.shape
+
+
+def test_sketched_node_maps_switch_to_sketches_where_the_exact_rows_would_not_fit(monkeypatch):
+    """readout, node_maps, KongFeatures and KongVectorizer (degree >= 2, or cosine) refused a graph that
+    forward computes, telling the user to "use a sketch (dim=...)" with dim given: the exact rows' budget
+    was checked inside the step being built, before the switch to propagating the sketches."""
+    import torch
+
+    from kong_pyg import KongSketch, exact
+
+    leaves = 300
+    x = torch.arange(leaves + 1)  # (distinct labels: every leaf's step-2 row holds every label)
+    e = torch.stack([torch.arange(1, leaves + 1), torch.zeros(leaves, dtype=torch.long)])
+    ei = torch.cat([e, e.flip(0)], 1)
+    layers = [KongSketch(k=1, hops=2, dim=256, degree=2), KongSketch(k=2, hops=3, dim=256, kernel="cosine",
+                                                                      norm="sketch")]
+    want = [(layer.node_maps(x, ei), layer.readout(x, ei), layer(x, ei)) for layer in layers]
+    monkeypatch.setattr(exact, "EXACT_MAP_BYTES", 64 * 20_000)  # (a 300-leaf star's step 2 is 90,000 rows)
+    for layer, (nodes, graph, fwd) in zip(layers, want):
+        torch.testing.assert_close(layer.node_maps(x, ei), nodes, rtol=1e-5, atol=1e-4)
+        torch.testing.assert_close(layer.readout(x, ei), graph, rtol=1e-5, atol=1e-3)
+        torch.testing.assert_close(layer.node_maps(x, ei), fwd, rtol=1e-5, atol=1e-4)
+    with pytest.raises(ValueError, match="exact cosine norms read the exact count rows; norm='sketch' does"):
+        KongSketch(k=2, hops=3, dim=256, kernel="cosine", norm="exact").node_maps(x, ei)
