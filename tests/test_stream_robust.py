@@ -953,3 +953,15 @@ def test_fit_reads_a_reader_of_a_file_every_pass_and_names_what_it_resumes(tmp_p
     ks = KongStream(k=2).update([1, 2], [0, 0], [2, 3], [1, 1], [0, 0], [0, 0])
     with pytest.raises(ValueError, match=r"not the one this stream read before fit\(\): its first 2 edges"):
         ks.fit([([5, 6], [0, 0], [7, 8], [1, 1], [0, 0], [0, 0])])
+
+
+def test_graph_rows_of_a_huge_dim_reserve_little_room():
+    """Room for 64 graph rows was reserved whatever the row size: a one-graph stream with dim = 2**26 (512 MiB
+    of rows) was refused as needing 32 GiB."""
+    from kong_pyg.stream.state import grow_rows
+
+    assert grow_rows(torch.zeros(0, 16, dtype=torch.float64), 1).size(0) == 64  # (small rows: as before)
+    assert grow_rows(torch.zeros(64, 16, dtype=torch.float64), 65).size(0) == 128
+    huge = grow_rows(torch.zeros(0, 2**26, dtype=torch.float64), 1)
+    assert huge.size(0) == 2
+    assert grow_rows(huge, 3).size(0) == 6

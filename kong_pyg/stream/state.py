@@ -74,6 +74,10 @@ def check_memory(nbytes: int, what: str) -> None:
                       "sketches take p * b numbers per node, see kong_pyg.stream)")
 
 
+#: Graph rows beyond those in use are reserved up to this many bytes (then up to twice the rows in use).
+RESERVE_BYTES = 1 << 30
+
+
 def grow_rows(rows: Tensor, g: int) -> Tensor:
     """:obj:`rows` :obj:`[G, b]` with at least :obj:`g` rows (zeros appended, capacity doubled).
 
@@ -83,8 +87,13 @@ def grow_rows(rows: Tensor, g: int) -> Tensor:
     """
     if g <= rows.size(0):
         return rows
+    row_bytes = max(rows.size(1) * rows.element_size(), 1)
     cap = max(g, 2 * rows.size(0), 64)
-    check_memory(cap * rows.size(1) * rows.element_size(), f"graph rows for {g:,} graphs")
+    # (rows of hundreds of MiB, a huge dim: room for 2 g at most, not 64 rows: the mapping reserves address
+    # space, and the check below counts what it reserves)
+    cap = max(g, min(cap, max(2 * g, RESERVE_BYTES // row_bytes)))
+    room = f" (room for {cap:,})" if cap > g else ""
+    check_memory(cap * row_bytes, f"graph rows for {g:,} graphs{room}")
     new = mapped_zeros(cap, rows.size(1), rows.dtype)
     new[: rows.size(0)] = rows
     return new
