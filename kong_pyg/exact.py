@@ -45,14 +45,22 @@ class ExactMapTooLarge(ValueError):
         entry_bytes (int): Bytes per entry in the estimate.
     """
 
-    def __init__(self, entries: float, what: str, advice: str, entry_bytes: int = ENTRY_BYTES):
+    def __init__(self, entries: float, what: str, advice: str, entry_bytes: int = ENTRY_BYTES,
+                 available: Optional[int] = None):
         self.entries, self.what, self.advice, self.entry_bytes = entries, what, advice, entry_bytes
+        #: The bytes the machine could give, where that (not the budget) was the limit.
+        self.available = available
         gib = entries * entry_bytes / 2**30
         size = f"{gib:,.1f}" if gib < 1e6 else f"{gib:.3g}"
-        super().__init__(
-            f"the exact {what} would hold about {entries:.3g} sparse entries (~{size} GiB, over the "
-            f"{EXACT_MAP_BYTES / 2**30:.0f} GiB budget of kong_pyg.exact.EXACT_MAP_BYTES); {advice}"
-        )
+        if available is None:
+            text = (f"the exact {what} would hold about {entries:.3g} sparse entries (~{size} GiB, over the "
+                    f"{EXACT_MAP_BYTES / 2**30:.0f} GiB budget of kong_pyg.exact.EXACT_MAP_BYTES)")
+        else:
+            left = "more than any machine has" if available < 0 else \
+                f"more than the {available / 2**30:,.1f} GiB available"
+            text = (f"the {what} would take about {size} GiB ({entries:.3g} values of {entry_bytes} bytes), "
+                    + left)
+        super().__init__(f"{text}; {advice}")
 
 
 def check_entries(entries: float, what: str, advice: str, entry_bytes: int = ENTRY_BYTES) -> None:

@@ -151,20 +151,7 @@ class ExactColumns:
                 if hashes is None:
                     parts.extend(self._exact_parts(cfg, gb, grow=fit))
                 else:
-                    prep = engine.prepare(cfg, gb.x, gb.edge_index, gb.edge_attr, gb.edge_order,
-                                          edges_checked=edges_checked(gb), batch=gb.batch,
-                                          first_graph=gb.start)
-                    steps = engine.kgram_steps(cfg, prep)
-                    rows = None
-                    if dense is not None:
-                        rows = dense[gb.start : gb.start + gb.num_graphs]
-                    if rows is not None and gb.x.device.type == "cpu":  # written in place
-                        engine.graph_sketch(cfg, hashes, prep, steps, gb.batch, gb.num_graphs,
-                                            out=torch.from_numpy(rows))
-                    else:
-                        out = engine.graph_sketch(cfg, hashes, prep, steps, gb.batch, gb.num_graphs)
-                        if rows is not None:
-                            rows[:] = out.cpu().numpy()
+                    self._sketch_parts(cfg, hashes, gb, dense)
                 bar.update(gb.num_graphs)
         bar.close()
         if fit:
@@ -218,6 +205,29 @@ class ExactColumns:
         return GraphBatch(gb.x.to(self.device), gb.edge_index.to(self.device), move(gb.edge_attr),
                           move(gb.edge_order), gb.batch.to(self.device), gb.start, gb.num_graphs)
 
+    def _sketch_parts(self, cfg: KongConfig, hashes: Any, gb: GraphBatch,
+                      dense: Optional[np.ndarray]) -> None:
+        """Sketch a batch into its rows of :obj:`dense`; a batch whose work is too large is split in two."""
+        prep = engine.prepare(cfg, gb.x, gb.edge_index, gb.edge_attr, gb.edge_order,
+                              edges_checked=edges_checked(gb), batch=gb.batch, first_graph=gb.start)
+        rows = None if dense is None else dense[gb.start : gb.start + gb.num_graphs]
+        try:
+            steps = engine.kgram_steps(cfg, prep)
+            if rows is not None and gb.x.device.type == "cpu":  # written in place
+                engine.graph_sketch(cfg, hashes, prep, steps, gb.batch, gb.num_graphs,
+                                    out=torch.from_numpy(rows))
+            else:
+                out = engine.graph_sketch(cfg, hashes, prep, steps, gb.batch, gb.num_graphs)
+                if rows is not None:
+                    rows[:] = out.cpu().numpy()
+        except ExactMapTooLarge as err:
+            if gb.num_graphs < 2:
+                raise ExactMapTooLarge(err.entries, f"{err.what} of graph {gb.start}", err.advice,
+                                       err.entry_bytes, err.available) from None
+            del prep
+            for half in split_batch(gb):
+                self._sketch_parts(cfg, hashes, half, dense)
+
     def _exact_parts(self, cfg: KongConfig, gb: GraphBatch, grow: bool) -> List[tuple]:
         """CSR parts of a batch; a batch whose exact map is too large is split in halves."""
         prep = engine.prepare(cfg, gb.x, gb.edge_index, gb.edge_attr, gb.edge_order,
@@ -228,7 +238,7 @@ class ExactColumns:
         except ExactMapTooLarge as err:
             if gb.num_graphs < 2:
                 raise ExactMapTooLarge(err.entries, f"{err.what} of graph {gb.start}", err.advice,
-                                       err.entry_bytes) from None
+                                       err.entry_bytes, err.available) from None
             first, second = split_batch(gb)
             return self._exact_parts(cfg, first, grow) + self._exact_parts(cfg, second, grow)
         return [self._exact_batch(cfg, er, gb, grow)]

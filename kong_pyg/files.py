@@ -129,7 +129,7 @@ def atomic_texts(texts: Sequence[Tuple[PathLike, str]]) -> None:
             f.write(text.encode("utf-8"))
 
 
-def regular_file(path: PathLike) -> bool:
+def regular_file(path: PathLike, advice: str = "fetch or fix it (or remove it)") -> bool:
     """Whether :obj:`path` is a regular file (links followed); False when nothing has that name.
 
     Raises:
@@ -143,7 +143,7 @@ def regular_file(path: PathLike) -> bool:
         return False
     what = "a broken link" if os.path.islink(path) and not os.path.exists(path) else \
         "a folder" if os.path.isdir(path) else "a device or a pipe"
-    raise ValueError(f"{os.fspath(path)} is {what}, not a file: fetch or fix it (or remove it)")
+    raise ValueError(f"{os.fspath(path)} is {what}, not a file: {advice}")
 
 
 def utf8_text(content: bytes) -> str:

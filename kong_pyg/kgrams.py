@@ -299,15 +299,20 @@ def _bigram_step(
 
 
 def check_string_memory(values: int, k: int) -> None:
-    """Refuse (:class:`~kong_pyg.exact.ExactMapTooLarge`) k-gram work that would hold this many int64s.
+    """Refuse (:class:`~kong_pyg.exact.ExactMapTooLarge`) k-gram work of more int64s than memory holds.
 
     The strings' pieces carry :math:`k - 1` prefix and suffix codes each and every n-gram window
     :math:`n` symbols: a large :obj:`k` on a big neighborhood multiplies the edges by :math:`k` or more.
+    Batches of graphs split on the refusal (a smaller batch may fit); the limit is the memory the
+    machine could give now, not the exact maps' budget (this work is the same for sketches).
     """
-    from .exact import check_entries  # (exact imports this module)
+    from .exact import ExactMapTooLarge  # (exact imports this module)
+    from .memory import shortfall
 
-    check_entries(values, f"k-gram work of one step ({k}-symbol grams)", "a smaller k, or fewer edges at "
-                  "once (fewer graphs per batch, or a stream's smaller chunks)", entry_bytes=8)
+    free = shortfall(values * 8)
+    if free is not None:
+        advice = "a smaller k, or fewer edges at once (fewer graphs per batch, or a stream's smaller chunks)"
+        raise ExactMapTooLarge(values, f"k-gram work of one step ({k}-symbol grams)", advice, 8, free)
 
 
 def concat_step(

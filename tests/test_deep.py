@@ -160,27 +160,33 @@ def test_memory_checks_count_the_output_copy_in_its_dtype(monkeypatch):
     assert seen == [5 * 2 * 64 * 8 + 5 * 64 * 4]
 
 
-def test_k_gram_work_beyond_the_budget_is_refused_before_it_is_allocated(monkeypatch):
+def test_k_gram_work_beyond_memory_is_refused_before_it_is_allocated_and_batches_split(monkeypatch):
     """A star of 10^5 leaves with k = 1000 took 8.8 GB for a 64-float sketch (the pieces' k - 1 prefix and
     suffix codes, the windows' k symbols), with no check; a stream of such edges the same. Now the k-gram
-    work is counted against the exact-map budget first: a named refusal (a batch splits on it)."""
+    work is checked against the memory available first: a named refusal, on which a batch of graphs splits
+    (sketched and exact alike; a reviewer found the first version refusing sketched batches a42669a ran)."""
     import torch
     from torch_geometric.data import Data
 
-    from kong_pyg import KongStream, KongVectorizer, exact
+    from kong_pyg import KongStream, KongVectorizer, memory
 
     leaves = 2000
-    x = torch.arange(leaves + 1) % 5
     ids, zero = torch.arange(1, leaves + 1), torch.zeros(leaves, dtype=torch.long)
-    star = Data(x=x, edge_index=torch.stack([ids, zero]))
-    want = KongVectorizer(k=50, hops=1, dim=64).fit_transform([star])
-    monkeypatch.setattr(exact, "EXACT_MAP_BYTES", 1 << 20)  # (about 1/2000 of the real budget)
-    with pytest.raises(ValueError, match=r"k-gram work of one step \(50-symbol grams\) .* a smaller k"):
-        KongVectorizer(k=50, hops=1, dim=64).fit_transform([star])
+    hood = torch.stack([ids, zero])  # (the centre's neighborhood: 2000 leaves; k = 50 work of about 3 MiB)
+    stars = [Data(x=(torch.arange(leaves + 1) + s) % 5, edge_index=hood) for s in range(2)]
+    want = {dim: KongVectorizer(k=50, hops=1, dim=dim).fit_transform(stars) for dim in (64, None)}
+    monkeypatch.setattr(memory, "CHECK_FROM_BYTES", 0)
+    monkeypatch.setattr(memory, "available_memory", lambda device=None: 4 << 20)  # (one star's work fits)
+    for dim, rows in want.items():
+        got = KongVectorizer(k=50, hops=1, dim=dim).fit_transform(stars)  # (the pair does not: split)
+        assert np.array_equal(got.toarray() if dim is None else got, rows.toarray() if dim is None else rows)
+    monkeypatch.setattr(memory, "available_memory", lambda device=None: 2 << 20)
+    with pytest.raises(ValueError, match=r"k-gram work of one step \(50-symbol grams\) of graph 0 would take "
+                                         r"about .* GiB .* more than the 0.0 GiB available; a smaller k"):
+        KongVectorizer(k=50, hops=1, dim=64).fit_transform(stars[:1])
+    monkeypatch.setattr(memory, "available_memory", lambda device=None: 1 << 20)
     with pytest.raises(ValueError, match=r"k-gram work of one step .* a stream's smaller chunks"):
         KongStream(k=50, dim=64).update(ids, ids % 5, zero, zero, zero, zero)
-    monkeypatch.setattr(exact, "EXACT_MAP_BYTES", 2 << 30)
-    assert KongVectorizer(k=50, hops=1, dim=64).fit_transform([star]).shape == want.shape
 
 
 def test_sketched_node_maps_switch_to_sketches_where_the_exact_rows_would_not_fit(monkeypatch):

@@ -675,6 +675,8 @@ def test_sharded_reads_agree_on_the_file_size_and_report_any_failure(tmp_path, m
                 distributed.read_shards(KongStream(k=2, dim=32), str(path))
         merged, _ = distributed.read_shards(KongStream(k=2, dim=32), str(path))
         assert merged is not None and merged.num_edges == 12
+        with pytest.raises(FileNotFoundError, match="missing.tsv"):  # (a reviewer found a byte-range error)
+            distributed.read_shards(KongStream(k=2, dim=32), str(tmp_path / "missing.tsv"))
     finally:
         dist.destroy_process_group()
 
@@ -947,9 +949,14 @@ def test_fit_reads_a_reader_of_a_file_every_pass_and_names_what_it_resumes(tmp_p
         assert torch.equal(one, KongStream(k=2, hops=1, dim=64).fit(StreamSpotReader(str(path))).sketches())
         with pytest.raises(ValueError, match="an iterator of lines, which can be read once"):
             list(reader)
-    lines = path.read_text().splitlines()  # a list of lines is read again
-    again = KongStream(k=2, hops=2, dim=64).fit(StreamSpotReader(lines, chunk_size=500)).sketches()
-    assert torch.equal(again, read)
+    lines = path.read_text().splitlines()  # a list of lines, or any re-iterable of them, is read again
+    import collections
+
+    for lines_again in (lines, collections.deque(lines), dict.fromkeys(lines).keys()):
+        again = KongStream(k=2, hops=2, dim=64).fit(StreamSpotReader(lines_again, chunk_size=500)).sketches()
+        assert torch.equal(again, read)
+    with pytest.raises(ValueError, match="not a StreamSpotReader of a file object or of an iterator"):
+        KongStream(k=2, hops=2, dim=64).fit(StreamSpotReader(iter(lines), chunk_size=500))
     ks = KongStream(k=2).update([1, 2], [0, 0], [2, 3], [1, 1], [0, 0], [0, 0])
     with pytest.raises(ValueError, match=r"not the one this stream read before fit\(\): its first 2 edges"):
         ks.fit([([5, 6], [0, 0], [7, 8], [1, 1], [0, 0], [0, 0])])

@@ -24,6 +24,7 @@ ranges of every index (graph, node, symbol, string code), string codes that
 match their lengths, and the neighbor counts (non-negative integers, one per
 incidence read).
 """
+import errno
 import hashlib
 import io
 import os
@@ -79,9 +80,9 @@ def load_checkpoint(path: PathLike) -> Dict[str, Any]:
             checkpoint (the message names the file).
     """
     name = os.fspath(path)
-    if not os.path.isdir(path) and not regular_file(path):  # (a pipe would hang the read, a device would
-        # fill the memory; a folder: open's IsADirectoryError)
-        raise FileNotFoundError(2, f"no such checkpoint file: {name!r}", name)
+    if not os.path.isdir(path) and not regular_file(path, "give the path of a checkpoint file"):  # (a pipe
+        # would hang the read, a device would fill the memory; a folder: open's IsADirectoryError)
+        raise FileNotFoundError(errno.ENOENT, "No such checkpoint file", name)
     with open(path, "rb") as f:
         data = f.read()
     if data.startswith(MAGIC):

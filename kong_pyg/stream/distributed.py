@@ -235,12 +235,18 @@ def _agreed_size(path: str) -> int:
     otherwise be cut at two sizes, and lines between the cuts skipped or read twice. Lines appended
     after it are read by none.
     """
+    failed: Optional[OSError] = None
     try:
         mine = os.path.getsize(path)
-    except OSError:
-        mine = -1  # (the read that follows names the error)
+    except OSError as err:
+        mine, failed = -1, err
     sizes = [torch.zeros(1, dtype=torch.long) for _ in range(dist.get_world_size())]
     dist.all_gather(sizes, torch.tensor([mine], dtype=torch.long))
+    if failed is not None:  # (every process raises: none waits for another)
+        raise failed
+    unread = [r for r, s in enumerate(sizes) if int(s) < 0]
+    if unread:
+        raise ValueError(f"{path}: process {unread[0]} cannot read it (every process reads the same file)")
     seen = sorted({int(s) for s in sizes})
     if len(seen) > 1:
         listed = ", ".join(f"{s:,}" for s in seen)

@@ -266,9 +266,10 @@ class StreamSpotReader:
     def reiterable(self) -> bool:
         """Whether every iteration reads the edges from the start.
 
-        True for a path or a list of lines; a file object or an iterator of lines is read once.
+        False for a file object or an iterator of lines (read once); True for a path or any other
+        iterable of lines (a list, a deque: each iteration reads it again).
         """
-        return isinstance(self.source, (str, os.PathLike, list, tuple))
+        return not (hasattr(self.source, "read") or isinstance(self.source, Iterator))
 
     def __iter__(self) -> Iterator[EdgeChunk]:
         if not self.reiterable:
