@@ -210,8 +210,10 @@ def exact_graph_map(
         rows = sum_duplicates(batch.index_select(0, node.row), node.col, node.val, const_col + 1, num_graphs)
         check_finite(rows.val, cfg, "exact map")
         return ExactRows(rows, grams, const_col, None)
+    # (bytes per entry at the peak, measured: the p columns of each multiset, their copy in the last
+    # extension and in dense_row_ids' folding, and a dozen per-entry arrays; 64 + 8 p was a quarter of it)
     check_entries(power_size(node, n, cfg.degree), f"degree-{cfg.degree} map",
-                  "use a sketch (dim=4096 or so), a lower degree or fewer hops", 64 + 8 * cfg.degree)
+                  "use a sketch (dim=4096 or so), a lower degree or fewer hops", 8 * (20 + 6 * cfg.degree))
     row, cols, val = symmetric_power(node, cfg.degree)
     uid, multisets = dense_row_ids(cols)
     rows = sum_duplicates(batch.index_select(0, row), uid, val, max(multisets.size(0), 1), num_graphs)

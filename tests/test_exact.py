@@ -189,3 +189,23 @@ def test_deep_linear_maps_summed_as_they_come_give_the_same_rows(traversal, monk
             got = KongVectorizer(k=3, hops=5, traversal=traversal, **opts).fit_transform(graphs)
         want, got = (a.toarray() if hasattr(a, "toarray") else a for a in (want, got))
         assert np.array_equal(want, got), opts
+
+
+def test_the_degree_p_map_budget_counts_its_peak_bytes_per_entry(monkeypatch):
+    """The budget counted 64 + 8p bytes per entry of the explicit degree-p map; its peak is about four times
+    that (a 140-leaf star at degree 4 passed the check, then took 5.9 GB and 24 s; degree 170 on a 4-node
+    graph passed, then failed in the allocator after 41 s). It now counts 8 (20 + 6p)."""
+    import torch
+    from torch_geometric.data import Data
+
+    from kong_pyg.exact import ExactMapTooLarge
+
+    e = torch.stack([torch.arange(1, 141), torch.zeros(140, dtype=torch.long)])
+    star = Data(x=torch.arange(141), edge_index=torch.cat([e, e.flip(0)], 1))
+    with pytest.raises(ExactMapTooLarge, match="degree-4 map of graph 0 .* over the 2 GiB budget") as err:
+        KongVectorizer(k=1, hops=1, degree=4).fit_transform([star])
+    assert err.value.entry_bytes == 8 * (20 + 6 * 4) and err.value.entries > 1.6e7
+    small = Data(x=torch.arange(4), edge_index=torch.tensor([[1, 2, 3, 0, 0, 0], [0, 0, 0, 1, 2, 3]]))
+    with pytest.raises(ExactMapTooLarge, match="degree-170 map"):
+        KongVectorizer(k=1, hops=1, degree=170).fit_transform([small])
+    assert KongVectorizer(k=1, hops=1, degree=60).fit_transform([small]).shape[0] == 1
