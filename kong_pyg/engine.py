@@ -55,6 +55,7 @@ from .hashing import bucket_of
 from .inputs import PreparedGraph, edge_index_from_sparse, is_sparse_adjacency, prepare_graph
 from .kernels import get_kernel
 from .kgrams import Occurrences, exclusive_cumsum, occurrences
+from .memory import shortfall
 from .outputs import all_finite, cast_checked, check_finite, normalize_rows
 from .sketch import SketchHashes, place, shift_level
 from .traversals import traversal_rule
@@ -210,10 +211,15 @@ def exact_graph_map(
         rows = sum_duplicates(batch.index_select(0, node.row), node.col, node.val, const_col + 1, num_graphs)
         check_finite(rows.val, cfg, "exact map")
         return ExactRows(rows, grams, const_col, None)
-    # (bytes per entry at the peak, measured: the p columns of each multiset, their copy in the last
-    # extension and in dense_row_ids' folding, and a dozen per-entry arrays; 64 + 8 p was a quarter of it)
-    check_entries(power_size(node, n, cfg.degree), f"degree-{cfg.degree} map",
-                  "use a sketch (dim=4096 or so), a lower degree or fewer hops", 8 * (20 + 6 * cfg.degree))
+    entries = power_size(node, n, cfg.degree)
+    advice = "use a sketch (dim=4096 or so), a lower degree or fewer hops"
+    check_entries(entries, f"degree-{cfg.degree} map", advice, 64 + 8 * cfg.degree)
+    # (and the memory its peak takes, measured at about 8 (20 + 6 p) bytes an entry: the p columns of each
+    # multiset, their copy in the last extension and in dense_row_ids' folding, a dozen per-entry arrays)
+    peak = 8 * (20 + 6 * cfg.degree)
+    free = shortfall(int(entries * peak))
+    if free is not None:
+        raise ExactMapTooLarge(entries, f"degree-{cfg.degree} map", advice, peak, free)
     row, cols, val = symmetric_power(node, cfg.degree)
     uid, multisets = dense_row_ids(cols)
     rows = sum_duplicates(batch.index_select(0, row), uid, val, max(multisets.size(0), 1), num_graphs)
