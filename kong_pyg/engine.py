@@ -38,6 +38,7 @@ from .exact import (
     LocalGrams,
     Rows,
     check_entries,
+    check_memory_entries,
     dense_row_ids,
     graph_linear_rows,
     index_grams,
@@ -55,7 +56,6 @@ from .hashing import bucket_of
 from .inputs import PreparedGraph, edge_index_from_sparse, is_sparse_adjacency, prepare_graph
 from .kernels import get_kernel
 from .kgrams import Occurrences, exclusive_cumsum, occurrences
-from .memory import shortfall
 from .outputs import all_finite, cast_checked, check_finite, normalize_rows
 from .sketch import SketchHashes, place, shift_level
 from .traversals import traversal_rule
@@ -216,10 +216,7 @@ def exact_graph_map(
     check_entries(entries, f"degree-{cfg.degree} map", advice, 64 + 8 * cfg.degree)
     # (and the memory its peak takes, measured at about 8 (20 + 6 p) bytes an entry: the p columns of each
     # multiset, their copy in the last extension and in dense_row_ids' folding, a dozen per-entry arrays)
-    peak = 8 * (20 + 6 * cfg.degree)
-    free = shortfall(int(entries * peak))
-    if free is not None:
-        raise ExactMapTooLarge(entries, f"degree-{cfg.degree} map", advice, peak, free)
+    check_memory_entries(entries, f"degree-{cfg.degree} map", advice, 8 * (20 + 6 * cfg.degree))
     row, cols, val = symmetric_power(node, cfg.degree)
     uid, multisets = dense_row_ids(cols)
     rows = sum_duplicates(batch.index_select(0, row), uid, val, max(multisets.size(0), 1), num_graphs)
@@ -403,10 +400,11 @@ def node_counts(
         except StopIteration:
             break
         except ExactMapTooLarge as err:  # (the next step's exact rows would not fit: its sketches do)
-            if not levels or not may_switch:
-                raise ExactMapTooLarge(err.entries, err.what, "fewer hops or fewer graphs per call (exact "
-                                       "cosine norms read the exact count rows; norm='sketch' does not)"
-                                       if levels else err.advice, err.entry_bytes) from None
+            if not levels:
+                raise
+            if not may_switch:
+                raise err.replaced(advice="fewer hops or fewer graphs per call (exact cosine norms read the "
+                                          "exact count rows; norm='sketch' does not)") from None
             switched = True
             break
         levels.append(y)

@@ -62,11 +62,28 @@ class ExactMapTooLarge(ValueError):
                     + left)
         super().__init__(f"{text}; {advice}")
 
+    def replaced(self, what: Optional[str] = None, advice: Optional[str] = None) -> "ExactMapTooLarge":
+        """The same refusal with another :obj:`what` (e.g. naming the graph) or :obj:`advice`."""
+        return ExactMapTooLarge(self.entries, self.what if what is None else what,
+                                self.advice if advice is None else advice, self.entry_bytes, self.available)
+
 
 def check_entries(entries: float, what: str, advice: str, entry_bytes: int = ENTRY_BYTES) -> None:
     """Raise :class:`ExactMapTooLarge` if :obj:`entries` would not fit the budget."""
     if entries * entry_bytes > EXACT_MAP_BYTES:
         raise ExactMapTooLarge(entries, what, advice, entry_bytes)
+
+
+def check_memory_entries(entries: float, what: str, advice: str, entry_bytes: int) -> None:
+    """Raise :class:`ExactMapTooLarge` if :obj:`entries` would take more memory than the machine has free.
+
+    (Not the budget of :func:`check_entries`: for work whose size the memory, not a policy, bounds.)
+    """
+    from .memory import shortfall
+
+    free = shortfall(int(entries * entry_bytes))
+    if free is not None:
+        raise ExactMapTooLarge(entries, what, advice, entry_bytes, free)
 
 
 class Rows(NamedTuple):

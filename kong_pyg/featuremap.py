@@ -222,8 +222,7 @@ class ExactColumns:
                     rows[:] = out.cpu().numpy()
         except ExactMapTooLarge as err:
             if gb.num_graphs < 2:
-                raise ExactMapTooLarge(err.entries, f"{err.what} of graph {gb.start}", err.advice,
-                                       err.entry_bytes, err.available) from None
+                raise err.replaced(what=f"{err.what} of graph {gb.start}") from None
             del prep
             for half in split_batch(gb):
                 self._sketch_parts(cfg, hashes, half, dense)
@@ -237,8 +236,7 @@ class ExactColumns:
             er = engine.exact_graph_map(cfg, prep, engine.kgram_steps(cfg, prep), gb.batch, gb.num_graphs)
         except ExactMapTooLarge as err:
             if gb.num_graphs < 2:
-                raise ExactMapTooLarge(err.entries, f"{err.what} of graph {gb.start}", err.advice,
-                                       err.entry_bytes, err.available) from None
+                raise err.replaced(what=f"{err.what} of graph {gb.start}") from None
             first, second = split_batch(gb)
             return self._exact_parts(cfg, first, grow) + self._exact_parts(cfg, second, grow)
         return [self._exact_batch(cfg, er, gb, grow)]

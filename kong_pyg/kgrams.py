@@ -306,13 +306,10 @@ def check_string_memory(values: int, k: int) -> None:
     Batches of graphs split on the refusal (a smaller batch may fit); the limit is the memory the
     machine could give now, not the exact maps' budget (this work is the same for sketches).
     """
-    from .exact import ExactMapTooLarge  # (exact imports this module)
-    from .memory import shortfall
+    from .exact import check_memory_entries  # (exact imports this module)
 
-    free = shortfall(values * 8)
-    if free is not None:
-        advice = "a smaller k, or fewer edges at once (fewer graphs per batch, or a stream's smaller chunks)"
-        raise ExactMapTooLarge(values, f"k-gram work of one step ({k}-symbol grams)", advice, 8, free)
+    check_memory_entries(values, f"k-gram work of one step ({k}-symbol grams)", "a smaller k, or fewer edges "
+                         "at once (fewer graphs per batch, or a stream's smaller chunks)", 8)
 
 
 def concat_step(

@@ -37,6 +37,8 @@ from ..files import atomic_file
 
 #: Version of the cache layout; part of every key.
 FORMAT = "kong_pyg-cache-1"
+#: How every key starts: the layout and the package's version (a cache of other code is rebuilt).
+KEY_PREFIX = f"{FORMAT}|kong_pyg-{__version__}"
 
 _KEY = "__key__"
 _DATA = "data/"
@@ -180,7 +182,7 @@ class SafeInMemoryDataset(InMemoryDataset):
     def cache_key(self) -> str:
         """What the processed file was built from (see the class description)."""
         raw = [p for p in self.raw_paths if osp.isfile(p)]
-        return "|".join([FORMAT, f"kong_pyg-{__version__}", f"{type(self).__name__}-{self.cache_version}",
+        return "|".join([KEY_PREFIX, f"{type(self).__name__}-{self.cache_version}",
                          osp.basename(self.processed_paths[0]), file_digest(raw)])
 
     def _process(self) -> None:
@@ -216,4 +218,4 @@ class SafeInMemoryDataset(InMemoryDataset):
 
 
 __all__ = ["SafeInMemoryDataset", "Collated", "save_collated", "load_collated", "content_digest",
-           "file_digest", "FORMAT"]
+           "file_digest", "FORMAT", "KEY_PREFIX"]

@@ -38,10 +38,9 @@ import torch
 from torch import Tensor
 from torch_geometric.data import Data, InMemoryDataset
 
-from .. import __version__
 from ..files import regular_file
 from ..warn import warn
-from .safe_cache import FORMAT, content_digest, load_collated, save_collated
+from .safe_cache import KEY_PREFIX, content_digest, load_collated, save_collated
 from .tu_raw import PARTS, parse_tu
 
 #: Data sets shipped inside the package.
@@ -339,7 +338,7 @@ def load_tu(
     folder = cache_dir(cache)
     files, source = _locate(name, data_root, folder, download)
     digest = content_digest((part, content) for part, (_, content) in sorted(files.items()))
-    key = f"{FORMAT}|kong_pyg-{__version__}|tu-{TU_LAYOUT}|{name}|{digest}"
+    key = f"{KEY_PREFIX}|tu-{TU_LAYOUT}|{name}|{digest}"
     path = folder / "tu" / f"{name}-{digest[:24]}.npz"
     cached = load_collated(path, key)
     if cached is not None:
