@@ -40,6 +40,7 @@ from ..sketch import HASH_VERSION
 from ..warn import warn
 from .ids import _PLAIN, _RID_BITS, _RID_MASK, MAX_NODES
 from .options import node_sketches, replays
+from .replay import to_signed
 from .state import COUNT_DTYPE
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -52,6 +53,32 @@ _DIGEST = 32
 _HEADER = len(MAGIC) + 1 + _DIGEST
 _ZIP = b"PK\x03\x04"
 _SLACK = 1 << 26  # (bytes of arrays a payload may add beyond twice its size: small stride-0 tensors)
+
+# State versions. 4: the hash scheme ('hashes'; earlier states are scheme 1); 3: linear h = 2 without
+# node sketches; 2: replay checksums, fingerprint; 1-3 still load, and go on with the hashes they began with
+STATE_VERSION = 4
+READS = (1, 2, 3, STATE_VERSION)
+DTYPES = ("float64", "float32")
+
+
+def stream_state(ks: "KongStream") -> Dict[str, Any]:
+    """The content of :meth:`KongStream.state_dict` (of a settled stream)."""
+    return {
+        "version": STATE_VERSION,
+        "hashes": ks.hashes.version,
+        "config": ks._saved_config(),
+        "pass_index": ks.pass_index,
+        "position": ks.position,
+        "num_edges": ks.num_edges,
+        **ks._ids.state(),
+        "symbols": torch.from_numpy(ks._table.keys.copy()),
+        "arrays": ks._nodes.state(),
+        "rows": ks._rows[: ks.num_graphs].clone(),
+        "pass_rows": saved_pass_rows(ks),
+        "replay": {"first": None if ks._first is None else to_signed(ks._first),
+                   "current": None if ks._current is None else to_signed(ks._current)},
+        "source": ks.source,
+    }
 
 
 def saved_pass_rows(ks: "KongStream") -> Tensor:

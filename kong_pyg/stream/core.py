@@ -18,15 +18,10 @@ from .counts import GramCounts
 from .ids import Columns, Found, StreamIds
 from .options import STREAM_DEFAULTS, node_sketches, replays, stream_config
 from .output import final_sketches
-from .replay import to_signed, to_unsigned
+from .replay import to_unsigned
 from .sources import fit_source
 from .state import COUNT_DTYPE, INDEX_DTYPE, NodeState, grow_rows
 
-# 4: the hash scheme ('hashes'; earlier states are scheme 1); 3: linear h = 2 without node sketches;
-# 2: replay checksums, fingerprint; 1-3 still load, and go on with the hashes they began with
-_STATE_VERSION = 4
-_READS = (1, 2, 3, _STATE_VERSION)
-_DTYPES = ("float64", "float32")
 
 class KongStream(GivenOptions):
     r"""KONG graph sketches of an edge stream, in bounded memory.
@@ -447,22 +442,7 @@ class KongStream(GivenOptions):
         """
         self._usable()
         self._settle()
-        return {
-            "version": _STATE_VERSION,
-            "hashes": self.hashes.version,
-            "config": self._saved_config(),
-            "pass_index": self.pass_index,
-            "position": self.position,
-            "num_edges": self.num_edges,
-            **self._ids.state(),
-            "symbols": torch.from_numpy(self._table.keys.copy()),
-            "arrays": self._nodes.state(),
-            "rows": self._rows[: self.num_graphs].clone(),
-            "pass_rows": ckpt.saved_pass_rows(self),
-            "replay": {"first": None if self._first is None else to_signed(self._first),
-                       "current": None if self._current is None else to_signed(self._current)},
-            "source": self.source,
-        }
+        return ckpt.stream_state(self)
 
     def load_state_dict(self, state: Dict[str, Any], assign: bool = False) -> "KongStream":
         """Restore :meth:`state_dict` (the configuration must be the same).
@@ -480,7 +460,7 @@ class KongStream(GivenOptions):
         and this stream is left as it was.
         """
         check_bool("assign", assign)
-        pass_rows = ckpt.check_state(self, state, _READS)
+        pass_rows = ckpt.check_state(self, state, ckpt.READS)
         scheme = ckpt.hash_scheme(state)
         if scheme != self.hashes.version:
             self.hashes = SketchHashes(self.dim, self.degree, self.k, self.hops + 1, self.seed,
@@ -504,7 +484,7 @@ class KongStream(GivenOptions):
     @classmethod
     def from_state_dict(cls, state: Dict[str, Any], assign: bool = False) -> "KongStream":
         """A stream rebuilt from :meth:`state_dict` (checked, :obj:`assign` as in :meth:`load_state_dict`)."""
-        options = ckpt.saved_options(state, _READS, _DTYPES)
+        options = ckpt.saved_options(state, ckpt.READS, ckpt.DTYPES)
         try:
             stream = cls(**options)
         except TypeError as err:
