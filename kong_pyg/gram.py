@@ -45,6 +45,7 @@ from .graphs import as_graph_sequence, iter_graph_batches
 from .inputs import unmasked
 from .kernels import get_kernel
 from .kgrams import exclusive_cumsum, flat_nonzero
+from .memory import check_allocation
 from .ordering import key_attribute
 
 #: Entries of one dense block (and of one pooled strip) of :func:`gram_matrix`.
@@ -315,6 +316,15 @@ def _normalize(K: Tensor, left: Tensor, right: Tensor) -> Tensor:
     return K * inv(left).unsqueeze(1) * inv(right).unsqueeze(0)
 
 
+#: Peak bytes per entry of :func:`gram_matrix`'s output: the matrix, and two temporaries that make it
+#: exactly symmetric or normalize it.
+GRAM_BYTES = 24
+#: Peak bytes per entry of :func:`kernel_matrix`'s output: for sparse features the sparse product (up to
+#: one 12-byte entry per pair) and its dense copy; for dense ones the matrix and its finite check.
+SPARSE_PRODUCT_BYTES = 20
+DENSE_PRODUCT_BYTES = 9
+
+
 def gram_matrix(
     graphs: Any,
     other: Any = None,
@@ -370,6 +380,12 @@ def gram_matrix(
     Shapes:
         - **output:** :obj:`[num_graphs, num_other]`, or
           :obj:`[num_graphs, num_graphs]` without :obj:`other`.
+
+    Raises:
+        ValueError: Invalid options or graphs, or a matrix larger than the
+            memory available (about 24 bytes an entry at its peak; refused
+            before any work: compute it in blocks of rows,
+            :obj:`gram_matrix(graphs[i:j], graphs)`).
     """
     cfg = resolve_config(config, options, option_defaults(), "gram_matrix", options)
     if cfg.dim is not None:
@@ -379,12 +395,19 @@ def gram_matrix(
         )
     check_int("block_entries", block_entries, 1)
     graphs = as_graph_sequence(graphs)
+    if other is not None:
+        other = as_graph_sequence(other, "other")
+    n, m = len(graphs), len(graphs if other is None else other)
+    check_allocation(
+        GRAM_BYTES * n * m, f"gram_matrix of {n:,} x {m:,} graphs ('graphs', 'other'): the kernel matrix",
+        advice="compute it in blocks of rows (gram_matrix(graphs[i:j], graphs)), or train a linear model "
+               "on explicit features (KongVectorizer)",
+    )
     with torch.no_grad(), quiet_sparse():
         if other is None:
             maps = node_maps(cfg, graphs, edge_order_attr)
             left = right = maps
         else:
-            other = as_graph_sequence(other, "other")
             try:
                 maps = node_maps(cfg, _Chain(graphs, other), edge_order_attr)
             except (ValueError, TypeError) as err:  # ("graph i" counts both sequences: say which, and where)
@@ -428,12 +451,20 @@ def kernel_matrix(X: Any, Y: Any = None) -> np.ndarray:
     Raises:
         TypeError: :obj:`X` or :obj:`Y` is not numeric features (for
             instance a list of graphs: vectorize them first).
-        ValueError: Not 2-D, NaN or infinite values, or different widths.
+        ValueError: Not 2-D, NaN or infinite values, different widths, or
+            a matrix larger than the memory available (refused before it is
+            computed; compute it in blocks of rows).
     """
     left = _as_matrix(X, "X")
     right = left if Y is None else _as_matrix(Y, "Y")
     if left.shape[1] != right.shape[1]:
         raise ValueError(f"'X' has {left.shape[1]} columns but 'Y' has {right.shape[1]}")
+    n, m = left.shape[0], right.shape[0]
+    check_allocation(
+        (SPARSE_PRODUCT_BYTES if hasattr(left, "toarray") else DENSE_PRODUCT_BYTES) * n * m,
+        f"kernel_matrix of {n:,} x {m:,} rows ('X', 'Y'): the kernel matrix",
+        advice="compute it in blocks of rows (kernel_matrix(X[i:j], X)), or train a linear model on X",
+    )
     with np.errstate(over="ignore", invalid="ignore"):
         out = left @ right.T
     out = np.asarray(out.toarray() if hasattr(out, "toarray") else out, dtype=np.float64)

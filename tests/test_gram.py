@@ -121,3 +121,24 @@ def test_a_users_own_error_about_graph_i_is_left_as_it_was():
 
     with pytest.raises(ValueError, match="^graph 1 failed its transform$"):
         gram_matrix([g], Failing([g, g]))
+
+
+
+def test_kernel_matrices_too_big_for_memory_are_named_before_any_work(monkeypatch):
+    import scipy.sparse as sp
+
+    from kong_pyg import gram_matrix, kernel_matrix, memory
+
+    graphs = [to_data(random_graph(random.Random(s), 5, 6, 2)) for s in range(4)] * 1000
+    monkeypatch.setattr(memory, "available_memory", lambda device=None: 300 << 20)
+    with pytest.raises(ValueError, match=r"gram_matrix of 4,000 x 4,000 .* 0.4 GiB.* blocks of rows"):
+        gram_matrix(graphs, k=2)  # (24 bytes an entry: refused before the node maps of 4,000 graphs)
+    K = gram_matrix(graphs, graphs[:8], k=2)
+    assert K.shape == (4000, 8) and np.array_equal(K[4:8], K[:4])
+    monkeypatch.setattr(memory, "CHECK_FROM_BYTES", 0)
+    monkeypatch.setattr(memory, "available_memory", lambda device=None: 20 * 10 * 10 - 1)
+    X = np.ones((10, 3))
+    assert kernel_matrix(X).shape == (10, 10)  # dense: 9 bytes an entry
+    with pytest.raises(ValueError, match=r"kernel_matrix of 10 x 10 rows \('X', 'Y'\).* blocks of rows"):
+        kernel_matrix(sp.csr_matrix(X))  # sparse: 20
+    assert kernel_matrix(sp.csr_matrix(X), sp.csr_matrix(X[:9])).shape == (10, 9)
