@@ -43,8 +43,10 @@ FLOWS: Tuple[str, ...] = ("source_to_target", "target_to_source")
 MAX_SIZE_OPTION = 1_000
 #: The largest sketch size :obj:`dim` (sketches are dense rows: 2^40 columns are 8 TiB a row).
 MAX_DIM = 2**40
-#: The largest seed (PyTorch's generators take 64-bit seeds).
-MAX_SEED = 2**64 - 1
+#: The largest seed. PyTorch's CPU generator (a Mersenne Twister, which draws every table) keeps only
+#: the low 32 bits of its seed, so larger seeds would repeat smaller ones (2**32 draws as 0); NumPy's
+#: seeds stop there too.
+MAX_SEED = 2**32 - 1
 
 
 def check_choice(name: str, value: Any, choices: Iterable[str]) -> str:
@@ -225,7 +227,9 @@ class KongConfig:
             (one extra coordinate :math:`\sqrt{c}`; the cosine kernel has
             none). (default: :obj:`0.0`)
         seed (int, optional): The seed of the hash tables and of
-            :obj:`order="random"`. (default: :obj:`0`)
+            :obj:`order="random"`, :math:`0 \leq seed < 2^{32}` (PyTorch's
+            CPU generator keeps 32 bits of a seed: larger ones would repeat
+            smaller ones). (default: :obj:`0`)
         order (str, optional): The neighbor order: :obj:`"edge"` (edge order,
             or a per-edge key :obj:`edge_order` such as timestamps),
             :obj:`"reverse"` (that order backwards), :obj:`"consistent"` (a

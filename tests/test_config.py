@@ -171,3 +171,24 @@ def test_dim_and_threads_have_upper_bounds_named_in_their_errors():
     with pytest.raises(ValueError, match=r"'threads' must be <= 256"):  # (the batch front-ends cap it)
         KongStream(threads=10_000)
     assert main(["stream", __file__, "--threads", "1024"]) == 2
+
+
+def test_seeds_stop_below_2_to_the_32_where_the_generator_would_repeat_them():
+    """PyTorch's CPU generator keeps 32 bits of a seed: seed 2**32 drew seed 0's tables and shuffles."""
+    import numpy as np
+    import torch
+    from torch_geometric.data import Data
+
+    from kong_pyg import KongFeatures, KongSketch, KongStream, KongVectorizer
+    from kong_pyg.cli import main
+
+    g = Data(x=torch.arange(8),
+             edge_index=torch.stack([torch.arange(1, 8), torch.zeros(7, dtype=torch.long)]))
+    for make in (lambda: KongConfig(seed=2**32), lambda: KongVectorizer(dim=8, seed=2**32).fit([g]),
+                 lambda: KongSketch(dim=8, seed=2**32), lambda: KongFeatures(dim=8, seed=2**32),
+                 lambda: KongStream(dim=8, seed=2**32)):
+        with pytest.raises(ValueError, match=r"'seed' must be <= 4,294,967,295"):
+            make()
+    assert main(["stream", __file__, "--seed", str(2**32)]) == 2
+    maps = [KongVectorizer(k=2, hops=1, dim=32, seed=s).fit_transform([g]) for s in (0, 1, 2**32 - 1)]
+    assert not np.array_equal(maps[0], maps[1]) and not np.array_equal(maps[0], maps[2])

@@ -24,7 +24,17 @@ import sys
 import tempfile
 from typing import Any, Callable, Dict, Iterable, List, Mapping, NoReturn, Optional, Sequence, Tuple
 
-from ..config import FLOWS, KERNELS, NORMS, ORDERS, TRAVERSALS, KongConfig, option_defaults, option_docs
+from ..config import (  # noqa: F401  (MAX_SEED: the commands' --seed takes the options' range)
+    FLOWS,
+    KERNELS,
+    MAX_SEED,
+    NORMS,
+    ORDERS,
+    TRAVERSALS,
+    KongConfig,
+    option_defaults,
+    option_docs,
+)
 from ..evaluation.stats import plain_json  # noqa: F401  (the CLI's name for it)
 
 
@@ -147,8 +157,6 @@ def no_repeats(values: List[Any], text: str) -> List[Any]:
 
 #: The most threads, processes or workers an option may ask for.
 MAX_THREADS = 1024
-#: The largest seed an option takes (NumPy's seeds are below 2**32).
-MAX_SEED = 2**32 - 1
 
 
 def int_at_least(minimum: int, maximum: Optional[int] = None) -> Callable[[str], int]:
