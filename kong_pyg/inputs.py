@@ -169,6 +169,19 @@ def not_dense(name: str, t: Tensor) -> str:
     return f"'{name}' must be a dense tensor (got {str(t.layout).replace('torch.', '')}): use .to_dense()"
 
 
+
+def _not_one_hot(name: str, t: Tensor, bad: Tensor, nonzeros: Tensor) -> str:
+    """The refusal of floating-point rows that are not one-hot, quoting the first such row."""
+    row = int(bad.nonzero()[0])
+    values = t[row][t[row] != 0].tolist()[:4]
+    msg = (f"'{name}' holds floating-point values that are not one-hot rows (row {row}: non-zero values "
+           f"{values}); KONG needs discrete labels (integers or one-hot)")
+    if int(nonzeros[row]) == 1 and values[0] >= 2 and float(values[0]).is_integer():  # (summed with itself)
+        msg += ("; one value above 1 is what adding up copies of a one-hot label gives, e.g. "
+                "torch_geometric.transforms.ToUndirected() (reduce='add') on graphs that already store "
+                "both directions of every edge: use ToUndirected(reduce='max'), or leave them as they are")
+    return msg
+
 def labels(t, name: str, length: int) -> Tensor:
     """Turn a label tensor into non-negative ``int64`` values (see module doc).
 
@@ -222,11 +235,10 @@ def labels(t, name: str, length: int) -> Tensor:
             # One non-zero per row, a 1 (a row sum of 1 would let rounding hide small values); non-zero
             # by the bits without the sign (-0.0 is 0, and subnormals count under set_flush_denormal)
             magnitude = _bits(t) & _MAGNITUDE[t.element_size()]
-            if not bool((((magnitude != 0).sum(dim=1) == 1) & (top == 1)).all()):
-                raise TypeError(
-                    f"'{name}' holds floating-point values that are not one-hot "
-                    "rows; KONG needs discrete labels (integers or one-hot)"
-                )
+            nonzeros = (magnitude != 0).sum(dim=1)
+            bad = ~((nonzeros == 1) & (top == 1))
+            if bool(bad.any()):
+                raise TypeError(_not_one_hot(name, t, bad, nonzeros))
             return arg
         # Integers: a row is one-hot iff its entries are >= 0, sum to 1 and one is 1
         onehot = (t.sum(dim=1) == 1) & (top == 1)

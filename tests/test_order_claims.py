@@ -95,3 +95,18 @@ def test_sorting_changes_k2_features_not_k1():
     for k, differ in ((1, False), (2, True)):
         layer = KongSketch(k=k, hops=1, dim=64)
         assert (not torch.equal(layer(d.x, d.edge_index), layer(d.x, s))) == differ
+
+
+def test_to_undirected_adds_up_one_hot_edge_labels_of_graphs_stored_both_ways():
+    """guide: ToUndirected's reduce='add' doubles a one-hot edge label stored in both directions (TU sets)."""
+    d = graph()
+    d.edge_attr = torch.eye(2)[torch.tensor([0, 1, 1, 0, 1, 1])]  # one-hot, both directions stored
+    doubled = T.ToUndirected()(d.clone())
+    assert doubled.edge_attr.max() == 2
+    layer = KongSketch(k=1, hops=1, dim=16)
+    with pytest.raises(TypeError, match=r"'edge_attr' .* not one-hot rows \(row 0: non-zero values "
+                                        r"\[2.0\]\).*ToUndirected\(reduce='max'\)"):
+        layer(doubled.x, doubled.edge_index, doubled.edge_attr)
+    kept = T.ToUndirected(reduce="max")(d.clone())
+    assert torch.equal(layer.readout(kept.x, kept.edge_index, edge_attr=kept.edge_attr),
+                       layer.readout(d.x, d.edge_index, edge_attr=d.edge_attr))  # (k = 1: sorting is fine)
