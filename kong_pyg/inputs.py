@@ -364,6 +364,17 @@ def check_batch(batch: Optional[Tensor], num_nodes: int,
     return batch
 
 
+def check_no_empty_graph(batch: Tensor, num_graphs: int, where: str) -> None:
+    """Refuse a graph index below :obj:`num_graphs` that :obj:`batch` (checked) holds for no node.
+
+    An empty graph in a batch is refused as it is alone (KONG needs at
+    least one node), not given a row of zeros.
+    """
+    empty = (torch.bincount(batch, minlength=num_graphs)[:num_graphs] == 0).nonzero()
+    if empty.numel():
+        raise ValueError(f"graph {int(empty[0])} {where} is empty (no nodes); KONG needs at least one node")
+
+
 class PreparedGraph(NamedTuple):
     """A checked graph (or batch of graphs) ready for the k-gram engine.
 

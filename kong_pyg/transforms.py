@@ -21,7 +21,7 @@ from .config import (
     resolve_config,
 )
 from .graphs import as_graph_sequence, count_nodes, gc_paused, iter_graph_batches
-from .kgrams import flat_nonzero
+from .inputs import check_batch, check_no_empty_graph
 from .memory import check_allocation
 from .nn.kong_sketch import KongSketch, check_sketch_dim
 from .ordering import key_attribute
@@ -287,11 +287,10 @@ class KongFeatures(GivenOptions, BaseTransform):
         if isinstance(x, Tensor):
             self._follow(x.device)
         batch, num_graphs = (data.batch, data.num_graphs) if isinstance(data, Batch) else (None, None)
-        if batch is not None and num_graphs and isinstance(batch, Tensor):  # (as each graph alone, and lists)
-            empty = flat_nonzero(torch.bincount(batch.cpu(), minlength=num_graphs) == 0)
-            if empty.numel():
-                raise ValueError(f"graph {int(empty[0])} of the Batch is empty (no nodes); KONG needs at "
-                                 "least one node")
+        if batch is not None and num_graphs and isinstance(x, Tensor) and x.dim() > 0:  # (as alone)
+            batch = check_batch(batch, x.size(0))
+            assert batch is not None
+            check_no_empty_graph(batch, num_graphs, "of the Batch")
         if self.node_attr is not None:
             node = self.sketch.node_maps(x, edge_index, edge_attr, edge_order, batch)  # = self.sketch(...)
             data[self.node_attr] = node

@@ -142,7 +142,8 @@ def test_memory_checks_count_the_output_copy_in_its_dtype(monkeypatch):
     seen = []
     monkeypatch.setattr(layer, "check_allocation", lambda nbytes, *a, **k: seen.append(nbytes))
     x, ei = _complete(5, labels=3)
-    batch = torch.zeros(5, dtype=torch.long)
+    x, ei = torch.cat([x, x[:1], x[:1]]), ei  # (two more one-node graphs: every graph needs a node)
+    batch = torch.tensor([0, 0, 0, 0, 0, 1, 2])
     for dtype, cast in ((torch.float32, 4), (torch.float64, 0), (torch.float16, 2)):
         L = KongSketch(k=2, dim=64, dtype=dtype)
         seen.clear()
@@ -150,14 +151,14 @@ def test_memory_checks_count_the_output_copy_in_its_dtype(monkeypatch):
         assert seen == [3 * 64 * (8 + cast)]
         seen.clear()
         L.node_maps(x, ei)
-        assert seen == [5 * 64 * (8 + cast)]
+        assert seen == [7 * 64 * (8 + cast)]
         seen.clear()
         L(x, ei)  # (two float64 sketches, then an output of its own)
-        assert seen == [2 * 5 * 64 * 8 + 5 * 64 * dtype.itemsize]
+        assert seen == [2 * 7 * 64 * 8 + 7 * 64 * dtype.itemsize]
     L = KongSketch(k=2, dim=64, degree=2, dtype=torch.float32)
     seen.clear()
     L.node_maps(x, ei)
-    assert seen == [5 * 2 * 64 * 8 + 5 * 64 * 4]
+    assert seen == [7 * 2 * 64 * 8 + 7 * 64 * 4]
 
 
 def test_k_gram_work_beyond_memory_is_refused_before_it_is_allocated_and_batches_split(monkeypatch):

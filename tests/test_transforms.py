@@ -284,6 +284,19 @@ def test_an_empty_graph_in_a_batch_is_refused_as_alone():
         with pytest.raises(ValueError, match="graph 1 of the Batch is empty"):
             KongFeatures(k=2, dim=8, level=level)(Batch.from_data_list([g, e]))
     assert KongFeatures(k=2, dim=8, level="graph")(Batch.from_data_list([g, g])).kong_graph.shape == (2, 8)
+    # the layer's readout too (it gave a row of zeros, or, without num_graphs, one row for two graphs)
+    layer = KongSketch(k=1, hops=1, dim=4)
+    for graphs, first_empty in (([g, e], 1), ([e, g], 0)):
+        b = Batch.from_data_list(graphs)
+        with pytest.raises(ValueError, match=f"graph {first_empty} of 'batch' is empty"):
+            layer.readout(b.x, b.edge_index, b.batch, num_graphs=b.num_graphs)
+    with pytest.raises(ValueError, match="graph 0 of 'batch' is empty"):
+        layer.readout(b.x, b.edge_index, b.batch)  # (graph 0 holds no node)
+    with pytest.raises(ValueError, match="graph 1 of 'batch' is empty"):
+        layer.readout(g.x, g.edge_index, num_graphs=2)
+    both = Batch.from_data_list([g, g])
+    assert torch.equal(layer.readout(both.x, both.edge_index, both.batch, num_graphs=2),
+                       layer.readout(g.x, g.edge_index).repeat(2, 1))
 
 
 def test_transform_dataset_reads_each_graph_of_a_changing_dataset_once():

@@ -17,7 +17,7 @@ from ..config import (
     resolve_config,
 )
 from ..exact import index_grams
-from ..inputs import PreparedGraph, check_batch
+from ..inputs import PreparedGraph, check_batch, check_no_empty_graph
 from ..kernels import get_kernel
 from ..kgrams import Occurrences
 from ..memory import check_allocation
@@ -410,7 +410,10 @@ class KongSketch(GivenOptions, MessagePassing):
             edge_attr (torch.Tensor, optional): Edge labels.
             edge_order (torch.Tensor, optional): A per-edge sort key.
             num_graphs (int, optional): The number of graphs (default:
-                :obj:`batch.max() + 1`).
+                :obj:`batch.max() + 1`; pass a :class:`Batch`'s
+                :obj:`num_graphs`, so that an empty last graph is seen).
+                Every graph needs a node: a graph index :obj:`batch` holds
+                for no node is refused, as an empty graph alone is.
         """
         with torch.no_grad():
             batch = self._batch(batch, x)
@@ -432,6 +435,8 @@ class KongSketch(GivenOptions, MessagePassing):
             check_allocation(num_graphs * dim * (8 + self._cast_bytes()),
                              f"the graph features [{num_graphs:,}, {dim:,}] ({who}, 'dim' = {dim:,}) in "
                              f"float64{self._cast_note()}", prep.node_sym.device)
+            if num_graphs > 1:  # (after the check above: counts one integer a graph)
+                check_no_empty_graph(batch, num_graphs, "of 'batch'")
             steps = engine.kgram_steps(self.config, prep)
             out = engine.graph_sketch(self.config, self.hashes, prep, steps, batch, num_graphs,
                                       self._lazy_aggregator(prep),
