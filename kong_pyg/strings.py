@@ -20,7 +20,7 @@ from torch import Tensor
 
 from .config import FLOWS, ORDERS, TRAVERSALS, KongConfig, check_choice, check_int
 from .hashing import node_code
-from .ordering import consistent_key, ordered_neighborhoods
+from .ordering import ORDERS_WITH_KEY, consistent_key, ordered_neighborhoods
 
 NodeString = Union[Tuple[Hashable, ...], List[Tuple[Hashable, ...]]]
 
@@ -119,6 +119,17 @@ def kong_strings(
              for p in pairs]  # (NumPy integers are node indices too)
     if isinstance(edge_order, (Tensor, np.ndarray)):
         edge_order = edge_order.tolist()  # (Python numbers: NaN is found, float64 kept)
+    if edge_order is not None:  # (the fast code's rules: a key only for the orders that read one, numbers)
+        if order not in ORDERS_WITH_KEY:
+            raise ValueError(f"'edge_order' defines the neighbor order, but order='{order}' asks for another "
+                             f"one; pass order in {list(ORDERS_WITH_KEY)} or drop 'edge_order'")
+        if isinstance(edge_order, (str, bytes)) or not isinstance(edge_order, Iterable):
+            raise TypeError(f"'edge_order' must be one number per edge (got {type(edge_order).__name__})")
+        edge_order = [v[0] if isinstance(v, (list, tuple)) and len(v) == 1 else v  # (a [m, 1] column)
+                      for v in edge_order]
+        odd = next((v for v in edge_order if not isinstance(v, numbers.Real) or isinstance(v, bool)), None)
+        if odd is not None:
+            raise TypeError(f"'edge_order' must be a real-valued sort key, one number per edge (got {odd!r})")
     n = len(labels)
     labels = _plain_labels(labels, "labels")
     for name, per_edge in (("edge_labels", edge_labels), ("edge_order", edge_order)):

@@ -1,3 +1,4 @@
+import pytest
 import torch
 from helpers import FIG1_EDGES, FIG1_NAMES, figure1
 
@@ -128,3 +129,22 @@ def test_oracle_reads_edge_labels_as_given_in_data():
     for form in (lambda a: a, lambda a: a.view(-1, 1), lambda a: torch.nn.functional.one_hot(a, 3).float()):
         strings = [kong_strings(d.edge_index, d.x, 2, edge_labels=form(d.edge_attr)) for d in graphs]
         assert brute_force_kernel(strings, 2) == want.tolist()
+
+
+def test_the_oracle_takes_the_sort_keys_the_fast_code_takes():
+    """kong_strings ignored a key under order='label' and sorted bools and two-column keys; the layer refuses
+    all three, so the oracle did not describe what the layer does."""
+    from kong_pyg import KongSketch
+
+    edges, labels = [(1, 0), (2, 0)], [0, 1, 2]
+    ei, x = torch.tensor(edges).t(), torch.tensor(labels)
+    for key, order, err, msg in (([1, 0], "label", ValueError, "order='label' asks for another one"),
+                                 ([True, False], "edge", TypeError, "real-valued sort key"),
+                                 ([[1, 0], [0, 1]], "edge", TypeError, "real-valued sort key")):
+        with pytest.raises(err, match=msg):
+            kong_strings(edges, labels, 1, edge_order=key, order=order)
+        with pytest.raises((ValueError, TypeError)):
+            KongSketch(k=2, hops=1, dim=8, order=order).readout(x, ei, edge_order=torch.tensor(key))
+    for key in ([[1], [0]], torch.tensor([[1.0], [0.0]])):  # (a column of keys, as the layer takes)
+        expected = kong_strings(edges, labels, 1, edge_order=[1, 0])
+        assert kong_strings(edges, labels, 1, edge_order=key) == expected
