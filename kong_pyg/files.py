@@ -18,6 +18,11 @@ def _temp_prefix(path: str) -> str:
     return "." + os.path.basename(path) + "."
 
 
+#: The random part of :func:`tempfile.mkstemp`'s names: so many characters of this alphabet.
+_RANDOM_CHARS = 8
+_RANDOM_ALPHABET = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_")
+
+
 def remove_stale_temps(path: PathLike) -> None:
     """Remove the temporary files a killed write of :obj:`path` left behind."""
     path = os.fspath(path)
@@ -28,7 +33,9 @@ def remove_stale_temps(path: PathLike) -> None:
     except OSError:
         return
     for name in names:
-        if name.startswith(prefix) and name.endswith(".tmp"):
+        middle = name[len(prefix):-len(".tmp")]  # (mkstemp's random part; not another file's name)
+        if name.startswith(prefix) and name.endswith(".tmp") and len(middle) == _RANDOM_CHARS and \
+                set(middle) <= _RANDOM_ALPHABET:
             try:
                 os.unlink(os.path.join(folder, name))
             except OSError:

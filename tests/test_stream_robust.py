@@ -247,16 +247,17 @@ def test_invalid_states_are_value_errors(checkpoint):
 
 def test_stale_temporary_files_are_removed(checkpoint, stream, tmp_path):
     path, ks = checkpoint
-    stale = [tmp_path / ".c.ckpt.abc123.tmp", tmp_path / ".c.ckpt.zz.tmp"]
-    keep = tmp_path / ".other.ckpt.abc.tmp"  # another checkpoint's: not ours to remove
-    for p in stale + [keep]:
+    stale = [tmp_path / ".c.ckpt.abc12_y9.tmp", tmp_path / ".c.ckpt.zzzzzzzz.tmp"]  # (mkstemp's names)
+    # other checkpoints' (c.ckpt.2 is being written by another run: its save failed when ours removed it)
+    keep = [tmp_path / ".other.ckpt.abcdefgh.tmp", tmp_path / ".c.ckpt.2.jda1ab_v.tmp"]
+    for p in stale + keep:
         p.write_bytes(b"torn")
     ks.save(path)
-    assert not any(p.exists() for p in stale) and keep.exists()
+    assert not any(p.exists() for p in stale) and all(p.exists() for p in keep)
     stale[0].write_bytes(b"torn")
     KongStream(k=2, hops=2, dim=16, kernel="cosine").fit(chunks_of(stream), checkpoint=path)
     assert not stale[0].exists()
-    assert sorted(os.listdir(tmp_path)) == sorted(["c.ckpt", keep.name])
+    assert sorted(os.listdir(tmp_path)) == sorted(["c.ckpt"] + [p.name for p in keep])
 
 
 @pytest.mark.parametrize("kernel", ["poly", "cosine"])
