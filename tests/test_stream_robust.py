@@ -973,3 +973,22 @@ def test_graph_rows_of_a_huge_dim_reserve_little_room():
     huge = grow_rows(torch.zeros(0, 2**26, dtype=torch.float64), 1)
     assert huge.size(0) == 2
     assert grow_rows(huge, 3).size(0) == 6
+
+
+def test_load_called_on_a_stream_loads_into_it_or_names_other_options(checkpoint):
+    """stream.load(path) ran as KongStream.load: it returned a stream with the checkpoint's options, whatever
+    the stream it was called on had, and left that stream empty."""
+    path, ks = checkpoint
+    with pytest.raises(ValueError, match=r"other options .*'dim': \(16, 128\).*c\.ckpt"):
+        KongStream(k=2, hops=2, dim=128, kernel="cosine").load(path)
+    with pytest.raises(ValueError, match=r"other options .*'k': \(2, 3\)"):
+        KongStream(k=3, hops=2, dim=16, kernel="cosine").from_state_dict(ks.state_dict())
+    same = KongStream(k=2, hops=2, dim=16, kernel="cosine", threads=1)
+    same.load(path)  # (as a statement: the stream itself holds the state)
+    assert same.position == ks.position == 40 and same.threads == 1
+    assert all(torch.equal(a, b) for a, b in zip(same.state_dict()["arrays"].values(),
+                                                 ks.state_dict()["arrays"].values()))
+    made = KongStream.load(path)  # (on the class: a new stream, as before)
+    assert made is not same and made.position == 40 and made.dim == 16
+    twin = made.copy()
+    assert twin is not made and twin.position == 40

@@ -1,7 +1,9 @@
 r""":class:`KongStream`: the state of a stream and its passes (see :mod:`kong_pyg.stream`)."""
+import functools
 import os
+import types
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Dict, List, Optional, Union
+from typing import Any, Callable, Dict, List, Optional, Union
 
 import torch
 from torch import Tensor
@@ -21,6 +23,17 @@ from .output import final_sketches
 from .replay import to_unsigned
 from .sources import fit_source
 from .state import COUNT_DTYPE, INDEX_DTYPE, NodeState, grow_rows
+
+
+class _class_or_stream:
+    """A method bound to the class when called on it and to the stream when called on one."""
+
+    def __init__(self, fn: Callable[..., Any]):
+        self.fn = fn
+        functools.update_wrapper(self, fn)  # type: ignore[arg-type]
+
+    def __get__(self, obj: Any, owner: Any = None) -> Any:
+        return types.MethodType(self.fn, owner if obj is None else obj)
 
 
 class KongStream(GivenOptions):
@@ -481,19 +494,26 @@ class KongStream(GivenOptions):
         self._pass_rows = pass_rows.clone() if self.pass_index > 1 else self._pass_rows
         return self
 
-    @classmethod
-    def from_state_dict(cls, state: Dict[str, Any], assign: bool = False) -> "KongStream":
-        """A stream rebuilt from :meth:`state_dict` (checked, :obj:`assign` as in :meth:`load_state_dict`)."""
+    @_class_or_stream
+    def from_state_dict(owner: Any, state: Dict[str, Any], assign: bool = False) -> "KongStream":
+        """A stream rebuilt from :meth:`state_dict` (checked, :obj:`assign` as in :meth:`load_state_dict`).
+
+        Called on a stream (:obj:`stream.from_state_dict(state)`), the state
+        goes into that stream, whose options must be the state's
+        (:meth:`load_state_dict`: a difference is refused, naming the options).
+        """
+        if not isinstance(owner, type):
+            return owner.load_state_dict(state, assign)
         options = ckpt.saved_options(state, ckpt.READS, ckpt.DTYPES)
         try:
-            stream = cls(**options)
+            stream = owner(**options)
         except TypeError as err:
             raise ValueError(f"invalid KongStream state: bad options ({err})") from None
         return stream.load_state_dict(state, assign)
 
     def copy(self) -> "KongStream":
         """An independent copy."""
-        out = self.from_state_dict(self.state_dict())
+        out = type(self).from_state_dict(self.state_dict())
         out.threads = self.threads
         return out
 
@@ -505,17 +525,24 @@ class KongStream(GivenOptions):
         """
         ckpt.save_checkpoint(self.state_dict(), path)
 
-    @classmethod
-    def load(cls, path: Union[str, "os.PathLike[str]"]) -> "KongStream":
+    @_class_or_stream
+    def load(owner: Any, path: Union[str, "os.PathLike[str]"]) -> "KongStream":
         """A stream restored from a file written by :meth:`save` (or by a version writing format 1).
+
+        :obj:`KongStream.load(path)` makes a stream with the checkpoint's
+        options. Called on a stream (:obj:`stream.load(path)`), the state goes
+        into that stream, whose options must be the checkpoint's: a
+        difference is refused, naming the options (it never silently takes
+        the checkpoint's options over the ones given).
 
         Raises:
             ValueError: The file is empty, truncated, damaged, foreign or
-                holds an invalid state (the message names the file).
+                holds an invalid state, or (called on a stream) one made
+                with other options (the message names the file).
         """
         state = ckpt.load_checkpoint(path)
         try:
-            stream = cls.from_state_dict(state)
+            stream = owner.from_state_dict(state)
         except ValueError as err:
             raise ValueError(f"{err} (checkpoint {os.fspath(path)})") from None
         ckpt.warn_old_scheme(stream, path)
