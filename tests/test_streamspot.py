@@ -340,3 +340,18 @@ def test_byte_range_must_be_a_pair_of_integers(tmp_path):
         with pytest.raises(TypeError, match=r"'byte_range' must be a pair \(lo, hi\) of integers"):
             StreamSpotReader(str(path), byte_range=bad)
     assert len(list(StreamSpotReader(str(path), byte_range=[0, 100]))) == 1
+
+
+def test_stream_to_graphs_refuses_a_node_index_shared_by_two_graphs():
+    """An EdgeStream numbers (graph, node) pairs; a hand-built one reusing node 0 in two graphs gave graph b's
+    node 0 the type of its first edge in graph a (KongStream, keying nodes by graph, gave other features)."""
+    from kong_pyg.datasets import EdgeStream, stream_to_graphs
+
+    def t(*v):
+        return torch.tensor(v)
+
+    shared = EdgeStream(t(0, 0), t(5, 7), t(1, 2), t(6, 6), t(1, 1), t(0, 1), ["a", "b"])
+    with pytest.raises(ValueError, match=r"node index 0 in graphs 'a' and 'b'.*\(graph, node id\) pairs"):
+        stream_to_graphs(shared)
+    apart = EdgeStream(t(0, 3), t(5, 7), t(1, 2), t(6, 6), t(1, 1), t(0, 1), ["a", "b"])
+    assert [g.x.tolist() for g in stream_to_graphs(apart)] == [[5, 6], [7, 6]]

@@ -101,6 +101,26 @@ def first_types(stream: EdgeStream) -> Tensor:
     return torch.where(first % 2 == 0, stream.src_type[edge], stream.dst_type[edge])
 
 
+def check_nodes_per_graph(stream: EdgeStream) -> None:
+    """Refuse a node index that edges of two graphs use (an :class:`EdgeStream` numbers (graph, node))."""
+    e = stream.num_edges
+    if e == 0:
+        return
+    nodes = torch.cat([stream.src, stream.dst])
+    graph = stream.graph.repeat(2)
+    num_nodes = int(nodes.max()) + 1
+    low = torch.full((num_nodes,), len(stream.graph_ids), dtype=torch.long)
+    low.scatter_reduce_(0, nodes, graph, "amin")
+    high = torch.full((num_nodes,), -1, dtype=torch.long).scatter_reduce_(0, nodes, graph, "amax")
+    shared = (low != high) & (high >= 0)
+    if bool(shared.any()):
+        v = int(shared.nonzero()[0])
+        a, b = stream.graph_ids[int(low[v])], stream.graph_ids[int(high[v])]
+        raise ValueError(f"'stream' uses node index {v} in graphs {a!r} and {b!r}: an EdgeStream's 'src' and "
+                         "'dst' number (graph, node id) pairs, one index per node of one graph (as "
+                         "read_streamspot and synthetic_event_stream build them)")
+
+
 def graph_order(graph: Tensor, num_graphs: int) -> Tensor:
     """Graph indices in order of their first edge; graphs without an edge last, by index."""
     e = graph.numel()
@@ -159,6 +179,7 @@ def stream_to_graphs(
     order = torch.sort(stream.graph, stable=True).indices  # arrival order kept per graph
     per_graph = torch.bincount(stream.graph, minlength=num_graphs).tolist()
     edges = torch.split(order, per_graph)
+    check_nodes_per_graph(stream)
     node_type = first_types(stream)
     out = []
     for g in graph_order(stream.graph, num_graphs).tolist():
