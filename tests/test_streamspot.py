@@ -355,3 +355,17 @@ def test_stream_to_graphs_refuses_a_node_index_shared_by_two_graphs():
         stream_to_graphs(shared)
     apart = EdgeStream(t(0, 3), t(5, 7), t(1, 2), t(6, 6), t(1, 1), t(0, 1), ["a", "b"])
     assert [g.x.tolist() for g in stream_to_graphs(apart)] == [[5, 6], [7, 6]]
+
+
+def test_graph_ids_read_through_a_reader_decode_to_the_files_ids(tmp_path):
+    """KongStream.graph_ids docs: ids read by a StreamSpotReader are its codes; reader.decode spells them."""
+    from kong_pyg import KongStream
+    from kong_pyg.datasets import StreamSpotReader, read_streamspot
+
+    path = tmp_path / "ids.tsv"
+    path.write_text("a\tp\tb\tf\tr\tgA\nc\tp\td\tf\tw\t17\ne\tp\tf\tf\tw\tgB\n")
+    reader = StreamSpotReader(str(path))
+    ks = KongStream(dim=8).fit(reader)
+    assert ks.graph_ids != ["gA", 17, "gB"]  # (codes)
+    assert [reader.decode(g) for g in ks.graph_ids] == ["gA", 17, "gB"]
+    assert KongStream(dim=8).fit(read_streamspot(str(path))[0]).graph_ids == ["gA", 17, "gB"]

@@ -239,7 +239,14 @@ class KongStream(GivenOptions):
 
     @property
     def graph_ids(self) -> List[Any]:
-        """The graph ids (integers or strings), in row order of :meth:`sketches`."""
+        """The graph ids as :meth:`update` got them (integers or strings), in row order of :meth:`sketches`.
+
+        Read from a :class:`~kong_pyg.datasets.StreamSpotReader`, an id that
+        is not a plain decimal integer is the reader's code :math:`-(1 + j)`
+        (see :class:`~kong_pyg.datasets.EdgeChunk`):
+        :obj:`[reader.decode(g) for g in stream.graph_ids]` spells the file's
+        ids, as :obj:`kong-pyg stream` writes them.
+        """
         return self._ids.graph_ids()
 
     def _usable(self) -> None:

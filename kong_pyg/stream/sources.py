@@ -189,8 +189,8 @@ def _read_pass(ks: "KongStream", chunks: Iterable[Any], bar: Progress, checkpoin
             elif ids is not numbered:
                 raise ValueError("two EdgeStreams among the chunks of one stream: each numbers its nodes "
                                  "(and graphs) on its own, so a node of one would be read as another node of "
-                                 "the other; read the edges as one EdgeStream, or as EdgeChunk chunks (ids "
-                                 "as the file spells them: a StreamSpotReader)")
+                                 "the other; read the edges as one EdgeStream, or as EdgeChunk chunks (a "
+                                 "StreamSpotReader: ids as read from the file, spelled by its decode())")
             if table is not None:  # (its rows are named by those ids, as a whole EdgeStream's)
                 cols = cols[:5] + (_ids_of(table, _index_of(table, cols[5])),)
         e = len(cols[0])
