@@ -992,3 +992,10 @@ def test_load_called_on_a_stream_loads_into_it_or_names_other_options(checkpoint
     assert made is not same and made.position == 40 and made.dim == 16
     twin = made.copy()
     assert twin is not made and twin.position == 40
+
+
+def test_other_options_name_the_default_own_label_as_true(checkpoint):
+    """A state made with own_label left at its default stores no key: the refusal showed it as None."""
+    path, _ = checkpoint
+    with pytest.raises(ValueError, match=r"\{'own_label': \(True, False\)\}"):
+        KongStream(k=2, hops=2, dim=16, kernel="cosine", own_label=False).load(path)

@@ -397,7 +397,9 @@ def check_state(ks: "KongStream", state: Any, versions: Tuple[int, ...]) -> Tens
         if not isinstance(saved, dict):
             _fail("'config' must be a dict")
         keys = list(mine) + [k for k in saved if k not in mine]
-        diff = {k: (saved.get(k), mine.get(k)) for k in keys if mine.get(k) != saved.get(k)}
+        absent = {"own_label": True}  # (stored only when not the default)
+        diff = {k: (saved.get(k, absent.get(k)), mine.get(k, absent.get(k))) for k in keys
+                if mine.get(k) != saved.get(k)}
         raise ValueError(f"the state was made with other options (saved, current): {diff}")
     check_layout(state)
     if state["pass_index"] > ks.num_passes:
