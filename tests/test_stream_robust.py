@@ -999,3 +999,14 @@ def test_other_options_name_the_default_own_label_as_true(checkpoint):
     path, _ = checkpoint
     with pytest.raises(ValueError, match=r"\{'own_label': \(True, False\)\}"):
         KongStream(k=2, hops=2, dim=16, kernel="cosine", own_label=False).load(path)
+
+
+def test_fit_of_the_rest_after_load_says_to_pass_the_whole_stream(stream, tmp_path):
+    """load() then fit(the rest) was refused as 'not the source', without saying fit() wants the whole one."""
+    ks = KongStream(k=2, hops=1, dim=16).update(*columns(stream, hi=40))
+    ks.save(tmp_path / "c.ckpt")
+    with pytest.raises(ValueError, match=r"pass the whole stream, or give only the rest to update\(\)"):
+        KongStream.load(tmp_path / "c.ckpt").fit(chunks_of(stream, lo=40))
+    whole = KongStream(k=2, hops=1, dim=16).fit(chunks_of(stream)).sketches()
+    assert torch.equal(KongStream.load(tmp_path / "c.ckpt").fit(chunks_of(stream)).sketches(), whole)
+    assert torch.equal(KongStream.load(tmp_path / "c.ckpt").update(*columns(stream, lo=40)).sketches(), whole)
