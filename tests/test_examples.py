@@ -459,3 +459,18 @@ def test_output_into_a_closed_pipe_ends_quietly(tmp_path):
 
     for status, stderr in into_closed_pipe([sys.executable, str(EXAMPLES / "quickstart.py")], tmp_path):
         assert status == 128 + signal.SIGPIPE and stderr == "", stderr
+
+
+def test_table1_without_grakel_says_so_in_one_line_before_any_work(tmp_path, monkeypatch, capsys):
+    """--methods wl-grakel without GraKeL ran the other methods, then died in a 41-line traceback that also
+    said 'sp' needs GraKeL (sp is our own)."""
+    monkeypatch.setitem(sys.modules, "grakel", None)  # (import grakel raises ImportError)
+    args = ["--section", "paper", "--datasets", "MUTAG", "--methods", "sp,wl-grakel", "--quiet",
+            "--out", str(tmp_path / "table1.md")]
+    code, out, err = run_benchmark("table1.py", args, monkeypatch, capsys)
+    assert code == 2 and "--methods wl-grakel needs GraKeL" in err and "Traceback" not in err
+    assert not (tmp_path / "table1").exists() or not any((tmp_path / "table1").iterdir())
+    from kong_pyg.evaluation.baselines import grakel_gram
+
+    with pytest.raises(ImportError, match=r"grakel_gram \(kernel='wl'; the 'wl-grakel' baseline\) needs"):
+        grakel_gram([], "wl")

@@ -332,7 +332,8 @@ def grakel_gram(graphs, kernel: str = "sp", hops: int = 2) -> np.ndarray:
         import grakel
     except ImportError as err:
         raise ImportError(
-            "the 'sp' and 'wl-grakel' baselines need GraKeL: pip install 'kong-pyg[bench]'"
+            f"grakel_gram (kernel={kernel!r}; the 'wl-grakel' baseline) needs GraKeL: pip install "
+            "'kong-pyg[bench]'"
         ) from err
     if kernel == "sp":
         model = grakel.ShortestPath(with_labels=True, normalize=False)
