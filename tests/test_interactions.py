@@ -260,3 +260,24 @@ def test_huge_counts_and_ids_are_named():
         InteractionGraphs(*log, min_interactions=2**70)
     with pytest.raises(ValueError, match=r"'user_label' holds values >= 2\^63 \(9223372036854775813\)"):
         InteractionGraphs(log[0], log[1], log[2], np.array([0, 2**63 + 5, 0], dtype=np.uint64), log[4])
+
+
+def test_time_columns_that_float64_would_reorder_or_that_hold_dates_are_named():
+    """[2**53 + 1, 2**53, 0.5] became float64 and the first two tied (row order decided); dates were refused
+    as 'other values' with no hint."""
+    import datetime
+
+    import numpy as np
+
+    from kong_pyg.datasets import InteractionGraphs
+
+    user, item, ul, il = [0, 0, 0], [0, 1, 0], [0], [0, 1]
+    with pytest.raises(ValueError, match=r"'time' mixes integers beyond 2\^53 with floats"):
+        InteractionGraphs(user, item, [2**53 + 1, 2**53, 0.5], ul, il)
+    for dates in (np.array(["2020-01-02", "2020-01-01", "2020-01-03"], dtype="datetime64[D]"),
+                  [datetime.datetime(2020, 1, d) for d in (2, 1, 3)]):
+        with pytest.raises(TypeError, match=r"'time' holds dates or durations; pass numbers"):
+            InteractionGraphs(user, item, dates, ul, il)
+    exact = InteractionGraphs(user, item, [2**53 + 1, 2**53, 2**53 + 2], ul, il)[0]  # (integers stay exact)
+    seconds = np.asarray(["2020-01-02", "2020-01-01", "2020-01-03"], dtype="datetime64[s]").astype("int64")
+    assert torch.equal(InteractionGraphs(user, item, seconds, ul, il)[0].edge_index, exact.edge_index)

@@ -5,6 +5,7 @@ here): :func:`check_log` turns the columns of a log (user, item, time,
 rating, an optional tie key) into checked tensors, :func:`time_order` sorts
 it by time (ties: the tie key, then row order).
 """
+import datetime
 from typing import Any, NamedTuple, Optional
 
 import numpy as np
@@ -12,6 +13,8 @@ import torch
 from torch import Tensor
 
 from ..inputs import top_beyond_int64
+
+_DATES = (datetime.date, datetime.timedelta, np.datetime64, np.timedelta64)
 
 
 class InteractionLog(NamedTuple):
@@ -30,11 +33,26 @@ def _column(t: Any, name: str) -> Tensor:
     Sequences go through NumPy, so Python floats stay ``float64`` (:func:`torch.as_tensor` would
     make them ``float32``, where Unix timestamps in seconds tie within about two minutes).
     """
+    arr = t
+    if not isinstance(t, (Tensor, np.ndarray)):
+        try:
+            arr = np.asarray(t)
+        except (TypeError, ValueError, OverflowError):
+            arr = None
+    if isinstance(arr, np.ndarray) and arr.size and (
+            arr.dtype.kind in "mM" or arr.dtype.kind == "O" and isinstance(arr.flat[0], _DATES)):
+        raise TypeError(f"'{name}' holds dates or durations; pass numbers, e.g. seconds: "
+                        "numpy.asarray(values, dtype='datetime64[s]').astype('int64')")
     try:
-        return torch.as_tensor(t if isinstance(t, (Tensor, np.ndarray)) else np.asarray(t))
+        out = torch.as_tensor(arr)
     except (TypeError, ValueError, RuntimeError, OverflowError):
         raise TypeError(f"'{name}' must be a 1-D tensor or sequence of numbers (got {type(t).__name__} "
                         "holding other values)") from None
+    if out.is_floating_point() and isinstance(t, (list, tuple)) and \
+            any(isinstance(v, int) and abs(v) > 2**53 for v in t):  # (NumPy made them all float64)
+        raise ValueError(f"'{name}' mixes integers beyond 2^53 with floats: in float64 (one dtype for the "
+                         "column) some would round and tie; pass integers only, or floats only")
+    return out
 
 
 def long_vector(t: Any, name: str) -> Tensor:
