@@ -1425,7 +1425,7 @@ for id, call, error, match in [
      "'edge_index' must be .* \\(got int\\)"),
     ("kong-strings-edge-order-mixed",
      lambda tmp: kong_strings([(0, 1), (1, 0)], [0, 1], 1, edge_order=["a", 1]), TypeError,
-     "'edge_order' must hold sort keys that compare with each other \\(numbers; got \\['int', 'str'\\]\\)"),
+     "'edge_order' must be a real-valued sort key, one number per edge \\(got 'a'\\)"),
     ("brute-force-kernel-graph-int", lambda tmp: brute_force_kernel([1, 2], 1), TypeError,
      "'graphs' entry 0 must be a kong_strings\\(\\) output, a list of node strings \\(got int\\)"),
     ("brute-force-kernel-graphs-int", lambda tmp: brute_force_kernel(3, 1), TypeError,
