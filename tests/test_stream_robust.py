@@ -1010,3 +1010,19 @@ def test_fit_of_the_rest_after_load_says_to_pass_the_whole_stream(stream, tmp_pa
     whole = KongStream(k=2, hops=1, dim=16).fit(chunks_of(stream)).sketches()
     assert torch.equal(KongStream.load(tmp_path / "c.ckpt").fit(chunks_of(stream)).sketches(), whole)
     assert torch.equal(KongStream.load(tmp_path / "c.ckpt").update(*columns(stream, lo=40)).sketches(), whole)
+
+
+def test_a_checkpoint_that_cannot_be_written_is_refused_before_any_reading(stream, tmp_path):
+    """fit(checkpoint=) into a missing folder read checkpoint_every chunks, then failed at the first save."""
+    read = []
+
+    def chunks():
+        for c in chunks_of(stream):
+            read.append(1)
+            yield c
+
+    for path, err, why in ((tmp_path / "nodir" / "c.ckpt", FileNotFoundError, "no such folder"),
+                           (tmp_path, IsADirectoryError, "Is a directory")):
+        with pytest.raises(err, match=why):
+            KongStream(k=2, hops=1, dim=16).fit(chunks, checkpoint=path, checkpoint_every=3)
+    assert read == []
