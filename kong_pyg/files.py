@@ -14,8 +14,8 @@ from typing import BinaryIO, Iterator, List, Sequence, Tuple, Union
 PathLike = Union[str, "os.PathLike[str]"]
 
 
-def _temp_prefix(path: str) -> str:
-    return "." + os.path.basename(path) + "."
+def _temp_prefix(path: str, kind: str = "") -> str:
+    return "." + os.path.basename(path) + "." + kind
 
 
 #: The random part of :func:`tempfile.mkstemp`'s names: so many characters of this alphabet.
@@ -23,23 +23,39 @@ _RANDOM_CHARS = 8
 _RANDOM_ALPHABET = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_")
 
 
-def remove_stale_temps(path: PathLike) -> None:
-    """Remove the temporary files a killed write of :obj:`path` left behind."""
+def remove_stale_temps(path: PathLike, kind: str = "", suffix: str = ".tmp") -> None:
+    """Remove the temporary files a killed write of :obj:`path` left behind.
+
+    Those are :func:`temp_beside` names: ``.NAME.`` + :obj:`kind` + mkstemp's random part + :obj:`suffix`
+    (by default those of :func:`atomic_files`).
+    """
     path = os.fspath(path)
     folder = os.path.dirname(os.path.abspath(path))
-    prefix = _temp_prefix(path)
+    prefix = _temp_prefix(path, kind)
     try:
         names = os.listdir(folder)
     except OSError:
         return
     for name in names:
-        middle = name[len(prefix):-len(".tmp")]  # (mkstemp's random part; not another file's name)
-        if name.startswith(prefix) and name.endswith(".tmp") and len(middle) == _RANDOM_CHARS and \
+        middle = name[len(prefix):-len(suffix)]  # (mkstemp's random part; not another file's name)
+        if name.startswith(prefix) and name.endswith(suffix) and len(middle) == _RANDOM_CHARS and \
                 set(middle) <= _RANDOM_ALPHABET:
             try:
                 os.unlink(os.path.join(folder, name))
             except OSError:
                 pass
+
+
+def temp_beside(path: PathLike, kind: str, suffix: str) -> Tuple[int, str]:
+    """A fresh temporary file next to :obj:`path` (:func:`tempfile.mkstemp`: descriptor and name).
+
+    Those of the same :obj:`kind` that a killed run left there are removed first
+    (:func:`remove_stale_temps`).
+    """
+    path = os.fspath(path)
+    remove_stale_temps(path, kind, suffix)
+    return tempfile.mkstemp(prefix=_temp_prefix(path, kind), suffix=suffix,
+                            dir=os.path.dirname(os.path.abspath(path)))
 
 
 def _umask() -> int:

@@ -770,6 +770,37 @@ def test_sigterm_while_stdin_is_spooled_leaves_no_copy(tmp_path):
     assert list(spool.iterdir()) == []
 
 
+def test_a_copy_of_stdin_left_by_a_killed_run_is_removed_when_it_resumes(tmp_path):
+    """With --checkpoint the copy lies next to the checkpoint; a run killed (SIGKILL) while it held the copy
+    left it in the temporary folder for good, and every resumed run made another."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    root = str(Path(__file__).resolve().parents[1])
+    env = dict(os.environ, PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    ck = tmp_path / "ck"
+    cmd = [sys.executable, "-m", "kong_pyg", "stream", "-", "--hops", "2", "-q", "-o", str(tmp_path / "f"),
+           "--checkpoint", str(ck / "c.ckpt")]
+    lines = b"".join(b"%d\ta\t%d\tb\te\t%d\n" % (i, i + 1, i % 3) for i in range(300))
+    proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    proc.stdin.write(lines[:2000])
+    proc.stdin.flush()  # (the pipe stays open: the copy waits for more)
+    deadline = time.monotonic() + 120
+    while not list(ck.glob(".c.ckpt.stdin.*.tsv")) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert list(ck.glob(".c.ckpt.stdin.*.tsv")), "the copy of stdin was never begun next to the checkpoint"
+    proc.kill()
+    proc.communicate(timeout=60)
+    assert proc.returncode == -signal.SIGKILL and len(list(ck.glob(".c.ckpt.stdin.*.tsv"))) == 1
+    done = subprocess.run(cmd, input=lines, stderr=subprocess.PIPE, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert sorted(p.name for p in ck.iterdir()) == ["c.ckpt"]
+
+
 def test_a_failed_write_names_the_files(tmp_path):
     """A write that fails for want of space (here a 4 KiB file-size limit) names the files asked for: kong-pyg
     stream said "error: 2048 requested and 992 written" and no file."""

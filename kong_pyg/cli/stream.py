@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Tuple
 
 from ..config import STREAM_DEFAULTS, option_names
-from ..files import atomic_files
+from ..files import atomic_files, temp_beside
 from ..threads import MAX_THREADS as MAX_TORCH_THREADS
 from .common import (
     MAX_THREADS,
@@ -165,11 +165,18 @@ def _make_stream(args: argparse.Namespace) -> Any:
     return KongStream(undirected=not args.directed, threads=args.threads, **options)
 
 
-def _spool_stdin(passes: int) -> Tuple[Any, Optional[str]]:
-    """The source for ``-``: stdin itself, or a temporary copy when it is read more than once."""
+def _spool_stdin(passes: int, checkpoint: Optional[str]) -> Tuple[Any, Optional[str]]:
+    """The source for ``-``: stdin itself, or a temporary copy when it is read more than once.
+
+    With a checkpoint the copy lies next to it (``.NAME.stdin.*.tsv``), where a resumed run removes the
+    copy a killed one left; otherwise in the system's temporary folder.
+    """
     if passes <= 1:
         return sys.stdin.buffer, None
-    fd, spooled = tempfile.mkstemp(prefix="kong-stream-", suffix=".tsv")
+    if checkpoint is not None:
+        fd, spooled = temp_beside(checkpoint, "stdin.", ".tsv")
+    else:
+        fd, spooled = tempfile.mkstemp(prefix="kong-stream-", suffix=".tsv")
     try:
         with os.fdopen(fd, "wb") as f:
             shutil.copyfileobj(sys.stdin.buffer, f, 1 << 24)
@@ -224,7 +231,7 @@ def run(args: argparse.Namespace) -> int:
         _check_workers(args.workers)
         return _spawn_local(args)
     torch.set_num_threads(args.threads)
-    source, spooled = _spool_stdin(passes) if args.file == "-" else (args.file, None)
+    source, spooled = _spool_stdin(passes, args.checkpoint) if args.file == "-" else (args.file, None)
     fingerprint = file_fingerprint(source) if isinstance(source, str) else None
     readers: List[Any] = []
 
