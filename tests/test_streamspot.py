@@ -369,3 +369,18 @@ def test_graph_ids_read_through_a_reader_decode_to_the_files_ids(tmp_path):
     assert ks.graph_ids != ["gA", 17, "gB"]  # (codes)
     assert [reader.decode(g) for g in ks.graph_ids] == ["gA", 17, "gB"]
     assert KongStream(dim=8).fit(read_streamspot(str(path))[0]).graph_ids == ["gA", 17, "gB"]
+
+
+def test_graphs_without_edges_come_last_with_no_nodes_and_no_stream_row():
+    """stream_to_graphs docs: a graph id without edges is a node-less graph, last; KongStream has no row."""
+    from kong_pyg import KongStream
+    from kong_pyg.datasets import EdgeStream, stream_to_graphs
+
+    def t(*v):
+        return torch.tensor(v)
+
+    es = EdgeStream(t(0, 3), t(5, 7), t(1, 2), t(6, 6), t(1, 1), t(2, 0), ["a", "b", "c"])
+    graphs = stream_to_graphs(es)
+    assert [g.graph_id for g in graphs] == ["c", "a", "b"] and graphs[-1].num_nodes == 0
+    assert KongStream(dim=8).fit(es).graph_ids == ["c", "a"]
+    assert [g.graph_id for g in graphs if g.num_nodes] == ["c", "a"]

@@ -145,10 +145,12 @@ def stream_to_graphs(
 ) -> List[Data]:
     r"""One ordered PyG graph per graph id, edges in arrival order.
 
-    Graphs come in order of their first edge in the stream (graphs of
-    :obj:`stream.graph_ids` without any edge last, in index order): the row
+    Graphs come in order of their first edge in the stream: the row
     order of :meth:`KongStream.sketches <kong_pyg.KongStream.sketches>` on
-    the same stream. :func:`read_streamspot` and
+    the same stream. Graphs of :obj:`stream.graph_ids` without any edge come
+    last, in index order, with no nodes: a stream has no row for them, and
+    KONG refuses an empty graph (drop them, e.g. :obj:`[g for g in graphs if
+    g.num_nodes]`, to match the stream's rows). :func:`read_streamspot` and
     :func:`synthetic_event_stream` number graphs in that order, so for their
     streams it is also the index order (that of :obj:`stream.graph_ids` and
     of their labels). Each graph keeps its id as :obj:`graph_id`.
