@@ -272,12 +272,18 @@ def test_time_columns_that_float64_would_reorder_or_that_hold_dates_are_named():
     from kong_pyg.datasets import InteractionGraphs
 
     user, item, ul, il = [0, 0, 0], [0, 1, 0], [0], [0, 1]
-    with pytest.raises(ValueError, match=r"'time' mixes integers beyond 2\^53 with floats"):
-        InteractionGraphs(user, item, [2**53 + 1, 2**53, 0.5], ul, il)
+    for mixed in ([2**53 + 1, 2**53, 0.5], [np.int64(2**53 + 1), np.int64(2**53), 0.5]):
+        with pytest.raises(ValueError, match=r"'time' mixes integers beyond 2\^53 with floats"):
+            InteractionGraphs(user, item, mixed, ul, il)
     for dates in (np.array(["2020-01-02", "2020-01-01", "2020-01-03"], dtype="datetime64[D]"),
-                  [datetime.datetime(2020, 1, d) for d in (2, 1, 3)]):
-        with pytest.raises(TypeError, match=r"'time' holds dates or durations; pass numbers"):
+                  [datetime.datetime(2020, 1, d) for d in (2, 1, 3)], [1, datetime.date(2020, 1, 1), 2]):
+        with pytest.raises(TypeError, match=r"'time' holds dates; pass numbers.*datetime64\[s\]"):
             InteractionGraphs(user, item, dates, ul, il)
+    durations = [datetime.timedelta(seconds=s) for s in (2, 1, 3)]
+    with pytest.raises(TypeError, match=r"'time' holds durations; pass numbers.*timedelta64\[s\]"):
+        InteractionGraphs(user, item, durations, ul, il)
+    as_seconds = np.asarray(durations, dtype="timedelta64[s]").astype("int64")  # (the advice runs)
+    assert as_seconds.tolist() == [2, 1, 3]
     exact = InteractionGraphs(user, item, [2**53 + 1, 2**53, 2**53 + 2], ul, il)[0]  # (integers stay exact)
     seconds = np.asarray(["2020-01-02", "2020-01-01", "2020-01-03"], dtype="datetime64[s]").astype("int64")
     assert torch.equal(InteractionGraphs(user, item, seconds, ul, il)[0].edge_index, exact.edge_index)

@@ -6,6 +6,7 @@ rating, an optional tie key) into checked tensors, :func:`time_order` sorts
 it by time (ties: the tie key, then row order).
 """
 import datetime
+import numbers
 from typing import Any, NamedTuple, Optional
 
 import numpy as np
@@ -13,8 +14,6 @@ import torch
 from torch import Tensor
 
 from ..inputs import top_beyond_int64
-
-_DATES = (datetime.date, datetime.timedelta, np.datetime64, np.timedelta64)
 
 
 class InteractionLog(NamedTuple):
@@ -33,26 +32,32 @@ def _column(t: Any, name: str) -> Tensor:
     Sequences go through NumPy, so Python floats stay ``float64`` (:func:`torch.as_tensor` would
     make them ``float32``, where Unix timestamps in seconds tie within about two minutes).
     """
-    arr = t
-    if not isinstance(t, (Tensor, np.ndarray)):
-        try:
-            arr = np.asarray(t)
-        except (TypeError, ValueError, OverflowError):
-            arr = None
-    if isinstance(arr, np.ndarray) and arr.size and (
-            arr.dtype.kind in "mM" or arr.dtype.kind == "O" and isinstance(arr.flat[0], _DATES)):
-        raise TypeError(f"'{name}' holds dates or durations; pass numbers, e.g. seconds: "
-                        "numpy.asarray(values, dtype='datetime64[s]').astype('int64')")
     try:
-        out = torch.as_tensor(arr)
+        out = torch.as_tensor(t if isinstance(t, (Tensor, np.ndarray)) else np.asarray(t))
     except (TypeError, ValueError, RuntimeError, OverflowError):
-        raise TypeError(f"'{name}' must be a 1-D tensor or sequence of numbers (got {type(t).__name__} "
-                        "holding other values)") from None
-    if out.is_floating_point() and isinstance(t, (list, tuple)) and \
-            any(isinstance(v, int) and abs(v) > 2**53 for v in t):  # (NumPy made them all float64)
+        raise TypeError(_not_numbers(t, name)) from None
+    if out.is_floating_point() and isinstance(t, (list, tuple)) and any(
+            isinstance(v, numbers.Integral) and not isinstance(v, bool) and abs(int(v)) > 2**53 for v in t):
         raise ValueError(f"'{name}' mixes integers beyond 2^53 with floats: in float64 (one dtype for the "
                          "column) some would round and tie; pass integers only, or floats only")
     return out
+
+
+def _not_numbers(t: Any, name: str) -> str:
+    """Why a column is not numbers: dates and durations are named, with their conversion."""
+    values = t.reshape(-1) if isinstance(t, np.ndarray) else t if isinstance(t, (list, tuple)) else ()
+    kinds = {getattr(values, "dtype", np.dtype(object)).kind}
+    if kinds == {"O"}:
+        kinds = {"m" if isinstance(v, (datetime.timedelta, np.timedelta64)) else
+                 "M" if isinstance(v, (datetime.date, np.datetime64)) else "" for v in values}
+    if "M" in kinds:
+        return (f"'{name}' holds dates; pass numbers, e.g. seconds: "
+                "numpy.asarray(values, dtype='datetime64[s]').astype('int64')")
+    if "m" in kinds:
+        return (f"'{name}' holds durations; pass numbers, e.g. seconds: "
+                "numpy.asarray(values, dtype='timedelta64[s]').astype('int64')")
+    return (f"'{name}' must be a 1-D tensor or sequence of numbers (got {type(t).__name__} holding other "
+            "values)")
 
 
 def long_vector(t: Any, name: str) -> Tensor:
