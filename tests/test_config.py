@@ -190,5 +190,9 @@ def test_seeds_stop_below_2_to_the_32_where_the_generator_would_repeat_them():
         with pytest.raises(ValueError, match=r"'seed' must be <= 4,294,967,295"):
             make()
     assert main(["stream", __file__, "--seed", str(2**32)]) == 2
+    from kong_pyg.datasets import InteractionGraphs
+
+    with pytest.raises(ValueError, match=r"'seed' must be <= 4,294,967,295"):  # (its subset's generator)
+        InteractionGraphs([0, 1], [0, 0], [0, 1], [0, 0], [0], max_graphs=1, seed=2**32)
     maps = [KongVectorizer(k=2, hops=1, dim=32, seed=s).fit_transform([g]) for s in (0, 1, 2**32 - 1)]
     assert not np.array_equal(maps[0], maps[1]) and not np.array_equal(maps[0], maps[2])

@@ -1026,3 +1026,19 @@ def test_a_checkpoint_that_cannot_be_written_is_refused_before_any_reading(strea
         with pytest.raises(err, match=why):
             KongStream(k=2, hops=1, dim=16).fit(chunks, checkpoint=path, checkpoint_every=3)
     assert read == []
+
+
+def test_a_state_saved_with_a_seed_beyond_32_bits_loads_as_the_seed_it_drew_with(checkpoint, tmp_path):
+    """Older versions took 64-bit seeds; their tables are those of seed mod 2**32 (PyTorch's generator keeps
+    32 bits), and the new cap refused such checkpoints with a bare "'seed' must be <=" error."""
+    from kong_pyg.stream import checkpoint as ckpt
+
+    _, ks = checkpoint
+    state = ks.state_dict()
+    state["config"]["seed"] = 2**32 + ks.seed  # (as an older version saved KongStream(seed=2**32))
+    ckpt.save_checkpoint(state, tmp_path / "old.ckpt")
+    with pytest.warns(UserWarning, match=r"saved with seed=4294967296 .* loads as seed=0"):
+        old = KongStream.load(tmp_path / "old.ckpt")
+    assert old.seed == ks.seed and torch.equal(old.hashes.coef, ks.hashes.coef)
+    with pytest.warns(UserWarning, match="loads as seed=0"):
+        KongStream(k=2, hops=2, dim=16, kernel="cosine").load_state_dict(state)

@@ -106,7 +106,7 @@ import torch
 from torch import Tensor
 from torch_geometric.data import Data, InMemoryDataset
 
-from ..config import check_bool, check_int
+from ..config import MAX_SEED, check_bool, check_int
 from ..hashing import MAX_LABEL
 from ..idmap import first_appearance as dense_first_appearance
 from ..kgrams import exclusive_cumsum
@@ -176,7 +176,7 @@ def select_users(
                                    or max_graphs < 1):
         raise ValueError(f"'max_graphs' must be a positive integer or None (got {max_graphs!r})")
     balance = check_bool("balance", balance)
-    gen = torch.Generator().manual_seed(check_int("seed", seed, 0))
+    gen = torch.Generator().manual_seed(check_int("seed", seed, 0, MAX_SEED))  # (32 bits: config.MAX_SEED)
     chosen = candidates
     if balance:
         if y is None:

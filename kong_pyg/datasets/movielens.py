@@ -51,7 +51,7 @@ import torch
 from torch import Tensor
 from torch_geometric.data import download_url, extract_zip
 
-from ..config import check_bool, check_int
+from ..config import MAX_SEED, check_bool, check_int
 from ..files import atomic_file, regular_file
 from ..warn import warn
 from .interactions import LAYOUTS, build_ego_graphs
@@ -333,7 +333,7 @@ class MovieLensOrdered(SafeInMemoryDataset):
         self.edge_labels = check_bool("edge_labels", edge_labels)
         self.max_graphs = max_graphs
         self.balance = check_bool("balance", balance)
-        self.seed = check_int("seed", seed, 0)
+        self.seed = check_int("seed", seed, 0, MAX_SEED)
         if ml_dir is not None:
             self._copy_raw(root, ml_dir)
         super().__init__(root, transform, force_reload=force_reload)

@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any, Dict, NoReturn, Optional, Tuple, Union
 import torch
 from torch import Tensor
 
+from ..config import MAX_SEED
 from ..files import atomic_write, regular_file
 from ..sketch import HASH_VERSION
 from ..warn import warn
@@ -357,6 +358,23 @@ def _version(state: Any, versions: Tuple[int, ...]) -> int:
         raise ValueError(f"unsupported KongStream state version {version!r} (this version reads "
                          f"{', '.join(map(str, versions))})")
     return int(version)
+
+
+def old_seed(state: Any) -> Any:
+    """A state saved with a seed of 2**32 or more (older versions took 64 bits), as the seed it drew with.
+
+    PyTorch's CPU generator keeps the low 32 bits of a seed, so such a state's tables are those of its
+    seed mod 2**32: it is returned with that seed (a copy, with a warning); any other state as it is.
+    """
+    cfg = state.get("config") if isinstance(state, dict) else None
+    if not isinstance(cfg, dict):
+        return state
+    seed = cfg.get("seed")
+    if not isinstance(seed, int) or isinstance(seed, bool) or not MAX_SEED < seed < 2**64:
+        return state
+    warn(f"this KongStream state was saved with seed={seed} (kong_pyg before seeds stopped at 2**32 - 1), "
+         f"whose hash tables are those of seed {seed % 2**32}: it loads as seed={seed % 2**32}")
+    return dict(state, config=dict(cfg, seed=seed % 2**32))
 
 
 def saved_options(state: Any, versions: Tuple[int, ...], dtypes: Tuple[str, ...]) -> Dict[str, Any]:

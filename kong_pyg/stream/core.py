@@ -480,6 +480,7 @@ class KongStream(GivenOptions):
         and this stream is left as it was.
         """
         check_bool("assign", assign)
+        state = ckpt.old_seed(state)
         pass_rows = ckpt.check_state(self, state, ckpt.READS)
         scheme = ckpt.hash_scheme(state)
         if scheme != self.hashes.version:
@@ -511,6 +512,7 @@ class KongStream(GivenOptions):
         """
         if not isinstance(owner, type):
             return owner.load_state_dict(state, assign)
+        state = ckpt.old_seed(state)
         options = ckpt.saved_options(state, ckpt.READS, ckpt.DTYPES)
         try:
             stream = owner(**options)
