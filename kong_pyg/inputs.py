@@ -176,7 +176,7 @@ def _not_one_hot(name: str, t: Tensor, bad: Tensor, nonzeros: Tensor) -> str:
     values = t[row][t[row] != 0].tolist()[:4]
     msg = (f"'{name}' holds floating-point values that are not one-hot rows (row {row}: non-zero values "
            f"{values}); KONG needs discrete labels (integers or one-hot)")
-    if int(nonzeros[row]) == 1 and values[0] >= 2 and float(values[0]).is_integer():  # (summed with itself)
+    if name == "edge_attr" and int(nonzeros[row]) == 1 and values[0] >= 2 and float(values[0]).is_integer():
         msg += ("; one value above 1 is what adding up copies of a one-hot label gives, e.g. "
                 "torch_geometric.transforms.ToUndirected() (reduce='add') on graphs that already store "
                 "both directions of every edge: use ToUndirected(reduce='max'), or leave them as they are")

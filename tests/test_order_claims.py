@@ -107,6 +107,9 @@ def test_to_undirected_adds_up_one_hot_edge_labels_of_graphs_stored_both_ways():
     with pytest.raises(TypeError, match=r"'edge_attr' .* not one-hot rows \(row 0: non-zero values "
                                         r"\[2.0\]\).*ToUndirected\(reduce='max'\)"):
         layer(doubled.x, doubled.edge_index, doubled.edge_attr)
+    no_hint = r"values \[2.0\]\); KONG needs discrete labels \(integers or one-hot\)$"
+    with pytest.raises(TypeError, match=no_hint):  # (x: ToUndirected never adds labels up there)
+        layer(torch.eye(4)[d.x] * 2, d.edge_index)
     kept = T.ToUndirected(reduce="max")(d.clone())
     assert torch.equal(layer.readout(kept.x, kept.edge_index, edge_attr=kept.edge_attr),
                        layer.readout(d.x, d.edge_index, edge_attr=d.edge_attr))  # (k = 1: sorting is fine)
