@@ -31,7 +31,7 @@ def warn(message: str, category: Type[Warning] = UserWarning) -> None:
     """:func:`warnings.warn`, attributed to the first caller outside this package.
 
     A fixed ``stacklevel`` is right for one call path only (the same check
-    reached from :func:`~kong_pyg.evaluation.cross_validate` or directly);
+    reached from :func:`~kong_pyg.evaluation.cv.cross_validate` or directly);
     this one names the user's line, past the frames that only pass calls on
     (:meth:`torch.nn.Module.load_state_dict`'s hooks, thread and process
     pools). Where the whole stack is such code (a pool's thread running a

@@ -256,7 +256,7 @@ class CVResult:
         outer (numpy.ndarray): :obj:`[S, len(C), R, F]` test accuracies.
         inner (numpy.ndarray, optional): :obj:`[S, len(C), R, F, I]` inner
             validation accuracies; NaN beyond a split's own inner folds
-            (:func:`~kong_pyg.evaluation.random_splits` gives fewer where a
+            (:func:`~kong_pyg.evaluation.splits.random_splits` gives fewer where a
             training part is small).
         feature_seconds (list): Feature time of each setting.
         cv_seconds (float): Time spent fitting.

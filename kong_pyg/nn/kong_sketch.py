@@ -410,10 +410,12 @@ class KongSketch(GivenOptions, MessagePassing):
             edge_attr (torch.Tensor, optional): Edge labels.
             edge_order (torch.Tensor, optional): A per-edge sort key.
             num_graphs (int, optional): The number of graphs (default:
-                :obj:`batch.max() + 1`; pass a :class:`Batch`'s
-                :obj:`num_graphs`, so that an empty last graph is seen).
-                Every graph needs a node: a graph index :obj:`batch` holds
-                for no node is refused, as an empty graph alone is.
+                :obj:`batch.max() + 1`). Every graph needs a node: a graph
+                index below it that :obj:`batch` holds for no node is
+                refused (a :class:`ValueError`), as an empty graph alone
+                is. Without it an empty *last* graph goes unseen (no row for
+                it): pass a :class:`Batch`'s :obj:`num_graphs` to have it
+                refused too.
         """
         with torch.no_grad():
             batch = self._batch(batch, x)
