@@ -370,7 +370,11 @@ def check_no_empty_graph(batch: Tensor, num_graphs: int, where: str) -> None:
     An empty graph in a batch is refused as it is alone (KONG needs at
     least one node), not given a row of zeros.
     """
-    empty = (torch.bincount(batch, minlength=num_graphs)[:num_graphs] == 0).nonzero()
+    # (a fill, not bincount: bincount has no deterministic CUDA kernel, and is refused under
+    # torch.use_deterministic_algorithms; indices at or beyond num_graphs are left to the caller's checks)
+    present = torch.zeros(num_graphs, dtype=torch.bool, device=batch.device)
+    present.index_fill_(0, batch[batch < num_graphs], True)
+    empty = (~present).nonzero()
     if empty.numel():
         raise ValueError(f"graph {int(empty[0])} {where} is empty (no nodes); KONG needs at least one node")
 
