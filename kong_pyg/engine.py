@@ -221,7 +221,8 @@ def exact_graph_map(
     check_entries(entries, f"degree-{cfg.degree} map", advice, 64 + 8 * cfg.degree)
     # (and the memory its peak takes, measured at about 8 (20 + 6 p) bytes an entry: the p columns of each
     # multiset, their copy in the last extension and in dense_row_ids' folding, a dozen per-entry arrays)
-    check_memory_entries(entries, f"degree-{cfg.degree} map", advice, 8 * (20 + 6 * cfg.degree))
+    check_memory_entries(entries, f"degree-{cfg.degree} map", advice, 8 * (20 + 6 * cfg.degree),
+                         node.val.device)
     row, cols, val = symmetric_power(node, cfg.degree)
     uid, multisets = dense_row_ids(cols)
     rows = sum_duplicates(batch.index_select(0, row), uid, val, max(multisets.size(0), 1), num_graphs)

@@ -74,14 +74,16 @@ def check_entries(entries: float, what: str, advice: str, entry_bytes: int = ENT
         raise ExactMapTooLarge(entries, what, advice, entry_bytes)
 
 
-def check_memory_entries(entries: float, what: str, advice: str, entry_bytes: int) -> None:
-    """Raise :class:`ExactMapTooLarge` if :obj:`entries` would take more memory than the machine has free.
+def check_memory_entries(entries: float, what: str, advice: str, entry_bytes: int,
+                         device: Optional[torch.device] = None) -> None:
+    """Raise :class:`ExactMapTooLarge` if :obj:`entries` would take more memory than :obj:`device` has free.
 
-    (Not the budget of :func:`check_entries`: for work whose size the memory, not a policy, bounds.)
+    (Not the budget of :func:`check_entries`: for work whose size the memory, not a policy, bounds.
+    :obj:`device` is where the work runs: a GPU's memory, not the host's; default the CPU.)
     """
     from .memory import shortfall
 
-    free = shortfall(int(entries * entry_bytes))
+    free = shortfall(int(entries * entry_bytes), device)
     if free is not None:
         raise ExactMapTooLarge(entries, what, advice, entry_bytes, free)
 
@@ -130,9 +132,13 @@ def sum_duplicate_keys(key: Tensor, val: Tensor, num_cols: int, num_rows: Option
         num_rows = int(key.max()) // num_cols + 1 if key.numel() else 0
     space = num_rows * num_cols
     if space <= 4 * key.numel() + 65536:
-        dense = torch.bincount(key, weights=val, minlength=space)
-        if dense.dtype != val.dtype:  # (empty input: int64)
-            dense = dense.to(val.dtype)
+        if key.is_cuda:  # (CUDA's weighted bincount is refused under torch.use_deterministic_algorithms;
+            # index_add_ has a deterministic kernel; on the CPU both add in input order, bincount faster)
+            dense = torch.zeros(space, dtype=val.dtype, device=key.device).index_add_(0, key, val)
+        else:
+            dense = torch.bincount(key, weights=val, minlength=space)
+            if dense.dtype != val.dtype:  # (empty input: int64)
+                dense = dense.to(val.dtype)
         uniq = flat_nonzero(dense)
         row = torch.div(uniq, num_cols, rounding_mode="floor")
         return Rows(row, uniq % num_cols, dense.index_select(0, uniq))

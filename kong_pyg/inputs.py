@@ -72,7 +72,7 @@ def edge_index_from_sparse(adj_t: Any, num_nodes: int, flow: str, edge_attr: Any
             raise ValueError("the sparse adjacency holds negative values: entries count parallel edges")
         total = float(value.double().sum())  # (edges; in float64: int64 could wrap)
         check_allocation(int(min(total, 2.0**62)) * 32, f"the {total:,.0f} edges of the sparse adjacency "
-                         "(an entry of value w is w parallel edges)", advice="a 0/1 adjacency")
+                         "(an entry of value w is w parallel edges)", row.device, advice="a 0/1 adjacency")
         count = value.long()
         row, col = row.repeat_interleave(count), col.repeat_interleave(count)
     return torch.stack([col, row]).long()
@@ -370,8 +370,8 @@ def check_no_empty_graph(batch: Tensor, num_graphs: int, where: str) -> None:
     An empty graph in a batch is refused as it is alone (KONG needs at
     least one node), not given a row of zeros.
     """
-    # (a fill, not bincount: bincount has no deterministic CUDA kernel, and is refused under
-    # torch.use_deterministic_algorithms; indices at or beyond num_graphs are left to the caller's checks)
+    # (a fill: cheaper than counting, the same on every device; indices at or beyond num_graphs are left
+    # to the caller's checks)
     present = torch.zeros(num_graphs, dtype=torch.bool, device=batch.device)
     present.index_fill_(0, batch[batch < num_graphs], True)
     empty = (~present).nonzero()

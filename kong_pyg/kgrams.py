@@ -298,7 +298,7 @@ def _bigram_step(
     return out, StringState(length, prefix.view(n, 1), suffix.view(n, 1))
 
 
-def check_string_memory(values: int, k: int) -> None:
+def check_string_memory(values: int, k: int, device: Optional[torch.device] = None) -> None:
     """Refuse (:class:`~kong_pyg.exact.ExactMapTooLarge`) k-gram work of more int64s than memory holds.
 
     The strings' pieces carry :math:`k - 1` prefix and suffix codes each and every n-gram window
@@ -309,7 +309,7 @@ def check_string_memory(values: int, k: int) -> None:
     from .exact import check_memory_entries  # (exact imports this module)
 
     check_memory_entries(values, f"k-gram work of one step ({k}-symbol grams)", "a smaller k, or fewer edges "
-                         "at once (fewer graphs per batch, or a stream's smaller chunks)", 8)
+                         "at once (fewer graphs per batch, or a stream's smaller chunks)", 8, device)
 
 
 def concat_step(
@@ -354,7 +354,7 @@ def concat_step(
     n_items = lab + (ptr[1:] - ptr[:-1]) * per_edge
     item_start = exclusive_cumsum(n_items)
     total = int(item_start[-1])
-    check_string_memory(total * (k - 1) * 4, k)  # (prefix and suffix codes of every piece, and their reads)
+    check_string_memory(total * (k - 1) * 4, k, device)  # (prefix and suffix codes of each piece, read)
     owner = torch.repeat_interleave(n_items, output_size=total)
     length = torch.ones(total, dtype=torch.long, device=device)
     prefix = torch.full((total, k - 1), BREAK, dtype=torch.long, device=device)
@@ -477,7 +477,7 @@ def concat_pieces(
     which[piece_pos] = torch.arange(m, device=device)
     offset = exclusive_cumsum(size)
     total = int(offset[-1])
-    check_string_memory(total * (sum(lengths) + 8), k)  # (the symbols, and an n-gram window at each)
+    check_string_memory(total * (sum(lengths) + 8), k, device)  # (the symbols, and an n-gram window at each)
     item = torch.repeat_interleave(size, output_size=total)
     intra = torch.arange(total, device=device) - offset[item]
     j = which[item]

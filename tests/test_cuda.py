@@ -237,3 +237,32 @@ def test_order_test_on_device_gives_the_cpu_result():
     for metric in cpu.scores:
         for s in cpu.settings:
             np.testing.assert_allclose(dev.scores[metric][s], cpu.scores[metric][s], atol=1e-9)
+
+
+@pytest.fixture
+def deterministic():
+    torch.use_deterministic_algorithms(True)
+    yield
+    torch.use_deterministic_algorithms(False)
+
+
+def test_deterministic_algorithms_on_device(deterministic):
+    """Under torch.use_deterministic_algorithms, CUDA refuses a weighted bincount (exact rows' duplicate sums)
+    and a float cumsum (the SVM's line search): the device gave a RuntimeError where the CPU ran."""
+    from kong_pyg import classify
+
+    gs = graphs(12, seed=5)
+    for opts in (dict(k=2, hops=2), dict(k=2, hops=2, dim=64, kernel="cosine", normalize=True)):
+        X = KongVectorizer(**opts).fit_transform(gs)
+        Y = KongVectorizer(device=DEVICE, **opts).fit_transform(gs)
+        X, Y = (np.asarray(Z.todense()) if hasattr(Z, "todense") else Z for Z in (X, Y))
+        assert np.allclose(X, Y, rtol=1e-9, atol=1e-9)
+    b = Batch.from_data_list(gs)
+    layer = KongSketch(k=2, hops=2, dim=64, degree=2)
+    ref = layer.readout(b.x, b.edge_index, b.batch, b.edge_attr)
+    d = b.to(DEVICE)
+    same(layer.to(DEVICE).readout(d.x, d.edge_index, d.batch, d.edge_attr), ref, False)
+    cpu = classify("MUTAG", grid="quick", repeats=1, inner_folds=3)
+    dev = classify("MUTAG", grid="quick", repeats=1, inner_folds=3, device=DEVICE)
+    nested = cpu.results["nested"].accuracy_mean
+    assert dev.results["nested"].accuracy_mean == pytest.approx(nested, abs=1e-12)

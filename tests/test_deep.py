@@ -212,3 +212,25 @@ def test_sketched_node_maps_switch_to_sketches_where_the_exact_rows_would_not_fi
         torch.testing.assert_close(layer.node_maps(x, ei), fwd, rtol=1e-5, atol=1e-4)
     with pytest.raises(ValueError, match="exact cosine norms read the exact count rows; norm='sketch' does"):
         KongSketch(k=2, hops=3, dim=256, kernel="cosine", norm="exact").node_maps(x, ei)
+
+
+def test_memory_checks_ask_the_device_the_work_runs_on(monkeypatch):
+    """The k-gram work and degree-p map checks read the host's free memory for work on a GPU (no device was
+    passed): a GPU batch too big passed the check, and a short host refused GPU work that fit."""
+    import kong_pyg.engine as engine
+    import kong_pyg.exact as exact
+    from kong_pyg import KongVectorizer
+
+    asked = []
+    check = exact.check_memory_entries
+
+    def recording(entries, what, advice, entry_bytes, device=None):
+        asked.append((what.split(" ")[0], device))
+        check(entries, what, advice, entry_bytes, device)
+
+    monkeypatch.setattr(exact, "check_memory_entries", recording)  # (kgrams imports it at each call)
+    monkeypatch.setattr(engine, "check_memory_entries", recording)
+    x, ei = _complete(6, labels=3)
+    KongVectorizer(k=3, hops=2, degree=2).fit_transform([Data(x=x, edge_index=ei)])
+    assert {what for what, _ in asked} == {"k-gram", "degree-2"}
+    assert all(d is not None and torch.device(d).type == "cpu" for _, d in asked), asked

@@ -10,6 +10,16 @@ import torch
 from torch import Tensor
 
 
+def _cumsum(x: Tensor) -> Tensor:
+    """Cumulative sums along dim 1.
+
+    On the CPU where a CUDA tensor asks for deterministic algorithms: CUDA has no deterministic float
+    cumsum (:func:`torch.use_deterministic_algorithms` refuses it).
+    """
+    if x.is_cuda and torch.are_deterministic_algorithms_enabled():
+        return torch.cumsum(x.cpu(), 1).to(x.device)
+    return torch.cumsum(x, 1)
+
 def line_search(a: Tensor, b: Tensor, m: Tensor, q: Tensor, C: Tensor) -> Tensor:
     r"""The exact minimizer :math:`t \geq 0` of the objective along the Newton direction.
 
@@ -43,8 +53,8 @@ def line_search(a: Tensor, b: Tensor, m: Tensor, q: Tensor, C: Tensor) -> Tensor
     tb = torch.where(valid, tb, torch.full_like(tb, math.inf))
     sign = torch.where(q > 0, -1.0, 1.0).to(q.dtype) * valid
     tb, order = torch.sort(tb, dim=1)
-    c1 = A1 + torch.cumsum((sign * q * m).gather(1, order), 1)
-    c2 = A2 + torch.cumsum((sign * q * q).gather(1, order), 1)
+    c1 = A1 + _cumsum((sign * q * m).gather(1, order))
+    c2 = A2 + _cumsum((sign * q * q).gather(1, order))
     finite = torch.isfinite(tb)
     slope = a.unsqueeze(1) - two_c * c1 + torch.where(finite, tb, torch.zeros_like(tb)) * (
         b.unsqueeze(1) + two_c * c2)
