@@ -62,6 +62,7 @@ from .propagation import (
     block_hashes,
     gram_hashes,
     propagate_sketches,
+    propagation_copies,
     scatter_sketch,
     sparse_aggregator,
     step_injection,
@@ -257,8 +258,12 @@ def node_counts(
     :obj:`switch_ratio` (default :data:`SWITCH_RATIO`) of the dense
     :obj:`[N, p, b]` sketches would; past
     that (deep :obj:`hops` on dense graphs) the Count-Sketches themselves are
-    propagated (:func:`propagate_sketches`). Exact cosine norms need the
-    exact rows, so they never switch.
+    propagated (:func:`propagate_sketches`); so they are too where a step's
+    rows, before duplicates merge, would hold more entries than the dense
+    sketches (the exact step would take several times their memory). Exact cosine
+    norms need the exact rows, so they never switch. The dense sketches are
+    checked against the memory of the device (:class:`ExactMapTooLarge`: a
+    batch of graphs is split on it).
     """
     n = prep.num_nodes
     kernel = get_kernel(cfg.kernel)
@@ -266,7 +271,8 @@ def node_counts(
     ratio = SWITCH_RATIO if switch_ratio is None else switch_ratio
     budget = int(n * hashes.degree * hashes.dim * ratio)
     levels: List[Rows] = []
-    gen = node_count_steps(grams, prep.hood, n)
+    dense = n * hashes.degree * hashes.dim  # (entries of the dense sketches)
+    gen = node_count_steps(grams, prep.hood, n, dense if may_switch else None)
     switched = False
     while True:
         try:
@@ -287,6 +293,10 @@ def node_counts(
             switched = True
             break
     if switched:  # (the later steps propagate the sketches)
+        check_memory_entries(dense, f"propagation of the node sketches ([{n:,}, "
+                             f"{hashes.degree} x {hashes.dim:,}] float64, {propagation_copies(cfg)} at once)",
+                             "a smaller 'dim', or fewer nodes per call", 8 * propagation_copies(cfg),
+                             prep.node_sym.device)
         agg = aggregate if aggregate is not None else sparse_aggregator(prep)
         return NodeCounts(grams, None, propagate_sketches(cfg, hashes, grams, gh, n, agg, levels))
     return NodeCounts(grams, tag_blocks(levels, grams.num_grams, traversal_rule(cfg)), None)

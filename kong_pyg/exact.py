@@ -148,12 +148,17 @@ def sum_duplicate_keys(key: Tensor, val: Tensor, num_cols: int, num_rows: Option
     return out if bool(keep.all()) else Rows(out.row[keep], out.col[keep], out.val[keep])
 
 
-def propagate_rows(y: Rows, hood: Neighborhoods, num_nodes: int) -> Rows:
-    r"""Entries of :math:`A Y`: each center gets its neighbors' rows."""
+def propagate_rows(y: Rows, hood: Neighborhoods, num_nodes: int, limit: Optional[int] = None) -> Rows:
+    r"""Entries of :math:`A Y`: each center gets its neighbors' rows.
+
+    More than :obj:`limit` entries (before duplicates are merged) raise :class:`ExactMapTooLarge`.
+    """
     count = torch.bincount(y.row, minlength=num_nodes)
     rowptr = exclusive_cumsum(count)
     per_edge = count.index_select(0, hood.nbr)
     total = int(per_edge.sum())
+    if limit is not None and total > limit:
+        raise ExactMapTooLarge(total, "node count vectors", f"more than the {limit:,} entries allowed here")
     check_entries(total, "node count vectors",
                   "use a sketch (dim=...), fewer hops, or smaller batches of graphs")
     edge = torch.repeat_interleave(per_edge, output_size=total)  # (edge e per_edge[e] times)
@@ -260,14 +265,17 @@ def cat_rows(parts: List[Rows]) -> Rows:
 
 
 def node_count_steps(
-    grams: LocalGrams, hood: Neighborhoods, num_nodes: int
+    grams: LocalGrams, hood: Neighborhoods, num_nodes: int, limit: Optional[int] = None
 ) -> Generator[Rows, None, None]:
-    r"""Yield the exact count rows :math:`Y^{(i)}` (columns: gram ids)."""
+    r"""Yield the exact count rows :math:`Y^{(i)}` (columns: gram ids).
+
+    :obj:`limit`: see :func:`propagate_rows` (the first step is never refused by it).
+    """
     g = max(grams.num_grams, 1)
     dev = hood.center.device
     y: Optional[Rows] = None
     for entry in grams.steps:
-        parts = [] if y is None else [propagate_rows(y, hood, num_nodes)]
+        parts = [] if y is None else [propagate_rows(y, hood, num_nodes, limit)]
         if entry is not None:
             node, gid = entry
             parts.append(Rows(node, gid, torch.ones(node.numel(), dtype=torch.float64, device=dev)))

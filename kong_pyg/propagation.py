@@ -108,6 +108,15 @@ def _shift_into(out: Tensor, y: Tensor, hashes: SketchHashes, level: int) -> Non
         out[:, f * b : (f + 1) * b] += shift_level(y[:, f * b : (f + 1) * b], shift, flip.to(y.dtype))
 
 
+def propagation_copies(cfg: KongConfig) -> int:
+    """Float64 :obj:`[N, p * b]` arrays alive at once in :func:`propagate_sketches`.
+
+    The sketches :math:`Y^{(i-1)}`, the step's injection, the new :math:`A Y + X`, and where levels go
+    into blocks of their own (BFS) the output they are added into.
+    """
+    return 4 if traversal_rule(cfg).shifted() else 3
+
+
 def propagate_sketches(
     cfg: KongConfig,
     hashes: SketchHashes,
@@ -163,4 +172,5 @@ __all__ = [
     "step_injection",
     "sparse_aggregator",
     "propagate_sketches",
+    "propagation_copies",
 ]

@@ -153,8 +153,8 @@ def test_memory_checks_count_the_output_copy_in_its_dtype(monkeypatch):
         L.node_maps(x, ei)
         assert seen == [7 * 64 * (8 + cast)]
         seen.clear()
-        L(x, ei)  # (two float64 sketches, then an output of its own)
-        assert seen == [2 * 7 * 64 * 8 + 7 * 64 * dtype.itemsize]
+        L(x, ei)  # (BFS: four float64 sketches at once, message blocks, then an output of its own)
+        assert seen == [4 * 7 * 64 * 8 + 7 * 64 * dtype.itemsize + layer._MESSAGE_BYTES]
     L = KongSketch(k=2, dim=64, degree=2, dtype=torch.float32)
     seen.clear()
     L.node_maps(x, ei)
@@ -234,3 +234,16 @@ def test_memory_checks_ask_the_device_the_work_runs_on(monkeypatch):
     KongVectorizer(k=3, hops=2, degree=2).fit_transform([Data(x=x, edge_index=ei)])
     assert {what for what, _ in asked} == {"k-gram", "degree-2"}
     assert all(d is not None and torch.device(d).type == "cpu" for _, d in asked), asked
+
+
+def test_node_counts_switch_to_sketches_before_an_exact_step_outgrows_them():
+    """The exact rows were propagated until, merged, they passed switch_ratio of the dense sketches; a step's
+    rows before merging (about degree times more) were bounded only by the 2 GiB budget: node features of
+    a dense 1,000-node graph at dim 4096 peaked at 1.3 GB for a 16 MB output (0.33 GB now)."""
+    x, ei = _complete(30, labels=4)
+    layer = KongSketch(k=2, hops=3, dim=16)
+    layer.switch_ratio = 10.0  # (the merged rows never pass 10x the sketches)
+    prep = layer.prepare(x, ei)
+    counts = layer.node_counts(prep, layer.occurrences(prep))
+    assert counts.dense is not None  # (each node gathers 29 rows: more entries than the 30 x 16 sketches)
+    assert torch.equal(layer.node_maps(x, ei), layer(x, ei))  # (p = 1: integer sketches, either route)

@@ -28,6 +28,8 @@ _DEFAULTS = {**option_defaults(), "dim": 1024}
 #: Messages of one :meth:`propagate` call hold at most this many entries
 #: (wider sketches are propagated in column blocks).
 _MESSAGE_ENTRIES = 1 << 24
+#: Bytes of one column block's messages and their sum, at most (float64).
+_MESSAGE_BYTES = 2 * 8 * _MESSAGE_ENTRIES
 
 
 def check_sketch_dim(cfg: KongConfig, owner: str) -> int:
@@ -337,7 +339,8 @@ class KongSketch(GivenOptions, MessagePassing):
             cfg, hashes = self.config, self.hashes
             prep = self.prepare(x, edge_index, edge_attr, edge_order, self._batch(batch, x))
             n = prep.num_nodes
-            self._check_node_output(n, prep.node_sym.device, copies=2, apart=True)
+            self._check_node_output(n, prep.node_sym.device, engine.propagation_copies(cfg), apart=True,
+                                    extra=_MESSAGE_BYTES)
             grams = index_grams(engine.kgram_steps(cfg, prep))
             gh = engine.gram_hashes(hashes, grams)
             kernel = get_kernel(cfg.kernel)
@@ -456,15 +459,17 @@ class KongSketch(GivenOptions, MessagePassing):
 
         return agg
 
-    def _check_node_output(self, num_nodes: int, device: torch.device, copies: int, apart: bool) -> None:
+    def _check_node_output(self, num_nodes: int, device: torch.device, copies: int, apart: bool,
+                           extra: int = 0) -> None:
         """Refuse node sketches that cannot fit: :obj:`copies` float64 ones, and the output.
 
         :obj:`apart`: the output is a tensor of its own (:meth:`forward`), not a cast of a sketch.
+        :obj:`extra`: bytes of working arrays besides (message blocks).
         """
         p, dim = self.hashes.degree, self.hashes.dim
         out = self.out_dtype.itemsize if apart else self._cast_bytes()
         shown = f" and the output [{num_nodes:,}, {dim:,}] in {self.out_dtype}" if out else ""
-        check_allocation(copies * num_nodes * p * dim * 8 + num_nodes * dim * out,
+        check_allocation(copies * num_nodes * p * dim * 8 + num_nodes * dim * out + extra,
                          f"'dim' = {dim:,}: the node sketches ({copies} x [{num_nodes:,}, {p} x {dim:,}], "
                          f"float64){shown}", device, advice="a smaller 'dim' or fewer nodes per call")
 
