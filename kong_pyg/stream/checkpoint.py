@@ -37,12 +37,12 @@ from torch import Tensor
 
 from ..config import MAX_SEED
 from ..files import atomic_write, regular_file
-from ..sketch import HASH_VERSION
+from ..sketch import HASH_VERSION, SketchHashes, SymbolHashTable
 from ..warn import warn
-from .ids import _PLAIN, _RID_BITS, _RID_MASK, MAX_NODES
+from .ids import _PLAIN, _RID_BITS, _RID_MASK, MAX_NODES, StreamIds
 from .options import node_sketches, replays
-from .replay import to_signed
-from .state import COUNT_DTYPE
+from .replay import to_signed, to_unsigned
+from .state import COUNT_DTYPE, NodeState
 
 if TYPE_CHECKING:  # pragma: no cover
     from .core import KongStream
@@ -80,6 +80,32 @@ def stream_state(ks: "KongStream") -> Dict[str, Any]:
                    "current": None if ks._current is None else to_signed(ks._current)},
         "source": ks.source,
     }
+
+
+def restore(ks: "KongStream", state: Any, assign: bool) -> None:
+    """:meth:`KongStream.load_state_dict`: check :obj:`state` for :obj:`ks`, then put it in it.
+
+    A state refused by a check leaves :obj:`ks` as it was.
+    """
+    state = old_seed(state)
+    pass_rows = check_state(ks, state, READS)
+    scheme = hash_scheme(state)
+    if scheme != ks.hashes.version:
+        ks.hashes = SketchHashes(ks.dim, ks.degree, ks.k, ks.hops + 1, ks.seed, version=scheme)
+    replay = state.get("replay", {"first": None, "current": None})
+    ks.reset()
+    ks.pass_index, ks.position = state["pass_index"], state["position"]
+    ks.num_edges, ks.source = state["num_edges"], state.get("source")
+    ks._first = None if replay["first"] is None else to_unsigned(replay["first"])
+    ks._current = None if replay["current"] is None else to_unsigned(replay["current"])
+    ks._ids = StreamIds.from_state(state)
+    ks._set_table(SymbolHashTable(ks.hashes, ks.dtype, keys=state["symbols"].numpy()))
+    ks._nodes = NodeState.from_state(ks.k, state["arrays"], len(ks._ids.nodes), assign)
+    ks._replay = replay_layout(ks, state)
+    if "nbr_w" in ks._nodes:  # (older states count in the sketches' dtype: float32 stops at 2^24)
+        ks._nodes.put("nbr_w", ks._nodes["nbr_w"].to(COUNT_DTYPE))
+    ks._rows = state["rows"].clone()
+    ks._pass_rows = pass_rows.clone() if ks.pass_index > 1 else ks._pass_rows
 
 
 def saved_pass_rows(ks: "KongStream") -> Tensor:

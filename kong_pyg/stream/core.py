@@ -20,7 +20,6 @@ from .counts import GramCounts
 from .ids import Columns, Found, StreamIds
 from .options import STREAM_DEFAULTS, node_sketches, replays, stream_config
 from .output import final_sketches
-from .replay import to_unsigned
 from .sources import fit_source
 from .state import COUNT_DTYPE, INDEX_DTYPE, NodeState, grow_rows
 
@@ -480,26 +479,7 @@ class KongStream(GivenOptions):
         and this stream is left as it was.
         """
         check_bool("assign", assign)
-        state = ckpt.old_seed(state)
-        pass_rows = ckpt.check_state(self, state, ckpt.READS)
-        scheme = ckpt.hash_scheme(state)
-        if scheme != self.hashes.version:
-            self.hashes = SketchHashes(self.dim, self.degree, self.k, self.hops + 1, self.seed,
-                                       version=scheme)
-        replay = state.get("replay", {"first": None, "current": None})
-        self.reset()
-        self.pass_index, self.position = state["pass_index"], state["position"]
-        self.num_edges, self.source = state["num_edges"], state.get("source")
-        self._first = None if replay["first"] is None else to_unsigned(replay["first"])
-        self._current = None if replay["current"] is None else to_unsigned(replay["current"])
-        self._ids = StreamIds.from_state(state)
-        self._set_table(SymbolHashTable(self.hashes, self.dtype, keys=state["symbols"].numpy()))
-        self._nodes = NodeState.from_state(self.k, state["arrays"], len(self._ids.nodes), assign)
-        self._replay = ckpt.replay_layout(self, state)
-        if "nbr_w" in self._nodes:  # (older states count in the sketches' dtype: float32 stops at 2^24)
-            self._nodes.put("nbr_w", self._nodes["nbr_w"].to(COUNT_DTYPE))
-        self._rows = state["rows"].clone()
-        self._pass_rows = pass_rows.clone() if self.pass_index > 1 else self._pass_rows
+        ckpt.restore(self, state, assign)
         return self
 
     @_class_or_stream
