@@ -57,9 +57,11 @@ from .kernels import get_kernel
 from .kgrams import Occurrences, exclusive_cumsum, occurrences
 from .outputs import all_finite, cast_checked, check_finite, normalize_rows
 from .propagation import (
+    EXACT_STEP_BYTES,
     Aggregate,
     GramHashes,
     block_hashes,
+    dense_step_bytes,
     gram_hashes,
     propagate_sketches,
     propagation_copies,
@@ -259,8 +261,8 @@ def node_counts(
     :obj:`[N, p, b]` sketches would; past
     that (deep :obj:`hops` on dense graphs) the Count-Sketches themselves are
     propagated (:func:`propagate_sketches`); so they are too where a step's
-    rows, before duplicates merge, would hold more entries than the dense
-    sketches (the exact step would take several times their memory). Exact cosine
+    rows, before duplicates merge, would take more memory than a dense step
+    (:func:`~kong_pyg.propagation.dense_step_bytes`). Exact cosine
     norms need the exact rows, so they never switch. The dense sketches are
     checked against the memory of the device (:class:`ExactMapTooLarge`: a
     batch of graphs is split on it).
@@ -271,8 +273,9 @@ def node_counts(
     ratio = SWITCH_RATIO if switch_ratio is None else switch_ratio
     budget = int(n * hashes.degree * hashes.dim * ratio)
     levels: List[Rows] = []
-    dense = n * hashes.degree * hashes.dim  # (entries of the dense sketches)
-    gen = node_count_steps(grams, prep.hood, n, dense if may_switch else None)
+    width = hashes.degree * hashes.dim
+    dense_bytes = dense_step_bytes(cfg, n, prep.hood.nbr.numel(), width)
+    gen = node_count_steps(grams, prep.hood, n, dense_bytes // EXACT_STEP_BYTES if may_switch else None)
     switched = False
     while True:
         try:
@@ -293,9 +296,9 @@ def node_counts(
             switched = True
             break
     if switched:  # (the later steps propagate the sketches)
-        check_memory_entries(dense, f"propagation of the node sketches ([{n:,}, "
-                             f"{hashes.degree} x {hashes.dim:,}] float64, {propagation_copies(cfg)} at once)",
-                             "a smaller 'dim', or fewer nodes per call", 8 * propagation_copies(cfg),
+        check_memory_entries(n * width, f"propagation of the node sketches ([{n:,}, {hashes.degree} x "
+                             f"{hashes.dim:,}] float64, {propagation_copies(cfg)} at once, and messages)",
+                             "a smaller 'dim', or fewer nodes per call", -(-dense_bytes // max(n * width, 1)),
                              prep.node_sym.device)
         agg = aggregate if aggregate is not None else sparse_aggregator(prep)
         return NodeCounts(grams, None, propagate_sketches(cfg, hashes, grams, gh, n, agg, levels))

@@ -108,6 +108,15 @@ def _shift_into(out: Tensor, y: Tensor, hashes: SketchHashes, level: int) -> Non
         out[:, f * b : (f + 1) * b] += shift_level(y[:, f * b : (f + 1) * b], shift, flip.to(y.dtype))
 
 
+#: Messages of one :meth:`~torch_geometric.nn.conv.MessagePassing.propagate` call hold at most this many
+#: entries (wider sketches are propagated in column blocks: :meth:`KongSketch.aggregator
+#: <kong_pyg.KongSketch.aggregator>`).
+MESSAGE_ENTRIES = 1 << 24
+#: Bytes a propagated exact count entry takes at a step's peak (its row, column and value, the edge and
+#: offset of its copy, the merge of duplicates), measured at about 40.
+EXACT_STEP_BYTES = 40
+
+
 def propagation_copies(cfg: KongConfig) -> int:
     """Float64 :obj:`[N, p * b]` arrays alive at once in :func:`propagate_sketches`.
 
@@ -115,6 +124,15 @@ def propagation_copies(cfg: KongConfig) -> int:
     into blocks of their own (BFS) the output they are added into.
     """
     return 4 if traversal_rule(cfg).shifted() else 3
+
+
+def dense_step_bytes(cfg: KongConfig, num_nodes: int, num_edges: int, width: int) -> int:
+    """Bytes a step of :func:`propagate_sketches` holds at once.
+
+    Its float64 copies of the :obj:`[N, width]` sketches, and a block of messages and their sum (where
+    the aggregation passes messages).
+    """
+    return propagation_copies(cfg) * num_nodes * width * 8 + 16 * min(num_edges * width, MESSAGE_ENTRIES)
 
 
 def propagate_sketches(
@@ -173,4 +191,7 @@ __all__ = [
     "sparse_aggregator",
     "propagate_sketches",
     "propagation_copies",
+    "dense_step_bytes",
+    "MESSAGE_ENTRIES",
+    "EXACT_STEP_BYTES",
 ]

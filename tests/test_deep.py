@@ -154,7 +154,8 @@ def test_memory_checks_count_the_output_copy_in_its_dtype(monkeypatch):
         assert seen == [7 * 64 * (8 + cast)]
         seen.clear()
         L(x, ei)  # (BFS: four float64 sketches at once, message blocks, then an output of its own)
-        assert seen == [4 * 7 * 64 * 8 + 7 * 64 * dtype.itemsize + layer._MESSAGE_BYTES]
+        m = ei.size(1)  # (and a block of messages with their sum: 16 bytes an edge and column)
+        assert seen == [4 * 7 * 64 * 8 + 16 * m * 64 + 7 * 64 * dtype.itemsize]
     L = KongSketch(k=2, dim=64, degree=2, dtype=torch.float32)
     seen.clear()
     L.node_maps(x, ei)
@@ -247,3 +248,25 @@ def test_node_counts_switch_to_sketches_before_an_exact_step_outgrows_them():
     counts = layer.node_counts(prep, layer.occurrences(prep))
     assert counts.dense is not None  # (each node gathers 29 rows: more entries than the 30 x 16 sketches)
     assert torch.equal(layer.node_maps(x, ei), layer(x, ei))  # (p = 1: integer sketches, either route)
+
+
+def test_forward_counts_the_messages_a_graph_has_not_a_fixed_block(monkeypatch):
+    """forward's check added a full 256 MiB message block to every call: a 5-node graph was refused when
+    less than that was free. Switched or not, cosine p = 2 node maps are the same numbers."""
+    from kong_pyg import memory
+
+    x, ei = torch.tensor([0, 1, 2, 1, 0]), torch.tensor([[0, 1, 1, 2, 2, 3, 3, 4], [1, 0, 2, 1, 3, 2, 4, 3]])
+    monkeypatch.setattr(memory, "available_memory", lambda device=None: 200 << 20)
+    assert KongSketch(k=2, hops=2, dim=64)(x, ei).shape == (5, 64)
+    monkeypatch.undo()
+    import kong_pyg.engine as engine
+
+    x, ei = _complete(30, labels=4)
+    layer = KongSketch(k=2, hops=3, dim=16, kernel="cosine", degree=2, norm="sketch")
+    prep = layer.prepare(x, ei)
+    assert layer.node_counts(prep, layer.occurrences(prep)).dense is not None  # (switched)
+    switched = layer.node_maps(x, ei)
+    monkeypatch.setattr(engine, "dense_step_bytes", lambda *a: 1 << 62)  # (a limit never reached)
+    layer.switch_ratio = 1e9
+    assert layer.node_counts(prep, layer.occurrences(prep)).dense is None  # (exact rows all the way)
+    assert torch.equal(layer.node_maps(x, ei), switched)

@@ -21,15 +21,11 @@ from ..inputs import PreparedGraph, check_batch, check_no_empty_graph
 from ..kernels import get_kernel
 from ..kgrams import Occurrences
 from ..memory import check_allocation
+from ..propagation import MESSAGE_ENTRIES, dense_step_bytes, propagation_copies
 from ..sketch import SketchHashes
 
 #: KongSketch's keyword defaults: KongConfig's, with a sketch size (the layer always sketches).
 _DEFAULTS = {**option_defaults(), "dim": 1024}
-#: Messages of one :meth:`propagate` call hold at most this many entries
-#: (wider sketches are propagated in column blocks).
-_MESSAGE_ENTRIES = 1 << 24
-#: Bytes of one column block's messages and their sum, at most (float64).
-_MESSAGE_BYTES = 2 * 8 * _MESSAGE_ENTRIES
 
 
 def check_sketch_dim(cfg: KongConfig, owner: str) -> int:
@@ -297,7 +293,7 @@ class KongSketch(GivenOptions, MessagePassing):
 
         def aggregate(y: Tensor, inject: Optional[Tensor]) -> Tensor:
             width = y.size(1)
-            step = max(1, _MESSAGE_ENTRIES // m)
+            step = max(1, MESSAGE_ENTRIES // m)
             if step >= width:
                 return self.propagate(edge_index, x=y, inject=inject, size=(num_nodes, num_nodes))
             out = torch.empty_like(y)
@@ -339,8 +335,9 @@ class KongSketch(GivenOptions, MessagePassing):
             cfg, hashes = self.config, self.hashes
             prep = self.prepare(x, edge_index, edge_attr, edge_order, self._batch(batch, x))
             n = prep.num_nodes
-            self._check_node_output(n, prep.node_sym.device, engine.propagation_copies(cfg), apart=True,
-                                    extra=_MESSAGE_BYTES)
+            width = hashes.degree * hashes.dim
+            self._check_node_output(n, prep.node_sym.device, propagation_copies(cfg), apart=True,
+                                    work=dense_step_bytes(cfg, n, prep.hood.nbr.numel(), width))
             grams = index_grams(engine.kgram_steps(cfg, prep))
             gh = engine.gram_hashes(hashes, grams)
             kernel = get_kernel(cfg.kernel)
@@ -460,18 +457,22 @@ class KongSketch(GivenOptions, MessagePassing):
         return agg
 
     def _check_node_output(self, num_nodes: int, device: torch.device, copies: int, apart: bool,
-                           extra: int = 0) -> None:
+                           work: Optional[int] = None) -> None:
         """Refuse node sketches that cannot fit: :obj:`copies` float64 ones, and the output.
 
         :obj:`apart`: the output is a tensor of its own (:meth:`forward`), not a cast of a sketch.
-        :obj:`extra`: bytes of working arrays besides (message blocks).
+        :obj:`work`: the bytes the sketches take with their working arrays, where more than the copies
+        (:func:`~kong_pyg.propagation.dense_step_bytes`).
         """
         p, dim = self.hashes.degree, self.hashes.dim
         out = self.out_dtype.itemsize if apart else self._cast_bytes()
         shown = f" and the output [{num_nodes:,}, {dim:,}] in {self.out_dtype}" if out else ""
-        check_allocation(copies * num_nodes * p * dim * 8 + num_nodes * dim * out + extra,
+        sketches = copies * num_nodes * p * dim * 8 if work is None else work
+        besides = "" if work is None else " with their messages"
+        check_allocation(sketches + num_nodes * dim * out,
                          f"'dim' = {dim:,}: the node sketches ({copies} x [{num_nodes:,}, {p} x {dim:,}], "
-                         f"float64){shown}", device, advice="a smaller 'dim' or fewer nodes per call")
+                         f"float64{besides}){shown}", device,
+                         advice="a smaller 'dim' or fewer nodes per call")
 
     def _cast_bytes(self) -> int:
         """Bytes per output entry of its copy in :attr:`out_dtype` (none in float64, the working dtype)."""
