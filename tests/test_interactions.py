@@ -279,6 +279,15 @@ def test_time_columns_that_float64_would_reorder_or_that_hold_dates_are_named():
                   [datetime.datetime(2020, 1, d) for d in (2, 1, 3)], [1, datetime.date(2020, 1, 1), 2]):
         with pytest.raises(TypeError, match=r"'time' holds dates; pass numbers.*datetime64\[s\]"):
             InteractionGraphs(user, item, dates, ul, il)
+    import collections
+
+    class Column:  # (an array-like, as a pandas column)
+        def __array__(self, dtype=None, copy=None):
+            return np.array(["2020-01-02", "2020-01-01", "2020-01-03"], dtype="datetime64[D]")
+
+    for dates in (Column(), collections.deque(datetime.datetime(2020, 1, d) for d in (2, 1, 3))):
+        with pytest.raises(TypeError, match=r"'time' holds dates; pass numbers"):
+            InteractionGraphs(user, item, dates, ul, il)
     durations = [datetime.timedelta(seconds=s) for s in (2, 1, 3)]
     with pytest.raises(TypeError, match=r"'time' holds durations; pass numbers.*timedelta64\[s\]"):
         InteractionGraphs(user, item, durations, ul, il)

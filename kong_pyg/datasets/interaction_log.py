@@ -7,7 +7,7 @@ it by time (ties: the tie key, then row order).
 """
 import datetime
 import numbers
-from typing import Any, NamedTuple, Optional
+from typing import Any, Iterable, NamedTuple, Optional
 
 import numpy as np
 import torch
@@ -45,7 +45,13 @@ def _column(t: Any, name: str) -> Tensor:
 
 def _not_numbers(t: Any, name: str) -> str:
     """Why a column is not numbers: dates and durations are named, with their conversion."""
-    values = t.reshape(-1) if isinstance(t, np.ndarray) else t if isinstance(t, (list, tuple)) else ()
+    values: Any = ()
+    try:  # (any array-like: a list, a deque, an object with __array__ such as a pandas column)
+        values = (t if isinstance(t, np.ndarray) else np.asarray(t if not isinstance(t, Iterable) or
+                                                                  hasattr(t, "__array__") else list(t)))
+        values = values.reshape(-1)
+    except (TypeError, ValueError, OverflowError):
+        pass
     kinds = {getattr(values, "dtype", np.dtype(object)).kind}
     if kinds == {"O"}:
         kinds = {"m" if isinstance(v, (datetime.timedelta, np.timedelta64)) else
