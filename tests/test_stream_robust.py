@@ -2,6 +2,7 @@
 import io
 import os
 import random
+import warnings
 
 import numpy as np
 import pytest
@@ -1037,8 +1038,12 @@ def test_a_state_saved_with_a_seed_beyond_32_bits_loads_as_the_seed_it_drew_with
     state = ks.state_dict()
     state["config"]["seed"] = 2**32 + ks.seed  # (as an older version saved KongStream(seed=2**32))
     ckpt.save_checkpoint(state, tmp_path / "old.ckpt")
-    with pytest.warns(UserWarning, match=r"saved with seed=4294967296 .* loads as seed=0"):
+    with pytest.warns(UserWarning, match=r"saved with seed=4294967296 .* loaded as seed=0"):
         old = KongStream.load(tmp_path / "old.ckpt")
     assert old.seed == ks.seed and torch.equal(old.hashes.coef, ks.hashes.coef)
-    with pytest.warns(UserWarning, match="loads as seed=0"):
+    with pytest.warns(UserWarning, match="loaded as seed=0"):
         KongStream(k=2, hops=2, dim=16, kernel="cosine").load_state_dict(state)
+    with warnings.catch_warnings():  # (another seed: refused, naming the seed it was saved with, no warning)
+        warnings.simplefilter("error")
+        with pytest.raises(ValueError, match=r"'seed': \(0, 3\).*the state's seed 4294967296 draws as 0"):
+            KongStream(k=2, hops=2, dim=16, kernel="cosine", seed=3).load_state_dict(state)

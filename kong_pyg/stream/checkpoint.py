@@ -87,8 +87,14 @@ def restore(ks: "KongStream", state: Any, assign: bool) -> None:
 
     A state refused by a check leaves :obj:`ks` as it was.
     """
-    state = old_seed(state)
-    pass_rows = check_state(ks, state, READS)
+    state, saved_seed = old_seed(state)
+    try:
+        pass_rows = check_state(ks, state, READS)
+    except ValueError as err:
+        if saved_seed is None:
+            raise
+        raise ValueError(f"{err} (the state's seed {saved_seed} draws as {saved_seed % 2**32}: kong_pyg "
+                         "before seeds stopped at 2**32 - 1 took it)") from None
     scheme = hash_scheme(state)
     if scheme != ks.hashes.version:
         ks.hashes = SketchHashes(ks.dim, ks.degree, ks.k, ks.hops + 1, ks.seed, version=scheme)
@@ -106,6 +112,9 @@ def restore(ks: "KongStream", state: Any, assign: bool) -> None:
         ks._nodes.put("nbr_w", ks._nodes["nbr_w"].to(COUNT_DTYPE))
     ks._rows = state["rows"].clone()
     ks._pass_rows = pass_rows.clone() if ks.pass_index > 1 else ks._pass_rows
+    if saved_seed is not None:
+        warn(f"this KongStream state was saved with seed={saved_seed} (kong_pyg before seeds stopped at "
+             f"2**32 - 1), whose hash tables are those of seed {ks.seed}: it loaded as seed={ks.seed}")
 
 
 def saved_pass_rows(ks: "KongStream") -> Tensor:
@@ -386,21 +395,20 @@ def _version(state: Any, versions: Tuple[int, ...]) -> int:
     return int(version)
 
 
-def old_seed(state: Any) -> Any:
+def old_seed(state: Any) -> Tuple[Any, Optional[int]]:
     """A state saved with a seed of 2**32 or more (older versions took 64 bits), as the seed it drew with.
 
     PyTorch's CPU generator keeps the low 32 bits of a seed, so such a state's tables are those of its
-    seed mod 2**32: it is returned with that seed (a copy, with a warning); any other state as it is.
+    seed mod 2**32: it is returned with that seed (a copy), and the seed it was saved with; any other
+    state as it is, and None.
     """
     cfg = state.get("config") if isinstance(state, dict) else None
     if not isinstance(cfg, dict):
-        return state
+        return state, None
     seed = cfg.get("seed")
     if not isinstance(seed, int) or isinstance(seed, bool) or not MAX_SEED < seed < 2**64:
-        return state
-    warn(f"this KongStream state was saved with seed={seed} (kong_pyg before seeds stopped at 2**32 - 1), "
-         f"whose hash tables are those of seed {seed % 2**32}: it loads as seed={seed % 2**32}")
-    return dict(state, config=dict(cfg, seed=seed % 2**32))
+        return state, None
+    return dict(state, config=dict(cfg, seed=seed % 2**32)), seed
 
 
 def saved_options(state: Any, versions: Tuple[int, ...], dtypes: Tuple[str, ...]) -> Dict[str, Any]:

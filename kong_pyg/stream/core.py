@@ -492,8 +492,7 @@ class KongStream(GivenOptions):
         """
         if not isinstance(owner, type):
             return owner.load_state_dict(state, assign)
-        state = ckpt.old_seed(state)
-        options = ckpt.saved_options(state, ckpt.READS, ckpt.DTYPES)
+        options = ckpt.saved_options(ckpt.old_seed(state)[0], ckpt.READS, ckpt.DTYPES)
         try:
             stream = owner(**options)
         except TypeError as err:
