@@ -235,6 +235,13 @@ def test_memory_checks_ask_the_device_the_work_runs_on(monkeypatch):
     KongVectorizer(k=3, hops=2, degree=2).fit_transform([Data(x=x, edge_index=ei)])
     assert {what for what, _ in asked} == {"k-gram", "degree-2"}
     assert all(d is not None and torch.device(d).type == "cpu" for _, d in asked), asked
+    import kong_pyg.inputs as inputs
+
+    seen = []
+    monkeypatch.setattr(inputs, "check_allocation", lambda n, w, device=None, *_, **__: seen.append(device))
+    adj = torch.sparse_coo_tensor(ei.flip(0), torch.full((ei.size(1),), 2.0), (6, 6))  # (a sparse adj_t)
+    KongSketch(k=1, hops=1, dim=8)(x, adj)
+    assert seen and all(d is not None and torch.device(d).type == "cpu" for d in seen), seen
 
 
 def test_node_counts_switch_to_sketches_before_an_exact_step_outgrows_them():
