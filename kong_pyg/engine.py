@@ -274,7 +274,8 @@ def node_counts(
     budget = int(n * hashes.degree * hashes.dim * ratio)
     levels: List[Rows] = []
     width = hashes.degree * hashes.dim
-    dense_bytes = dense_step_bytes(cfg, n, prep.hood.nbr.numel(), width)
+    messages = 0 if aggregate is None else prep.hood.nbr.numel()  # (the default product passes none)
+    dense_bytes = dense_step_bytes(cfg, n, messages, width)
     gen = node_count_steps(grams, prep.hood, n, dense_bytes // EXACT_STEP_BYTES if may_switch else None)
     switched = False
     while True:
@@ -296,8 +297,9 @@ def node_counts(
             switched = True
             break
     if switched:  # (the later steps propagate the sketches)
+        also = ", and messages" if messages else ""
         check_memory_entries(n * width, f"propagation of the node sketches ([{n:,}, {hashes.degree} x "
-                             f"{hashes.dim:,}] float64, {propagation_copies(cfg)} at once, and messages)",
+                             f"{hashes.dim:,}] float64, {propagation_copies(cfg)} at once{also})",
                              "a smaller 'dim', or fewer nodes per call", -(-dense_bytes // max(n * width, 1)),
                              prep.node_sym.device)
         agg = aggregate if aggregate is not None else sparse_aggregator(prep)

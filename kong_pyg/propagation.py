@@ -129,10 +129,12 @@ def propagation_copies(cfg: KongConfig) -> int:
 def dense_step_bytes(cfg: KongConfig, num_nodes: int, num_edges: int, width: int) -> int:
     """Bytes a step of :func:`propagate_sketches` holds at once.
 
-    Its float64 copies of the :obj:`[N, width]` sketches, and a block of messages and their sum (where
-    the aggregation passes messages).
+    Its float64 copies of the :obj:`[N, width]` sketches, and a block of messages and their sum where
+    the aggregation passes messages over :obj:`num_edges` edges (0: none, as a sparse product): a block
+    holds at most :data:`MESSAGE_ENTRIES` entries, or one column's.
     """
-    return propagation_copies(cfg) * num_nodes * width * 8 + 16 * min(num_edges * width, MESSAGE_ENTRIES)
+    block = max(num_edges, min(num_edges * width, MESSAGE_ENTRIES))
+    return propagation_copies(cfg) * num_nodes * width * 8 + 16 * block
 
 
 def propagate_sketches(
