@@ -21,7 +21,7 @@ Where the map is linear in :math:`c_v` (:meth:`BaseKernel.is_linear
 over nodes commutes with the propagation, so every k-gram goes straight into
 its graph's row with a walk-count weight (:func:`linear_graph_sketch`).
 
-Sum aggregation is pluggable (:data:`Aggregate`): the default multiplies by
+Sum aggregation is pluggable (:data:`~kong_pyg.propagation.Aggregate`): the default multiplies by
 a sparse adjacency matrix; :class:`~kong_pyg.KongSketch` passes its own
 :meth:`~torch_geometric.nn.conv.MessagePassing.propagate`.
 """
@@ -67,7 +67,6 @@ from .propagation import (
     propagation_copies,
     scatter_sketch,
     sparse_aggregator,
-    step_injection,
 )
 from .sketch import SketchHashes
 from .traversals import traversal_rule
@@ -483,9 +482,7 @@ def graph_sketch(
 
 
 __all__ = [
-    "Aggregate",
     "ExactRows",
-    "GramHashes",
     "NodeCounts",
     "prepare",
     "kgram_steps",
@@ -493,12 +490,6 @@ __all__ = [
     "exact_counts",
     "exact_norms",
     "exact_graph_map",
-    "gram_hashes",
-    "block_hashes",
-    "scatter_sketch",
-    "step_injection",
-    "sparse_aggregator",
-    "propagate_sketches",
     "node_counts",
     "node_maps",
     "linear_graph_sketch",

@@ -6,7 +6,7 @@ step's occurrences are scattered into node sketches
 (:func:`step_injection`), and an :data:`Aggregate` sums the neighbors'
 sketches (:func:`sparse_aggregator` by default; :class:`~kong_pyg.KongSketch`
 passes its own :meth:`~torch_geometric.nn.conv.MessagePassing.propagate`).
-Part of the pipeline in :mod:`kong_pyg.engine`, which re-exports these names.
+Step 3 (sketched) of the pipeline in :mod:`kong_pyg.engine`.
 """
 from typing import Callable, NamedTuple, Optional, Sequence, Tuple
 

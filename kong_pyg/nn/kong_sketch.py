@@ -21,7 +21,14 @@ from ..inputs import PreparedGraph, check_batch, check_no_empty_graph
 from ..kernels import get_kernel
 from ..kgrams import Occurrences
 from ..memory import check_allocation
-from ..propagation import MESSAGE_ENTRIES, dense_step_bytes, propagation_copies
+from ..propagation import (
+    MESSAGE_ENTRIES,
+    Aggregate,
+    dense_step_bytes,
+    gram_hashes,
+    propagate_sketches,
+    propagation_copies,
+)
 from ..sketch import SketchHashes
 
 #: KongSketch's keyword defaults: KongConfig's, with a sketch size (the layer always sketches).
@@ -270,7 +277,7 @@ class KongSketch(GivenOptions, MessagePassing):
     def node_counts(self, prep: PreparedGraph, steps: List[List[Occurrences]]) -> engine.NodeCounts:
         """The node count vectors as :meth:`readout` computes them (exact rows or dense sketches)."""
         grams = index_grams(steps)
-        gh = engine.gram_hashes(self.hashes, grams)
+        gh = gram_hashes(self.hashes, grams)
         return engine.node_counts(self.config, self.hashes, prep, grams, gh, None, self.switch_ratio)
 
     # -- message passing -----------------------------------------------------------
@@ -283,11 +290,11 @@ class KongSketch(GivenOptions, MessagePassing):
         r"""Sum aggregation :math:`\sum_{u \in N_v} \mathbf{y}_u` over a sparse adjacency."""
         return spmm(adj_t, x, reduce="sum")
 
-    def aggregator(self, edge_index: Tensor, num_nodes: int) -> engine.Aggregate:
+    def aggregator(self, edge_index: Tensor, num_nodes: int) -> Aggregate:
         r"""Sum aggregation through :meth:`propagate`, in column blocks of bounded size.
 
         Returns :obj:`aggregate(y, inject)` :math:`= A y + inject` for
-        :obj:`y` of shape :obj:`[num_nodes, F]` (see :data:`kong_pyg.engine.Aggregate`).
+        :obj:`y` of shape :obj:`[num_nodes, F]` (see :data:`kong_pyg.propagation.Aggregate`).
         """
         m = max(int(edge_index.size(1)), 1)
 
@@ -339,13 +346,13 @@ class KongSketch(GivenOptions, MessagePassing):
             self._check_node_output(n, prep.node_sym.device, propagation_copies(cfg), apart=True,
                                     work=dense_step_bytes(cfg, n, prep.hood.nbr.numel(), width))
             grams = index_grams(engine.kgram_steps(cfg, prep))
-            gh = engine.gram_hashes(hashes, grams)
+            gh = gram_hashes(hashes, grams)
             kernel = get_kernel(cfg.kernel)
             norms = None
             if kernel.needs_norms(cfg) and cfg.norm == "exact":
                 norms = engine.exact_norms(cfg, prep, grams)
             agg = self.aggregator(engine.edges_of(cfg, prep), n)
-            cs = engine.propagate_sketches(cfg, hashes, grams, gh, n, agg)
+            cs = propagate_sketches(cfg, hashes, grams, gh, n, agg)
             out = torch.empty(n, hashes.dim, dtype=self.out_dtype, device=cs.device)
             chunk = max(1, engine.CHUNK_ENTRIES // (hashes.degree * hashes.dim))
             for lo in range(0, n, chunk):
@@ -445,9 +452,9 @@ class KongSketch(GivenOptions, MessagePassing):
                                       self.switch_ratio, check=False)  # cast_checked checks
             return engine.cast_checked(out, self.out_dtype, self.config)
 
-    def _lazy_aggregator(self, prep: PreparedGraph) -> engine.Aggregate:
+    def _lazy_aggregator(self, prep: PreparedGraph) -> Aggregate:
         """:meth:`aggregator` over :obj:`prep`'s edges, built on first use (exact paths may never need it)."""
-        built: List[engine.Aggregate] = []
+        built: List[Aggregate] = []
 
         def agg(y: Tensor, inject: Optional[Tensor]) -> Tensor:
             if not built:
