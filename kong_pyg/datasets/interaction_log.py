@@ -47,9 +47,8 @@ def _not_numbers(t: Any, name: str) -> str:
     """Why a column is not numbers: dates and durations are named, with their conversion."""
     values: Any = ()
     try:  # (any array-like: a list, a deque, an object with __array__ such as a pandas column)
-        values = (t if isinstance(t, np.ndarray) else np.asarray(t if not isinstance(t, Iterable) or
-                                                                  hasattr(t, "__array__") else list(t)))
-        values = values.reshape(-1)
+        listed = t if hasattr(t, "__array__") or not isinstance(t, Iterable) else list(t)
+        values = np.asarray(listed).reshape(-1)
     except (TypeError, ValueError, OverflowError):
         pass
     kinds = {getattr(values, "dtype", np.dtype(object)).kind}
