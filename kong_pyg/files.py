@@ -46,6 +46,14 @@ def remove_stale_temps(path: PathLike, kind: str = "", suffix: str = ".tmp") -> 
                 pass
 
 
+def existing_folder(path: PathLike) -> str:
+    """The folder :obj:`path` would be written in (a :class:`FileNotFoundError` naming both if it is not)."""
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise FileNotFoundError(f"cannot write {os.fspath(path)!r}: no such folder {folder!r}")
+    return folder
+
+
 def temp_beside(path: PathLike, kind: str, suffix: str) -> Tuple[int, str]:
     """A fresh temporary file next to :obj:`path` (:func:`tempfile.mkstemp`: descriptor and name).
 
@@ -86,9 +94,7 @@ def atomic_files(paths: Sequence[PathLike], clean_stale: bool = True) -> Iterato
         for path in targets:
             if os.path.isdir(path):
                 raise IsADirectoryError(f"[Errno 21] Is a directory: {path!r}")
-            folder = os.path.dirname(os.path.abspath(path))
-            if not os.path.isdir(folder):
-                raise FileNotFoundError(f"cannot write {path!r}: no such folder {folder!r}")
+            folder = existing_folder(path)
             if clean_stale:
                 remove_stale_temps(path)
             try:

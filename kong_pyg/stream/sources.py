@@ -9,7 +9,6 @@ chunks. A checkpoint is written atomically
 from the last one, skipping the edges its pass had read after checking that
 they are the edges the checkpoint read (:mod:`~kong_pyg.stream.replay`).
 """
-import errno
 import os
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, List, Optional, Tuple, Union
 
@@ -17,7 +16,7 @@ import numpy as np
 from torch import Tensor
 
 from ..config import check_bool, check_int
-from ..files import remove_stale_temps
+from ..files import existing_folder, remove_stale_temps
 from ..idmap import canonical_int
 from ..progress import Progress
 from .checkpoint import load_checkpoint, warn_old_scheme
@@ -224,10 +223,7 @@ def _read_pass(ks: "KongStream", chunks: Iterable[Any], bar: Progress, checkpoin
 
 def _resume(ks: "KongStream", checkpoint: PathLike, fingerprint: Optional[str]) -> None:
     """Load the checkpoint file, if there is one, and check the source's fingerprint."""
-    folder = os.path.dirname(os.path.abspath(checkpoint))
-    if not os.path.isdir(folder):  # (before any reading, not at the first save: as that save would say)
-        raise FileNotFoundError(errno.ENOENT, f"cannot write {os.fspath(checkpoint)!r}: no such folder "
-                                              f"{folder!r}")
+    existing_folder(checkpoint)  # (before any reading, not at the first save: as that save would say)
     remove_stale_temps(checkpoint)
     if os.path.exists(checkpoint):
         state = load_checkpoint(checkpoint)
