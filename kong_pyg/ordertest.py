@@ -51,7 +51,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from .config import KongConfig, check_c_grid, check_float, check_int, check_usable_device
+from .config import MAX_SEED, KongConfig, check_c_grid, check_float, check_int, check_usable_device
 from .evaluation.stats import with_corrected_interval  # noqa: F401  (its former home)
 from .order_inputs import graph_labels, load_ordered_graphs, tied_share  # (also importable from here)
 from .warn import warn
@@ -335,6 +335,9 @@ def order_test(
             raise ValueError(f"order_test sets '{bad}' itself (it compares orders over seeds); drop it")
     options = {"normalize": True, "blended": True, **options}
     KongConfig(k=k, hops=hops, **options)  # check every option once, with its name
+    if check_int("seed", seed, 0, MAX_SEED) + shuffles - 1 > MAX_SEED:  # (the shuffled settings' seed + i)
+        raise ValueError(f"'seed' must be at most 2**32 - {shuffles} = {MAX_SEED - shuffles + 1} here: "
+                         f"shuffle i of a shuffled setting uses seed + i, {shuffles} shuffles (got {seed})")
     grid = tuple(check_c_grid("C", C) if C is not None
                  else (C_NORMALIZED if options["normalize"] else C_RAW))
 

@@ -151,6 +151,9 @@ def test_bad_arguments():
         kong_pyg.order_test(ds, traversal="dfs")
     with pytest.raises(ValueError, match="'y' has 3 labels for 20 graphs"):
         kong_pyg.order_test(ds, y=[0, 1, 0])
+    # the shuffled settings use seed + i: more shuffles than splits at the top seed was refused mid-run
+    with pytest.raises(ValueError, match=r"'seed' must be at most 2\*\*32 - 5 = 4294967291 here"):
+        kong_pyg.order_test(ds, splits=2, shuffles=5, seed=2**32 - 3)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         with pytest.raises(ValueError, match="at least two classes"):
