@@ -296,3 +296,18 @@ def test_time_columns_that_float64_would_reorder_or_that_hold_dates_are_named():
     exact = InteractionGraphs(user, item, [2**53 + 1, 2**53, 2**53 + 2], ul, il)[0]  # (integers stay exact)
     seconds = np.asarray(["2020-01-02", "2020-01-01", "2020-01-03"], dtype="datetime64[s]").astype("int64")
     assert torch.equal(InteractionGraphs(user, item, seconds, ul, il)[0].edge_index, exact.edge_index)
+
+
+def test_bools_mixed_with_numbers_in_a_column_are_refused():
+    """[0.5, True, 2.0] read True as 1.0 (and [0, True] as 1) without a word."""
+    import numpy as np
+
+    from kong_pyg.datasets import InteractionGraphs
+
+    user, item, ul, il = [0, 0, 0], [0, 1, 0], [0], [0, 1]
+    for name, args in (("time", (user, item, [0.5, True, 2.0])),
+                       ("time", (user, item, [0, np.bool_(True), 2])),
+                       ("item", (user, [0, True, 0], [0, 1, 2]))):
+        with pytest.raises(TypeError, match=f"'{name}' mixes bools with numbers"):
+            InteractionGraphs(*args, ul, il)
+    assert InteractionGraphs(user, item, [0.5, 1.0, 2.0], ul, il)[0].num_edges > 0  # (numbers only: taken)

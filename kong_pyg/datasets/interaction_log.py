@@ -36,6 +36,10 @@ def _column(t: Any, name: str) -> Tensor:
         out = torch.as_tensor(t if isinstance(t, (Tensor, np.ndarray)) else np.asarray(t))
     except (TypeError, ValueError, RuntimeError, OverflowError):
         raise TypeError(_not_numbers(t, name)) from None
+    if out.dtype != torch.bool and isinstance(t, (list, tuple)) and any(
+            isinstance(v, (bool, np.bool_)) for v in t):
+        raise TypeError(f"'{name}' mixes bools with numbers (a bool would be read as 0 or 1); pass numbers "
+                        "only")
     if out.is_floating_point() and isinstance(t, (list, tuple)) and any(
             isinstance(v, numbers.Integral) and not isinstance(v, bool) and abs(int(v)) > 2**53 for v in t):
         raise ValueError(f"'{name}' mixes integers beyond 2^53 with floats: in float64 (one dtype for the "
