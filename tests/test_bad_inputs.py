@@ -1119,7 +1119,8 @@ for id, argv, match, setup, xfail in [
      "exit 2: kong-pyg stream: error: .*truncated.ckpt", None, None),
     ("stream-checkpoint-other-config", ["stream", "{tmp}/s.tsv", "--checkpoint", "{tmp}/k2.ckpt", "-q",
      "--dim", "32"],
-     "exit 2: kong-pyg stream: error: the state was made with other options .*'dim': \\(16, 32\\)",
+     "exit 2: kong-pyg stream: error: --checkpoint .*k2.ckpt was made with other options: --dim 16 \\(this "
+     "run: --dim 32\\); resume with the checkpoint's, or remove it",
      None, None),
     ("stream-strict-malformed", ["stream", "{tmp}/bad.tsv", "--strict", "-q", "--out", "{tmp}/f"],
      "exit 1: kong-pyg stream: error: .*line 1", lambda tmp: (tmp / "bad.tsv").write_text("a\tb\n"), None),

@@ -1002,6 +1002,27 @@ def test_other_options_name_the_default_own_label_as_true(checkpoint):
         KongStream(k=2, hops=2, dim=16, kernel="cosine", own_label=False).load(path)
 
 
+def test_other_options_keep_their_names_through_load_and_the_command_names_its_flags(checkpoint, stream,
+                                                                                      tmp_path, capsys):
+    """The command's refusal named Python options (`'undirected': (True, False)`) where its flags are
+    --directed, --blended yes."""
+    from kong_pyg.stream.checkpoint import OptionsDiffer
+
+    path, _ = checkpoint
+    with pytest.raises(OptionsDiffer, match=r"c\.ckpt\)$") as err:  # (the file named, the diff kept)
+        KongStream(k=2, hops=2, dim=16, kernel="cosine", undirected=False).load(path)
+    assert err.value.diff == {"undirected": (True, False)}
+    data = tmp_path / "s.tsv"
+    write_streamspot(stream, str(data))
+    ckpt = tmp_path / "run.ckpt"
+    KongStream(k=2, hops=1, dim=16).fit(lambda: [stream], checkpoint=ckpt)
+    argv = ["stream", str(data), "--checkpoint", str(ckpt), "-q", "--out", str(tmp_path / "f")]
+    assert cli_main(argv + ["--dim", "16", "--k", "3", "--blended", "yes", "--directed"]) == 2
+    assert capsys.readouterr().err.strip().endswith(
+        f"--checkpoint {ckpt} was made with other options: --k 2 --blended no (no --directed) (this run: "
+        "--k 3 --blended yes --directed); resume with the checkpoint's, or remove it to start again")
+
+
 def test_fit_of_the_rest_after_load_says_to_pass_the_whole_stream(stream, tmp_path):
     """load() then fit(the rest) was refused as 'not the source', without saying fit() wants the whole one."""
     ks = KongStream(k=2, hops=1, dim=16).update(*columns(stream, hi=40))

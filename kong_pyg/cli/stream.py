@@ -36,6 +36,7 @@ from .common import (
     int_at_least,
     one_line,
     plural,
+    show_kong,
 )
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -156,6 +157,15 @@ def output_paths(out: str) -> Tuple[str, str]:
     return out + ".npy", out + ".ids.txt"
 
 
+def _as_flags(name: str, value: Any) -> str:
+    """A stream option's value as this command's flags (for a checkpoint's other options)."""
+    if name == "undirected":
+        return "(no --directed)" if value else "--directed"
+    if name in stream_options():
+        return f"--{name.replace('_', '-')} {show_kong(name, value)}"
+    return f"{name}={value!r}"  # (an option the command does not set: a checkpoint of the Python API's)
+
+
 def _make_stream(args: argparse.Namespace) -> Any:
     from ..stream import KongStream
 
@@ -193,6 +203,7 @@ def run(args: argparse.Namespace) -> int:
     import torch
 
     from ..datasets.streamspot import MalformedLineError, StreamSpotReader
+    from ..stream.checkpoint import OptionsDiffer
 
     ks = _make_stream(args)
     passes = max(int(args.hops), 1)
@@ -248,6 +259,11 @@ def run(args: argparse.Namespace) -> int:
     except MalformedLineError as e:  # --strict: the data, not the command, is at fault
         print(f"{PROG}: error: {e}", file=sys.stderr)
         return 1
+    except OptionsDiffer as e:
+        saved = " ".join(_as_flags(name, was) for name, (was, _) in e.diff.items())
+        given = " ".join(_as_flags(name, now) for name, (_, now) in e.diff.items())
+        raise CommandError(f"--checkpoint {args.checkpoint} was made with other options: {saved} (this run: "
+                           f"{given}); resume with the checkpoint's, or remove it to start again") from None
     except MemoryError as e:
         raise CommandError(str(e) or "out of memory") from None
     finally:

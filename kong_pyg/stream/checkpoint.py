@@ -24,6 +24,7 @@ ranges of every index (graph, node, symbol, string code), string codes that
 match their lengths, and the neighbor counts (non-negative integers, one per
 incidence read).
 """
+import copy
 import errno
 import hashlib
 import io
@@ -93,8 +94,8 @@ def restore(ks: "KongStream", state: Any, assign: bool) -> None:
     except ValueError as err:
         if saved_seed is None:
             raise
-        raise ValueError(f"{err} (the state's seed {saved_seed} draws as {saved_seed % 2**32}: kong_pyg "
-                         "before seeds stopped at 2**32 - 1 took it)") from None
+        raise retold(err, f"{err} (the state's seed {saved_seed} draws as {saved_seed % 2**32}: kong_pyg "
+                     "before seeds stopped at 2**32 - 1 took it)") from None
     scheme = hash_scheme(state)
     if scheme != ks.hashes.version:
         ks.hashes = SketchHashes(ks.dim, ks.degree, ks.k, ks.hops + 1, ks.seed, version=scheme)
@@ -215,6 +216,27 @@ def load_state_bytes(payload: bytes, name: str) -> Any:
 
 
 # -- checks of a state ---------------------------------------------------------------
+
+
+class OptionsDiffer(ValueError):
+    """A state made with other options than the stream's.
+
+    :attr:`diff` maps each option that differs to :obj:`(saved, current)`.
+    """
+
+    def __init__(self, message: str, diff: Optional[Dict[str, Tuple[Any, Any]]] = None) -> None:
+        super().__init__(message)
+        self.diff: Dict[str, Tuple[Any, Any]] = dict(diff or {})
+
+
+def retold(err: ValueError, message: str) -> ValueError:
+    """:obj:`err` with another message, of its class and with its attributes.
+
+    (An :class:`OptionsDiffer` keeps its :attr:`~OptionsDiffer.diff`.)
+    """
+    out = copy.copy(err)
+    out.args = (message,)
+    return out
 
 
 def _fail(what: str) -> NoReturn:
@@ -452,7 +474,7 @@ def check_state(ks: "KongStream", state: Any, versions: Tuple[int, ...]) -> Tens
         absent = {"own_label": True}  # (stored only when not the default)
         diff = {k: (saved.get(k, absent.get(k)), mine.get(k, absent.get(k))) for k in keys
                 if mine.get(k) != saved.get(k)}
-        raise ValueError(f"the state was made with other options (saved, current): {diff}")
+        raise OptionsDiffer(f"the state was made with other options (saved, current): {diff}", diff)
     check_layout(state)
     if state["pass_index"] > ks.num_passes:
         _fail(f"pass {state['pass_index']} of {ks.num_passes}")
@@ -474,7 +496,7 @@ def check_state(ks: "KongStream", state: Any, versions: Tuple[int, ...]) -> Tens
     return pass_rows
 
 
-__all__ = ["save_checkpoint", "load_checkpoint", "check_layout",
+__all__ = ["OptionsDiffer", "retold", "save_checkpoint", "load_checkpoint", "check_layout",
            "check_arrays", "check_state",
            "hash_scheme", "warn_old_scheme", "saved_options", "arrays_of_pass", "replay_layout", "MAGIC",
            "FORMAT"]

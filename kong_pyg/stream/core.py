@@ -532,7 +532,7 @@ class KongStream(GivenOptions):
         try:
             stream = owner.from_state_dict(state)
         except ValueError as err:
-            raise ValueError(f"{err} (checkpoint {os.fspath(path)})") from None
+            raise ckpt.retold(err, f"{err} (checkpoint {os.fspath(path)})") from None
         ckpt.warn_old_scheme(stream, path)
         return stream
 

@@ -19,7 +19,7 @@ from ..config import check_bool, check_int
 from ..files import existing_folder, remove_stale_temps
 from ..idmap import canonical_int
 from ..progress import Progress
-from .checkpoint import load_checkpoint, warn_old_scheme
+from .checkpoint import load_checkpoint, retold, warn_old_scheme
 
 if TYPE_CHECKING:  # pragma: no cover
     from .core import KongStream
@@ -230,7 +230,7 @@ def _resume(ks: "KongStream", checkpoint: PathLike, fingerprint: Optional[str]) 
         try:
             ks.load_state_dict(state)
         except ValueError as err:
-            raise ValueError(f"{err} (checkpoint {os.fspath(checkpoint)})") from None
+            raise retold(err, f"{err} (checkpoint {os.fspath(checkpoint)})") from None
         warn_old_scheme(ks, checkpoint)
         if fingerprint is not None and ks.source is not None and ks.source != fingerprint:
             raise ValueError(f"{os.fspath(checkpoint)}: the checkpoint was made from another source "
