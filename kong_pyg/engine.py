@@ -115,7 +115,7 @@ def prepare(
     return prepare_graph(
         x, edge_index, edge_attr if cfg.edge_labels else None, edge_order,
         flow=cfg.flow, order=cfg.order, relabel=cfg.relabel, seed=cfg.seed, grouped=cfg.k > 1,
-        edges_checked=edges_checked, batch=batch, first_graph=first_graph,
+        edges_checked=edges_checked, batch=batch, first_graph=first_graph, depth=cfg.hops,
     )
 
 

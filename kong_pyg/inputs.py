@@ -25,7 +25,7 @@ from torch import Tensor
 
 from .hashing import MAX_LABEL, edge_code, node_code, row_fingerprint, sequence_fingerprint
 from .memory import check_allocation
-from .ordering import ORDERS_WITH_KEY, Neighborhoods, ordered_neighborhoods
+from .ordering import ORDERS_WITH_KEY, TIED, Neighborhoods, ordered_neighborhoods
 
 
 def is_sparse_adjacency(adj: Any) -> bool:
@@ -399,20 +399,66 @@ class PreparedGraph(NamedTuple):
         return self.node_sym.numel()
 
 
-def wl_relabel(label: Tensor, hood: Neighborhoods) -> Tensor:
+def wl_relabel(label: Tensor, hood: Neighborhoods, edge_sym: Optional[Tensor] = None) -> Tensor:
     r"""One round of WL relabelling.
 
     The new label is a 58-bit fingerprint of
-    :math:`(l(v), \{\!\{ l(u) : u \in N_v \}\!\})`.
+    :math:`(l(v), \{\!\{ l(u) : u \in N_v \}\!\})`, or with :obj:`edge_sym` (edge symbols in
+    :obj:`hood` order) of :math:`(l(v), \{\!\{ (e(v, u), l(u)) : u \in N_v \}\!\})`.
 
     Content-addressed (no table), so every graph, batch and device agrees.
     """
     nb = label[hood.nbr]
+    if edge_sym is not None:
+        nb = row_fingerprint(torch.stack([edge_sym, nb], 1))
     perm = torch.sort(nb, stable=True).indices
     perm = perm[torch.sort(hood.center[perm], stable=True).indices]
     owner = hood.center[perm]
     position = torch.arange(owner.numel(), device=label.device) - hood.segments[owner] + 1
     return sequence_fingerprint(label, nb[perm], owner, position, hood.degree)
+
+
+def tie_rounds(order: str, depth: int) -> int:
+    """The WL rounds that break ties of :obj:`order` ("label" or "degree") for strings of depth :obj:`depth`.
+
+    :math:`h - 1` for labels, :math:`h` for degrees (see :func:`colour_ranks`).
+    """
+    return max(depth - 1 + (order == "degree"), 0)
+
+
+def colour_ranks(node_sym: Tensor, hood: Neighborhoods, edge_sym: Optional[Tensor], rounds: int) -> Tensor:
+    r"""Each node's rank in the order of its WL colours :math:`(c^1(v), \ldots, c^R(v))`.
+
+    The colours are compared first to last (equal colours: equal ranks), :math:`R` = :obj:`rounds`
+    (at least 1).
+
+    :math:`c^0` is :obj:`node_sym` and :math:`c^t` is :func:`wl_relabel` of :math:`c^{t - 1}` with the
+    edge symbols :obj:`edge_sym` (in :obj:`hood` order; :obj:`None` without edge labels). The
+    colours are content-addressed, so the order of two nodes is the same in any graph numbering,
+    batch and device (only the rank values depend on the other nodes).
+
+    **Why** (:obj:`order="label"` / :obj:`"degree"` ties). Neighbors sorted by (key, edge symbol,
+    these colours) and only then by edge position get strings that do not depend on how the nodes
+    are numbered: by induction over the depth :math:`j`, a node's level-:math:`j` string is a
+    function of :math:`c^{j + \delta}` (:math:`\delta` = 0 for labels, 1 for degrees, which
+    :math:`c^1` holds), because the classes of equal (edge symbol, colour) come out contiguous
+    and their pieces are equal; two neighbors still tied have equal :math:`c^R` and so equal
+    strings up to depth :math:`h - 1` when :math:`R \geq h - 1 + \delta`
+    (:func:`tie_rounds`): which of them comes first changes no string.
+    """
+    colours, c = [], node_sym
+    for _ in range(rounds):
+        c = wl_relabel(c, hood, edge_sym)
+        colours.append(c)
+    order = torch.sort(colours[-1], stable=True).indices
+    for c in reversed(colours[:-1]):  # (stable sorts by c^R, ..., c^1: lexicographic, c^1 first)
+        order = order.index_select(0, torch.sort(c.index_select(0, order), stable=True).indices)
+    last = colours[-1].index_select(0, order)  # (c^R holds every c^t: equal c^R, equal colours)
+    new = torch.ones_like(last, dtype=torch.bool)
+    new[1:] = last[1:] != last[:-1]
+    ranks = torch.empty_like(last)
+    ranks[order] = torch.cumsum(new, 0)
+    return ranks
 
 
 def _labels_in_batch(t: Tensor, name: str, length: int, graph: Optional[Tensor], first_graph: int) -> Tensor:
@@ -476,6 +522,7 @@ def prepare_graph(
     edges_checked: bool = False,
     batch: Optional[Tensor] = None,
     first_graph: int = 0,
+    depth: int = 0,
 ) -> PreparedGraph:
     r"""Check a graph and turn it into symbols and ordered neighborhoods.
 
@@ -500,6 +547,10 @@ def prepare_graph(
         edges_checked (bool): The caller has checked every index of
             :obj:`edge_index` against the rows of :obj:`x` (the unions of
             :func:`~kong_pyg.graphs.iter_graph_batches`): no second pass.
+        depth (int): The depth :math:`h` of the strings: :obj:`order="label"` and
+            :obj:`"degree"` break ties by the edge label, then by :func:`tie_rounds` rounds of
+            WL colours (:func:`colour_ranks`), so that the strings do not depend on the node
+            numbering; only neighbors whose strings are equal keep edge order.
     """
     if not isinstance(x, Tensor):
         raise TypeError(f"'x' must be a torch.Tensor of node labels (got {type(x).__name__})")
@@ -528,15 +579,20 @@ def prepare_graph(
             f"for another one; pass order in {list(ORDERS_WITH_KEY)} or drop 'edge_order'"
         )
     given = node_code(node_label) if order == "random" else None  # (random reads the labels as given)
-    if relabel:
-        plain = ordered_neighborhoods(edge_index, n, flow)
+    tied = grouped and order in TIED  # (ties broken by what the numbering cannot change: see colour_ranks)
+    rounds = tie_rounds(order, depth) if tied else 0
+    plain = ordered_neighborhoods(edge_index, n, flow) if relabel or rounds else None
+    if plain is not None:
         for _ in range(int(relabel)):
             node_label = wl_relabel(node_label, plain)
     node_sym = node_code(node_label)
+    edge_sym = None if edge_label is None else edge_code(edge_label)
+    ties = None
+    if plain is not None and rounds:
+        ties = colour_ranks(node_sym, plain, None if edge_sym is None else edge_sym[plain.perm], rounds)
+    edge_ties = edge_sym if tied else None
     hood = ordered_neighborhoods(edge_index, n, flow, order, edge_order, node_sym if given is None else given,
-                                 seed, grouped, batch)
-    edge_sym = None
-    if edge_label is not None:
-        edge_sym = edge_code(edge_label)
-        edge_sym = edge_sym[hood.perm] if grouped else edge_sym
+                                 seed, grouped, batch, ties, edge_ties)
+    if edge_sym is not None and grouped:
+        edge_sym = edge_sym[hood.perm]
     return PreparedGraph(node_sym, hood, edge_sym)

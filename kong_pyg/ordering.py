@@ -7,7 +7,8 @@ roles swap. **The neighbor order** :math:`\tau_i` **of node** :math:`i`
 **is the order in which its incoming edges appear in** :obj:`edge_index`.
 A per-edge key (a timestamp, say) re-sorts each neighborhood by that key,
 ties kept in :obj:`edge_index` order. Derived orders for experiments sort by
-the neighbor's label or degree, or shuffle each neighborhood with a seed.
+the neighbor's label or degree (ties by what no node numbering changes:
+:func:`~kong_pyg.inputs.colour_ranks`), or shuffle each neighborhood with a seed.
 
 Every sort here is a stable sort, so nothing but the chosen key moves an
 edge. PyG's :func:`~torch_geometric.utils.coalesce`,
@@ -60,6 +61,10 @@ class Neighborhoods(NamedTuple):
 
 #: The orders that read a per-edge key (:obj:`edge_order`).
 ORDERS_WITH_KEY = ("edge", "reverse", "consistent")
+
+#: The orders whose ties :func:`~kong_pyg.inputs.prepare_graph` breaks by what the node numbering cannot
+#: change (edge labels, then WL colours: :func:`~kong_pyg.inputs.colour_ranks`).
+TIED = ("label", "degree")
 
 
 #: The version of :func:`random_key` (2: per graph, from its places and content; 1: one permutation of
@@ -192,6 +197,8 @@ def ordered_neighborhoods(
     seed: int = 0,
     grouped: bool = True,
     batch: Optional[Tensor] = None,
+    ties: Optional[Tensor] = None,
+    edge_ties: Optional[Tensor] = None,
 ) -> Neighborhoods:
     r"""Group edges by center node, each group in neighbor order.
 
@@ -208,7 +215,8 @@ def ordered_neighborhoods(
             neighbor degree) or :obj:`"random"` (a seeded shuffle of each
             neighborhood by :func:`random_key`: a graph gets the same
             shuffle in any batch or call, other graphs other shuffles). Ties
-            keep edge order (reversed with :obj:`"reverse"`).
+            keep edge order (reversed with :obj:`"reverse"`; :obj:`"label"` and
+            :obj:`"degree"` first compare :obj:`edge_ties` and :obj:`ties`).
             (default: :obj:`"edge"`)
         edge_order (torch.Tensor, optional): A per-edge sort key :obj:`[m]`.
         node_label (torch.Tensor, optional): Symbol codes :obj:`[n]`, needed
@@ -221,6 +229,12 @@ def ordered_neighborhoods(
         batch (torch.Tensor, optional): :obj:`[num_nodes]` graph of each node
             when the input joins several graphs (read by :obj:`order="random"`
             only; :obj:`None`: one graph).
+        ties (torch.Tensor, optional): :obj:`[num_nodes]` for :obj:`order="label"` and
+            :obj:`"degree"`: neighbors of equal key are sorted by their edge's
+            :obj:`edge_ties` value (per edge, in edge order), then by their
+            :obj:`ties` value, and only then keep edge order
+            (:func:`~kong_pyg.inputs.prepare_graph` gives WL colour ranks).
+        edge_ties (torch.Tensor, optional): :obj:`[m]` the edges' labels, for :obj:`ties`.
     """
     if flow == "source_to_target":
         nbr, center = edge_index[0], edge_index[1]
@@ -252,7 +266,12 @@ def ordered_neighborhoods(
         key = random_key(center, nbr, num_nodes, node_label, batch, seed)
     by_center = center
     perm: Optional[Tensor] = None
-    if key is not None:
+    if key is not None and order in TIED:  # (lexicographic: the last key sorted is the first compared)
+        for tie in (None if ties is None else ties.index_select(0, nbr), edge_ties, key):
+            if tie is not None:
+                perm = _stable_argsort(tie) if perm is None else perm.index_select(
+                    0, _stable_argsort(tie.index_select(0, perm)))
+    elif key is not None:
         perm = _stable_argsort(key)
     if reverse:  # the whole order backwards, ties included
         perm = torch.arange(m - 1, -1, -1, device=device) if perm is None else perm.flip(0)

@@ -163,9 +163,6 @@ def kong_strings(
             raise ValueError("order='consistent' needs 'edge_order'")
         hashed = consistent_key(torch.from_numpy(np.asarray(list(edge_order))), seed).tolist()  # (float64)
         edge_ids.sort(key=lambda e: hashed[e])
-    elif order == "degree":
-        deg = Counter(centers)
-        edge_ids.sort(key=lambda e: deg[others[e]])
     elif order == "random":
         ei = torch.tensor(pairs, dtype=torch.long).t().reshape(2, -1)
         hood = ordered_neighborhoods(ei, n, flow, "random", node_label=_label_codes(labels), seed=seed)
@@ -178,8 +175,12 @@ def kong_strings(
         for _ in range(int(relabel)):
             labels = _relabel(labels, neighbors)
         neighbors = [[] for _ in range(n)]
-    if order == "label":
-        edge_ids.sort(key=lambda e: _label_key(labels[others[e]]))
+    if order in ("label", "degree"):  # by key, then edge label, then WL colours (the numbering plays no part)
+        deg = Counter(centers)
+        colours = _colours(labels, centers, others, edge_labels, max(hops - 1 + (order == "degree"), 0))
+        edge_ids.sort(key=lambda e: (_label_key(labels[others[e]]) if order == "label" else deg[others[e]],
+                                     () if edge_labels is None else _label_key(edge_labels[e]),
+                                     colours[others[e]]))
     for e in edge_ids:  # stable: each neighborhood keeps the sorted order
         neighbors[centers[e]].append(others[e])
         via[centers[e]].append(e)
@@ -204,6 +205,51 @@ def kong_strings(
     if traversal == "wl":
         return [lv[-1] for lv in levels]
     return [lv if own_label else lv[1:] for lv in levels]
+
+
+def _colours(labels: List[Hashable], centers: List[int], others: List[int],
+             edge_labels: Optional[List[Hashable]], rounds: int) -> List[Tuple[Any, ...]]:
+    r"""Per node, its WL colours :math:`(c^1, \ldots, c^R)`.
+
+    They order the ties of :obj:`order="label"` / :obj:`"degree"` (:func:`kong_pyg.inputs.colour_ranks`).
+
+    With integer labels (and edge labels) these are the fast code's fingerprints, node by node
+    (their order decides which neighbor comes first); other labels get exact colours (nested
+    tuples, compared by :func:`repr`), which the fast code, taking integers only, never sees.
+    """
+    n = len(labels)
+    coded = all(isinstance(v, (int, _WLLabel)) for v in labels) and (
+        edge_labels is None or all(isinstance(v, int) for v in edge_labels))
+    c: List[Any] = [2 * _label_key(v) for v in labels] if coded else list(labels)  # (node_code)
+    incoming: List[List[int]] = [[] for _ in range(n)]
+    for e, v in enumerate(centers):
+        incoming[v].append(e)
+    out: List[List[Any]] = [[] for _ in range(n)]
+    for _ in range(rounds):
+        new = []
+        for v in range(n):
+            items = [c[others[e]] if edge_labels is None else (edge_labels[e], c[others[e]])
+                     for e in incoming[v]]
+            new.append(_fingerprint(c[v], items, edge_labels is not None) if coded
+                       else (c[v], tuple(sorted(items, key=repr))))
+        c = new
+        for v in range(n):
+            out[v].append(c[v] if coded else repr(c[v]))
+    return [tuple(o) for o in out]
+
+
+def _fingerprint(head: int, items: List[Any], with_edges: bool) -> int:
+    """The fast code's WL colour (:func:`kong_pyg.inputs.wl_relabel`) of one node."""
+    from .hashing import row_fingerprint, sequence_fingerprint
+
+    if with_edges:  # ((edge label, colour) pairs: edge symbols are 2 e + 1)
+        items = [int(row_fingerprint(torch.tensor([[2 * e + 1, c]]))[0]) for e, c in items]
+    items = sorted(items)
+    m = len(items)
+    fingerprint = sequence_fingerprint(torch.tensor([head]), torch.tensor(items, dtype=torch.long),
+                                       torch.zeros(m, dtype=torch.long), torch.arange(1, m + 1),
+                                       torch.tensor([m]))
+    return int(fingerprint[0])
 
 
 def _plain_labels(values: Any, name: str) -> List[Hashable]:

@@ -82,6 +82,24 @@ def test_label_order_after_relabelling_equals_brute_force(seed):
     np.testing.assert_allclose(_gram(X), K, rtol=1e-9, atol=1e-9)
 
 
+@pytest.mark.parametrize("seed", range(24))
+def test_label_and_degree_orders_with_ties_equal_brute_force(seed):
+    """order='label'/'degree' with many tied neighbors (two labels, both directions of every edge): ties go by
+    the edge label, then by WL colours (strings._colours), as in the fast code."""
+    rng = random.Random(7000 + seed)
+    cfg = dict(k=rng.randint(2, 3), hops=rng.randint(1, 3), traversal=rng.choice(["bfs", "wl"]),
+               kernel=rng.choice(["poly", "cosine"]), degree=rng.randint(1, 2), relabel=rng.randint(0, 2),
+               order=rng.choice(["label", "degree"]), own_label=rng.random() < 0.7)
+    use_el = rng.random() < 0.5
+    graphs = []
+    for _ in range(5):
+        labels, edges, elab = random_graph(rng, max_nodes=7, max_edges=9, num_labels=2, edge_labels=use_el)
+        graphs.append((labels, edges + [(b, a) for a, b in edges], None if elab is None else elab + elab))
+    X = KongVectorizer(**cfg).fit_transform([to_data(g) for g in graphs])
+    K = _oracle(graphs, **cfg)
+    np.testing.assert_allclose(_gram(X), K, rtol=1e-9, atol=1e-9)
+
+
 def test_figure1_features_by_name():
     ei, names = figure1()
     labels = list(range(8))  # A..H -> 0..7

@@ -77,6 +77,40 @@ def test_renumbering_nodes_changes_nothing(seed, k, traversal, relabel):
     torch.testing.assert_close(b[perm], a)
 
 
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 10_000), st.sampled_from(["label", "degree"]), st.sampled_from([2, 3]),
+       st.integers(1, 3), st.sampled_from(["bfs", "wl"]), st.integers(0, 1), st.booleans())
+def test_label_and_degree_orders_do_not_depend_on_the_numbering(seed, order, k, hops, traversal, relabel,
+                                                                  edge_labels):
+    """order='label'/'degree' kept tied neighbors in edge order, which follows the node numbering: two
+    numberings of one graph got other features (a path B-A-C and its renumbering had kernel 0 under
+    cosine). Ties now go by the edge label and WL colours; renumber the nodes and shuffle the edges."""
+    rng = random.Random(seed)
+    labels, edges, elab = random_graph(rng, max_nodes=9, max_edges=24, num_labels=2, edge_labels=edge_labels)
+    edges = edges + [(b, a) for a, b in edges]  # (undirected: ties of label and degree everywhere)
+    elab = None if elab is None else elab + elab
+    n = len(labels)
+    new = list(range(n))
+    rng.shuffle(new)  # new id of old node
+    shuffled = list(range(len(edges)))
+    rng.shuffle(shuffled)
+    twin = ([0] * n, [(new[edges[e][0]], new[edges[e][1]]) for e in shuffled],
+            None if elab is None else [elab[e] for e in shuffled])
+    for v in range(n):
+        twin[0][new[v]] = labels[v]
+    cfg = dict(k=k, hops=hops, traversal=traversal, relabel=relabel, order=order)
+    graphs = [to_data((labels, edges, elab)), to_data(twin)]
+    X = KongVectorizer(**cfg).fit_transform(graphs).toarray()
+    np.testing.assert_array_equal(X[0], X[1])
+    node = KongSketch(dim=64, dtype=torch.float64, **cfg)
+    a = node(graphs[0].x, graphs[0].edge_index, getattr(graphs[0], "edge_attr", None))
+    b = node(graphs[1].x, graphs[1].edge_index, getattr(graphs[1], "edge_attr", None))
+    torch.testing.assert_close(b[torch.tensor(new)], a, rtol=1e-12, atol=1e-12)
+    strings = kong_strings(edges, labels, hops, traversal, elab, order=order, relabel=relabel)
+    twins = kong_strings(twin[1], twin[0], hops, traversal, twin[2], order=order, relabel=relabel)
+    assert [twins[new[v]] for v in range(n)] == strings  # (the oracle too)
+
+
 def test_edge_order_key_equals_presorted_edges_and_ties_keep_edge_order():
     d = _graph(11, n=6, m=18)
     key = torch.randint(0, 4, (d.edge_index.size(1),), generator=torch.Generator().manual_seed(0))
