@@ -237,12 +237,14 @@ class KongConfig:
             position in every graph it appears in, the honest "shuffled"
             control), :obj:`"label"` (by neighbor label; after relabelling by
             the WL label's 58-bit code, a fixed order), :obj:`"degree"`
-            (by neighbor degree) or :obj:`"random"` (a seeded shuffle of
+            (by neighbor degree; for both, ties by edge label, then WL
+            colours: no node numbering changes the features) or
+            :obj:`"random"` (a seeded shuffle of
             every neighborhood, keyed by each edge's position in its graph
             and the graph's content, so a graph's features do not depend on
             the batch: the paper's "shuffled" control, which also turns a
             node's order, the same in every graph, into per-graph noise).
-            Ties keep edge order (:obj:`"reverse"` reverses them too).
+            Other ties keep edge order (:obj:`"reverse"` reverses them too).
             (default: :obj:`"edge"`)
         relabel (int or bool, optional): Rounds of WL relabelling before the
             strings are built (the paper's "rlb" is one round; :obj:`True`
@@ -349,10 +351,13 @@ class KongConfig:
         """The same map with options that cannot change it set to their defaults.
 
         The cosine kernel has no constant; :obj:`norm` only matters for a
-        sketched cosine map. Two configs with the same canonical form give
-        the same features.
+        sketched cosine map; with :math:`k = 1` no order matters (label
+        counts). Two configs with the same canonical form give the same
+        features.
         """
         out = self
+        if self.k == 1 and self.order != "edge":
+            out = out.replace(order="edge")
         if self.kernel == "cosine" and self.const:
             out = out.replace(const=0.0)
         if (self.dim is None or self.kernel != "cosine") and self.norm != "exact":

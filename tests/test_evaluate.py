@@ -49,6 +49,10 @@ def test_grid_rules():
     # the cosine kernel has no constant: duplicates collapse
     assert len(expand_grid("kong", {"kernel": ["cosine"], "const": [0, 1]})) == 1
     assert len(expand_grid("kong", {"kernel": ["poly"], "const": [0, 1]})) == 2
+    # with k = 1 no order matters (label counts): k = 1 under three orders was three settings of one map
+    one = expand_grid("kong", {"k": [1], "order": ["edge", "label", "degree"]})
+    assert [s.name for s in one] == ["poly-1"]
+    assert len(expand_grid("kong", {"k": [2], "order": ["edge", "label", "degree"]})) == 3
     s = expand_grid("kong", [{"k": 2, "traversal": "wl", "dim": 64, "normalize": True}])[0]
     assert s.name == "poly-1 [k=2, wl, b=64, gnorm]"
     with pytest.raises(ValueError, match="unknown setting 'p'"):

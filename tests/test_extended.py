@@ -265,6 +265,9 @@ def test_cli_grid_extended_runs_on_a_tiny_set(tmp_path, monkeypatch, capsys):
         assert main([*argv, "--hops", "1", "--relabel", "0", "--inner-folds", "2"]) == 0
         res = json.loads(capsys.readouterr().out)
         assert res["num_settings"] == 6 and res["protocols"]["nested"]["accuracy_mean"] == 1.0
+        # --k 1 over the list's three string kinds (k = 1, k = 2 by label, by degree): one map, not three
+        assert main([*argv, "--hops", "1", "--relabel", "0", "--k", "1", "--protocol", "paper"]) == 0
+        assert json.loads(capsys.readouterr().out)["num_settings"] == 2
         # the table's columns stay in line with long setting names (they pushed their rows right)
         table = [*argv, "--hops", "1", "--relabel", "0", "--protocol", "paper"]
         assert main([a for a in table if a != "--json"]) == 0
