@@ -330,6 +330,30 @@ def test_write_streamspot_writes_back_what_was_read_and_never_half(tmp_path):
         write_streamspot((1, 2), str(keep))
 
 
+def test_graph_ids_that_would_not_read_back_as_themselves_are_not_written(tmp_path):
+    """'a ' read back as 'a' (the reader strips fields), 1 and '1' as one graph; ' ' and NUL made a
+    malformed line, its graph lost."""
+    import torch
+
+    from kong_pyg.datasets import EdgeStream, read_streamspot, write_streamspot
+
+    T = torch.tensor
+    path = tmp_path / "w.tsv"
+
+    def two(ids):
+        return EdgeStream(T([0, 2]), T([1, 1]), T([1, 3]), T([2, 2]), T([3, 3]), T([0, 1]), ids)
+
+    for bad in ("a ", " a", " ", "x\x00y", "\x0bb"):
+        with pytest.raises(ValueError, match="cannot be written: .*no white space at its ends"):
+            write_streamspot(two(["a", bad]), str(path))
+    with pytest.raises(ValueError, match="graph ids 1 and '1' are both written as '1'"):
+        write_streamspot(two([1, "1"]), str(path))
+    for ids in (["a", "b c"], ["a", "b\x0bc"], [1, 2]):  # (inner spaces are kept)
+        write_streamspot(two(ids), str(path))
+        again, _, malformed = read_streamspot(str(path))
+        assert again.graph_ids == [str(g) for g in ids] and again.num_edges == 2 and malformed == 0
+
+
 def test_byte_range_must_be_a_pair_of_integers(tmp_path):
     """byte_range=(1.9, 2.5) was accepted and failed while reading; (0, 1, 2) gave 'too many values'."""
     from kong_pyg.datasets import StreamSpotReader

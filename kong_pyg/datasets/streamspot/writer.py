@@ -1,15 +1,18 @@
 """Writing a StreamSpot edge stream."""
 import os
 import re
-from typing import TextIO, Union
+from typing import Any, Dict, TextIO, Union
 
 import torch
 
 from ...files import atomic_write
 from .records import EdgeStream
 
-#: What a field of a line cannot hold (it would split the field or the line when read back).
-_SEPARATORS = re.compile(r"[\t\n\r]")
+#: What a field of a line cannot hold (it would split the field or the line when read back, or make the
+#: line malformed: a NUL byte).
+_SEPARATORS = re.compile(r"[\t\n\r\x00]")
+#: The ASCII whitespace the reader strips from the ends of every field.
+_ASCII_SPACE = " \t\n\r\x0b\x0c"
 
 
 def write_streamspot(stream: EdgeStream, target: Union[str, "os.PathLike[str]", TextIO]) -> None:
@@ -26,10 +29,16 @@ def write_streamspot(stream: EdgeStream, target: Union[str, "os.PathLike[str]", 
     if not isinstance(stream, EdgeStream):
         raise TypeError(f"'stream' must be an EdgeStream (got {type(stream).__name__})")
     ids = [str(g) for g in stream.graph_ids]
-    bad = next((g for g in ids if not g or _SEPARATORS.search(g)), None)
+    bad = next((g for g in ids if not g or _SEPARATORS.search(g) or g.strip(_ASCII_SPACE) != g), None)
     if bad is not None:
-        raise ValueError(f"graph id {bad!r} cannot be written: a StreamSpot field is not empty and holds no "
-                         "tab or line end")
+        raise ValueError(f"graph id {bad!r} cannot be written: a StreamSpot field is not empty, holds no "
+                         "tab, line end or NUL byte, and has no white space at its ends (it is stripped)")
+    first: Dict[str, Any] = {}
+    for g, text in zip(stream.graph_ids, ids):
+        other = first.setdefault(text, g)
+        if other is not g and other != g:
+            raise ValueError(f"graph ids {other!r} and {g!r} are both written as {text!r}: read back, their "
+                             "graphs would be one")
     rows = torch.stack(
         [stream.src, stream.src_type, stream.dst, stream.dst_type, stream.edge_type, stream.graph], dim=1
     ).tolist()
