@@ -37,7 +37,8 @@ def test_dataset_matches_stream_to_graphs(tmp_path):
 
 def test_malformed_lines_and_label_errors():
     text = "p\t0\tf\t1\t3\tA\nbad line\np\t0\tg\t1\t4\tB\n"
-    ds = StreamSpotGraphs(io.StringIO(text), labels=torch.tensor([0, 1]))
+    with pytest.warns(UserWarning, match=r"^1 malformed line skipped; line 2: .*'bad line' \(all in "):
+        ds = StreamSpotGraphs(io.StringIO(text), labels=torch.tensor([0, 1]))  # (it was silent)
     assert len(ds) == 2 and ds.num_malformed == 1 and ds.graph_ids == ["A", "B"]
     with pytest.raises(ValueError, match="line 2"):
         StreamSpotGraphs(io.StringIO(text), strict=True)
@@ -49,6 +50,16 @@ def test_malformed_lines_and_label_errors():
         read_graph_labels(io.StringIO("A one\n"))
     with pytest.raises(ValueError, match="no edges"):
         StreamSpotGraphs(io.StringIO(""))
+
+
+def test_graph_ids_of_a_subset_or_a_shuffle_are_its_own():
+    """ds[[5, 2]].graph_ids and ds.shuffle().graph_ids were the whole data set's, in its order: zipped with
+    the rows, ids went with other graphs."""
+    stream, _ = synthetic_event_stream(12, seed=5)
+    ds = StreamSpotGraphs(stream)
+    for part in (ds[[5, 2]], ds.shuffle(), ds[3:7], ds[torch.tensor([True, False] * 6)]):
+        assert part.graph_ids == [d.graph_id for d in part] and len(part.graph_ids) == len(part)
+    assert ds.graph_ids == list(range(12))
 
 
 def test_labels_are_integers_never_truncated():

@@ -13,7 +13,7 @@ from ...idmap import first_appearance
 from ...inputs import top_beyond_int64
 from ...warn import warn
 from .reader import read_streamspot
-from .records import EdgeStream, MalformedLine
+from .records import EdgeStream, MalformedLine, format_malformed
 
 
 def _lines(source: Any) -> Iterable[str]:
@@ -309,14 +309,27 @@ class StreamSpotGraphs(InMemoryDataset):
             stream, self.malformed, self.num_malformed = source, [], 0
         else:
             stream, self.malformed, self.num_malformed = read_streamspot(source, strict=strict)
+            if self.num_malformed:  # (skipped lines are data lost: said, as the command and order_test say)
+                name = _source_name(source)
+                warn(f"{name + ': ' if name else ''}"
+                     + format_malformed(self.malformed[:3], self.num_malformed).replace("\n  ", "; ")
+                     + " (all in .malformed; strict=True makes the first an error)")
         if stream.num_edges == 0:
             raise ValueError("the stream has no edges")
         if isinstance(labels, (str, os.PathLike)):
             labels = read_graph_labels(labels)
         graphs = stream_to_graphs(stream, labels, undirected)
-        #: The graph ids, in the order of the graphs (that of their first edge).
-        self.graph_ids = [d.graph_id for d in graphs]
+        self._graph_ids = [d.graph_id for d in graphs]
         self._data, self.slices = self.collate(graphs)
+
+    @property
+    def graph_ids(self) -> List[Any]:
+        """The graph ids of the graphs held, in their order.
+
+        That of their first edge; a subset or a shuffle of the data set holds its own graphs' ids, in
+        its order.
+        """
+        return [self._graph_ids[i] for i in self.indices()]
 
 
 __all__ = ["first_types", "graph_order", "stream_to_graphs", "read_graph_labels", "StreamSpotGraphs"]
