@@ -167,6 +167,13 @@ def test_a_streamspot_header_line_is_read_as_an_edge_with_a_warning(tmp_path, ca
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert read_streamspot(str(tmp_path / "ok.tsv"))[0].graph_ids == ["0"]
+    # a first graph of several edges is no header: the command said it was, advising to remove an edge
+    (tmp_path / "named.tsv").write_text("1\ta\t2\tb\tc\tA\n2\tb\t3\tc\td\tA\n" + body)
+    assert main(["stream", str(tmp_path / "named.tsv"), "--out", str(tmp_path / "named"), "--quiet"]) == 0
+    assert "looks like a header" not in capsys.readouterr().err
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert read_streamspot(str(tmp_path / "named.tsv"))[0].graph_ids == ["A", "0"]
 
 
 # ---------------------------------------------------------------------------

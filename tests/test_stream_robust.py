@@ -704,6 +704,9 @@ def test_sharded_reads_warn_about_a_header_line_once(tmp_path, capfd):
         with warnings.catch_warnings():
             warnings.simplefilter("error")
             read_shards(KongStream(k=2, dim=32), str(tmp_path / "ok.tsv"))
+            (tmp_path / "named.tsv").write_text("1\ta\t2\tb\tc\tA\n2\tb\t3\tc\td\tA\n" + body)
+            _, stats = read_shards(KongStream(k=2, dim=32), str(tmp_path / "named.tsv"))  # (graph A: 2 edges)
+            assert stats["first_graph_edges"] == 2
         # a stream that has read edges: each process would count them once (the result followed W)
         used = KongStream(k=2, dim=32).update([1], [0], [2], [0], [0], [0])
         with pytest.raises(ValueError, match=r"must be a fresh stream \(it is in pass 1 with 1 edges of 1 "):
@@ -713,6 +716,9 @@ def test_sharded_reads_warn_about_a_header_line_once(tmp_path, capfd):
     assert cli_main(["stream", str(path), "--dim", "32", "-q", "--out", str(tmp_path / "two"),
                      "--workers", "2"]) == 0
     assert capfd.readouterr().err.count("the first line looks like a header") == 1
+    assert cli_main(["stream", str(tmp_path / "named.tsv"), "--dim", "32", "-q", "--out",
+                     str(tmp_path / "n2"), "--workers", "2"]) == 0
+    assert "looks like a header" not in capfd.readouterr().err
 
 
 def test_more_symbols_than_int32_ids_are_refused(stream, monkeypatch):

@@ -416,7 +416,8 @@ def _sharded(args: argparse.Namespace) -> int:
             return 1
         if rank == 0:
             counts = argparse.Namespace(num_malformed=stats["num_malformed"], num_blank=stats["num_blank"],
-                                        malformed=stats["malformed"])
+                                        malformed=stats["malformed"],
+                                        first_graph_edges=stats["first_graph_edges"])
             tokens = stats["graph_tokens"]
             write_output(args, merged, counts, time.perf_counter() - start, max(int(args.hops), 1),
                          decode=lambda g: tokens.get(g, g))
@@ -479,7 +480,7 @@ def write_output(args: argparse.Namespace, ks: Any, reader: Any, seconds: float,
         x = as_float32(x)
     if matrix_path.endswith(".pt"):  # (torch.save writes a view's whole memory: the rows' spare capacity too)
         x = x.clone()
-    note = header_note(ids)
+    note = header_note(ids, getattr(reader, "first_graph_edges", 0) or None)
     if note is not None:
         print(f"{PROG}: warning: {note}", file=sys.stderr)
     os.makedirs(os.path.dirname(os.path.abspath(matrix_path)), exist_ok=True)

@@ -348,7 +348,8 @@ def read_shards(ks: KongStream, path: str, chunk_size: int = 1 << 20, strict: bo
         (KongStream or None, dict): The state of the whole stream on process
         0 (None elsewhere), and on process 0 the run's counts: lines, edges,
         blank and malformed lines (the first ones kept), bytes sent per pass,
-        the string graph ids (key to token), and every process's CPU seconds
+        the string graph ids (key to token), the edges of the first graph in
+        process 0's shard (``first_graph_edges``), and every process's CPU seconds
         per pass reading its shard (``cpu_read``) and merging (``cpu_merge``).
     """
     from ..datasets.streamspot import MalformedLine, StreamSpotReader
@@ -430,7 +431,10 @@ def read_shards(ks: KongStream, path: str, chunk_size: int = 1 << 20, strict: bo
     stats["cpu_read"] = [g["cpu"]["read"] for g in gathered]  # per process, per pass
     stats["cpu_merge"] = [g["cpu"]["merge"] for g in gathered]
     tokens = stats["graph_tokens"]
-    note = header_note([str(tokens.get(g, g)) for g in merged.graph_ids])
+    # (process 0 read the first edge: its count of the first graph's edges is a lower bound, enough to
+    # rule out a header line when it passes one)
+    stats["first_graph_edges"] = reader.first_graph_edges
+    note = header_note([str(tokens.get(g, g)) for g in merged.graph_ids], reader.first_graph_edges or None)
     if note is not None:  # as read_streamspot warns
         warn(note)
     return merged, stats

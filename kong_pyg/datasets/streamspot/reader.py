@@ -249,6 +249,9 @@ class StreamSpotReader:
         self.num_lines = 0
         #: Edges read.
         self.num_edges = 0
+        #: Edges of the first graph read (that of the first edge): a header line read as an edge makes one.
+        self.first_graph_edges = 0
+        self._first_graph: Optional[int] = None
         self._line0 = 0  # lines before the first one read (a byte range)
         #: String tokens of ids that are not canonical integers, by index (see :func:`show_token`).
         self.tokens: List[str] = []
@@ -376,6 +379,10 @@ class StreamSpotReader:
                 out[i] = codes
         rows = out[good] if slow.size or fl.size != n_lines else out
         self.num_edges += rows.shape[0]
+        if self._first_graph is None and rows.shape[0]:
+            self._first_graph = int(rows[0, 5])
+        if self._first_graph is not None:
+            self.first_graph_edges += int(np.count_nonzero(rows[:, 5] == self._first_graph))
         return tuple(rows[:, c].copy() for c in range(6))
 
     def _slow_line(self, line_no: int, raw: bytes) -> Optional[List[int]]:
@@ -541,7 +548,7 @@ def read_streamspot(
     ends, node = first_appearance(torch.stack([src, dst], dim=1).view(-1))
     _, node = first_appearance(graph.repeat_interleave(2) * max(ends.numel(), 1) + node)
     graph_ids = [str(reader.decode(k)) for k in keys.tolist()]
-    note = header_note(graph_ids, int((graph == 0).sum()) if graph_ids else None)
+    note = header_note(graph_ids, reader.first_graph_edges or None)
     if note is not None:
         warn(note)
     stream = EdgeStream(node[0::2], src_type, node[1::2], dst_type, edge_type, graph, graph_ids)
