@@ -336,6 +336,20 @@ def test_plot_fraction_curve(tmp_path):
     assert buffer.getvalue()[:4] == b"\x89PNG"
 
 
+def test_a_sketch_curve_of_the_exact_row_alone_and_failed_saves_close_their_figure(tmp_path):
+    """A curve holding only the exact row (drawn as a line, as documented) failed in matplotlib's log scale
+    ("Data cannot be log-scaled"), and a failed save left its figure open in pyplot."""
+    pytest.importorskip("matplotlib")
+    from kong_pyg.evaluation.plots import plot_sketch_curve, pyplot
+
+    open_before = len(pyplot().get_fignums())
+    plot_sketch_curve([{"dim": None, "accuracy_mean": 0.8, "accuracy_std": 0.1}], str(tmp_path / "e.png"))
+    assert (tmp_path / "e.png").read_bytes()[:4] == b"\x89PNG"
+    with pytest.raises(ValueError):  # (a format matplotlib does not write)
+        plot_sketch_curve([{"dim": 64, "accuracy_mean": 0.8, "accuracy_std": 0.1}], str(tmp_path / "c.nope"))
+    assert len(pyplot().get_fignums()) == open_before and not (tmp_path / "c.nope").exists()
+
+
 def test_json_outputs_are_plain_json():
     from kong_pyg.cli.common import plain_json
 

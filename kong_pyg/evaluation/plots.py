@@ -38,17 +38,19 @@ def save_figure(fig: Any, path: Union[PathLike, Any], **kwargs: Any) -> None:
             needed; its suffix picks the format), or a binary file object.
         **kwargs: Passed to :meth:`~matplotlib.figure.Figure.savefig`.
     """
-    if isinstance(path, (str, os.PathLike)):  # (atomically: the old image or the new one, never a cut one)
-        from ..files import atomic_file
+    try:
+        if isinstance(path, (str, os.PathLike)):  # (atomically: the old image or the new one, not a cut one)
+            from ..files import atomic_file
 
-        target = os.fspath(path)
-        os.makedirs(os.path.dirname(os.path.abspath(target)), exist_ok=True)
-        fmt = kwargs.pop("format", None) or os.path.splitext(target)[1][1:].lower() or None
-        with atomic_file(target) as f:
-            fig.savefig(f, format=fmt, **kwargs)
-    else:
-        fig.savefig(path, **kwargs)
-    pyplot().close(fig)
+            target = os.fspath(path)
+            os.makedirs(os.path.dirname(os.path.abspath(target)), exist_ok=True)
+            fmt = kwargs.pop("format", None) or os.path.splitext(target)[1][1:].lower() or None
+            with atomic_file(target) as f:
+                fig.savefig(f, format=fmt, **kwargs)
+        else:
+            fig.savefig(path, **kwargs)
+    finally:  # (a failed save too: pyplot keeps every open figure until closed)
+        pyplot().close(fig)
 
 
 def plot_sketch_curve(curve: List[Dict[str, Any]], path: PathLike, title: str = "") -> None:
@@ -66,11 +68,12 @@ def plot_sketch_curve(curve: List[Dict[str, Any]], path: PathLike, title: str = 
     mean = np.array([row["accuracy_mean"] for row in rows]) * 100
     std = np.array([row["accuracy_std"] for row in rows]) * 100
     fig, ax = plt.subplots(figsize=(6, 4))
-    ax.errorbar(dims, mean, yerr=std, marker="o", capsize=3, label="sketch (dim = b)")
+    if rows:  # (a curve of the exact row alone is its line: no b to put on a log axis)
+        ax.errorbar(dims, mean, yerr=std, marker="o", capsize=3, label="sketch (dim = b)")
+        ax.set_xscale("log", base=2)
     for row in curve:
         if row["dim"] is None:
             ax.axhline(100 * row["accuracy_mean"], color="gray", linestyle="--", label="exact map")
-    ax.set_xscale("log", base=2)
     ax.set_xlabel("sketch size b")
     ax.set_ylabel("accuracy (%)")
     ax.set_title(title)
