@@ -26,6 +26,8 @@ def test_finds_the_order_effect_at_strength_one(tmp_path, capsys):
     assert main(["order-test", "--provenance", "1", *FAST, "--out", str(out)]) == 0
     printed = capsys.readouterr().out
     assert "**Answer.** Yes: the true order beats the consistent shuffle" in printed
+    assert printed.rstrip().endswith(f"wrote {out / 'order_test.md'}, {out / 'order_test.json'}, "
+                                     f"{out / 'order_test.png'}")  # (it named the report only)
     res = json.loads((out / "order_test.json").read_text())
     assert res["answer"].startswith("Yes: the true order beats the consistent shuffle")  # (as --json's)
     main_cmp = next(c for c in res["comparisons"]

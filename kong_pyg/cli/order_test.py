@@ -11,7 +11,7 @@ import os
 import sys
 import tempfile
 import warnings
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 from ..config import check_usable_device
 from ..files import atomic_texts
@@ -263,18 +263,20 @@ def run(args: argparse.Namespace) -> int:
     res.info["command"] = command_line(args, source)
     notes = {str(w.message) for w in caught} - set(res.info["warnings"])
     res.info["warnings"] = list(res.info["warnings"]) + sorted(notes)
+    written: List[str] = []
     if args.out is not None:
-        _write(res, args, about)
+        written = _write(res, args, about)
     if args.json:  # (the result, and the report's one-paragraph answer)
         print(json.dumps(res.to_dict(), allow_nan=False))
     else:
         print(res.to_markdown(f"Order test: {about['data']}"))
-        if args.out is not None:
-            print(f"wrote {os.path.join(args.out, 'order_test.md')}")
+        if written:
+            print(f"wrote {', '.join(written)}")
     return 0
 
 
-def _write(res: Any, args: argparse.Namespace, about: Dict[str, Any]) -> None:
+def _write(res: Any, args: argparse.Namespace, about: Dict[str, Any]) -> List[str]:
+    """Write the report, its JSON and (with matplotlib) the figure into --out; returns the files written."""
     os.makedirs(args.out, exist_ok=True)
     title = f"Order test: {about['data']}"
     figure: Optional[str] = None
@@ -291,8 +293,9 @@ def _write(res: Any, args: argparse.Namespace, about: Dict[str, Any]) -> None:
     else:
         drop_stale(os.path.join(args.out, "order_test.png"))
     report = json.dumps(res.to_dict(), indent=1, allow_nan=False)
-    atomic_texts([(os.path.join(args.out, "order_test.md"), "\n".join(text)),
-                  (os.path.join(args.out, "order_test.json"), report)])
+    files = [os.path.join(args.out, name) for name in ("order_test.md", "order_test.json")]
+    atomic_texts(list(zip(files, ["\n".join(text), report])))
+    return files + ([os.path.join(args.out, figure)] if figure else [])
 
 
 __all__ = ["register", "run", "load", "command_line", "OUTPUTS"]
