@@ -7,6 +7,7 @@ import torch
 
 from kong_pyg import KongVectorizer
 from kong_pyg.datasets import (
+    EdgeStream,
     StreamSpotGraphs,
     read_graph_labels,
     read_streamspot,
@@ -57,9 +58,14 @@ def test_graph_ids_of_a_subset_or_a_shuffle_are_its_own():
     the rows, ids went with other graphs."""
     stream, _ = synthetic_event_stream(12, seed=5)
     ds = StreamSpotGraphs(stream)
-    for part in (ds[[5, 2]], ds.shuffle(), ds[3:7], ds[torch.tensor([True, False] * 6)]):
-        assert part.graph_ids == [d.graph_id for d in part] and len(part.graph_ids) == len(part)
-    assert ds.graph_ids == list(range(12))
+    for part in (ds[[5, 2]], ds.shuffle(), ds[3:7], ds[torch.tensor([True, False] * 6)], ds[[5, 2]].copy(),
+                 ds.shuffle().copy(), ds.copy([7, 1, 3]), ds[3:7][1:], ds[[4]], ds[[4]].copy()):
+        assert part.graph_ids == [int(d.graph_id) for d in part] and len(part.graph_ids) == len(part)
+    assert ds.graph_ids == list(range(12)) and ds[[5, 2]].copy().graph_ids == [5, 2]
+    one = StreamSpotGraphs(synthetic_event_stream(1, seed=5)[0])  # (PyG stores one graph as it is)
+    assert one.graph_ids == [0]
+    mixed = EdgeStream(*(torch.tensor(c) for c in ([0, 2], [1, 1], [1, 3], [2, 2], [3, 3], [0, 1])), ["a", 5])
+    assert StreamSpotGraphs(mixed)[[1, 0]].graph_ids == [5, "a"]  # (mixed kinds: a list in the storage)
 
 
 def test_labels_are_integers_never_truncated():

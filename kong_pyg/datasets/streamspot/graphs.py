@@ -319,7 +319,6 @@ class StreamSpotGraphs(InMemoryDataset):
         if isinstance(labels, (str, os.PathLike)):
             labels = read_graph_labels(labels)
         graphs = stream_to_graphs(stream, labels, undirected)
-        self._graph_ids = [d.graph_id for d in graphs]
         self._data, self.slices = self.collate(graphs)
 
     @property
@@ -329,7 +328,12 @@ class StreamSpotGraphs(InMemoryDataset):
         That of their first edge; a subset or a shuffle of the data set holds its own graphs' ids, in
         its order.
         """
-        return [self._graph_ids[i] for i in self.indices()]
+        stored = self._data.graph_id  # (the storage's, one per graph it holds: also after copy())
+        if self.slices is None:  # (one graph: PyG stores it as it is)
+            stored = [stored]
+        elif isinstance(stored, Tensor):
+            stored = stored.tolist()
+        return [stored[i] for i in self.indices()]
 
 
 __all__ = ["first_types", "graph_order", "stream_to_graphs", "read_graph_labels", "StreamSpotGraphs"]
