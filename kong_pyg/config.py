@@ -351,13 +351,13 @@ class KongConfig:
         """The same map with options that cannot change it set to their defaults.
 
         The cosine kernel has no constant; :obj:`norm` only matters for a
-        sketched cosine map; with :math:`k = 1` no order matters (label
-        counts). Two configs with the same canonical form give the same
-        features.
+        sketched cosine map. Two configs with the same canonical form give
+        the same features. (With :math:`k = 1` no order matters either, but
+        the order decides whether a stored :obj:`edge_order` is read and
+        checked, so it stays: :func:`~kong_pyg.evaluation.grid.expand_grid`
+        keeps one setting of such a map.)
         """
         out = self
-        if self.k == 1 and self.order != "edge":
-            out = out.replace(order="edge")
         if self.kernel == "cosine" and self.const:
             out = out.replace(const=0.0)
         if (self.dim is None or self.kernel != "cosine") and self.norm != "exact":

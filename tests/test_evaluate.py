@@ -1,6 +1,7 @@
 import json
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -53,6 +54,26 @@ def test_grid_rules():
     one = expand_grid("kong", {"k": [1], "order": ["edge", "label", "degree"]})
     assert [s.name for s in one] == ["poly-1"]
     assert len(expand_grid("kong", {"k": [2], "order": ["edge", "label", "degree"]})) == 3
+    # ... and the one kept is the first, with its order: k = 1 by label reads no stored key (it did once
+    # the order was set to "edge": a key some graphs lacked, or NaN, was refused)
+    assert expand_grid("kong", {"k": [1], "order": ["label", "edge"]})[0].config["order"] == "label"
+    import torch
+    from torch_geometric.data import Data
+
+    from kong_pyg import classify
+
+    gen = torch.Generator().manual_seed(0)
+    graphs = []
+    for i in range(20):
+        d = Data(x=torch.randint(0, 3, (5,), generator=gen),
+                 edge_index=torch.randint(0, 5, (2, 8), generator=gen), y=torch.tensor([i % 2]))
+        if i % 2 == 0:
+            d.edge_order = torch.full((8,), float("nan"))
+        graphs.append(d)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = classify(graphs, grid={"k": [1], "order": ["label"]}, protocol="paper", repeats=1, folds=2)
+    assert res.to_dict()["num_settings"] == 1
     s = expand_grid("kong", [{"k": 2, "traversal": "wl", "dim": 64, "normalize": True}])[0]
     assert s.name == "poly-1 [k=2, wl, b=64, gnorm]"
     with pytest.raises(ValueError, match="unknown setting 'p'"):

@@ -298,6 +298,9 @@ def make_setting(method: str, params: Mapping[str, Any]) -> Setting:
 def expand_grid(method: str = "kong", grid: Optional[Union[str, Grid]] = None) -> List[Setting]:
     r"""The settings of a grid, in order, without duplicates.
 
+    Settings that give the same features are one (with :math:`k = 1` KONG's order cannot matter: the
+    first of them is kept, with its order).
+
     Args:
         method (str, optional): One of :obj:`"kong"`, :obj:`"kong-mean"`,
             :obj:`"wl"`, :obj:`"wl-grakel"`, :obj:`"sp"`, :obj:`"kw"`.
@@ -324,10 +327,24 @@ def expand_grid(method: str = "kong", grid: Optional[Union[str, Grid]] = None) -
     seen: Set[Setting] = set()
     for point in points:
         setting = make_setting(method, point)
-        if setting not in seen:
-            seen.add(setting)
+        same_map = _order_free(setting)
+        if same_map not in seen:
+            seen.add(same_map)
             settings.append(setting)
     return settings
+
+
+def _order_free(setting: Setting) -> Setting:
+    """:obj:`setting` with order "edge" where the order cannot change the map.
+
+    KONG with :math:`k = 1` (label counts): a grid keeps one setting of such a map (the first, with the
+    order it was given, which decides whether a stored key is read).
+    """
+    params = setting.config
+    if setting.method != "kong" or params.get("k") != 1 or params.get("order") == "edge":
+        return setting
+    return Setting(setting.method, tuple((key, "edge" if key == "order" else value)
+                                         for key, value in setting.params))
 
 
 _BASELINE_NAMES = {
