@@ -348,6 +348,8 @@ def test_graph_ids_that_would_not_read_back_as_themselves_are_not_written(tmp_pa
             write_streamspot(two(["a", bad]), str(path))
     with pytest.raises(ValueError, match="graph ids 1 and '1' are both written as '1'"):
         write_streamspot(two([1, "1"]), str(path))
+    with pytest.raises(ValueError, match=r"graph id 'a' names graphs 0 and 1: read back, the two graphs"):
+        write_streamspot(two(["a", "a"]), str(path))  # (equal ids: it was written, read back as one graph)
     for ids in (["a", "b c"], ["a", "b\x0bc"], [1, 2]):  # (inner spaces are kept)
         write_streamspot(two(ids), str(path))
         again, _, malformed = read_streamspot(str(path))

@@ -1,7 +1,7 @@
 """Writing a StreamSpot edge stream."""
 import os
 import re
-from typing import Any, Dict, TextIO, Union
+from typing import Dict, TextIO, Union
 
 import torch
 
@@ -33,12 +33,14 @@ def write_streamspot(stream: EdgeStream, target: Union[str, "os.PathLike[str]", 
     if bad is not None:
         raise ValueError(f"graph id {bad!r} cannot be written: a StreamSpot field is not empty, holds no "
                          "tab, line end or NUL byte, and has no white space at its ends (it is stripped)")
-    first: Dict[str, Any] = {}
-    for g, text in zip(stream.graph_ids, ids):
-        other = first.setdefault(text, g)
-        if other is not g and other != g:
-            raise ValueError(f"graph ids {other!r} and {g!r} are both written as {text!r}: read back, their "
-                             "graphs would be one")
+    first: Dict[str, int] = {}
+    for i, (g, text) in enumerate(zip(stream.graph_ids, ids)):
+        j = first.setdefault(text, i)
+        if j != i:
+            other = stream.graph_ids[j]
+            what = f"graph ids {other!r} and {g!r} are both written as {text!r}" if other is not g and \
+                other != g else f"graph id {g!r} names graphs {j} and {i}"
+            raise ValueError(f"{what}: read back, the two graphs would be one")
     rows = torch.stack(
         [stream.src, stream.src_type, stream.dst, stream.dst_type, stream.edge_type, stream.graph], dim=1
     ).tolist()
