@@ -13,6 +13,7 @@ never share a code), and :data:`BREAK` (``-1``) marks a cut in a compressed
 string (see :mod:`kong_pyg.kgrams`).
 """
 import hashlib
+from typing import Optional, Tuple
 
 import torch
 from torch import Tensor
@@ -213,12 +214,26 @@ def _reduce(codes: Tensor, row: int) -> Tensor:
     return (hi * c[0] % P + lo * c[1] % P) % (P - 1) + 1
 
 
+def sequence_powers(position: Tensor, length: Tensor) -> Tuple[Tuple[Tensor, Tensor], ...]:
+    r""":math:`z^{position}` and :math:`z^{length + 1}` modulo :math:`P`, for both fingerprint hashes.
+
+    The powers :func:`sequence_fingerprint` uses. They depend on the sequences' layout only:
+    several fingerprints of one layout (WL rounds over one set of neighborhoods) compute them once.
+    """
+    out = []
+    for r in range(2):
+        z = _FIXED[r, 2].to(position.device)
+        out.append((mod_pow(z.expand_as(position), position), mod_pow(z.expand_as(length), length + 1)))
+    return tuple(out)
+
+
 def sequence_fingerprint(
     head: Tensor,
     items: Tensor,
     owner: Tensor,
     position: Tensor,
     length: Tensor,
+    powers: Optional[Tuple[Tuple[Tensor, Tensor], ...]] = None,
 ) -> Tensor:
     r"""58-bit fingerprints of the sequences :math:`(head_v, items...)`.
 
@@ -228,30 +243,42 @@ def sequence_fingerprint(
     polynomial hashes :math:`\sum_j r(s_j) z^j \bmod P` has collision
     probability at most :math:`(length + 1) / P` for two different
     sequences; the fingerprint keeps 31 + 27 bits of the pair.
+    :obj:`powers`: :func:`sequence_powers` of :obj:`position` and
+    :obj:`length`, where the caller has them.
 
     Returns:
         torch.Tensor: Fingerprints in :math:`[0, 2^{58})`, one per head.
     """
+    if powers is None:
+        powers = sequence_powers(position, length)
     parts = []
     for r in range(2):
-        z = _FIXED[r, 2].to(head.device)
-        term = _reduce(items, r) * mod_pow(z.expand_as(position), position) % P
+        at, last = powers[r]
+        term = _reduce(items, r) * at % P
         acc = torch.zeros_like(head).index_add_(0, owner, term) % P
         acc = (acc + _reduce(head, r)) % P
         # the length enters as the leading coefficient of z^(length + 1):
-        acc = (acc + mod_pow(z.expand_as(length), length + 1)) % P
+        acc = (acc + last) % P
         parts.append(acc)
     return (parts[0] << 27) | (parts[1] & _MASK27)
 
 
 def row_fingerprint(rows: Tensor) -> Tensor:
-    """58-bit fingerprints of the rows of a non-negative integer matrix."""
+    """58-bit fingerprints of the rows of a non-negative integer matrix.
+
+    :func:`sequence_fingerprint` of each row (head: the number of columns :math:`c`); every row
+    has the same positions, so the powers of :math:`z` are computed once, :math:`c + 1` of them.
+    """
     n, c = rows.shape
-    owner = torch.arange(n, device=rows.device).repeat_interleave(c)
-    position = torch.arange(1, c + 1, device=rows.device).repeat(n)
-    head = torch.full((n,), c, dtype=torch.long, device=rows.device)
-    length = torch.full_like(head, c)
-    return sequence_fingerprint(head, rows.reshape(-1), owner, position, length)
+    parts = []
+    for r in range(2):
+        z = _FIXED[r, 2].to(rows.device)
+        powers = mod_pow(z.expand(c + 1), torch.arange(1, c + 2, device=rows.device))
+        # (c terms below P < 2^31 each: their sum stays below 2^63 for any c below 2^32)
+        acc = (_reduce(rows, r) * powers[:c] % P).sum(1) % P
+        acc = (acc + _reduce(torch.full_like(acc, c), r) + powers[c]) % P
+        parts.append(acc)
+    return (parts[0] << 27) | (parts[1] & _MASK27)
 
 
 def keyed_hash(keys: Tensor, seed: int) -> Tensor:

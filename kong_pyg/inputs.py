@@ -17,13 +17,13 @@ Floating-point values that are not one-hot rows are rejected with a
 attributes first). The rule is applied to every row on its own, so a row
 gives the same symbol whatever batch it arrives in.
 """
-from typing import Any, NamedTuple, Optional
+from typing import Any, NamedTuple, Optional, Tuple
 
 import numpy as np
 import torch
 from torch import Tensor
 
-from .hashing import MAX_LABEL, edge_code, node_code, row_fingerprint, sequence_fingerprint
+from .hashing import MAX_LABEL, edge_code, node_code, row_fingerprint, sequence_fingerprint, sequence_powers
 from .memory import check_allocation
 from .ordering import ORDERS_WITH_KEY, TIED, Neighborhoods, ordered_neighborhoods
 
@@ -399,23 +399,34 @@ class PreparedGraph(NamedTuple):
         return self.node_sym.numel()
 
 
-def wl_relabel(label: Tensor, hood: Neighborhoods, edge_sym: Optional[Tensor] = None) -> Tensor:
+def wl_relabel(label: Tensor, hood: Neighborhoods, edge_sym: Optional[Tensor] = None,
+               layout: Optional[Tuple[Tensor, Tensor, Any]] = None) -> Tensor:
     r"""One round of WL relabelling.
 
     The new label is a 58-bit fingerprint of
     :math:`(l(v), \{\!\{ l(u) : u \in N_v \}\!\})`, or with :obj:`edge_sym` (edge symbols in
     :obj:`hood` order) of :math:`(l(v), \{\!\{ (e(v, u), l(u)) : u \in N_v \}\!\})`.
 
-    Content-addressed (no table), so every graph, batch and device agrees.
+    Content-addressed (no table), so every graph, batch and device agrees. :obj:`layout`:
+    :func:`_multiset_layout` of :obj:`hood`, where several rounds share it.
     """
     nb = label[hood.nbr]
     if edge_sym is not None:
         nb = row_fingerprint(torch.stack([edge_sym, nb], 1))
     perm = torch.sort(nb, stable=True).indices
     perm = perm[torch.sort(hood.center[perm], stable=True).indices]
-    owner = hood.center[perm]
-    position = torch.arange(owner.numel(), device=label.device) - hood.segments[owner] + 1
-    return sequence_fingerprint(label, nb[perm], owner, position, hood.degree)
+    owner, position, powers = layout if layout is not None else _multiset_layout(hood)
+    return sequence_fingerprint(label, nb[perm], owner, position, hood.degree, powers)
+
+
+def _multiset_layout(hood: Neighborhoods) -> Tuple[Tensor, Tensor, Any]:
+    """Where :func:`wl_relabel` puts each sorted neighbor label: its node, place and fingerprint powers.
+
+    The same in every round over :obj:`hood`, whose centers are grouped.
+    """
+    owner = hood.center  # (grouped: non-decreasing, so sorting by center leaves it as it is)
+    position = torch.arange(owner.numel(), device=owner.device) - hood.segments[owner] + 1
+    return owner, position, sequence_powers(position, hood.degree)
 
 
 def tie_rounds(order: str, depth: int) -> int:
@@ -447,8 +458,9 @@ def colour_ranks(node_sym: Tensor, hood: Neighborhoods, edge_sym: Optional[Tenso
     (:func:`tie_rounds`): which of them comes first changes no string.
     """
     colours, c = [], node_sym
+    layout = _multiset_layout(hood)
     for _ in range(rounds):
-        c = wl_relabel(c, hood, edge_sym)
+        c = wl_relabel(c, hood, edge_sym, layout)
         colours.append(c)
     order = torch.sort(colours[-1], stable=True).indices
     for c in reversed(colours[:-1]):  # (stable sorts by c^R, ..., c^1: lexicographic, c^1 first)
