@@ -202,3 +202,23 @@ def test_graphs_declaring_more_nodes_or_edges_than_memory_are_named_before_any_c
             KongSketch(k=2, dim=64)(g.x, g.edge_index)
         with pytest.raises(ValueError, match=rf"\({size}.* needs .* GiB"):
             KongFeatures(k=2, dim=64)(g)
+
+
+def test_row_fingerprint_is_the_sequence_fingerprint_of_each_row():
+    """row_fingerprint computes its powers of z once per column (it took one per entry): the values must
+    stay those of sequence_fingerprint (multi-column labels and relabelling codes depend on them)."""
+    import torch
+
+    from kong_pyg.hashing import row_fingerprint, sequence_fingerprint, sequence_powers
+
+    gen = torch.Generator().manual_seed(3)
+    for n, c in ((1, 1), (7, 2), (30, 5), (4, 300)):
+        rows = torch.randint(0, 2**59, (n, c), generator=gen)
+        owner = torch.arange(n).repeat_interleave(c)
+        position = torch.arange(1, c + 1).repeat(n)
+        head, length = torch.full((n,), c), torch.full((n,), c)
+        want = sequence_fingerprint(head, rows.reshape(-1), owner, position, length)
+        assert torch.equal(row_fingerprint(rows), want)
+        powers = sequence_powers(position, length)
+        given = sequence_fingerprint(head, rows.reshape(-1), owner, position, length, powers)
+        assert torch.equal(given, want)
