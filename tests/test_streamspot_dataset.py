@@ -61,11 +61,15 @@ def test_graph_ids_of_a_subset_or_a_shuffle_are_its_own():
     for part in (ds[[5, 2]], ds.shuffle(), ds[3:7], ds[torch.tensor([True, False] * 6)], ds[[5, 2]].copy(),
                  ds.shuffle().copy(), ds.copy([7, 1, 3]), ds[3:7][1:], ds[[4]], ds[[4]].copy()):
         assert part.graph_ids == [int(d.graph_id) for d in part] and len(part.graph_ids) == len(part)
+        assert all(type(g) is int for g in part.graph_ids)  # (a one-graph copy gave [tensor([4])])
     assert ds.graph_ids == list(range(12)) and ds[[5, 2]].copy().graph_ids == [5, 2]
     one = StreamSpotGraphs(synthetic_event_stream(1, seed=5)[0])  # (PyG stores one graph as it is)
     assert one.graph_ids == [0]
-    mixed = EdgeStream(*(torch.tensor(c) for c in ([0, 2], [1, 1], [1, 3], [2, 2], [3, 3], [0, 1])), ["a", 5])
-    assert StreamSpotGraphs(mixed)[[1, 0]].graph_ids == [5, "a"]  # (mixed kinds: a list in the storage)
+    columns = [torch.tensor(c) for c in ([0, 2], [1, 1], [1, 3], [2, 2], [3, 3], [0, 1])]
+    for ids in (["a", 5], [5, "a"]):  # (PyG's collate failed on an int first: "invalid data type 'str'")
+        with pytest.raises(ValueError, match=r"graph ids are of several kinds \(\['int', 'str'\]\)"):
+            StreamSpotGraphs(EdgeStream(*columns, ids))
+    assert StreamSpotGraphs(EdgeStream(*columns, ["a", "5"]))[[1, 0]].copy().graph_ids == ["5", "a"]
 
 
 def test_labels_are_integers_never_truncated():

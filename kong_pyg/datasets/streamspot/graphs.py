@@ -316,6 +316,12 @@ class StreamSpotGraphs(InMemoryDataset):
                      + " (all in .malformed; strict=True makes the first an error)")
         if stream.num_edges == 0:
             raise ValueError("the stream has no edges")
+        kinds = {type(g) for g in stream.graph_ids}
+        if len(kinds) > 1 and not all(issubclass(k, numbers.Integral) for k in kinds):
+            names = sorted(k.__name__ for k in kinds)
+            raise ValueError(f"the stream's graph ids are of several kinds ({names}): a PyG data set stores "
+                             "them as one tensor or one list; give ids of one kind (read_streamspot gives "
+                             "strings)")
         if isinstance(labels, (str, os.PathLike)):
             labels = read_graph_labels(labels)
         graphs = stream_to_graphs(stream, labels, undirected)
@@ -329,10 +335,12 @@ class StreamSpotGraphs(InMemoryDataset):
         its order.
         """
         stored = self._data.graph_id  # (the storage's, one per graph it holds: also after copy())
-        if self.slices is None:  # (one graph: PyG stores it as it is)
+        if isinstance(stored, Tensor):  # (one graph's copy() stores its id as a tensor too)
+            stored = stored.reshape(-1).tolist()
+        elif self.slices is None:  # (one graph: PyG stores it as it is)
             stored = [stored]
-        elif isinstance(stored, Tensor):
-            stored = stored.tolist()
+        else:
+            stored = list(stored)
         return [stored[i] for i in self.indices()]
 
 
