@@ -606,6 +606,12 @@ for id, kw, error, match in [  # (empty ranges once left some labels uninitialis
     ("negative-graphs", dict(num_graphs=-1), ValueError, "'num_graphs' must be >= 0"),
     ("no-object-types", dict(num_object_types=0), ValueError, "'num_object_types' must be >= 1"),
     ("noise-above-1", dict(noise=2.0), ValueError, "'noise' is a probability"),
+    # (random.Random(-7) is random.Random(7): seed -7 repeated seed 7's stream)
+    ("negative-seed", dict(seed=-7), ValueError, "'seed' must be >= 0 \\(got -7\\)"),
+    # (a hang growing without bound, or a bare MemoryError after minutes)
+    ("huge-count", dict(num_graphs=2**70), ValueError, "the stream's events \\(at most .*'num_graphs' "),
+    ("huge-sessions", dict(num_graphs=4, events=(10**12, 10**12)), ValueError,
+     "the stream's events .*'events' up to 1,000,000,000,000\\) needs"),
 ]:
     case(f"synthetic-event-stream-{id}",
          lambda tmp, kw=kw: synthetic_event_stream(**kw),

@@ -159,3 +159,11 @@ def test_bad_arguments():
         provenance_stream(10, files=3)
     with pytest.raises(ValueError, match=r"'scripts'\[1\] must be an order"):
         provenance_stream(10, scripts=(SCRIPTS[0], ("read",)))
+    # numbers allocated in NumPy arrays: a message naming the allocator's 74.5 GiB, not the argument
+    for kw in (dict(num_graphs=10**10), dict(num_graphs=100, events=(1, 10**12)),
+               dict(num_graphs=100, processes=(10**9, 10**9)), dict(num_graphs=2**70)):
+        with pytest.raises(ValueError, match=r"the stream's events \(at most .* runs x 'processes' up to "):
+            provenance_stream(**kw)
+    for bad in ("no", 1, None):  # ('no' was taken as paired=True)
+        with pytest.raises(TypeError, match="'paired' must be True or False"):
+            provenance_stream(10, paired=bad)

@@ -65,7 +65,8 @@ import torch
 from torch import Tensor
 from torch_geometric.data import InMemoryDataset
 
-from ..config import check_int
+from ..config import check_bool, check_int
+from ..memory import check_allocation
 from .streamspot import EdgeStream, stream_to_graphs
 
 #: Node type codes.
@@ -164,6 +165,7 @@ def provenance_stream(
     """
     if isinstance(num_graphs, bool) or not isinstance(num_graphs, (int, np.integer)) or num_graphs < 2:
         raise ValueError(f"'num_graphs' must be an integer >= 2 (got {num_graphs!r})")
+    paired = check_bool("paired", paired)
     if paired and num_graphs % 2:
         raise ValueError(f"'num_graphs' must be even with paired=True (got {num_graphs})")
     real = isinstance(strength, numbers.Real) and not isinstance(strength, (bool, np.bool_))  # (NumPy's too)
@@ -175,6 +177,12 @@ def provenance_stream(
     rng = np.random.default_rng(None if seed is None else check_int("seed", seed, 0))
     num_graphs = int(num_graphs)
     runs = num_graphs // 2 if paired else num_graphs
+    # (at most this many rows: a session's events plus a fork and an exec per process, in some twenty
+    # int64 and float64 arrays while the stream is built)
+    most = runs * ranges[0][1] * (ranges[1][1] + 2)
+    check_allocation(most * 256, f"the stream's events (at most {most:,}: {runs:,} runs x 'processes' up to "
+                     f"{ranges[0][1]:,} x ('events' up to {ranges[1][1]:,} + 2))",
+                     advice="fewer graphs, processes or events")
     rows, n_nodes = _runs(rng, runs, ranges, ranks, float(strength))
 
     # every graph replays its run with its class's slot assignment

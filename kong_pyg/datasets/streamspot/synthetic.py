@@ -7,6 +7,7 @@ from torch import Tensor
 
 from ...config import check_float, check_int
 from ...hashing import MAX_LABEL
+from ...memory import check_allocation
 from .records import EdgeStream
 
 
@@ -36,9 +37,12 @@ def synthetic_event_stream(
     edge type :math:`e` on a fresh object whose type is
     :math:`1 + (e \bmod T_o)` (a "read" acts on a file, a "connect" on a
     socket). Class 0 performs its session in ascending edge-type order,
-    class 1 in descending order; with :obj:`noise`, each adjacent pair of a
-    session is swapped with that probability. Sessions of one graph, and
-    graphs, interleave at random in the stream. So every k = 1 statistic has
+    class 1 in descending order; with :obj:`noise`, one pass from the first
+    event to the last swaps each adjacent pair with that probability (an
+    event swapped forward can be swapped again, so the order fades most near
+    :obj:`noise = 0.5`; at 1 every session is rotated by one, its order kept:
+    use :obj:`noise` in :math:`[0, 0.5]` to weaken the signal). Sessions of
+    one graph, and graphs, interleave at random in the stream. So every k = 1 statistic has
     the same distribution in both classes, while k = 2 sees the order.
 
     Args:
@@ -47,8 +51,9 @@ def synthetic_event_stream(
         events (tuple, optional): Range of events per process (at least 1).
         num_edge_types (int, optional): Edge types.
         num_object_types (int, optional): Object node types.
-        noise (float, optional): Swap probability of adjacent events.
-        seed (int, optional): The seed.
+        noise (float, optional): Swap probability of adjacent events, in one
+            pass (see above: :math:`[0, 0.5]` weakens the order's signal).
+        seed (int, optional): The seed (:math:`\geq 0`).
 
     Returns:
         (EdgeStream, torch.Tensor): The stream and the graph labels. Graphs
@@ -64,7 +69,13 @@ def synthetic_event_stream(
     num_object_types = check_int("num_object_types", num_object_types, 1, MAX_LABEL)
     if check_float("noise", noise, 0.0) > 1:
         raise ValueError(f"'noise' is a probability: at most 1 (got {noise})")
-    rng = random.Random(check_int("seed", seed, -(1 << 63)))
+    # (at most this many events, kept as Python objects of about 512 bytes each while the stream is built)
+    most = num_graphs * processes[1] * events[1]
+    check_allocation(most * 512, f"the stream's events (at most {most:,}: 'num_graphs' {num_graphs:,} x "
+                     f"'processes' up to {processes[1]:,} x 'events' up to {events[1]:,})",
+                     advice="fewer graphs, processes or events")
+    # (non-negative: Python's random.Random(-s) is random.Random(s), so -7 repeated 7's stream)
+    rng = random.Random(check_int("seed", seed, 0))
     labels = [g % 2 for g in range(num_graphs)]
     rng.shuffle(labels)
     sessions = []  # per graph, per process: list of (process id, edge type, object id)
