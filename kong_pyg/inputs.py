@@ -17,15 +17,23 @@ Floating-point values that are not one-hot rows are rejected with a
 attributes first). The rule is applied to every row on its own, so a row
 gives the same symbol whatever batch it arrives in.
 """
-from typing import Any, NamedTuple, Optional, Tuple
+from typing import Any, NamedTuple, Optional
 
 import numpy as np
 import torch
 from torch import Tensor
 
-from .hashing import MAX_LABEL, edge_code, node_code, row_fingerprint, sequence_fingerprint, sequence_powers
+from .hashing import MAX_LABEL, edge_code, node_code, row_fingerprint
 from .memory import check_allocation
-from .ordering import ORDERS_WITH_KEY, TIED, Neighborhoods, ordered_neighborhoods
+from .ordering import (  # noqa: F401  (wl_relabel: also importable from here, its former home)
+    ORDERS_WITH_KEY,
+    TIED,
+    Neighborhoods,
+    colour_ranks,
+    ordered_neighborhoods,
+    tie_rounds,
+    wl_relabel,
+)
 
 
 def is_sparse_adjacency(adj: Any) -> bool:
@@ -397,80 +405,6 @@ class PreparedGraph(NamedTuple):
     def num_nodes(self) -> int:
         """The number of nodes."""
         return self.node_sym.numel()
-
-
-def wl_relabel(label: Tensor, hood: Neighborhoods, edge_sym: Optional[Tensor] = None,
-               layout: Optional[Tuple[Tensor, Tensor, Any]] = None) -> Tensor:
-    r"""One round of WL relabelling.
-
-    The new label is a 58-bit fingerprint of
-    :math:`(l(v), \{\!\{ l(u) : u \in N_v \}\!\})`, or with :obj:`edge_sym` (edge symbols in
-    :obj:`hood` order) of :math:`(l(v), \{\!\{ (e(v, u), l(u)) : u \in N_v \}\!\})`.
-
-    Content-addressed (no table), so every graph, batch and device agrees. :obj:`layout`:
-    :func:`_multiset_layout` of :obj:`hood`, where several rounds share it.
-    """
-    nb = label[hood.nbr]
-    if edge_sym is not None:
-        nb = row_fingerprint(torch.stack([edge_sym, nb], 1))
-    perm = torch.sort(nb, stable=True).indices
-    perm = perm[torch.sort(hood.center[perm], stable=True).indices]
-    owner, position, powers = layout if layout is not None else _multiset_layout(hood)
-    return sequence_fingerprint(label, nb[perm], owner, position, hood.degree, powers)
-
-
-def _multiset_layout(hood: Neighborhoods) -> Tuple[Tensor, Tensor, Any]:
-    """Where :func:`wl_relabel` puts each sorted neighbor label: its node, place and fingerprint powers.
-
-    The same in every round over :obj:`hood`, whose centers are grouped.
-    """
-    owner = hood.center  # (grouped: non-decreasing, so sorting by center leaves it as it is)
-    position = torch.arange(owner.numel(), device=owner.device) - hood.segments[owner] + 1
-    return owner, position, sequence_powers(position, hood.degree)
-
-
-def tie_rounds(order: str, depth: int) -> int:
-    """The WL rounds that break ties of :obj:`order` ("label" or "degree") for strings of depth :obj:`depth`.
-
-    :math:`h - 1` for labels, :math:`h` for degrees (see :func:`colour_ranks`).
-    """
-    return max(depth - 1 + (order == "degree"), 0)
-
-
-def colour_ranks(node_sym: Tensor, hood: Neighborhoods, edge_sym: Optional[Tensor], rounds: int) -> Tensor:
-    r"""Each node's rank in the order of its WL colours :math:`(c^1(v), \ldots, c^R(v))`.
-
-    The colours are compared first to last (equal colours: equal ranks), :math:`R` = :obj:`rounds`
-    (at least 1).
-
-    :math:`c^0` is :obj:`node_sym` and :math:`c^t` is :func:`wl_relabel` of :math:`c^{t - 1}` with the
-    edge symbols :obj:`edge_sym` (in :obj:`hood` order; :obj:`None` without edge labels). The
-    colours are content-addressed, so the order of two nodes is the same in any graph numbering,
-    batch and device (only the rank values depend on the other nodes).
-
-    **Why** (:obj:`order="label"` / :obj:`"degree"` ties). Neighbors sorted by (key, edge symbol,
-    these colours) and only then by edge position get strings that do not depend on how the nodes
-    are numbered: by induction over the depth :math:`j`, a node's level-:math:`j` string is a
-    function of :math:`c^{j + \delta}` (:math:`\delta` = 0 for labels, 1 for degrees, which
-    :math:`c^1` holds), because the classes of equal (edge symbol, colour) come out contiguous
-    and their pieces are equal; two neighbors still tied have equal :math:`c^R` and so equal
-    strings up to depth :math:`h - 1` when :math:`R \geq h - 1 + \delta`
-    (:func:`tie_rounds`): which of them comes first changes no string.
-    """
-    colours, c = [], node_sym
-    layout = _multiset_layout(hood)
-    for _ in range(rounds):
-        c = wl_relabel(c, hood, edge_sym, layout)
-        colours.append(c)
-    order = torch.sort(colours[-1], stable=True).indices
-    for c in reversed(colours[:-1]):  # (stable sorts by c^R, ..., c^1: lexicographic, c^1 first)
-        order = order.index_select(0, torch.sort(c.index_select(0, order), stable=True).indices)
-    last = colours[-1].index_select(0, order)  # (c^R holds every c^t: equal c^R, equal colours)
-    new = torch.ones_like(last, dtype=torch.bool)
-    new[1:] = last[1:] != last[:-1]
-    ranks = torch.empty_like(last)
-    ranks[order] = torch.cumsum(new, 0)
-    return ranks
 
 
 def _labels_in_batch(t: Tensor, name: str, length: int, graph: Optional[Tensor], first_graph: int) -> Tensor:

@@ -8,7 +8,7 @@ roles swap. **The neighbor order** :math:`\tau_i` **of node** :math:`i`
 A per-edge key (a timestamp, say) re-sorts each neighborhood by that key,
 ties kept in :obj:`edge_index` order. Derived orders for experiments sort by
 the neighbor's label or degree (ties by what no node numbering changes:
-:func:`~kong_pyg.inputs.colour_ranks`), or shuffle each neighborhood with a seed.
+:func:`colour_ranks`), or shuffle each neighborhood with a seed.
 
 Every sort here is a stable sort, so nothing but the chosen key moves an
 edge. PyG's :func:`~torch_geometric.utils.coalesce`,
@@ -17,13 +17,21 @@ edge. PyG's :func:`~torch_geometric.utils.coalesce`,
 sort neighbors by id and so destroy :math:`\tau`; :mod:`kong_pyg` never calls
 them on the user's edges.
 """
-from typing import NamedTuple, Optional, Tuple
+from typing import Any, NamedTuple, Optional, Tuple
 
 import numpy as np
 import torch
 from torch import Tensor
 
-from .hashing import P, keyed_hash, linear_hash_rows, random_coefficients
+from .hashing import (
+    P,
+    keyed_hash,
+    linear_hash_rows,
+    random_coefficients,
+    row_fingerprint,
+    sequence_fingerprint,
+    sequence_powers,
+)
 
 
 class Neighborhoods(NamedTuple):
@@ -63,7 +71,7 @@ class Neighborhoods(NamedTuple):
 ORDERS_WITH_KEY = ("edge", "reverse", "consistent")
 
 #: The orders whose ties :func:`~kong_pyg.inputs.prepare_graph` breaks by what the node numbering cannot
-#: change (edge labels, then WL colours: :func:`~kong_pyg.inputs.colour_ranks`).
+#: change (edge labels, then WL colours: :func:`colour_ranks`).
 TIED = ("label", "degree")
 
 
@@ -185,6 +193,80 @@ def random_key(center: Tensor, nbr: Tensor, num_nodes: int, node_label: Optional
     content.index_add_(0, graph, _mix(linear_hash_rows(ends, coef[:1])[0], seed))
     both = torch.stack([place, content.index_select(0, graph) % P], 1)
     return consistent_key(linear_hash_rows(both, coef[1:])[0], seed)
+
+
+def wl_relabel(label: Tensor, hood: Neighborhoods, edge_sym: Optional[Tensor] = None,
+               layout: Optional[Tuple[Tensor, Tensor, Any]] = None) -> Tensor:
+    r"""One round of WL relabelling.
+
+    The new label is a 58-bit fingerprint of
+    :math:`(l(v), \{\!\{ l(u) : u \in N_v \}\!\})`, or with :obj:`edge_sym` (edge symbols in
+    :obj:`hood` order) of :math:`(l(v), \{\!\{ (e(v, u), l(u)) : u \in N_v \}\!\})`.
+
+    Content-addressed (no table), so every graph, batch and device agrees. :obj:`layout`:
+    :func:`_multiset_layout` of :obj:`hood`, where several rounds share it.
+    """
+    nb = label[hood.nbr]
+    if edge_sym is not None:
+        nb = row_fingerprint(torch.stack([edge_sym, nb], 1))
+    perm = torch.sort(nb, stable=True).indices
+    perm = perm[torch.sort(hood.center[perm], stable=True).indices]
+    owner, position, powers = layout if layout is not None else _multiset_layout(hood)
+    return sequence_fingerprint(label, nb[perm], owner, position, hood.degree, powers)
+
+
+def _multiset_layout(hood: Neighborhoods) -> Tuple[Tensor, Tensor, Any]:
+    """Where :func:`wl_relabel` puts each sorted neighbor label: its node, place and fingerprint powers.
+
+    The same in every round over :obj:`hood`, whose centers are grouped.
+    """
+    owner = hood.center  # (grouped: non-decreasing, so sorting by center leaves it as it is)
+    position = torch.arange(owner.numel(), device=owner.device) - hood.segments[owner] + 1
+    return owner, position, sequence_powers(position, hood.degree)
+
+
+def tie_rounds(order: str, depth: int) -> int:
+    """The WL rounds that break ties of :obj:`order` ("label" or "degree") for strings of depth :obj:`depth`.
+
+    :math:`h - 1` for labels, :math:`h` for degrees (see :func:`colour_ranks`).
+    """
+    return max(depth - 1 + (order == "degree"), 0)
+
+
+def colour_ranks(node_sym: Tensor, hood: Neighborhoods, edge_sym: Optional[Tensor], rounds: int) -> Tensor:
+    r"""Each node's rank in the order of its WL colours :math:`(c^1(v), \ldots, c^R(v))`.
+
+    The colours are compared first to last (equal colours: equal ranks), :math:`R` = :obj:`rounds`
+    (at least 1).
+
+    :math:`c^0` is :obj:`node_sym` and :math:`c^t` is :func:`wl_relabel` of :math:`c^{t - 1}` with the
+    edge symbols :obj:`edge_sym` (in :obj:`hood` order; :obj:`None` without edge labels). The
+    colours are content-addressed, so the order of two nodes is the same in any graph numbering,
+    batch and device (only the rank values depend on the other nodes).
+
+    **Why** (:obj:`order="label"` / :obj:`"degree"` ties). Neighbors sorted by (key, edge symbol,
+    these colours) and only then by edge position get strings that do not depend on how the nodes
+    are numbered: by induction over the depth :math:`j`, a node's level-:math:`j` string is a
+    function of :math:`c^{j + \delta}` (:math:`\delta` = 0 for labels, 1 for degrees, which
+    :math:`c^1` holds), because the classes of equal (edge symbol, colour) come out contiguous
+    and their pieces are equal; two neighbors still tied have equal :math:`c^R` and so equal
+    strings up to depth :math:`h - 1` when :math:`R \geq h - 1 + \delta`
+    (:func:`tie_rounds`): which of them comes first changes no string.
+    """
+    colours, c = [], node_sym
+    layout = _multiset_layout(hood)
+    for _ in range(rounds):
+        c = wl_relabel(c, hood, edge_sym, layout)
+        colours.append(c)
+    order = torch.sort(colours[-1], stable=True).indices
+    for c in reversed(colours[:-1]):  # (stable sorts by c^R, ..., c^1: lexicographic, c^1 first)
+        order = order.index_select(0, torch.sort(c.index_select(0, order), stable=True).indices)
+    last = colours[-1].index_select(0, order)  # (c^R holds every c^t: equal c^R, equal colours)
+    new = torch.ones_like(last, dtype=torch.bool)
+    new[1:] = last[1:] != last[:-1]
+    ranks = torch.empty_like(last)
+    ranks[order] = torch.cumsum(new, 0)
+    return ranks
 
 
 def ordered_neighborhoods(

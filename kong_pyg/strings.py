@@ -211,7 +211,7 @@ def _colours(labels: List[Hashable], centers: List[int], others: List[int],
              edge_labels: Optional[List[Hashable]], rounds: int) -> List[Tuple[Any, ...]]:
     r"""Per node, its WL colours :math:`(c^1, \ldots, c^R)`.
 
-    They order the ties of :obj:`order="label"` / :obj:`"degree"` (:func:`kong_pyg.inputs.colour_ranks`).
+    They order the ties of :obj:`order="label"` / :obj:`"degree"` (:func:`kong_pyg.ordering.colour_ranks`).
 
     With integer labels (and edge labels) these are the fast code's fingerprints, node by node
     (their order decides which neighbor comes first); other labels get exact colours (nested
@@ -239,7 +239,7 @@ def _colours(labels: List[Hashable], centers: List[int], others: List[int],
 
 
 def _fingerprint(head: int, items: List[Any], with_edges: bool) -> int:
-    """The fast code's WL colour (:func:`kong_pyg.inputs.wl_relabel`) of one node."""
+    """The fast code's WL colour (:func:`kong_pyg.ordering.wl_relabel`) of one node."""
     from .hashing import row_fingerprint, sequence_fingerprint
 
     if with_edges:  # ((edge label, colour) pairs: edge symbols are 2 e + 1)
@@ -314,7 +314,7 @@ def _wl_code(label: Hashable) -> int:
 
     An integer stands for itself; a WL label is the 58-bit fingerprint of its
     own code followed by its neighbors' codes in increasing order
-    (:func:`kong_pyg.inputs.wl_relabel`).
+    (:func:`kong_pyg.ordering.wl_relabel`).
     """
     if not isinstance(label, _WLLabel):
         if not isinstance(label, int):
