@@ -175,6 +175,35 @@ def test_kernel_map_fits_the_same_classifier():
     assert kernel_map(np.zeros((3, 3))).shape == (3, 1)
 
 
+def test_cross_validate_with_processes_from_two_threads_at_once_scores_its_own_features():
+    """The forked workers read their call's features from one module-level entry, which a call in another
+    thread overwrote before the first call's workers forked: 4-9 of 10 concurrent pairs scored the other
+    call's settings, silently."""
+    import multiprocessing
+    import threading
+
+    if "fork" not in multiprocessing.get_all_start_methods():
+        pytest.skip("no fork here: the settings run in the calling process")
+    rng = np.random.default_rng(2)
+    y = np.array([0, 1] * 20)
+    sets = {"a": [np.c_[y + s * rng.normal(size=40), rng.normal(size=40)] for s in (0.3, 3.0)],
+            "b": [rng.normal(size=(40, 3)) for _ in range(2)]}
+
+    def run(name):
+        return cross_validate(sets[name], y, repeats=1, folds=4, nested=False, n_jobs=2).outer
+
+    alone = {name: run(name) for name in sets}
+    for _ in range(4):
+        out = {}
+        threads = [threading.Thread(target=lambda n=name: out.__setitem__(n, run(n))) for name in sets]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        for name in sets:
+            assert np.array_equal(out[name], alone[name]), name
+
+
 def test_cross_validate_reads_each_setting_once():
     rng = np.random.default_rng(1)
     y = np.array([0, 1] * 20)

@@ -4,6 +4,7 @@ Forked workers inherit the feature entries (callables such as closures need not 
 send back only results and the warnings they raised, which are raised again here
 (:func:`kong_pyg.warn.replay`).
 """
+import itertools
 import warnings
 from typing import Any, Callable, Dict, Iterator, List, Sequence, Tuple, TypeVar
 
@@ -14,18 +15,22 @@ from .progress import Progress
 #: A setting's result (cross_validate's: feature seconds, fit seconds, scores).
 Result = TypeVar("Result")
 
-#: What forked worker processes read (set just before the pool forks; nothing is pickled but results).
-_FORKED: Dict[str, Any] = {}
+#: What forked worker processes read, per call of :func:`run_settings` (set before its pool forks; nothing
+#: is pickled but results). One entry per call: calls from several threads at once each read their own
+#: (a single entry was overwritten by another thread's call before the first call's workers forked).
+_FORKED: Dict[int, Tuple[Callable[..., Any], Sequence[Any]]] = {}
+_CALLS = itertools.count()
 
 
-def _forked_setting(index: int) -> Tuple[Any, List[Tuple[Any, ...]]]:
+def _forked_setting(call: int, index: int) -> Tuple[Any, List[Tuple[Any, ...]]]:
     """One setting in a forked worker, with the warnings it raised (the parent raises them again).
 
     The worker has the parent's warning filters (forked): what they ignore is not recorded, and an
     ``"error"`` filter stops the setting as it would in the parent.
     """
     with warnings.catch_warnings(record=True) as caught:
-        out = _FORKED["work"](_FORKED["features"][index], index)
+        work, features = _FORKED[call]
+        out = work(features[index], index)
     return out, [sendable(w) for w in caught]
 
 
@@ -46,11 +51,12 @@ def run_settings(work: Callable[..., Result], features: Sequence[Any], names: Se
     from concurrent.futures import ProcessPoolExecutor, as_completed
 
     workers = min(processes, len(features))
-    _FORKED.update(work=work, features=features)
+    call = next(_CALLS)  # (atomic in CPython: one number per call, whatever the threads)
+    _FORKED[call] = (work, features)
     try:
         with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"),
                                  initializer=_single_thread) as pool:
-            futures = {pool.submit(_forked_setting, s): s for s in range(len(features))}
+            futures = {pool.submit(_forked_setting, call, s): s for s in range(len(features))}
             bar.status(f"{len(futures)} settings in {workers} processes")
             try:
                 for future in as_completed(futures):
@@ -64,7 +70,7 @@ def run_settings(work: Callable[..., Result], features: Sequence[Any], names: Se
                 pool.shutdown(wait=True, cancel_futures=True)
                 raise
     finally:
-        _FORKED.clear()
+        del _FORKED[call]
 
 
 def _stop_workers(pool: Any) -> None:
