@@ -739,6 +739,71 @@ def test_torch_out_of_memory_is_one_line(monkeypatch, capsys):
         main(["order-test", "-q"])
 
 
+def test_stream_in_process_gives_back_the_thread_count_and_its_copy_of_stdin(tmp_path, monkeypatch, capsys):
+    """main(["stream", ...]) left torch's thread count at --threads (success or error); a failure after the
+    copy of stdin (a closed stderr for its notice, an interrupt while fingerprinting it) left the copy in
+    the temporary folder."""
+    import io
+    import sys
+
+    import torch
+
+    from kong_pyg.cli import stream as stream_cli
+    from kong_pyg.datasets import synthetic_event_stream, write_streamspot
+
+    data = tmp_path / "s.tsv"
+    write_streamspot(synthetic_event_stream(10, seed=1)[0], str(data))
+    (tmp_path / "bad.tsv").write_text("a\tb\n")
+    before = torch.get_num_threads()
+    try:
+        for threads in (1, 2):
+            torch.set_num_threads(threads)
+            assert main(["stream", str(data), "--out", str(tmp_path / f"o{threads}"), "--threads",
+                         str(3 - threads), "-q"]) == 0
+            assert torch.get_num_threads() == threads
+            assert main(["stream", str(tmp_path / "bad.tsv"), "--strict", "--out", str(tmp_path / "b"),
+                         "--threads", str(3 - threads), "-q"]) == 1
+            assert torch.get_num_threads() == threads
+    finally:
+        torch.set_num_threads(before)
+    spool = tmp_path / "tmp"
+    spool.mkdir()
+    monkeypatch.setenv("TMPDIR", str(spool))
+    monkeypatch.setattr("tempfile.tempdir", None)
+
+    class Stdin:
+        buffer = io.BytesIO(data.read_bytes())
+
+    class ClosedStderr(io.StringIO):
+        def write(self, text):
+            raise BrokenPipeError("stderr closed")
+
+    monkeypatch.setattr(sys, "stdin", Stdin)
+    monkeypatch.setattr(sys, "stderr", ClosedStderr())
+    with pytest.raises(BrokenPipeError):
+        stream_cli._spool_stdin(2, None)
+    assert not list(spool.glob("kong-stream-*"))
+    monkeypatch.undo()
+    monkeypatch.setenv("TMPDIR", str(spool))
+    monkeypatch.setattr("tempfile.tempdir", None)
+    monkeypatch.setattr(sys, "stdin", type("Stdin", (), {"buffer": io.BytesIO(data.read_bytes())}))
+
+    def interrupted(path):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(stream_cli, "file_fingerprint", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        stream_cli.run(stream_cli_args(["stream", "-", "--hops", "2", "-q", "--out", str(tmp_path / "i")]))
+    assert not list(spool.glob("kong-stream-*"))
+
+
+def stream_cli_args(argv):
+    """The parsed arguments of a kong-pyg command line."""
+    from kong_pyg.cli import build_parser
+
+    return build_parser().parse_args(argv)
+
+
 def test_sigterm_while_stdin_is_spooled_leaves_no_copy(tmp_path):
     """kong-pyg stream - --hops 2 copies stdin to a temporary file; SIGTERM while it copies (or later) ends
     with one line and the shell's status for SIGTERM, and the copy is removed (it was left behind)."""

@@ -190,20 +190,17 @@ def _spool_stdin(passes: int, checkpoint: Optional[str]) -> Tuple[Any, Optional[
     try:
         with os.fdopen(fd, "wb") as f:
             shutil.copyfileobj(sys.stdin.buffer, f, 1 << 24)
-    except BaseException:  # (a full disk, Ctrl-C or SIGTERM while copying: no copy left behind)
+        print(f"{PROG}: hops >= 2 reads the input {passes} times: stdin was copied to a temporary file",
+              file=sys.stderr)
+    except BaseException:  # (a full disk, Ctrl-C or SIGTERM, a closed stderr: no copy left behind)
         os.unlink(spooled)
         raise
-    print(f"{PROG}: hops >= 2 reads the input {passes} times: stdin was copied to a temporary file",
-          file=sys.stderr)
     return spooled, spooled
 
 
 def run(args: argparse.Namespace) -> int:
     """Run ``kong-pyg stream``."""
     import torch
-
-    from ..datasets.streamspot import MalformedLineError, StreamSpotReader
-    from ..stream.checkpoint import OptionsDiffer
 
     ks = _make_stream(args)
     passes = max(int(args.hops), 1)
@@ -241,9 +238,20 @@ def run(args: argparse.Namespace) -> int:
             return _sharded(args)
         _check_workers(args.workers)
         return _spawn_local(args)
+    threads = torch.get_num_threads()  # (given back: a caller of main keeps its own)
     torch.set_num_threads(args.threads)
+    try:
+        return _one_process(args, ks, passes)
+    finally:
+        torch.set_num_threads(threads)
+
+
+def _one_process(args: argparse.Namespace, ks: Any, passes: int) -> int:
+    """The stream read in this process: :func:`run`'s part after the checks."""
+    from ..datasets.streamspot import MalformedLineError, StreamSpotReader
+    from ..stream.checkpoint import OptionsDiffer
+
     source, spooled = _spool_stdin(passes, args.checkpoint) if args.file == "-" else (args.file, None)
-    fingerprint = file_fingerprint(source) if isinstance(source, str) else None
     readers: List[Any] = []
 
     def chunks() -> Any:
@@ -252,7 +260,8 @@ def run(args: argparse.Namespace) -> int:
         return reader
 
     start = time.perf_counter()
-    try:
+    try:  # (from the copy of stdin on: whatever stops the run, the copy goes)
+        fingerprint = file_fingerprint(source) if isinstance(source, str) else None
         ks.fit(chunks, chunk_size=args.chunk_size, checkpoint=args.checkpoint,
                checkpoint_every=args.checkpoint_every or CHECKPOINT_EVERY, progress=not args.quiet,
                fingerprint=fingerprint)
@@ -393,12 +402,22 @@ def _local_worker(rank: int, args: argparse.Namespace, port: int, codes: Any, ig
 def _sharded(args: argparse.Namespace) -> int:
     """One process of a sharded run (:func:`kong_pyg.stream.distributed.read_shards`)."""
     import torch
+
+    threads = torch.get_num_threads()  # (given back: a caller of main keeps its own)
+    torch.set_num_threads(args.threads)
+    try:
+        return _shard(args)
+    finally:
+        torch.set_num_threads(threads)
+
+
+def _shard(args: argparse.Namespace) -> int:
+    """:func:`_sharded`'s work, in the process group."""
     import torch.distributed as dist
 
     from ..datasets.streamspot import MalformedLineError
     from ..stream.distributed import read_shards
 
-    torch.set_num_threads(args.threads)
     dist.init_process_group("gloo", init_method="env://")
     try:
         rank = dist.get_rank()
