@@ -251,16 +251,18 @@ def _one_process(args: argparse.Namespace, ks: Any, passes: int) -> int:
     from ..datasets.streamspot import MalformedLineError, StreamSpotReader
     from ..stream.checkpoint import OptionsDiffer
 
-    source, spooled = _spool_stdin(passes, args.checkpoint) if args.file == "-" else (args.file, None)
     readers: List[Any] = []
+    source: Any = None
+    spooled: Optional[str] = None
 
     def chunks() -> Any:
         reader = StreamSpotReader(source, args.chunk_size, strict=args.strict, keep=args.show_malformed)
         readers.append(reader)
         return reader
 
-    start = time.perf_counter()
     try:  # (from the copy of stdin on: whatever stops the run, the copy goes)
+        source, spooled = _spool_stdin(passes, args.checkpoint) if args.file == "-" else (args.file, None)
+        start = time.perf_counter()  # (the rate is the run's: the copy of stdin is not in it)
         fingerprint = file_fingerprint(source) if isinstance(source, str) else None
         ks.fit(chunks, chunk_size=args.chunk_size, checkpoint=args.checkpoint,
                checkpoint_every=args.checkpoint_every or CHECKPOINT_EVERY, progress=not args.quiet,

@@ -52,8 +52,8 @@ def run_settings(work: Callable[..., Result], features: Sequence[Any], names: Se
 
     workers = min(processes, len(features))
     call = next(_CALLS)  # (atomic in CPython: one number per call, whatever the threads)
-    _FORKED[call] = (work, features)
     try:
+        _FORKED[call] = (work, features)
         with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"),
                                  initializer=_single_thread) as pool:
             futures = {pool.submit(_forked_setting, call, s): s for s in range(len(features))}
@@ -70,7 +70,7 @@ def run_settings(work: Callable[..., Result], features: Sequence[Any], names: Se
                 pool.shutdown(wait=True, cancel_futures=True)
                 raise
     finally:
-        del _FORKED[call]
+        _FORKED.pop(call, None)
 
 
 def _stop_workers(pool: Any) -> None:
