@@ -20,7 +20,7 @@ from torch import Tensor
 
 from .config import FLOWS, ORDERS, TRAVERSALS, KongConfig, check_choice, check_int
 from .hashing import node_code
-from .ordering import ORDERS_WITH_KEY, consistent_key, ordered_neighborhoods
+from .ordering import ORDERS_WITH_KEY, consistent_key, ordered_neighborhoods, tie_rounds
 
 NodeString = Union[Tuple[Hashable, ...], List[Tuple[Hashable, ...]]]
 
@@ -177,7 +177,7 @@ def kong_strings(
         neighbors = [[] for _ in range(n)]
     if order in ("label", "degree"):  # by key, then edge label, then WL colours (the numbering plays no part)
         deg = Counter(centers)
-        colours = _colours(labels, centers, others, edge_labels, max(hops - 1 + (order == "degree"), 0))
+        colours = _colours(labels, centers, others, edge_labels, tie_rounds(order, hops))
         edge_ids.sort(key=lambda e: (_label_key(labels[others[e]]) if order == "label" else deg[others[e]],
                                      () if edge_labels is None else _label_key(edge_labels[e]),
                                      colours[others[e]]))
@@ -239,7 +239,11 @@ def _colours(labels: List[Hashable], centers: List[int], others: List[int],
 
 
 def _fingerprint(head: int, items: List[Any], with_edges: bool) -> int:
-    """The fast code's WL colour (:func:`kong_pyg.ordering.wl_relabel`) of one node."""
+    """The fast code's WL label or colour of one node (:func:`kong_pyg.ordering.wl_relabel`).
+
+    The fingerprint of its own code followed by its neighbors' codes (with edges: (edge label, colour)
+    pairs) in increasing order.
+    """
     from .hashing import row_fingerprint, sequence_fingerprint
 
     if with_edges:  # ((edge label, colour) pairs: edge symbols are 2 e + 1)
@@ -320,14 +324,8 @@ def _wl_code(label: Hashable) -> int:
         if not isinstance(label, int):
             raise TypeError(f"order='label' after relabelling needs integer labels (got {label!r})")
         return label
-    from .hashing import sequence_fingerprint
-
     head, nbs = label
-    items = sorted(_wl_code(u) for u in nbs)
-    return int(sequence_fingerprint(
-        torch.tensor([_wl_code(head)]), torch.tensor(items, dtype=torch.long),
-        torch.zeros(len(items), dtype=torch.long), torch.arange(1, len(items) + 1),
-        torch.tensor([len(items)]))[0])
+    return _fingerprint(_wl_code(head), [_wl_code(u) for u in nbs], with_edges=False)
 
 
 def kgram_counts(string: NodeString, k: int, blended: bool = False) -> Counter:
