@@ -19,7 +19,6 @@ from ..config import check_bool, check_int
 from ..files import existing_folder, remove_stale_temps
 from ..idmap import canonical_int
 from ..progress import Progress
-from .checkpoint import load_checkpoint, retold, warn_old_scheme
 
 if TYPE_CHECKING:  # pragma: no cover
     from .core import KongStream
@@ -226,12 +225,7 @@ def _resume(ks: "KongStream", checkpoint: PathLike, fingerprint: Optional[str]) 
     existing_folder(checkpoint)  # (before any reading, not at the first save: as that save would say)
     remove_stale_temps(checkpoint)
     if os.path.exists(checkpoint):
-        state = load_checkpoint(checkpoint)
-        try:
-            ks.load_state_dict(state)
-        except ValueError as err:
-            raise retold(err, f"{err} (checkpoint {os.fspath(checkpoint)})") from None
-        warn_old_scheme(ks, checkpoint)
+        ks.load(checkpoint)  # (on the stream: into it, other options refused, the file named in errors)
         if fingerprint is not None and ks.source is not None and ks.source != fingerprint:
             raise ValueError(f"{os.fspath(checkpoint)}: the checkpoint was made from another source "
                              f"(fingerprint {ks.source!r}, this source {fingerprint!r}); remove the "
