@@ -16,7 +16,7 @@ from typing import Any, Dict, List, Optional, Tuple
 from ..config import check_usable_device
 from ..files import atomic_texts
 from ..threads import MAX_THREADS as MAX_TORCH_THREADS
-from ..threads import default_jobs
+from ..threads import default_jobs, torch_threads
 from .common import (
     MAX_SEED,
     CommandError,
@@ -239,26 +239,21 @@ def run(args: argparse.Namespace) -> int:
     options = _options(args)
     _check_outputs(args)
     check_usable_device("--device", args.device)  # before any data is read
-    import torch
     import torch_geometric  # noqa: F401  (imported before warnings are recorded: its own are not ours)
 
     from ..ordertest import order_test
 
     say = (lambda text: None) if args.quiet else (lambda text: print(text, file=sys.stderr, flush=True))
-    threads = torch.get_num_threads()
-    torch.set_num_threads(args.threads)
-    try:
-        with tempfile.TemporaryDirectory() as tmp, warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            say("order-test: loading the data")
-            graphs, about, labels = load(args, source, tmp)
-            say(f"order-test: features and {args.splits} splits per setting")
-            res = order_test(graphs, k=args.k, hops=args.hops, shuffles=args.shuffles, splits=args.splits,
-                             test_size=args.test_size, C=args.C, inner_folds=args.inner_folds,
-                             reverse=not args.no_reverse, seed=args.seed, labels=labels, device=args.device,
-                             threads=args.threads, **options)
-    finally:
-        torch.set_num_threads(threads)
+    with torch_threads(args.threads, cap=False), tempfile.TemporaryDirectory() as tmp, \
+            warnings.catch_warnings(record=True) as caught:  # (the thread count given back after)
+        warnings.simplefilter("always")
+        say("order-test: loading the data")
+        graphs, about, labels = load(args, source, tmp)
+        say(f"order-test: features and {args.splits} splits per setting")
+        res = order_test(graphs, k=args.k, hops=args.hops, shuffles=args.shuffles, splits=args.splits,
+                         test_size=args.test_size, C=args.C, inner_folds=args.inner_folds,
+                         reverse=not args.no_reverse, seed=args.seed, labels=labels, device=args.device,
+                         threads=args.threads, **options)
     res.info["data"] = about["data"]
     res.info["command"] = command_line(args, source)
     notes = {str(w.message) for w in caught} - set(res.info["warnings"])

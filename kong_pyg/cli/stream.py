@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Tuple
 from ..config import STREAM_DEFAULTS, option_names
 from ..files import atomic_files, temp_beside
 from ..threads import MAX_THREADS as MAX_TORCH_THREADS
+from ..threads import torch_threads
 from .common import (
     MAX_THREADS,
     PROCESSES_PER_CPU,
@@ -200,8 +201,6 @@ def _spool_stdin(passes: int, checkpoint: Optional[str]) -> Tuple[Any, Optional[
 
 def run(args: argparse.Namespace) -> int:
     """Run ``kong-pyg stream``."""
-    import torch
-
     ks = _make_stream(args)
     passes = max(int(args.hops), 1)
     if os.path.isdir(args.out) or os.path.basename(args.out) in ("", ".", ".."):
@@ -238,12 +237,8 @@ def run(args: argparse.Namespace) -> int:
             return _sharded(args)
         _check_workers(args.workers)
         return _spawn_local(args)
-    threads = torch.get_num_threads()  # (given back: a caller of main keeps its own)
-    torch.set_num_threads(args.threads)
-    try:
+    with torch_threads(args.threads, cap=False):  # (given back after: a caller of main keeps its own)
         return _one_process(args, ks, passes)
-    finally:
-        torch.set_num_threads(threads)
 
 
 def _one_process(args: argparse.Namespace, ks: Any, passes: int) -> int:
@@ -403,14 +398,8 @@ def _local_worker(rank: int, args: argparse.Namespace, port: int, codes: Any, ig
 
 def _sharded(args: argparse.Namespace) -> int:
     """One process of a sharded run (:func:`kong_pyg.stream.distributed.read_shards`)."""
-    import torch
-
-    threads = torch.get_num_threads()  # (given back: a caller of main keeps its own)
-    torch.set_num_threads(args.threads)
-    try:
+    with torch_threads(args.threads, cap=False):  # (given back after: a caller of main keeps its own)
         return _shard(args)
-    finally:
-        torch.set_num_threads(threads)
 
 
 def _shard(args: argparse.Namespace) -> int:
