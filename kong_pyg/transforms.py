@@ -306,8 +306,8 @@ class KongFeatures(GivenOptions, BaseTransform):
         r"""Adds the features to every graph of a data set at once: the fast path.
 
         The same numbers as applying the transform graph by graph (same
-        options and seed), computed in batches of :obj:`batch_size` graphs
-        (the per-graph cost of a transform is a few hundred small tensor
+        options and seed), computed in batches of at most :obj:`batch_size`
+        graphs, as equal as possible (the per-graph cost of a transform is a few hundred small tensor
         operations; here it is shared by a batch).
 
         * An :class:`~torch_geometric.data.InMemoryDataset`: the features go
@@ -329,7 +329,8 @@ class KongFeatures(GivenOptions, BaseTransform):
 
         Args:
             dataset (InMemoryDataset or Sequence[Data]): The graphs.
-            batch_size (int, optional): Graphs per batch. (default: :obj:`1024`)
+            batch_size (int, optional): At most this many graphs per batch.
+                (default: :obj:`1024`)
             progress (bool, optional): Show a progress bar. (default: :obj:`False`)
             threads (int, optional): PyTorch threads meanwhile (see
                 :class:`~kong_pyg.KongVectorizer`; :obj:`None` keeps PyTorch's

@@ -66,8 +66,9 @@ class KongVectorizer(GivenOptions, ExactColumns, TransformerMixin, BaseEstimator
             the orders that read a key (:obj:`"edge"`, :obj:`"reverse"`,
             :obj:`"consistent"`); the others ignore it.
             (default: :obj:`"edge_order"`)
-        batch_size (int, optional): Graphs processed together (memory
-            stays bounded by one batch). (default: :obj:`4096`)
+        batch_size (int, optional): At most this many graphs are processed
+            together (memory stays bounded by one batch; the fewest such
+            batches, of sizes as equal as possible). (default: :obj:`4096`)
         device (str or torch.device, optional): Where to compute.
             (default: the CPU)
         progress (bool, optional): Show a progress bar. (default: :obj:`False`)

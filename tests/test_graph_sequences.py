@@ -1,4 +1,6 @@
 """What a sequence of graphs may hold: one graph per entry, one order-key rule, sparse adjacencies (k = 1)."""
+import random
+
 import pytest
 import torch
 import torch_geometric.transforms as T
@@ -10,8 +12,6 @@ from kong_pyg import KongFeatures, KongSketch, KongVectorizer, gram_matrix, kern
 
 
 def _graphs(n=6, seed=0):
-    import random
-
     rng = random.Random(seed)
     return [to_data(random_graph(rng, 5, 3)) for _ in range(n)]
 
@@ -56,6 +56,24 @@ def test_the_order_key_rule_does_not_depend_on_batches(batch_size):
     # graphs without edges need no key, in any batch
     X = KongVectorizer(k=2, batch_size=batch_size).fit_transform([edgeless, keyed, edgeless, keyed])
     assert X.shape[0] == 4
+
+
+@pytest.mark.parametrize("total, batch_size, sizes", [
+    (4110, 4096, [2055, 2055]), (7, 3, [2, 2, 3]), (6, 3, [3, 3]), (5, 1, [1] * 5), (3, 10, [3])])
+def test_batches_are_as_equal_as_possible_and_give_the_same_rows(total, batch_size, sizes):
+    from kong_pyg.graphs import iter_graph_batches
+
+    rng = random.Random(total)
+    graphs = [to_data(random_graph(rng)) for _ in range(min(total, 100))]
+    if total > 100:  # (the sizes only: a big list of small graphs, not their features)
+        graphs = graphs[:1] * total
+    got = [(gb.start, gb.num_graphs) for gb in iter_graph_batches(graphs, batch_size)]
+    assert [n for _, n in got] == sizes  # (no tail batch of a few graphs: each batch has a fixed cost)
+    assert [s for s, _ in got] == [sum(sizes[:i]) for i in range(len(sizes))]
+    if total <= 100:
+        X = KongVectorizer(k=2, hops=2, batch_size=batch_size).fit_transform(graphs)
+        Y = KongVectorizer(k=2, hops=2, batch_size=total).fit_transform(graphs)
+        assert (X != Y).nnz == 0
 
 
 def test_sparse_adjacency_with_k_1_on_every_batched_route():
