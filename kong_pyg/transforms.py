@@ -1,6 +1,8 @@
 r"""The :class:`KongFeatures` transform: KONG features as PyG data attributes."""
 import copy
-from typing import Any, List, Optional, Sequence, Tuple, Union
+import warnings
+from contextlib import contextmanager
+from typing import Any, Iterator, List, Optional, Sequence, Tuple, Union
 
 import torch
 from torch import Tensor
@@ -316,13 +318,19 @@ class KongFeatures(GivenOptions, BaseTransform):
           :obj:`dataset[i].kong_graph` (:obj:`[1, dim]`) work, and
           :class:`~torch_geometric.loader.DataLoader` batches them as it
           would a :obj:`pre_transform`'s output. Every stored graph gets
-          them (a subset view's parent too, as they share the storage);
+          them (a subset view's parent too, as they share the storage;
+          errors number the graphs of the storage);
           they are computed from the stored graphs (before
-          :obj:`dataset.transform`) and live in memory only. Graphs taken
-          out before the call are copies without them, and so are the
-          graphs PyG cached in a view that was made *and read* before the
-          dataset was first read (its cache is its own): take them again
-          from the dataset or a new view.
+          :obj:`dataset.transform`, which a warning names when it is a
+          :class:`KongFeatures` writing the same attribute) and live in
+          memory only. Graphs taken out before the call, PyG's cached
+          graphs of other views over the storage (the parent of the view
+          passed, for one) and a :class:`~torch_geometric.loader.DataLoader`'s
+          persistent workers keep what they had: without the features the
+          first time; where the storage held the attribute with the same
+          shape and dtype, it is written in place, and they read the new
+          features. Simplest: call it on the dataset before taking graphs
+          or making views.
         * Any other sequence of :class:`~torch_geometric.data.Data` (a list,
           a dataset with a transform on disk): a list of shallow copies with
           the new attributes.
@@ -344,6 +352,8 @@ class KongFeatures(GivenOptions, BaseTransform):
         if threads is not None:
             check_int("threads", threads, 1)
         store = _stored_graphs(dataset)
+        if store is not None and len(dataset) == 0:  # (an empty view: the storage has graphs, it has none)
+            raise ValueError("'dataset' is empty")
         graphs = as_graph_sequence(dataset if store is None else store, "dataset")
         if store is None and not isinstance(graphs, list):  # each graph read once: a dataset on disk with a
             graphs = [graphs[i] for i in range(len(graphs))]  # (random) transform gives another one each time
@@ -361,7 +371,7 @@ class KongFeatures(GivenOptions, BaseTransform):
             graph = torch.empty(total, dim, dtype=self.dtype)
         bar = Progress(total, "KONG features", unit="graph", enabled=progress)
         lo = 0
-        with torch_threads(threads):
+        with torch_threads(threads), _storage_numbers(dataset, store, total):
             key = key_attribute(self.config.order, self.edge_order_attr)
             sparse_flow = self.config.flow if self.config.k == 1 else None  # (as the per-graph transform)
             for gb in iter_graph_batches(graphs, batch_size, self.config.edge_labels, key, sparse_flow):
@@ -381,6 +391,7 @@ class KongFeatures(GivenOptions, BaseTransform):
                 bar.update(gb.num_graphs)
         bar.close()
         if store is not None:
+            _warn_if_transform_replaces(dataset, self.node_attr, self.graph_attr)
             return _store_features(dataset, self.node_attr, node, self.graph_attr, graph)
         return _attach_features(graphs, self.node_attr, node, self.graph_attr, graph)
 
@@ -417,20 +428,69 @@ def _stored_graphs(dataset: Any) -> Any:
     return view
 
 
+@contextmanager
+def _storage_numbers(dataset: Any, store: Any, total: int) -> Iterator[None]:
+    """Say, in a refusal of a graph of a view's storage, that the numbers count the storage's graphs."""
+    try:
+        yield
+    except (ValueError, TypeError) as err:
+        view = store is not None and getattr(dataset, "_indices", None) is not None
+        if not view or type(err) not in (ValueError, TypeError):
+            raise
+        raise type(err)(f"{err} (graph numbers count the {total:,} graphs of the storage this view of "
+                        f"{len(dataset):,} shares: transform_dataset computes them all; dataset.copy() "
+                        "makes a data set of the view's own graphs)") from err
+
+
+def _kong_transforms(transform: Any) -> Iterator[Any]:
+    """The :class:`KongFeatures` among a data set's transform (inside a ``Compose`` too)."""
+    if isinstance(transform, KongFeatures):
+        yield transform
+    for inner in getattr(transform, "transforms", None) or ():
+        yield from _kong_transforms(inner)
+
+
+def _warn_if_transform_replaces(dataset: Any, node_attr: Optional[str], graph_attr: Optional[str]) -> None:
+    """Warn when the data set's own transform writes an attribute the stored features go into."""
+    ours = {a for a in (node_attr, graph_attr) if a is not None}
+    for t in _kong_transforms(getattr(dataset, "transform", None)):
+        hidden = sorted(ours & {t.node_attr, t.graph_attr})
+        if hidden:
+            warnings.warn(f"the data set's transform ({t!r}) writes {hidden}: dataset[i] gives its features, "
+                          f"not the stored ones that transform_dataset writes (dataset.{hidden[0]} holds "
+                          "those); pass another attr_name or set dataset.transform = None", stacklevel=3)
+
+
 def _store_features(dataset: Any, node_attr: Optional[str], node: Optional[Tensor],
                     graph_attr: Optional[str], graph: Optional[Tensor]) -> Any:
-    """Put features into an in-memory dataset's collated storage (and drop its cache of graphs)."""
+    """Put features into an in-memory dataset's collated storage (and drop its cache of graphs).
+
+    An attribute the storage already holds with the same shape, dtype and
+    device is written in place: graphs taken out before (PyG's caches of other
+    views, the parent of a view among them, which no call can reach) hold
+    views of it and so read the new features, not the old ones.
+    """
     data, slices = dataset._data, dataset.slices  # slices None: a single graph (see _stored_graphs)
     if node_attr is not None and node is not None:
-        data[node_attr] = node
+        _put(data, node_attr, node)
         if slices is not None:
             slices[node_attr] = slices["x"].clone()
     if graph_attr is not None and graph is not None:
-        data[graph_attr] = graph
+        _put(data, graph_attr, graph)
         if slices is not None:
             slices[graph_attr] = torch.arange(graph.size(0) + 1)
     _drop_cached_graphs(dataset)
     return dataset
+
+
+def _put(data: Any, attr: str, value: Tensor) -> None:
+    """``data[attr] = value``, into the tensor already there when it has the same shape, dtype and device."""
+    old = data[attr] if attr in data else None
+    if (isinstance(old, Tensor) and old.shape == value.shape and old.dtype == value.dtype
+            and old.device == value.device and old.layout == torch.strided and not old.requires_grad):
+        old.copy_(value)
+    else:
+        data[attr] = value
 
 
 def _drop_cached_graphs(dataset: Any) -> None:

@@ -1,11 +1,12 @@
 """Fast paths give the same numbers as the general ones (issue 13/15)."""
 import pickle
+import warnings
 from contextlib import contextmanager
 
 import numpy as np
 import pytest
 import torch
-from torch_geometric.data import Data
+from torch_geometric.data import Data, InMemoryDataset
 from torch_geometric.loader import DataLoader
 
 from kong_pyg import KongFeatures, KongSketch, KongVectorizer, compact_graphs
@@ -126,6 +127,53 @@ def test_transform_dataset_of_a_view_drops_the_graphs_cached_by_its_parent(tmp_p
     later[0]
     KongFeatures(k=1, dim=4, level="graph", attr_name="again").transform_dataset(ds)
     assert later[0].again.shape == (1, 4)
+
+
+def test_a_second_transform_dataset_is_read_by_graphs_cached_in_other_views(tmp_path):
+    """The parent of a view caches graphs no call on the view can reach: the same attribute, same shape, is
+    written in place, so its cached graphs (views of it) read the new features, not the old ones."""
+    ds = load_tu(cache=tmp_path)
+    train = ds[10:50]  # made before anything was read: a cache of its own
+    KongFeatures(k=1, dim=16, level="both").transform_dataset(ds)
+    ds[12]  # cached by the parent, with the k = 1 features
+    KongFeatures(k=2, dim=16, level="both").transform_dataset(train)
+    want = KongFeatures(k=2, dim=16, level="both")(ds.get(12))
+    for g in (ds[12], train[2], next(iter(DataLoader(ds[10:20], batch_size=10))).get_example(2)):
+        assert torch.equal(g.kong_graph, want.kong_graph) and torch.equal(g.kong_x, want.kong_x)
+    assert torch.equal(ds.kong_graph[12:13], want.kong_graph)
+
+
+def test_transform_dataset_warns_when_the_data_sets_transform_writes_the_same_attribute(tmp_path):
+    from torch_geometric.transforms import Compose, NormalizeFeatures
+
+    ds = load_tu(cache=tmp_path)
+    ds.transform = Compose([NormalizeFeatures(), KongFeatures(k=1, dim=8, level="graph")])
+    with pytest.warns(UserWarning, match=r"transform .*writes \['kong_graph'\]: dataset\[i\] gives its"):
+        KongFeatures(k=2, dim=8, level="graph").transform_dataset(ds)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        KongFeatures(k=2, dim=8, level="graph", attr_name="other").transform_dataset(ds)
+
+
+def test_transform_dataset_of_a_view_names_storage_graphs_and_refuses_an_empty_view():
+    class Mine(InMemoryDataset):
+        def __init__(self, graphs):
+            super().__init__(None)
+            self.data, self.slices = self.collate(graphs)
+
+    def g(n):
+        edges = torch.tensor([[0], [0]]) if n else torch.empty(2, 0, dtype=torch.long)
+        return Data(x=torch.ones(n, 1), edge_index=edges)
+
+    ds = Mine([g(3), g(2), g(0), g(4)])
+    with pytest.raises(ValueError, match=r"graph 2 is empty .*count the 4 graphs of the storage this view "
+                                         r"of 3 shares.*dataset.copy\(\)"):
+        KongFeatures(level="graph", dim=8).transform_dataset(ds[[0, 1, 3]])
+    own = KongFeatures(level="graph", dim=8).transform_dataset(ds[[0, 1, 3]].copy())
+    assert own.kong_graph.shape == (3, 8)
+    with pytest.raises(ValueError, match="'dataset' is empty"):
+        KongFeatures(level="graph", dim=8).transform_dataset(ds[torch.zeros(4, dtype=torch.bool)])
+    assert "kong_graph" not in ds._data
 
 
 def test_transform_dataset_arguments(mutag):
