@@ -478,6 +478,7 @@ def numpy_of(t: Tensor) -> np.ndarray:
     """A tensor of features as a NumPy array on the CPU (dense; half and bfloat16 as float64)."""
     t = t.detach().cpu()
     t = t if t.layout == torch.strided else t.to_dense()
+    t = t.resolve_neg().resolve_conj()  # (NumPy has no lazy negation or conjugation)
     if t.is_floating_point() and t.element_size() < 4:  # NumPy has no bfloat16
         t = t.double()
     return t.numpy()

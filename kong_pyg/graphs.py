@@ -50,7 +50,7 @@ def as_graph_sequence(graphs: Any, name: str = "graphs") -> Union[Sequence[Any],
     from torch_geometric.data.data import BaseData
 
     if isinstance(graphs, Batch):
-        graphs = graphs.to_data_list()
+        graphs = _batch_graphs(graphs, name)
     elif isinstance(graphs, Data):
         graphs = [graphs]
     elif isinstance(graphs, BaseData):  # (a HeteroData has __getitem__ and __len__: no sequence)
@@ -68,6 +68,31 @@ def as_graph_sequence(graphs: Any, name: str = "graphs") -> Union[Sequence[Any],
     if total == 0:
         raise ValueError(f"'{name}' is empty")
     return graphs
+
+
+def _batch_graphs(b: Any, name: str) -> List[Any]:
+    """A :class:`~torch_geometric.data.Batch`'s graphs, its bookkeeping checked against its batch vector.
+
+    PyG splits a batch by its recorded slices; :meth:`Batch.subgraph` (and
+    edits of :obj:`ptr`) leave them stale: the split then fails deep inside
+    PyG or returns other graphs.
+    """
+    bad = (f"'{name}' is a Batch whose recorded graph slices do not match its 'batch' vector (stale after "
+           "Batch.subgraph or an edited 'ptr'): pass the graphs, or Batch.from_data_list(...) of them")
+    vec = getattr(b, "batch", None)
+    node_slices = (getattr(b, "_slice_dict", None) or {}).get("x")
+    if isinstance(vec, Tensor) and isinstance(node_slices, Tensor) and vec.dim() == 1:
+        num = int(b.num_graphs)
+        sizes = node_slices.diff().cpu()
+        if vec.numel() and (int(vec.min()) < 0 or int(vec.max()) >= num):
+            raise ValueError(bad)
+        counts = torch.bincount(vec.cpu().long(), minlength=num)
+        if sizes.numel() != num or not torch.equal(counts, sizes.long()):
+            raise ValueError(bad)
+    try:
+        return b.to_data_list()
+    except (RuntimeError, IndexError) as err:
+        raise ValueError(bad) from err
 
 
 def iter_graph_batches(

@@ -117,7 +117,8 @@ def top_beyond_int64(values: Any) -> Optional[int]:
     """
     wide = isinstance(values, Tensor) and values.dtype == torch.uint64
     a = values.detach().cpu().numpy() if wide else values
-    if not isinstance(a, np.ndarray) or a.dtype != np.uint64 or not a.size:
+    # (in either byte order: a big-endian '>u8' is not np.uint64, and wraps the same way)
+    if not isinstance(a, np.ndarray) or a.dtype.kind != "u" or a.dtype.itemsize != 8 or not a.size:
         return None
     top = int(a.max())
     return top if top >= 2**63 else None
@@ -202,6 +203,9 @@ def labels(t, name: str, length: int) -> Tensor:
         raise TypeError(f"'{name}' must be a torch.Tensor (got {type(t).__name__})")
     if t.layout != torch.strided:
         raise TypeError(not_dense(name, t))
+    if t.is_quantized:
+        raise TypeError(f"'{name}' is a quantized tensor ({t.dtype}): pass its values (.dequantize() for "
+                        "one-hot rows, .int_repr() for integer labels)")
     if t.dim() == 0 or t.dim() > 2:
         raise ValueError(
             f"'{name}' must have shape [{length}] or [{length}, C] (got {list(t.shape)})"
@@ -307,6 +311,16 @@ def one_hot_index(t: Tensor) -> Tensor:
     else:
         arg = t.long().argmax(dim=1)
     return arg.long().clamp_(0, c - 1)
+
+
+def native_order(a: Any) -> Any:
+    """A NumPy array of numbers in the machine's byte order (a copy of a big-endian one; others as they are).
+
+    PyTorch refuses other byte orders (``'>i8'``, as read from some files) with an error about bytes.
+    """
+    if isinstance(a, np.ndarray) and a.dtype.kind in "biufc" and not a.dtype.isnative:
+        return a.astype(a.dtype.newbyteorder("="))
+    return a
 
 
 def unmasked(X: Any, what: str) -> Any:

@@ -100,7 +100,7 @@ def stable_sort_ids(ids: Tensor, num_nodes: int = 2**31 - 1) -> Tuple[Tensor, Te
     A stable sort's order is unique: the same result.
     """
     if ids.device.type == "cpu" and num_nodes <= 2**16:
-        order = torch.from_numpy(np.argsort(ids.numpy().astype(np.uint16), kind="stable"))
+        order = torch.from_numpy(np.argsort(ids.resolve_neg().numpy().astype(np.uint16), kind="stable"))
         return ids.index_select(0, order), order
     if num_nodes >= 2**31:
         return torch.sort(ids, stable=True)

@@ -20,6 +20,7 @@ from torch import Tensor
 
 from .config import FLOWS, ORDERS, TRAVERSALS, KongConfig, check_choice, check_int
 from .hashing import node_code
+from .inputs import native_order
 from .ordering import ORDERS_WITH_KEY, consistent_key, ordered_neighborhoods, tie_rounds
 
 NodeString = Union[Tuple[Hashable, ...], List[Tuple[Hashable, ...]]]
@@ -107,6 +108,10 @@ def kong_strings(
     if labels is None or isinstance(labels, (str, bytes)) or not hasattr(labels, "__len__"):
         raise TypeError(f"'labels' must be a sequence with one label per node (got {type(labels).__name__})")
     if isinstance(edge_index, Tensor):
+        if edge_index.layout != torch.strided:  # (a sparse adjacency has no edge order to read)
+            raise TypeError("'edge_index' must be a dense [2, num_edges] tensor in edge order (got a "
+                            f"{str(edge_index.layout).replace('torch.', '')} tensor: a sparse adjacency "
+                            "keeps no neighbor order)")
         pairs = edge_index.t().tolist()
     elif isinstance(edge_index, (str, bytes)) or not isinstance(edge_index, Iterable):
         raise TypeError(f"'edge_index' must be (source, target) pairs or a [2, num_edges] tensor (got "
@@ -264,7 +269,7 @@ def _plain_labels(values: Any, name: str) -> List[Hashable]:
     """
     if isinstance(values, np.ndarray) and values.ndim == 2 and values.dtype.kind in "biuf":
         # (a copy in native byte order where needed: PyTorch takes no negative strides, no big-endian bytes)
-        values = torch.from_numpy(np.ascontiguousarray(values, dtype=values.dtype.newbyteorder("=")))
+        values = torch.from_numpy(np.ascontiguousarray(native_order(values)))
     if isinstance(values, Tensor) and values.dim() == 2:
         from .inputs import labels as label_codes  # the fast code's reading of them
 

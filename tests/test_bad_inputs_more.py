@@ -130,7 +130,35 @@ CASES = [
      "'features' must be a mapping of names to features .*got list"),
     ("evaluate-features-2d-y", lambda tmp: _evaluate({"a": np.eye(20)}, np.stack([np.arange(20) % 2] * 2, 1)),
      ValueError, "'y' must be one class label per graph, a 1-D array \\(got shape \\(20, 2\\)\\)"),
+    ("stream-big-endian-ids-beyond-int64", lambda tmp: KongStream(k=2, dim=16).update(
+        [1, 2], [0, 1], [2, 1], [1, 0], [0, 0], np.array([2**63 + 1] * 2, dtype=">u8")), ValueError,
+     "'graph' holds ids >= 2\\^63"),
+    ("kong-strings-sparse-adjacency", lambda tmp: _kong("kong_strings")(
+        torch.tensor([[0., 1], [1, 0]]).to_sparse(), [0, 1], hops=1), TypeError,
+     "'edge_index' must be a dense \\[2, num_edges\\] tensor in edge order \\(got a sparse_coo tensor"),
+    ("vectorizer-batch-after-subgraph", lambda tmp: KongVectorizer(k=2, dim=8).fit_transform(
+        _two_graph_batch().subgraph(torch.tensor([True, True, False, True, True]))), ValueError,
+     "'graphs' is a Batch whose recorded graph slices do not match its 'batch' vector"),
+    ("gram-matrix-batch-with-edited-ptr", lambda tmp: _kong("gram_matrix")(_edited_ptr(), k=2), ValueError,
+     "'graphs' is a Batch whose recorded graph slices do not match"),
+    ("quantized-labels", lambda tmp: KongVectorizer(k=2).fit_transform([graph(x=torch.quantize_per_tensor(
+        torch.tensor([0., 1., 2.]), 1.0, 0, torch.quint8))]), TypeError,
+     "graph 0: 'x' is a quantized tensor \\(torch.quint8\\): pass its values"),
 ]
+
+
+def _two_graph_batch():
+    from torch_geometric.data import Batch, Data
+
+    return Batch.from_data_list([Data(x=torch.tensor([0, 1, 2]), edge_index=torch.tensor([[1, 2], [0, 0]])),
+                                 Data(x=torch.tensor([1, 1]), edge_index=torch.tensor([[1], [0]]))])
+
+
+def _edited_ptr():
+    b = _two_graph_batch()
+    del b._num_graphs
+    b.ptr = torch.tensor([0, 5])  # (one graph by ptr, two by 'batch': the split gave graph 0 alone)
+    return b
 
 
 @pytest.mark.parametrize("id, call, error, match", CASES, ids=[c[0] for c in CASES])
@@ -304,3 +332,27 @@ def test_cross_validate_names_a_single_gram_matrix():
 
     with pytest.raises(TypeError, match=r"one entry per setting .*got Gram\): wrap one matrix as \[X\]"):
         cross_validate(Gram(np.eye(6)), np.arange(6) % 2, repeats=1, folds=2)
+
+
+def test_big_endian_columns_and_lazily_negated_tensors_read_as_the_plain_ones():
+    """NumPy arrays in the other byte order and tensors with PyTorch's negative bit hold the same numbers."""
+    from kong_pyg import KongSketch, kernel_matrix
+    from kong_pyg.datasets import InteractionGraphs
+
+    u, i, t = np.array([0, 1, 0, 1]), np.array([0, 0, 1, 1]), np.array([1.0, 2.0, 3.0, 4.0])
+    plain = InteractionGraphs(u, i, t, [0, 1], [0, 1], [0, 1])
+    big = InteractionGraphs(u.astype(">i8"), i.astype(">u4"), t.astype(">f8"), np.array([0, 1], dtype=">i8"),
+                            [0, 1], np.array([0, 1], dtype=">i4"))
+    for a, b in zip(plain, big):
+        assert all(torch.equal(a[key], b[key]) for key in ("x", "edge_index", "y"))
+    edges = torch.tensor([[1, 2], [0, 0]])
+    negated = torch._neg_view(-edges)  # (the same values, read through the negative bit)
+    x, batch = torch.tensor([0, 1, 2]), torch.zeros(3, dtype=torch.long)
+    layer = KongSketch(k=2, dim=8)
+    assert torch.equal(layer.readout(x, negated, batch), layer.readout(x, edges, batch))
+    cols = ([0, 1], torch.tensor([2, 1]), [1, 0], [0, 0], [0, 0])
+    sources = torch.tensor([1, 2])
+    assert torch.equal(KongStream(k=2, dim=8).update(torch._neg_view(-sources), *cols).sketches(),
+                       KongStream(k=2, dim=8).update(sources, *cols).sketches())
+    features = torch.tensor([[1.0, 2.0], [3.0, 5.0]])
+    assert np.array_equal(kernel_matrix(torch._neg_view(-features)), kernel_matrix(features))

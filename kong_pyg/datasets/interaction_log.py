@@ -13,7 +13,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from ..inputs import top_beyond_int64
+from ..inputs import native_order, top_beyond_int64
 
 
 class InteractionLog(NamedTuple):
@@ -33,7 +33,7 @@ def _column(t: Any, name: str) -> Tensor:
     make them ``float32``, where Unix timestamps in seconds tie within about two minutes).
     """
     try:
-        out = torch.as_tensor(t if isinstance(t, (Tensor, np.ndarray)) else np.asarray(t))
+        out = torch.as_tensor(t if isinstance(t, Tensor) else native_order(np.asarray(t)))
     except (TypeError, ValueError, RuntimeError, OverflowError):
         raise TypeError(_not_numbers(t, name)) from None
     if out.dtype != torch.bool and isinstance(t, (list, tuple)) and any(

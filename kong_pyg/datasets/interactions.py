@@ -109,6 +109,7 @@ from torch_geometric.data import Data, InMemoryDataset
 from ..config import MAX_SEED, check_bool, check_int
 from ..hashing import MAX_LABEL
 from ..idmap import first_appearance as dense_first_appearance
+from ..inputs import native_order
 from ..kgrams import exclusive_cumsum
 from .interaction_log import InteractionLog, check_log, long_vector, tie_share, time_order
 
@@ -522,7 +523,7 @@ def build_ego_graphs(
     log = check_log(user, item, time, rating, user_label.numel(), item_label.numel(), tie_key)
     if y is not None:
         try:
-            y = y if isinstance(y, torch.Tensor) else torch.as_tensor(np.asarray(y))
+            y = y if isinstance(y, torch.Tensor) else torch.as_tensor(native_order(np.asarray(y)))
         except (TypeError, ValueError, RuntimeError) as err:  # (strings: "too many dimensions 'str'")
             raise TypeError(f"'y' must hold one numeric class per user, e.g. integers ({err})") from None
         if y.dim() != 1 or y.numel() != user_label.numel():

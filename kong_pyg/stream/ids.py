@@ -45,7 +45,7 @@ def as_int64(values: Any, name: str, what: str = "ids") -> Optional[np.ndarray]:
             raise TypeError(f"'{name}' must hold integer ids or strings (got {values.dtype})")
         if values.dtype in _UNSIGNED_WIDE:  # the NumPy check below (values >= 2^63)
             return as_int64(values.detach().reshape(-1).cpu().numpy(), name, what)
-        return values.detach().reshape(-1).cpu().to(torch.long).numpy()
+        return values.detach().reshape(-1).cpu().to(torch.long).resolve_neg().numpy()
     if isinstance(values, np.ndarray) and values.dtype.kind in "iu":
         if top_beyond_int64(values) is not None:
             raise ValueError(f"'{name}' holds {what} >= 2^63")
