@@ -10,11 +10,11 @@ Both are trained with the same settings on the same folds.
 
 On the built-in data set (two classes that differ only in the order of
 events) a GIN cannot tell the classes apart: sum aggregation ignores the order
-of neighbors. KONG's k = 2 features see it: GIN about 50%; GIN + KONG 100%
+of neighbors. KONG's k = 2 features see it: GIN about 54%; GIN + KONG 100%
 in the small default run and about 99% with --full.
 
-Run (offline, built-in data; about 7 s):   python examples/gnn_with_kong.py
-The larger run (200 graphs, 5 folds, 30 epochs; about 10 s):   python examples/gnn_with_kong.py --full
+Run (offline, built-in data; about 6 s on 2 cores):   python examples/gnn_with_kong.py
+The larger run (200 graphs, 5 folds, 30 epochs; about 8 s):   python examples/gnn_with_kong.py --full
 On the bundled MUTAG:           python examples/gnn_with_kong.py --dataset MUTAG
 On a TU data set (raw files):   python examples/gnn_with_kong.py --data-root DIR --dataset NCI1
 """

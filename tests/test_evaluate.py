@@ -93,7 +93,7 @@ def test_kong_settings_come_from_the_config():
     assert s.config["relabel"] == 1 and s.kong_config(seed=3).seed == 3
     legend = name_legend(expand_grid("kong", {"k": [1, 2], "dim": [None, 64]}))
     assert legend.startswith("names: kernel-degree") and "[...] = options off their defaults" in legend
-    assert legend.index("k=2 (") < legend.index("b=64 (")
+    assert legend.index("k=2 (option k: k-gram length") < legend.index("b=64 (option dim: sketch size")
     assert name_legend(expand_grid("kong", {"kernel": ["poly"]})).count("[...]") == 0
     assert "wl-hH" in name_legend(expand_grid("wl"))
 
@@ -271,7 +271,9 @@ def test_cli_table_names_the_solver_the_spread_and_the_optimistic_columns(cache,
             "--normalize", "no"]
     rc, out, _ = run(capsys, *args, *FAST)
     assert rc == 0 and "nested            " in out and "+- n/a" in out
+    assert "s added up over the settings (" in out
     assert "LinearSVC problems, solved exactly, all converged" in out
+    assert "can exceed the wall time)" in out  # (settings run side by side: the sum is not the run's time)
     assert "best C, CV accuracy: each setting's C with the best mean test-fold accuracy" in out
     rc, out, _ = run(capsys, *args, "--repeats", "2", "--folds", "3", "--inner-folds", "2", "--quiet")
     assert "+- n/a" not in out and "std: over the repeat means (ddof 0)" in out

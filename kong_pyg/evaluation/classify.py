@@ -147,9 +147,10 @@ class ClassifyResult:
             "optimistic). std: over the repeat means (ddof 0). 'paper' picks the setting on the test "
             "folds (optimistic, as the paper did); 'nested' picks it on inner folds of each training part "
             "(honest).",
-            f"features: {self.feature_seconds:.2f} s for all settings; fits: {cv.cv_seconds:.1f} s "
-            f"({cv.fits} LinearSVC problems, {how}"
-            + (f", {cv.stuck} stopped at max_iter" if cv.stuck else ", all converged") + ")",
+            f"features: {self.feature_seconds:.2f} s for all settings; fits: {cv.cv_seconds:.1f} s added up "
+            f"over the settings ({cv.fits} LinearSVC problems, {how}"
+            + (f", {cv.stuck} stopped at max_iter" if cv.stuck else ", all converged")
+            + "; settings run side by side with n_jobs > 1, so this can exceed the wall time)",
         ]
         return "\n".join(lines)
 

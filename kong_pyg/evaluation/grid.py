@@ -380,14 +380,14 @@ def name_legend(settings: Sequence[Setting]) -> str:
         tags = _tags_in_use(kong)
         if tags:
             parts.append("[...] = options off their defaults: "
-                         + ", ".join(f"{tag} ({doc})" for tag, doc in tags.items()))
+                         + ", ".join(f"{tag} (option {name}: {doc})" for tag, (name, doc) in tags.items()))
     return "names: " + "; ".join(parts)
 
 
-def _tags_in_use(configs: Sequence[KongConfig]) -> Dict[str, str]:
-    """Tag text -> the option's help, for the tags some config shows (one example per option, in order)."""
+def _tags_in_use(configs: Sequence[KongConfig]) -> Dict[str, Tuple[str, str]]:
+    """Tag text -> the option's name and help, for the tags some config shows (one per option, in order)."""
     docs = option_docs()
-    out: Dict[str, str] = {}
+    out: Dict[str, Tuple[str, str]] = {}
     for f in fields(KongConfig):
         tag = f.metadata.get("tag")
         if tag is None:
@@ -395,7 +395,7 @@ def _tags_in_use(configs: Sequence[KongConfig]) -> Dict[str, str]:
         texts = [tag(getattr(cfg, f.name)) for cfg in configs if getattr(cfg, f.name) != f.default]
         texts = [text for text in texts if text]
         if texts:
-            out[texts[0]] = docs[f.name]
+            out[texts[0]] = (f.name, docs[f.name])
     return out
 
 
