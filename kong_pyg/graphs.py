@@ -79,11 +79,10 @@ def _batch_graphs(b: Any, name: str) -> List[Any]:
     """
     bad = (f"'{name}' is a Batch whose recorded graph slices do not match its 'batch' vector (stale after "
            "Batch.subgraph or an edited 'ptr'): pass the graphs, or Batch.from_data_list(...) of them")
-    vec = getattr(b, "batch", None)
-    node_slices = (getattr(b, "_slice_dict", None) or {}).get("x")
-    if isinstance(vec, Tensor) and isinstance(node_slices, Tensor) and vec.dim() == 1:
+    vec, ptr = getattr(b, "batch", None), getattr(b, "ptr", None)  # (both from the graphs' num_nodes)
+    if isinstance(vec, Tensor) and isinstance(ptr, Tensor) and vec.dim() == 1 and ptr.dim() == 1:
         num = int(b.num_graphs)
-        sizes = node_slices.diff().cpu()
+        sizes = ptr.diff().cpu()
         if vec.numel() and (int(vec.min()) < 0 or int(vec.max()) >= num):
             raise ValueError(bad)
         counts = torch.bincount(vec.cpu().long(), minlength=num)

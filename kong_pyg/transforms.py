@@ -1,5 +1,6 @@
 r"""The :class:`KongFeatures` transform: KONG features as PyG data attributes."""
 import copy
+import re
 import warnings
 from contextlib import contextmanager
 from typing import Any, Iterator, List, Optional, Sequence, Tuple, Union
@@ -326,11 +327,10 @@ class KongFeatures(GivenOptions, BaseTransform):
           memory only. Graphs taken out before the call, PyG's cached
           graphs of other views over the storage (the parent of the view
           passed, for one) and a :class:`~torch_geometric.loader.DataLoader`'s
-          persistent workers keep what they had: without the features the
-          first time; where the storage held the attribute with the same
-          shape and dtype, it is written in place, and they read the new
-          features. Simplest: call it on the dataset before taking graphs
-          or making views.
+          persistent workers keep what they had: no features the first
+          time, the old ones after an earlier call (a warning counts the
+          graphs holding old rows). Simplest: call it on the dataset before
+          taking graphs or making views.
         * Any other sequence of :class:`~torch_geometric.data.Data` (a list,
           a dataset with a transform on disk): a list of shallow copies with
           the new attributes.
@@ -435,7 +435,7 @@ def _storage_numbers(dataset: Any, store: Any, total: int) -> Iterator[None]:
         yield
     except (ValueError, TypeError) as err:
         view = store is not None and getattr(dataset, "_indices", None) is not None
-        if not view or type(err) not in (ValueError, TypeError):
+        if not view or type(err) not in (ValueError, TypeError) or not re.search(r"\bgraph \d", str(err)):
             raise
         raise type(err)(f"{err} (graph numbers count the {total:,} graphs of the storage this view of "
                         f"{len(dataset):,} shares: transform_dataset computes them all; dataset.copy() "
@@ -465,32 +465,45 @@ def _store_features(dataset: Any, node_attr: Optional[str], node: Optional[Tenso
                     graph_attr: Optional[str], graph: Optional[Tensor]) -> Any:
     """Put features into an in-memory dataset's collated storage (and drop its cache of graphs).
 
-    An attribute the storage already holds with the same shape, dtype and
-    device is written in place: graphs taken out before (PyG's caches of other
-    views, the parent of a view among them, which no call can reach) hold
-    views of it and so read the new features, not the old ones.
+    An attribute the storage held is replaced (never written into: a matrix
+    a user took with ``dataset.kong_graph`` keeps its numbers). Graphs taken
+    out before, among them those PyG cached in other views (a view's parent,
+    which no call on the view reaches), keep rows of the old tensor: a
+    warning counts them.
     """
     data, slices = dataset._data, dataset.slices  # slices None: a single graph (see _stored_graphs)
+    old = {}
     if node_attr is not None and node is not None:
-        _put(data, node_attr, node)
+        old[node_attr] = data[node_attr] if node_attr in data else None
+        data[node_attr] = node
         if slices is not None:
             slices[node_attr] = slices["x"].clone()
     if graph_attr is not None and graph is not None:
-        _put(data, graph_attr, graph)
+        old[graph_attr] = data[graph_attr] if graph_attr in data else None
+        data[graph_attr] = graph
         if slices is not None:
             slices[graph_attr] = torch.arange(graph.size(0) + 1)
     _drop_cached_graphs(dataset)
+    held = {attr: _views_held(t) for attr, t in old.items()}
+    stale = {attr: n for attr, n in held.items() if n}
+    if stale and slices is not None:
+        attr, n = next(iter(stale.items()))
+        warnings.warn(f"{n:,} graph(s) taken out of this data set or one of its views before this call "
+                      f"hold rows of the '{attr}' it replaces and keep the old features (PyG caches graphs "
+                      "per view object, and a call reaches only the one passed): take them again from the "
+                      "data set passed, or call transform_dataset on the one they came from", stacklevel=3)
     return dataset
 
 
-def _put(data: Any, attr: str, value: Tensor) -> None:
-    """``data[attr] = value``, into the tensor already there when it has the same shape, dtype and device."""
-    old = data[attr] if attr in data else None
-    if (isinstance(old, Tensor) and old.shape == value.shape and old.dtype == value.dtype
-            and old.device == value.device and old.layout == torch.strided and not old.requires_grad):
-        old.copy_(value)
-    else:
-        data[attr] = value
+def _views_held(t: Any) -> int:
+    """How many other tensors share :obj:`t`'s memory (views of it: rows held by graphs taken out)."""
+    count = getattr(torch._C, "_storage_Use_Count", None)  # (no public API; without it, no count)
+    if not isinstance(t, Tensor) or count is None or t.layout != torch.strided:
+        return 0
+    try:
+        return max(int(count(t.untyped_storage()._cdata)) - 2, 0)  # (less t and the storage object asked)
+    except (RuntimeError, TypeError, AttributeError):
+        return 0
 
 
 def _drop_cached_graphs(dataset: Any) -> None:

@@ -356,3 +356,33 @@ def test_big_endian_columns_and_lazily_negated_tensors_read_as_the_plain_ones():
                        KongStream(k=2, dim=8).update(sources, *cols).sketches())
     features = torch.tensor([[1.0, 2.0], [3.0, 5.0]])
     assert np.array_equal(kernel_matrix(torch._neg_view(-features)), kernel_matrix(features))
+
+
+def test_a_batch_of_graphs_with_more_nodes_than_label_rows_reads_as_the_list():
+    """PyG builds a Batch's 'batch' and 'ptr' from num_nodes, its x slices from x's rows: both can differ."""
+    from torch_geometric.data import Batch, Data
+
+    d = Data(x=torch.zeros(3, dtype=torch.long), edge_index=torch.tensor([[0, 1, 1, 2], [1, 0, 2, 1]]),
+             num_nodes=4)
+    listed = KongVectorizer(k=2).fit_transform([d, d])
+    assert (KongVectorizer(k=2).fit_transform(Batch.from_data_list([d, d])) != listed).nnz == 0
+
+
+def test_the_storage_note_goes_only_on_refusals_that_number_a_graph():
+    from torch_geometric.data import Data, InMemoryDataset
+
+    from kong_pyg import KongFeatures
+
+    class Mine(InMemoryDataset):
+        def __init__(self, graphs):
+            super().__init__(None)
+            self.data, self.slices = self.collate(graphs)
+
+    def path(bad=False):
+        return Data(x=torch.tensor([0, 1, 2]), edge_index=torch.tensor([[0, 1], [1, 2]]),
+                    edge_order=torch.tensor([1.0, float("nan") if bad else 2.0]))
+
+    ds = Mine([path(), path(), path(), path(True), path()])
+    with pytest.raises(ValueError) as err:
+        KongFeatures(dim=8, level="graph").transform_dataset(ds[[0, 1]])
+    assert "NaN" in str(err.value) and "graph numbers count" not in str(err.value)

@@ -1104,3 +1104,17 @@ def test_the_program_gives_the_sigterm_handler_back(monkeypatch):
     before = signal.getsignal(signal.SIGTERM)
     assert main() == 0
     assert signal.getsignal(signal.SIGTERM) is before
+
+
+def test_the_command_lines_warning_lines_are_written_once_each():
+    """Python's once-per-place rule forgets what it showed whenever a filter changes: the command's own
+    showwarning writes a line once."""
+    import io
+
+    from kong_pyg.cli import _warning_line
+
+    show, out = _warning_line("kong-pyg table2"), io.StringIO()
+    for message in ("columns below 1e-06", "columns below 1e-06", "other"):
+        show(UserWarning(message), UserWarning, "f.py", 1, out)
+    assert out.getvalue().splitlines() == ["kong-pyg table2: warning: columns below 1e-06 (UserWarning)",
+                                           "kong-pyg table2: warning: other (UserWarning)"]

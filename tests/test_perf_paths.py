@@ -129,18 +129,41 @@ def test_transform_dataset_of_a_view_drops_the_graphs_cached_by_its_parent(tmp_p
     assert later[0].again.shape == (1, 4)
 
 
-def test_a_second_transform_dataset_is_read_by_graphs_cached_in_other_views(tmp_path):
-    """The parent of a view caches graphs no call on the view can reach: the same attribute, same shape, is
-    written in place, so its cached graphs (views of it) read the new features, not the old ones."""
+def test_a_second_transform_dataset_warns_about_graphs_cached_in_other_views(tmp_path):
+    """The parent of a view caches graphs no call on the view can reach: they keep the old features, and a
+    warning counts them; nothing a user holds is written into (a matrix taken before keeps its numbers)."""
     ds = load_tu(cache=tmp_path)
     train = ds[10:50]  # made before anything was read: a cache of its own
     KongFeatures(k=1, dim=16, level="both").transform_dataset(ds)
-    ds[12]  # cached by the parent, with the k = 1 features
-    KongFeatures(k=2, dim=16, level="both").transform_dataset(train)
+    first = ds.kong_graph  # (the storage's tensor itself)
+    kept = first.clone()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # (nothing held yet: no warning)
+        KongFeatures(k=1, dim=16, seed=5, level="both").transform_dataset(ds)
+    ds[12]  # cached by the parent
+    with pytest.warns(UserWarning, match=r"^1 graph\(s\) taken out .* hold rows of the 'kong_x' it replaces"):
+        KongFeatures(k=2, dim=16, level="both").transform_dataset(train)
     want = KongFeatures(k=2, dim=16, level="both")(ds.get(12))
-    for g in (ds[12], train[2], next(iter(DataLoader(ds[10:20], batch_size=10))).get_example(2)):
-        assert torch.equal(g.kong_graph, want.kong_graph) and torch.equal(g.kong_x, want.kong_x)
+    assert torch.equal(first, kept)  # (never written into)
     assert torch.equal(ds.kong_graph[12:13], want.kong_graph)
+    assert torch.equal(train[2].kong_graph, want.kong_graph)  # (from the data set passed)
+    assert not torch.equal(ds[12].kong_graph, want.kong_graph)  # (the parent's cached graph: as warned)
+    with pytest.warns(UserWarning, match="1 graph"):  # (train's cached graph 2, now)
+        KongFeatures(k=2, dim=16, level="both").transform_dataset(ds)  # (the advice: the one they came from)
+    assert torch.equal(ds[12].kong_x, want.kong_x) and torch.equal(ds[10:20][2].kong_graph, want.kong_graph)
+
+
+def test_a_one_graph_copy_and_inference_mode_leave_the_data_set_alone(tmp_path):
+    ds = load_tu(cache=tmp_path)
+    with torch.inference_mode():
+        KongFeatures(k=1, dim=16, level="both").transform_dataset(ds)
+    before = ds._data.kong_graph.clone()
+    one = ds[3:4].copy()  # (one graph: PyG stores it with slices None, its tensors views of ds's)
+    KongFeatures(k=1, dim=16, seed=1, level="graph").transform_dataset(one)
+    KongFeatures(k=2, dim=16, level="both").transform_dataset(ds)  # (after inference mode)
+    assert not torch.equal(one[0].kong_graph, ds[3].kong_graph)
+    assert torch.equal(KongFeatures(k=1, dim=16, level="both").transform_dataset(load_tu(cache=tmp_path))
+                       .kong_graph, before)
 
 
 def test_transform_dataset_warns_when_the_data_sets_transform_writes_the_same_attribute(tmp_path):

@@ -19,7 +19,7 @@ import sys
 import threading
 import types
 import warnings
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Set
 
 from .. import __version__
 from ..memory import MALLOC_SETTINGS, tune_allocator
@@ -122,13 +122,23 @@ def build_parser() -> Parser:
 
 
 def _warning_line(prog: str) -> Any:
-    """A :func:`warnings.showwarning` writing one line to stderr: ``PROG: warning: message (Category)``."""
+    """A :func:`warnings.showwarning` writing one line to stderr: ``PROG: warning: message (Category)``.
+
+    A line already written is not written again (Python's once-per-place rule forgets what it showed
+    whenever a warnings filter changes, which the libraries below do: the same advice came up to four
+    times in one ``table2`` run).
+    """
+    shown: Set[str] = set()
 
     def show(message: Any, category: Any, filename: str, lineno: int, file: Any = None,
              line: Any = None) -> None:
         out = sys.stderr if file is None else file
+        text = f"{prog}: warning: {one_line(str(message))} ({category.__name__})"
+        if text in shown:
+            return
+        shown.add(text)
         try:
-            print(f"{prog}: warning: {one_line(str(message))} ({category.__name__})", file=out)
+            print(text, file=out)
         except OSError:  # (as warnings does: a closed or invalid stderr loses the warning)
             pass
 
