@@ -1114,7 +1114,9 @@ def test_the_command_lines_warning_lines_are_written_once_each():
     from kong_pyg.cli import _warning_line
 
     show, out = _warning_line("kong-pyg table2"), io.StringIO()
-    for message in ("columns below 1e-06", "columns below 1e-06", "other"):
+    same = "1 of 48 columns below 1e-06 (span 1.2e+06)"
+    for message in (same, same, "3 of 263 columns below 1e-06 (span 1.0e+06)", "other"):
         show(UserWarning(message), UserWarning, "f.py", 1, out)
-    assert out.getvalue().splitlines() == ["kong-pyg table2: warning: columns below 1e-06 (UserWarning)",
-                                           "kong-pyg table2: warning: other (UserWarning)"]
+    assert out.getvalue().splitlines() == [
+        "kong-pyg table2: warning: 1 of 48 columns below 1e-06 (span 1.2e+06) (UserWarning)",
+        "kong-pyg table2: warning: other (UserWarning)"]  # (the same advice with other numbers: once)

@@ -124,9 +124,10 @@ def build_parser() -> Parser:
 def _warning_line(prog: str) -> Any:
     """A :func:`warnings.showwarning` writing one line to stderr: ``PROG: warning: message (Category)``.
 
-    A line already written is not written again (Python's once-per-place rule forgets what it showed
-    whenever a warnings filter changes, which the libraries below do: the same advice came up to four
-    times in one ``table2`` run).
+    A line is not written again, nor one that differs from it only in its numbers (Python's
+    once-per-place rule forgets what it showed whenever a warnings filter changes, which the libraries
+    below do: one ``table2`` run gave the same advice about small feature columns a dozen times, for
+    one setting after another).
     """
     shown: Set[str] = set()
 
@@ -134,9 +135,10 @@ def _warning_line(prog: str) -> Any:
              line: Any = None) -> None:
         out = sys.stderr if file is None else file
         text = f"{prog}: warning: {one_line(str(message))} ({category.__name__})"
-        if text in shown:
+        key = re.sub(r"\d+(\.\d+)?(e[-+]?\d+)?", "#", text)
+        if key in shown:
             return
-        shown.add(text)
+        shown.add(key)
         try:
             print(text, file=out)
         except OSError:  # (as warnings does: a closed or invalid stderr loses the warning)
