@@ -91,7 +91,9 @@ def _batch_graphs(b: Any, name: str) -> List[Any]:
     try:
         return b.to_data_list()
     except (RuntimeError, IndexError) as err:
-        raise ValueError(bad) from err
+        why = " ".join(str(err).split())
+        raise ValueError(f"'{name}' is a Batch that PyG cannot split back into its graphs ({why}): pass the "
+                         "graphs, or Batch.from_data_list(...) of them") from err
 
 
 def iter_graph_batches(

@@ -141,6 +141,10 @@ CASES = [
      "'graphs' is a Batch whose recorded graph slices do not match its 'batch' vector"),
     ("gram-matrix-batch-with-edited-ptr", lambda tmp: _kong("gram_matrix")(_edited_ptr(), k=2), ValueError,
      "'graphs' is a Batch whose recorded graph slices do not match"),
+    ("vectorizer-hand-built-batch", lambda tmp: KongVectorizer(k=2).fit_transform(__import__(
+        "torch_geometric.data", fromlist=["Batch"]).Batch(x=torch.tensor([0, 1, 2]), edge_index=torch.tensor(
+            [[1, 2], [0, 0]]), batch=torch.zeros(3, dtype=torch.long))), ValueError,
+     "'graphs' is a Batch that PyG cannot split back into its graphs \\(Cannot reconstruct 'Data' object"),
     ("quantized-labels", lambda tmp: KongVectorizer(k=2).fit_transform([graph(x=torch.quantize_per_tensor(
         torch.tensor([0., 1., 2.]), 1.0, 0, torch.quint8))]), TypeError,
      "graph 0: 'x' is a quantized tensor \\(torch.quint8\\): pass its values"),
