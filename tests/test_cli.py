@@ -1120,3 +1120,17 @@ def test_the_command_lines_warning_lines_are_written_once_each():
     assert out.getvalue().splitlines() == [
         "kong-pyg table2: warning: 1 of 48 columns below 1e-06 (span 1.2e+06) (UserWarning)",
         "kong-pyg table2: warning: other (UserWarning)"]  # (the same advice with other numbers: once)
+
+
+def test_the_programs_stdout_escapes_what_its_encoding_lacks():
+    """A results table with '±' on an ASCII or Latin-1 stdout failed the run at its very end (exit 2)."""
+    import io
+
+    from kong_pyg.cli import _escape_unencodable
+
+    raw = io.BytesIO()
+    out = io.TextIOWrapper(raw, encoding="ascii")
+    _escape_unencodable(out)
+    print("mean ± 95 % CI, true − consistent", file=out)
+    out.flush()
+    assert raw.getvalue() == b"mean \\xb1 95 % CI, true \\u2212 consistent\n"

@@ -208,6 +208,20 @@ def _out_of_memory(err: BaseException) -> Optional[str]:
         f"could not allocate {size / 2 ** 20:,.1f} MiB"
 
 
+def _escape_unencodable(stream: Any) -> None:
+    """Write characters the stream's encoding lacks as escapes (as stderr does) instead of failing.
+
+    A table with "±" or a file name with "ä" on a Latin-1 or ASCII stdout (``PYTHONIOENCODING``, a
+    Windows code page for a redirected file) failed at the very end of a run, its results computed.
+    """
+    reconfigure = getattr(stream, "reconfigure", None)
+    if callable(reconfigure) and getattr(stream, "errors", None) == "strict":
+        try:
+            reconfigure(errors="backslashreplace")
+        except (ValueError, OSError):  # (a closed or detached stream: nothing to write there anyway)
+            pass
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     """Run the command line.
 
@@ -241,6 +255,7 @@ def main(argv: Optional[List[str]] = None) -> int:
             if argv is None:  # the program itself: one line per warning (a caller of main keeps its own
                 # handling); every subcommand imports PyG, without what it never uses
                 warnings.showwarning = _warning_line(f"kong-pyg {args.command}")
+                _escape_unencodable(sys.stdout)
                 if threading.current_thread() is threading.main_thread():
                     previous = signal.signal(signal.SIGTERM, functools.partial(_on_sigterm, os.getpid()))
                 tune_allocator()
