@@ -472,8 +472,6 @@ def _store_features(dataset: Any, node_attr: Optional[str], node: Optional[Tenso
     warning counts them.
     """
     data, slices = dataset._data, dataset.slices  # slices None: a single graph (see _stored_graphs)
-    if slices is None:  # (PyG collates one graph as that very Data object: the user's, not to be changed)
-        data = dataset._data = copy.copy(data)
     old = {}
     if node_attr is not None and node is not None:
         old[node_attr] = data[node_attr] if node_attr in data else None

@@ -166,20 +166,6 @@ def test_a_one_graph_copy_and_inference_mode_leave_the_data_set_alone(tmp_path):
                        .kong_graph, before)
 
 
-def test_a_one_graph_data_set_gets_the_features_and_its_graph_object_is_left_alone():
-    class Mine(InMemoryDataset):
-        def __init__(self, graphs):
-            super().__init__(None)
-            self.data, self.slices = self.collate(graphs)
-
-    g = Data(x=torch.tensor([0, 1, 1]), edge_index=torch.tensor([[0, 1, 2], [1, 2, 0]]))
-    ds = Mine([g])  # (PyG's collate gives g itself as the storage)
-    KongFeatures(level="both", dim=8).transform_dataset(ds)
-    assert sorted(g.keys()) == ["edge_index", "x"]
-    assert ds[0].kong_x.shape == (3, 8) and ds[0].kong_graph.shape == (1, 8)
-    assert len(Mine([g, g.clone()])) == 2  # (collating g with an untouched graph failed: KeyError 'kong_x')
-
-
 def test_transform_dataset_warns_when_the_data_sets_transform_writes_the_same_attribute(tmp_path):
     from torch_geometric.transforms import Compose, NormalizeFeatures
 
