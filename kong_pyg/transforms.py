@@ -329,8 +329,10 @@ class KongFeatures(GivenOptions, BaseTransform):
           passed, for one) and a :class:`~torch_geometric.loader.DataLoader`'s
           persistent workers keep what they had: no features the first
           time, the old ones after an earlier call (a warning counts the
-          graphs holding old rows). Simplest: call it on the dataset before
-          taking graphs or making views.
+          graphs holding old rows, where the storage holds two graphs or
+          more). A one-graph storage is the very :class:`Data` PyG's
+          ``collate`` was given: that object gets the attributes. Simplest:
+          call it on the dataset before taking graphs or making views.
         * Any other sequence of :class:`~torch_geometric.data.Data` (a list,
           a dataset with a transform on disk): a list of shallow copies with
           the new attributes.
@@ -389,6 +391,7 @@ class KongFeatures(GivenOptions, BaseTransform):
                     graph[gb.start : gb.start + gb.num_graphs] = self.sketch.readout(
                         gb.x, gb.edge_index, gb.batch, gb.edge_attr, gb.edge_order, gb.num_graphs)
                 bar.update(gb.num_graphs)
+            del gb  # (its tensors are views of the storage's: not graphs held, which the warning counts)
         bar.close()
         if store is not None:
             _warn_if_transform_replaces(dataset, self.node_attr, self.graph_attr)
@@ -501,7 +504,8 @@ def _views_held(t: Any) -> int:
     if not isinstance(t, Tensor) or count is None or t.layout != torch.strided:
         return 0
     try:
-        return max(int(count(t.untyped_storage()._cdata)) - 2, 0)  # (less t and the storage object asked)
+        # less t, the storage object asked and, where t is itself a view (TUDataset's x), its base
+        return max(int(count(t.untyped_storage()._cdata)) - 2 - (t._base is not None), 0)
     except (RuntimeError, TypeError, AttributeError):
         return 0
 

@@ -1115,11 +1115,12 @@ def test_the_command_lines_warning_lines_are_written_once_each():
 
     show, out = _warning_line("kong-pyg table2"), io.StringIO()
     same = "1 of 48 columns below 1e-06 (span 1.2e+06)"
-    for message in (same, same, "3 of 263 columns below 1e-06 (span 1.0e+06)", "other"):
+    for message in (same, same, "4000 of 4096 columns below 1e-06 (span 3.4e+09)", "other"):
         show(UserWarning(message), UserWarning, "f.py", 1, out)
     assert out.getvalue().splitlines() == [
         "kong-pyg table2: warning: 1 of 48 columns below 1e-06 (span 1.2e+06) (UserWarning)",
-        "kong-pyg table2: warning: other (UserWarning)"]  # (the same advice with other numbers: once)
+        "kong-pyg table2: warning: 4000 of 4096 columns below 1e-06 (span 3.4e+09) (UserWarning)",
+        "kong-pyg table2: warning: other (UserWarning)"]  # (other numbers: another warning, written)
 
 
 def test_the_programs_stdout_escapes_what_its_encoding_lacks():

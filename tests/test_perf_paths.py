@@ -166,6 +166,36 @@ def test_a_one_graph_copy_and_inference_mode_leave_the_data_set_alone(tmp_path):
                        .kong_graph, before)
 
 
+def test_the_warning_counts_graphs_taken_out_not_the_storages_own_views(tmp_path):
+    """PyG's TUDataset stores x as a view of a larger tensor: its base is not a graph taken out."""
+    ds = load_tu(cache=tmp_path)
+    n = ds._data.x.size(0)
+    ds._data.x = torch.cat([ds._data.x, ds._data.x]).narrow(0, 0, n)  # (as TUDataset's processing leaves it)
+    assert ds._data.x._base is not None
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        KongFeatures(level="node", dim=8, attr_name="x").transform_dataset(ds)
+    ds = load_tu(cache=tmp_path)
+    g = ds[0]  # (held: its x rows are the old labels)
+    with pytest.warns(UserWarning, match=r"^1 graph\(s\) taken out .* rows of the 'x' it replaces"):
+        KongFeatures(level="node", dim=8, attr_name="x").transform_dataset(ds)
+    assert g.x.shape[1] == 7 and ds[0].x.shape[1] == 8
+
+
+def test_a_one_graph_storage_is_the_collated_data_object_and_every_view_sees_the_features():
+    class Mine(InMemoryDataset):
+        def __init__(self, graphs):
+            super().__init__(None)
+            self.data, self.slices = self.collate(graphs)
+
+    g = Data(x=torch.tensor([0, 1, 1]), edge_index=torch.tensor([[0, 1, 2], [1, 2, 0]]))
+    ds = Mine([g])  # (PyG's collate gives g itself as the storage)
+    view = ds[0:1]
+    KongFeatures(level="both", dim=8).transform_dataset(view)
+    for got in (ds[0], view[0], g):  # (the parent and the view share the storage, as with more graphs)
+        assert got.kong_x.shape == (3, 8) and got.kong_graph.shape == (1, 8)
+
+
 def test_transform_dataset_warns_when_the_data_sets_transform_writes_the_same_attribute(tmp_path):
     from torch_geometric.transforms import Compose, NormalizeFeatures
 
