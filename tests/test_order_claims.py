@@ -113,3 +113,48 @@ def test_to_undirected_adds_up_one_hot_edge_labels_of_graphs_stored_both_ways():
     kept = T.ToUndirected(reduce="max")(d.clone())
     assert torch.equal(layer.readout(kept.x, kept.edge_index, edge_attr=kept.edge_attr),
                        layer.readout(d.x, d.edge_index, edge_attr=d.edge_attr))  # (k = 1: sorting is fine)
+
+
+def test_the_round_trip_through_heterogeneous_graphs_regroups_edges_by_type():
+    d = graph()
+    d.node_type = torch.tensor([0, 1, 0, 1])
+    src_type, dst_type = d.node_type[d.edge_index[0]], d.node_type[d.edge_index[1]]
+    d.edge_type = 2 * src_type + dst_type  # (node 0 hears from 3 (type 1), 1 (type 1), 2 (type 0))
+    back = d.to_heterogeneous().to_homogeneous()
+    ids = back.x  # (x holds each node's original id: 0, 1, 2, 3)
+    heard = ids[back.edge_index[0, ids[back.edge_index[1]] == 0]].tolist()
+    assert sorted(heard) == [1, 2, 3] and heard != ORDER and heard.index(3) < heard.index(1)
+
+
+def test_random_link_split_shuffles_the_edges_it_keeps():
+    torch.manual_seed(0)
+    n = 40
+    ei = torch.stack([torch.arange(n).repeat_interleave(5), torch.randint(0, n, (5 * n,))])
+    d = Data(x=torch.zeros(n, dtype=torch.long), edge_index=ei, eid=torch.arange(ei.size(1)))
+    train, _, _ = T.RandomLinkSplit(is_undirected=False, add_negative_train_samples=False)(d)
+    assert not bool((train.eid.diff() > 0).all())  # (kept edges not in their original order)
+
+
+def test_the_neighbor_samplers_csc_copy_does_not_keep_each_nodes_order():
+    from torch_geometric.sampler.utils import to_csc
+
+    torch.manual_seed(0)
+    ei = torch.randint(0, 50, (2, 300))
+    _, _, perm = to_csc(Data(edge_index=ei, num_nodes=50))
+    col = ei[1][perm]
+    assert bool((col.diff() >= 0).all())  # (sorted by target)
+    same = col[1:] == col[:-1]
+    assert bool((perm[1:][same] < perm[:-1][same]).any())  # (some node's edges out of their order)
+
+
+def test_virtual_node_keeps_the_order_and_adds_a_zero_label():
+    d = T.VirtualNode()(graph())
+    assert order_of_node0(d.edge_index) == ORDER + [4] and d.x.tolist() == [0, 1, 2, 3, 0]
+
+
+def test_a_one_node_graphs_graph_row_is_taken_for_a_node_row_by_later_transforms():
+    from kong_pyg import KongFeatures
+
+    one = Data(x=torch.tensor([1]), edge_index=torch.empty(2, 0, dtype=torch.long))
+    out = T.Compose([KongFeatures(k=2, dim=8, level="graph"), T.RemoveIsolatedNodes()])(one)
+    assert out.kong_graph.shape == (0, 8)  # (as the guide says: apply such transforms before KongFeatures)
