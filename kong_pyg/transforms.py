@@ -331,7 +331,8 @@ class KongFeatures(GivenOptions, BaseTransform):
           time, the old ones after an earlier call (a warning counts the
           graphs holding old rows, where the storage holds two graphs or
           more). A one-graph storage is the very :class:`Data` PyG's
-          ``collate`` was given: that object gets the attributes. Simplest:
+          ``collate`` was given: that object gets the attributes (collating
+          it again with other graphs needs them there too). Simplest:
           call it on the dataset before taking graphs or making views.
         * Any other sequence of :class:`~torch_geometric.data.Data` (a list,
           a dataset with a transform on disk): a list of shallow copies with

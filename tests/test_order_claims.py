@@ -131,8 +131,10 @@ def test_random_link_split_shuffles_the_edges_it_keeps():
     n = 40
     ei = torch.stack([torch.arange(n).repeat_interleave(5), torch.randint(0, n, (5 * n,))])
     d = Data(x=torch.zeros(n, dtype=torch.long), edge_index=ei, eid=torch.arange(ei.size(1)))
-    train, _, _ = T.RandomLinkSplit(is_undirected=False, add_negative_train_samples=False)(d)
-    assert not bool((train.eid.diff() > 0).all())  # (kept edges not in their original order)
+    for split in T.RandomLinkSplit(is_undirected=False, add_negative_train_samples=False)(d):
+        e = split.edge_index
+        assert not bool((split.eid.diff() > 0).all())  # (kept edges not in their original order)
+        assert not bool((e[0].diff() >= 0).all())  # (nor sorted by source: shuffled, not sorted)
 
 
 def test_the_neighbor_samplers_csc_copy_does_not_keep_each_nodes_order():
@@ -150,11 +152,27 @@ def test_the_neighbor_samplers_csc_copy_does_not_keep_each_nodes_order():
 def test_virtual_node_keeps_the_order_and_adds_a_zero_label():
     d = T.VirtualNode()(graph())
     assert order_of_node0(d.edge_index) == ORDER + [4] and d.x.tolist() == [0, 1, 2, 3, 0]
+    one_hot = graph()
+    one_hot.x = torch.eye(4)[one_hot.x]
+    one_hot.edge_attr = torch.eye(2)[torch.tensor([0, 1, 1, 0, 1, 1])]
+    v = T.VirtualNode()(one_hot)
+    assert v.edge_attr[6:].abs().sum() == 0  # (its edges' labels: zero rows)
+    with pytest.raises(TypeError, match="'x' holds floating-point values that are not one-hot rows"):
+        KongVectorizer(k=2).fit_transform([v])
+    v.x = torch.eye(5)[torch.tensor([0, 1, 2, 3, 4])]
+    with pytest.raises(TypeError, match="'edge_attr' holds floating-point values that are not one-hot rows"):
+        KongVectorizer(k=2).fit_transform([v])
+    assert KongVectorizer(k=2, edge_labels=False).fit_transform([v]).shape[0] == 1
 
 
 def test_a_one_node_graphs_graph_row_is_taken_for_a_node_row_by_later_transforms():
     from kong_pyg import KongFeatures
 
     one = Data(x=torch.tensor([1]), edge_index=torch.empty(2, 0, dtype=torch.long))
-    out = T.Compose([KongFeatures(k=2, dim=8, level="graph"), T.RemoveIsolatedNodes()])(one)
-    assert out.kong_graph.shape == (0, 8)  # (as the guide says: apply such transforms before KongFeatures)
+    features = KongFeatures(k=2, dim=8, level="graph")
+    assert T.Compose([features, T.RemoveIsolatedNodes()])(one).kong_graph.shape == (0, 8)
+    assert T.Compose([features, T.VirtualNode()])(one).kong_graph.shape == (2, 8)
+    assert features(one).subgraph(torch.tensor([], dtype=torch.long)).kong_graph.shape == (0, 8)
+    one_edge = Data(x=torch.tensor([0, 1]), edge_index=torch.tensor([[0], [1]]))
+    assert T.Compose([features, T.ToUndirected()])(one_edge).kong_graph.shape == (2, 8)
+    # (as the guide says: apply such transforms before KongFeatures)
