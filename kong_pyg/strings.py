@@ -317,7 +317,7 @@ def _label_key(label: Hashable):
     return label if isinstance(label, int) else repr(label)
 
 
-@lru_cache(maxsize=None)
+@lru_cache(maxsize=1 << 16)  # (bounded: every WL label of every call stayed alive, for the process's life)
 def _wl_code(label: Hashable) -> int:
     """The fast code's integer for a label (its neighbor order for :obj:`order="label"`).
 

@@ -148,3 +148,18 @@ def test_the_oracle_takes_the_sort_keys_the_fast_code_takes():
     for key in ([[1], [0]], torch.tensor([[1.0], [0.0]])):  # (a column of keys, as the layer takes)
         expected = kong_strings(edges, labels, 1, edge_order=[1, 0])
         assert kong_strings(edges, labels, 1, edge_order=key) == expected
+
+
+def test_the_oracles_cache_of_wl_labels_is_bounded():
+    """A long-running process calling kong_strings on new graphs kept every WL label it ever saw."""
+    import random as _random
+
+    from kong_pyg.strings import _wl_code
+
+    rng = _random.Random(0)
+    maxsize = _wl_code.cache_info().maxsize
+    assert maxsize is not None and maxsize <= 1 << 16
+    for _ in range(5):
+        edges = [(rng.randrange(30), rng.randrange(30)) for _ in range(60)]
+        kong_strings(edges, [rng.randrange(10**6) for _ in range(30)], 2, relabel=2, order="label")
+    assert _wl_code.cache_info().currsize <= maxsize
