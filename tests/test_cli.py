@@ -1135,3 +1135,14 @@ def test_the_programs_stdout_escapes_what_its_encoding_lacks():
     print("mean ± 95 % CI, true − consistent", file=out)
     out.flush()
     assert raw.getvalue() == b"mean \\xb1 95 % CI, true \\u2212 consistent\n"
+
+
+def test_an_error_handler_the_user_chose_for_stdout_is_kept(monkeypatch):
+    import io
+
+    from kong_pyg.cli import _escape_unencodable
+
+    monkeypatch.setenv("PYTHONIOENCODING", "ascii:strict")
+    out = io.TextIOWrapper(io.BytesIO(), encoding="ascii")
+    _escape_unencodable(out)
+    assert out.errors == "strict"

@@ -213,6 +213,8 @@ def _escape_unencodable(stream: Any) -> None:
     Windows code page for a redirected file) failed at the very end of a run, its results computed.
     """
     reconfigure = getattr(stream, "reconfigure", None)
+    if ":" in os.environ.get("PYTHONIOENCODING", ""):  # (the user chose the error handler: theirs)
+        return
     if callable(reconfigure) and getattr(stream, "errors", None) == "strict":
         try:
             reconfigure(errors="backslashreplace")
