@@ -167,3 +167,12 @@ def test_bad_arguments():
     for bad in ("no", 1, None):  # ('no' was taken as paired=True)
         with pytest.raises(TypeError, match="'paired' must be True or False"):
             provenance_stream(10, paired=bad)
+
+
+def test_a_views_stream_is_the_whole_stream_and_graph_ids_select_its_edges():
+    ds = ProvenanceGraphs(10, seed=1)
+    view = ds[[3, 7]]
+    assert view.stream is ds.stream  # (as the docstring says: every graph's events)
+    for g in view:
+        events = int((ds.stream.graph == int(g.graph_id)).sum())
+        assert g.edge_index.size(1) == 2 * events  # (undirected: each event both ways)

@@ -280,6 +280,12 @@ class ProvenanceGraphs(InMemoryDataset):
             (default: :obj:`True`)
         transform (callable, optional): A transform applied on access.
 
+    Attributes:
+        stream (EdgeStream): The generated stream of *all* the graphs (a
+            subset view, a shuffle or a :meth:`copy` keeps the whole stream:
+            select its edges by :obj:`stream.graph` and the graphs'
+            :obj:`graph_id`).
+
     Example::
 
         >>> ds = ProvenanceGraphs(200, strength=0.5, seed=1)
