@@ -1123,18 +1123,28 @@ def test_the_command_lines_warning_lines_are_written_once_each():
         "kong-pyg table2: warning: other (UserWarning)"]  # (other numbers: another warning, written)
 
 
-def test_the_programs_stdout_escapes_what_its_encoding_lacks():
+@pytest.mark.parametrize("errors", ["strict", "surrogateescape"])  # (surrogateescape: a C locale's stdout)
+def test_the_programs_stdout_escapes_what_its_encoding_lacks_and_gets_its_handler_back(monkeypatch, errors):
     """A results table with '±' on an ASCII or Latin-1 stdout failed the run at its very end (exit 2)."""
     import io
 
-    from kong_pyg.cli import _escape_unencodable
+    import kong_pyg.cli.order_test as command
+    from kong_pyg.cli import main
+
+    def run(args):
+        print("mean ± 95 % CI, true − consistent")
+        return 0
 
     raw = io.BytesIO()
-    out = io.TextIOWrapper(raw, encoding="ascii")
-    _escape_unencodable(out)
-    print("mean ± 95 % CI, true − consistent", file=out)
+    out = io.TextIOWrapper(raw, encoding="ascii", errors=errors)
+    monkeypatch.delenv("PYTHONIOENCODING", raising=False)
+    monkeypatch.setattr(command, "run", run)  # (the command's work, as the parser finds it)
+    monkeypatch.setattr(sys, "argv", ["kong-pyg", "order-test", "--provenance", "0.5"])
+    monkeypatch.setattr(sys, "stdout", out)
+    assert main() == 0  # (the program itself: argv from sys.argv)
     out.flush()
     assert raw.getvalue() == b"mean \\xb1 95 % CI, true \\u2212 consistent\n"
+    assert out.errors == errors  # (a caller of main gets its stdout's handler back)
 
 
 def test_an_error_handler_the_user_chose_for_stdout_is_kept(monkeypatch):

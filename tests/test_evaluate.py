@@ -93,7 +93,9 @@ def test_kong_settings_come_from_the_config():
     assert s.config["relabel"] == 1 and s.kong_config(seed=3).seed == 3
     legend = name_legend(expand_grid("kong", {"k": [1, 2], "dim": [None, 64]}))
     assert legend.startswith("names: kernel-degree") and "[...] = options off their defaults" in legend
-    assert legend.index("k=2 (option k: k-gram length") < legend.index("b=64 (option dim: sketch size")
+    assert legend.index("k=2 (option k, --k: k-gram length") < legend.index("b=64 (option dim, --dim: sketch")
+    flags = name_legend(expand_grid("kong", {"k": [2], "edge_labels": [False], "own_label": [False]}))
+    assert "(option edge_labels, --edge-labels: " in flags and "(option own_label, --own-label: " in flags
     assert name_legend(expand_grid("kong", {"kernel": ["poly"]})).count("[...]") == 0
     assert "wl-hH" in name_legend(expand_grid("wl"))
 

@@ -206,20 +206,25 @@ def _out_of_memory(err: BaseException) -> Optional[str]:
         f"could not allocate {size / 2 ** 20:,.1f} MiB"
 
 
-def _escape_unencodable(stream: Any) -> None:
+def _escape_unencodable(stream: Any) -> Optional[str]:
     """Write characters the stream's encoding lacks as escapes (as stderr does) instead of failing.
 
-    A table with "±" or a file name with "ä" on a Latin-1 or ASCII stdout (``PYTHONIOENCODING``, a
-    Windows code page for a redirected file) failed at the very end of a run, its results computed.
+    A table with "±" or a file name with "ä" on a Latin-1 or ASCII stdout (``PYTHONIOENCODING``, a C
+    locale without UTF-8 mode, a Windows code page for a redirected file) failed at the very end of a
+    run, its results computed. An error handler the user chose (``PYTHONIOENCODING=enc:handler``) is
+    kept. Returns the handler to put back afterwards (None: nothing changed).
     """
     reconfigure = getattr(stream, "reconfigure", None)
     if ":" in os.environ.get("PYTHONIOENCODING", ""):  # (the user chose the error handler: theirs)
-        return
-    if callable(reconfigure) and getattr(stream, "errors", None) == "strict":
+        return None
+    before = getattr(stream, "errors", None)
+    if callable(reconfigure) and before in ("strict", "surrogateescape"):  # (both fail on what is missing)
         try:
             reconfigure(errors="backslashreplace")
+            return before
         except (ValueError, OSError):  # (a closed or detached stream: nothing to write there anyway)
             pass
+    return None
 
 
 def main(argv: Optional[List[str]] = None) -> int:
@@ -249,13 +254,13 @@ def main(argv: Optional[List[str]] = None) -> int:
     if getattr(args, "func", None) is None:
         parser.print_help(sys.stderr)
         return 2
-    previous = None
+    previous = errors = None
     with warnings.catch_warnings():  # (restores the previous showwarning afterwards)
         try:
             if argv is None:  # the program itself: one line per warning (a caller of main keeps its own
                 # handling); every subcommand imports PyG, without what it never uses
                 warnings.showwarning = _warning_line(f"kong-pyg {args.command}")
-                _escape_unencodable(sys.stdout)
+                errors = _escape_unencodable(sys.stdout)
                 if threading.current_thread() is threading.main_thread():
                     previous = signal.signal(signal.SIGTERM, functools.partial(_on_sigterm, os.getpid()))
                 tune_allocator()
@@ -291,6 +296,11 @@ def main(argv: Optional[List[str]] = None) -> int:
         finally:
             if previous is not None:  # (a caller of main, or what follows it, gets its own handler back)
                 signal.signal(signal.SIGTERM, previous)
+            if errors is not None:  # (and stdout its own error handler)
+                try:
+                    sys.stdout.reconfigure(errors=errors)  # type: ignore[union-attr]
+                except (AttributeError, ValueError, OSError):
+                    pass
 
 
 __all__ = ["main", "build_parser", "defer_import", "import_pyg", "tune_allocator", "MALLOC_SETTINGS",

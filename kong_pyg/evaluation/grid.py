@@ -380,7 +380,8 @@ def name_legend(settings: Sequence[Setting]) -> str:
         tags = _tags_in_use(kong)
         if tags:
             parts.append("[...] = options off their defaults: "
-                         + ", ".join(f"{tag} (option {name}: {doc})" for tag, (name, doc) in tags.items()))
+                         + ", ".join(f"{tag} (option {name}, --{name.replace('_', '-')}: {doc})"
+                                     for tag, (name, doc) in tags.items()))
     return "names: " + "; ".join(parts)
 
 
