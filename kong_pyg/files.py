@@ -105,8 +105,9 @@ def atomic_files(paths: Sequence[PathLike], clean_stale: bool = True) -> Iterato
             temps.append(tmp)
             out: BinaryIO = os.fdopen(fd, "wb")
             files.append(out)
-            os.fchmod(fd, 0o666 & ~_umask())  # as open() would make it (mkstemp makes it private;
-            # by descriptor: a name swapped for a link in a shared folder changes nothing else)
+            if hasattr(os, "fchmod"):  # (Windows before Python 3.13 has none; its files keep no such bits)
+                os.fchmod(fd, 0o666 & ~_umask())  # as open() would make it (mkstemp makes it private;
+                # by descriptor: a name swapped for a link in a shared folder changes nothing else)
         writing = True
         yield files
         for done in files:

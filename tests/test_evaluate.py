@@ -480,3 +480,30 @@ def test_grid_sizes_and_repeats_have_named_caps():
         classify("MUTAG", repeats=100_000, progress=False)
     with pytest.raises(ValueError, match=r"'shuffles' must be <= 1,000"):
         order_test("MUTAG", shuffles=10**9)
+
+
+def test_n_jobs_without_fork_runs_here_and_says_so(monkeypatch):
+    """Windows has no 'fork': the settings ran one after another in this process, silently."""
+    import multiprocessing
+
+    rng = np.random.default_rng(1)
+    y = np.array([0, 1] * 20)
+    sets = [np.c_[y + 0.1 * rng.normal(size=40), rng.normal(size=40)], rng.normal(size=(40, 2))]
+    forked = cross_validate(sets, y, repeats=1, folds=4, nested=False, n_jobs=2)
+    monkeypatch.setattr(multiprocessing, "get_all_start_methods", lambda: ["spawn"])
+    with pytest.warns(UserWarning, match=r"n_jobs = 2 runs the settings in forked processes, and this system "
+                                         r"has no 'fork' \(Windows\): they run one after another"):
+        here = cross_validate(sets, y, repeats=1, folds=4, nested=False, n_jobs=2)
+    assert np.array_equal(forked.outer, here.outer)
+
+
+def test_files_are_written_where_os_has_no_fchmod(tmp_path, monkeypatch):
+    """Windows before Python 3.13 has no os.fchmod: every file write (caches, outputs) failed."""
+    import os
+
+    from kong_pyg.files import atomic_files
+
+    monkeypatch.delattr(os, "fchmod")
+    with atomic_files([str(tmp_path / "a.bin")]) as (out,):
+        out.write(b"kong")
+    assert (tmp_path / "a.bin").read_bytes() == b"kong"

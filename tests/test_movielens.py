@@ -381,3 +381,15 @@ def test_processed_that_is_a_file_and_a_planted_link_in_raw(fake, tmp_path, monk
     (other / "processed").write_text("")
     with pytest.raises(ValueError, match=r"processed must be a folder for the processed files"):
         MovieLensOrdered(str(other), ml_dir=str(folder), genre="first")
+
+
+def test_a_byte_order_mark_at_the_start_of_each_file_is_dropped(tmp_path):
+    """As the TU and StreamSpot readers do (Windows editors write one): it was read into the first field."""
+    write_fake_ml100k(tmp_path)
+    good = read_ml100k(str(tmp_path))
+    for name in ("u.user", "u.item", "u.data"):
+        crlf = (tmp_path / name).read_bytes().replace(b"\n", b"\r\n")
+        (tmp_path / name).write_bytes(b"\xef\xbb\xbf" + crlf)
+    again = read_ml100k(str(tmp_path))
+    for key in ("user", "item", "rating", "time", "genres", "gender", "user_ids"):
+        assert torch.equal(getattr(good, key), getattr(again, key)), key

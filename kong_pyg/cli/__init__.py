@@ -271,7 +271,7 @@ def main(argv: Optional[List[str]] = None) -> int:
             return code
         except USER_ERRORS as err:
             if isinstance(err, BrokenPipeError) and argv is None and stdout_closed():
-                return 128 + signal.SIGPIPE  # (| head: the reader has what it wanted)
+                return 128 + getattr(signal, "SIGPIPE", 13)  # (| head: the reader has what it wanted)
             message = with_flags(one_line(str(err)), _flags(parser, args.command)) or type(err).__name__
             print(f"kong-pyg {args.command}: error: {message}", file=sys.stderr)
             return 2

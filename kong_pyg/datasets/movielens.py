@@ -109,11 +109,15 @@ class MovieLensTables(NamedTuple):
 def _read_lines(path: str, encoding: str) -> List[str]:
     r"""The lines of a file, which end at ``\n``, ``\r\n`` or ``\r`` only.
 
-    (``str.splitlines`` also breaks at latin-1's ``\x85``, ``\x1c``-``\x1e``, ``\x0b`` and ``\x0c``,
-    bytes a title may hold.)
+    A UTF-8 byte-order mark at the start is dropped (as editors on Windows write it; the TU and
+    StreamSpot readers drop it too). (``str.splitlines`` also breaks at latin-1's ``\x85``,
+    ``\x1c``-``\x1e``, ``\x0b`` and ``\x0c``, bytes a title may hold.)
     """
-    with open(path, "r", encoding=encoding) as f:  # (universal newlines: \r\n and \r read as \n)
-        return f.read().split("\n")
+    with open(path, "rb") as raw:
+        content = raw.read()
+    content = content[3:] if content.startswith(b"\xef\xbb\xbf") else content
+    text = content.decode(encoding).replace("\r\n", "\n").replace("\r", "\n")  # (as universal newlines)
+    return text.split("\n")
 
 
 #: An integer field: ASCII digits, an optional sign (``int()`` also takes '1_0' and other scripts' digits).

@@ -478,7 +478,9 @@ def cross_validate(
             :obj:`seed + r`. (default: :obj:`0`)
         n_jobs (int, optional): Processes over settings (each computes a
             setting's features and fits them; one thread each). The results
-            do not depend on it. (default: :obj:`1`)
+            do not depend on it. Forked: where the system has no ``fork``
+            (Windows) the settings run in this process, with a warning.
+            (default: :obj:`1`)
         max_iter (int, optional): Newton steps at most per SVM problem;
             problems that hit it are counted. (default: :obj:`100`)
         tol (float, optional): The solver's margin tolerance

@@ -43,7 +43,12 @@ def run_settings(work: Callable[..., Result], features: Sequence[Any], names: Se
     """
     import multiprocessing
 
-    if processes == 1 or len(features) == 1 or "fork" not in multiprocessing.get_all_start_methods():
+    forks = "fork" in multiprocessing.get_all_start_methods()
+    if processes > 1 and len(features) > 1 and not forks:
+        warnings.warn(f"n_jobs = {processes} runs the settings in forked processes, and this system has no "
+                      "'fork' (Windows): they run one after another in this process (the same results)",
+                      stacklevel=3)
+    if processes == 1 or len(features) == 1 or not forks:
         for s, entry in enumerate(features):
             bar.status(names[s].name)
             yield s, work(entry, s, progress=bar)
