@@ -1111,6 +1111,10 @@ for id, argv, match, setup, xfail in [
     ("stream-checkpoint-is-the-ids-file", ["stream", "{tmp}/s.tsv", "--out", "{tmp}/c", "--checkpoint",
                                            "{tmp}/./c.ids.txt", "-q"],
      "exit 2: .*--out '.*c.ids.txt' and --checkpoint '.*c.ids.txt' are one file", None, None),
+    ("stream-checkpoint-differs-from-the-out-file-in-case", ["stream", "{tmp}/s.tsv", "--out", "{tmp}/Feats",
+                                                            "--checkpoint", "{tmp}/feats.npy", "-q"],
+     "exit 2: .*--out '.*Feats.npy' and --checkpoint '.*feats.npy' differ only in letter case: one file on a "
+     "case-insensitive disk", None, None),
     ("stream-out-is-the-input", ["stream", "{tmp}/s.npy", "--out", "{tmp}/s", "-q"],
      "exit 2: .*the input '.*s.npy' and --out '.*s.npy' are one file",
      lambda tmp: (tmp / "s.npy").write_bytes((tmp / "s.tsv").read_bytes()), None),

@@ -490,6 +490,10 @@ def check_distinct_files(files: Sequence[Tuple[str, str]]) -> None:
             if _same_file(a, b):
                 raise CommandError(f"{flag_a} {a!r} and {flag_b} {b!r} are one file: give them different "
                                    "names")
+            if os.path.realpath(a).casefold() == os.path.realpath(b).casefold():  # (macOS', Windows' disks)
+                raise CommandError(f"{flag_a} {a!r} and {flag_b} {b!r} differ only in letter case: one file "
+                                   "on a case-insensitive disk (as macOS and Windows use): give them names "
+                                   "that differ otherwise")
 
 
 def check_figure_file(path: str, flag: str) -> None:
