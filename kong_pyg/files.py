@@ -176,20 +176,22 @@ def regular_file(path: PathLike, advice: str = "fetch or fix it (or remove it)")
     raise ValueError(f"{os.fspath(path)} is {what}, not a file: {advice}")
 
 
-def utf8_text(content: bytes) -> str:
-    r"""UTF-8 bytes as text: a byte-order mark at the start dropped, ``\r\n`` and ``\r`` made ``\n``.
+def file_text(content: bytes, encoding: str = "utf-8") -> str:
+    r"""A file's bytes as text: a UTF-8 byte-order mark at the start dropped, ``\r\n`` and ``\r`` made ``\n``.
+
+    (Editors on Windows write the mark, also before Latin-1 text.)
 
     Raises:
-        UnicodeDecodeError: Not UTF-8; its ``start`` counts from the first byte of :obj:`content`
-            (a mark included).
+        UnicodeDecodeError: Not text in :obj:`encoding`; its ``start`` counts from the first byte of
+            :obj:`content` (a mark included).
     """
     skip = len(codecs.BOM_UTF8) if content.startswith(codecs.BOM_UTF8) else 0
     try:
-        text = bytes(memoryview(content)[skip:]).decode("utf-8") if skip else content.decode("utf-8")
+        text = bytes(memoryview(content)[skip:]).decode(encoding) if skip else content.decode(encoding)
     except UnicodeDecodeError as err:
-        raise UnicodeDecodeError("utf-8", content, err.start + skip, err.end + skip, err.reason) from None
+        raise UnicodeDecodeError(encoding, content, err.start + skip, err.end + skip, err.reason) from None
     return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
 
 
-__all__ = ["utf8_text", "regular_file", "atomic_file", "atomic_files", "atomic_write", "atomic_texts",
+__all__ = ["file_text", "regular_file", "atomic_file", "atomic_files", "atomic_write", "atomic_texts",
            "remove_stale_temps"]

@@ -27,7 +27,7 @@ from ..experiments.table2 import (
     table2_methods,
 )
 from ..experiments.table2_report import markdown
-from ..files import atomic_texts, utf8_text
+from ..files import atomic_texts, file_text
 from ..threads import MAX_THREADS as MAX_TORCH_THREADS
 from ..threads import default_jobs
 from .common import (
@@ -194,7 +194,7 @@ def _read_notes(path: str) -> Optional[str]:
     except OSError as err:
         raise CommandError(f"{path}: cannot be read ({err.strerror})") from None
     try:  # (a byte-order mark, as Windows editors write it, is dropped)
-        return utf8_text(content)
+        return file_text(content)
     except UnicodeDecodeError as err:
         raise CommandError(f"{path}: not UTF-8 text (byte {err.start}: {err.reason}); --out's {NOTES} is "
                            "copied into table2.md") from None

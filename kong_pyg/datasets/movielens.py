@@ -52,7 +52,7 @@ from torch import Tensor
 from torch_geometric.data import download_url, extract_zip
 
 from ..config import MAX_SEED, check_bool, check_int
-from ..files import atomic_file, regular_file
+from ..files import atomic_file, file_text, regular_file
 from ..warn import warn
 from .interactions import LAYOUTS, build_ego_graphs
 from .safe_cache import SafeInMemoryDataset
@@ -109,15 +109,12 @@ class MovieLensTables(NamedTuple):
 def _read_lines(path: str, encoding: str) -> List[str]:
     r"""The lines of a file, which end at ``\n``, ``\r\n`` or ``\r`` only.
 
-    A UTF-8 byte-order mark at the start is dropped (as editors on Windows write it; the TU and
-    StreamSpot readers drop it too). (``str.splitlines`` also breaks at latin-1's ``\x85``,
-    ``\x1c``-``\x1e``, ``\x0b`` and ``\x0c``, bytes a title may hold.)
+    A UTF-8 byte-order mark at the start is dropped (:func:`~kong_pyg.files.file_text`, as the TU
+    reader does). (``str.splitlines`` also breaks at latin-1's ``\x85``, ``\x1c``-``\x1e``, ``\x0b``
+    and ``\x0c``, bytes a title may hold.)
     """
     with open(path, "rb") as raw:
-        content = raw.read()
-    content = content[3:] if content.startswith(b"\xef\xbb\xbf") else content
-    text = content.decode(encoding).replace("\r\n", "\n").replace("\r", "\n")  # (as universal newlines)
-    return text.split("\n")
+        return file_text(raw.read(), encoding).split("\n")
 
 
 #: An integer field: ASCII digits, an optional sign (``int()`` also takes '1_0' and other scripts' digits).

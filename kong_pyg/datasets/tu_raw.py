@@ -25,7 +25,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from ..files import utf8_text
+from ..files import file_text
 
 #: The raw files read (the suffix of ``NAME_<part>.txt``).
 PARTS = ("A", "graph_indicator", "graph_labels", "node_labels", "edge_labels")
@@ -120,9 +120,9 @@ def read_table(where: str, content: bytes, columns: Optional[int] = None) -> np.
             and line are named).
     """
     try:
-        text = utf8_text(content)
+        text = file_text(content)
     except UnicodeDecodeError as err:
-        line = len(_lines(utf8_text(content[:err.start])))  # (the bytes before the error decode)
+        line = len(_lines(file_text(content[:err.start])))  # (the bytes before the error decode)
         raise ValueError(f"{where}, line {line}: not UTF-8 text") from None
     if not text.strip():
         return np.zeros((0, columns or 1), dtype=np.int64)
@@ -141,14 +141,14 @@ def read_table(where: str, content: bytes, columns: Optional[int] = None) -> np.
 
 
 def _bad_line(where: str, content: bytes, row: int, message: str) -> ValueError:
-    return ValueError(f"{where}, line {_line_of(utf8_text(content), row)}: {message}")
+    return ValueError(f"{where}, line {_line_of(file_text(content), row)}: {message}")
 
 
 def _check_rows(files: Files, part: str, table: np.ndarray, expected: int, what: str, note: str = "") -> None:
     if table.shape[0] != expected:
         where, content = files[part]
         got = table.shape[0]
-        at = f", line {_line_of(utf8_text(content), expected)}" if got > expected else ""
+        at = f", line {_line_of(file_text(content), expected)}" if got > expected else ""
         raise ValueError(f"{where}{at}: {got} line(s), but the data set has {expected} {what} "
                          f"(one line per {what.rstrip('s')}{note})")
 
@@ -159,13 +159,13 @@ def _indicator(files: Files) -> np.ndarray:
     if ind.size == 0:
         raise ValueError(f"{where}: is empty (it must give the graph id of every node)")
     if ind[0] != 1:
-        raise ValueError(f"{where}, line {_line_of(utf8_text(content), 0)}: the first graph id "
+        raise ValueError(f"{where}, line {_line_of(file_text(content), 0)}: the first graph id "
                          f"must be 1, got {int(ind[0])}")
     step = np.diff(ind)
     bad = (step != 0) & (step != 1)
     if bad.any():
         i = int(np.flatnonzero(bad)[0]) + 1
-        raise ValueError(f"{where}, line {_line_of(utf8_text(content), i)}: graph id {int(ind[i])} "
+        raise ValueError(f"{where}, line {_line_of(file_text(content), i)}: graph id {int(ind[i])} "
                          f"follows {int(ind[i - 1])}; nodes must be listed graph by graph with ids "
                          "1, 2, 3, ... (no gaps, no going back)")
     return ind
@@ -204,7 +204,7 @@ def _no_repeated_edges(files: Files, a: np.ndarray, num_nodes: int) -> None:
         where, content = files["A"]
         raise _bad_line(where, content, row,
                         f"edge {a[row, 0]}, {a[row, 1]} is listed again (first on line "
-                        f"{_line_of(utf8_text(content), first)}); with edge labels "
+                        f"{_line_of(file_text(content), first)}); with edge labels "
                         f"({files['edge_labels'][0]}) a repeated edge would hold two labels: remove one line")
 
 
