@@ -3,7 +3,7 @@ import random
 from typing import List, Optional, Tuple
 
 import torch
-from torch_geometric.data import Data
+from torch_geometric.data import Data, InMemoryDataset
 
 Graph = Tuple[List[int], List[Tuple[int, int]], Optional[List[int]]]
 
@@ -80,3 +80,11 @@ def into_closed_pipe(command: List[str], cwd) -> List[Tuple[int, str]]:
             os.close(write)
         out.append((done.returncode, done.stderr))
     return out
+
+
+class Collated(InMemoryDataset):
+    """Graphs in one collated storage: an in-memory PyG data set without files."""
+
+    def __init__(self, graphs):
+        super().__init__(None)
+        self.data, self.slices = self.collate(graphs)

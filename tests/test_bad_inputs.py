@@ -18,6 +18,7 @@ from typing import Any, Callable, List, NamedTuple, Optional
 import numpy as np
 import pytest
 import torch
+from helpers import Collated
 from torch_geometric.data import Batch, Data, InMemoryDataset
 
 from kong_pyg import KongConfig, KongFeatures, KongSketch, KongStream, KongVectorizer
@@ -68,14 +69,6 @@ def graph(**kw) -> Data:
     base = dict(x=X3.clone(), edge_index=E3.clone())
     base.update(kw)
     return Data(**{k: v for k, v in base.items() if v is not None})
-
-
-class Collated(InMemoryDataset):
-    """Graphs in one collated storage: an in-memory PyG data set without files."""
-
-    def __init__(self, graphs):
-        super().__init__(None)
-        self.data, self.slices = self.collate(graphs)
 
 
 def sparse_adj() -> torch.Tensor:

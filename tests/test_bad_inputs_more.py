@@ -8,6 +8,7 @@ import warnings
 import numpy as np
 import pytest
 import torch
+from helpers import Collated
 from test_bad_inputs import CommandFailed, _kong, cli, graph
 
 from kong_pyg import KongStream, KongVectorizer
@@ -373,20 +374,15 @@ def test_a_batch_of_graphs_with_more_nodes_than_label_rows_reads_as_the_list():
 
 
 def test_the_storage_note_goes_only_on_refusals_that_number_a_graph():
-    from torch_geometric.data import Data, InMemoryDataset
+    from torch_geometric.data import Data
 
     from kong_pyg import KongFeatures
-
-    class Mine(InMemoryDataset):
-        def __init__(self, graphs):
-            super().__init__(None)
-            self.data, self.slices = self.collate(graphs)
 
     def path(bad=False):
         return Data(x=torch.tensor([0, 1, 2]), edge_index=torch.tensor([[0, 1], [1, 2]]),
                     edge_order=torch.tensor([1.0, float("nan") if bad else 2.0]))
 
-    ds = Mine([path(), path(), path(), path(True), path()])
+    ds = Collated([path(), path(), path(), path(True), path()])
     with pytest.raises(ValueError) as err:
         KongFeatures(dim=8, level="graph").transform_dataset(ds[[0, 1]])
     assert "NaN" in str(err.value) and "graph numbers count" not in str(err.value)

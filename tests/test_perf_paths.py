@@ -6,7 +6,8 @@ from contextlib import contextmanager
 import numpy as np
 import pytest
 import torch
-from torch_geometric.data import Data, InMemoryDataset
+from helpers import Collated
+from torch_geometric.data import Data
 from torch_geometric.loader import DataLoader
 
 from kong_pyg import KongFeatures, KongSketch, KongVectorizer, compact_graphs
@@ -183,13 +184,8 @@ def test_the_warning_counts_graphs_taken_out_not_the_storages_own_views(tmp_path
 
 
 def test_a_one_graph_storage_is_the_collated_data_object_and_every_view_sees_the_features():
-    class Mine(InMemoryDataset):
-        def __init__(self, graphs):
-            super().__init__(None)
-            self.data, self.slices = self.collate(graphs)
-
     g = Data(x=torch.tensor([0, 1, 1]), edge_index=torch.tensor([[0, 1, 2], [1, 2, 0]]))
-    ds = Mine([g])  # (PyG's collate gives g itself as the storage)
+    ds = Collated([g])  # (PyG's collate gives g itself as the storage)
     view = ds[0:1]
     KongFeatures(level="both", dim=8).transform_dataset(view)
     for got in (ds[0], view[0], g):  # (the parent and the view share the storage, as with more graphs)
@@ -209,16 +205,11 @@ def test_transform_dataset_warns_when_the_data_sets_transform_writes_the_same_at
 
 
 def test_transform_dataset_of_a_view_names_storage_graphs_and_refuses_an_empty_view():
-    class Mine(InMemoryDataset):
-        def __init__(self, graphs):
-            super().__init__(None)
-            self.data, self.slices = self.collate(graphs)
-
     def g(n):
         edges = torch.tensor([[0], [0]]) if n else torch.empty(2, 0, dtype=torch.long)
         return Data(x=torch.ones(n, 1), edge_index=edges)
 
-    ds = Mine([g(3), g(2), g(0), g(4)])
+    ds = Collated([g(3), g(2), g(0), g(4)])
     with pytest.raises(ValueError, match=r"graph 2 is empty .*count the 4 graphs of the storage this view "
                                          r"of 3 shares.*dataset.copy\(\)"):
         KongFeatures(level="graph", dim=8).transform_dataset(ds[[0, 1, 3]])
