@@ -22,6 +22,7 @@ from .inputs import (
     NARROW_KERNELS,
     bad_edge_dtype,
     check_graph_size,
+    is_dense,
     labels,
     not_dense,
     plain_tensor,
@@ -180,7 +181,10 @@ def _plain_graphs(xs: List[Any], eis: List[Any]) -> Optional[Tuple[List[Any], Li
     """
     if set(map(type, xs)) != {Tensor} or set(map(type, eis)) != {Tensor}:
         return None
-    x_shapes, e_shapes = list(map(_SHAPE, xs)), list(map(_SHAPE, eis))
+    try:
+        x_shapes, e_shapes = list(map(_SHAPE, xs)), list(map(_SHAPE, eis))
+    except RuntimeError:  # (a nested tensor has no shape; refused by name graph by graph)
+        return None
     if not set(map(len, x_shapes)) <= {1, 2} or set(map(len, e_shapes)) != {2}:
         return None
     if set(map(operator.itemgetter(0), e_shapes)) != {2}:
@@ -258,6 +262,9 @@ def concat_graphs(chunk: Sequence[Any], start: int, edge_labels: bool, edge_orde
             raise no_labels(chunk[i], start + i)
         if not isinstance(x, Tensor):
             raise TypeError(f"graph {start + i}: 'x' must be a tensor of node labels (got {_shape_of(x)})")
+        for name, t in (("x", x), ("edge_index", ei)):
+            if isinstance(t, Tensor) and t.is_nested:
+                raise TypeError(f"graph {start + i}: {not_dense(name, t)}")
         if x.dim() not in (1, 2):
             raise ValueError(f"graph {start + i}: 'x' must be a tensor of node labels, [num_nodes] "
                              f"integers or [num_nodes, C] one-hot rows (got {_shape_of(x)})")
@@ -352,7 +359,7 @@ def _diagnose(values: List[Any], key: str, start: int) -> None:
     """
     tensors = [(i, v) for i, v in enumerate(values) if isinstance(v, Tensor)]
     for i, v in tensors:
-        if v.layout != torch.strided:
+        if not is_dense(v):
             raise TypeError(f"graph {start + i}: {not_dense(key, v)}")
         if v.device.type == "meta":
             raise ValueError(f"graph {start + i}: '{key}' is on the meta device (a shape without values)")
@@ -399,6 +406,9 @@ def _per_edge(values: List[Any], key: str, start: int, e_counts: List[int]) -> N
         rows = list(map(_FIRST, map(_SHAPE, values)))
     except IndexError:  # (a scalar)
         rows = [v.size(0) if v.dim() else -1 for v in values]
+    except RuntimeError:  # (a nested tensor has no shape)
+        i = next(i for i, v in enumerate(values) if v.is_nested)
+        raise TypeError(f"graph {start + i}: {not_dense(key, values[i])}") from None
     if rows != e_counts:
         i = next(i for i, (r, m) in enumerate(zip(rows, e_counts)) if r != m)
         got = f"has {rows[i]} rows" if rows[i] >= 0 else "is a scalar"

@@ -145,6 +145,8 @@ def check_edge_index(edge_index: Any, num_nodes: int, device: Optional[torch.dev
             f"order KONG reads (got {type(edge_index).__name__})"
         )
     edge_index = plain_tensor(edge_index)
+    if edge_index.is_nested:
+        raise TypeError(not_dense("edge_index", edge_index))
     if edge_index.is_sparse or edge_index.layout != torch.strided:
         raise TypeError(
             "'edge_index' must be a dense [2, num_edges] tensor: sparse "
@@ -173,8 +175,16 @@ def check_edge_index(edge_index: Any, num_nodes: int, device: Optional[torch.dev
     return edge_index
 
 
+def is_dense(t: Tensor) -> bool:
+    """Whether :obj:`t` is a plain strided tensor: not sparse, not nested (a nested tensor is strided)."""
+    return t.layout == torch.strided and not t.is_nested
+
+
 def not_dense(name: str, t: Tensor) -> str:
-    """The message for a sparse (or other non-strided) tensor argument :obj:`name`."""
+    """The message for a sparse, nested (or other non-strided) tensor argument :obj:`name`."""
+    if t.is_nested:
+        return (f"'{name}' must be a regular tensor, not a nested tensor: several graphs go in as a list of "
+                "Data or a Batch (one tensor with a 'batch' vector), not as one nested tensor")
     return f"'{name}' must be a dense tensor (got {str(t.layout).replace('torch.', '')}): use .to_dense()"
 
 
@@ -201,7 +211,7 @@ def labels(t, name: str, length: int) -> Tensor:
     """
     if not isinstance(t, Tensor):
         raise TypeError(f"'{name}' must be a torch.Tensor (got {type(t).__name__})")
-    if t.layout != torch.strided:
+    if not is_dense(t):
         raise TypeError(not_dense(name, t))
     if t.is_quantized:
         raise TypeError(f"'{name}' is a quantized tensor ({t.dtype}): pass its values (.dequantize() for "
@@ -343,7 +353,7 @@ def check_edge_vector(t: Optional[Tensor], name: str, num_edges: int) -> Optiona
         return None
     if not isinstance(t, Tensor):
         raise TypeError(f"'{name}' must be a torch.Tensor (got {type(t).__name__})")
-    if t.layout != torch.strided:
+    if not is_dense(t):
         raise TypeError(not_dense(name, t))
     if t.dim() == 2 and t.size(1) == 1:  # (a column of keys, of any dtype)
         t = t.view(-1)

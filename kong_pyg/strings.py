@@ -20,7 +20,7 @@ from torch import Tensor
 
 from .config import FLOWS, ORDERS, TRAVERSALS, KongConfig, check_choice, check_int
 from .hashing import node_code
-from .inputs import native_order
+from .inputs import native_order, not_dense
 from .ordering import ORDERS_WITH_KEY, consistent_key, ordered_neighborhoods, tie_rounds
 
 NodeString = Union[Tuple[Hashable, ...], List[Tuple[Hashable, ...]]]
@@ -108,6 +108,8 @@ def kong_strings(
     if labels is None or isinstance(labels, (str, bytes)) or not hasattr(labels, "__len__"):
         raise TypeError(f"'labels' must be a sequence with one label per node (got {type(labels).__name__})")
     if isinstance(edge_index, Tensor):
+        if edge_index.is_nested:
+            raise TypeError(not_dense("edge_index", edge_index))
         if edge_index.layout != torch.strided:  # (a sparse adjacency has no edge order to read)
             raise TypeError("'edge_index' must be a dense [2, num_edges] tensor in edge order (got a "
                             f"{str(edge_index.layout).replace('torch.', '')} tensor: a sparse adjacency "

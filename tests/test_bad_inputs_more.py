@@ -11,7 +11,7 @@ import torch
 from helpers import Collated
 from test_bad_inputs import CommandFailed, _kong, cli, graph
 
-from kong_pyg import KongStream, KongVectorizer
+from kong_pyg import KongSketch, KongStream, KongVectorizer, kong_strings
 
 
 def _sketch_curve(**kw):
@@ -149,7 +149,33 @@ CASES = [
     ("quantized-labels", lambda tmp: KongVectorizer(k=2).fit_transform([graph(x=torch.quantize_per_tensor(
         torch.tensor([0., 1., 2.]), 1.0, 0, torch.quint8))]), TypeError,
      "graph 0: 'x' is a quantized tensor \\(torch.quint8\\): pass its values"),
+    # nested tensors are strided but have no shape: each entry point names the argument
+    ("nested-x-vectorizer", lambda tmp: KongVectorizer(k=2).fit_transform(
+        [graph(x=_nested([0, 1], [1, 0, 1]))]), TypeError,
+     "graph 0: 'x' must be a regular tensor, not a nested tensor"),
+    ("nested-x-sketch", lambda tmp: KongSketch(k=2, dim=16)(
+        _nested([0, 1], [1, 0, 1]), torch.tensor([[0], [1]])), TypeError,
+     "^'x' must be a regular tensor, not a nested tensor"),
+    ("nested-edge-index-sketch", lambda tmp: KongSketch(k=2, dim=16)(
+        torch.tensor([0, 1]), _nested([0, 1], [1, 0])), TypeError,
+     "^'edge_index' must be a regular tensor, not a nested tensor"),
+    ("nested-edge-index-vectorizer", lambda tmp: KongVectorizer(k=2).fit_transform(
+        [graph(), graph(x=torch.tensor([0, 1]), edge_index=_nested([0, 1], [1, 0]))]), TypeError,
+     "graph 1: 'edge_index' must be a regular tensor, not a nested tensor"),
+    ("nested-edge-attr-vectorizer", lambda tmp: KongVectorizer(k=2, edge_labels=True).fit_transform(
+        [graph(edge_attr=torch.tensor([0, 1])), graph(edge_attr=_nested([0], [1]))]), TypeError,
+     "graph 1: 'edge_attr' must be a regular tensor, not a nested tensor"),
+    ("nested-edge-order-vectorizer", lambda tmp: KongVectorizer(k=2, edge_order_attr="t").fit_transform(
+        [graph(t=torch.tensor([0, 1])), graph(t=_nested([0], [1]))]), TypeError,
+     "graph 1: 't' must be a regular tensor, not a nested tensor"),
+    ("nested-edge-index-strings", lambda tmp: kong_strings(
+        _nested([0, 1], [1, 0]), [0, 1], hops=1), TypeError,
+     "^'edge_index' must be a regular tensor, not a nested tensor"),
 ]
+
+
+def _nested(*rows):
+    return torch.nested.nested_tensor([torch.tensor(r) for r in rows])
 
 
 def _two_graph_batch():
