@@ -57,7 +57,7 @@ class ExactColumns:
         raise NotImplementedError
 
     def _feature_names(self) -> np.ndarray:
-        """Readable column names (exact mode): ``L<level>:<gram>`` (BFS), ``<gram>`` (WL), ``const``."""
+        """Column names (see :meth:`KongVectorizer.get_feature_names_out`)."""
         cfg = self.config_
         if cfg.dim is not None:
             return np.array([f"kong{i}" for i in range(cfg.dim)], dtype=object)
@@ -131,8 +131,9 @@ class ExactColumns:
         graphs = as_graph_sequence(graphs)
         hashes = None
         if cfg.dim is not None:
-            hashes = SketchHashes(cfg.dim, cfg.degree, cfg.k, cfg.hops + 1, cfg.seed,
-                                  version=getattr(self, "hash_version_", 1))
+            with torch.device("cpu"):  # (not the default device, which may be "meta"; then moved)
+                hashes = SketchHashes(cfg.dim, cfg.degree, cfg.k, cfg.hops + 1, cfg.seed,
+                                      version=getattr(self, "hash_version_", 1))
             hashes = hashes.to(self.device) if self.device is not None else hashes
         bar = Progress(len(graphs), "KONG features", unit="graph", enabled=self.progress)
         parts: List[Any] = []

@@ -522,6 +522,11 @@ def prepare_graph(
             WL colours (:func:`colour_ranks`), so that the strings do not depend on the node
             numbering; only neighbors whose strings are equal keep edge order.
     """
+    if isinstance(x, tuple) and len(x) == 2 and all(isinstance(t, Tensor) for t in x):
+        raise TypeError("'x' is a pair of tensors (x_src, x_dst), as torch_geometric.nn.to_hetero passes for "
+                        "an edge type between two node types: KONG reads one node set, whose nodes are both "
+                        "the centres and the neighbors: compute it on HeteroData.to_homogeneous(), outside "
+                        "to_hetero's model")
     if not isinstance(x, Tensor):
         raise TypeError(f"'x' must be a torch.Tensor of node labels (got {type(x).__name__})")
     if x.dim() == 0:

@@ -183,7 +183,7 @@ class KongFeatures(GivenOptions, BaseTransform):
         const: float = 0.0,
         seed: int = 0,
         order: str = "edge",
-        relabel: bool = False,
+        relabel: Union[int, bool] = False,
         blended: bool = False,
         norm: str = "exact",
         flow: str = "source_to_target",
@@ -266,7 +266,11 @@ class KongFeatures(GivenOptions, BaseTransform):
         """
         if device != self.sketch.hashes.coef.device:
             check_usable_device("data.x.device", device)
-            self.sketch.to(device)
+            if self.sketch.hashes.coef.is_meta:  # (built under torch.device("meta"): the tables are a
+                self.sketch.to_empty(device=device)  # function of the seed, drawn again where the data is)
+                self.sketch.reset_parameters()
+            else:
+                self.sketch.to(device)
 
     def forward(self, data: Data) -> Data:
         """Add the features to the (already copied) :obj:`data`."""

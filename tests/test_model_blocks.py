@@ -328,3 +328,96 @@ def test_explain_masks_leave_the_layer_out():
     with pytest.raises(ValueError, match="'decomposed_layers' must be 1"):
         layer.decomposed_layers = 2
     assert torch.equal(layer(x, ei), plain)
+
+
+def test_a_refused_load_with_assign_leaves_the_source_layer_alone():
+    """load_state_dict(assign=True) makes the layer hold the state dict's own tensors: the refusal's redraw
+    wrote this layer's seed-7 tables into them, so the other layer changed its features silently."""
+    x = torch.tensor([0, 1, 2, 1, 0])
+    ei = torch.tensor([[0, 1, 2, 3, 1, 4], [1, 2, 3, 0, 0, 0]])
+    src, dst = KongSketch(k=2, dim=16), KongSketch(k=2, dim=16, seed=7)
+    src_before, dst_before = src(x, ei), dst(x, ei)
+    with pytest.raises(ValueError, match="not drawn with this layer's seed=7"):
+        dst.load_state_dict(src.state_dict(), assign=True)
+    assert torch.equal(src(x, ei), src_before) and torch.equal(dst(x, ei), dst_before)
+    same = KongSketch(k=2, dim=16)
+    same.load_state_dict(src.state_dict(), assign=True)  # (accepted: the same seed's tables)
+    assert torch.equal(same(x, ei), src_before)
+
+
+def test_cpu_work_under_a_meta_default_device():
+    """Under `with torch.device("meta")` moving a CPU layer failed ('Cannot copy out of meta tensor'), as
+    did KongFeatures built there and KongVectorizer's sketch tables (drawn on the default device)."""
+    from kong_pyg import KongFeatures, KongVectorizer
+
+    ei = torch.tensor([[0, 1, 2, 3, 1, 4], [1, 2, 3, 0, 0, 0]])
+    g = Data(x=torch.tensor([0, 1, 2, 1, 0]), edge_index=ei)
+    layer = KongSketch(k=2, dim=16)
+    model = torch.nn.Sequential(KongSketch(k=2, dim=16), torch.nn.Linear(16, 2))
+    ref = layer(g.x, g.edge_index)
+    want_node = KongFeatures(k=2, dim=32)(g.clone()).kong_x
+    want_vec = KongVectorizer(k=2, dim=32).fit_transform([g])
+    with torch.device("meta"):
+        assert layer.to("cpu") is layer and model.to("cpu") is model
+        assert torch.equal(layer.double()(g.x, g.edge_index), ref.double())
+        features = KongFeatures(k=2, dim=32)  # (its tables are meta: drawn again where the data is)
+        got_vec = [KongVectorizer(k=2, dim=32, device=d).fit_transform([g]) for d in (None, "cpu")]
+    assert torch.equal(features(g.clone()).kong_x, want_node)
+    assert all((v == want_vec).all() for v in got_vec)
+
+
+def test_symbolic_tracing_and_export_are_refused_clearly():
+    """torch.fx gave "'batch' must hold integer graph indices (got Proxy)" for a call without batch, and
+    torch.export PyTorch's data-dependent guard error."""
+    import inspect
+
+    from kong_pyg.nn.tooling import _EAGER
+
+    class Model(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.kong, self.lin = KongSketch(k=2, dim=16), torch.nn.Linear(16, 2)
+
+        def forward(self, x, edge_index):
+            return self.lin(self.kong(x, edge_index))
+
+    x, ei = torch.tensor([0, 1, 2, 1]), torch.tensor([[0, 1, 2, 3], [1, 2, 3, 0]])
+    model = Model()
+    for module in (model.kong, model):
+        with pytest.raises(TypeError, match="KongSketch cannot be traced symbolically"):
+            torch.fx.symbolic_trace(module)
+        with pytest.raises(TypeError, match="KongSketch cannot be exported"):
+            torch.export.export(module, (x, ei), strict=False)
+
+    class Leaf(torch.fx.Tracer):  # (the workaround the message names)
+        def is_leaf_module(self, m, name):
+            return isinstance(m, KongSketch) or super().is_leaf_module(m, name)
+
+    assert torch.equal(torch.fx.GraphModule(model, Leaf().trace(model))(x, ei), model(x, ei))
+    if "reason" in inspect.signature(torch.compiler.disable).parameters:  # (PyTorch 2.6 and later)
+        torch._dynamo.reset()
+        with pytest.raises(Exception, match=re.escape(_EAGER)):
+            torch.compile(model, fullgraph=True, backend="eager")(x, ei)
+        torch._dynamo.reset()
+
+
+def test_to_hetero_with_an_edge_type_between_two_node_types_is_refused_clearly():
+    """PyG passes (x_src, x_dst) for such an edge type: "'x' must be a torch.Tensor ... (got tuple)"."""
+    from torch_geometric.data import HeteroData
+    from torch_geometric.nn import to_hetero
+
+    class Model(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.kong = KongSketch(k=1, hops=2, dim=16)
+
+        def forward(self, x, edge_index):
+            return self.kong(x, edge_index)
+
+    h = HeteroData()
+    h["a"].x, h["b"].x = torch.tensor([0, 1, 0]), torch.tensor([1, 2])
+    h["a", "to", "b"].edge_index = torch.tensor([[0, 1, 2], [0, 1, 1]])
+    h["b", "to", "a"].edge_index = torch.tensor([[0, 1], [2, 0]])
+    hetero = to_hetero(Model(), h.metadata(), aggr="sum")
+    with pytest.raises(TypeError, match="'x' is a pair of tensors \\(x_src, x_dst\\), as torch_geometric"):
+        hetero(h.x_dict, h.edge_index_dict)

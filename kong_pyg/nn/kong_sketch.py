@@ -1,5 +1,5 @@
 r"""The :class:`KongSketch` operator."""
-from typing import Any, Callable, List, Optional
+from typing import Any, Callable, List, Optional, Union
 
 import torch
 from torch import Tensor
@@ -30,6 +30,7 @@ from ..propagation import (
     propagation_copies,
 )
 from ..sketch import SketchHashes
+from .tooling import NO_TORCHSCRIPT, check_loaded_tables, check_table_shapes, refuse_tracing, run_eagerly
 
 #: KongSketch's keyword defaults: KongConfig's, with a sketch size (the layer always sketches).
 _DEFAULTS = {**option_defaults(), "dim": 1024}
@@ -148,7 +149,7 @@ class KongSketch(GivenOptions, MessagePassing):
         const: float = 0.0,
         seed: int = 0,
         order: str = "edge",
-        relabel: bool = False,
+        relabel: Union[int, bool] = False,
         blended: bool = False,
         norm: str = "exact",
         flow: str = "source_to_target",
@@ -169,8 +170,8 @@ class KongSketch(GivenOptions, MessagePassing):
         self.config = cfg
         self.out_dtype = dtype
         self.hashes = SketchHashes(dim, cfg.degree, cfg.k, cfg.hops + 1, cfg.seed)
-        self.register_load_state_dict_pre_hook(_check_table_shapes)
-        self.register_load_state_dict_post_hook(_check_loaded_tables)
+        self.register_load_state_dict_pre_hook(check_table_shapes)
+        self.register_load_state_dict_post_hook(check_loaded_tables)
 
     @property
     def out_channels(self) -> int:
@@ -184,7 +185,7 @@ class KongSketch(GivenOptions, MessagePassing):
 
     def __prepare_scriptable__(self) -> "KongSketch":
         """:func:`torch.jit.script` calls this first: a clear error instead of TorchScript's."""
-        raise TypeError(_NO_TORCHSCRIPT)
+        raise TypeError(NO_TORCHSCRIPT)
 
     @property
     def explain(self) -> bool:
@@ -216,7 +217,8 @@ class KongSketch(GivenOptions, MessagePassing):
 
     def _apply(self, fn: Callable[[Tensor], Tensor], recurse: bool = True) -> "KongSketch":
         # .double(), .float(), .half() and .to(dtype) set the output dtype
-        probe = fn(torch.zeros((), dtype=self.out_dtype))
+        # (probes on the CPU, not the default device: under torch.device("meta") a CPU layer still moves)
+        probe = fn(torch.zeros((), dtype=self.out_dtype, device="cpu"))
         if probe.is_complex():  # (before the float tables turn complex)
             raise TypeError(f"KongSketch computes real features: it cannot be moved to {probe.dtype} (give "
                             "the model around it a real dtype, or cast its output)")
@@ -224,7 +226,7 @@ class KongSketch(GivenOptions, MessagePassing):
             raise TypeError(f"KongSketch computes floating-point features: it cannot be cast to "
                             f"{probe.dtype} (give the model around it a floating-point dtype, or cast its "
                             "output)")
-        moved = fn(torch.zeros((), dtype=torch.long))
+        moved = fn(torch.zeros((), dtype=torch.long, device="cpu"))
         if moved.dtype != torch.long:  # Module.type(dtype) casts every tensor: the hash tables stay integers
             cast_all = fn
 
@@ -241,7 +243,8 @@ class KongSketch(GivenOptions, MessagePassing):
 
     @staticmethod
     def _batch(batch: Optional[Tensor], x: Any) -> Optional[Tensor]:
-        """:obj:`batch` checked against the nodes of :obj:`x` (None stays None)."""
+        """:obj:`batch` checked against the nodes of :obj:`x` (None stays None); symbolic tracing refused."""
+        refuse_tracing(x, batch)
         if batch is None:
             return None
         n = x.size(0) if isinstance(x, Tensor) and x.dim() > 0 else 0
@@ -257,7 +260,7 @@ class KongSketch(GivenOptions, MessagePassing):
     ) -> PreparedGraph:
         """Check the input and turn it into symbols and ordered neighborhoods."""
         if torch.jit.is_tracing():
-            raise TypeError(_NO_TORCHSCRIPT)
+            raise TypeError(NO_TORCHSCRIPT)
         prep = engine.prepare(self.config, x, edge_index, edge_attr, edge_order, batch=batch)
         hood = prep.hood
         if batch is not None and hood.center.numel() and bool((batch[hood.center] != batch[hood.nbr]).any()):
@@ -315,7 +318,7 @@ class KongSketch(GivenOptions, MessagePassing):
 
     # -- node level ------------------------------------------------------------------
 
-    @torch.compiler.disable
+    @run_eagerly
     def forward(
         self,
         x: Tensor,
@@ -362,7 +365,7 @@ class KongSketch(GivenOptions, MessagePassing):
                 out[lo:hi] = engine.cast_checked(maps, self.out_dtype, cfg)  # (checks for overflow)
             return out
 
-    @torch.compiler.disable
+    @run_eagerly
     def node_maps(
         self,
         x: Tensor,
@@ -391,7 +394,7 @@ class KongSketch(GivenOptions, MessagePassing):
 
     # -- graph level -----------------------------------------------------------------
 
-    @torch.compiler.disable
+    @run_eagerly
     def readout(
         self,
         x: Tensor,
@@ -503,14 +506,6 @@ class KongSketch(GivenOptions, MessagePassing):
         return f"{self.__class__.__name__}({', '.join(args)})"
 
 
-#: Why :func:`torch.jit.script` and :func:`torch.jit.trace` are refused.
-_NO_TORCHSCRIPT = (
-    "KongSketch cannot be compiled to TorchScript (torch.jit.script or torch.jit.trace): its shapes and "
-    "steps depend on the data (the k-grams of each graph). Run it eagerly or under torch.compile (it "
-    "runs uncompiled there), or compute the features once with KongFeatures or KongVectorizer"
-)
-
-
 def _option(name: str) -> property:
     return property(lambda self: getattr(self.config, name), doc=f"The option :obj:`{name}` (read-only).")
 
@@ -534,49 +529,7 @@ for _name in option_names():  # layer.k, layer.dim, ... read the config
         _get_flow, _set_flow, doc="The option :obj:`flow` (read-only; MessagePassing's own)."))
 
 
-def _table_options(coef_shape: Any, shift_shape: Any) -> str:
-    """The options a layer's hash-table shapes tell: degree, longest k-gram, depth."""
-    return (f"degree={coef_shape[0] // 2}, k-grams of up to {(coef_shape[1] - 2) // 2} symbols (k), "
-            f"hops={shift_shape[1] - 1}")
-
-
-def _check_table_shapes(module: torch.nn.Module, state_dict: Any, prefix: str, *args: Any) -> None:
-    """Refuse, before anything is copied, a state dict whose hash tables have another shape."""
-    hashes = module.hashes
-    assert isinstance(hashes, SketchHashes)
-    coef, shift = state_dict.get(prefix + "hashes.coef"), state_dict.get(prefix + "hashes.shift")
-    if not isinstance(coef, Tensor) or not isinstance(shift, Tensor) or coef.dim() != 2 or shift.dim() != 2:
-        return  # (missing or odd entries: PyTorch's own checks report them)
-    if coef.shape != hashes.coef.shape or shift.shape != hashes.shift.shape:
-        saved = _table_options(coef.shape, shift.shape)
-        mine = _table_options(hashes.coef.shape, hashes.shift.shape)
-        raise ValueError(f"the state dict's hash tables are those of a layer with {saved}; this layer has "
-                         f"{mine}: build the layer with the options it was saved with")
-
-
-def _check_loaded_tables(module: torch.nn.Module, incompatible: Any) -> None:
-    """Refuse a state dict whose hash tables were drawn with another seed or sketch size.
-
-    A state dict saved before the hash scheme was recorded loads as scheme 1
-    (:class:`~kong_pyg.sketch.SketchHashes`): the layer then gives the
-    features it gave when the state was saved. A state refused here leaves
-    the layer as it was, scheme included (one PyTorch refuses after the
-    copy, for unexpected keys under ``strict=True``, keeps what was copied,
-    as with any module).
-    """
-    hashes = module.hashes
-    assert isinstance(hashes, SketchHashes)
-    fresh = SketchHashes(hashes.dim, hashes.degree, hashes.coef.size(1) // 2 - 1, hashes.shift.size(1),
-                         hashes.seed, version=hashes.version).to(hashes.coef.device)
-    same = all(torch.equal(getattr(fresh, n).to(getattr(hashes, n).dtype), getattr(hashes, n))
-               for n in ("coef", "shift", "flip"))
-    if not same:
-        hashes.version = hashes.__dict__.get("scheme_before_load", hashes.version)  # (redraws the tables)
-        raise ValueError(
-            f"the state dict's hash tables were not drawn with this layer's seed={hashes.seed} and "
-            f"dim={hashes.dim}; build the layer with the options it was saved with (the tables "
-            "were left as this layer's own)"
-        )
-
+# (pickled layers name their state-dict hooks by these names, their home before nn/tooling.py)
+_check_table_shapes, _check_loaded_tables = check_table_shapes, check_loaded_tables
 
 __all__ = ["KongSketch"]
