@@ -336,11 +336,18 @@ def _wl_code(label: Hashable) -> int:
 
 
 def kgram_counts(string: NodeString, k: int, blended: bool = False) -> Counter:
-    """Count the k-grams of a node's string (BFS levels kept apart).
+    r"""Count the k-grams of a node's string (BFS levels kept apart).
 
     Keys are :obj:`(block, gram)` with :obj:`block` the index of the level
     in :obj:`string` (BFS: the level, one less where :func:`kong_strings`
     dropped level 0, :obj:`own_label=False`) or :obj:`0` (WL).
+
+    Args:
+        string: A node's string as :func:`kong_strings` gives it.
+        k (int): The gram length.
+        blended (bool, optional): Count the grams of every length
+            :math:`1, \ldots, k` (the option :obj:`blended`), under the same
+            block keys, instead of length :math:`k` alone. (default: :obj:`False`)
     """
     check_int("k", k, 1)
     if isinstance(string, (str, bytes)) or not isinstance(string, (tuple, list)):

@@ -1,5 +1,5 @@
 r"""The :class:`KongVectorizer`: explicit KONG features of many graphs."""
-from typing import Optional
+from typing import Optional, Union
 
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
@@ -112,7 +112,7 @@ class KongVectorizer(GivenOptions, ExactColumns, TransformerMixin, BaseEstimator
         const: float = 0.0,
         seed: int = 0,
         order: str = "edge",
-        relabel: bool = False,
+        relabel: Union[int, bool] = False,
         blended: bool = False,
         normalize: bool = False,
         norm: str = "exact",
@@ -211,7 +211,13 @@ class KongVectorizer(GivenOptions, ExactColumns, TransformerMixin, BaseEstimator
             return self._run(graphs, fit=False, keep=True)
 
     def get_feature_names_out(self, input_features=None) -> np.ndarray:
-        """Readable column names (exact mode): ``L<level>:<gram>`` (BFS), ``<gram>`` (WL), ``const``."""
+        """Column names.
+
+        Exact mode: ``L<level>:<gram>`` (BFS), ``<gram>`` (WL), ``const``; with
+        :obj:`degree` :math:`p > 1` a column is a product of :math:`p` of those,
+        joined by ``*`` (``L0:0*L1:e0``). Sketch mode (:obj:`dim`): ``kong0``,
+        ``kong1``, ... (a sketch coordinate has no single k-gram).
+        """
         check_is_fitted(self, "n_features_out_")
         return self._feature_names()
 
