@@ -115,7 +115,7 @@ def top_beyond_int64(values: Any) -> Optional[int]:
 
     Such values wrap negative as ``int64``; other dtypes and empty inputs give None.
     """
-    wide = isinstance(values, Tensor) and values.dtype == torch.uint64
+    wide = isinstance(values, Tensor) and values.dtype == getattr(torch, "uint64", None)  # (PyTorch 2.3+)
     a = values.detach().cpu().numpy() if wide else values
     # (in either byte order: a big-endian '>u8' is not np.uint64, and wraps the same way)
     if not isinstance(a, np.ndarray) or a.dtype.kind != "u" or a.dtype.itemsize != 8 or not a.size:

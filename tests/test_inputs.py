@@ -222,3 +222,16 @@ def test_row_fingerprint_is_the_sequence_fingerprint_of_each_row():
         powers = sequence_powers(position, length)
         given = sequence_fingerprint(head, rows.reshape(-1), owner, position, length, powers)
         assert torch.equal(given, want)
+
+
+def test_integer_labels_without_torch_uint64(monkeypatch):
+    """PyTorch before 2.3 has no torch.uint64: every integer label tensor failed with an AttributeError in
+    the check for ids at or above 2^63 (the package declares torch>=2.1)."""
+    from torch_geometric.data import Data
+
+    from kong_pyg import KongVectorizer
+
+    g = Data(x=torch.tensor([0, 1, 2]), edge_index=torch.tensor([[1, 2], [0, 0]]))
+    want = KongVectorizer(k=2, hops=2).fit_transform([g, g]).toarray()
+    monkeypatch.delattr(torch, "uint64")
+    assert (KongVectorizer(k=2, hops=2).fit_transform([g, g]).toarray() == want).all()
