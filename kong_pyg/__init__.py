@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Dict, List
 
 from .config import KongConfig
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 #: Public name -> the module that defines it (imported on first access).
 _LAZY: Dict[str, str] = {
