@@ -115,3 +115,17 @@ def test_cache_dir_is_an_option_here_too(capsys):
     assert main(["order-test", "--provenance", "1", "--cache-dir", "/tmp", "-q"]) == 2
     assert "--cache-dir is where TU data sets are processed; it does not apply to --provenance" in \
         capsys.readouterr().err
+
+
+def test_without_matplotlib_the_report_is_written_and_a_warning_says_so(tmp_path, monkeypatch):
+    """The note was a bare stderr line with an unquoted 'kong-pyg[plot]' (a zsh glob), not a warning line."""
+    import kong_pyg.evaluation.plots as plots
+
+    def missing():
+        raise ImportError("plots need matplotlib: pip install 'kong-pyg[plot]'")
+
+    monkeypatch.setattr(plots, "pyplot", missing)
+    out = tmp_path / "out"
+    with pytest.warns(UserWarning, match=r"^plots need matplotlib: pip install 'kong-pyg\[plot\]'; no plot$"):
+        assert main(["order-test", "--provenance", "1", *FAST, "--out", str(out)]) == 0
+    assert sorted(p.name for p in out.iterdir()) == ["order_test.json", "order_test.md"]

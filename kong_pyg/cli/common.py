@@ -139,6 +139,13 @@ def _fail(message: str) -> NoReturn:
     raise argparse.ArgumentTypeError(message)
 
 
+def no_plot(err: ImportError) -> None:
+    """Say, as a warning line, that the figure was left out (matplotlib is missing: :obj:`err` says so)."""
+    import warnings
+
+    warnings.warn(f"{err}; no plot", stacklevel=2)
+
+
 def drop_stale(path: str) -> None:
     """Remove an earlier run's figure that this run does not draw (its report would sit beside it)."""
     if os.path.isfile(path):
@@ -560,6 +567,7 @@ def stdout_closed() -> bool:
 __all__ = [
     "CommandError",
     "stdout_closed",
+    "no_plot",
     "plural",
     "Parser",
     "HelpFormatter",

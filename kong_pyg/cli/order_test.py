@@ -30,6 +30,7 @@ from .common import (
     input_file,
     int_at_least,
     list_of,
+    no_plot,
     not_a_file,
     number_in,
     show_default,
@@ -279,8 +280,8 @@ def _write(res: Any, args: argparse.Namespace, about: Dict[str, Any]) -> List[st
         try:
             res.plot(os.path.join(args.out, "order_test.png"), title=title)
             figure = "order_test.png"
-        except ImportError:
-            print("matplotlib is not installed (pip install kong-pyg[plot]); no plot", file=sys.stderr)
+        except ImportError as err:
+            no_plot(err)
     text = ["# " + title, "", "Produced by:", "", "```bash", res.info["command"], "```", "",
             res.to_markdown("Result")]
     if figure:

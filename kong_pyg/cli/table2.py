@@ -10,7 +10,6 @@ methods it had not finished.
 import argparse
 import json
 import os
-import sys
 import tempfile
 from typing import Any, Dict, List, Optional
 
@@ -42,6 +41,7 @@ from .common import (
     input_dir,
     int_at_least,
     list_of,
+    no_plot,
     not_a_file,
     number_in,
     one_of,
@@ -300,8 +300,8 @@ def _figure(curve: Any, args: argparse.Namespace) -> Optional[str]:
 
     try:
         plot_fraction_curve(curve, os.path.join(args.out, "table2_curve.png"))
-    except ImportError:
-        print("matplotlib is not installed (pip install kong-pyg[plot]); no plot", file=sys.stderr)
+    except ImportError as err:
+        no_plot(err)
         return None
     return "table2_curve.png"
 
