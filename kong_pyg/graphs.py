@@ -57,9 +57,16 @@ def as_graph_sequence(graphs: Any, name: str = "graphs") -> Union[Sequence[Any],
         raise TypeError(f"'{name}' is a {type(graphs).__name__}, not a torch_geometric.data.Data: KONG reads "
                         "homogeneous graphs (e.g. data.to_homogeneous())")
     if isinstance(graphs, (str, bytes, dict)) or not hasattr(graphs, "__getitem__"):
+        from torch.utils.data import DataLoader
+
+        hint = ""
+        if isinstance(graphs, DataLoader):
+            hint = ": pass the loader's dataset (loader.dataset), which KONG reads in batches of its own"
+        elif hasattr(graphs, "__iter__") and not isinstance(graphs, (str, bytes, dict)):
+            hint = ": pass list(...) of it"  # (a generator, map or dict view: read once, and no length)
         raise TypeError(
             f"'{name}' must be a sequence of Data objects, a Batch or a PyG dataset "
-            f"(got {type(graphs).__name__})"
+            f"(got {type(graphs).__name__}){hint}"
         )
     try:
         total = len(graphs)

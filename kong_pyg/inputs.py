@@ -75,7 +75,9 @@ def edge_index_from_sparse(adj_t: Any, num_nodes: int, flow: str, edge_attr: Any
             raise TypeError(f"the sparse adjacency must hold one real count per entry (got {value.dtype} "
                             f"values of shape {list(value.shape)})")
         if value.is_floating_point() and not bool((value == value.round()).all()):
-            raise ValueError("the sparse adjacency holds non-integer values: entries count parallel edges")
+            raise ValueError("the sparse adjacency holds non-integer values: entries count parallel edges "
+                             "(transforms.ToSparseTensor puts a graph's 'edge_weight' into them: delete "
+                             "edge_weight first, or give edge_index)")
         if int(value.min()) < 0:
             raise ValueError("the sparse adjacency holds negative values: entries count parallel edges")
         total = float(value.double().sum())  # (edges; in float64: int64 could wrap)
@@ -193,8 +195,12 @@ def _not_one_hot(name: str, t: Tensor, bad: Tensor, nonzeros: Tensor) -> str:
     """The refusal of floating-point rows that are not one-hot, quoting the first such row."""
     row = int(bad.nonzero()[0])
     values = t[row][t[row] != 0].tolist()[:4]
-    msg = (f"'{name}' holds floating-point values that are not one-hot rows (row {row}: non-zero values "
-           f"{values}); KONG needs discrete labels (integers or one-hot)")
+    seen = f"non-zero values {values}" if values else "all zeros"
+    msg = (f"'{name}' holds floating-point values that are not one-hot rows (row {row}: {seen}); KONG needs "
+           "discrete labels (integers or one-hot): discretize them first (.long() where they are whole "
+           "numbers, such as categorical columns stored as floats)")
+    if name == "edge_attr":
+        msg += ", or read the graphs without edge labels (edge_labels=False)"
     if name == "edge_attr" and int(nonzeros[row]) == 1 and values[0] >= 2 and float(values[0]).is_integer():
         msg += ("; one value above 1 is what adding up copies of a one-hot label gives, e.g. "
                 "torch_geometric.transforms.ToUndirected() (reduce='add') on graphs that already store "

@@ -168,6 +168,21 @@ CASES = [
     ("nested-edge-order-vectorizer", lambda tmp: KongVectorizer(k=2, edge_order_attr="t").fit_transform(
         [graph(t=torch.tensor([0, 1])), graph(t=_nested([0], [1]))]), TypeError,
      "graph 1: 't' must be a regular tensor, not a nested tensor"),
+    # what to do next, in the refusal
+    ("generator-graphs", lambda tmp: KongVectorizer(k=2).fit_transform(g for g in [graph()]), TypeError,
+     "\\(got generator\\): pass list\\(...\\) of it$"),
+    ("loader-graphs", lambda tmp: KongVectorizer(k=2).fit_transform(__import__(
+        "torch_geometric.loader", fromlist=["DataLoader"]).DataLoader([graph(), graph()], batch_size=2)),
+     TypeError, "\\(got DataLoader\\): pass the loader's dataset \\(loader.dataset\\)"),
+    ("continuous-x", lambda tmp: KongVectorizer(k=2).fit_transform(
+        [graph(x=torch.tensor([[0.5], [1.5], [2.]]))]), TypeError,
+     "\\(row 0: non-zero values \\[0.5\\]\\); KONG needs discrete labels \\(integers or one-hot\\): "
+     "discretize them first \\(.long\\(\\) where they are whole numbers"),
+    ("zero-row-x", lambda tmp: KongVectorizer(k=2).fit_transform([graph(x=torch.zeros(3, 2))]), TypeError,
+     "\\(row 0: all zeros\\)"),
+    ("continuous-edge-attr", lambda tmp: KongVectorizer(k=2, edge_labels=True).fit_transform(
+        [graph(edge_attr=torch.tensor([[0.5], [0.25]]))]), TypeError,
+     "discretize them first .*, or read the graphs without edge labels \\(edge_labels=False\\)$"),
     ("nested-edge-index-strings", lambda tmp: kong_strings(
         _nested([0, 1], [1, 0]), [0, 1], hops=1), TypeError,
      "^'edge_index' must be a regular tensor, not a nested tensor"),

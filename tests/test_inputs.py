@@ -235,3 +235,13 @@ def test_integer_labels_without_torch_uint64(monkeypatch):
     want = KongVectorizer(k=2, hops=2).fit_transform([g, g]).toarray()
     monkeypatch.delattr(torch, "uint64")
     assert (KongVectorizer(k=2, hops=2).fit_transform([g, g]).toarray() == want).all()
+
+
+def test_integer_rows_that_are_not_one_hot_are_one_label_per_distinct_row():
+    """guide section 4: OGB-style categorical rows; a one-hot row is its column index."""
+    from kong_pyg.inputs import labels
+
+    rows = torch.tensor([[1, 0, 0], [0, 1, 0], [6, 5, 1], [6, 5, 1], [6, 1, 0], [7, 5, 1]])
+    got = labels(rows, "x", 6).tolist()
+    assert got[:2] == [0, 1] and got[2] == got[3]
+    assert len(set(got[2:])) == 3 and all(0 <= v < 2**58 for v in got)

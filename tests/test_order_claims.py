@@ -107,9 +107,9 @@ def test_to_undirected_adds_up_one_hot_edge_labels_of_graphs_stored_both_ways():
     with pytest.raises(TypeError, match=r"'edge_attr' .* not one-hot rows \(row 0: non-zero values "
                                         r"\[2.0\]\).*ToUndirected\(reduce='max'\)"):
         layer(doubled.x, doubled.edge_index, doubled.edge_attr)
-    no_hint = r"values \[2.0\]\); KONG needs discrete labels \(integers or one-hot\)$"
-    with pytest.raises(TypeError, match=no_hint):  # (x: ToUndirected never adds labels up there)
+    with pytest.raises(TypeError, match=r"values \[2.0\]\); KONG needs discrete labels") as info:
         layer(torch.eye(4)[d.x] * 2, d.edge_index)
+    assert "ToUndirected" not in str(info.value)  # (x: ToUndirected never adds labels up there)
     kept = T.ToUndirected(reduce="max")(d.clone())
     assert torch.equal(layer.readout(kept.x, kept.edge_index, edge_attr=kept.edge_attr),
                        layer.readout(d.x, d.edge_index, edge_attr=d.edge_attr))  # (k = 1: sorting is fine)
@@ -176,3 +176,49 @@ def test_a_one_node_graphs_graph_row_is_taken_for_a_node_row_by_later_transforms
     one_edge = Data(x=torch.tensor([0, 1]), edge_index=torch.tensor([[0], [1]]))
     assert T.Compose([features, T.ToUndirected()])(one_edge).kong_graph.shape == (2, 8)
     # (as the guide says: apply such transforms before KongFeatures)
+
+
+def test_to_undirected_adds_up_integer_categorical_edge_labels_silently():
+    """guide: OGB-style integer rows are added up too, and read as other labels without an error."""
+    d = Data(x=torch.tensor([[6, 0], [7, 1], [6, 0]]), edge_index=torch.tensor([[0, 1, 1, 2], [1, 0, 2, 1]]),
+             edge_attr=torch.tensor([[1, 0, 0], [1, 0, 0], [0, 1, 1], [0, 1, 1]]))
+    summed = T.ToUndirected()(d.clone())
+    assert summed.edge_attr.tolist() == [[2, 0, 0], [2, 0, 0], [0, 2, 2], [0, 2, 2]]
+    vec = KongVectorizer(k=1, hops=1).fit([d])
+    assert (vec.transform([summed]) != vec.transform([d])).nnz > 0  # (no error: other labels)
+    kept = T.ToUndirected(reduce="max")(d.clone())
+    assert (vec.transform([kept]) != vec.transform([d])).nnz == 0
+
+
+def test_to_sparse_tensor_moves_edge_weight_into_the_counts():
+    """guide: with edge_weight the sparse entries are the (summed) weights, read as edge counts."""
+    x, ei = torch.tensor([0, 1, 2]), torch.tensor([[1, 1, 2], [0, 0, 0]])  # node 0 hears 1 twice
+    vec = KongVectorizer(k=1, hops=1).fit([Data(x=x, edge_index=ei)])
+    plain = vec.transform([Data(x=x, edge_index=ei)]).toarray()
+    for weight, twos in ((None, 1), (torch.ones(3), 2), (torch.tensor([3.0, 3.0, 1.0]), 6)):
+        d = Data(x=x, edge_index=ei, edge_weight=weight)
+        assert (vec.transform([d]).toarray() == plain).all()  # (edge_index: the weight is not read)
+        sparse = vec.transform([T.ToSparseTensor()(d.clone())]).toarray()
+        column = vec.get_feature_names_out().tolist().index("L1:1")
+        assert sparse[0, column] == twos
+    with pytest.raises(ValueError, match="ToSparseTensor puts a graph's 'edge_weight' into them"):
+        vec.transform([T.ToSparseTensor()(Data(x=x, edge_index=ei, edge_weight=torch.full((3,), 0.5)))])
+
+
+def test_networkx_conversions_keep_out_neighbor_order_only():
+    """guide: from_networkx lists edges node by node (successors in insertion order); a round trip through
+    to_networkx sorts each node's in-neighbors by node."""
+    import networkx as nx
+    from torch_geometric.utils import from_networkx, to_networkx
+
+    def heard(edge_index, flow="source_to_target"):
+        src, dst = edge_index if flow == "source_to_target" else edge_index.flip(0)
+        return src[dst == 0].tolist()
+
+    g = nx.DiGraph()
+    g.add_nodes_from(range(4))
+    g.add_edges_from([(3, 0), (1, 0), (2, 0), (0, 3), (0, 1), (0, 2)])
+    ei = from_networkx(g).edge_index
+    assert heard(ei) == [1, 2, 3] and heard(ei, "target_to_source") == [3, 1, 2]
+    d = Data(x=torch.arange(4), edge_index=torch.tensor([[3, 1, 2], [0, 0, 0]]))
+    assert heard(from_networkx(to_networkx(d, node_attrs=["x"])).edge_index) == [1, 2, 3]
