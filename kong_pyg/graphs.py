@@ -60,7 +60,10 @@ def as_graph_sequence(graphs: Any, name: str = "graphs") -> Union[Sequence[Any],
         from torch.utils.data import DataLoader
 
         hint = ""
-        if isinstance(graphs, DataLoader):
+        if isinstance(graphs, DataLoader) and hasattr(graphs, "data"):  # (PyG's NodeLoader, LinkLoader)
+            hint = (": a loader of sampled subgraphs cuts each node's neighborhood; compute on the whole "
+                    "graph (loader.data) first, e.g. with KongFeatures(level='node')")
+        elif isinstance(graphs, DataLoader):
             hint = ": pass the loader's dataset (loader.dataset), which KONG reads in batches of its own"
         elif hasattr(graphs, "__iter__") and not isinstance(graphs, (str, bytes, dict)):
             hint = ": pass list(...) of it"  # (a generator, map or dict view: read once, and no length)

@@ -389,6 +389,8 @@ def check_batch(batch: Optional[Tensor], num_nodes: int,
     if not isinstance(batch, Tensor) or bad_edge_dtype(batch.dtype):
         raise TypeError("'batch' must hold integer graph indices (torch.long, or int32, int16, int8, uint8; "
                         f"got {batch.dtype if isinstance(batch, Tensor) else type(batch).__name__})")
+    if batch.is_nested:
+        raise TypeError(not_dense("batch", batch))
     batch = batch.long()  # (no copy when it is one)
     if device is not None and batch.device != device:
         raise ValueError(f"'x' is on {device} but 'batch' is on {batch.device}")
@@ -535,6 +537,8 @@ def prepare_graph(
                         "to_hetero's model")
     if not isinstance(x, Tensor):
         raise TypeError(f"'x' must be a torch.Tensor of node labels (got {type(x).__name__})")
+    if x.is_nested:  # (before its size(0), the number of its parts, is read as the number of nodes)
+        raise TypeError(not_dense("x", x))
     if x.dim() == 0:
         raise ValueError(f"'x' must have shape [num_nodes] or [num_nodes, C] (got a scalar, {x.dtype})")
     n = x.size(0)

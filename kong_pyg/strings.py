@@ -105,6 +105,8 @@ def kong_strings(
     check_choice("order", order, ORDERS)
     check_int("hops", hops, 0)
     KongConfig(hops=hops, relabel=relabel, seed=seed, own_label=own_label)  # each option checked once
+    if isinstance(labels, Tensor) and labels.is_nested:
+        raise TypeError(not_dense("labels", labels))
     if labels is None or isinstance(labels, (str, bytes)) or not hasattr(labels, "__len__"):
         raise TypeError(f"'labels' must be a sequence with one label per node (got {type(labels).__name__})")
     if isinstance(edge_index, Tensor):

@@ -156,6 +156,25 @@ CASES = [
     ("nested-x-sketch", lambda tmp: KongSketch(k=2, dim=16)(
         _nested([0, 1], [1, 0, 1]), torch.tensor([[0], [1]])), TypeError,
      "^'x' must be a regular tensor, not a nested tensor"),
+    # (more nodes than parts: the edges were checked against size(0), the number of parts, first)
+    ("nested-x-sketch-more-nodes", lambda tmp: KongSketch(k=2, dim=16)(
+        _nested([0, 1], [1, 0]), torch.tensor([[0, 1, 2, 3], [1, 2, 3, 0]])), TypeError,
+     "^'x' must be a regular tensor, not a nested tensor"),
+    ("nested-x-readout-batch", lambda tmp: KongSketch(k=2, dim=16).readout(
+        _nested([0, 1], [1, 0]), torch.tensor([[0, 1, 2, 3], [1, 2, 3, 0]]),
+        batch=torch.tensor([0, 0, 1, 1])),
+     TypeError, "^'x' must be a regular tensor, not a nested tensor"),
+    ("nested-batch", lambda tmp: KongSketch(k=2, dim=16).readout(
+        torch.tensor([0, 1, 2, 1]), torch.tensor([[0, 1, 2, 3], [1, 2, 3, 0]]),
+        batch=_nested([0, 0], [1, 1])),
+     TypeError, "^'batch' must be a regular tensor, not a nested tensor"),
+    ("nested-labels-strings", lambda tmp: kong_strings(
+        torch.tensor([[0, 1], [1, 0]]), _nested([0], [1]), hops=1),
+     TypeError, "^'labels' must be a regular tensor, not a nested tensor"),
+    ("neighbor-loader-graphs", lambda tmp: KongVectorizer(k=2).fit_transform(__import__(
+        "torch_geometric.loader", fromlist=["NeighborLoader"]).NeighborLoader(
+            graph(), num_neighbors=[2], batch_size=2)), TypeError,
+     "\\(got NeighborLoader\\): a loader of sampled subgraphs .* on the whole graph \\(loader.data\\)"),
     ("nested-edge-index-sketch", lambda tmp: KongSketch(k=2, dim=16)(
         torch.tensor([0, 1]), _nested([0, 1], [1, 0])), TypeError,
      "^'edge_index' must be a regular tensor, not a nested tensor"),

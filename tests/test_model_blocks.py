@@ -357,11 +357,20 @@ def test_cpu_work_under_a_meta_default_device():
     ref = layer(g.x, g.edge_index)
     want_node = KongFeatures(k=2, dim=32)(g.clone()).kong_x
     want_vec = KongVectorizer(k=2, dim=32).fit_transform([g])
+    saved, other_seed = KongSketch(k=2, dim=16).state_dict(), KongSketch(k=2, dim=16, seed=1).state_dict()
     with torch.device("meta"):
         assert layer.to("cpu") is layer and model.to("cpu") is model
         assert torch.equal(layer.double()(g.x, g.edge_index), ref.double())
         features = KongFeatures(k=2, dim=32)  # (its tables are meta: drawn again where the data is)
         got_vec = [KongVectorizer(k=2, dim=32, device=d).fit_transform([g]) for d in (None, "cpu")]
+        layer.load_state_dict(saved)  # (its check drew tables on the default device: meta)
+        with pytest.raises(ValueError, match="seed=0 and dim=16"):
+            layer.load_state_dict(other_seed)
+        meta_layer = KongSketch(k=2, dim=16)
+    with pytest.warns(UserWarning, match="which is a no-op"):  # (PyTorch's warning; it crashed on .item())
+        meta_layer.load_state_dict(saved)
+    assert meta_layer.hashes.coef.is_meta and meta_layer.hashes.version == 2
+    assert torch.equal(layer(g.x, g.edge_index), ref.double())
     assert torch.equal(features(g.clone()).kong_x, want_node)
     assert all((v == want_vec).all() for v in got_vec)
 
@@ -383,11 +392,19 @@ def test_symbolic_tracing_and_export_are_refused_clearly():
 
     x, ei = torch.tensor([0, 1, 2, 1]), torch.tensor([[0, 1, 2, 3], [1, 2, 3, 0]])
     model = Model()
-    for module in (model.kong, model):
+    class EdgesOnly(torch.nn.Module):  # (x a constant: only edge_index is a proxy)
+        def __init__(self):
+            super().__init__()
+            self.kong = KongSketch(k=2, dim=16)
+
+        def forward(self, edge_index):
+            return self.kong(torch.tensor([0, 1, 2, 1]), edge_index)
+
+    for module, args in ((model.kong, (x, ei)), (model, (x, ei)), (EdgesOnly(), (ei,))):
         with pytest.raises(TypeError, match="KongSketch cannot be traced symbolically"):
             torch.fx.symbolic_trace(module)
         with pytest.raises(TypeError, match="KongSketch cannot be exported"):
-            torch.export.export(module, (x, ei), strict=False)
+            torch.export.export(module, args, strict=False)
 
     class Leaf(torch.fx.Tracer):  # (the workaround the message names)
         def is_leaf_module(self, m, name):

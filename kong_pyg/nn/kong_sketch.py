@@ -17,7 +17,7 @@ from ..config import (
     resolve_config,
 )
 from ..exact import index_grams
-from ..inputs import PreparedGraph, check_batch, check_no_empty_graph
+from ..inputs import PreparedGraph, check_batch, check_no_empty_graph, not_dense
 from ..kernels import get_kernel
 from ..kgrams import Occurrences
 from ..memory import check_allocation
@@ -247,6 +247,8 @@ class KongSketch(GivenOptions, MessagePassing):
         refuse_tracing(x, batch)
         if batch is None:
             return None
+        if isinstance(x, Tensor) and x.is_nested:  # (its size(0) counts its parts, not nodes)
+            raise TypeError(not_dense("x", x))
         n = x.size(0) if isinstance(x, Tensor) and x.dim() > 0 else 0
         return check_batch(batch, n, x.device if isinstance(x, Tensor) else None)
 
@@ -261,6 +263,7 @@ class KongSketch(GivenOptions, MessagePassing):
         """Check the input and turn it into symbols and ordered neighborhoods."""
         if torch.jit.is_tracing():
             raise TypeError(NO_TORCHSCRIPT)
+        refuse_tracing(x, edge_index, edge_attr, edge_order, batch)
         prep = engine.prepare(self.config, x, edge_index, edge_attr, edge_order, batch=batch)
         hood = prep.hood
         if batch is not None and hood.center.numel() and bool((batch[hood.center] != batch[hood.nbr]).any()):

@@ -48,9 +48,9 @@ _NO_EXPORT = (
 )
 
 
-def refuse_tracing(x: Any, batch: Any) -> None:
+def refuse_tracing(*inputs: Any) -> None:
     """Refuse :mod:`torch.fx` proxies and :func:`torch.export.export` (non-strict export runs the layer)."""
-    if isinstance(x, torch.fx.Proxy) or isinstance(batch, torch.fx.Proxy):
+    if any(isinstance(t, torch.fx.Proxy) for t in inputs):
         raise TypeError(_NO_FX)
     if getattr(torch.compiler, "is_exporting", lambda: False)():
         raise TypeError(_NO_EXPORT)
@@ -88,6 +88,8 @@ def check_loaded_tables(module: torch.nn.Module, incompatible: Any) -> None:
     """
     hashes = module.hashes
     assert isinstance(hashes, SketchHashes)
+    if hashes.coef.is_meta:  # (nothing was copied into meta tensors, as PyTorch warns: nothing to check)
+        return
     with torch.device("cpu"):  # (not the default device, which may be "meta")
         fresh = SketchHashes(hashes.dim, hashes.degree, hashes.coef.size(1) // 2 - 1, hashes.shift.size(1),
                              hashes.seed, version=hashes.version).to(hashes.coef.device)
