@@ -477,6 +477,7 @@ def resolve_config(
         ValueError: Both :obj:`config` and options (named, or off their
             defaults) off the config's values.
     """
+    check_option_names(owner, options)
     if config is None:
         return KongConfig(**dict(options))
     if not isinstance(config, KongConfig):
@@ -491,6 +492,14 @@ def resolve_config(
             f"config (config.replace({clash[0]}=...)) or drop 'config'"
         )
     return config
+
+
+def check_option_names(owner: str, options: Iterable[str]) -> None:
+    """Refuse keyword arguments of :obj:`owner` that are no KONG option, naming :obj:`owner`."""
+    unknown = sorted(set(options) - set(option_names()))
+    if unknown:
+        raise TypeError(f"{owner}() got an unexpected keyword argument {unknown[0]!r}; its KONG options are "
+                        f"{', '.join(option_names())}")
 
 
 def same_value(a: Any, b: Any) -> bool:

@@ -46,6 +46,17 @@ def remove_stale_temps(path: PathLike, kind: str = "", suffix: str = ".tmp") -> 
                 pass
 
 
+def check_path(name: str, value: object, what: str = "file") -> str:
+    """:obj:`value` as a path string, or a :class:`TypeError` naming the argument :obj:`name`.
+
+    (An int is no path here: :func:`os.path.exists` and :func:`open` would read it as a file descriptor.)
+    """
+    if not isinstance(value, (str, os.PathLike)) or isinstance(os.fspath(value), bytes):
+        raise TypeError(f"'{name}' must be a {what} path, str or os.PathLike of str (got "
+                        f"{type(value).__name__})")
+    return os.fspath(value)
+
+
 def existing_folder(path: PathLike) -> str:
     """The folder :obj:`path` would be written in (a :class:`FileNotFoundError` naming both if it is not)."""
     folder = os.path.dirname(os.path.abspath(path))

@@ -39,7 +39,7 @@ import torch
 from torch import Tensor
 
 from . import engine
-from .config import KongConfig, check_int, option_defaults, resolve_config
+from .config import KongConfig, check_attr_name, check_int, option_defaults, resolve_config
 from .exact import Rows, dense_rank, dense_row_ids, index_grams, quiet_sparse, row_norms, sum_duplicates
 from .graphs import as_graph_sequence, iter_graph_batches
 from .inputs import unmasked
@@ -394,6 +394,7 @@ def gram_matrix(
             "kernel_matrix(KongVectorizer(dim=...).fit_transform(graphs))"
         )
     check_int("block_entries", block_entries, 1)
+    check_attr_name("edge_order_attr", edge_order_attr)
     graphs = as_graph_sequence(graphs)
     if other is not None:
         other = as_graph_sequence(other, "other")

@@ -261,13 +261,13 @@ def concat_graphs(chunk: Sequence[Any], start: int, edge_labels: bool, edge_orde
         if x is None:
             raise no_labels(chunk[i], start + i)
         if not isinstance(x, Tensor):
-            raise TypeError(f"graph {start + i}: 'x' must be a tensor of node labels (got {_shape_of(x)})")
+            raise TypeError(f"graph {start + i}: 'x' must be a tensor of node labels (got {shape_of(x)})")
         for name, t in (("x", x), ("edge_index", ei)):
             if isinstance(t, Tensor) and t.is_nested:
                 raise TypeError(f"graph {start + i}: {not_dense(name, t)}")
         if x.dim() not in (1, 2):
             raise ValueError(f"graph {start + i}: 'x' must be a tensor of node labels, [num_nodes] "
-                             f"integers or [num_nodes, C] one-hot rows (got {_shape_of(x)})")
+                             f"integers or [num_nodes, C] one-hot rows (got {shape_of(x)})")
         if ei is None and maps[i].get("adj_t") is not None:
             raise TypeError(f"graph {start + i} has a sparse adjacency 'adj_t' and no 'edge_index': a sparse "
                             "adjacency stores neighbors sorted by id and so has no neighbor order; give "
@@ -401,7 +401,7 @@ def _per_edge(values: List[Any], key: str, start: int, e_counts: List[int]) -> N
     """
     if not all(isinstance(v, Tensor) for v in values):
         i = next(i for i, v in enumerate(values) if not isinstance(v, Tensor))
-        raise TypeError(f"graph {start + i}: '{key}' must be a tensor (got {_shape_of(values[i])})")
+        raise TypeError(f"graph {start + i}: '{key}' must be a tensor (got {shape_of(values[i])})")
     try:
         rows = list(map(_FIRST, map(_SHAPE, values)))
     except IndexError:  # (a scalar)
@@ -416,7 +416,7 @@ def _per_edge(values: List[Any], key: str, start: int, e_counts: List[int]) -> N
                          "(one per edge of the graph)")
 
 
-def _shape_of(value: Any) -> str:
+def shape_of(value: Any) -> str:
     """A value's type and shape, for messages."""
     return f"a {type(value).__name__} of shape {list(value.shape)}" if isinstance(value, Tensor) else \
         f"a {type(value).__name__}"
@@ -447,13 +447,13 @@ def _same_layout(values: List[Any], key: str, start: int, labels_of: bool) -> No
     """
     odd = next((i for i, t in enumerate(values) if not isinstance(t, Tensor) or t.dim() not in (1, 2)), None)
     if labels_of and odd is not None:
-        raise ValueError(f"graph {start + odd}: '{key}' is {_shape_of(values[odd])}: labels are [rows] "
+        raise ValueError(f"graph {start + odd}: '{key}' is {shape_of(values[odd])}: labels are [rows] "
                          "integers or [rows, C] one-hot rows")
     first = values[0]
     for i, v in enumerate(values):
         if not isinstance(v, Tensor) or v.dim() != first.dim() or v.shape[1:] != first.shape[1:]:
-            raise ValueError(f"graph {start + i}: '{key}' is {_shape_of(v)}, but graph {start} has "
-                             f"{_shape_of(first)}: every graph needs the same layout")
+            raise ValueError(f"graph {start + i}: '{key}' is {shape_of(v)}, but graph {start} has "
+                             f"{shape_of(first)}: every graph needs the same layout")
 
 
 __all__ = ["GraphBatch", "attributes", "concat_graphs", "no_labels", "union_edges"]

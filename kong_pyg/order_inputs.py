@@ -99,6 +99,9 @@ def load_ordered_graphs(source: Any, labels: Any = None,
     from .graphs import as_graph_sequence
 
     graphs = as_graph_sequence(source)
+    odd = next((i for i, g in enumerate(graphs) if not (hasattr(g, "x") or hasattr(g, "edge_index"))), None)
+    if odd is not None:  # (not a graph: name that, not its missing labels)
+        raise TypeError(f"graph {odd} is a {type(graphs[odd]).__name__}, not a torch_geometric.data.Data")
     has = [bool(edge_order_attr) and getattr(g, str(edge_order_attr), None) is not None for g in graphs]
     if any(has) and not all(has):
         raise ValueError(f"graph {has.index(False)} has no '{edge_order_attr}' but others have one: give "

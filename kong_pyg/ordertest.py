@@ -51,7 +51,17 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from .config import MAX_SEED, KongConfig, check_c_grid, check_float, check_int, check_usable_device
+from .config import (
+    MAX_SEED,
+    KongConfig,
+    check_attr_name,
+    check_bool,
+    check_c_grid,
+    check_float,
+    check_int,
+    check_option_names,
+    check_usable_device,
+)
 from .evaluation.stats import with_corrected_interval  # noqa: F401  (its former home)
 from .order_inputs import graph_labels, load_ordered_graphs, tied_share  # (also importable from here)
 from .warn import warn
@@ -333,6 +343,9 @@ def order_test(
     for bad in ("order", "seed"):
         if bad in options:
             raise ValueError(f"order_test sets '{bad}' itself (it compares orders over seeds); drop it")
+    check_option_names("order_test", options)
+    check_bool("reverse", reverse)
+    check_attr_name("edge_order_attr", edge_order_attr)
     options = {"normalize": True, "blended": True, **options}
     KongConfig(k=k, hops=hops, **options)  # check every option once, with its name
     if check_int("seed", seed, 0, MAX_SEED) + shuffles - 1 > MAX_SEED:  # (the shuffled settings' seed + i)

@@ -18,7 +18,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from .config import FLOWS, ORDERS, TRAVERSALS, KongConfig, check_choice, check_int
+from .config import FLOWS, ORDERS, TRAVERSALS, KongConfig, check_bool, check_choice, check_int
 from .hashing import node_code
 from .inputs import native_order, not_dense
 from .ordering import ORDERS_WITH_KEY, consistent_key, ordered_neighborhoods, tie_rounds
@@ -105,17 +105,22 @@ def kong_strings(
     check_choice("order", order, ORDERS)
     check_int("hops", hops, 0)
     KongConfig(hops=hops, relabel=relabel, seed=seed, own_label=own_label)  # each option checked once
-    if isinstance(labels, Tensor) and labels.is_nested:
-        raise TypeError(not_dense("labels", labels))
+    for name, value in (("labels", labels), ("edge_index", edge_index), ("edge_labels", edge_labels),
+                        ("edge_order", edge_order)):
+        _check_readable(name, value)
+    if edge_labels is not None and (isinstance(edge_labels, (str, bytes))
+                                    or not hasattr(edge_labels, "__len__")):
+        raise TypeError(f"'edge_labels' must be a sequence with one label per edge (got "
+                        f"{type(edge_labels).__name__})")
     if labels is None or isinstance(labels, (str, bytes)) or not hasattr(labels, "__len__"):
         raise TypeError(f"'labels' must be a sequence with one label per node (got {type(labels).__name__})")
     if isinstance(edge_index, Tensor):
-        if edge_index.is_nested:
-            raise TypeError(not_dense("edge_index", edge_index))
         if edge_index.layout != torch.strided:  # (a sparse adjacency has no edge order to read)
             raise TypeError("'edge_index' must be a dense [2, num_edges] tensor in edge order (got a "
                             f"{str(edge_index.layout).replace('torch.', '')} tensor: a sparse adjacency "
                             "keeps no neighbor order)")
+        if edge_index.dim() != 2 or edge_index.size(0) != 2:
+            raise ValueError(f"'edge_index' must have shape [2, num_edges] (got {list(edge_index.shape)})")
         pairs = edge_index.t().tolist()
     elif isinstance(edge_index, (str, bytes)) or not isinstance(edge_index, Iterable):
         raise TypeError(f"'edge_index' must be (source, target) pairs or a [2, num_edges] tensor (got "
@@ -337,6 +342,15 @@ def _wl_code(label: Hashable) -> int:
     return _fingerprint(_wl_code(head), [_wl_code(u) for u in nbs], with_edges=False)
 
 
+def _check_readable(name: str, value: Any) -> None:
+    """Refuse a tensor argument whose values cannot be read: nested, or on the meta device."""
+    if isinstance(value, Tensor):
+        if value.is_nested:
+            raise TypeError(not_dense(name, value))
+        if value.device.type == "meta":
+            raise ValueError(f"'{name}' is on the 'meta' device, which holds no values")
+
+
 def kgram_counts(string: NodeString, k: int, blended: bool = False) -> Counter:
     r"""Count the k-grams of a node's string (BFS levels kept apart).
 
@@ -352,6 +366,7 @@ def kgram_counts(string: NodeString, k: int, blended: bool = False) -> Counter:
             block keys, instead of length :math:`k` alone. (default: :obj:`False`)
     """
     check_int("k", k, 1)
+    check_bool("blended", blended)
     if isinstance(string, (str, bytes)) or not isinstance(string, (tuple, list)):
         raise TypeError("'string' must be a node's string as kong_strings gives it: a tuple of labels (WL) "
                         f"or a list of such tuples, one per BFS level (got {type(string).__name__})")

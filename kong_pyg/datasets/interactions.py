@@ -106,7 +106,7 @@ import torch
 from torch import Tensor
 from torch_geometric.data import Data, InMemoryDataset
 
-from ..config import MAX_SEED, check_bool, check_int
+from ..config import MAX_SEED, check_bool, check_choice, check_int
 from ..hashing import MAX_LABEL
 from ..idmap import first_appearance as dense_first_appearance
 from ..inputs import native_order
@@ -510,8 +510,7 @@ def build_ego_graphs(
     The arguments are those of :class:`InteractionGraphs`; returns the
     collated storage (see :func:`ego_graph_storage`).
     """
-    if layout not in LAYOUTS:
-        raise ValueError(f"'layout' must be one of {list(LAYOUTS)} (got {layout!r})")
+    check_choice("layout", layout, LAYOUTS)
     symmetric = check_bool("symmetric", symmetric)
     edge_labels = check_bool("edge_labels", edge_labels)
     balance = check_bool("balance", balance)

@@ -38,7 +38,7 @@ import torch
 from torch import Tensor
 from torch_geometric.data import Data, InMemoryDataset
 
-from ..files import regular_file
+from ..files import check_path, regular_file
 from ..warn import warn
 from .safe_cache import KEY_PREFIX, content_digest, load_collated, save_collated
 from .tu_raw import PARTS, parse_tu
@@ -67,7 +67,7 @@ def cache_dir(path: Optional[Union[str, Path]] = None) -> Path:
     :obj:`~/.cache/kong_pyg`.
     """
     if path is not None:
-        return Path(path).expanduser()
+        return Path(check_path("cache", path, "folder")).expanduser()
     env = os.environ.get(CACHE_ENV)
     if env:
         return Path(env).expanduser()
@@ -187,10 +187,7 @@ def _download(name: str, folder: Path) -> Path:
 def _locate(name: str, data_root, folder: Path, download: bool) -> Tuple[Dict[str, Tuple[str, bytes]], str]:
     """The raw files of :obj:`name` and where they come from."""
     if data_root is not None:
-        if not isinstance(data_root, (str, os.PathLike)) or isinstance(os.fspath(data_root), bytes):
-            raise TypeError(f"'data_root' must be a folder path, str or os.PathLike of str (got "
-                            f"{type(data_root).__name__})")
-        base = Path(data_root).expanduser()
+        base = Path(check_path("data_root", data_root, "folder")).expanduser()
         if not base.is_dir():
             raise FileNotFoundError(f"'data_root' {str(base)!r} is not a folder")
         src_raw = base / name / "raw"

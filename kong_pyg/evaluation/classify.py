@@ -188,7 +188,10 @@ def graph_targets(graphs: Any) -> np.ndarray:
             return _integral(class_labels(y.view(-1)[idx].numpy()))
     ys = []
     for i in range(len(graphs)):
-        t = getattr(graphs[i], "y", None)
+        g = graphs[i]
+        if not hasattr(g, "x") and not hasattr(g, "edge_index"):  # (not a graph: name that, not its labels)
+            raise TypeError(f"graph {i} is a {type(g).__name__}, not a torch_geometric.data.Data")
+        t = getattr(g, "y", None)
         if t is not None and not isinstance(t, torch.Tensor):
             raise TypeError(f"graph {i}: 'y' must be a tensor of one class label (got {type(t).__name__})")
         if t is None or t.numel() != 1:
@@ -210,12 +213,12 @@ def _graphs_and_name(dataset: Any, data_root: Any, cache: Any, download: bool,
 
         graphs = load_tu(dataset, data_root, cache=cache, download=download)
         return graphs, str(graphs.name)
-    if data_root is not None:
-        raise ValueError("'data_root' only applies when 'dataset' is a name")
     if isinstance(dataset, (bytes, dict)) or not hasattr(dataset, "__getitem__") \
             or not hasattr(dataset, "__len__"):
         raise TypeError(f"'{arg}' must be a TU data set's name, a PyG dataset or a list of Data "
                         f"(got {type(dataset).__name__})")
+    if data_root is not None:
+        raise ValueError("'data_root' only applies when 'dataset' is a name")
     if len(dataset) == 0:
         raise ValueError(f"'{arg}' is empty: no graphs to classify")
     return dataset, str(getattr(dataset, "name", type(dataset).__name__))

@@ -174,7 +174,11 @@ def evaluate_features(
         dict: Per name a :class:`FeatureScores`.
     """
     check_choice("protocol", protocol, PROTOCOLS)
-    metrics = [metrics] if isinstance(metrics, str) else list(metrics)  # (one name: "auc")
+    try:
+        metrics = [metrics] if isinstance(metrics, str) else list(metrics)  # (one name: "auc")
+    except TypeError:
+        raise TypeError(f"'metrics' must be a metric's name or a list of them, of {list(METRICS)} (got "
+                        f"{type(metrics).__name__})") from None
     if not metrics:
         raise ValueError(f"'metrics' is empty: name one or more of {list(METRICS)}")
     for m in metrics:
@@ -194,6 +198,11 @@ def evaluate_features(
                         f"got {type(splits).__name__}")
     Cs = check_c_grid("Cs", Cs)
     y = class_labels(y)
+    for name, entry in features.items():  # (before the splits' indices are checked against y: the cause)
+        shape = getattr(entry, "shape", None)
+        if shape is not None and len(shape) == 2 and shape[0] != y.size:
+            raise ValueError(f"'features'[{name!r}] has {shape[0]} rows but 'y' has {y.size} labels: one "
+                             "label per row")
     jobs = plan_jobs(splits, y.size)
     n_outer = int((jobs.parent < 0).sum())
     total = len(features) * num_fits(y, len(jobs.keys), len(Cs))

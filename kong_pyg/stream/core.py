@@ -9,6 +9,7 @@ import torch
 from torch import Tensor
 
 from ..config import GivenOptions, KongConfig, check_bool, check_int, given_options, resolve_config
+from ..files import check_path
 from ..kernels import get_kernel
 from ..kgrams import gram_lengths
 from ..sketch import HASH_VERSION, SketchHashes, SymbolHashTable
@@ -144,7 +145,7 @@ class KongStream(GivenOptions):
         self.degree, self.const, self.seed, self.blended = cfg.degree, cfg.const, cfg.seed, cfg.blended
         self.edge_labels = cfg.edge_labels
         self.undirected = check_bool("undirected", undirected)
-        if dtype not in (torch.float32, torch.float64):
+        if not isinstance(dtype, torch.dtype) or dtype not in (torch.float32, torch.float64):
             raise TypeError(f"'dtype' must be torch.float64 or torch.float32 (got {dtype!r}); sketches hold "
                             "counts (float16 and bfloat16 would round and overflow them)")
         self.dtype = dtype
@@ -511,7 +512,7 @@ class KongStream(GivenOptions):
         A run killed at any moment leaves the previous checkpoint or the new
         one (see :mod:`~kong_pyg.stream.checkpoint`).
         """
-        ckpt.save_checkpoint(self.state_dict(), path)
+        ckpt.save_checkpoint(self.state_dict(), check_path("path", path))
 
     @_class_or_stream
     def load(owner: Any, path: Union[str, "os.PathLike[str]"]) -> "KongStream":
@@ -528,7 +529,7 @@ class KongStream(GivenOptions):
                 holds an invalid state, or (called on a stream) one made
                 with other options (the message names the file).
         """
-        state = ckpt.load_checkpoint(path)
+        state = ckpt.load_checkpoint(check_path("path", path))
         try:
             stream = owner.from_state_dict(state)
         except ValueError as err:

@@ -16,7 +16,7 @@ import numpy as np
 from torch import Tensor
 
 from ..config import check_bool, check_int
-from ..files import existing_folder, remove_stale_temps
+from ..files import check_path, existing_folder, remove_stale_temps
 from ..idmap import canonical_int
 from ..progress import Progress
 
@@ -240,6 +240,8 @@ def fit_source(ks: "KongStream", source: Any, chunk_size: int, checkpoint: Optio
     check_bool("progress", progress)  # before a checkpoint is loaded into the stream
     if fingerprint is not None and not isinstance(fingerprint, str):
         raise TypeError(f"'fingerprint' must be a string or None (got {type(fingerprint).__name__})")
+    if checkpoint is not None:
+        checkpoint = check_path("checkpoint", checkpoint)
     fresh = chunk_source(source, chunk_size, ks.num_passes)
     origin = "this stream" if ks.position or ks.pass_index > 1 else "the checkpoint"
     if checkpoint is not None and os.path.exists(checkpoint):

@@ -1,0 +1,111 @@
+"""Bad input found by the audit of every error message: each names the argument and what was expected.
+
+Each case names the input, the exception class and a regex of the message (as ``test_bad_inputs.py``).
+"""
+import numpy as np
+import pytest
+import torch
+from test_bad_inputs import graph
+
+import kong_pyg as kp
+
+EI = torch.tensor([[0, 1, 1, 2], [1, 0, 2, 1]])
+
+
+def _graphs(n=20):
+    return [graph(x=torch.tensor([0, 1, 0]), edge_index=EI, y=torch.tensor([i % 2])) for i in range(n)]
+
+
+def _splits():
+    from kong_pyg.evaluation.splits import make_splits
+
+    return make_splits(np.arange(20) % 2, 1, 2, 2, 0)
+
+
+def _log(**kw):
+    n = 30
+    cols = dict(user=np.arange(n) % 5, item=np.arange(n) % 7, time=np.arange(n, dtype=float),
+                user_label=np.arange(n) % 2, item_label=np.arange(n) % 3)
+    from kong_pyg.datasets import InteractionGraphs
+
+    return InteractionGraphs(**{**cols, **kw})
+
+
+SOURCE = {"src": [0], "src_type": ["a"], "dst": [1], "dst_type": ["b"], "edge_type": ["e"]}
+NOT_A_TENSOR = ("'x' must be a tensor of node labels, \\[num_nodes\\] integers or \\[num_nodes, C\\] "
+                "one-hot rows")
+
+CASES = [
+    # crashes before: AttributeError, "'int' object is not callable", IndexError
+    ("transform-dataset-x-list", lambda: kp.KongFeatures(dim=16).transform_dataset(
+        [graph(x=[0, 1, 0], edge_index=EI)]), TypeError, f"graph 0: {NOT_A_TENSOR} \\(got a list\\)"),
+    ("transform-dataset-x-array", lambda: kp.KongFeatures(dim=16).transform_dataset(
+        [graph(x=np.array([0, 1, 0]), edge_index=EI)]), TypeError, f"graph 0: {NOT_A_TENSOR}"),
+    ("transform-dataset-x-scalar", lambda: kp.KongFeatures(dim=16).transform_dataset(
+        [graph(x=torch.tensor(3), edge_index=EI, num_nodes=3)]), TypeError,
+     f"graph 0: {NOT_A_TENSOR} \\(got a Tensor of shape \\[\\]\\)"),
+    # options checked as the front-ends check them (a tensor: "Boolean value of Tensor ... is ambiguous")
+    ("gram-edge-order-attr-tensor", lambda: kp.gram_matrix(_graphs(), edge_order_attr=torch.arange(3)),
+     TypeError, "'edge_order_attr' must be a non-empty string or None"),
+    ("gram-edge-order-attr-float", lambda: kp.gram_matrix(_graphs(), edge_order_attr=1.5), TypeError,
+     "'edge_order_attr' must be a non-empty string or None \\(got 1.5\\)"),
+    ("order-test-reverse-tensor", lambda: kp.order_test(_graphs(), reverse=torch.tensor([True, False])),
+     TypeError, "'reverse' must be True or False"),
+    ("order-test-edge-order-attr-float", lambda: kp.order_test(_graphs(), edge_order_attr=1.5), TypeError,
+     "'edge_order_attr' must be a non-empty string or None \\(got 1.5\\)"),
+    # a wrong answer before: "no" was true, and the counts were the blended ones
+    ("kgram-counts-blended-str", lambda: kp.kgram_counts((1, 2, 3), 2, "no"), TypeError,
+     "'blended' must be True or False \\(got 'no'\\)"),
+    ("strings-3d-edge-index", lambda: kp.kong_strings(torch.zeros(2, 2, 2, dtype=torch.long), [0, 1, 2], 2),
+     ValueError, "'edge_index' must have shape \\[2, num_edges\\] \\(got \\[2, 2, 2\\]\\)"),
+    ("strings-meta-labels", lambda: kp.kong_strings(EI, torch.zeros(3, dtype=torch.long, device="meta"), 2),
+     ValueError, "'labels' is on the 'meta' device, which holds no values"),
+    ("strings-edge-labels-float", lambda: kp.kong_strings(EI, [0, 1, 2], 2, edge_labels=1.5), TypeError,
+     "'edge_labels' must be a sequence with one label per edge \\(got float\\)"),
+    # unknown keywords named for the function called, not KongConfig.__init__
+    ("gram-unknown-keyword", lambda: kp.gram_matrix(_graphs(), batch_size=8), TypeError,
+     "^gram_matrix\\(\\) got an unexpected keyword argument 'batch_size'; its KONG options are k, hops"),
+    ("order-test-unknown-keyword", lambda: kp.order_test(_graphs(), bogus=1), TypeError,
+     "^order_test\\(\\) got an unexpected keyword argument 'bogus'"),
+    # paths: an int was read as a file descriptor (2**70: OverflowError; 0: stdin)
+    ("stream-checkpoint-int", lambda: kp.KongStream(dim=16).fit(SOURCE, checkpoint=2**70), TypeError,
+     "'checkpoint' must be a file path, str or os.PathLike of str \\(got int\\)"),
+    ("stream-save-none", lambda: kp.KongStream(dim=16).save(None), TypeError,
+     "'path' must be a file path, str or os.PathLike of str \\(got NoneType\\)"),
+    ("stream-load-none", lambda: kp.KongStream.load(None), TypeError, "'path' must be a file path"),
+    ("load-tu-cache-float", lambda: __import__("kong_pyg.datasets", fromlist=["x"]).load_tu(
+        "MUTAG", cache=1.5), TypeError,
+     "'cache' must be a folder path, str or os.PathLike of str \\(got float\\)"),
+    # the cause named, not a consequence
+    ("classify-float-with-data-root", lambda: kp.classify(1.5, data_root="/tmp"), TypeError,
+     "'dataset' must be a TU data set's name, a PyG dataset or a list of Data \\(got float\\)"),
+    ("sketch-curve-not-graphs", lambda: kp.sketch_curve([1, 2], {"k": 1}), TypeError,
+     "graph 0 is a int, not a torch_geometric.data.Data"),
+    ("order-test-not-graphs", lambda: kp.order_test([1, 2]), TypeError,
+     "graph 0 is a int, not a torch_geometric.data.Data"),
+    ("evaluate-short-y", lambda: kp.evaluate_features({"a": np.ones((20, 4))}, [0, 1], splits=_splits()),
+     ValueError, "'features'\\['a'\\] has 20 rows but 'y' has 2 labels"),
+    ("evaluate-metrics-none", lambda: kp.evaluate_features({"a": np.ones((20, 4))}, np.arange(20) % 2,
+                                                           splits=_splits(), metrics=None),
+     TypeError, "'metrics' must be a metric's name or a list of them"),
+    # NumPy arrays in a choice: "The truth value of an array ... is ambiguous"
+    ("stream-dtype-array", lambda: kp.KongStream(dtype=np.array([1, 2])), TypeError,
+     "'dtype' must be torch.float64 or torch.float32"),
+    ("interactions-layout-array", lambda: _log(layout=np.array(["ego", "ego"])), ValueError,
+     "'layout' must be one of \\['ego', 'authors'\\]"),
+]
+
+
+@pytest.mark.parametrize("id, call, error, match", CASES, ids=[c[0] for c in CASES])
+def test_bad_input(id, call, error, match):
+    with pytest.raises(error, match=match):
+        call()
+
+
+def test_a_checkpoint_path_object_still_works(tmp_path):
+    """The path check keeps os.PathLike paths (a pathlib.Path checkpoint) working."""
+    path = tmp_path / "state.kong"
+    ks = kp.KongStream(dim=16)
+    ks.fit(SOURCE, checkpoint=path)
+    ks.save(path)
+    assert ks.sketches().abs().sum() > 0 and torch.equal(kp.KongStream.load(path).sketches(), ks.sketches())
