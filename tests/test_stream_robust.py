@@ -1074,3 +1074,50 @@ def test_a_state_saved_with_a_seed_beyond_32_bits_loads_as_the_seed_it_drew_with
         warnings.simplefilter("error")
         with pytest.raises(ValueError, match=r"'seed': \(0, 3\).*the state's seed 4294967296 draws as 0"):
             KongStream(k=2, hops=2, dim=16, kernel="cosine", seed=3).load_state_dict(state)
+
+
+def test_float32_streams_warn_where_counts_stop_being_exact():
+    """A float32 stream accumulates in float32: past 2^24 in one entry an edge adds nothing (1000 later edges
+    were lost, silently). sketches() warns once an entry reached 2^24; float64 stays exact and silent."""
+    def chunk(m):
+        z = np.zeros(m, dtype=np.int64)
+        return [z, z, z + 1, z, z, z]  # node 0 -> node 1 in graph 0
+
+    got = {}
+    for dtype in (torch.float64, torch.float32):
+        ks = KongStream(k=1, hops=1, dim=4, dtype=dtype, undirected=False)
+        ks.update(*chunk(1 << 23))
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            ks.sketches()  # (below 2^24: exact, nothing said)
+        ks.update(*chunk(1 << 24))
+        for _ in range(10):  # (each read flushes the exact int64 counts into the rows, in their dtype)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                ks.sketches()
+            ks.update(*chunk(1))
+        if dtype == torch.float32:
+            with pytest.warns(UserWarning, match="a sketch entry reached 2\\^24 = 16,777,216, where float32"):
+                got[dtype] = ks.sketches()
+        else:
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")
+                got[dtype] = ks.sketches()
+    assert got[torch.float64].abs().max() == (1 << 23) + (1 << 24) + 10  # (the count, exactly)
+    assert got[torch.float32].abs().max() < got[torch.float64].abs().max()  # (edges lost: what it warns of)
+
+
+def test_a_float32_cosine_stream_names_float32_when_it_overflows():
+    """Its node sketches overflow float32 (about 1e38); the message blamed float64 and omitted dtype."""
+    m = 11
+    src = [i for i in range(m) for j in range(m) if i < j]
+    dst = [j for i in range(m) for j in range(m) if i < j]
+    cols = [src, [0] * len(src), dst, [0] * len(src), [0] * len(src), [0] * len(src)]
+    ks = KongStream(k=1, hops=39, dim=16, dtype=torch.float32, kernel="cosine")
+    for p in range(39):
+        ks.update(*cols)
+        if p < 38:
+            ks.end_pass()
+    with pytest.raises(ValueError, match="overflowed float32: .*use dtype=torch.float64, fewer hops"):
+        with pytest.warns(UserWarning, match="reached 2\\^24"):
+            ks.sketches()

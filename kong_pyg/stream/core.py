@@ -90,9 +90,9 @@ class KongStream(GivenOptions):
             (default: :obj:`True`)
         edge_labels (bool, optional): Put the edge type before each
             neighbor's piece. (default: :obj:`True`)
-        dtype (torch.dtype, optional): The dtype sketches are kept and
-            returned in; ``float64`` keeps integer counts exact.
-            (default: :obj:`torch.float64`)
+        dtype (torch.dtype, optional): The dtype sketches are kept and returned in; counts are exact
+            below :math:`2^{53}` in ``float64``, :math:`2^{24}` in ``float32``, which misses edges
+            beyond (:meth:`sketches` warns). (default: :obj:`torch.float64`)
         config (KongConfig, optional): The KONG options as one object, instead
             of the keyword arguments above (:obj:`undirected`, :obj:`dtype`
             and :obj:`threads` are the stream's own). (default: :obj:`None`)

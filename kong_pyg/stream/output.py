@@ -16,6 +16,7 @@ from torch import Tensor
 
 from ..kernels import get_kernel
 from ..outputs import cast_checked, check_finite
+from ..warn import warn
 from .passes import label_head
 from .state import add_rows, row_blocks
 
@@ -30,10 +31,30 @@ def final_sketches(ks: "KongStream", in_place: bool = False) -> Tensor:
     then no longer hold the stream's state; see :meth:`KongStream.sketches`).
     """
     if not ks.linear:
-        return cast_checked(node_map_sketches(ks), ks.dtype, ks.cfg)
+        if "acc" in ks._nodes:
+            warn_if_inexact(ks, ks._nodes["acc"][: ks._nodes.n])
+        out = node_map_sketches(ks)
+        check_finite(out, ks.cfg, "stream's sketches", ks.dtype)  # (the node sketches overflow in ks.dtype)
+        return cast_checked(out, ks.dtype, ks.cfg)
     out = linear_sketches(ks, in_place)
     check_finite(out, ks.cfg, "stream's sketches", ks.dtype)
+    warn_if_inexact(ks, out)
     return out
+
+
+#: Counts up to this are exact in ``float32``; from it on an added 1 can be lost (2^24 + 1 rounds down).
+FLOAT32_EXACT = 2**24
+
+
+def warn_if_inexact(ks: "KongStream", counts: Tensor) -> None:
+    """Warn where a ``float32`` stream's sketch entries :obj:`counts` reached :data:`FLOAT32_EXACT`."""
+    if ks.dtype != torch.float32 or not counts.numel():
+        return
+    low, high = torch.aminmax(counts)  # (no |counts| copy of the rows)
+    if max(-float(low), float(high)) >= FLOAT32_EXACT:
+        warn(f"KongStream(dtype=torch.float32): a sketch entry reached 2^24 = {FLOAT32_EXACT:,}, where "
+             "float32 stops counting every edge (adding 1 can leave it unchanged, so later edges may go "
+             "uncounted); use dtype=torch.float64 for streams this large")
 
 
 def final_grams(ks: "KongStream", nodes: Tensor) -> Iterator[Tuple[Tensor, Tensor, Optional[int]]]:

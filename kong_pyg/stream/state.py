@@ -70,8 +70,9 @@ def check_memory(nbytes: int, what: str) -> None:
     if free is None:
         return
     raise MemoryError(f"KongStream: {what} needs {gib(nbytes)} but {what_is_left(free)} (a smaller 'dim' or "
-                      "'degree', fewer nodes and graphs, or KongStream(dtype=torch.float32) in Python; node "
-                      "sketches take p * b numbers per node, see kong_pyg.stream)")
+                      "'degree', fewer nodes and graphs, or KongStream(dtype=torch.float32) in Python, exact "
+                      "while entries stay below 2^24; node sketches take p * b numbers per node, see "
+                      "kong_pyg.stream)")
 
 
 #: Graph rows beyond those in use are reserved up to this many bytes (then up to twice the rows in use).
