@@ -36,9 +36,12 @@ def check_finite(values: Tensor, cfg: KongConfig, what: str, dtype: torch.dtype 
         hint = ("" if dtype == torch.float64 else "dtype=torch.float64, ") + "fewer hops" + (
             " or kernel='cosine' (bounded node maps)" if cosine_helps else "")
         name, top = str(dtype).replace("torch.", ""), torch.finfo(dtype).max
+        # (a kernel matrix's entries are products of counts: they overflow at about the square root)
+        subject = "its entries, inner products of the k-gram counts," if "kernel" in what else \
+            "the k-gram counts of these graphs"
         raise ValueError(
             f"the KONG {what} overflowed {name}: with hops={cfg.hops} (degree={cfg.degree}, "
-            f"const={cfg.const}) the k-gram counts of these graphs exceed ~{top:.1e} (a node's string grows "
+            f"const={cfg.const}) {subject} exceed ~{top:.1e} (a node's string grows "
             f"like its neighbors' degrees to the power hops, its map like that to the power degree); use "
             f"{hint}{'' if abs(cfg.const) < 1e100 else ' or a smaller const'}"
         )

@@ -88,6 +88,10 @@ CASES = [
     ("evaluate-metrics-none", lambda: kp.evaluate_features({"a": np.ones((20, 4))}, np.arange(20) % 2,
                                                            splits=_splits(), metrics=None),
      TypeError, "'metrics' must be a metric's name or a list of them"),
+    # the kernel's entries overflow, not the counts (1e161 here, finite as features)
+    ("gram-overflow-names-entries", lambda: kp.gram_matrix([graph(
+        x=torch.zeros(11, dtype=torch.long), edge_index=(1 - torch.eye(11)).nonzero().t())], k=1, hops=160),
+     ValueError, "kernel matrix overflowed float64: .* its entries, inner products of the k-gram counts,"),
     # NumPy arrays in a choice: "The truth value of an array ... is ambiguous"
     ("stream-dtype-array", lambda: kp.KongStream(dtype=np.array([1, 2])), TypeError,
      "'dtype' must be torch.float64 or torch.float32"),
