@@ -34,7 +34,7 @@ def final_sketches(ks: "KongStream", in_place: bool = False) -> Tensor:
         if "acc" in ks._nodes:
             warn_if_inexact(ks, ks._nodes["acc"][: ks._nodes.n])
         out = node_map_sketches(ks)
-        check_finite(out, ks.cfg, "stream's sketches", ks.dtype)  # (the node sketches overflow in ks.dtype)
+        check_finite(out, ks.cfg, "sketch", ks.dtype)  # (the node sketches overflow in ks.dtype, named)
         return cast_checked(out, ks.dtype, ks.cfg)
     out = linear_sketches(ks, in_place)
     check_finite(out, ks.cfg, "stream's sketches", ks.dtype)
