@@ -180,6 +180,8 @@ def check_usable_device(name: str, value: Any) -> Optional["torch.device"]:
     import torch
 
     dev = check_device(name, value)
+    if dev is not None and dev.type == "meta":  # (allocates, computes shapes: no values to read)
+        raise ValueError(f"'{name}' is 'meta', a device that holds no values: KONG reads the data's values")
     if dev is not None:
         try:
             float(torch.ones(1, device=dev).sum())

@@ -92,6 +92,11 @@ CASES = [
     ("gram-overflow-names-entries", lambda: kp.gram_matrix([graph(
         x=torch.zeros(11, dtype=torch.long), edge_index=(1 - torch.eye(11)).nonzero().t())], k=1, hops=160),
      ValueError, "kernel matrix overflowed float64: .* its entries, inner products of the k-gram counts,"),
+    # wording
+    ("interactions-item-label-count", lambda: _log(num_item_labels=2), ValueError,
+     "'num_item_labels' is 2 but an item label is 2"),
+    ("stream-merge-none", lambda: kp.KongStream(dim=16).merge(None), TypeError,
+     "take KongStream objects \\(got NoneType\\)"),
     # NumPy arrays in a choice: "The truth value of an array ... is ambiguous"
     ("stream-dtype-array", lambda: kp.KongStream(dtype=np.array([1, 2])), TypeError,
      "'dtype' must be torch.float64 or torch.float32"),

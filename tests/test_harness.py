@@ -186,7 +186,7 @@ def test_seeded_maps_paper_protocol_and_errors():
         evaluate_features({"X": np.full((y.size, 2), np.nan)}, y, splits=sp)
     again = evaluate_features({"X": X}, y, splits=sp, Cs=[0.1, 10.0], device="cpu")["X"]
     assert again.scores == res["shared"].scores and again.C == res["shared"].C  # the default path
-    with pytest.raises(ValueError, match="'device' is 'meta', which this PyTorch cannot use"):
+    with pytest.raises(ValueError, match="'device' is 'meta', a device that holds no values"):
         evaluate_features({"X": X}, y, splits=sp, device="meta")
     with pytest.raises(ValueError, match="'device' must be a device string"):
         evaluate_features({"X": X}, y, splits=sp, device="gpu7")

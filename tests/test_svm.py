@@ -427,7 +427,7 @@ def test_device_argument():
         svm.fit_many(D, y, jobs.train, [0.1], device="gpu7")
     with pytest.raises(TypeError, match="'device'"):
         svm.fit_many(D, y, jobs.train, [0.1], device=0.5)
-    with pytest.raises(ValueError, match="'device' is 'meta', which this PyTorch cannot use"):
+    with pytest.raises(ValueError, match="'device' is 'meta', a device that holds no values"):
         svm.fit_many(D, y, jobs.train, [0.1], device="meta")  # allocates, but holds no values
     if not torch.cuda.is_available():
         with pytest.raises(ValueError, match="'device' is 'cuda', which this PyTorch cannot use"):

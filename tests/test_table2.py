@@ -196,7 +196,7 @@ def test_shuffle_seeds_cycle():
     assert seeds == [0, 1]
     with pytest.raises(ValueError, match="'shuffle_seeds' must be"):
         run_table2(graphs, ["K-2"], n_splits=2, shuffle_seeds=0)
-    with pytest.raises(ValueError, match="'device' is 'meta', which this PyTorch cannot use"):
+    with pytest.raises(ValueError, match="'device' is 'meta', a device that holds no values"):
         run_table2(graphs, ["K-2"], n_splits=2, device="meta")
     with pytest.raises(ValueError, match="'device' is 'meta'"):
         accuracy_curve(graphs, ["K-2"], n_splits=2, device="meta")

@@ -329,7 +329,8 @@ def _label_count(name: str, what: str, label: Tensor, count: Optional[int]) -> i
         return top + 1
     count = check_int(name, count, 0)
     if top >= count:
-        raise ValueError(f"'{name}' is {count} but a {what} label is {top}")
+        article = "an" if what[0] in "aeiou" else "a"
+        raise ValueError(f"'{name}' is {count} but {article} {what} label is {top}")
     return count
 
 

@@ -101,7 +101,9 @@ def merge_streams(a: KongStream, b: KongStream) -> KongStream:
         KongStream: A new stream (the inputs are left unchanged).
     """
     if not isinstance(a, KongStream) or not isinstance(b, KongStream):
-        raise TypeError("merge_streams() takes two KongStream objects")
+        bad = b if isinstance(a, KongStream) else a
+        raise TypeError(f"merge_streams() and KongStream.merge() take KongStream objects (got "
+                        f"{type(bad).__name__})")
     if a.config() != b.config():
         raise ValueError(f"cannot merge streams with different options: {a!r} and {b!r}")
     if a.pass_index != b.pass_index:
