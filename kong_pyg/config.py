@@ -496,12 +496,17 @@ def resolve_config(
     return config
 
 
-def check_option_names(owner: str, options: Iterable[str]) -> None:
-    """Refuse keyword arguments of :obj:`owner` that are no KONG option, naming :obj:`owner`."""
-    unknown = sorted(set(options) - set(option_names()))
+def check_option_names(owner: str, options: Iterable[str], not_here: Iterable[str] = ()) -> None:
+    """Refuse keyword arguments of :obj:`owner` that are no KONG option, naming :obj:`owner`.
+
+    The message lists the options :obj:`owner` takes: all but :obj:`not_here`.
+    """
+    names = option_names()
+    unknown = [name for name in options if name not in names]  # (the first as Python names it: in call order)
     if unknown:
+        taken = [name for name in names if name not in set(not_here)]
         raise TypeError(f"{owner}() got an unexpected keyword argument {unknown[0]!r}; its KONG options are "
-                        f"{', '.join(option_names())}")
+                        f"{', '.join(taken)}")
 
 
 def same_value(a: Any, b: Any) -> bool:

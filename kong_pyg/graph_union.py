@@ -83,6 +83,23 @@ def attributes(d: Any) -> Any:
     return mapping if isinstance(mapping, dict) else _GetAttr(d)
 
 
+def not_a_graph(d: Any, i: int) -> Optional[Exception]:
+    """The error for item :obj:`i` of a list of graphs that is no graph (no :obj:`x`, no edges), or None."""
+    if hasattr(d, "x") or hasattr(d, "edge_index"):
+        return None
+    return TypeError(f"graph {i} is a {type(d).__name__}, not a torch_geometric.data.Data")
+
+
+def x_error(x: Any, i: int) -> Optional[Exception]:
+    """The error for graph :obj:`i`'s :obj:`x` if it is no tensor of one or two dimensions, or None."""
+    if not isinstance(x, Tensor):
+        return TypeError(f"graph {i}: 'x' must be a tensor of node labels (got {shape_of(x)})")
+    if x.dim() not in (1, 2):
+        return ValueError(f"graph {i}: 'x' must be a tensor of node labels, [num_nodes] integers or "
+                          f"[num_nodes, C] one-hot rows (got {shape_of(x)})")
+    return None
+
+
 def no_labels(d: Any, i: int) -> Exception:
     """The error for graph :obj:`i` without :obj:`x`: not a graph at all, or a graph without labels."""
     if not hasattr(d, "edge_index"):
@@ -260,14 +277,12 @@ def concat_graphs(chunk: Sequence[Any], start: int, edge_labels: bool, edge_orde
     for i, (x, ei) in enumerate([] if shapes is not None else zip(xs, eis)):
         if x is None:
             raise no_labels(chunk[i], start + i)
-        if not isinstance(x, Tensor):
-            raise TypeError(f"graph {start + i}: 'x' must be a tensor of node labels (got {shape_of(x)})")
         for name, t in (("x", x), ("edge_index", ei)):
             if isinstance(t, Tensor) and t.is_nested:
                 raise TypeError(f"graph {start + i}: {not_dense(name, t)}")
-        if x.dim() not in (1, 2):
-            raise ValueError(f"graph {start + i}: 'x' must be a tensor of node labels, [num_nodes] "
-                             f"integers or [num_nodes, C] one-hot rows (got {shape_of(x)})")
+        bad_x = x_error(x, start + i)
+        if bad_x is not None:
+            raise bad_x
         if ei is None and maps[i].get("adj_t") is not None:
             raise TypeError(f"graph {start + i} has a sparse adjacency 'adj_t' and no 'edge_index': a sparse "
                             "adjacency stores neighbors sorted by id and so has no neighbor order; give "

@@ -15,7 +15,7 @@ from typing import Any, Generator, Iterator, List, Optional, Sequence, Tuple, Un
 import torch
 from torch import Tensor
 
-from .graph_union import GraphBatch, attributes, concat_graphs, no_labels, shape_of, union_edges
+from .graph_union import GraphBatch, attributes, concat_graphs, no_labels, union_edges, x_error
 from .inputs import plain_tensor
 from .kgrams import exclusive_cumsum
 
@@ -293,9 +293,9 @@ def count_nodes(graphs: Any) -> int:
         x = attributes(graphs[i]).get("x")
         if x is None:
             raise no_labels(graphs[i], i)
-        if not isinstance(x, Tensor) or x.dim() == 0:  # (as the features' own check says it)
-            raise TypeError(f"graph {i}: 'x' must be a tensor of node labels, [num_nodes] integers or "
-                            f"[num_nodes, C] one-hot rows (got {shape_of(x)})")
+        bad = x_error(x, i)  # (as the features' own check says it)
+        if bad is not None:
+            raise bad
         total += x.size(0)
     return total
 

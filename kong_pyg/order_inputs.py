@@ -96,12 +96,13 @@ def load_ordered_graphs(source: Any, labels: Any = None,
             source._data_list = None
     if isinstance(source, InMemoryDataset) and source.slices is not None:
         return source, _key(edge_order_attr, bool(edge_order_attr) and edge_order_attr in source.slices)
+    from .graph_union import not_a_graph
     from .graphs import as_graph_sequence
 
     graphs = as_graph_sequence(source)
-    odd = next((i for i, g in enumerate(graphs) if not (hasattr(g, "x") or hasattr(g, "edge_index"))), None)
-    if odd is not None:  # (not a graph: name that, not its missing labels)
-        raise TypeError(f"graph {odd} is a {type(graphs[odd]).__name__}, not a torch_geometric.data.Data")
+    odd = next((err for err in map(not_a_graph, graphs, range(len(graphs))) if err is not None), None)
+    if odd is not None:  # (name that, not its missing labels)
+        raise odd
     has = [bool(edge_order_attr) and getattr(g, str(edge_order_attr), None) is not None for g in graphs]
     if any(has) and not all(has):
         raise ValueError(f"graph {has.index(False)} has no '{edge_order_attr}' but others have one: give "

@@ -343,7 +343,7 @@ def order_test(
     for bad in ("order", "seed"):
         if bad in options:
             raise ValueError(f"order_test sets '{bad}' itself (it compares orders over seeds); drop it")
-    check_option_names("order_test", options)
+    check_option_names("order_test", options, not_here=("order", "seed"))
     check_bool("reverse", reverse)
     check_attr_name("edge_order_attr", edge_order_attr)
     options = {"normalize": True, "blended": True, **options}

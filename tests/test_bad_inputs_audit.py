@@ -38,11 +38,13 @@ NOT_A_TENSOR = ("'x' must be a tensor of node labels, \\[num_nodes\\] integers o
 CASES = [
     # crashes before: AttributeError, "'int' object is not callable", IndexError
     ("transform-dataset-x-list", lambda: kp.KongFeatures(dim=16).transform_dataset(
-        [graph(x=[0, 1, 0], edge_index=EI)]), TypeError, f"graph 0: {NOT_A_TENSOR} \\(got a list\\)"),
+        [graph(x=[0, 1, 0], edge_index=EI)]), TypeError,
+     "graph 0: 'x' must be a tensor of node labels \\(got a list\\)"),
     ("transform-dataset-x-array", lambda: kp.KongFeatures(dim=16).transform_dataset(
-        [graph(x=np.array([0, 1, 0]), edge_index=EI)]), TypeError, f"graph 0: {NOT_A_TENSOR}"),
+        [graph(x=np.array([0, 1, 0]), edge_index=EI)]), TypeError,
+     "graph 0: 'x' must be a tensor of node labels"),
     ("transform-dataset-x-scalar", lambda: kp.KongFeatures(dim=16).transform_dataset(
-        [graph(x=torch.tensor(3), edge_index=EI, num_nodes=3)]), TypeError,
+        [graph(x=torch.tensor(3), edge_index=EI, num_nodes=3)]), ValueError,
      f"graph 0: {NOT_A_TENSOR} \\(got a Tensor of shape \\[\\]\\)"),
     # options checked as the front-ends check them (a tensor: "Boolean value of Tensor ... is ambiguous")
     ("gram-edge-order-attr-tensor", lambda: kp.gram_matrix(_graphs(), edge_order_attr=torch.arange(3)),
@@ -69,13 +71,13 @@ CASES = [
      "^order_test\\(\\) got an unexpected keyword argument 'bogus'"),
     # paths: an int was read as a file descriptor (2**70: OverflowError; 0: stdin)
     ("stream-checkpoint-int", lambda: kp.KongStream(dim=16).fit(SOURCE, checkpoint=2**70), TypeError,
-     "'checkpoint' must be a file path, str or os.PathLike of str \\(got int\\)"),
+     "'checkpoint' must be a file path, str or os.PathLike \\(got int\\)"),
     ("stream-save-none", lambda: kp.KongStream(dim=16).save(None), TypeError,
-     "'path' must be a file path, str or os.PathLike of str \\(got NoneType\\)"),
+     "'path' must be a file path, str or os.PathLike \\(got NoneType\\)"),
     ("stream-load-none", lambda: kp.KongStream.load(None), TypeError, "'path' must be a file path"),
     ("load-tu-cache-float", lambda: __import__("kong_pyg.datasets", fromlist=["x"]).load_tu(
         "MUTAG", cache=1.5), TypeError,
-     "'cache' must be a folder path, str or os.PathLike of str \\(got float\\)"),
+     "'cache' must be a folder path, str or os.PathLike \\(got float\\)"),
     # the cause named, not a consequence
     ("classify-float-with-data-root", lambda: kp.classify(1.5, data_root="/tmp"), TypeError,
      "'dataset' must be a TU data set's name, a PyG dataset or a list of Data \\(got float\\)"),
@@ -84,7 +86,7 @@ CASES = [
     ("order-test-not-graphs", lambda: kp.order_test([1, 2]), TypeError,
      "graph 0 is a int, not a torch_geometric.data.Data"),
     ("evaluate-short-y", lambda: kp.evaluate_features({"a": np.ones((20, 4))}, [0, 1], splits=_splits()),
-     ValueError, "'features'\\['a'\\] has 20 rows but 'y' has 2 labels"),
+     ValueError, "features 'a' have 20 rows, y has 2"),
     ("evaluate-metrics-none", lambda: kp.evaluate_features({"a": np.ones((20, 4))}, np.arange(20) % 2,
                                                            splits=_splits(), metrics=None),
      TypeError, "'metrics' must be a metric's name or a list of them"),
@@ -118,3 +120,28 @@ def test_a_checkpoint_path_object_still_works(tmp_path):
     ks.fit(SOURCE, checkpoint=path)
     ks.save(path)
     assert ks.sketches().abs().sum() > 0 and torch.equal(kp.KongStream.load(path).sketches(), ks.sketches())
+
+
+def test_inputs_the_checks_keep():
+    """Review: a bytes path and an empty edge tensor (no edges) worked before the new checks."""
+    assert kp.kong_strings(torch.tensor([]), [0, 1], 1) == [[(0,), ()], [(1,), ()]]
+    from kong_pyg.files import check_path
+
+    assert check_path("path", b"/tmp/x.kong") == "/tmp/x.kong"
+
+
+def test_the_same_bad_x_is_the_same_error_everywhere():
+    """A 0-d x: transform_dataset raised TypeError where the other front-ends raise ValueError; review."""
+    g = graph(x=torch.tensor(3), edge_index=EI, num_nodes=3)
+    for call in (lambda: kp.KongFeatures(dim=16).transform_dataset([g]),
+                 lambda: kp.KongVectorizer(dim=16).fit_transform([g]), lambda: kp.gram_matrix([g])):
+        with pytest.raises(ValueError, match=f"graph 0: {NOT_A_TENSOR} \\(got a Tensor of shape \\[\\]\\)"):
+            call()
+
+
+def test_unknown_keywords_name_the_first_given_and_the_options_taken():
+    """order_test listed 'order' and 'seed', which it refuses; the first unknown was the alphabetical one."""
+    with pytest.raises(TypeError, match="unexpected keyword argument 'zz'; its KONG options are") as info:
+        kp.order_test(_graphs(), zz=3, aa=1)
+    listed = str(info.value).split("are ")[1].split(", ")
+    assert "k" in listed and "order" not in listed and "seed" not in listed

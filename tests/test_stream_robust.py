@@ -1121,3 +1121,35 @@ def test_a_float32_cosine_stream_names_float32_when_it_overflows():
     with pytest.raises(ValueError, match="overflowed float32: .*use dtype=torch.float64, fewer hops"):
         with pytest.warns(UserWarning, match="reached 2\\^24"):
             ks.sketches()
+
+
+def test_sharded_float32_overflow_names_float32(tmp_path):
+    """read_shards named float64 and its limit for a float32 stream's overflow (one process names float32
+    and dtype=torch.float64); review."""
+    import torch.distributed as dist
+
+    from kong_pyg.stream.distributed import read_shards
+
+    path = tmp_path / "star.tsv"
+    path.write_text("".join(f"0\ta\t{i}\tb\te\tg\n" for i in range(1, 200)))
+    dist.init_process_group("gloo", init_method=f"file://{tmp_path / 'pg'}", rank=0, world_size=1)
+    try:
+        for kernel in ("cosine", "poly"):
+            with pytest.raises(ValueError, match="overflowed float32: .*use dtype=torch.float64"):
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")  # (the 2^24 warning, on the way)
+                    ks = KongStream(k=1, hops=40, dim=4, dtype=torch.float32, kernel=kernel)
+                    read_shards(ks, str(path))
+    finally:
+        dist.destroy_process_group()
+
+
+def test_the_float32_warning_is_about_accumulation_not_the_output_constant():
+    """A 30-edge stream with const=1e12 was told that float32 stops counting edges (the constant is added
+    once at output, one rounding); review."""
+    n = 30
+    ks = KongStream(dim=4, dtype=torch.float32, const=1e12)
+    ks.update(list(range(n)), [0] * n, [(i + 1) % n for i in range(n)], [0] * n, [0] * n, [0] * n)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert ks.sketches().abs().max() > 2**24

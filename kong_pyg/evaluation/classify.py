@@ -18,6 +18,7 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 import numpy as np
 
 from ..config import check_bool, check_choice, check_int, check_usable_device
+from ..graph_union import not_a_graph
 from .cv import CVResult, FeatureEntry, ProtocolResult, cross_validate
 from .features import setting_features
 from .grid import DEFAULT_C, MAX_ITER, PLOT_SIZES, PROTOCOLS, Grid, expand_grid, name_legend
@@ -189,8 +190,9 @@ def graph_targets(graphs: Any) -> np.ndarray:
     ys = []
     for i in range(len(graphs)):
         g = graphs[i]
-        if not hasattr(g, "x") and not hasattr(g, "edge_index"):  # (not a graph: name that, not its labels)
-            raise TypeError(f"graph {i} is a {type(g).__name__}, not a torch_geometric.data.Data")
+        odd = not_a_graph(g, i)  # (name that, not its labels)
+        if odd is not None:
+            raise odd
         t = getattr(g, "y", None)
         if t is not None and not isinstance(t, torch.Tensor):
             raise TypeError(f"graph {i}: 'y' must be a tensor of one class label (got {type(t).__name__})")

@@ -201,8 +201,7 @@ def evaluate_features(
     for name, entry in features.items():  # (before the splits' indices are checked against y: the cause)
         shape = getattr(entry, "shape", None)
         if shape is not None and len(shape) == 2 and shape[0] != y.size:
-            raise ValueError(f"'features'[{name!r}] has {shape[0]} rows but 'y' has {y.size} labels: one "
-                             "label per row")
+            raise ValueError(f"features {name!r} have {shape[0]} rows, y has {y.size}")  # (as a callable's)
     jobs = plan_jobs(splits, y.size)
     n_outer = int((jobs.parent < 0).sum())
     total = len(features) * num_fits(y, len(jobs.keys), len(Cs))

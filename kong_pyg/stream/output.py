@@ -36,9 +36,11 @@ def final_sketches(ks: "KongStream", in_place: bool = False) -> Tensor:
         out = node_map_sketches(ks)
         check_finite(out, ks.cfg, "sketch", ks.dtype)  # (the node sketches overflow in ks.dtype, named)
         return cast_checked(out, ks.dtype, ks.cfg)
+    warn_if_inexact(ks, ks._rows[: ks.num_graphs])  # (what accumulated: the output adds const once)
+    if ks.pass_index > 1:
+        warn_if_inexact(ks, ks._pass_rows[: ks.num_graphs])
     out = linear_sketches(ks, in_place)
     check_finite(out, ks.cfg, "stream's sketches", ks.dtype)
-    warn_if_inexact(ks, out)
     return out
 
 
