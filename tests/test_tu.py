@@ -1,5 +1,6 @@
 import gzip
 import os
+import re
 import stat
 from pathlib import Path
 
@@ -404,6 +405,8 @@ def test_root_arguments_that_were_misread(tmp_path):
     from kong_pyg.datasets import load_tu
 
     with pytest.raises(TypeError, match="'data_root' must be a folder path"):
+        load_tu("PTC_MR", 1.5)
+    with pytest.raises(ValueError, match="unknown data set 'PTC_MR' in '" + re.escape(str(tmp_path))):
         load_tu("PTC_MR", bytes(tmp_path))
     with pytest.raises(ValueError, match="MUTAG is bundled: load it without data_root"):
         load_tu("MUTAG", tmp_path)
