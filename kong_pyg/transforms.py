@@ -275,8 +275,12 @@ class KongFeatures(GivenOptions, BaseTransform):
     def forward(self, data: Data) -> Data:
         """Add the features to the (already copied) :obj:`data`."""
         if not isinstance(data, Data):
+            from torch.utils.data import DataLoader
+
+            hint = ("; for a loader's graphs, transform_dataset(loader.dataset) computes them all at once"
+                    if isinstance(data, DataLoader) else "")
             raise TypeError(
-                f"KongFeatures expects a torch_geometric.data.Data object (got {type(data).__name__})"
+                f"KongFeatures expects a torch_geometric.data.Data object (got {type(data).__name__}){hint}"
             )
         x = data.x
         if x is None:

@@ -122,6 +122,14 @@ def test_a_checkpoint_path_object_still_works(tmp_path):
     assert ks.sketches().abs().sum() > 0 and torch.equal(kp.KongStream.load(path).sketches(), ks.sketches())
 
 
+def test_a_loader_given_to_the_transform_points_to_transform_dataset():
+    from torch_geometric.loader import DataLoader
+
+    with pytest.raises(TypeError, match="got DataLoader\\); for a loader's graphs, "
+                                        "transform_dataset\\(loader.dataset\\)"):
+        kp.KongFeatures(k=2, dim=16)(DataLoader(_graphs(4), batch_size=2))
+
+
 def test_inputs_the_checks_keep():
     """Review: a bytes path and an empty edge tensor (no edges) worked before the new checks."""
     assert kp.kong_strings(torch.tensor([]), [0, 1], 1) == [[(0,), ()], [(1,), ()]]

@@ -288,9 +288,15 @@ def test_a_failed_download_says_where_to_put_the_files(tmp_path, monkeypatch):
 
     monkeypatch.setattr(ml, "download_url", broken)
     with pytest.raises(OSError, match=r"could not download MovieLens-100k .*connection reset; put u.data, "
-                                      r"u.user, u.item into .*raw instead"):
+                                      r"u.user, u.item into .*raw, or pass an existing MovieLens-100k "
+                                      r"folder as ml_dir=$"):
         MovieLensOrdered(str(tmp_path))
     assert not (tmp_path / "raw" / "ml-100k.zip").exists()  # the next try downloads again
+    # the MovieLens folder itself given as root: the files there are named (they were not read)
+    folder = tmp_path / "ml-100k"
+    write_fake_ml100k(folder)
+    with pytest.raises(OSError, match=r"ml-100k holds the MovieLens files itself: pass it as ml_dir="):
+        MovieLensOrdered(str(folder))
 
 
 def test_messages_name_the_users_files_not_the_copies_in_root(fake, tmp_path):

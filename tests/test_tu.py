@@ -410,3 +410,8 @@ def test_root_arguments_that_were_misread(tmp_path):
         load_tu("PTC_MR", bytes(tmp_path))
     with pytest.raises(ValueError, match="MUTAG is bundled: load it without data_root"):
         load_tu("MUTAG", tmp_path)
+    raw = tmp_path / "PTC_MR" / "raw"  # (the raw folder itself: it advised a download)
+    raw.mkdir(parents=True)
+    with pytest.raises(ValueError, match="is PTC_MR's raw folder: pass the folder two levels up, '"
+                       + re.escape(str(tmp_path))):
+        load_tu("PTC_MR", raw)

@@ -386,8 +386,12 @@ class MovieLensOrdered(SafeInMemoryDataset):
         except (OSError, zipfile.BadZipFile) as err:
             if osp.exists(archive):  # a partial archive would be taken as downloaded by the next try
                 os.remove(archive)
+            here = all(osp.isfile(osp.join(self.root, f)) for f in self.raw_file_names)
+            hint = (f"; {self.root} holds the MovieLens files itself: pass it as ml_dir= (and another "
+                    "root for the processed data)") if here else ""
             raise OSError(f"could not download MovieLens-100k from {ML100K_URL}: {err}; put "
-                          f"{', '.join(self.raw_file_names)} into {self.raw_dir} instead") from err
+                          f"{', '.join(self.raw_file_names)} into {self.raw_dir}, or pass an existing "
+                          f"MovieLens-100k folder as ml_dir={hint}") from err
         os.remove(path)
         folder = osp.join(self.raw_dir, "ml-100k")
         for f in self.raw_file_names:

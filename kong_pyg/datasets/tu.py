@@ -196,6 +196,9 @@ def _locate(name: str, data_root, folder: Path, download: bool) -> Tuple[Dict[st
         if (base / "raw").is_dir() and base.name == name:
             raise ValueError(f"'data_root' is the folder that holds {name}/raw; {str(base)!r} is {name}'s "
                              f"own folder: pass its parent instead, {str(base.parent)!r}")
+        if base.name == "raw" and base.parent.name == name:
+            raise ValueError(f"'data_root' is the folder that holds {name}/raw; {str(base)!r} is {name}'s "
+                             f"raw folder: pass the folder two levels up, {str(base.parent.parent)!r}")
         if not download:
             found = _available(base)
             listing = f"it holds {', '.join(found)}" if found else "it holds no NAME/raw folders"
