@@ -475,8 +475,13 @@ def kernel_matrix(X: Any, Y: Any = None) -> np.ndarray:
     return out
 
 
-def numpy_of(t: Tensor) -> np.ndarray:
-    """A tensor of features as a NumPy array on the CPU (dense; half and bfloat16 as float64)."""
+def numpy_of(t: Tensor, name: str = "the tensor") -> np.ndarray:
+    """A tensor of features as a NumPy array on the CPU (dense; half and bfloat16 as float64).
+
+    A tensor on the meta device is a :class:`ValueError` naming :obj:`name` (it holds no values).
+    """
+    if t.is_meta:
+        raise ValueError(f"{name} is on the meta device (shapes only, no values)")
     t = t.detach().cpu()
     t = t if t.layout == torch.strided else t.to_dense()
     t = t.resolve_neg().resolve_conj()  # (NumPy has no lazy negation or conjugation)

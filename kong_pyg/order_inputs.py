@@ -134,7 +134,7 @@ def graph_labels(graphs: Any, y: Any = None) -> np.ndarray:
     from .evaluation.splits import class_labels
 
     # (NaN, continuous values and strings mixed with numbers are refused as everywhere in the harness)
-    y = class_labels(y.cpu().numpy() if isinstance(y, torch.Tensor) else y)
+    y = class_labels(y)  # (a tensor read there, a meta one refused by name)
     if y.size != len(graphs):
         raise ValueError(f"'y' has {y.size} labels for {len(graphs)} graphs")
     classes, y = np.unique(y, return_inverse=True)

@@ -153,3 +153,18 @@ def test_unknown_keywords_name_the_first_given_and_the_options_taken():
         kp.order_test(_graphs(), zz=3, aa=1)
     listed = str(info.value).split("are ")[1].split(", ")
     assert "k" in listed and "order" not in listed and "seed" not in listed
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda: kp.KongStream(dim=16).update(torch.zeros(2, dtype=torch.long, device="meta"), ["a", "b"], [1, 2],
+                                          ["b", "c"], ["e", "f"]), "'src' is on the meta device"),
+    (lambda: kp.evaluate_features({"a": torch.zeros(20, 4, device="meta")}, np.arange(20) % 2,
+                                  splits=_splits()), "on the meta device"),
+    (lambda: kp.evaluate_features({"a": np.ones((20, 4))}, torch.zeros(20, device="meta"), splits=_splits()),
+     "'y' is on the meta device"),
+    (lambda: kp.order_test(_graphs(), y=torch.zeros(20, device="meta")), "'y' is on the meta device"),
+])
+def test_meta_tensors_as_data_are_named(call, match):
+    """They gave PyTorch's 'Cannot copy out of meta tensor' or 'Tensor.item() cannot be called'."""
+    with pytest.raises(ValueError, match=match):
+        call()

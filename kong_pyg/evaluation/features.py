@@ -174,7 +174,7 @@ def _tensor_as_numpy(value: Any) -> Any:
     if type(value).__module__.startswith("torch") and hasattr(value, "detach"):
         from ..gram import numpy_of
 
-        return numpy_of(value)
+        return numpy_of(value, "a feature tensor")
     return value
 
 

@@ -68,7 +68,7 @@ def class_labels(y: Any) -> np.ndarray:
     if type(y).__module__.startswith("torch") and hasattr(y, "detach"):  # (also one that requires grad)
         from ..gram import numpy_of
 
-        y = numpy_of(y)
+        y = numpy_of(y, "'y'")
     y = np.asarray(y)
     if y.ndim == 2 and y.shape[1] == 1:
         y = y.reshape(-1)

@@ -41,6 +41,8 @@ def as_int64(values: Any, name: str, what: str = "ids") -> Optional[np.ndarray]:
     if isinstance(values, (Tensor, np.ndarray)) and values.ndim != 1:
         raise ValueError(f"'{name}' must be one-dimensional (got shape {tuple(values.shape)})")
     if isinstance(values, Tensor):
+        if values.is_meta:
+            raise ValueError(f"'{name}' is on the meta device (shapes only, no values)")
         if values.is_floating_point() or values.is_complex() or values.dtype == torch.bool:
             raise TypeError(f"'{name}' must hold integer ids or strings (got {values.dtype})")
         if values.dtype in _UNSIGNED_WIDE:  # the NumPy check below (values >= 2^63)
