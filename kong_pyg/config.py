@@ -181,7 +181,7 @@ def check_usable_device(name: str, value: Any) -> Optional["torch.device"]:
 
     dev = check_device(name, value)
     if dev is not None and dev.type == "meta":  # (allocates, computes shapes: no values to read)
-        raise ValueError(f"'{name}' is 'meta', a device that holds no values: KONG reads the data's values")
+        raise ValueError(f"'{name}' is 'meta', a device that holds no values: nothing can be computed there")
     if dev is not None:
         try:
             float(torch.ones(1, device=dev).sum())

@@ -52,7 +52,8 @@ def check_path(name: str, value: object, what: str = "file") -> str:
     (An int is no path here: :func:`os.path.exists` and :func:`open` would read it as a file descriptor.)
     """
     if not isinstance(value, (str, bytes, os.PathLike)):
-        raise TypeError(f"'{name}' must be a {what} path, str or os.PathLike (got {type(value).__name__})")
+        raise TypeError(f"'{name}' must be a {what} path, str, bytes or os.PathLike (got "
+                        f"{type(value).__name__})")
     return os.fsdecode(value)  # (bytes paths as the str the rest of the code handles)
 
 

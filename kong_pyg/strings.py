@@ -119,7 +119,8 @@ def kong_strings(
             raise TypeError("'edge_index' must be a dense [2, num_edges] tensor in edge order (got a "
                             f"{str(edge_index.layout).replace('torch.', '')} tensor: a sparse adjacency "
                             "keeps no neighbor order)")
-        if edge_index.numel() and (edge_index.dim() != 2 or edge_index.size(0) != 2):  # (empty: no edges)
+        no_edges = edge_index.dim() == 1 and edge_index.numel() == 0  # (torch.tensor([]): no edges)
+        if not no_edges and (edge_index.dim() != 2 or edge_index.size(0) != 2):
             raise ValueError(f"'edge_index' must have shape [2, num_edges] (got {list(edge_index.shape)})")
         pairs = edge_index.t().tolist()
     elif isinstance(edge_index, (str, bytes)) or not isinstance(edge_index, Iterable):

@@ -60,6 +60,8 @@ CASES = [
      "'blended' must be True or False \\(got 'no'\\)"),
     ("strings-3d-edge-index", lambda: kp.kong_strings(torch.zeros(2, 2, 2, dtype=torch.long), [0, 1, 2], 2),
      ValueError, "'edge_index' must have shape \\[2, num_edges\\] \\(got \\[2, 2, 2\\]\\)"),
+    ("strings-empty-3d-edge-index", lambda: kp.kong_strings(torch.empty(0, 2, 3, dtype=torch.long), [0], 1),
+     ValueError, "'edge_index' must have shape \\[2, num_edges\\] \\(got \\[0, 2, 3\\]\\)"),
     ("strings-meta-labels", lambda: kp.kong_strings(EI, torch.zeros(3, dtype=torch.long, device="meta"), 2),
      ValueError, "'labels' is on the 'meta' device, which holds no values"),
     ("strings-edge-labels-float", lambda: kp.kong_strings(EI, [0, 1, 2], 2, edge_labels=1.5), TypeError,
@@ -71,13 +73,13 @@ CASES = [
      "^order_test\\(\\) got an unexpected keyword argument 'bogus'"),
     # paths: an int was read as a file descriptor (2**70: OverflowError; 0: stdin)
     ("stream-checkpoint-int", lambda: kp.KongStream(dim=16).fit(SOURCE, checkpoint=2**70), TypeError,
-     "'checkpoint' must be a file path, str or os.PathLike \\(got int\\)"),
+     "'checkpoint' must be a file path, str, bytes or os.PathLike \\(got int\\)"),
     ("stream-save-none", lambda: kp.KongStream(dim=16).save(None), TypeError,
-     "'path' must be a file path, str or os.PathLike \\(got NoneType\\)"),
+     "'path' must be a file path, str, bytes or os.PathLike \\(got NoneType\\)"),
     ("stream-load-none", lambda: kp.KongStream.load(None), TypeError, "'path' must be a file path"),
     ("load-tu-cache-float", lambda: __import__("kong_pyg.datasets", fromlist=["x"]).load_tu(
         "MUTAG", cache=1.5), TypeError,
-     "'cache' must be a folder path, str or os.PathLike \\(got float\\)"),
+     "'cache' must be a folder path, str, bytes or os.PathLike \\(got float\\)"),
     # the cause named, not a consequence
     ("classify-float-with-data-root", lambda: kp.classify(1.5, data_root="/tmp"), TypeError,
      "'dataset' must be a TU data set's name, a PyG dataset or a list of Data \\(got float\\)"),

@@ -36,10 +36,7 @@ def final_sketches(ks: "KongStream", in_place: bool = False) -> Tensor:
         out = node_map_sketches(ks)
         check_finite(out, ks.cfg, "sketch", ks.dtype)  # (the node sketches overflow in ks.dtype, named)
         return cast_checked(out, ks.dtype, ks.cfg)
-    warn_if_inexact(ks, ks._rows[: ks.num_graphs])  # (what accumulated: the output adds const once)
-    if ks.pass_index > 1:
-        warn_if_inexact(ks, ks._pass_rows[: ks.num_graphs])
-    out = linear_sketches(ks, in_place)
+    out = linear_sketches(ks, in_place)  # (it warns where its float32 sums reached 2^24)
     check_finite(out, ks.cfg, "stream's sketches", ks.dtype)
     return out
 
@@ -99,6 +96,9 @@ def linear_sketches(ks: "KongStream", in_place: bool = False) -> Tensor:
         for lo, hi in row_blocks(n, b):
             add_rows(last, graph[lo:hi], prev[lo:hi] * w[lo:hi].view(-1, 1))
         out += table.place_rows(last, ks._block(ks.hops))
+    # what accumulated in the stream's dtype: the rows, and with h >= 3 the last level summed here; not
+    # the constant below, added once (one rounding)
+    warn_if_inexact(ks, out)
     const = get_kernel(ks.kernel).const_value(ks.cfg)
     if const:
         bucket, sign = ks.hashes.const_token()
