@@ -101,6 +101,13 @@ CASES = [
      "'num_item_labels' is 2 but an item label is 2"),
     ("stream-merge-none", lambda: kp.KongStream(dim=16).merge(None), TypeError,
      "take KongStream objects \\(got NoneType\\)"),
+    # InteractionGraphs: scalars and None named plainly, meta columns, the transform checked up front
+    ("interactions-user-none", lambda: _log(user=None), TypeError,
+     "^'user' must be a 1-D tensor or sequence of numbers \\(got NoneType\\)$"),
+    ("interactions-user-meta", lambda: _log(user=torch.zeros(30, dtype=torch.long, device="meta")),
+     ValueError, "'user' is on the meta device"),
+    ("interactions-transform-str", lambda: _log(transform="abc"), TypeError,
+     "'transform' must be callable or None \\(got str\\)"),
     # NumPy arrays in a choice: "The truth value of an array ... is ambiguous"
     ("stream-dtype-array", lambda: kp.KongStream(dtype=np.array([1, 2])), TypeError,
      "'dtype' must be torch.float64 or torch.float32"),

@@ -32,6 +32,10 @@ def _column(t: Any, name: str) -> Tensor:
     Sequences go through NumPy, so Python floats stay ``float64`` (:func:`torch.as_tensor` would
     make them ``float32``, where Unix timestamps in seconds tie within about two minutes).
     """
+    if isinstance(t, Tensor) and t.is_meta:
+        raise ValueError(f"'{name}' is on the meta device (shapes only, no values)")
+    if t is None or isinstance(t, (numbers.Number, str, bytes, dict)):
+        raise TypeError(f"'{name}' must be a 1-D tensor or sequence of numbers (got {type(t).__name__})")
     try:
         out = torch.as_tensor(t if isinstance(t, Tensor) else native_order(np.asarray(t)))
     except (TypeError, ValueError, RuntimeError, OverflowError):

@@ -476,6 +476,8 @@ class InteractionGraphs(InMemoryDataset):
         num_item_labels: Optional[int] = None,
         transform: Optional[Callable] = None,
     ):
+        if transform is not None and not callable(transform):  # (PyG would fail at the first item)
+            raise TypeError(f"'transform' must be callable or None (got {type(transform).__name__})")
         super().__init__(None, transform)
         data, slices = build_ego_graphs(
             user, item, time, user_label, item_label, y, rating, symmetric=symmetric,

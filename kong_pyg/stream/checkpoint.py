@@ -411,6 +411,9 @@ def _version(state: Any, versions: Tuple[int, ...]) -> int:
     if not isinstance(state, dict):
         raise TypeError(f"a KongStream state is the dict of state_dict() (got {type(state).__name__})")
     version = state.get("version")
+    if version is None:
+        raise ValueError("not a KongStream state: the dict has no 'version' (give the dict of "
+                         "KongStream.state_dict(), or KongStream.load(path) for a checkpoint file)")
     if version not in versions:
         raise ValueError(f"unsupported KongStream state version {version!r} (this version reads "
                          f"{', '.join(map(str, versions))})")
