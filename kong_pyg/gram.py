@@ -42,7 +42,7 @@ from . import engine
 from .config import KongConfig, check_attr_name, check_int, option_defaults, resolve_config
 from .exact import Rows, dense_rank, dense_row_ids, index_grams, quiet_sparse, row_norms, sum_duplicates
 from .graphs import as_graph_sequence, iter_graph_batches
-from .inputs import unmasked
+from .inputs import on_meta, unmasked
 from .kernels import get_kernel
 from .kgrams import exclusive_cumsum, flat_nonzero
 from .memory import check_allocation
@@ -481,7 +481,7 @@ def numpy_of(t: Tensor, name: str = "the tensor") -> np.ndarray:
     A tensor on the meta device is a :class:`ValueError` naming :obj:`name` (it holds no values).
     """
     if t.is_meta:
-        raise ValueError(f"{name} is on the meta device (shapes only, no values)")
+        raise on_meta(name)
     t = t.detach().cpu()
     t = t if t.layout == torch.strided else t.to_dense()
     t = t.resolve_neg().resolve_conj()  # (NumPy has no lazy negation or conjugation)
@@ -498,9 +498,7 @@ def _as_matrix(X: Any, name: str) -> Any:
         raise TypeError(f"'{name}' must be [n, d] numeric features (a SciPy sparse matrix, a NumPy array "
                         f"or a tensor, e.g. KongVectorizer output), not {type(X).__name__}")
     if isinstance(X, Tensor):
-        if X.is_meta:
-            raise ValueError(f"'{name}' is on the meta device (shapes only, no values)")
-        X = numpy_of(X)
+        X = numpy_of(X, f"'{name}'")
     X = unmasked(X, f"'{name}'")
     if not (sp.issparse(X) or hasattr(X, "dtype")):  # (a list: its values' own type first)
         try:

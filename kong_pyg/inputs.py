@@ -177,6 +177,11 @@ def check_edge_index(edge_index: Any, num_nodes: int, device: Optional[torch.dev
     return edge_index
 
 
+def on_meta(name: str) -> ValueError:
+    """The refusal of a tensor on the meta device (shapes, no values); :obj:`name` as the message shows it."""
+    return ValueError(f"{name} is on the meta device (shapes only, no values)")
+
+
 def is_dense(t: Tensor) -> bool:
     """Whether :obj:`t` is a plain strided tensor: not sparse, not nested (a nested tensor is strided)."""
     return t.layout == torch.strided and not t.is_nested

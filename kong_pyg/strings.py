@@ -20,7 +20,7 @@ from torch import Tensor
 
 from .config import FLOWS, ORDERS, TRAVERSALS, KongConfig, check_bool, check_choice, check_int
 from .hashing import node_code
-from .inputs import native_order, not_dense
+from .inputs import native_order, not_dense, on_meta
 from .ordering import ORDERS_WITH_KEY, consistent_key, ordered_neighborhoods, tie_rounds
 
 NodeString = Union[Tuple[Hashable, ...], List[Tuple[Hashable, ...]]]
@@ -348,8 +348,8 @@ def _check_readable(name: str, value: Any) -> None:
     if isinstance(value, Tensor):
         if value.is_nested:
             raise TypeError(not_dense(name, value))
-        if value.device.type == "meta":
-            raise ValueError(f"'{name}' is on the 'meta' device, which holds no values")
+        if value.is_meta:
+            raise on_meta(f"'{name}'")
 
 
 def kgram_counts(string: NodeString, k: int, blended: bool = False) -> Counter:

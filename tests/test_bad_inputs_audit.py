@@ -63,7 +63,7 @@ CASES = [
     ("strings-empty-3d-edge-index", lambda: kp.kong_strings(torch.empty(0, 2, 3, dtype=torch.long), [0], 1),
      ValueError, "'edge_index' must have shape \\[2, num_edges\\] \\(got \\[0, 2, 3\\]\\)"),
     ("strings-meta-labels", lambda: kp.kong_strings(EI, torch.zeros(3, dtype=torch.long, device="meta"), 2),
-     ValueError, "'labels' is on the 'meta' device, which holds no values"),
+     ValueError, "'labels' is on the meta device \\(shapes only, no values\\)"),
     ("strings-edge-labels-float", lambda: kp.kong_strings(EI, [0, 1, 2], 2, edge_labels=1.5), TypeError,
      "'edge_labels' must be a sequence with one label per edge \\(got float\\)"),
     # unknown keywords named for the function called, not KongConfig.__init__

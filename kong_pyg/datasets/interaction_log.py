@@ -13,7 +13,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from ..inputs import native_order, top_beyond_int64
+from ..inputs import native_order, on_meta, top_beyond_int64
 
 
 class InteractionLog(NamedTuple):
@@ -33,7 +33,7 @@ def _column(t: Any, name: str) -> Tensor:
     make them ``float32``, where Unix timestamps in seconds tie within about two minutes).
     """
     if isinstance(t, Tensor) and t.is_meta:
-        raise ValueError(f"'{name}' is on the meta device (shapes only, no values)")
+        raise on_meta(f"'{name}'")
     if t is None or isinstance(t, (numbers.Number, str, bytes, dict)):
         raise TypeError(f"'{name}' must be a 1-D tensor or sequence of numbers (got {type(t).__name__})")
     try:

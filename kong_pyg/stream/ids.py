@@ -17,7 +17,7 @@ from torch import Tensor
 
 from ..hashing import MAX_LABEL, type_code
 from ..idmap import IdMap, canonical_int
-from ..inputs import top_beyond_int64
+from ..inputs import on_meta, top_beyond_int64
 from .replay import chunk_checksum
 
 #: At most this many graphs per stream (graph index bits of a node key).
@@ -42,7 +42,7 @@ def as_int64(values: Any, name: str, what: str = "ids") -> Optional[np.ndarray]:
         raise ValueError(f"'{name}' must be one-dimensional (got shape {tuple(values.shape)})")
     if isinstance(values, Tensor):
         if values.is_meta:
-            raise ValueError(f"'{name}' is on the meta device (shapes only, no values)")
+            raise on_meta(f"'{name}'")
         if values.is_floating_point() or values.is_complex() or values.dtype == torch.bool:
             raise TypeError(f"'{name}' must hold integer ids or strings (got {values.dtype})")
         if values.dtype in _UNSIGNED_WIDE:  # the NumPy check below (values >= 2^63)
