@@ -131,13 +131,15 @@ class SketchHashes(torch.nn.Module):
                      f"{HASH_VERSION}, and they load as scheme 1, to give the features they were "
                      "saved with (a new layer uses the current scheme)")
         scheme = state_dict.get(prefix + "scheme")
-        if isinstance(scheme, Tensor) and scheme.numel() == 1 and not scheme.is_meta:
-            check_scheme(int(scheme), "the state dict's hash scheme")
+        saved = int(scheme) if isinstance(scheme, Tensor) and scheme.numel() == 1 and not scheme.is_meta \
+            else None
+        if saved is not None:
+            check_scheme(saved, "the state dict's hash scheme")
         super()._load_from_state_dict(state_dict, prefix, *args)
         if not self.scheme.is_meta:
             self._scheme = int(self.scheme)
-        elif isinstance(scheme, Tensor) and scheme.numel() == 1 and not scheme.is_meta:
-            self._scheme = int(scheme)  # (a meta layer copies nothing, PyTorch warns; the scheme is kept)
+        elif saved is not None:  # (a meta layer copies nothing, PyTorch warns; the scheme is kept)
+            self._scheme = saved
 
     def const_token(self) -> tuple:
         """Bucket and sign of the polynomial kernel's constant coordinate."""
