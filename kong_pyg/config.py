@@ -50,9 +50,11 @@ MAX_SEED = 2**32 - 1
 
 
 def check_choice(name: str, value: Any, choices: Iterable[str]) -> str:
-    """Check that :obj:`value` is one of :obj:`choices`."""
+    """Check that :obj:`value` is one of :obj:`choices` (a string: :class:`TypeError` for another type)."""
     choices = tuple(choices)
-    if not isinstance(value, str) or value not in choices:
+    if not isinstance(value, str):
+        raise TypeError(f"'{name}' must be a string, one of {list(choices)} (got {type(value).__name__})")
+    if value not in choices:
         raise ValueError(f"'{name}' must be one of {list(choices)} (got {value!r})")
     return value
 
@@ -115,6 +117,11 @@ def check_c_grid(name: str, value: Any) -> List[float]:
     if not out:
         raise ValueError(f"'{name}' must be positive numbers, finite and at least one (got [])")
     return out
+
+
+def zero_dim(value: Any) -> bool:
+    """Whether :obj:`value` is a 0-d array or tensor: iterable by its type, but not by its value."""
+    return getattr(value, "ndim", None) == 0 and hasattr(value, "__iter__")
 
 
 def _is_real(value: Any) -> bool:
@@ -528,6 +535,7 @@ __all__ = [
     "check_int",
     "check_float",
     "check_bool",
+    "zero_dim",
     "TRAVERSALS",
     "KERNELS",
     "ORDERS",

@@ -111,9 +111,29 @@ CASES = [
     # NumPy arrays in a choice: "The truth value of an array ... is ambiguous"
     ("stream-dtype-array", lambda: kp.KongStream(dtype=np.array([1, 2])), TypeError,
      "'dtype' must be torch.float64 or torch.float32"),
-    ("interactions-layout-array", lambda: _log(layout=np.array(["ego", "ego"])), ValueError,
-     "'layout' must be one of \\['ego', 'authors'\\]"),
+    ("interactions-layout-array", lambda: _log(layout=np.array(["ego", "ego"])), TypeError,
+     "'layout' must be a string, one of \\['ego', 'authors'\\] \\(got ndarray\\)"),
+    # 0-d tensors and arrays are iterable by their type: PyTorch's "iteration over a 0-d tensor", unnamed
+    ("classify-grid-0d", lambda: kp.classify(_graphs(), grid=torch.tensor(1)), TypeError,
+     "^'grid' must be a preset's name, a dict of values or a list of dicts .*got Tensor"),
+    ("classify-dataset-0d", lambda: kp.classify(torch.tensor(1)), TypeError,
+     "^'dataset' must be a TU data set's name, a PyG dataset or a list of Data \\(got Tensor\\)$"),
+    ("sketch-curve-graphs-0d", lambda: kp.sketch_curve(np.array(1), {}), TypeError,
+     "^'graphs' must be a TU data set's name, a PyG dataset or a list of Data \\(got ndarray\\)$"),
+    ("stream-fit-source-0d", lambda: kp.KongStream().fit(torch.tensor(1)), TypeError,
+     "^'source' must be an EdgeStream .*\\(got Tensor\\)$"),
+    # any truthy value downloaded ("no" too)
+    ("load-tu-download-str", lambda: _load_tu("MUTAG", download="no"), TypeError,
+     "^'download' must be True or False \\(got 'no'\\)$"),
+    ("classify-download-str", lambda: kp.classify("MUTAG", download="no"), TypeError,
+     "^'download' must be True or False \\(got 'no'\\)$"),
 ]
+
+
+def _load_tu(*args, **kw):
+    from kong_pyg.datasets import load_tu
+
+    return load_tu(*args, **kw)
 
 
 @pytest.mark.parametrize("id, call, error, match", CASES, ids=[c[0] for c in CASES])

@@ -234,6 +234,8 @@ def test_invalid_states_are_value_errors(checkpoint):
         "string id": lambda s: s["encoder"].update(strings=[1, 2]),
         "dtype": lambda s: s["config"].update(dtype="int64"),
         "unknown option": lambda s: s["config"].update(colour="red"),
+        "option value": lambda s: s["config"].update(traversal="dfs"),  # (was the bare option error)
+        "option type": lambda s: s["config"].update(kernel=1),
         "replay": lambda s: s.update(replay={"first": "x", "current": 0}),
         "replay without checksums": lambda s: s.update(replay={}),  # (was a KeyError)
         "hash scheme": lambda s: s.update(hashes=3),

@@ -38,6 +38,7 @@ import torch
 from torch import Tensor
 from torch_geometric.data import Data, InMemoryDataset
 
+from ..config import check_bool
 from ..files import check_path, regular_file
 from ..warn import warn
 from .safe_cache import KEY_PREFIX, content_digest, load_collated, save_collated
@@ -335,6 +336,7 @@ def load_tu(
             partial archive is removed, so the next call fetches it again.
     """
     name = _check_name("MUTAG" if name is None else name)
+    download = check_bool("download", download)  # ("no" is truthy: it would download)
     folder = cache_dir(cache)
     files, source = _locate(name, data_root, folder, download)
     digest = content_digest((part, content) for part, (_, content) in sorted(files.items()))

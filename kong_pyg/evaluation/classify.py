@@ -17,7 +17,7 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
-from ..config import check_bool, check_choice, check_int, check_usable_device
+from ..config import check_bool, check_choice, check_int, check_usable_device, zero_dim
 from ..graph_union import not_a_graph
 from .cv import CVResult, FeatureEntry, ProtocolResult, cross_validate
 from .features import setting_features
@@ -216,7 +216,7 @@ def _graphs_and_name(dataset: Any, data_root: Any, cache: Any, download: bool,
         graphs = load_tu(dataset, data_root, cache=cache, download=download)
         return graphs, str(graphs.name)
     if isinstance(dataset, (bytes, dict)) or not hasattr(dataset, "__getitem__") \
-            or not hasattr(dataset, "__len__"):
+            or not hasattr(dataset, "__len__") or zero_dim(dataset):
         raise TypeError(f"'{arg}' must be a TU data set's name, a PyG dataset or a list of Data "
                         f"(got {type(dataset).__name__})")
     if data_root is not None:
@@ -307,7 +307,7 @@ def classify(
     check_choice("protocol", protocol, PROTOCOLS)
     check_usable_device("device", device)
     settings = expand_grid(method, grid)
-    graphs, name = _graphs_and_name(dataset, data_root, cache, download)
+    graphs, name = _graphs_and_name(dataset, data_root, cache, check_bool("download", download))
     if nested_repeats is not None and protocol != "both":
         raise ValueError("'nested_repeats' only applies to protocol='both' (use 'repeats' otherwise)")
     y = graph_targets(graphs)

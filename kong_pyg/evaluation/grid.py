@@ -12,7 +12,7 @@ import math
 from dataclasses import fields
 from typing import Any, Dict, Iterable, List, Mapping, NamedTuple, Optional, Sequence, Set, Tuple, Union
 
-from ..config import KongConfig, check_bool, check_choice, check_int, option_defaults, option_docs
+from ..config import KongConfig, check_bool, check_choice, check_int, option_defaults, option_docs, zero_dim
 
 #: The feature maps: KONG, the mean of a KONG grid's normalised kernels (:obj:`"kong-mean"`, see
 #: :func:`~kong_pyg.evaluation.depths.grid_mean_features`) and the baselines of the paper's Table 1.
@@ -246,7 +246,8 @@ def _grid_points(method: str, grid: Grid) -> List[Dict[str, Any]]:
             raise ValueError(f"the grid has {size:,} settings ({counts} values of {', '.join(keys)}), more "
                              f"than {MAX_SETTINGS:,}: give fewer values")
         return [dict(zip(keys, combo)) for combo in itertools.product(*values)]
-    given: Any = list(grid) if isinstance(grid, Iterable) and not isinstance(grid, (str, bytes)) else grid
+    listed = isinstance(grid, Iterable) and not isinstance(grid, (str, bytes)) and not zero_dim(grid)
+    given: Any = list(grid) if listed else grid
     if not isinstance(given, list) or any(not isinstance(point, Mapping) for point in given):
         raise TypeError("'grid' must be a preset's name, a dict of values or a list of dicts (one per "
                         f"setting; got {_kind(given)})")

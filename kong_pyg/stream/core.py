@@ -496,7 +496,7 @@ class KongStream(GivenOptions):
         options = ckpt.saved_options(ckpt.old_seed(state)[0], ckpt.READS, ckpt.DTYPES)
         try:
             stream = owner(**options)
-        except TypeError as err:
+        except (TypeError, ValueError) as err:  # (a value no stream takes: the state is not one)
             raise ValueError(f"invalid KongStream state: bad options ({err})") from None
         return stream.load_state_dict(state, assign)
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, List, Optio
 import numpy as np
 from torch import Tensor
 
-from ..config import check_bool, check_int
+from ..config import check_bool, check_int, zero_dim
 from ..files import check_path, existing_folder, remove_stale_temps
 from ..idmap import canonical_int
 from ..progress import Progress
@@ -139,10 +139,11 @@ def chunk_source(source: Any, chunk_size: int, passes: int) -> Callable[[], Iter
             return lambda: [source]
         return lambda: source
     one_shot = isinstance(source, Iterator) or getattr(source, "reiterable", True) is False
-    if isinstance(source, Iterable) and not one_shot:
+    iterable = isinstance(source, Iterable) and not zero_dim(source)  # (a 0-d tensor: by its type only)
+    if iterable and not one_shot:
         return lambda: source  # (a re-iterable such as a StreamSpotReader of a path: each pass iterates
         # it again, and the replay checks refuse a pass that reads other edges)
-    if isinstance(source, Iterable):
+    if iterable:
         if passes > 1:
             what = "a StreamSpotReader of a file object or of an iterator of lines" \
                 if hasattr(source, "reiterable") else "a one-shot iterator"
