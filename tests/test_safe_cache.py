@@ -235,3 +235,76 @@ def test_atomic_write_permissions_are_set_on_the_descriptor(tmp_path, monkeypatc
     mask = os.umask(0o022)
     os.umask(mask)
     assert (tmp_path / "f").stat().st_mode & 0o777 == 0o666 & ~mask
+
+
+def test_cache_refuses_repeated_members_before_reading(tmp_path, monkeypatch):
+    """A zip directory that lists one stored member many times had it read once per entry (a cache of
+    3 MB read 37 GB); such archives, and members adding up to more than the file, are refused unread."""
+    import zipfile
+
+    path = tmp_path / "c.npz"
+    save_collated(path, "k", {"x": torch.ones(3, 1)}, {"x": torch.tensor([0, 3])})
+    assert load_collated(path, "k") is not None
+    with zipfile.ZipFile(path, "a") as archive, warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # ("Duplicate name")
+        for _ in range(3):
+            archive.writestr("data/pad.npy", _npy(np.zeros(1000)))
+    reads = []
+    real = np.load
+    monkeypatch.setattr(np, "load", lambda *a, **k: reads.append(a) or real(*a, **k))
+    assert load_collated(path, "k") is None and reads == []
+    # the same directory entry three times: members "larger" than the file
+    path2 = tmp_path / "d.npz"
+    save_collated(path2, "k", {"x": torch.ones(3, 1)}, {"x": torch.tensor([0, 3])})
+    blob = bytearray(path2.read_bytes())
+    end = blob.rfind(b"PK\x05\x06")
+    start = int.from_bytes(blob[end + 16:end + 20], "little")
+    size = int.from_bytes(blob[end + 12:end + 16], "little")
+    entries = blob[start:start + size]
+    count = int.from_bytes(blob[end + 10:end + 12], "little")
+    tail = bytearray(blob[end:])
+    tail[8:10] = tail[10:12] = (count * 3).to_bytes(2, "little")
+    tail[12:16] = (size * 3).to_bytes(4, "little")
+    path2.write_bytes(bytes(blob[:start]) + bytes(entries) * 3 + bytes(tail))
+    assert load_collated(path2, "k") is None and reads == []
+
+
+def _npy(array: np.ndarray) -> bytes:
+    import io
+
+    buf = io.BytesIO()
+    np.save(buf, array)
+    return buf.getvalue()
+
+
+def test_cache_entries_must_fit_how_pyg_slices_them(tmp_path):
+    """A forged cache with the right key: data without a slice was served as an attribute, a slice
+    could end at another dimension of its tensor, and edge_index could hold floats."""
+    path = tmp_path / "e.npz"
+    x, ei = torch.ones(5, 2), torch.tensor([[0, 1, 2, 3], [1, 0, 3, 2]])
+    data = {"x": x, "edge_index": ei}
+    slices = {"x": torch.tensor([0, 2, 5]), "edge_index": torch.tensor([0, 2, 4])}
+    save_collated(path, "k", data, slices)
+    assert load_collated(path, "k") is not None
+    for bad_data, bad_slices in (
+        (dict(data, pad=torch.zeros(3)), slices),  # data without a slice
+        (data, dict(slices, x=torch.tensor([0, 1, 2]))),  # x's slice ends at its 2 columns, not 5 rows
+        (data, dict(slices, edge_index=torch.tensor([0, 1, 2]))),  # ends at edge_index's 2 rows
+        (dict(data, edge_index=ei.float()), slices),
+    ):
+        save_collated(path, "k", bad_data, bad_slices)
+        assert load_collated(path, "k") is None
+
+
+def test_tu_cache_without_its_sizes_is_rebuilt(tmp_path):
+    """A TU cache lacking its label counts gave 'no node labels' (and degree labels were assumed)."""
+    cache = tmp_path / "cache"
+    first = load_tu("MUTAG", cache=cache)
+    (path,) = cache.rglob("*.npz")
+    with np.load(path) as z:
+        key = str(z["__key__"])
+    save_collated(path, key, first._data.to_dict(), dict(first.slices))  # (no extra entries)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        again = load_tu("MUTAG", cache=cache)
+    assert same_graphs(first, again) and again.num_node_labels == first.num_node_labels == 7

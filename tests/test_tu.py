@@ -415,3 +415,13 @@ def test_root_arguments_that_were_misread(tmp_path):
     with pytest.raises(ValueError, match="is PTC_MR's raw folder: pass the folder two levels up, '"
                        + re.escape(str(tmp_path))):
         load_tu("PTC_MR", raw)
+    # a raw "folder" that is a file or a link loop: it said there was none
+    other = tmp_path / "other"
+    (other / "PTC_MR").mkdir(parents=True)
+    (other / "PTC_MR" / "raw").write_text("")
+    with pytest.raises(ValueError, match="PTC_MR/raw' is not a folder \\(a file or a broken link\\)"):
+        load_tu("PTC_MR", other)
+    (other / "PTC_MR" / "raw").unlink()
+    (other / "PTC_MR" / "raw").symlink_to(other / "PTC_MR" / "raw")
+    with pytest.raises(ValueError, match="PTC_MR/raw' is not a folder"):
+        load_tu("PTC_MR", other)

@@ -132,27 +132,36 @@ def _plain_archive(path: Path, key: str) -> bool:
         return False
     names = {info.filename: info for info in infos}
     key_info = names.get(_KEY + ".npy")
-    return (key_info is not None and key_info.file_size <= 4 * len(key) + 1024
+    # (one directory entry per member: entries repeating a member would have it read again and again,
+    # minutes of reading from a file of a few MB)
+    distinct = len(names) == len(infos) == len({info.header_offset for info in infos})
+    return (key_info is not None and key_info.file_size <= 4 * len(key) + 1024 and distinct
+            and sum(info.file_size for info in infos) <= path.stat().st_size
             and all(info.compress_type == zipfile.ZIP_STORED for info in infos))
 
 
 def _consistent(out: Collated) -> bool:
     """Whether the slices and extra entries fit the data.
 
-    Every slice a non-decreasing int64 pointer from 0 to one of its
-    tensor's sizes, as long as the others (one entry per graph, plus one);
-    every extra entry one number.
+    Every data entry has a slice: a non-decreasing int64 pointer from 0 to
+    its tensor's size along the dimension PyG concatenates it on, as long as
+    the others (one entry per graph, plus one); every extra entry is one
+    number; an :obj:`edge_index` holds int64 indices.
     """
     lengths = {ptr.numel() for ptr in out.slices.values()}
-    if len(lengths) > 1 or any(v.dim() != 0 for v in out.extra.values()):
+    if len(lengths) > 1 or any(v.dim() != 0 for v in out.extra.values()) or set(out.slices) != set(out.data):
         return False
+    index = out.data.get("edge_index")
+    if index is not None and index.dtype != torch.long:
+        return False
+    plain = Data()
     for name, ptr in out.slices.items():
-        value = out.data.get(name)
-        if value is None or ptr.dtype != torch.long or ptr.dim() != 1 or ptr.numel() == 0:
+        value = out.data[name]
+        if ptr.dtype != torch.long or ptr.dim() != 1 or ptr.numel() == 0:
             return False
         if int(ptr[0]) != 0 or bool((ptr[1:] < ptr[:-1]).any()):
             return False
-        if value.dim() and int(ptr[-1]) not in value.shape:
+        if value.dim() and int(ptr[-1]) != value.size(plain.__cat_dim__(name, value)):
             return False
     return True
 

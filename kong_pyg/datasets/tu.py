@@ -42,7 +42,7 @@ from ..config import check_bool
 from ..files import check_path, regular_file
 from ..warn import warn
 from .safe_cache import KEY_PREFIX, content_digest, load_collated, save_collated
-from .tu_raw import PARTS, parse_tu
+from .tu_raw import PARTS, SIZES, parse_tu
 
 #: Data sets shipped inside the package.
 BUNDLED = ("MUTAG",)
@@ -194,6 +194,9 @@ def _locate(name: str, data_root, folder: Path, download: bool) -> Tuple[Dict[st
         src_raw = base / name / "raw"
         if src_raw.is_dir():
             return _read_folder(src_raw, name), str(src_raw)
+        if os.path.lexists(src_raw):  # (a file, a broken link or a link loop: not "no such folder")
+            raise ValueError(f"{str(src_raw)!r} is not a folder (a file or a broken link); it must be the "
+                             f"folder of {name}'s raw files ({name}_A.txt, ...)")
         if (base / "raw").is_dir() and base.name == name:
             raise ValueError(f"'data_root' is the folder that holds {name}/raw; {str(base)!r} is {name}'s "
                              f"own folder: pass its parent instead, {str(base.parent)!r}")
@@ -343,7 +346,7 @@ def load_tu(
     key = f"{KEY_PREFIX}|tu-{TU_LAYOUT}|{name}|{digest}"
     path = folder / "tu" / f"{name}-{digest[:24]}.npz"
     cached = load_collated(path, key)
-    if cached is not None:
+    if cached is not None and set(cached.extra) == set(SIZES):
         data, slices = cached.data, cached.slices
         sizes = {k: int(v) for k, v in cached.extra.items()}
     else:

@@ -29,6 +29,8 @@ from ..files import file_text
 
 #: The raw files read (the suffix of ``NAME_<part>.txt``).
 PARTS = ("A", "graph_indicator", "graph_labels", "node_labels", "edge_labels")
+#: The sizes :func:`parse_tu` gives beside the graphs (a cache lacking one is rebuilt).
+SIZES = ("num_node_labels", "num_edge_labels")
 
 #: The most bytes (float32) of one-hot label matrices built for one data set (node and edge labels).
 MAX_ONE_HOT_BYTES = 2 << 30
@@ -286,8 +288,8 @@ def parse_tu(name: str, files: Files) -> Tuple[Dict[str, Tensor], Dict[str, Tens
     edge_graph = batch[edge_index[0]]
     edge_ptr = torch.zeros(num_graphs + 1, dtype=torch.long)
     torch.cumsum(torch.bincount(edge_graph, minlength=num_graphs), 0, out=edge_ptr[1:])
-    sizes = {"num_node_labels": 0 if x is None else int(x.size(1)),
-             "num_edge_labels": 0 if edge_attr is None else int(edge_attr.size(1))}
+    sizes = dict(zip(SIZES, (0 if x is None else int(x.size(1)),
+                             0 if edge_attr is None else int(edge_attr.size(1)))))
     if x is None:  # in-degree labels
         x = torch.bincount(edge_index[1], minlength=num_nodes).view(-1, 1)
     data = {"x": x, "edge_index": edge_index - node_ptr[edge_graph].view(1, -1),
@@ -299,4 +301,4 @@ def parse_tu(name: str, files: Files) -> Tuple[Dict[str, Tensor], Dict[str, Tens
     return data, slices, sizes
 
 
-__all__ = ["parse_tu", "read_table", "PARTS", "MAX_ONE_HOT_BYTES"]
+__all__ = ["parse_tu", "read_table", "PARTS", "SIZES", "MAX_ONE_HOT_BYTES"]
