@@ -119,6 +119,11 @@ def check_c_grid(name: str, value: Any) -> List[float]:
     return out
 
 
+def python_number(value: Any) -> Any:
+    """A NumPy (or 0-d torch) number as Python's own (for JSON); any other value as it is."""
+    return value.item() if getattr(value, "ndim", None) == 0 and hasattr(value, "item") else value
+
+
 def zero_dim(value: Any) -> bool:
     """Whether :obj:`value` is a 0-d array or tensor: iterable by its type, but not by its value."""
     return getattr(value, "ndim", None) == 0 and hasattr(value, "__iter__")
@@ -536,6 +541,7 @@ __all__ = [
     "check_float",
     "check_bool",
     "zero_dim",
+    "python_number",
     "TRAVERSALS",
     "KERNELS",
     "ORDERS",

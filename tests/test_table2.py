@@ -259,6 +259,36 @@ def test_resume_skips_finished_methods_and_refuses_another_protocol(tmp_path, mo
         with pytest.raises(ValueError, match="bad.json' is not a resume file|belongs to another run"):
             run_table2(graphs, ["K-1", "K-2"], n_splits=3, C_grid=(1.0, 10.0), inner_folds=2,
                        resume=str(tmp_path / "bad.json"), tag="row")
+    # a file of another kong_pyg version: its features may differ (they were reused without notice)
+    other_version = dict(state, protocol=dict(state["protocol"], kong_pyg="0.1.0"))
+    (tmp_path / "old.json").write_text(json.dumps(other_version))
+    from kong_pyg import __version__
+
+    differs = f"belongs to another run \\(kong_pyg: '0.1.0' there, '{__version__}' here"
+    with pytest.raises(ValueError, match=differs):
+        run_table2(graphs, ["K-1", "K-2"], n_splits=3, C_grid=(1.0, 10.0), inner_folds=2,
+                   resume=str(tmp_path / "old.json"), tag="row")
+
+
+def test_resume_takes_numpy_numbers_and_refuses_a_folder_before_any_fit(tmp_path, monkeypatch):
+    """NumPy scalars crashed the first write of the resume file, after the first method's fits (all
+    lost); a folder given as the file failed there too."""
+    import kong_pyg.evaluation.harness as harness
+
+    graphs = stream_to_graphs(*synthetic_event_stream(30, seed=3))
+    path = tmp_path / "state.json"
+    run_table2(graphs, ["K-1"], n_splits=np.int64(3), C_grid=(1.0,), inner_folds=np.int64(2),
+               test_size=np.float64(0.25), seed=np.int64(1), shuffle_seeds=np.int32(2), resume=str(path))
+    protocol = json.loads(path.read_text())["protocol"]
+    assert (protocol["n_splits"], protocol["inner_folds"], protocol["test_size"], protocol["seed"],
+            protocol["shuffle_seeds"]) == (3, 2, 0.25, 1, 2)
+
+    def no_fit(*a, **k):
+        raise AssertionError("fitted before the resume file was checked")
+
+    monkeypatch.setattr(harness, "evaluate_features", no_fit)
+    with pytest.raises(ValueError, match="is a folder, not a file: give another resume file"):
+        run_table2(graphs, ["K-1"], n_splits=3, C_grid=(1.0,), inner_folds=2, resume=str(tmp_path))
 
 
 def test_paired_comparisons_carry_the_corrected_interval():

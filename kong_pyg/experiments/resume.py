@@ -57,7 +57,10 @@ class ResumeFile:
                  grids: Dict[str, Sequence[float]]):
         self.path, self.protocol = path, protocol
         self.done: Dict[str, Dict[str, Any]] = {}
-        if not (path and os.path.isfile(path)):
+        from ..files import regular_file
+
+        # (a folder of that name: refused now, not at the first finished method's write)
+        if not (path and regular_file(path, "give another resume file")):
             return
         try:
             with open(path, encoding="utf-8") as f:

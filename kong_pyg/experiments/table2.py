@@ -48,7 +48,8 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from ..config import check_c_grid
+from .. import __version__
+from ..config import check_c_grid, check_int, python_number
 from ..evaluation.splits import fewer_folds_note, inner_folds_used
 from ..evaluation.stats import mean_ci, paired_comparison, with_corrected_interval
 from ..ordertest import C_NORMALIZED
@@ -391,10 +392,9 @@ def run_table2(
     unknown = [m for m in methods if m not in all_methods]
     if unknown:
         raise ValueError(f"unknown method(s) {unknown}; choose from {list(all_methods)}")
-    if not isinstance(n_splits, int) or n_splits < 2:
-        raise ValueError(f"'n_splits' must be an integer >= 2 (got {n_splits!r})")
-    if shuffle_seeds is not None and (not isinstance(shuffle_seeds, int) or shuffle_seeds < 1):
-        raise ValueError(f"'shuffle_seeds' must be None or an integer >= 1 (got {shuffle_seeds!r})")
+    n_splits = check_int("n_splits", n_splits, 2)
+    if shuffle_seeds is not None:
+        shuffle_seeds = check_int("shuffle_seeds", shuffle_seeds, 1)
     C_grid = check_c_grid("C_grid", C_grid)
     C_grid_normalized = check_c_grid("C_grid_normalized", C_grid_normalized)
     y = _labels(graphs)
@@ -403,10 +403,12 @@ def run_table2(
     from ..ordering import RANDOM_ORDER_VERSION  # (here: the command line's parser imports this module)
 
     splits = random_splits(y, n_splits, test_size=test_size, inner_folds=inner_folds, seed=seed)
+    # (checked by random_splits; NumPy scalars as Python numbers, which the resume file's JSON takes)
     protocol = {"n_graphs": int(len(y)), "class_counts": np.bincount(y).tolist(), "n_splits": n_splits,
-                "test_size": test_size, "C_grid": list(C_grid), "C_grid_normalized": list(C_grid_normalized),
-                "inner_folds": inner_folds, "seed": seed, "shuffle_seeds": shuffle_seeds, "tag": tag,
-                "random_order": RANDOM_ORDER_VERSION,
+                "test_size": python_number(test_size), "C_grid": list(C_grid),
+                "C_grid_normalized": list(C_grid_normalized), "inner_folds": python_number(inner_folds),
+                "seed": python_number(seed), "shuffle_seeds": shuffle_seeds, "tag": tag,
+                "random_order": RANDOM_ORDER_VERSION, "kong_pyg": __version__,
                 "graphs": graphs_digest(graphs, y) if resume else None}
     used = inner_folds_used(splits, inner_folds)
     if used != [inner_folds]:  # (said before the fits, not after them)
