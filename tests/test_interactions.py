@@ -298,6 +298,23 @@ def test_time_columns_that_float64_would_reorder_or_that_hold_dates_are_named():
     assert torch.equal(InteractionGraphs(user, item, seconds, ul, il)[0].edge_index, exact.edge_index)
 
 
+def test_a_list_of_integers_beyond_int64_is_ordered_as_integers():
+    """NumPy made [2**63 + 5, 2**63 + 1, ...] float64, and the column was refused as mixing floats; it is
+    now read as the uint64 array of the same values is. With a negative integer no dtype holds both."""
+    import numpy as np
+
+    from kong_pyg.datasets import InteractionGraphs
+
+    user, item, ul, il = [0, 0, 0, 1, 1, 1], [0, 1, 2, 0, 1, 2], [0, 1], [0, 1, 0]
+    big = [2**63 + 5, 2**63 + 1, 1, 2**64 - 1, 3, 2**63 + 2]
+    listed = InteractionGraphs(user, item, big, ul, il)
+    arrayed = InteractionGraphs(user, item, np.array(big, dtype=np.uint64), ul, il)
+    assert [g.edge_order.tolist() for g in listed] == [g.edge_order.tolist() for g in arrayed]
+    assert listed[0].edge_order.tolist() != sorted(listed[0].edge_order.tolist())  # (the order is the times')
+    with pytest.raises(ValueError, match="'time' holds integers beyond int64 and negative ones"):
+        InteractionGraphs(user, item, [-1] + big[1:], ul, il)
+
+
 def test_bools_mixed_with_numbers_in_a_column_are_refused():
     """[0.5, True, 2.0] read True as 1.0 (and [0, True] as 1) without a word."""
     import numpy as np

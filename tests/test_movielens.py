@@ -50,6 +50,15 @@ def test_malformed_lines_name_the_file_and_line(tmp_path):
         (folder / name).write_text("\n")
         with pytest.raises(ValueError, match=rf"{name}: no {what} \(an empty file\)"):
             read_ml100k(str(folder))
+    # a repeated id: the message named neither the id nor its lines
+    for name in ("u.user", "u.item"):
+        write_fake_ml100k(folder)
+        lines = (folder / name).read_text(encoding="latin-1").splitlines(keepends=True)
+        (folder / name).write_text("".join(lines[:3] + ["\n", lines[1]] + lines[3:]), encoding="latin-1")
+        key = lines[1].split("|")[0]
+        again = rf"{name}, line 5: {name[2:]} id {key} again \(first on line 2\)"
+        with pytest.raises(ValueError, match=again):
+            read_ml100k(str(folder))
 
 
 def test_dataset_labels_order_and_no_network(fake, tmp_path, monkeypatch):

@@ -36,9 +36,15 @@ def _column(t: Any, name: str) -> Tensor:
         raise on_meta(f"'{name}'")
     if t is None or isinstance(t, (numbers.Number, str, bytes, dict)):
         raise TypeError(f"'{name}' must be a 1-D tensor or sequence of numbers (got {type(t).__name__})")
+    bad = (TypeError, ValueError, RuntimeError, OverflowError)
     try:
-        out = torch.as_tensor(t if isinstance(t, Tensor) else native_order(np.asarray(t)))
-    except (TypeError, ValueError, RuntimeError, OverflowError):
+        arr = t if isinstance(t, Tensor) else np.asarray(t)
+    except bad:
+        raise TypeError(_not_numbers(t, name)) from None
+    arr = arr if isinstance(arr, Tensor) else _integers_kept(arr, t, name)  # (its own ValueError)
+    try:
+        out = torch.as_tensor(arr if isinstance(arr, Tensor) else native_order(arr))
+    except bad:
         raise TypeError(_not_numbers(t, name)) from None
     if out.dtype != torch.bool and isinstance(t, (list, tuple)) and any(
             isinstance(v, (bool, np.bool_)) for v in t):
@@ -49,6 +55,22 @@ def _column(t: Any, name: str) -> Tensor:
         raise ValueError(f"'{name}' mixes integers beyond 2^53 with floats: in float64 (one dtype for the "
                          "column) some would round and tie; pass integers only, or floats only")
     return out
+
+
+def _integers_kept(arr: np.ndarray, t: Any, name: str) -> np.ndarray:
+    """:obj:`arr`, or a ``uint64`` array where NumPy made a list of Python integers beyond ``int64`` floats.
+
+    Raises:
+        ValueError: Integers beyond ``int64`` beside negative ones (no integer dtype holds both).
+    """
+    if arr.dtype.kind != "f" or not isinstance(t, (list, tuple)) or not t or not all(
+            isinstance(v, numbers.Integral) and not isinstance(v, (bool, np.bool_)) for v in t):
+        return arr
+    try:
+        return np.asarray(t, dtype=np.uint64)
+    except OverflowError:
+        raise ValueError(f"'{name}' holds integers beyond int64 and negative ones: no integer dtype holds "
+                         "both (float64 would round and tie some); shift the values into one range") from None
 
 
 def _not_numbers(t: Any, name: str) -> str:

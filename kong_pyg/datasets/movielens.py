@@ -45,7 +45,7 @@ import os.path as osp
 import re
 import shutil
 import zipfile
-from typing import Callable, List, NamedTuple, Optional
+from typing import Callable, Dict, List, NamedTuple, Optional
 
 import torch
 from torch import Tensor
@@ -121,6 +121,14 @@ def _read_lines(path: str, encoding: str) -> List[str]:
 _INT = re.compile(r"\s*[+-]?[0-9]+\s*", re.ASCII)
 
 
+def _first_time(lines: Dict[int, int], key: int, line_no: int, path: str, name: str) -> None:
+    """Note the line of :obj:`key`; a :class:`ValueError` naming both lines if it was seen before."""
+    first = lines.setdefault(key, line_no)
+    if first != line_no:
+        raise ValueError(f"{path}, line {line_no}: {name} id {key} again (first on line {first}); ids must "
+                         "be distinct")
+
+
 def _ints(fields, path: str, line_no: int) -> List[int]:
     if not all(_INT.fullmatch(f) for f in fields):
         raise ValueError(f"{path}, line {line_no}: expected integers, got {fields!r}")
@@ -167,6 +175,7 @@ def read_ml100k(folder: str, named: Optional[str] = None) -> MovieLensTables:
     """
     data_path, user_path, item_path = (osp.join(named or folder, f) for f in ("u.data", "u.user", "u.item"))
     users, ages, genders = [], [], []
+    user_lines: Dict[int, int] = {}  # (the line of each id: a repeated id names both)
     for no, line in enumerate(_read_lines(osp.join(folder, "u.user"), "latin-1"), start=1):
         if not line.strip():
             continue
@@ -178,10 +187,12 @@ def read_ml100k(folder: str, named: Optional[str] = None) -> MovieLensTables:
             raise ValueError(f"{user_path}, line {no}: age must be in years, 0 to {MAX_AGE}, got {age}")
         if f[2] not in GENDERS:
             raise ValueError(f"{user_path}, line {no}: gender must be 'M' or 'F', got {f[2]!r}")
+        _first_time(user_lines, uid, no, user_path, "user")
         users.append(uid)
         ages.append(age)
         genders.append(GENDERS.index(f[2]))
     items, flags = [], []
+    item_lines: Dict[int, int] = {}
     for no, line in enumerate(_read_lines(osp.join(folder, "u.item"), "latin-1"), start=1):
         if not line.strip():
             continue
@@ -190,6 +201,7 @@ def read_ml100k(folder: str, named: Optional[str] = None) -> MovieLensTables:
             raise ValueError(f"{item_path}, line {no}: expected {ITEM_FIELDS} '|'-separated fields (id, "
                              f"title, release, video release, url, {len(GENRES)} genre flags), got {len(f)}")
         items.append(_ints(f[:1], item_path, no)[0])
+        _first_time(item_lines, items[-1], no, item_path, "item")
         row = _ints(f[-len(GENRES):], item_path, no)
         if any(v not in (0, 1) for v in row):
             raise ValueError(f"{item_path}, line {no}: genre flags must be 0 or 1, got {row}")
@@ -212,8 +224,6 @@ def read_ml100k(folder: str, named: Optional[str] = None) -> MovieLensTables:
     for name, ids, path in parts:
         if not ids:
             raise ValueError(f"{path}: no {name}s (an empty file)")
-        if name != "rating" and len(set(ids)) != len(ids):
-            raise ValueError(f"{path}: duplicate {name} ids")
     log = torch.tensor(rows, dtype=torch.long).view(-1, 4)
     user_ids = torch.tensor(users, dtype=torch.long)
     item_ids = torch.tensor(items, dtype=torch.long)
