@@ -102,10 +102,10 @@ def stored(dataset, name, args, out_dir):
         return False
     repeats, nested, inner = cv_setup(dataset, args)
     wanted = {"repeats": repeats, "nested_repeats": nested, "inner_folds": inner, "seed": args.seed}
-    try:
-        made = {key: json.loads(path.read_text()).get(key) for key in wanted}
-    except (ValueError, AttributeError, OSError) as err:
-        table1_ext.refuse(f"{path} is not a result file ({err}): pass --force to redo it")
+    stored_result = table1_ext.read_result(path)
+    if not isinstance(stored_result, dict):
+        table1_ext.refuse(f"{path} is not a result file (not a JSON object): pass --force to redo it")
+    made = {key: stored_result.get(key) for key in wanted}
     if made != wanted:  # (its numbers would stand in the table for a run with other options)
         table1_ext.refuse(f"{path} was made with {made}, not {wanted}: pass --force to redo it (or the same "
                           "options, or another --out)")
@@ -132,7 +132,7 @@ def run_one(dataset, name, args, out_dir):
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
                     "platform": platform.platform(), "svm_device": device_name(args.device)},
     })
-    path.write_text(json.dumps(payload, indent=1))
+    table1_ext.write_result(path, payload, indent=1)
     p, n = payload["protocols"]["paper"], payload["protocols"]["nested"]
     print(f"   paper {100 * p['accuracy_mean']:.2f} +- {100 * p['accuracy_std']:.2f} ({p['best_setting']}), "
           f"nested {100 * n['accuracy_mean']:.2f} +- {100 * n['accuracy_std']:.2f}, {wall:.0f} s", flush=True)
@@ -167,7 +167,7 @@ def earlier(res):
 def render(out_dir, md_path, datasets):
     results = {}
     for f in sorted(out_dir.glob("*.json")):
-        res = json.loads(f.read_text())
+        res = table1_ext.read_result(f)
         results[(res["dataset"], res["run"])] = res
     head = ["| | " + " | ".join(datasets) + " |", "|---|" + "---|" * len(datasets)]
     gpu_runs = {}

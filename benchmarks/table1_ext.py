@@ -23,6 +23,7 @@ import numpy as np
 from kong_pyg.evaluation.cv import DEFAULT_C, CVResult, cross_validate
 from kong_pyg.evaluation.features import setting_features
 from kong_pyg.evaluation.grid import expand_grid
+from kong_pyg.files import atomic_write
 
 #: run -> (method, grid, label, description)
 EXT_RUNS = {
@@ -125,13 +126,27 @@ def refuse(message):
     raise SystemExit(2)
 
 
+def read_result(path):
+    """A stored JSON result, or a one-line error naming the file (a truncated file said only where in it)."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (ValueError, OSError) as err:
+        refuse(f"{path} is not a result file ({err}): pass --force to redo it, or remove it")
+
+
+def write_result(path, payload, indent):
+    """Write a JSON result atomically (a killed run leaves the old file or none, never half of one)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write([json.dumps(payload, indent=indent).encode("utf-8")], path)
+
+
 def part_path(out_dir, dataset):
     return out_dir / "extended" / f"{dataset}.json"
 
 
 def load_part(path, cfg, force):
     if path.exists() and not force:
-        part = json.loads(path.read_text())
+        part = read_result(path)
         if part["config"] != cfg:
             refuse(f"{path} was made with {part['config']}, not {cfg}: pass --force to redo it or the same "
                    "options to resume it")
@@ -140,10 +155,7 @@ def load_part(path, cfg, force):
 
 
 def save_part(path, part):
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(part, indent=0))
-    tmp.replace(path)
+    write_result(path, part, indent=0)
 
 
 def unit_key(run, index):
@@ -211,7 +223,7 @@ def summarize(out_dir, datasets):
         path = part_path(out_dir, d)
         if not path.exists():
             continue
-        part = json.loads(path.read_text())
+        part = read_result(path)
         for run in EXT_ORDER:
             total = len(settings_of(run))
             done = sum(unit_key(run, i) in part["units"] for i in range(total))

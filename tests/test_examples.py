@@ -365,6 +365,22 @@ def test_table1_never_shows_a_stored_result_of_other_options(tmp_path, monkeypat
     assert code == 2 and "MUTAG_kong.json is not a result file" in err and "Traceback" not in err
 
 
+
+def test_table1_render_names_a_damaged_result_file(tmp_path, monkeypatch, capsys):
+    """--render and the extended section read stored JSON: a truncated file said only 'Expecting property
+    name ... line 2 column 1', naming no file."""
+    out = tmp_path / "t1"
+    (out / "table1" / "extended").mkdir(parents=True)
+    (out / "table1" / "MUTAG_kong.json").write_text('{\n "dataset": "MUTAG",\n')
+    args = ["--datasets", "MUTAG", "--render", "--quiet", "--out", str(out / "table1.md")]
+    code, _, err = run_benchmark("table1.py", ["--section", "paper"] + args, monkeypatch, capsys)
+    assert code == 2 and "MUTAG_kong.json is not a result file (" in err and "Traceback" not in err
+    (out / "table1" / "MUTAG_kong.json").unlink()
+    (out / "table1" / "extended" / "MUTAG.json").write_text('{"config": ')
+    code, _, err = run_benchmark("table1.py", ["--section", "extended"] + args, monkeypatch, capsys)
+    assert code == 2 and "MUTAG.json is not a result file (" in err and "Traceback" not in err
+
+
 def test_order_test_benchmark_writes_its_report(tmp_path, monkeypatch, capsys):
     """The report is built from the stored JSON (it failed on the JSON's 'answer' and on the header)."""
     out = ["--out", str(tmp_path)]
