@@ -308,3 +308,16 @@ def test_an_interrupt_stops_the_settings_under_way_in_worker_processes():
         signal.alarm(0)
         signal.signal(signal.SIGALRM, previous)
     assert time.monotonic() - start < 60
+
+
+def test_random_splits_refuse_a_training_part_without_a_class():
+    """train_size=0.1 of 50/30/4 graphs gave class 2 no training graph (scikit-learn's rounding); it failed
+    later as 'training set 0 holds no graph of class 2', a solver job's number."""
+    from kong_pyg.evaluation.cv import random_splits
+
+    y = np.array([0] * 50 + [1] * 30 + [2] * 4)
+    for kw in (dict(train_size=0.1), dict(train_size=0.1, inner_folds=3), dict(train_size=8)):
+        with pytest.raises(ValueError, match=r"split 0 \(train_size=(0.1|8)\) trains on no graph of class 2 "
+                           r"\(4 of 84 graphs\); give a larger training part"):
+            random_splits(y, 3, **kw)
+    assert len(random_splits(y, 3, test_size=0.2).outer) == 3

@@ -338,7 +338,7 @@ def test_test_labels_never_reach_test_predictions_on_ill_conditioned_designs(mon
     np.testing.assert_array_equal(hidden.scores, explicit.scores[:, 2:])
     np.testing.assert_array_equal(hidden.iterations[:, 0], explicit.iterations[:, :3].sum(1))
     assert sum(seen) == 3 * len(jobs.keys)  # progress counts the real C only
-    # a rung that runs out of steps leaves the first C unconverged (its start may still carry labels)
+    # a rung that runs out of steps leaves the first C unconverged (those problems are solved again from zero)
     short = svm.fit_many(D, y, jobs.train, [0.1, 1.0, 10.0], parent=jobs.parent, max_iter=25)
     assert not short.converged[:, 0].all()
     # where even the lowest allowed rung is beyond the bound, no problem starts from the solution on
@@ -358,6 +358,32 @@ def test_test_labels_never_reach_test_predictions_on_ill_conditioned_designs(mon
     monkeypatch.setattr(svm, "LADDER_DECADES", 0)
     _, leaked = changed()
     assert leaked.max() > 0.01
+
+
+def test_fits_stopped_at_max_iter_never_carry_their_test_labels():
+    """Fits start at the first C from the solution on all points (inner ones from their outer fold's);
+    one stopped at max_iter stayed near that start, so its test labels reached its test predictions:
+    on random labels 100 % test accuracy at max_iter=1, 85 % at 2. Such fits are solved again from
+    zero: flipping a fold's test labels changes none of its test predictions, at any max_iter."""
+    from kong_pyg.evaluation import svm
+    from kong_pyg.evaluation.cv import cross_validate, make_splits, plan_jobs
+
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 2, 120)
+    X = rng.normal(size=(120, 500))
+    for max_iter in (1, 2, 3):
+        res = cross_validate([X], y, repeats=3, folds=5, nested=False, C=[1e4], max_iter=max_iter)
+        assert res.outer.mean() < 0.6  # (chance: 0.5; 1.0, 0.85, 0.72 before)
+    jobs = plan_jobs(make_splits(y, 1, 5, 3, 0), y.size)  # (inner folds: their parents' starts too)
+    D = svm.design(X)
+    for max_iter in (1, 2):
+        base = svm.fit_many(D, y, jobs.train, [1e4], parent=jobs.parent, max_iter=max_iter)
+        assert not base.converged.all() or max_iter > 1
+        for j, test in enumerate(jobs.test):
+            flipped = y.copy()
+            flipped[test] = 1 - flipped[test]
+            again = svm.fit_many(D, flipped, jobs.train, [1e4], parent=jobs.parent, max_iter=max_iter)
+            np.testing.assert_array_equal(base.predict()[j][:, test], again.predict()[j][:, test])
 
 
 def test_design_knows_its_largest_eigenvalue():

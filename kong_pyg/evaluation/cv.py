@@ -30,7 +30,8 @@ first in the grid.
 
 Every setting's problems (all splits, all :math:`C`, all classes) are solved
 together to the exact optimum (:func:`~kong_pyg.evaluation.svm.fit_many`);
-problems that reach :obj:`max_iter` Newton steps are counted and reported.
+problems that reach :obj:`max_iter` Newton steps are counted and reported
+(their fits start from zero, as LinearSVC's, never near a solution that saw their test labels).
 The exception, on the CPU: more than
 :data:`~kong_pyg.evaluation.svm.EXACT_MAX_GRAPHS` graphs with sparse
 features wider than :data:`~kong_pyg.evaluation.svm.EXACT_MAX_WIDTH` basis

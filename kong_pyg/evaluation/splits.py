@@ -258,10 +258,18 @@ def random_splits(y: np.ndarray, n_splits: int, *, test_size: Optional[float] = 
     check_split_sizes(y, test_size, train_size)
     splitter = StratifiedShuffleSplit(n_splits, test_size=test_size, train_size=train_size, random_state=seed)
     outer = [[(train, test)] for train, test in splitter.split(np.zeros(y.size), y)]
+    classes, code = np.unique(y, return_inverse=True)
+    given = (("train_size", train_size), ("test_size", test_size))
+    sizes = ", ".join(f"{name}={value:g}" for name, value in given if value is not None)
+    for s, ((train, _),) in enumerate(outer):  # (scikit-learn's rounding can give a small class none)
+        missing = np.setdiff1d(np.arange(classes.size), code[train])
+        if missing.size:
+            c = int(missing[0])
+            raise ValueError(f"split {s} ({sizes}) trains on no graph of class {classes[c].item()!r} "
+                             f"({int((code == c).sum())} of {y.size} graphs); give a larger training part")
     if inner_folds is None:
         return Splits(outer, None)
     check_int("inner_folds", inner_folds, 2)
-    code = np.unique(y, return_inverse=True)[1]
     inner = []
     for s, ((train, _),) in enumerate(outer):
         smallest = int(np.bincount(code[train], minlength=code.max() + 1).min())

@@ -40,7 +40,9 @@ is batched over problems (:func:`fit_many`), the :math:`C` grid is a path
 (each problem at a :math:`C` starts from its own solution at the previous
 :math:`C`), and at the first :math:`C` every problem starts from the
 solution on all graphs, or on its parent training set (inner folds start
-from their outer fold), which leaves a few Newton steps per problem. Where
+from their outer fold), which leaves a few Newton steps per problem (one
+stopped by :obj:`max_iter` from such a start is solved again from zero: the
+start has seen its test points' labels). Where
 the first :math:`C`'s systems are too ill-conditioned for those starts to be
 forgotten (the test points' labels would leak into their predictions), the
 path starts a few decades of :math:`C` lower, where they are not, and climbs
@@ -367,8 +369,12 @@ def _path(run: _Run, masks: Tensor, Cs: List[float], parents: np.ndarray,
     """One class, every C (increasing).
 
     The first :math:`C`: every problem starts from the solution on all points, then inner problems
-    from their parent's solution (waves by depth). Every later :math:`C`: each problem starts from
-    its own solution at the previous :math:`C` (fewer Newton steps on the paper grid's settings).
+    from their parent's solution (waves by depth); a problem that stops at :obj:`max_iter` from
+    such a start is solved again from zero (stopped near a start that has seen its test points'
+    labels, its predictions would lean to them: on random labels, 100 % test accuracy at
+    :obj:`max_iter=1`). A converged problem is at its own optimum whatever its start. Every later
+    :math:`C`: each problem starts from its own solution at the previous :math:`C` (fewer Newton
+    steps on the paper grid's settings).
     Where the first :math:`C`'s systems are too ill-conditioned for the full-step trial, the path
     starts lower, at the rungs of :func:`_ladder` (their steps count as the first :math:`C`'s).
 
@@ -407,6 +413,11 @@ def _path(run: _Run, masks: Tensor, Cs: List[float], parents: np.ndarray,
             w[idx], steps[idx], ok[idx] = _solve_all(run, masks[idx], Cb[idx], start)
             if report is not None:
                 report(int(idx.numel()))
+        capped = (~ok).nonzero().view(-1)
+        if capped.numel():  # stopped near a start that saw other points' labels: solved again from zero
+            w[capped], again, ok[capped] = _solve_all(run, masks[capped], Cb[capped],
+                                                      D.Z.new_zeros(capped.numel(), m))
+            steps[capped] += again
         out.append((w, steps, ok))
     if hidden:  # the first C's steps count the rungs', and it converged only if they all did
         climb = torch.stack([o[1] for o in out[:len(hidden)]]).sum(0)
