@@ -1172,3 +1172,35 @@ def test_the_float32_warning_covers_the_last_level_summed_at_output():
         else:
             got[dtype] = ks.sketches()
     assert (got[torch.float32].double() - got[torch.float64]).abs().max() > 1000  # (what it warns of)
+
+
+def test_checkpoints_are_written_and_read_without_a_copy_of_the_file_in_memory(tmp_path):
+    """Saving built the payload in memory twice (a BytesIO and its bytes), loading read the file whole,
+    sliced it and cloned the arrays: 2-3.5x the state on top of it, and a run that fitted without
+    --checkpoint was killed for memory with it. The payload now streams to and from the file (chunks
+    for the digest), and a loaded state's tensors are the stream's own."""
+    import tracemalloc
+
+    stream, _ = synthetic_event_stream(60, seed=2)
+    ks = KongStream(k=2, hops=2, kernel="cosine", dim=512).fit(stream)
+    path = tmp_path / "big.kst"
+    state_bytes = sum(t.numel() * t.element_size() for t in ks._nodes.arrays.values())
+    assert state_bytes > 8 << 20
+    tracemalloc.start()
+    try:
+        ks.save(path)
+        _, saved = tracemalloc.get_traced_memory()
+        tracemalloc.reset_peak()
+        again = KongStream.load(path)
+        _, loaded = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert path.stat().st_size > state_bytes / 2
+    assert saved < 4 << 20 and loaded < 4 << 20, (saved, loaded)  # (Python bytes objects; chunks are 1 MiB)
+    assert torch.equal(again.sketches(), ks.sketches())
+    # the digest still guards every byte of the streamed payload
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 1
+    path.write_bytes(bytes(data))
+    with pytest.raises(ValueError, match="damaged KongStream checkpoint"):
+        KongStream.load(path)

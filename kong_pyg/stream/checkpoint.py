@@ -17,6 +17,11 @@ target (``.NAME.*.tmp``), flushed to disk and renamed over the target, so a
 run killed at any moment leaves the old checkpoint or the new one; temporary
 files left by a killed run are removed by the next save of that checkpoint.
 
+**Memory:** the payload streams to and from the file (the digest is checked in chunks of 1 MiB),
+so a save needs one copy of the node arrays' rows in use beside the stream, and a load the arrays
+read from the file (they become the stream's own) plus a transient ``int32`` copy of the integer
+ones, never the whole file in memory.
+
 **The checks** (:func:`check_state`) make a damaged or foreign state a
 :class:`ValueError` naming what is wrong, never a crash later or silently
 wrong sketches: the entries and their types, the array shapes, the
@@ -31,13 +36,13 @@ import io
 import os
 import pickle
 import warnings
-from typing import TYPE_CHECKING, Any, Dict, NoReturn, Optional, Tuple, Union
+from typing import TYPE_CHECKING, Any, BinaryIO, Dict, NoReturn, Optional, Tuple, Union, cast
 
 import torch
 from torch import Tensor
 
 from ..config import MAX_SEED
-from ..files import atomic_write, regular_file
+from ..files import atomic_file, regular_file
 from ..sketch import HASH_VERSION, SketchHashes, SymbolHashTable
 from ..warn import warn
 from .ids import _PLAIN, _RID_BITS, _RID_MASK, MAX_NODES, StreamIds
@@ -127,16 +132,66 @@ def saved_pass_rows(ks: "KongStream") -> Tensor:
 
 
 def save_checkpoint(state: Dict[str, Any], path: PathLike) -> None:
-    """Write a state to :obj:`path` in the checkpoint format, atomically."""
-    buf = io.BytesIO()
-    torch.save(state, buf)
-    payload = buf.getvalue()
-    digest = hashlib.blake2b(payload, digest_size=_DIGEST).digest()
-    atomic_write([MAGIC, bytes([FORMAT]), digest, payload], path)
+    """Write a state to :obj:`path` in the checkpoint format, atomically.
+
+    The payload goes straight into the file, hashed as it is written (no copy of it in memory: a
+    stream's state can be most of the memory there is).
+    """
+    with atomic_file(path) as f:
+        f.write(MAGIC + bytes([FORMAT]) + bytes(_DIGEST))  # (the digest, once known, over the zeros)
+        out = _Hashing(f)
+        torch.save(state, cast(BinaryIO, out))  # (write and flush are all torch.save uses)
+        f.seek(len(MAGIC) + 1)
+        f.write(out.digest.digest())
+
+
+class _Hashing:
+    """A write-only file that hashes what goes through it."""
+
+    def __init__(self, f: BinaryIO) -> None:
+        self.f, self.digest = f, hashlib.blake2b(digest_size=_DIGEST)
+
+    def write(self, data: Any) -> int:
+        self.digest.update(data)
+        return self.f.write(data)
+
+    def flush(self) -> None:
+        self.f.flush()
+
+
+class _Window(io.RawIOBase):
+    """The part of a binary file from :obj:`start` on, as a file of its own (a payload after a header)."""
+
+    def __init__(self, f: io.BufferedReader, start: int) -> None:
+        super().__init__()
+        self.f, self.start = f, start
+        f.seek(start)
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        return self.f.readinto(buffer)
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        return self.f.seek(self.start + offset if whence == io.SEEK_SET else offset, whence) - self.start
+
+    def tell(self) -> int:
+        return self.f.tell() - self.start
+
+
+#: Bytes read at a time while a checkpoint's digest is checked.
+_CHUNK = 1 << 20
 
 
 def load_checkpoint(path: PathLike) -> Dict[str, Any]:
     """The state in a checkpoint file (format 2, or a format-1 :func:`torch.save` zip).
+
+    The file is read twice, never whole into memory: once in chunks for its digest, then by
+    :func:`torch.load` from the file, tensor by tensor.
 
     Raises:
         FileNotFoundError, IsADirectoryError: As :func:`open`.
@@ -148,31 +203,35 @@ def load_checkpoint(path: PathLike) -> Dict[str, Any]:
         # would hang the read, a device would fill the memory; a folder: open's IsADirectoryError)
         raise FileNotFoundError(errno.ENOENT, "No such checkpoint file", name)
     with open(path, "rb") as f:
-        data = f.read()
-    if data.startswith(MAGIC):
-        if len(data) < _HEADER:
-            raise ValueError(f"{name}: truncated KongStream checkpoint ({len(data)} bytes)")
-        if data[len(MAGIC)] != FORMAT:
-            raise ValueError(f"{name}: KongStream checkpoint of unknown format {data[len(MAGIC)]} "
-                             f"(this version reads formats 1 and {FORMAT})")
-        payload = data[_HEADER:]
-        if hashlib.blake2b(payload, digest_size=_DIGEST).digest() != data[len(MAGIC) + 1 : _HEADER]:
-            raise ValueError(f"{name}: damaged KongStream checkpoint (its checksum does not match: "
-                             "truncated or altered)")
-    elif data.startswith(_ZIP):  # format 1: a bare torch.save zip
-        payload = data
-    elif not data:
-        raise ValueError(f"{name}: empty file, not a KongStream checkpoint")
-    else:
-        raise ValueError(f"{name}: not a KongStream checkpoint")
-    state = load_state_bytes(payload, name)
+        size = os.fstat(f.fileno()).st_size
+        head = f.read(_HEADER)
+        if head.startswith(MAGIC):
+            if len(head) < _HEADER:
+                raise ValueError(f"{name}: truncated KongStream checkpoint ({len(head)} bytes)")
+            if head[len(MAGIC)] != FORMAT:
+                raise ValueError(f"{name}: KongStream checkpoint of unknown format {head[len(MAGIC)]} "
+                                 f"(this version reads formats 1 and {FORMAT})")
+            digest = hashlib.blake2b(digest_size=_DIGEST)
+            for chunk in iter(lambda: f.read(_CHUNK), b""):
+                digest.update(chunk)
+            if digest.digest() != head[len(MAGIC) + 1 : _HEADER]:
+                raise ValueError(f"{name}: damaged KongStream checkpoint (its checksum does not match: "
+                                 "truncated or altered)")
+            start = _HEADER
+        elif head.startswith(_ZIP):  # format 1: a bare torch.save zip
+            start = 0
+        elif not head:
+            raise ValueError(f"{name}: empty file, not a KongStream checkpoint")
+        else:
+            raise ValueError(f"{name}: not a KongStream checkpoint")
+        state = load_state_file(_Window(f, start), size - start, name)
     if not isinstance(state, dict):
         raise ValueError(f"{name}: not a KongStream checkpoint (it holds a {type(state).__name__}, "
                          "not a state dict)")
-    if not data.startswith(MAGIC) and "version" not in state:
+    if start == 0 and "version" not in state:
         raise ValueError(f"{name}: not a KongStream checkpoint (a torch.save file of a dict without a "
                          "KongStream state version)")
-    if not data.startswith(MAGIC):  # (format 1, or a state the user saved with torch.save)
+    if start == 0:  # (format 1, or a state the user saved with torch.save)
         warn(f"{name} is a bare torch.save file of a KongStream state (format 1, or saved by hand): no "
              "checksum guards it, so damage to it would go unnoticed; save it again with KongStream.save "
              "(KongStream.load(path).save(path)) to add one")
@@ -190,17 +249,18 @@ def _logical_bytes(obj: Any) -> int:
     return 0
 
 
-def load_state_bytes(payload: bytes, name: str) -> Any:
-    """What :func:`torch.save` wrote into :obj:`payload` (tensors and containers only), read safely.
+def load_state_file(f: Any, length: int, name: str) -> Any:
+    """What :func:`torch.save` wrote into the binary file :obj:`f` (:obj:`length` bytes), read safely.
 
-    A payload that holds other objects, or whose tensors repeat stored values into more than twice
-    its size (tensors of stride 0, as :func:`saved_pass_rows` writes, may double it), is a
-    :class:`ValueError` naming :obj:`name`, before anything is computed on them.
+    Only tensors and containers are read. A payload that holds other objects, or whose tensors repeat
+    stored values into more than twice its size (tensors of stride 0, as :func:`saved_pass_rows`
+    writes, may double it), is a :class:`ValueError` naming :obj:`name`, before anything is computed
+    on them.
     """
     try:
         with warnings.catch_warnings():  # (torch's notes on pickle protocols: the error below says it)
             warnings.simplefilter("ignore")
-            state = torch.load(io.BytesIO(payload), weights_only=True)
+            state = torch.load(f, weights_only=True)
     except pickle.UnpicklingError:  # (weights_only refused a global: never loaded)
         raise ValueError(f"{name}: not a KongStream checkpoint: it holds objects other than tensors and "
                          "plain containers, which are never loaded (loading them could run code)") from None
@@ -209,9 +269,9 @@ def load_state_bytes(payload: bytes, name: str) -> Any:
         raise ValueError(f"{name}: unreadable KongStream checkpoint ({type(err).__name__}: "
                          f"{reason[:200]})") from None
     size = _logical_bytes(state)
-    if size > 2 * len(payload) + _SLACK:
+    if size > 2 * length + _SLACK:
         raise ValueError(f"{name}: not a KongStream checkpoint: its arrays would take {size:,} bytes from "
-                         f"{len(payload):,} bytes of file (entries repeating a few stored values)")
+                         f"{length:,} bytes of file (entries repeating a few stored values)")
     return state
 
 
@@ -227,6 +287,14 @@ class OptionsDiffer(ValueError):
     def __init__(self, message: str, diff: Optional[Dict[str, Tuple[Any, Any]]] = None) -> None:
         super().__init__(message)
         self.diff: Dict[str, Tuple[Any, Any]] = dict(diff or {})
+
+
+def options_diff(first: Dict[str, Any], second: Dict[str, Any]) -> Dict[str, Tuple[Any, Any]]:
+    """The options of two :meth:`KongStream.config` dicts whose values differ: name -> (first's, second's)."""
+    absent = {"own_label": True}  # (stored only when not the default)
+    keys = list(second) + [k for k in first if k not in second]
+    return {k: (first.get(k, absent.get(k)), second.get(k, absent.get(k))) for k in keys
+            if first.get(k, absent.get(k)) != second.get(k, absent.get(k))}
 
 
 def retold(err: ValueError, message: str) -> ValueError:
@@ -473,10 +541,7 @@ def check_state(ks: "KongStream", state: Any, versions: Tuple[int, ...]) -> Tens
     if saved != mine:
         if not isinstance(saved, dict):
             _fail("'config' must be a dict")
-        keys = list(mine) + [k for k in saved if k not in mine]
-        absent = {"own_label": True}  # (stored only when not the default)
-        diff = {k: (saved.get(k, absent.get(k)), mine.get(k, absent.get(k))) for k in keys
-                if mine.get(k) != saved.get(k)}
+        diff = options_diff(saved, mine)
         raise OptionsDiffer(f"the state was made with other options (saved, current): {diff}", diff)
     check_layout(state)
     if state["pass_index"] > ks.num_passes:
@@ -499,7 +564,7 @@ def check_state(ks: "KongStream", state: Any, versions: Tuple[int, ...]) -> Tens
     return pass_rows
 
 
-__all__ = ["OptionsDiffer", "retold", "save_checkpoint", "load_checkpoint", "check_layout",
+__all__ = ["OptionsDiffer", "options_diff", "retold", "save_checkpoint", "load_checkpoint", "check_layout",
            "check_arrays", "check_state",
            "hash_scheme", "warn_old_scheme", "saved_options", "arrays_of_pass", "replay_layout", "MAGIC",
            "FORMAT"]

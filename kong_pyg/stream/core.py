@@ -531,7 +531,7 @@ class KongStream(GivenOptions):
         """
         state = ckpt.load_checkpoint(check_path("path", path))
         try:
-            stream = owner.from_state_dict(state)
+            stream = owner.from_state_dict(state, assign=True)  # (tensors read for it alone: no copies)
         except ValueError as err:
             raise ckpt.retold(err, f"{err} (checkpoint {os.fspath(path)})") from None
         ckpt.warn_old_scheme(stream, path)
