@@ -422,8 +422,13 @@ def test_merge_of_consecutive_shards_is_the_whole_stream(cfg):
             assert torch.equal(a[name], b[name]), name
     # the inputs are unchanged
     assert torch.equal(parts[1].sketches(), feed(KongStream(dim=64, **cfg), raw, lo=0, hi=13).sketches())
-    with pytest.raises(ValueError, match="different options"):
+    # the options that differ are named (two whole reprs were printed, to be compared by eye)
+    with pytest.raises(ValueError, match=r"different options \(first, second\): \{'dim': \(64, 32\)\}$"):
         merge_streams(whole, KongStream(dim=32, **cfg))
+    from kong_pyg.stream.merge import merge_into
+
+    with pytest.raises(ValueError, match=r"different options \(first, second\): \{'dim': \(32, 64\)\}$"):
+        merge_into(KongStream(dim=32, **cfg), whole)
 
 
 def sharded(raw, cuts, **cfg):

@@ -33,6 +33,7 @@ import torch
 from torch import Tensor
 
 from ..kgrams import StringState, concat_pieces, flat_nonzero
+from .checkpoint import options_diff
 from .core import KongStream
 from .passes import Sink
 from .replay import combine
@@ -104,15 +105,16 @@ def merge_streams(a: KongStream, b: KongStream) -> KongStream:
         bad = b if isinstance(a, KongStream) else a
         raise TypeError(f"merge_streams() and KongStream.merge() take KongStream objects (got "
                         f"{type(bad).__name__})")
-    if a.config() != b.config():
-        raise ValueError(f"cannot merge streams with different options: {a!r} and {b!r}")
-    if a.pass_index != b.pass_index:
-        raise ValueError(f"cannot merge a state in pass {a.pass_index} with one in pass {b.pass_index}")
     _check_mergeable(a, b)
     return merge_into(a.copy(), b)
 
 
 def _check_mergeable(a: KongStream, b: KongStream) -> None:
+    if a.config() != b.config():
+        diff = options_diff(a.config(), b.config())
+        raise ValueError(f"cannot merge streams with different options (first, second): {diff}")
+    if a.pass_index != b.pass_index:
+        raise ValueError(f"cannot merge a state in pass {a.pass_index} with one in pass {b.pass_index}")
     a._usable()
     b._usable()
     if a._replay != b._replay:
@@ -185,8 +187,6 @@ def merge_into(out: KongStream, b: KongStream) -> KongStream:
     A merge that fails (:class:`NodeTypeConflict`) leaves :obj:`out` half-merged: drop it (as the
     sharded reading does, ending the run), or use :func:`merge_streams`, which merges into a copy.
     """
-    if out.config() != b.config() or out.pass_index != b.pass_index:
-        raise ValueError(f"cannot merge {out!r} in pass {out.pass_index} with {b!r} in pass {b.pass_index}")
     _check_mergeable(out, b)
     later = out.pass_index > 1
     out._settle()
