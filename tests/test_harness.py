@@ -321,3 +321,16 @@ def test_random_splits_refuse_a_training_part_without_a_class():
                            r"\(4 of 84 graphs\); give a larger training part"):
             random_splits(y, 3, **kw)
     assert len(random_splits(y, 3, test_size=0.2).outer) == 3
+
+
+def test_hand_made_splits_without_a_class_in_training_name_the_split():
+    """It was 'training set 0 holds no graph of class 2', the solver's job number (outer and inner splits
+    interleaved), which a user cannot map to a split."""
+    from kong_pyg.evaluation.harness import evaluate_features
+    from kong_pyg.evaluation.splits import Splits
+
+    y = np.array([0] * 10 + [1] * 10 + [2] * 3)
+    inner = [[[(np.r_[0:5, 10:15], np.r_[20:22])]]]  # (repeat 0, fold 0, inner split 0: within the outer)
+    sp = Splits([[(np.r_[0:5, 10:15, 20:22], np.r_[5:10, 15:20, 22:23])]], inner)
+    with pytest.raises(ValueError, match=r"^'splits' split \(0, 0, 0\) trains on no graph of class 2$"):
+        evaluate_features({"a": np.random.default_rng(0).random((23, 3))}, y, splits=sp, protocol="nested")

@@ -521,7 +521,7 @@ def cross_validate(
     if not features:
         raise ValueError("'features' is empty")
     Cs, sp, nested_repeats = _plan(y, repeats, folds, nested, inner_folds, nested_repeats, C, seed, splits)
-    jobs = plan_jobs(sp, y.size)
+    jobs = plan_jobs(sp, y.size, y)
     names = list(settings) if settings is not None else [
         Setting("features", (("index", i),)) for i in range(len(features))]
     if len(names) != len(features) or not all(isinstance(n, Setting) for n in names):

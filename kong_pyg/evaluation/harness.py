@@ -202,7 +202,7 @@ def evaluate_features(
         shape = getattr(entry, "shape", None)
         if shape is not None and len(shape) == 2 and shape[0] != y.size:
             raise ValueError(f"features {name!r} have {shape[0]} rows, y has {y.size}")  # (as a callable's)
-    jobs = plan_jobs(splits, y.size)
+    jobs = plan_jobs(splits, y.size, y)
     n_outer = int((jobs.parent < 0).sum())
     total = len(features) * num_fits(y, len(jobs.keys), len(Cs))
     bar = progress if isinstance(progress, Progress) else Progress(total, "evaluate", enabled=progress)

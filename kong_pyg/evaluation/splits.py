@@ -296,8 +296,11 @@ class Jobs(NamedTuple):
     parent: np.ndarray
 
 
-def plan_jobs(splits: Splits, n: int) -> Jobs:
-    """The jobs of :obj:`splits` on :obj:`n` points: each outer split, then its inner splits."""
+def plan_jobs(splits: Splits, n: int, y: Optional[np.ndarray] = None) -> Jobs:
+    """The jobs of :obj:`splits` on :obj:`n` points: each outer split, then its inner splits.
+
+    With the labels :obj:`y`, every training part must hold every class (the split is named).
+    """
     keys: List[Tuple[int, int, Optional[int]]] = []
     trains: List[np.ndarray] = []
     tests: List[np.ndarray] = []
@@ -337,6 +340,13 @@ def plan_jobs(splits: Splits, n: int) -> Jobs:
         tested[j, test] = True
     parents = np.asarray(parent, dtype=np.int64)
     _no_leak(keys, masks, tested, parents)
+    if y is not None:  # (the solver's own check numbers its training sets, which a user cannot map)
+        classes, code = np.unique(y, return_inverse=True)
+        for key, mask in zip(keys, masks):
+            missing = np.setdiff1d(np.arange(classes.size), code[mask])
+            if missing.size:
+                raise ValueError(f"'splits' split {key} trains on no graph of class "
+                                 f"{classes[missing[0]].item()!r}")
     return Jobs(keys, masks, tests, parents)
 
 
