@@ -308,3 +308,35 @@ def test_tu_cache_without_its_sizes_is_rebuilt(tmp_path):
         warnings.simplefilter("error")
         again = load_tu("MUTAG", cache=cache)
     assert same_graphs(first, again) and again.num_node_labels == first.num_node_labels == 7
+
+
+def test_a_data_class_with_its_own_cat_dim_still_loads(tmp_path):
+    """The slices are checked along PyG's concatenation rule; a subclass collating a Data class with its own
+    __cat_dim__ (PyG's PairData pattern) was refused on every load by the plain-Data rule (review)."""
+    from torch_geometric.data import Data
+
+    from kong_pyg.datasets.safe_cache import SafeInMemoryDataset
+
+    class PairData(Data):
+        def __cat_dim__(self, key, value, *args, **kwargs):
+            return 1 if key == "feat" else super().__cat_dim__(key, value, *args, **kwargs)
+
+    class Pairs(SafeInMemoryDataset):
+        raw_file_names: list = []
+        processed_file_names = ["pair.npz"]
+
+        def download(self):
+            pass
+
+        def process(self):
+            graphs = [PairData(x=torch.ones(3, 2), edge_index=torch.tensor([[0, 1], [1, 2]]),
+                               feat=torch.ones(4, 2 + i)) for i in range(3)]
+            self.save_collated(*self.collate(graphs), self.processed_paths[0])
+
+        def __init__(self, root):
+            super().__init__(root)
+            self.load(self.processed_paths[0], PairData)
+
+    for _ in range(2):  # (built, then read from the file)
+        ds = Pairs(str(tmp_path / "pairs"))
+        assert ds[1].feat.shape == (4, 3) and ds[2].x.shape == (3, 2)

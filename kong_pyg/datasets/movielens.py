@@ -49,7 +49,7 @@ from typing import Callable, Dict, List, NamedTuple, Optional
 
 import torch
 from torch import Tensor
-from torch_geometric.data import download_url, extract_zip
+from torch_geometric.data import Data, download_url, extract_zip
 
 from ..config import MAX_SEED, check_bool, check_int
 from ..files import atomic_file, file_text, regular_file
@@ -309,6 +309,8 @@ class MovieLensOrdered(SafeInMemoryDataset):
         transform (callable, optional): A transform applied on access.
         force_reload (bool, optional): Re-process. (default: :obj:`False`)
     """
+
+    collated_cls = Data  # (its graphs are plain Data: every slice checked along PyG's own rule)
 
     def __init__(
         self,

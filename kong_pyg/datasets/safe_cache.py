@@ -94,12 +94,22 @@ def save_collated(path: Union[str, Path], key: str, data: Dict[str, Tensor],
         np.savez(f, **arrays)  # type: ignore[arg-type]
 
 
-def load_collated(path: Union[str, Path], key: str) -> Optional[Collated]:
+def load_collated(path: Union[str, Path], key: str,
+                  data_cls: Optional[Type[Data]] = Data) -> Optional[Collated]:
     r"""Read what :func:`save_collated` wrote, or :obj:`None`.
 
     :obj:`None` when the file is missing, unreadable, not an archive of plain
-    arrays or was written under another :obj:`key`. Nothing is unpickled
-    (``numpy.load(allow_pickle=False)``).
+    arrays, was written under another :obj:`key`, or its slices do not fit its
+    data. Nothing is unpickled (``numpy.load(allow_pickle=False)``).
+
+    Args:
+        path (str or Path): The file.
+        key (str): What the file must have been written under.
+        data_cls (type, optional): The :class:`~torch_geometric.data.Data` class of the
+            stored graphs: a slice must end at its tensor's size along the dimension PyG
+            concatenates it on (with :class:`Data`'s own rule; a class with its own
+            ``__cat_dim__``, or :obj:`None`, asks only that it end at one of its sizes).
+            (default: :class:`Data`)
     """
     path = Path(path)
     if not path.is_file() or not _plain_archive(path, key):
@@ -115,7 +125,7 @@ def load_collated(path: Union[str, Path], key: str) -> Optional[Collated]:
                         part[name[len(prefix):]] = torch.from_numpy(np.array(archive[name]))
     except Exception:  # a damaged or foreign file is simply rebuilt
         return None
-    return out if _consistent(out) else None
+    return out if _consistent(out, data_cls) else None
 
 
 def _plain_archive(path: Path, key: str) -> bool:
@@ -140,13 +150,14 @@ def _plain_archive(path: Path, key: str) -> bool:
             and all(info.compress_type == zipfile.ZIP_STORED for info in infos))
 
 
-def _consistent(out: Collated) -> bool:
+def _consistent(out: Collated, data_cls: Optional[Type[Data]] = Data) -> bool:
     """Whether the slices and extra entries fit the data.
 
     Every data entry has a slice: a non-decreasing int64 pointer from 0 to
-    its tensor's size along the dimension PyG concatenates it on, as long as
-    the others (one entry per graph, plus one); every extra entry is one
-    number; an :obj:`edge_index` holds int64 indices.
+    its tensor's size along the dimension PyG concatenates it on (see
+    :func:`load_collated`), as long as the others (one entry per graph, plus
+    one); every extra entry is one number; an :obj:`edge_index` holds int64
+    indices.
     """
     lengths = {ptr.numel() for ptr in out.slices.values()}
     if len(lengths) > 1 or any(v.dim() != 0 for v in out.extra.values()) or set(out.slices) != set(out.data):
@@ -154,14 +165,15 @@ def _consistent(out: Collated) -> bool:
     index = out.data.get("edge_index")
     if index is not None and index.dtype != torch.long:
         return False
-    plain = Data()
+    plain = Data() if data_cls is not None and data_cls.__cat_dim__ is Data.__cat_dim__ else None
     for name, ptr in out.slices.items():
         value = out.data[name]
         if ptr.dtype != torch.long or ptr.dim() != 1 or ptr.numel() == 0:
             return False
         if int(ptr[0]) != 0 or bool((ptr[1:] < ptr[:-1]).any()):
             return False
-        if value.dim() and int(ptr[-1]) != value.size(plain.__cat_dim__(name, value)):
+        if value.dim() and (int(ptr[-1]) not in value.shape if plain is None
+                            else int(ptr[-1]) != value.size(plain.__cat_dim__(name, value))):
             return False
     return True
 
@@ -188,6 +200,12 @@ class SafeInMemoryDataset(InMemoryDataset):
     #: package's version, so caches of older code are rebuilt, never read as the new code's).
     cache_version: int = 1
 
+    #: The :class:`~torch_geometric.data.Data` class of the stored graphs, whose concatenation rule
+    #: (``__cat_dim__``) the processed file's slices are checked against (:func:`load_collated`);
+    #: :obj:`None` (a subclass whose class is not known here): each slice must end at one of its
+    #: tensor's sizes. A subclass whose :meth:`load` takes another ``data_cls`` may set it.
+    collated_cls: Optional[Type[Data]] = None
+
     def cache_key(self) -> str:
         """What the processed file was built from (see the class description)."""
         raw = [p for p in self.raw_paths if osp.isfile(p)]
@@ -207,7 +225,7 @@ class SafeInMemoryDataset(InMemoryDataset):
 
     def _cached(self, path: str) -> bool:
         """Whether :obj:`path` is a processed file :meth:`load` reads (else it is rebuilt); kept for it."""
-        self._checked = (path, load_collated(path, self.cache_key()))
+        self._checked = (path, load_collated(path, self.cache_key(), self.collated_cls))
         return self._checked[1] is not None
 
     def save_collated(self, data: Data, slices: Dict[str, Tensor], path: str) -> None:
@@ -218,7 +236,7 @@ class SafeInMemoryDataset(InMemoryDataset):
         """Load what :meth:`process` stored (never unpickling)."""
         checked, self._checked = self._checked, None
         out = checked[1] if checked is not None and checked[0] == path else None
-        out = out if out is not None else load_collated(path, self.cache_key())
+        out = out if out is not None else load_collated(path, self.cache_key(), self.collated_cls)
         if out is None:
             raise ValueError(f"{path} is not a processed file of {type(self).__name__}; "
                              "delete it (or pass force_reload=True) to rebuild it")
