@@ -1204,3 +1204,58 @@ def test_checkpoints_are_written_and_read_without_a_copy_of_the_file_in_memory(t
     path.write_bytes(bytes(data))
     with pytest.raises(ValueError, match="damaged KongStream checkpoint"):
         KongStream.load(path)
+
+
+def test_a_checkpoint_written_to_while_it_is_read_is_refused(tmp_path, monkeypatch):
+    """The digest is checked in a first read, torch.load reads the file again: bytes changed in between
+    (another process writing the file in place) were loaded unchecked (review)."""
+    from kong_pyg.stream import checkpoint as ck
+
+    path = tmp_path / "c.kst"
+    ck.save_checkpoint({"version": 5, "x": torch.zeros(1000)}, path)
+    os.utime(path, ns=(10**18, 10**18))  # (a save long ago: the write below gets another time)
+    real = ck._Window.__init__
+
+    def written_meanwhile(self, f, start):
+        with open(path, "r+b") as other:
+            data = other.read()
+            other.seek(data.find(b"\0" * 4000) + 2000)
+            other.write(b"\x00\x00\x80\x3f")
+        real(self, f, start)
+
+    monkeypatch.setattr(ck._Window, "__init__", written_meanwhile)
+    with pytest.raises(ValueError, match="c.kst: the checkpoint changed while it was read"):
+        ck.load_checkpoint(path)
+    monkeypatch.setattr(ck._Window, "__init__", real)
+    with pytest.raises(ValueError, match="damaged KongStream checkpoint"):  # (and the next read sees it)
+        ck.load_checkpoint(path)
+
+
+def test_loaded_arrays_that_share_memory_are_copied(stream, tmp_path):
+    """Loading keeps the file's tensors (no copies), but a crafted file whose arrays alias each other or
+    repeat entries (stride 0) gave a stream whose arrays shared memory; those are copied (review)."""
+    from kong_pyg.stream import checkpoint as ck
+
+    raw = columns(stream)
+    half = len(raw[0]) // 2
+    ks = KongStream(k=2, hops=2, kernel="cosine", dim=64).update(*(c[:half] for c in raw))
+    for how in ("alias", "stride0"):
+        state = ks.state_dict()
+        y = state["arrays"]["Y"]
+        if how == "alias":
+            state["arrays"]["acc"] = y
+        else:
+            state["arrays"]["Y"] = y[:1].expand_as(y)
+        ck.save_checkpoint(state, tmp_path / f"{how}.kst")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            loaded = KongStream.load(tmp_path / f"{how}.kst")
+        arrays = loaded._nodes.arrays
+        ptrs = [t.untyped_storage().data_ptr() for t in arrays.values() if t.is_floating_point()]
+        assert len(set(ptrs)) == len(ptrs) and all(t.is_contiguous() for t in arrays.values())
+    ks.save(tmp_path / "plain.kst")  # (the stream's own file: the same stream, read on)
+    plain = KongStream.load(tmp_path / "plain.kst")
+    for k in (ks, plain):
+        k.update(*(c[half:] for c in raw)).end_pass()
+        k.update(*raw)
+    assert torch.equal(plain.sketches(), ks.sketches())

@@ -183,6 +183,12 @@ class _Window(io.RawIOBase):
         return self.f.tell() - self.start
 
 
+def _stamp(f: BinaryIO) -> Tuple[int, int, int]:
+    """The size and times of an open file: what a write into it changes."""
+    st = os.fstat(f.fileno())
+    return st.st_size, st.st_mtime_ns, st.st_ctime_ns
+
+
 #: Bytes read at a time while a checkpoint's digest is checked.
 _CHUNK = 1 << 20
 
@@ -191,7 +197,7 @@ def load_checkpoint(path: PathLike) -> Dict[str, Any]:
     """The state in a checkpoint file (format 2, or a format-1 :func:`torch.save` zip).
 
     The file is read twice, never whole into memory: once in chunks for its digest, then by
-    :func:`torch.load` from the file, tensor by tensor.
+    :func:`torch.load` from the file, tensor by tensor; a file written to in between is refused.
 
     Raises:
         FileNotFoundError, IsADirectoryError: As :func:`open`.
@@ -203,7 +209,8 @@ def load_checkpoint(path: PathLike) -> Dict[str, Any]:
         # would hang the read, a device would fill the memory; a folder: open's IsADirectoryError)
         raise FileNotFoundError(errno.ENOENT, "No such checkpoint file", name)
     with open(path, "rb") as f:
-        size = os.fstat(f.fileno()).st_size
+        stamp = _stamp(f)
+        size = stamp[0]
         head = f.read(_HEADER)
         if head.startswith(MAGIC):
             if len(head) < _HEADER:
@@ -225,6 +232,9 @@ def load_checkpoint(path: PathLike) -> Dict[str, Any]:
         else:
             raise ValueError(f"{name}: not a KongStream checkpoint")
         state = load_state_file(_Window(f, start), size - start, name)
+        if _stamp(f) != stamp:  # (the digest covers the bytes of the first read only)
+            raise ValueError(f"{name}: the checkpoint changed while it was read (another process writing "
+                             "it?); load it again once it is written")
     if not isinstance(state, dict):
         raise ValueError(f"{name}: not a KongStream checkpoint (it holds a {type(state).__name__}, "
                          "not a state dict)")

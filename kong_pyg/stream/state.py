@@ -218,7 +218,9 @@ class NodeState:
         """Rebuild :obj:`n` nodes from :meth:`state` (string codes fill with ``BREAK``, the rest with 0).
 
         With :obj:`assign`, the floating-point arrays are :obj:`arrays`' own
-        tensors (no copy), as in :meth:`torch.nn.Module.load_state_dict`.
+        tensors (no copy), as in :meth:`torch.nn.Module.load_state_dict`, but for
+        arrays that are not contiguous or share memory with another (copied: the
+        stream writes into its arrays).
 
         Raises:
             ValueError: An integer array holds values that do not fit :data:`INDEX_DTYPE`.
@@ -230,8 +232,18 @@ class NodeState:
                 low, high = (int(v) for v in torch.aminmax(t))
                 if low < info.min or high > info.max:
                     raise ValueError(f"array {name!r} holds values outside [{info.min}, {info.max}]")
-        out.arrays = {name: (t if assign else t.clone()) if t.is_floating_point()
-                      else t.to(INDEX_DTYPE, copy=True) for name, t in arrays.items()}
+        held: set = set()  # (storages kept: arrays that share one, or repeat entries, are copied)
+
+        def own(t: Tensor) -> bool:
+            ptr = t.untyped_storage().data_ptr()
+            if not assign or not t.is_contiguous() or (ptr in held and t.numel()):
+                return False
+            held.add(ptr)
+            return True
+
+        out.arrays = {name: (t if own(t) else t.clone(memory_format=torch.contiguous_format))
+                      if t.is_floating_point() else t.to(INDEX_DTYPE, copy=True)
+                      for name, t in arrays.items()}
         out.fill = {name: BREAK if name.endswith(("_pre", "_suf")) else 0 for name in out.arrays}
         out.n = out.cap = n
         return out
