@@ -246,6 +246,11 @@ def random_splits(y: np.ndarray, n_splits: int, *, test_size: Optional[float] = 
             inner splits.
         seed (int, optional): The seed. (default: :obj:`0`)
 
+    Raises:
+        ValueError: A split's training part would hold no graph of a class
+            (a small class and a small :obj:`train_size`), or too few for
+            the inner folds.
+
     Returns:
         :class:`Splits`
     """

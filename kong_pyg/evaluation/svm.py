@@ -129,7 +129,8 @@ class Fits(NamedTuple):
         classes (numpy.ndarray): The class labels, sorted.
         iterations (numpy.ndarray): :obj:`[B, len(Cs)]` Newton steps (the
             most over the classes; the first :math:`C`'s include the hidden
-            rungs climbed to it, :func:`_ladder`).
+            rungs climbed to it, :func:`_ladder`, and a capped warm start's
+            steps before the solve from zero).
         converged (numpy.ndarray): :obj:`[B, len(Cs)]` whether every class
             converged within :obj:`max_iter` (at the first :math:`C`, also on
             every rung).
@@ -471,8 +472,10 @@ def fit_many(
             starts this one (it must come earlier; :obj:`-1`: start from the
             solution on all points). (default: all :obj:`-1`)
         max_iter (int, optional): Newton steps at most per problem and
-            :math:`C` (and per hidden rung below the first); the others are
-            reported in :attr:`Fits.converged`. (default: :obj:`100`)
+            :math:`C` (and per hidden rung below the first) in one solve; the others are
+            reported in :attr:`Fits.converged`. At the first :math:`C` a problem that
+            reaches it from its warm start is solved once more from zero (up to twice
+            the steps in all). (default: :obj:`100`)
         n_jobs (int, optional): Threads. (default: :obj:`1`)
         tol (float, optional): The margin tolerance of the stopping rule.
             (default: :data:`MARGIN_TOL`)

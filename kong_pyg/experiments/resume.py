@@ -14,6 +14,8 @@ from typing import Any, Dict, Optional, Sequence
 
 import numpy as np
 
+from ..files import atomic_write, regular_file
+
 
 def graphs_digest(graphs: Any, y: np.ndarray) -> str:
     """A digest of every tensor of the graphs (or of a PyG data set's storage) and of the labels."""
@@ -57,8 +59,6 @@ class ResumeFile:
                  grids: Dict[str, Sequence[float]]):
         self.path, self.protocol = path, protocol
         self.done: Dict[str, Dict[str, Any]] = {}
-        from ..files import regular_file
-
         # (a folder of that name: refused now, not at the first finished method's write)
         if not (path and regular_file(path, "give another resume file")):
             return
@@ -96,8 +96,6 @@ class ResumeFile:
         """Keep a finished row (written at once, atomically)."""
         self.done[name] = row
         if self.path:
-            from ..files import atomic_write  # (errors name the file asked for)
-
             os.makedirs(os.path.dirname(os.path.abspath(self.path)), exist_ok=True)
             text = json.dumps({"protocol": self.protocol, "done": self.done})
             atomic_write([text.encode("utf-8")], self.path)
