@@ -906,6 +906,24 @@ def test_output_into_a_closed_pipe_ends_quietly(tmp_path):
         assert status == 128 + signal.SIGPIPE and stderr == "", stderr
 
 
+def test_a_closed_stdout_or_stderr_is_a_sink(tmp_path):
+    """Started with stdout closed (>&-), a finished run ended with an AttributeError traceback and exit 1;
+    with stderr closed, progress bars stopped the run and quiet runs printed their stderr lines on stdout."""
+    tsv = tmp_path / "s.tsv"
+    tsv.write_text("1\ta\t2\tb\te\t0\n2\ta\t3\tb\te\t0\n")
+    cmd = f'"{sys.executable}" -m kong_pyg stream "{tsv}" -o "{tmp_path}/OUT"'
+    for i, (extra, closes) in enumerate((("-q", ">&-"), ("", ">&-"), ("", "2>&-"), ("-q", "2>&-"),
+                                          ("", ">&- 2>&-"))):
+        done = subprocess.run(["bash", "-c", f"{cmd.replace('OUT', str(i))} {extra} {closes}"],
+                              capture_output=True, text=True)
+        assert done.returncode == 0, (closes, done.stderr)
+        assert (tmp_path / f"{i}.npy").exists() and (tmp_path / f"{i}.ids.txt").exists()
+        if "2>&-" in closes:
+            assert done.stdout == ""  # (stderr's lines went to stdout)
+        if closes == ">&-" and not extra:
+            assert "kong-pyg stream: 2 edges" in done.stderr and "Traceback" not in done.stderr
+
+
 def test_a_broken_pipe_that_is_not_stdout_is_one_line(monkeypatch, capsys):
     """A broken pipe elsewhere (not the output's reader gone) is an error of one line, exit 2."""
     from kong_pyg.cli import main, order_test

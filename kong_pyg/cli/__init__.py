@@ -242,6 +242,30 @@ def main(argv: Optional[List[str]] = None) -> int:
         141 without a word when the reader of its output has gone (``| head``),
         or what the subcommand returned.
     """
+    sunk = _sink_closed_streams() if argv is None else []
+    try:
+        return _main(argv)
+    finally:
+        for name in sunk:  # (None again, as the program was started)
+            getattr(sys, name).close()
+            setattr(sys, name, None)
+
+
+def _sink_closed_streams() -> List[str]:
+    """Give a closed stdout or stderr (``>&-``: None in Python) a sink (the null device); their names.
+
+    Every write to them failed (an AttributeError at the end of a finished run, exit 1; progress bars
+    stopped the run at once), and Python's ``print(file=sys.stderr)`` wrote to stdout instead.
+    """
+    sunk = []
+    for name in ("stdout", "stderr"):
+        if getattr(sys, name) is None:
+            setattr(sys, name, open(os.devnull, "w", encoding="utf-8"))
+            sunk.append(name)
+    return sunk
+
+
+def _main(argv: Optional[List[str]]) -> int:
     parser = build_parser()
     try:
         args, extra = parser.parse_known_args(argv)
