@@ -167,7 +167,16 @@ def atomic_texts(texts: Sequence[Tuple[PathLike, str]]) -> None:
     """
     with atomic_files([path for path, _ in texts]) as files:
         for f, (_, text) in zip(files, texts):
-            f.write(text.encode("utf-8"))
+            f.write(printable(text).encode("utf-8"))
+
+
+def printable(text: str) -> str:
+    r""":obj:`text` with what UTF-8 cannot hold written as escapes (``\udce4``).
+
+    A file name whose bytes the file system's encoding could not decode holds lone surrogates (a
+    Latin-1 ``ä`` in a UTF-8 locale): a report naming it failed to be written, after the whole run.
+    """
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def regular_file(path: PathLike, advice: str = "fetch or fix it (or remove it)") -> bool:
@@ -204,5 +213,5 @@ def file_text(content: bytes, encoding: str = "utf-8") -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
 
 
-__all__ = ["file_text", "regular_file", "atomic_file", "atomic_files", "atomic_write", "atomic_texts",
-           "remove_stale_temps"]
+__all__ = ["file_text", "printable", "regular_file", "atomic_file", "atomic_files", "atomic_write",
+           "atomic_texts", "remove_stale_temps"]

@@ -672,6 +672,23 @@ for step in ("texts", "figure"):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["f.png", "r.json", "r.md"]  # (no temporary left)
 
 
+def test_reports_naming_an_undecodable_file_name_are_written(tmp_path):
+    """A folder or file name with a byte the locale cannot decode (a Latin-1 'ä' in UTF-8: a lone
+    surrogate in Python) went into the report's command line and failed its write after the whole run
+    ("surrogates not allowed"); the order test's figure title failed in matplotlib. Such characters are
+    written as escapes."""
+    from kong_pyg.files import atomic_texts, printable
+
+    name = os.fsdecode(b"t\xe4")  # ('t\udce4')
+    folder = tmp_path / name
+    folder.mkdir()
+    atomic_texts([(folder / "r.md", f"--out {name}\n"), (folder / "r.json", json.dumps({"out": name}))])
+    assert (folder / "r.md").read_text(encoding="utf-8") == "--out t\\udce4\n"
+    assert json.loads((folder / "r.json").read_text(encoding="utf-8")) == {"out": name}
+    assert printable("Order test: StreamSpot file " + name) == "Order test: StreamSpot file t\\udce4"
+    assert printable("ä ± −") == "ä ± −"
+
+
 def test_out_of_memory_is_one_line(monkeypatch, capsys):
     """A subcommand that runs out of memory (NumPy's error says how much it asked for) ends with one line and
     exit status 2, not a traceback (order-test --num-graphs 99999999999 gave one)."""

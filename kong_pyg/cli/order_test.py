@@ -14,7 +14,7 @@ import warnings
 from typing import Any, Dict, List, Optional, Tuple
 
 from ..config import check_usable_device
-from ..files import atomic_texts
+from ..files import atomic_texts, printable
 from ..threads import MAX_THREADS as MAX_TORCH_THREADS
 from ..threads import default_jobs, torch_threads
 from .common import (
@@ -274,7 +274,7 @@ def run(args: argparse.Namespace) -> int:
 def _write(res: Any, args: argparse.Namespace, about: Dict[str, Any]) -> List[str]:
     """Write the report, its JSON and (with matplotlib) the figure into --out; returns the files written."""
     os.makedirs(args.out, exist_ok=True)
-    title = f"Order test: {about['data']}"
+    title = printable(f"Order test: {about['data']}")  # (also the figure's: no lone surrogates)
     figure: Optional[str] = None
     if not args.no_plot:
         try:
