@@ -1191,3 +1191,12 @@ def test_an_error_handler_the_user_chose_for_stdout_is_kept(monkeypatch):
     out = io.TextIOWrapper(io.BytesIO(), encoding="ascii")
     _escape_unencodable(out)
     assert out.errors == "strict"
+
+
+def test_yes_no_options_take_the_same_words_in_every_subcommand(tmp_path):
+    """order-test took only yes/no where classify and stream take true/false and on/off too."""
+    parser = build_parser()
+    (tmp_path / "s.tsv").write_text("1\ta\t2\tb\te\t0\n")
+    for command in (["order-test"], ["classify"], ["stream", str(tmp_path / "s.tsv")]):
+        args = parser.parse_args(command + ["--blended", "OFF", "--own-label", " on "])
+        assert (args.blended, args.own_label) in ((False, True), ([False], [True]))

@@ -260,6 +260,14 @@ YES_NO_INTS = ("relabel",)
 _WORDS = {"yes": True, "true": True, "on": True, "no": False, "false": False, "off": False}
 
 
+def yes_no(text: str) -> bool:
+    """An argparse type: yes or no (true/false, on/off), as every yes/no option takes them."""
+    low = text.strip().lower()
+    if low not in _WORDS:
+        _fail(f"expects yes or no (got {text!r})")
+    return _WORDS[low]
+
+
 def _kind(name: str) -> str:
     default = option_defaults()[name]
     if name == "dim":
@@ -276,9 +284,7 @@ def _kind(name: str) -> str:
 def _raw_value(name: str, token: str) -> Any:
     kind, low = _kind(name), token.strip().lower()
     if kind == "bool":
-        if low not in _WORDS:
-            _fail(f"expects yes or no (got {token!r})")
-        return _WORDS[low]
+        return yes_no(token)
     if name in YES_NO_INTS and low in _WORDS:
         return int(_WORDS[low])
     if kind == "dim" and low in ("exact", "none"):

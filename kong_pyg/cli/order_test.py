@@ -34,6 +34,7 @@ from .common import (
     not_a_file,
     number_in,
     show_default,
+    yes_no,
 )
 
 #: The files ``--out`` receives.
@@ -43,13 +44,6 @@ MAX_GRAPHS = 10**7
 MAX_SHUFFLES = 10**4
 #: The most --splits (each split holds its masks and fits for every setting: memory grows with it).
 MAX_SPLITS = 10**4
-_YES_NO = {"yes": True, "no": False}
-
-
-def _yes_no(text: str) -> bool:
-    if text.lower() not in _YES_NO:
-        raise argparse.ArgumentTypeError(f"expects yes or no (got {text!r})")
-    return _YES_NO[text.lower()]
 
 
 def register(subparsers: Any) -> None:
@@ -102,11 +96,11 @@ def register(subparsers: Any) -> None:
     feats.add_argument("--hops", metavar="N", type=int_at_least(1), default=1, help="depth of the strings")
     feats.add_argument("--authors", action="store_true",
                        help="the KONG authors' features: --own-label no --blended yes --normalize yes")
-    feats.add_argument("--own-label", type=_yes_no, default=None, metavar="yes|no",
+    feats.add_argument("--own-label", type=yes_no, default=None, metavar="yes|no",
                        help="each node's own label in its string (default: yes; no with --authors)")
-    feats.add_argument("--blended", type=_yes_no, default=True, metavar="yes|no",
+    feats.add_argument("--blended", type=yes_no, default=True, metavar="yes|no",
                        help="count the 1-grams too, so the ordered settings hold the k = 1 counts")
-    feats.add_argument("--normalize", type=_yes_no, default=True, metavar="yes|no",
+    feats.add_argument("--normalize", type=yes_no, default=True, metavar="yes|no",
                        help="L2-normalize each graph vector (then the C grid reaches 1e6)")
     ev = p.add_argument_group("protocol")
     ev.add_argument("--splits", metavar="N", type=int_at_least(2, MAX_SPLITS), default=20,
