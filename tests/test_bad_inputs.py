@@ -117,6 +117,7 @@ def files(tmp: Path) -> dict:
     torch.save([1, 2, 3], tmp / "list.ckpt")
     (tmp / "empty.ckpt").write_bytes(b"")
     (tmp / "adir").mkdir()
+    write_streamspot(stream, tmp / "adir" / "order_test.md")
     return {"stream": stream}
 
 
@@ -1054,6 +1055,10 @@ for id, argv, match, setup, xfail in [
      "exit 2: .*--authors means --own-label no", None, None),
     ("order-test-own-label-word", ["order-test", "--own-label", "maybe"], "exit 2: .*expects yes or no", None,
         None),
+    # an output over an input: written over, the input is lost
+    ("order-test-out-over-input", ["order-test", "--streamspot", "{tmp}/adir/order_test.md", "--labels",
+                                   "{tmp}/a.txt", "--out", "{tmp}/adir"],
+     "exit 2: .*--streamspot '.*order_test.md' and --out '.*order_test.md' are one file", None, None),
     ("order-test-out-file", ["order-test", "--provenance", "1", "--out", "{tmp}/a.txt"],
      "exit 2: .*is a file, not a folder", None, None),
     ("order-test-out-unwritable", ["order-test", "--provenance", "1", "--out", "{tmp}/a.txt/o"],

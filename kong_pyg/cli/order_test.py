@@ -23,6 +23,7 @@ from .common import (
     add_cache_dir,
     add_command,
     add_quiet,
+    check_distinct_files,
     check_output_dir,
     check_output_file,
     drop_stale,
@@ -176,6 +177,9 @@ def _check_outputs(args: argparse.Namespace) -> None:
     check_output_dir(args.out, "--out")
     for name in OUTPUTS:
         check_output_file(os.path.join(args.out, name), "--out")
+    inputs = [(flag, path) for flag, path in (("--streamspot", args.streamspot), ("--labels", args.labels))
+              if path is not None]  # (an output written over an input loses it)
+    check_distinct_files(inputs + [("--out", os.path.join(args.out, name)) for name in OUTPUTS])
 
 
 def load(args: argparse.Namespace, source: str, tmp: str) -> Tuple[Any, Dict[str, Any], Any]:
