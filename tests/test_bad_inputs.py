@@ -986,6 +986,10 @@ for id, argv, match, setup, xfail in [
     ("classify-unknown-flag", ["classify", "--nope"], "exit 2: .*unrecognized arguments: --nope", None, None),
     # table2
     ("table2-no-data", ["table2"], "exit 2: .*give --ml-dir", None, None),
+    ("table2-resume-empty", ["table2", "--ml-dir", "{tmp}/adir", "--resume", ""],
+     "exit 2: .*--resume needs a file name \\(got an empty one\\)", None, None),
+    ("table2-splits-huge", ["table2", "--ml-dir", "{tmp}/adir", "--splits", "100000000000"],
+     "exit 2: .*argument --splits: must be <= 10,000", None, None),
     ("table2-ml-dir-missing", ["table2", "--ml-dir", "{tmp}/nowhere"], "exit 2: .*no such folder", None,
         None),
     ("table2-ml-dir-file", ["table2", "--ml-dir", "{tmp}/a.txt"], "exit 2: .*is a file, not a folder", None,

@@ -129,3 +129,16 @@ def test_without_matplotlib_the_report_is_written_and_a_warning_says_so(tmp_path
     with pytest.warns(UserWarning, match=r"^plots need matplotlib: pip install 'kong-pyg\[plot\]'; no plot$"):
         assert main(["order-test", "--provenance", "1", *FAST, "--out", str(out)]) == 0
     assert sorted(p.name for p in out.iterdir()) == ["order_test.json", "order_test.md"]
+
+
+def test_progress_lines_name_the_program_as_the_other_subcommands_do(monkeypatch, capsys):
+    """order-test's progress lines began 'order-test:', every other line 'kong-pyg CMD:'."""
+    from kong_pyg.cli import order_test
+
+    def stop(*args, **kwargs):
+        raise ValueError("stopped here")
+
+    monkeypatch.setattr(order_test, "load", stop)
+    assert main(["order-test", "--provenance", "1"]) == 2
+    assert capsys.readouterr().err.splitlines() == ["kong-pyg order-test: loading the data",
+                                                   "kong-pyg order-test: error: stopped here"]

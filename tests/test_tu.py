@@ -46,6 +46,10 @@ def test_cache_dir_env(monkeypatch, tmp_path):
     monkeypatch.delenv("KONG_PYG_CACHE")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "x"))
     assert cache_dir() == tmp_path / "x" / "kong_pyg"
+    # a relative XDG_CACHE_HOME is ignored, as its specification says (it made ./relcache/kong_pyg)
+    monkeypatch.setenv("XDG_CACHE_HOME", "relcache")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert cache_dir() == tmp_path / "home" / ".cache" / "kong_pyg"
 
 
 def test_data_root_is_only_read(tmp_path):

@@ -162,6 +162,8 @@ def no_repeats(values: List[Any], text: str) -> List[Any]:
     return values
 
 
+#: The most --splits (each split holds its masks and fits for every setting: memory grows with it).
+MAX_SPLITS = 10**4
 #: The most threads, processes or workers an option may ask for.
 MAX_THREADS = 1024
 

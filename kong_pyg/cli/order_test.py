@@ -19,6 +19,7 @@ from ..threads import MAX_THREADS as MAX_TORCH_THREADS
 from ..threads import default_jobs, torch_threads
 from .common import (
     MAX_SEED,
+    MAX_SPLITS,
     CommandError,
     add_cache_dir,
     add_command,
@@ -43,8 +44,6 @@ OUTPUTS = ("order_test.md", "order_test.json", "order_test.png")
 #: The most synthetic graphs (``--num-graphs``) and shuffled copies per setting (``--shuffles``) asked for.
 MAX_GRAPHS = 10**7
 MAX_SHUFFLES = 10**4
-#: The most --splits (each split holds its masks and fits for every setting: memory grows with it).
-MAX_SPLITS = 10**4
 
 
 def register(subparsers: Any) -> None:
@@ -246,9 +245,9 @@ def run(args: argparse.Namespace) -> int:
     with torch_threads(args.threads, cap=False), tempfile.TemporaryDirectory() as tmp, \
             warnings.catch_warnings(record=True) as caught:  # (the thread count given back after)
         warnings.simplefilter("always")
-        say("order-test: loading the data")
+        say("kong-pyg order-test: loading the data")
         graphs, about, labels = load(args, source, tmp)
-        say(f"order-test: features and {args.splits} splits per setting")
+        say(f"kong-pyg order-test: features and {args.splits} splits per setting")
         res = order_test(graphs, k=args.k, hops=args.hops, shuffles=args.shuffles, splits=args.splits,
                          test_size=args.test_size, C=args.C, inner_folds=args.inner_folds,
                          reverse=not args.no_reverse, seed=args.seed, labels=labels, device=args.device,

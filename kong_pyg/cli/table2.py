@@ -31,6 +31,7 @@ from ..threads import MAX_THREADS as MAX_TORCH_THREADS
 from ..threads import default_jobs
 from .common import (
     MAX_SEED,
+    MAX_SPLITS,
     CommandError,
     add_command,
     add_quiet,
@@ -86,7 +87,7 @@ def register(subparsers: Any) -> None:
     rows.add_argument("--extra", action="store_true", help="add the variant rows (blended, graph-norm, KW-2)")
     rows.add_argument("--list", action="store_true", help="list the methods and exit")
     ev = p.add_argument_group("protocol")
-    ev.add_argument("--splits", metavar="N", type=int_at_least(2), default=30,
+    ev.add_argument("--splits", metavar="N", type=int_at_least(2, MAX_SPLITS), default=30,
                     help="stratified random splits (the docs' run: benchmarks/table2.py, 50)")
     ev.add_argument("--test-size", metavar="X", type=number_in(0.0, 1.0), default=0.2,
                     help="test fraction of a split")
@@ -108,7 +109,7 @@ def register(subparsers: Any) -> None:
     ev.add_argument("--resume", metavar="FILE.json", default=None,
                     help="keep finished rows in this JSON file and skip them when run again "
                          "(one file per tie rule: FILE-row.json, ...) (default: none)")
-    ev.add_argument("--curve-splits", metavar="N", type=int_at_least(0), default=5,
+    ev.add_argument("--curve-splits", metavar="N", type=int_at_least(0, MAX_SPLITS), default=5,
                     help="splits per fraction of the accuracy curve (0: no curve)")
     ev.add_argument("--fractions", type=list_of(number_in(0.0, 1.0)), default=None, metavar="F[,F...]",
                     help=f"training fractions of the curve (default: {show_default(list(FRACTIONS))})")
@@ -163,6 +164,8 @@ def _check(args: argparse.Namespace) -> None:
     if args.root is not None:
         check_output_dir(args.root, "--root")
     if args.resume is not None:
+        if not args.resume.strip():  # (it meant no resume file, silently)
+            raise CommandError("--resume needs a file name (got an empty one)")
         for path in resume_files(args).values():
             check_output_file(path, "--resume")
     check_usable_device("--device", args.device)

@@ -64,7 +64,7 @@ def cache_dir(path: Optional[Union[str, Path]] = None) -> Path:
     r"""The folder where kong_pyg keeps processed data sets.
 
     :obj:`path` if given, else the environment variable
-    :obj:`KONG_PYG_CACHE`, else :obj:`$XDG_CACHE_HOME/kong_pyg`, else
+    :obj:`KONG_PYG_CACHE`, else :obj:`$XDG_CACHE_HOME/kong_pyg` (an absolute one), else
     :obj:`~/.cache/kong_pyg`.
     """
     if path is not None:
@@ -72,8 +72,8 @@ def cache_dir(path: Optional[Union[str, Path]] = None) -> Path:
     env = os.environ.get(CACHE_ENV)
     if env:
         return Path(env).expanduser()
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
+    xdg = os.environ.get("XDG_CACHE_HOME")  # (a relative one is to be ignored: the XDG specification)
+    base = Path(xdg).expanduser() if xdg and Path(xdg).expanduser().is_absolute() else Path.home() / ".cache"
     return base / "kong_pyg"
 
 
