@@ -31,7 +31,7 @@ class Progress:
         self.bar: Any = None
         self.total = None if total is None else int(total)
         self.done = 0
-        if check_bool("progress", enabled):
+        if check_bool("progress", enabled) and sys.stderr is not None:  # (closed: no bar, as tqdm fails)
             from tqdm.auto import tqdm
 
             self.bar = tqdm(total=self.total, desc=desc, unit=unit, unit_scale=unit_scale, file=sys.stderr,

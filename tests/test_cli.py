@@ -689,6 +689,65 @@ def test_reports_naming_an_undecodable_file_name_are_written(tmp_path):
     assert printable("ä ± −") == "ä ± −"
 
 
+def test_the_order_test_figure_title_holds_no_lone_surrogates(tmp_path):
+    """matplotlib refused a title naming an undecodable file (after the whole run); review."""
+    import argparse
+    from types import SimpleNamespace
+
+    from kong_pyg.cli.order_test import _write
+
+    titles = []
+    res = SimpleNamespace(plot=lambda path, title: titles.append(title), info={"command": "kong-pyg"},
+                          to_markdown=lambda heading: "table", to_dict=lambda: {"a": 1})
+    args = argparse.Namespace(out=str(tmp_path / "o"), no_plot=False)
+    _write(res, args, {"data": "StreamSpot file " + os.fsdecode(b"G\xe4.txt")})
+    assert titles == ["Order test: StreamSpot file G\\udce4.txt"]
+    titles[0].encode("utf-8")
+
+
+def test_inputs_that_differ_only_in_case_are_two_files_where_both_exist(tmp_path):
+    """order-test --streamspot G.txt --labels g.txt --out DIR was refused as 'one file on a case-insensitive
+    disk', though both exist and are two files (review); a new output named so is still refused."""
+    from kong_pyg.cli.common import CommandError, check_distinct_files
+
+    (tmp_path / "G.txt").write_text("a")
+    (tmp_path / "g.txt").write_text("b")
+    if os.path.samefile(tmp_path / "G.txt", tmp_path / "g.txt"):
+        pytest.skip("a case-insensitive disk")
+    check_distinct_files([("--streamspot", str(tmp_path / "G.txt")), ("--labels", str(tmp_path / "g.txt"))])
+    with pytest.raises(CommandError, match="differ only in letter case"):
+        check_distinct_files([("--in", str(tmp_path / "G.txt")), ("--out", str(tmp_path / "g.TXT"))])
+
+
+def test_closed_descriptors_and_streams_everywhere(tmp_path, monkeypatch):
+    """With stdin and stdout closed the null sink took descriptor 0 and the run's next file became
+    descriptor 1; `stream -` with stdin closed was an AttributeError; a caller of main(argv) or a library
+    user with stderr closed crashed in tqdm (review)."""
+    tsv = tmp_path / "s.tsv"
+    tsv.write_text("1\ta\t2\tb\te\t0\n")
+    code = (f"import sys\nfrom kong_pyg.cli import main, stream\n"
+            f"def run(args):\n    with open({str(tmp_path / 'fd.txt')!r}, 'w') as f:\n"
+            f"        f.write(str(f.fileno()))\n    return 0\n"
+            f"stream.run = run\nsys.argv = ['kong-pyg', 'stream', {str(tsv)!r}]\nsys.exit(main())\n")
+    done = subprocess.run(["bash", "-c", f'"{sys.executable}" -c "$0" <&- >&-', code], capture_output=True,
+                          text=True)
+    assert done.returncode == 0, done.stderr
+    assert int((tmp_path / "fd.txt").read_text()) > 2
+    done = subprocess.run(["bash", "-c", f'"{sys.executable}" -m kong_pyg stream - -o "{tmp_path}/x" -q <&-'],
+                          capture_output=True, text=True)
+    closed = "kong-pyg stream: error: '-' reads stdin, which is closed: give the input file\n"
+    assert done.returncode == 2 and done.stderr == closed, done.stderr
+    from kong_pyg import KongVectorizer
+    from kong_pyg.cli import main
+
+    monkeypatch.setattr(sys, "stderr", None)
+    assert main(["stream", str(tsv), "-o", str(tmp_path / "y")]) == 0 and sys.stderr is None
+    from kong_pyg.datasets import load_tu
+
+    graphs = list(load_tu("MUTAG"))[:5]
+    assert KongVectorizer(progress=True).fit_transform(graphs).shape[0] == 5
+
+
 def test_out_of_memory_is_one_line(monkeypatch, capsys):
     """A subcommand that runs out of memory (NumPy's error says how much it asked for) ends with one line and
     exit status 2, not a traceback (order-test --num-graphs 99999999999 gave one)."""

@@ -242,13 +242,31 @@ def main(argv: Optional[List[str]] = None) -> int:
         141 without a word when the reader of its output has gone (``| head``),
         or what the subcommand returned.
     """
-    sunk = _sink_closed_streams() if argv is None else []
+    if argv is None:
+        _fill_closed_descriptors()
+    sunk = _sink_closed_streams()
     try:
         return _main(argv)
     finally:
-        for name in sunk:  # (None again, as the program was started)
+        for name in sunk:  # (None again, as the caller had them)
             getattr(sys, name).close()
             setattr(sys, name, None)
+
+
+def _fill_closed_descriptors() -> None:
+    """Point the program's closed descriptors 0-2 (``<&- >&-``) at the null device.
+
+    Left free, the next file the run opens would take one of them: with stdin and stdout closed, an
+    output file became descriptor 1, where anything writing to stdout below Python wrote into it.
+    """
+    for fd in (0, 1, 2):  # (in order: the lowest free descriptor is the one being filled)
+        try:
+            os.fstat(fd)
+        except OSError:
+            null = os.open(os.devnull, os.O_RDWR)
+            if null != fd:
+                os.dup2(null, fd)
+                os.close(null)
 
 
 def _sink_closed_streams() -> List[str]:

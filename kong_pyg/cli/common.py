@@ -505,7 +505,8 @@ def check_distinct_files(files: Sequence[Tuple[str, str]]) -> None:
             if _same_file(a, b):
                 raise CommandError(f"{flag_a} {a!r} and {flag_b} {b!r} are one file: give them different "
                                    "names")
-            if os.path.realpath(a).casefold() == os.path.realpath(b).casefold():  # (macOS', Windows' disks)
+            settled = os.path.exists(a) and os.path.exists(b)  # (both exist: _same_file has decided)
+            if not settled and os.path.realpath(a).casefold() == os.path.realpath(b).casefold():
                 raise CommandError(f"{flag_a} {a!r} and {flag_b} {b!r} differ only in letter case: one file "
                                    "on a case-insensitive disk (as macOS and Windows use): give them names "
                                    "that differ otherwise")
@@ -573,33 +574,9 @@ def stdout_closed() -> bool:
 
 
 __all__ = [
-    "CommandError",
-    "stdout_closed",
-    "no_plot",
-    "plural",
-    "Parser",
-    "HelpFormatter",
-    "add_command",
-    "add_quiet",
-    "add_kong_options",
-    "kong_value",
-    "kong_values",
-    "show_kong",
-    "show_default",
-    "split_list",
-    "no_repeats",
-    "drop_stale",
-    "list_of",
-    "int_at_least",
-    "number_in",
-    "one_of",
-    "input_file",
-    "input_dir",
-    "not_a_file",
-    "add_cache_dir",
-    "PROCESSES_PER_CPU",
-    "check_output_file",
-    "check_figure_file",
-    "check_output_dir",
-    "one_line",
+    "CommandError", "stdout_closed", "no_plot", "plural", "Parser", "HelpFormatter", "add_command",
+    "add_quiet", "add_kong_options", "kong_value", "kong_values", "show_kong", "show_default",
+    "split_list", "no_repeats", "drop_stale", "list_of", "int_at_least", "number_in", "one_of",
+    "input_file", "input_dir", "not_a_file", "add_cache_dir", "PROCESSES_PER_CPU", "check_output_file",
+    "check_figure_file", "check_output_dir", "one_line", "yes_no", "check_distinct_files", "MAX_SPLITS",
 ]

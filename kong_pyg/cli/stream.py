@@ -182,6 +182,8 @@ def _spool_stdin(passes: int, checkpoint: Optional[str]) -> Tuple[Any, Optional[
     With a checkpoint the copy lies next to it (``.NAME.stdin.*.tsv``), where a resumed run removes the
     copy a killed one left; otherwise in the system's temporary folder.
     """
+    if sys.stdin is None:  # (<&-: nothing to read)
+        raise CommandError("'-' reads stdin, which is closed: give the input file")
     if passes <= 1:
         return sys.stdin.buffer, None
     if checkpoint is not None:
