@@ -340,3 +340,34 @@ def test_a_data_class_with_its_own_cat_dim_still_loads(tmp_path):
     for _ in range(2):  # (built, then read from the file)
         ds = Pairs(str(tmp_path / "pairs"))
         assert ds[1].feat.shape == (4, 3) and ds[2].x.shape == (3, 2)
+
+
+def test_a_plain_data_subclass_checks_its_slices_when_it_loads(tmp_path):
+    """A subclass that does not name its Data class is checked leniently before processing (any class may
+    be loaded), then strictly by load() with the class it is given: a forged slice is refused (review)."""
+    from torch_geometric.data import Data
+
+    from kong_pyg.datasets.safe_cache import SafeInMemoryDataset
+
+    class Plain(SafeInMemoryDataset):
+        raw_file_names: list = []
+        processed_file_names = ["plain.npz"]
+
+        def download(self):
+            pass
+
+        def process(self):
+            ei = torch.tensor([[0, 1], [1, 2]])
+            graphs = [Data(x=torch.ones(3 + i, 2), edge_index=ei) for i in range(2)]
+            self.save_collated(*self.collate(graphs), self.processed_paths[0])
+
+        def __init__(self, root):
+            super().__init__(root)
+            self.load(self.processed_paths[0], Data)
+
+    first = Plain(str(tmp_path / "p"))
+    path = first.processed_paths[0]
+    slices = dict(first.slices, x=torch.tensor([0, 1, 2]))  # (ends at x's 2 columns, not its 7 rows)
+    save_collated(path, first.cache_key(), first._data.to_dict(), slices)
+    with pytest.raises(ValueError, match="is not a processed file of Plain"):
+        Plain(str(tmp_path / "p"))

@@ -203,7 +203,8 @@ class SafeInMemoryDataset(InMemoryDataset):
     #: The :class:`~torch_geometric.data.Data` class of the stored graphs, whose concatenation rule
     #: (``__cat_dim__``) the processed file's slices are checked against (:func:`load_collated`);
     #: :obj:`None` (a subclass whose class is not known here): each slice must end at one of its
-    #: tensor's sizes. A subclass whose :meth:`load` takes another ``data_cls`` may set it.
+    #: tensor's sizes, until :meth:`load` checks it with its ``data_cls`` (a file that fails then is
+    #: refused, not rebuilt). Set it to the ``data_cls`` :meth:`load` is given.
     collated_cls: Optional[Type[Data]] = None
 
     def cache_key(self) -> str:
@@ -236,7 +237,9 @@ class SafeInMemoryDataset(InMemoryDataset):
         """Load what :meth:`process` stored (never unpickling)."""
         checked, self._checked = self._checked, None
         out = checked[1] if checked is not None and checked[0] == path else None
-        out = out if out is not None else load_collated(path, self.cache_key(), self.collated_cls)
+        out = out if out is not None else load_collated(path, self.cache_key(), data_cls)
+        if out is not None and not _consistent(out, data_cls):  # (the class it is read as: its own rule)
+            out = None
         if out is None:
             raise ValueError(f"{path} is not a processed file of {type(self).__name__}; "
                              "delete it (or pass force_reload=True) to rebuild it")
