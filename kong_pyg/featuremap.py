@@ -138,11 +138,12 @@ class ExactColumns:
         bar = Progress(len(graphs), "KONG features", unit="graph", enabled=self.progress)
         parts: List[Any] = []
         dense = None
-        if hashes is not None and keep:  # written batch by batch: the peak is the output plus one batch
-            check_allocation(len(graphs) * int(cfg.dim or 0) * 8,
-                             f"the sketched features [{len(graphs):,}, {cfg.dim:,}] ('dim' = {cfg.dim:,}, "
+        if hashes is not None:  # written batch by batch: the peak is the output plus one batch
+            rows = len(graphs) if keep else min(len(graphs), self.batch_size)  # (a fit keeps one batch)
+            check_allocation(rows * int(cfg.dim or 0) * 8,
+                             f"the sketched features [{rows:,}, {cfg.dim:,}] ('dim' = {cfg.dim:,}, "
                              "float64)", advice="a smaller 'dim' or fewer graphs")
-            dense = np.empty((len(graphs), int(cfg.dim or 0)), dtype=np.float64)
+            dense = np.empty((len(graphs), int(cfg.dim or 0)), dtype=np.float64) if keep else None
         with torch.no_grad():
             key_attr = key_attribute(cfg.order, self.edge_order_attr)
             sparse_flow = cfg.flow if cfg.k == 1 else None  # ('adj_t' where the order cannot matter)

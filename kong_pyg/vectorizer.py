@@ -194,7 +194,10 @@ class KongVectorizer(GivenOptions, ExactColumns, TransformerMixin, BaseEstimator
         return self
 
     def fit(self, graphs, y=None) -> "KongVectorizer":
-        """Learn the columns (exact mode) from :obj:`graphs`."""
+        """Learn the columns (exact mode) from :obj:`graphs`; in sketch mode, check them.
+
+        (Sketches are computed and dropped: their columns are the hash tables', fixed by :obj:`seed`.)
+        """
         with torch_threads(self._threads()):
             self._run(graphs, fit=True, keep=False)
         return self

@@ -385,3 +385,16 @@ def test_a_fit_in_batches_without_columns_transforms_unseen_grams_to_empty_rows(
         vec = KongVectorizer(k=2, hops=1, batch_size=batch_size)
         assert vec.fit_transform([path, path]).shape == (2, 0)
         assert vec.transform([star, path]).shape == (2, 0)
+
+
+def test_a_sketched_fit_refuses_a_batch_too_large_for_memory_by_name(monkeypatch):
+    """fit() in sketch mode computes a batch's sketches too (and drops them), but skipped the memory check
+    transform makes: PyTorch's raw allocator error (or the OOM killer) instead of the clear refusal. The
+    check is of one batch, so a fit on many graphs in small batches still passes."""
+    import kong_pyg.memory as memory
+
+    monkeypatch.setattr(memory, "available_memory", lambda device=None: 1 << 30)
+    graphs = [to_data(random_graph(random.Random(i), 5, 6, 3)) for i in range(6)]
+    with pytest.raises(ValueError, match=r"the sketched features \[6, 268,435,456\] .* needs 12.0 GiB"):
+        KongVectorizer(dim=2**28).fit(graphs)
+    assert KongVectorizer(dim=2**20, batch_size=2).fit(graphs).n_features_out_ == 2**20
