@@ -430,6 +430,8 @@ def gram_matrix(
             else:
                 K = _normalize(K, self_kernels(left, cfg.degree, block_entries),
                                self_kernels(right, cfg.degree, block_entries))
+        if other is None:  # (sparse products of cosine rows and the scaling round per entry: the upper
+            K = torch.triu(K) + torch.triu(K, 1).t()  # triangle, mirrored, is exactly symmetric)
     return K.numpy()
 
 

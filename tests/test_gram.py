@@ -142,3 +142,21 @@ def test_kernel_matrices_too_big_for_memory_are_named_before_any_work(monkeypatc
     with pytest.raises(ValueError, match=r"kernel_matrix of 10 x 10 rows \('X', 'Y'\).* blocks of rows"):
         kernel_matrix(sp.csr_matrix(X))  # sparse: 20
     assert kernel_matrix(sp.csr_matrix(X), sp.csr_matrix(X[:9])).shape == (10, 9)
+
+
+SYMMETRY_CASES = [dict(kernel="cosine"), dict(normalize=True), dict(k=2, degree=2, normalize=True),
+                  dict(k=2, degree=2, kernel="cosine")]
+
+
+@pytest.mark.parametrize("options", SYMMETRY_CASES)
+def test_the_gram_matrix_of_one_sequence_is_exactly_symmetric(options):
+    """Cosine rows' sparse products and the normalisation's scaling rounded K[i, j] and K[j, i] apart
+    (up to 1e-13; thousands of entries), where the code meant it to be exactly symmetric."""
+    from kong_pyg import gram_matrix
+    from kong_pyg.datasets import load_tu
+
+    graphs = list(load_tu("MUTAG"))[:60]
+    K = gram_matrix(graphs, **options)
+    assert np.array_equal(K, K.T)
+    half = gram_matrix(graphs[:30], graphs, **options)  # (against the other sequence: rounding only)
+    np.testing.assert_allclose(half, K[:30], rtol=1e-12, atol=1e-15)
