@@ -310,33 +310,39 @@ def test_tu_cache_without_its_sizes_is_rebuilt(tmp_path):
     assert same_graphs(first, again) and again.num_node_labels == first.num_node_labels == 7
 
 
-def test_a_data_class_with_its_own_cat_dim_still_loads(tmp_path):
-    """The slices are checked along PyG's concatenation rule; a subclass collating a Data class with its own
-    __cat_dim__ (PyG's PairData pattern) was refused on every load by the plain-Data rule (review)."""
-    from torch_geometric.data import Data
-
+def _stored(graphs, data_cls):
+    """A SafeInMemoryDataset class whose process() stores :obj:`graphs`, loaded as :obj:`data_cls`."""
     from kong_pyg.datasets.safe_cache import SafeInMemoryDataset
 
-    class PairData(Data):
-        def __cat_dim__(self, key, value, *args, **kwargs):
-            return 1 if key == "feat" else super().__cat_dim__(key, value, *args, **kwargs)
-
-    class Pairs(SafeInMemoryDataset):
+    class Stored(SafeInMemoryDataset):
         raw_file_names: list = []
-        processed_file_names = ["pair.npz"]
+        processed_file_names = ["stored.npz"]
 
         def download(self):
             pass
 
         def process(self):
-            graphs = [PairData(x=torch.ones(3, 2), edge_index=torch.tensor([[0, 1], [1, 2]]),
-                               feat=torch.ones(4, 2 + i)) for i in range(3)]
             self.save_collated(*self.collate(graphs), self.processed_paths[0])
 
         def __init__(self, root):
             super().__init__(root)
-            self.load(self.processed_paths[0], PairData)
+            self.load(self.processed_paths[0], data_cls)
 
+    return Stored
+
+
+def test_a_data_class_with_its_own_cat_dim_still_loads(tmp_path):
+    """The slices are checked along PyG's concatenation rule; a subclass collating a Data class with its own
+    __cat_dim__ (PyG's PairData pattern) was refused on every load by the plain-Data rule (review)."""
+    from torch_geometric.data import Data
+
+    class PairData(Data):
+        def __cat_dim__(self, key, value, *args, **kwargs):
+            return 1 if key == "feat" else super().__cat_dim__(key, value, *args, **kwargs)
+
+    ei = torch.tensor([[0, 1], [1, 2]])
+    graphs = [PairData(x=torch.ones(3, 2), edge_index=ei, feat=torch.ones(4, 2 + i)) for i in range(3)]
+    Pairs = _stored(graphs, PairData)
     for _ in range(2):  # (built, then read from the file)
         ds = Pairs(str(tmp_path / "pairs"))
         assert ds[1].feat.shape == (4, 3) and ds[2].x.shape == (3, 2)
@@ -347,27 +353,11 @@ def test_a_plain_data_subclass_checks_its_slices_when_it_loads(tmp_path):
     be loaded), then strictly by load() with the class it is given: a forged slice is refused (review)."""
     from torch_geometric.data import Data
 
-    from kong_pyg.datasets.safe_cache import SafeInMemoryDataset
-
-    class Plain(SafeInMemoryDataset):
-        raw_file_names: list = []
-        processed_file_names = ["plain.npz"]
-
-        def download(self):
-            pass
-
-        def process(self):
-            ei = torch.tensor([[0, 1], [1, 2]])
-            graphs = [Data(x=torch.ones(3 + i, 2), edge_index=ei) for i in range(2)]
-            self.save_collated(*self.collate(graphs), self.processed_paths[0])
-
-        def __init__(self, root):
-            super().__init__(root)
-            self.load(self.processed_paths[0], Data)
-
+    ei = torch.tensor([[0, 1], [1, 2]])
+    Plain = _stored([Data(x=torch.ones(3 + i, 2), edge_index=ei) for i in range(2)], Data)
     first = Plain(str(tmp_path / "p"))
     path = first.processed_paths[0]
     slices = dict(first.slices, x=torch.tensor([0, 1, 2]))  # (ends at x's 2 columns, not its 7 rows)
     save_collated(path, first.cache_key(), first._data.to_dict(), slices)
-    with pytest.raises(ValueError, match="is not a processed file of Plain"):
+    with pytest.raises(ValueError, match="is not a processed file of Stored"):
         Plain(str(tmp_path / "p"))
