@@ -420,8 +420,6 @@ def gram_matrix(
             K = torch.from_numpy(np.asarray((_graph_rows(left) @ _graph_rows(right).T).todense()))
         else:
             K = pair_kernel(left, right, cfg.degree, block_entries)
-            if other is None:  # the two triangles add in different orders: make it exactly symmetric
-                K = (K + K.t()) / 2
         engine.check_finite(K, cfg, "kernel matrix")
         if cfg.normalize:
             if other is None:
@@ -430,9 +428,25 @@ def gram_matrix(
             else:
                 K = _normalize(K, self_kernels(left, cfg.degree, block_entries),
                                self_kernels(right, cfg.degree, block_entries))
-        if other is None:  # (sparse products of cosine rows and the scaling round per entry: the upper
-            K = torch.triu(K) + torch.triu(K, 1).t()  # triangle, mirrored, is exactly symmetric)
-    return K.numpy()
+        out = np.ascontiguousarray(K.cpu().numpy())
+        if other is None:  # (the two triangles round apart: products summed in other orders, the scaling)
+            _mirror_upper(out, block_entries)
+    return out
+
+
+def _mirror_upper(A: np.ndarray, block_entries: int) -> None:
+    """Copy the upper triangle of the square :obj:`A` onto its lower one, in place.
+
+    Rows go in blocks of about :obj:`block_entries` entries: no second matrix (the memory check's budget).
+    """
+    n = A.shape[0]
+    step = max(1, block_entries // max(n, 1))
+    for i in range(0, n, step):
+        j = min(i + step, n)
+        A[i:j, :i] = A[:i, i:j].T
+        diagonal = A[i:j, i:j]
+        lower = np.tril_indices(j - i, -1)
+        diagonal[lower] = diagonal.T[lower]
 
 
 def kernel_matrix(X: Any, Y: Any = None) -> np.ndarray:
