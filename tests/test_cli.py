@@ -725,14 +725,17 @@ def test_closed_descriptors_and_streams_everywhere(tmp_path, monkeypatch):
     user with stderr closed crashed in tqdm (review)."""
     tsv = tmp_path / "s.tsv"
     tsv.write_text("1\ta\t2\tb\te\t0\n")
-    code = (f"import sys\nfrom kong_pyg.cli import main, stream\n"
-            f"def run(args):\n    with open({str(tmp_path / 'fd.txt')!r}, 'w') as f:\n"
-            f"        f.write(str(f.fileno()))\n    return 0\n"
-            f"stream.run = run\nsys.argv = ['kong-pyg', 'stream', {str(tsv)!r}]\nsys.exit(main())\n")
-    done = subprocess.run(["bash", "-c", f'"{sys.executable}" -c "$0" <&- >&-', code], capture_output=True,
-                          text=True)
-    assert done.returncode == 0, done.stderr
-    assert int((tmp_path / "fd.txt").read_text()) > 2
+    for how in ("sys.argv = ['kong-pyg', 'stream', TSV]\ncode = main()",  # (the program)
+                "code = main(['stream', TSV])"):  # (a caller of main(argv): review)
+        code = (f"import os, sys\nfrom kong_pyg.cli import main, stream\n"
+                f"def run(args):\n    with open({str(tmp_path / 'fd.txt')!r}, 'w') as f:\n"
+                f"        f.write(str(f.fileno()))\n    return 0\n"
+                f"stream.run = run\n{how.replace('TSV', repr(str(tsv)))}\n"
+                f"try:\n    os.fstat(1)\nexcept OSError:\n    sys.exit(code)\nsys.exit(9)\n")
+        done = subprocess.run(["bash", "-c", f'"{sys.executable}" -c "$0" <&- >&-', code],
+                              capture_output=True, text=True)
+        assert done.returncode == 0, (how, done.stderr)  # (9: descriptor 1 left filled after main)
+        assert int((tmp_path / "fd.txt").read_text()) > 2
     done = subprocess.run(["bash", "-c", f'"{sys.executable}" -m kong_pyg stream - -o "{tmp_path}/x" -q <&-'],
                           capture_output=True, text=True)
     closed = "kong-pyg stream: error: '-' reads stdin, which is closed: give the input file\n"

@@ -242,23 +242,25 @@ def main(argv: Optional[List[str]] = None) -> int:
         141 without a word when the reader of its output has gone (``| head``),
         or what the subcommand returned.
     """
-    if argv is None:
-        _fill_closed_descriptors()
+    filled = _fill_closed_descriptors()
     sunk = _sink_closed_streams()
     try:
         return _main(argv)
     finally:
-        for name in sunk:  # (None again, as the caller had them)
+        for name in sunk:  # (None again, and the descriptors closed again: as the caller had them)
             getattr(sys, name).close()
             setattr(sys, name, None)
+        for fd in filled:
+            os.close(fd)
 
 
-def _fill_closed_descriptors() -> None:
-    """Point the program's closed descriptors 0-2 (``<&- >&-``) at the null device.
+def _fill_closed_descriptors() -> List[int]:
+    """Point closed descriptors 0-2 (``<&- >&-``) at the null device while the command runs; their numbers.
 
     Left free, the next file the run opens would take one of them: with stdin and stdout closed, an
     output file became descriptor 1, where anything writing to stdout below Python wrote into it.
     """
+    filled = []
     for fd in (0, 1, 2):  # (in order: the lowest free descriptor is the one being filled)
         try:
             os.fstat(fd)
@@ -267,6 +269,8 @@ def _fill_closed_descriptors() -> None:
             if null != fd:
                 os.dup2(null, fd)
                 os.close(null)
+            filled.append(fd)
+    return filled
 
 
 def _sink_closed_streams() -> List[str]:
