@@ -139,10 +139,11 @@ class ExactColumns:
         parts: List[Any] = []
         dense = None
         if hashes is not None:  # written batch by batch: the peak is the output plus one batch
-            rows = len(graphs) if keep else min(len(graphs), self.batch_size)  # (a fit keeps one batch)
-            check_allocation(rows * int(cfg.dim or 0) * 8,
+            rows = len(graphs) if keep else min(len(graphs), self.batch_size)  # (a fit keeps one batch,
+            check_allocation(rows * int(cfg.dim or 0) * 8,  # where it is computed)
                              f"the sketched features [{rows:,}, {cfg.dim:,}] ('dim' = {cfg.dim:,}, "
-                             "float64)", advice="a smaller 'dim' or fewer graphs")
+                             "float64)", None if keep else self.device,
+                             advice=f"a smaller 'dim' or {'fewer graphs' if keep else repr('batch_size')}")
             dense = np.empty((len(graphs), int(cfg.dim or 0)), dtype=np.float64) if keep else None
         with torch.no_grad():
             key_attr = key_attribute(cfg.order, self.edge_order_attr)

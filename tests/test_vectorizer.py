@@ -395,6 +395,7 @@ def test_a_sketched_fit_refuses_a_batch_too_large_for_memory_by_name(monkeypatch
 
     monkeypatch.setattr(memory, "available_memory", lambda device=None: 1 << 30)
     graphs = [to_data(random_graph(random.Random(i), 5, 6, 3)) for i in range(6)]
-    with pytest.raises(ValueError, match=r"the sketched features \[6, 268,435,456\] .* needs 12.0 GiB"):
+    refusal = r"the sketched features \[6, 268,435,456\] .* needs 12.0 GiB.*a smaller 'dim' or 'batch_size'"
+    with pytest.raises(ValueError, match=refusal):
         KongVectorizer(dim=2**28).fit(graphs)
     assert KongVectorizer(dim=2**20, batch_size=2).fit(graphs).n_features_out_ == 2**20

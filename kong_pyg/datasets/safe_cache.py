@@ -237,9 +237,9 @@ class SafeInMemoryDataset(InMemoryDataset):
         """Load what :meth:`process` stored (never unpickling)."""
         checked, self._checked = self._checked, None
         out = checked[1] if checked is not None and checked[0] == path else None
+        if out is not None and self.collated_cls is not data_cls and not _consistent(out, data_cls):
+            out = None  # (checked with another class than the one it is read as: its own rule)
         out = out if out is not None else load_collated(path, self.cache_key(), data_cls)
-        if out is not None and not _consistent(out, data_cls):  # (the class it is read as: its own rule)
-            out = None
         if out is None:
             raise ValueError(f"{path} is not a processed file of {type(self).__name__}; "
                              "delete it (or pass force_reload=True) to rebuild it")
