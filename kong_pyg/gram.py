@@ -316,9 +316,9 @@ def _normalize(K: Tensor, left: Tensor, right: Tensor) -> Tensor:
     return K * inv(left).unsqueeze(1) * inv(right).unsqueeze(0)
 
 
-#: Peak bytes per entry of :func:`gram_matrix`'s output: the matrix, and two temporaries that make it
-#: exactly symmetric or normalize it.
-GRAM_BYTES = 24
+#: Peak bytes per entry of :func:`gram_matrix`'s output: the matrix and the temporaries of its pair
+#: products or its normalization (measured: about 26-30 on 3000 MUTAG graphs, k = 2, p = 1 and 2).
+GRAM_BYTES = 32
 #: Peak bytes per entry of :func:`kernel_matrix`'s output: for sparse features the sparse product (up to
 #: one 12-byte entry per pair) and its dense copy; for dense ones the matrix and its finite check.
 SPARSE_PRODUCT_BYTES = 20
@@ -383,7 +383,7 @@ def gram_matrix(
 
     Raises:
         ValueError: Invalid options or graphs, or a matrix larger than the
-            memory available (about 24 bytes an entry at its peak; refused
+            memory available (about 32 bytes an entry at its peak; refused
             before any work: compute it in blocks of rows,
             :obj:`gram_matrix(graphs[i:j], graphs)`).
     """
@@ -444,9 +444,8 @@ def _mirror_upper(A: np.ndarray, block_entries: int) -> None:
     for i in range(0, n, step):
         j = min(i + step, n)
         A[i:j, :i] = A[:i, i:j].T
-        diagonal = A[i:j, i:j]
-        lower = np.tril_indices(j - i, -1)
-        diagonal[lower] = diagonal.T[lower]
+        for r in range(i + 1, j):  # (the diagonal block row by row: no index arrays of its size)
+            A[r, i:r] = A[i:r, r]
 
 
 def kernel_matrix(X: Any, Y: Any = None) -> np.ndarray:
