@@ -719,6 +719,32 @@ def test_inputs_that_differ_only_in_case_are_two_files_where_both_exist(tmp_path
         check_distinct_files([("--in", str(tmp_path / "G.txt")), ("--out", str(tmp_path / "g.TXT"))])
 
 
+def test_closed_descriptors_stay_filled_while_any_thread_runs_a_command(tmp_path):
+    """Two threads calling main(argv) with stdout closed: the first one out closed descriptor 1 again while
+    the other still ran, whose next file then became descriptor 1 (review)."""
+    tsv = tmp_path / "s.tsv"
+    tsv.write_text("1\ta\t2\tb\te\t0\n")
+    code = f"""
+import os, sys, threading, time
+from kong_pyg.cli import main, stream
+got = {{}}
+def run(args):
+    time.sleep(0.6 if threading.current_thread().name == "B" else 0.3)
+    with open({str(tmp_path / "out.txt")!r} + threading.current_thread().name, "w") as f:
+        got[threading.current_thread().name] = f.fileno()
+    return 0
+stream.run = run
+threads = [threading.Thread(target=main, args=(["stream", {str(tsv)!r}],), name=n) for n in "AB"]
+threads[0].start(); time.sleep(0.1); threads[1].start()
+for t in threads:
+    t.join()
+sys.exit(0 if min(got.values()) > 2 and len(got) == 2 else 1)
+"""
+    done = subprocess.run(["bash", "-c", f'"{sys.executable}" -c "$0" >&-', code], capture_output=True,
+                          text=True)
+    assert done.returncode == 0, done.stderr
+
+
 def test_closed_descriptors_and_streams_everywhere(tmp_path, monkeypatch):
     """With stdin and stdout closed the null sink took descriptor 0 and the run's next file became
     descriptor 1; `stream -` with stdin closed was an AttributeError; a caller of main(argv) or a library

@@ -242,49 +242,59 @@ def main(argv: Optional[List[str]] = None) -> int:
         141 without a word when the reader of its output has gone (``| head``),
         or what the subcommand returned.
     """
-    filled = _fill_closed_descriptors()
-    sunk = _sink_closed_streams()
+    _stand_in_for_closed()
     try:
         return _main(argv)
     finally:
-        for name in sunk:  # (None again, and the descriptors closed again: as the caller had them)
+        _give_back_closed()
+
+
+#: What stands in for closed descriptors 0-2 and streams while any main() call runs (threads share
+#: them: the first call in sets them up, the last one out gives them back).
+_CLOSED_LOCK = threading.Lock()
+_STAND_INS: Dict[str, Any] = {"calls": 0, "fds": [], "streams": []}
+
+
+def _stand_in_for_closed() -> None:
+    """Point closed descriptors 0-2 and a closed stdout or stderr at the null device while commands run.
+
+    (``<&- >&-``; a closed stream is None in Python.) Left free, the next file a run opens would take a
+    closed descriptor: with stdin and stdout closed, an output file became descriptor 1, where anything
+    writing to stdout below Python wrote into it. A closed stream made every write fail (an
+    AttributeError at the end of a finished run, exit 1; progress bars stopped the run at once), and
+    Python's ``print(file=sys.stderr)`` wrote to stdout instead.
+    """
+    with _CLOSED_LOCK:
+        _STAND_INS["calls"] += 1
+        if _STAND_INS["calls"] > 1:
+            return
+        for fd in (0, 1, 2):  # (in order: the lowest free descriptor is the one being filled)
+            try:
+                os.fstat(fd)
+            except OSError:
+                null = os.open(os.devnull, os.O_RDWR)
+                if null == fd:
+                    _STAND_INS["fds"].append(fd)
+                else:  # (another thread took it meanwhile: theirs, left alone)
+                    os.close(null)
+        for name in ("stdout", "stderr"):
+            if getattr(sys, name) is None:
+                setattr(sys, name, open(os.devnull, "w", encoding="utf-8"))
+                _STAND_INS["streams"].append(name)
+
+
+def _give_back_closed() -> None:
+    """Close what :func:`_stand_in_for_closed` opened, when the last running command ends."""
+    with _CLOSED_LOCK:
+        _STAND_INS["calls"] -= 1
+        if _STAND_INS["calls"]:
+            return
+        for name in _STAND_INS["streams"]:  # (None again, and the descriptors closed: as the caller had them)
             getattr(sys, name).close()
             setattr(sys, name, None)
-        for fd in filled:
+        for fd in _STAND_INS["fds"]:
             os.close(fd)
-
-
-def _fill_closed_descriptors() -> List[int]:
-    """Point closed descriptors 0-2 (``<&- >&-``) at the null device while the command runs; their numbers.
-
-    Left free, the next file the run opens would take one of them: with stdin and stdout closed, an
-    output file became descriptor 1, where anything writing to stdout below Python wrote into it.
-    """
-    filled = []
-    for fd in (0, 1, 2):  # (in order: the lowest free descriptor is the one being filled)
-        try:
-            os.fstat(fd)
-        except OSError:
-            null = os.open(os.devnull, os.O_RDWR)
-            if null != fd:
-                os.dup2(null, fd)
-                os.close(null)
-            filled.append(fd)
-    return filled
-
-
-def _sink_closed_streams() -> List[str]:
-    """Give a closed stdout or stderr (``>&-``: None in Python) a sink (the null device); their names.
-
-    Every write to them failed (an AttributeError at the end of a finished run, exit 1; progress bars
-    stopped the run at once), and Python's ``print(file=sys.stderr)`` wrote to stdout instead.
-    """
-    sunk = []
-    for name in ("stdout", "stderr"):
-        if getattr(sys, name) is None:
-            setattr(sys, name, open(os.devnull, "w", encoding="utf-8"))
-            sunk.append(name)
-    return sunk
+        _STAND_INS["streams"], _STAND_INS["fds"] = [], []
 
 
 def _main(argv: Optional[List[str]]) -> int:
