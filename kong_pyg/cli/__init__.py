@@ -242,8 +242,8 @@ def main(argv: Optional[List[str]] = None) -> int:
         141 without a word when the reader of its output has gone (``| head``),
         or what the subcommand returned.
     """
-    _stand_in_for_closed()
     try:
+        _stand_in_for_closed()  # (inside: what it set up before failing, if it fails, is given back)
         return _main(argv)
     finally:
         _give_back_closed()
