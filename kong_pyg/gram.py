@@ -32,6 +32,7 @@ Gaussian processes or kernel ridge regression.
 """
 import datetime
 import re
+import sys
 from typing import Any, List, NamedTuple, Optional, Sequence
 
 import numpy as np
@@ -505,6 +506,20 @@ def numpy_of(t: Tensor, name: str = "the tensor") -> np.ndarray:
     return t.numpy()
 
 
+def _holds_graphs(X: Any) -> bool:
+    """Whether :obj:`X` is a graph, a PyG dataset, or a list, tuple or 1-D object array of graphs."""
+    if "torch_geometric" not in sys.modules:  # (no graph exists then; nothing imported for it)
+        return False
+    from torch_geometric.data import Dataset
+    from torch_geometric.data.data import BaseData
+
+    if isinstance(X, (BaseData, Dataset)):
+        return True
+    items = X if isinstance(X, (list, tuple)) else (
+        X if isinstance(X, np.ndarray) and X.dtype == object and X.ndim == 1 else ())
+    return len(items) > 0 and isinstance(items[0], BaseData)
+
+
 def _as_matrix(X: Any, name: str) -> Any:
     """A 2-D float64 SciPy CSR matrix or numpy array."""
     import scipy.sparse as sp
@@ -512,6 +527,9 @@ def _as_matrix(X: Any, name: str) -> Any:
     if X is None or isinstance(X, (str, bytes, dict)) and not sp.issparse(X):  # (a dok_matrix is a dict)
         raise TypeError(f"'{name}' must be [n, d] numeric features (a SciPy sparse matrix, a NumPy array "
                         f"or a tensor, e.g. KongVectorizer output), not {type(X).__name__}")
+    if _holds_graphs(X):
+        raise TypeError(f"'{name}' holds graphs, not features: vectorize them first "
+                        "(KongVectorizer().fit_transform(graphs)), or call gram_matrix(graphs)")
     if isinstance(X, Tensor):
         X = numpy_of(X, f"'{name}'")
     X = unmasked(X, f"'{name}'")

@@ -95,6 +95,22 @@ def test_kernel_matrix_inputs():
     np.testing.assert_array_equal(kernel_matrix(np.ma.masked_array(X)), X @ X.T)
 
 
+def test_kernel_matrix_given_graphs_says_to_vectorize_them():
+    """A list, tuple, dataset, single graph or object array of graphs was "not list" or "an array of
+    <U988" (NumPy read each Data as its key/value pairs); the docstring promised "vectorize them first"."""
+    from kong_pyg import kernel_matrix
+    from kong_pyg.datasets import load_tu
+
+    ds = load_tu("MUTAG")
+    graphs = list(ds[:3])
+    arr = np.empty(3, dtype=object)
+    arr[:] = graphs
+    advice = r"^'X' holds graphs, not features: vectorize them first \(KongVectorizer\(\).fit_transform"
+    for X in (graphs, tuple(graphs), ds, graphs[0], arr):
+        with pytest.raises(TypeError, match=advice + r"\(graphs\)\), or call gram_matrix\(graphs\)$"):
+            kernel_matrix(X)
+
+
 def test_gram_matrix_refuses_a_sketch():
     from kong_pyg import gram_matrix
     from kong_pyg.datasets import load_tu
