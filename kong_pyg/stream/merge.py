@@ -106,7 +106,7 @@ def merge_streams(a: KongStream, b: KongStream) -> KongStream:
         raise TypeError(f"merge_streams() and KongStream.merge() take KongStream objects (got "
                         f"{type(bad).__name__})")
     _check_mergeable(a, b)
-    return merge_into(a.copy(), b)
+    return _merge(a.copy(), b)  # (the copy passes the checks a passed)
 
 
 def _check_mergeable(a: KongStream, b: KongStream) -> None:
@@ -188,6 +188,11 @@ def merge_into(out: KongStream, b: KongStream) -> KongStream:
     sharded reading does, ending the run), or use :func:`merge_streams`, which merges into a copy.
     """
     _check_mergeable(out, b)
+    return _merge(out, b)
+
+
+def _merge(out: KongStream, b: KongStream) -> KongStream:
+    """:func:`merge_into` of streams :func:`_check_mergeable` has passed."""
     later = out.pass_index > 1
     out._settle()
     b._settle()  # (its counted grams into its rows: the same state, another form)
