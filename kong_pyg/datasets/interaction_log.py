@@ -36,16 +36,19 @@ def _column(t: Any, name: str) -> Tensor:
         raise on_meta(f"'{name}'")
     if t is None or isinstance(t, (numbers.Number, str, bytes, dict)):
         raise TypeError(f"'{name}' must be a 1-D tensor or sequence of numbers (got {type(t).__name__})")
-    bad = (TypeError, ValueError, RuntimeError, OverflowError)
-    try:
-        arr = t if isinstance(t, Tensor) else np.asarray(t)
-    except bad:
-        raise TypeError(_not_numbers(t, name)) from None
-    arr = arr if isinstance(arr, Tensor) else _integers_kept(arr, t, name)  # (its own ValueError)
-    try:
-        out = torch.as_tensor(arr if isinstance(arr, Tensor) else native_order(arr))
-    except bad:
-        raise TypeError(_not_numbers(t, name)) from None
+    if isinstance(t, Tensor):
+        out = t
+    else:
+        bad = (TypeError, ValueError, RuntimeError, OverflowError)
+        try:
+            arr = np.asarray(t)
+        except bad:
+            raise TypeError(_not_numbers(t, name)) from None
+        arr = _integers_kept(arr, t, name)  # (outside the try: its ValueError is its own)
+        try:
+            out = torch.as_tensor(native_order(arr))
+        except bad:
+            raise TypeError(_not_numbers(t, name)) from None
     if out.dtype != torch.bool and isinstance(t, (list, tuple)) and any(
             isinstance(v, (bool, np.bool_)) for v in t):
         raise TypeError(f"'{name}' mixes bools with numbers (a bool would be read as 0 or 1); pass numbers "
