@@ -267,9 +267,8 @@ def random_splits(y: np.ndarray, n_splits: int, *, test_size: Optional[float] = 
     given = (("train_size", train_size), ("test_size", test_size))
     sizes = ", ".join(f"{name}={value:g}" for name, value in given if value is not None)
     for s, ((train, _),) in enumerate(outer):  # (scikit-learn's rounding can give a small class none)
-        missing = np.setdiff1d(np.arange(classes.size), code[train])
-        if missing.size:
-            c = int(missing[0])
+        c = _missing_class(code, classes.size, train)
+        if c is not None:
             raise ValueError(f"split {s} ({sizes}) trains on no graph of class {classes[c].item()!r} "
                              f"({int((code == c).sum())} of {y.size} graphs); give a larger training part")
     if inner_folds is None:
@@ -299,6 +298,15 @@ class Jobs(NamedTuple):
     train: np.ndarray
     test: List[np.ndarray]
     parent: np.ndarray
+
+
+def _missing_class(code: np.ndarray, num_classes: int, train: np.ndarray) -> Optional[int]:
+    """The first class (an index into :obj:`code`'s classes) with no graph in :obj:`train`, or None.
+
+    :obj:`train` holds indices or is a mask.
+    """
+    missing = np.setdiff1d(np.arange(num_classes), code[train])
+    return int(missing[0]) if missing.size else None
 
 
 def plan_jobs(splits: Splits, n: int, y: Optional[np.ndarray] = None) -> Jobs:
@@ -348,10 +356,9 @@ def plan_jobs(splits: Splits, n: int, y: Optional[np.ndarray] = None) -> Jobs:
     if y is not None:  # (the solver's own check numbers its training sets, which a user cannot map)
         classes, code = np.unique(y, return_inverse=True)
         for key, mask in zip(keys, masks):
-            missing = np.setdiff1d(np.arange(classes.size), code[mask])
-            if missing.size:
-                raise ValueError(f"'splits' split {key} trains on no graph of class "
-                                 f"{classes[missing[0]].item()!r}")
+            c = _missing_class(code, classes.size, mask)
+            if c is not None:
+                raise ValueError(f"'splits' split {key} trains on no graph of class {classes[c].item()!r}")
     return Jobs(keys, masks, tests, parents)
 
 
