@@ -72,8 +72,8 @@ def cache_dir(path: Optional[Union[str, Path]] = None) -> Path:
     env = os.environ.get(CACHE_ENV)
     if env:
         return Path(env).expanduser()
-    xdg = os.environ.get("XDG_CACHE_HOME")  # (a relative one is to be ignored: the XDG specification)
-    base = Path(xdg).expanduser() if xdg and Path(xdg).expanduser().is_absolute() else Path.home() / ".cache"
+    xdg = Path(os.environ.get("XDG_CACHE_HOME") or ".").expanduser()
+    base = xdg if xdg.is_absolute() else Path.home() / ".cache"  # (a relative one is ignored: the XDG spec)
     return base / "kong_pyg"
 
 
