@@ -330,12 +330,8 @@ def concat_graphs(chunk: Sequence[Any], start: int, edge_labels: bool, edge_orde
             values = [empty if m == 0 else v for v, m in zip(values, e_counts)]
         if key != edge_order_attr and _read_alone(values):
             values = _graph_labels(values, key, start)
-        if key == edge_order_attr:  # a sort key: a mix of dtypes would promote (int64 keys to float32)
-            kinds = [v.dtype for v in values]
-            if any(d != kinds[0] for d in kinds):
-                bad = next(i for i, d in enumerate(kinds) if d != kinds[0])
-                raise TypeError(f"graph {start + bad}: '{key}' is {kinds[bad]}, but graph {start} has "
-                                f"{kinds[0]}: give every graph's sort key one dtype")
+        if key == edge_order_attr:  # a sort key: torch.cat would promote a mix (int64 keys to float32)
+            values = _common_keys(values, key, start)
             if len(set(map(_DIM, values))) > 1:  # [m] keys beside [m, 1] columns: one key per edge in both
                 values = [v.reshape(-1) if v.dim() == 2 and v.size(1) == 1 else v for v in values]
         return _cat_layout(values, key, start, labels_of=key != edge_order_attr)
@@ -349,6 +345,41 @@ def concat_graphs(chunk: Sequence[Any], start: int, edge_labels: bool, edge_orde
                          f"{edge_index.device}: move every graph to one device")
     return GraphBatch(x, edge_index, _all_or_none("edge_attr" if edge_labels else None),
                       _all_or_none(edge_order_attr), batch, start, len(chunk))
+
+
+#: Sort-key dtypes that join with others: integers widen to ``int64``, floats to ``float64`` exactly
+_INT_KEYS = (torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64)
+_FLOAT_KEYS = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
+#: Integers up to this size are exact in ``float64``
+_EXACT_IN_DOUBLE = 2**53
+
+
+def _common_keys(values: List[Tensor], key: str, start: int) -> List[Tensor]:
+    """Per-edge sort keys of the graphs of a batch in one dtype that holds every value exactly.
+
+    Keys are compared within a graph only (and, for the consistent order, equal values name one
+    event in every graph: 5 and 5.0 alike), so graphs whose keys differ in dtype get the same
+    order joined as alone: integers widen to ``int64``, a mix with floats to ``float64``. A mix
+    that no dtype holds exactly (integers beyond 2^53 beside floats, or other dtypes) is refused.
+    """
+    kinds = [v.dtype for v in values]
+    if all(d == kinds[0] for d in kinds):
+        return values
+    if all(d in _INT_KEYS for d in kinds):
+        return [v.long() for v in values]
+    if all(d in _INT_KEYS or d in _FLOAT_KEYS for d in kinds):
+        for i, v in enumerate(values):
+            if v.dtype in _INT_KEYS and v.numel():
+                low, high = (int(t) for t in torch.aminmax(v.long()))
+                if max(-low, high) > _EXACT_IN_DOUBLE:
+                    raise TypeError(f"graph {start + i}: '{key}' holds integers beyond 2^53 "
+                                    f"({high if high > -low else low}), which float64 (other graphs' keys "
+                                    "are floating-point) cannot hold exactly: give every graph's sort key "
+                                    "one dtype")
+        return [v.double() for v in values]
+    bad = next(i for i, d in enumerate(kinds) if d != kinds[0])
+    raise TypeError(f"graph {start + bad}: '{key}' is {kinds[bad]}, but graph {start} has "
+                    f"{kinds[0]}: give every graph's sort key one dtype")
 
 
 def _read_alone(values: List[Tensor], shapes: Optional[List[Any]] = None) -> bool:

@@ -58,6 +58,44 @@ def test_the_order_key_rule_does_not_depend_on_batches(batch_size):
     assert X.shape[0] == 4
 
 
+@pytest.mark.parametrize("order", ["edge", "reverse", "consistent"])
+def test_order_keys_of_other_dtypes_give_each_graph_its_order_in_any_batch(order):
+    """Graphs whose edge_order keys differed in dtype were refused once joined (the default batch size,
+    gram_matrix, transform_dataset) but not one by one (batch_size=1): keys compare within a graph only,
+    so integers now widen to int64 and a mix with floats to float64, both exact."""
+    import numpy as np
+
+    rng = random.Random(3)
+    gs = []
+    for i, dtype in enumerate([torch.int64, torch.int32, torch.float32, torch.int16, torch.float64,
+                               torch.uint8, torch.float16] * 2):
+        d = to_data(random_graph(rng, 6, 3))
+        m = d.edge_index.size(1)
+        keys = rng.sample(range(40), m) if i % 3 else [rng.randrange(5) for _ in range(m)]  # (ties too)
+        d.edge_order = torch.tensor(keys).to(dtype)
+        gs.append(d)
+    for dim in (None, 64):
+        v = dict(k=2, hops=2, order=order, dim=dim)
+        X1 = KongVectorizer(**v, batch_size=1).fit(gs).transform(gs)
+        X = KongVectorizer(**v).fit(gs).transform(gs)
+        dense = (lambda a: a.toarray()) if dim is None else np.asarray
+        assert np.array_equal(dense(X), dense(X1))
+        if dim is None:
+            assert np.allclose(gram_matrix(gs, k=2, hops=2, order=order), dense(X1) @ dense(X1).T)
+    f = KongFeatures(k=2, dim=32, level="graph", order=order)
+    assert torch.equal(torch.cat([t.kong_graph for t in f.transform_dataset([g.clone() for g in gs])]),
+                       torch.cat([f(g.clone()).kong_graph for g in gs]))
+    # integers that float64 cannot hold exactly, beside floats: refused, naming the graph
+    ei = torch.tensor([[1, 2], [0, 0]])
+    floats = Data(x=torch.tensor([0, 1, 2]), edge_index=ei, edge_order=torch.tensor([2.0, 1.0]))
+    big = Data(x=torch.tensor([0, 1, 2]), edge_index=ei, edge_order=torch.tensor([2**53 + 2, 2**53 + 1]))
+    with pytest.raises(TypeError, match=r"graph 1: 'edge_order' holds integers beyond 2\^53"):
+        KongVectorizer(k=2).fit_transform([floats, big])
+    flags = Data(x=torch.tensor([0, 1, 2]), edge_index=ei, edge_order=torch.tensor([True, False]))
+    with pytest.raises(TypeError, match="graph 1: 'edge_order' is torch.bool, but graph 0 has torch.float32"):
+        KongVectorizer(k=2).fit_transform([floats, flags])
+
+
 @pytest.mark.parametrize("total, batch_size, sizes", [
     (4110, 4096, [2055, 2055]), (7, 3, [2, 2, 3]), (6, 3, [3, 3]), (5, 1, [1] * 5), (3, 10, [3])])
 def test_batches_are_as_equal_as_possible_and_give_the_same_rows(total, batch_size, sizes):
