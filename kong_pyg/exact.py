@@ -17,8 +17,7 @@ The global columns of :class:`~kong_pyg.KongVectorizer` live in
 """
 import math
 import warnings
-from contextlib import contextmanager
-from typing import Dict, Generator, Iterator, List, NamedTuple, Optional, Tuple
+from typing import Dict, Generator, List, NamedTuple, Optional, Tuple
 
 import torch
 from torch import Tensor
@@ -441,20 +440,15 @@ def symmetric_power(rows: Rows, degree: int) -> tuple:
 
 #: PyTorch's notices about its own sparse tensors, which the library's sparse operations trigger
 #: (CSR support "in beta"; invariant checks "implicitly disabled", seen from PyTorch 2.11 on CUDA).
+#: They are ignored in the whole process from the import on (matched ignoring case), as PyG ignores
+#: its own beta notice: a filter set around each use would run in the layer's forward from any
+#: thread, and :class:`warnings.catch_warnings` is not safe beside other threads before Python 3.14.
 SPARSE_NOTICES = (r"(?s).*(sparse CSR tensor support is in beta"
                   r"|sparse invariant checks are implicitly disabled)")
-
-
-@contextmanager
-def quiet_sparse() -> Iterator[None]:
-    """Silence :data:`SPARSE_NOTICES` (and only those) inside the block."""
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message=SPARSE_NOTICES)  # (matched ignoring case)
-        yield
+warnings.filterwarnings("ignore", message=SPARSE_NOTICES)
 
 
 __all__ = [
-    "quiet_sparse",
     "SPARSE_NOTICES",
     "Rows",
     "dense_rank",

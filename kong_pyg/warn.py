@@ -1,9 +1,11 @@
 """Warnings that point at the code that called into :mod:`kong_pyg`."""
 import os
 import sys
+import threading
 import warnings
+from contextlib import contextmanager
 from types import FrameType
-from typing import Any, List, Optional, Tuple, Type
+from typing import Any, Iterator, List, Optional, Tuple, Type
 
 _PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
 #: Modules that only pass calls on (module hooks, pools of threads and processes): their frames are skipped
@@ -43,6 +45,24 @@ def warn(message: str, category: Type[Warning] = UserWarning) -> None:
     while frame is not None and _is_ours(frame.f_code.co_filename, passing):
         frame, level = frame.f_back, level + 1
     warnings.warn(message, category, stacklevel=level if frame is not None else 2)
+
+
+#: Held by every :func:`ignoring` block (re-entrant: a block may run another)
+_FILTERS_LOCK = threading.RLock()
+
+
+@contextmanager
+def ignoring(category: Type[Warning], message: str = "") -> Iterator[None]:
+    """Ignore warnings of :obj:`category` whose text starts with :obj:`message` (a regex) inside the block.
+
+    Before Python 3.14 :class:`warnings.catch_warnings` saves the process-wide filter list on entry
+    and puts that copy back on exit, so two threads' blocks that overlap and end out of order leave
+    one block's filter in place for good. This package's blocks run one at a time (a lock), and
+    each ignores one kind of warning, never all of them.
+    """
+    with _FILTERS_LOCK, warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=message, category=category)
+        yield
 
 
 def sendable(w: warnings.WarningMessage) -> Tuple[Any, ...]:

@@ -9,6 +9,7 @@ the parsed arguments, returning an exit status), all in the one style of
 on unless ``--quiet``, and one-line errors with exit status 2.
 """
 import argparse
+import contextlib
 import functools
 import importlib
 import importlib.util
@@ -311,7 +312,9 @@ def _main(argv: Optional[List[str]]) -> int:
         parser.print_help(sys.stderr)
         return 2
     previous = errors = None
-    with warnings.catch_warnings():  # (restores the previous showwarning afterwards)
+    # (the program's showwarning is restored afterwards; a caller's main(argv) changes no filter, and
+    # saving and restoring them here would race with other threads' blocks)
+    with warnings.catch_warnings() if argv is None else contextlib.nullcontext():
         try:
             if argv is None:  # the program itself: one line per warning (a caller of main keeps its own
                 # handling); every subcommand imports PyG, without what it never uses

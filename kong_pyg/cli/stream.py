@@ -16,7 +16,6 @@ import sys
 import tempfile
 import threading
 import time
-import warnings
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Tuple
 
@@ -24,6 +23,7 @@ from ..config import STREAM_DEFAULTS, option_names
 from ..files import atomic_files, temp_beside
 from ..threads import MAX_THREADS as MAX_TORCH_THREADS
 from ..threads import torch_threads
+from ..warn import ignoring
 from .common import (
     MAX_THREADS,
     PROCESSES_PER_CPU,
@@ -418,8 +418,7 @@ def _shard(args: argparse.Namespace) -> int:
         start = time.perf_counter()
         say = None if args.quiet else (lambda text: print(f"{PROG}: {text}", file=sys.stderr))
         try:
-            with warnings.catch_warnings():  # the header warning: write_output prints it, once
-                warnings.filterwarnings("ignore", message="the first line looks like a header")
+            with ignoring(Warning, "the first line looks like a header"):  # (write_output prints it, once)
                 merged, stats = read_shards(ks, args.file, args.chunk_size, args.strict, args.show_malformed,
                                             say)
         except MalformedLineError as err:  # --strict: the data is at fault (exit 1)

@@ -152,7 +152,7 @@ def _rows(ids: Tensor, table: Tensor) -> Tensor:
     return torch.where(known[pos] == ids, row[pos], torch.full_like(ids, -1))
 
 
-def read_ml100k(folder: str, named: Optional[str] = None) -> MovieLensTables:
+def read_ml100k(folder: str, named: Optional[str] = None, quiet: bool = False) -> MovieLensTables:
     r"""Parse ``u.data``, ``u.user`` and ``u.item`` of MovieLens-100k.
 
     * ``u.data``: ``user item rating timestamp``, tab-separated (empty
@@ -172,7 +172,10 @@ def read_ml100k(folder: str, named: Optional[str] = None) -> MovieLensTables:
         folder (str): The folder holding the three files.
         named (str, optional): The folder messages name instead (the user's, of which
             :obj:`folder` holds copies). (default: :obj:`folder`)
+        quiet (bool, optional): No warning about dropped ratings (their
+            number is still in :obj:`dropped`). (default: :obj:`False`)
     """
+    check_bool("quiet", quiet)
     data_path, user_path, item_path = (osp.join(named or folder, f) for f in ("u.data", "u.user", "u.item"))
     users, ages, genders = [], [], []
     user_lines: Dict[int, int] = {}  # (the line of each id: a repeated id names both)
@@ -232,7 +235,7 @@ def read_ml100k(folder: str, named: Optional[str] = None) -> MovieLensTables:
     item = _rows(log[:, 1], item_ids)
     keep = (user >= 0) & (item >= 0)
     dropped = int((~keep).sum())
-    if dropped:
+    if dropped and not quiet:
         bad_users = torch.unique(log[user < 0, 0]).tolist()
         bad_items = torch.unique(log[item < 0, 1]).tolist()
         warn(

@@ -18,7 +18,6 @@ label.
 """
 import io
 import re
-import warnings
 from typing import Dict, List, Mapping, Optional, Tuple
 
 import numpy as np
@@ -80,21 +79,19 @@ def _locate(where: str, text: str) -> ValueError:
 
 
 def _parse(where: str, text: str) -> Optional[np.ndarray]:
-    """The table of integers in :obj:`text` (integral floats accepted), or None where it does not parse.
+    """The integers in :obj:`text` (not blank; integral floats accepted), or None where it does not parse.
 
     Raises:
         ValueError: A number that is no integer (or too large), with its line.
     """
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+    # (no warning filter: NumPy warns only about text without values)
+    try:
+        return np.loadtxt(io.StringIO(text), delimiter=",", dtype=np.int64, ndmin=2, comments=None)
+    except ValueError:
         try:
-            return np.loadtxt(io.StringIO(text), delimiter=",", dtype=np.int64, ndmin=2, comments=None)
+            values = np.loadtxt(io.StringIO(text), delimiter=",", dtype=np.float64, ndmin=2, comments=None)
         except ValueError:
-            try:
-                values = np.loadtxt(io.StringIO(text), delimiter=",", dtype=np.float64, ndmin=2,
-                                    comments=None)
-            except ValueError:
-                return None
+            return None
     bad = ~np.isfinite(values) | (values != np.round(values)) | (np.abs(values) >= _EXACT)
     if bad.any():
         row, col = (int(i) for i in np.argwhere(bad)[0])

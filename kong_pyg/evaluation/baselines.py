@@ -29,7 +29,7 @@ import torch
 from torch import Tensor
 
 from ..config import check_int
-from ..exact import dense_rank, quiet_sparse
+from ..exact import dense_rank
 from ..graphs import as_graph_sequence, iter_graph_batches
 from ..inputs import labels
 
@@ -197,8 +197,7 @@ def walk_features(
     history: List[Tuple[Tensor, Tensor]] = []  # per step: (label id, previous sequence id)
     for step in range(length + 1):
         if step:
-            with quiet_sparse():
-                moved = torch.sparse.mm(adj, walk).coalesce()
+            moved = torch.sparse.mm(adj, walk).coalesce()
             node, seq = moved.indices()
             pair = label[node] * max(width, 1) + seq
             uniq, new_seq = torch.unique(pair, return_inverse=True)

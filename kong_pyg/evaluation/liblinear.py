@@ -7,6 +7,7 @@ from typing import Any, Callable, Optional, Sequence, Tuple
 
 import numpy as np
 
+from ..warn import ignoring
 from .svm import Fits
 
 #: LIBLINEAR's tolerance and iteration cap there (scikit-learn's defaults).
@@ -39,8 +40,6 @@ def fit_liblinear(M: Any, y: Any, train: Any, Cs: Sequence[float], *, tol: float
     Returns:
         :class:`~kong_pyg.evaluation.svm.Fits` (:attr:`Fits.iterations`: LIBLINEAR's iterations).
     """
-    import warnings
-
     from sklearn.exceptions import ConvergenceWarning
     from sklearn.svm import LinearSVC
 
@@ -51,8 +50,7 @@ def fit_liblinear(M: Any, y: Any, train: Any, Cs: Sequence[float], *, tol: float
     B, n = masks.shape
     scores = np.zeros((B, len(Cs), n, k))
     steps = np.zeros((B, len(Cs)), dtype=np.int64)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
+    with ignoring(ConvergenceWarning):
         for b in range(B):
             rows = np.flatnonzero(masks[b])
             for c, C in enumerate(Cs):

@@ -42,7 +42,6 @@ transductive, as in the paper), then split. Run it with
 :mod:`kong_pyg.experiments.table2_report`.
 """
 import time
-import warnings
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
@@ -502,9 +501,7 @@ def dataset_summary(ds: Any) -> Dict[str, Any]:
     from ..datasets.movielens import read_ml100k
 
     data = ds._data
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # the file's known oddities were warned about when processing
-        t = read_ml100k(ds.raw_dir)
+    t = read_ml100k(ds.raw_dir, quiet=True)  # (the file's oddities were warned about when processing)
     kept = t.genres.sum(dim=1)[t.item] == 1 if ds.genre == "single" else slice(None)
     y = data.y.view(-1)
     return {"nodes": int(data.x.numel()), "edges": int(data.edge_index.size(1)), "ties": ds.ties,

@@ -35,7 +35,6 @@ import hashlib
 import io
 import os
 import pickle
-import warnings
 from typing import TYPE_CHECKING, Any, BinaryIO, Dict, NoReturn, Optional, Tuple, Union, cast
 
 import torch
@@ -44,7 +43,7 @@ from torch import Tensor
 from ..config import MAX_SEED
 from ..files import atomic_file, regular_file
 from ..sketch import HASH_VERSION, SketchHashes, SymbolHashTable
-from ..warn import warn
+from ..warn import ignoring, warn
 from .ids import _PLAIN, _RID_BITS, _RID_MASK, MAX_NODES, StreamIds
 from .options import node_sketches, replays
 from .replay import to_signed, to_unsigned
@@ -268,8 +267,7 @@ def load_state_file(f: Any, length: int, name: str) -> Any:
     on them.
     """
     try:
-        with warnings.catch_warnings():  # (torch's notes on pickle protocols: the error below says it)
-            warnings.simplefilter("ignore")
+        with ignoring(UserWarning, "Detected pickle protocol"):  # (torch's note: the error below says it)
             state = torch.load(f, weights_only=True)
     except pickle.UnpicklingError:  # (weights_only refused a global: never loaded)
         raise ValueError(f"{name}: not a KongStream checkpoint: it holds objects other than tensors and "

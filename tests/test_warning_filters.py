@@ -1,0 +1,133 @@
+"""This package's warning filters stay local when its calls run in several threads.
+
+Before Python 3.14 ``warnings.catch_warnings`` saves the process-wide filter list on entry and puts that
+copy back on exit: two threads' blocks that overlapped and ended out of order left one block's filter for
+good. Loading TU data sets in threads left ``ignore`` for every warning in the process (a blanket filter
+around NumPy's parser), as did stream checkpoints; the LIBLINEAR fits left their ConvergenceWarning filter.
+"""
+import threading
+import warnings
+
+import numpy as np
+import pytest
+import torch
+from ml_fake import write_fake_ml100k
+
+
+def _overlapping(run, module, name, monkeypatch):
+    """Run :obj:`run` in two threads whose calls of :obj:`module.name` (inside the filtered block) overlap
+    and end out of order (A enters, B enters, A ends, B ends), wherever the code lets them; the filters
+    must be as they were after both."""
+    original = getattr(module, name)
+    entered = [threading.Event(), threading.Event()]
+    release = [threading.Event(), threading.Event()]
+    who = threading.local()
+
+    def inside(*args, **kwargs):
+        i = getattr(who, "i", None)  # (calls from the test's own thread pass straight on)
+        if i is not None:
+            entered[i].set()
+            release[i].wait(10)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(module, name, inside)
+    failures = []
+
+    def thread(i):
+        who.i = i
+        try:
+            run()
+        except Exception as err:  # (the test is about the filters; a thread's own error is reported below)
+            failures.append(err)
+
+    before = list(warnings.filters)
+    a, b = (threading.Thread(target=thread, args=(i,)) for i in (0, 1))
+    a.start()
+    assert entered[0].wait(10)
+    b.start()
+    entered[1].wait(0.5)  # (a block that holds a lock keeps B out: it enters after A)
+    release[0].set()
+    a.join(10)
+    release[1].set()
+    b.join(10)
+    assert warnings.filters == before
+    return failures
+
+
+def test_tu_parsing_in_threads_leaves_the_filters(monkeypatch):
+    from kong_pyg.datasets import tu_raw
+
+    out = []
+    fails = _overlapping(lambda: out.append(tu_raw._parse("f", "1,2\n3,4\n")), np, "loadtxt", monkeypatch)
+    assert not fails and all(np.array_equal(t, [[1, 2], [3, 4]]) for t in out) and len(out) == 2
+
+
+def test_checkpoint_loads_in_threads_leave_the_filters(monkeypatch, tmp_path):
+    import io
+
+    from kong_pyg.stream import checkpoint
+
+    buf = io.BytesIO()
+    torch.save({"a": torch.ones(2)}, buf)
+    raw = buf.getvalue()
+    out = []
+    fails = _overlapping(lambda: out.append(checkpoint.load_state_file(io.BytesIO(raw), len(raw), "f")), torch,
+                         "load", monkeypatch)
+    assert not fails and len(out) == 2 and all(torch.equal(o["a"], torch.ones(2)) for o in out)
+
+
+def test_liblinear_fits_in_threads_leave_the_filters(monkeypatch):
+    from sklearn.svm import LinearSVC
+
+    from kong_pyg.evaluation.liblinear import fit_liblinear
+
+    rng = np.random.default_rng(0)
+    M, y = rng.normal(size=(30, 4)), np.arange(30) % 2
+    train = np.ones((1, 30), dtype=bool)
+    out = []
+    fails = _overlapping(lambda: out.append(fit_liblinear(M, y, train, [1.0], max_iter=1)), LinearSVC, "fit",
+                         monkeypatch)
+    assert not fails and len(out) == 2 and (out[0].scores == out[1].scores).all()
+    with warnings.catch_warnings(record=True) as caught:  # (the fits' own ConvergenceWarning is still ignored)
+        warnings.simplefilter("always")
+        fit_liblinear(M, y, train, [1.0], max_iter=1)
+    assert not caught
+
+
+def test_read_ml100k_quiet_drops_ratings_without_a_warning(tmp_path):
+    """table2's summary read the ratings again under a blanket filter to hide the warning about dropped
+    ratings, given when the data set was processed; it asks for no warning now."""
+    from kong_pyg.datasets.movielens import read_ml100k
+
+    write_fake_ml100k(tmp_path, extra_lines=["999\t1\t5\t881250949"])
+    with pytest.warns(UserWarning, match="dropped 1 rating"):
+        loud = read_ml100k(str(tmp_path))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        quiet = read_ml100k(str(tmp_path), quiet=True)
+    assert not caught and quiet.dropped == loud.dropped == 1
+    assert torch.equal(quiet.user, loud.user) and torch.equal(quiet.time, loud.time)
+    with pytest.raises(TypeError, match="quiet"):
+        read_ml100k(str(tmp_path), quiet="yes")
+
+
+def test_main_with_arguments_keeps_filters_added_while_it_runs(tmp_path, monkeypatch):
+    """main(argv) saved the filter list on entry and put it back on exit, so a filter that another thread
+    added while it ran was dropped; only the program (main() without arguments) changes showwarning, and
+    only it saves and restores them now."""
+    from kong_pyg.cli import main
+    from kong_pyg.cli import stream as stream_cli
+    from kong_pyg.datasets import synthetic_event_stream, write_streamspot
+
+    data = tmp_path / "s.tsv"
+    write_streamspot(synthetic_event_stream(5, seed=1)[0], str(data))
+    made = stream_cli._make_stream
+
+    def another_threads_filter(args):  # (as if another thread added it meanwhile)
+        warnings.filterwarnings("ignore", message="a filter of another thread")
+        return made(args)
+
+    monkeypatch.setattr(stream_cli, "_make_stream", another_threads_filter)
+    with warnings.catch_warnings():
+        assert main(["stream", str(data), "--out", str(tmp_path / "o"), "-q"]) == 0
+        assert any(getattr(f[1], "pattern", None) == "a filter of another thread" for f in warnings.filters)
