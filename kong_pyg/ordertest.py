@@ -61,6 +61,7 @@ from .config import (
     check_int,
     check_option_names,
     check_usable_device,
+    cpu_by_default,
 )
 from .evaluation.stats import with_corrected_interval  # noqa: F401  (its former home)
 from .order_inputs import graph_labels, load_ordered_graphs, tied_share  # (also importable from here)
@@ -265,6 +266,7 @@ def _name(setting: str) -> str:
             "reverse": "reverse"}[setting]
 
 
+@cpu_by_default
 def order_test(
     graphs: Any,
     y: Any = None,

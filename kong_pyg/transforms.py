@@ -18,6 +18,7 @@ from .config import (
     check_choice,
     check_int,
     check_usable_device,
+    cpu_by_default,
     given_options,
     option_defaults,
     option_names,
@@ -312,6 +313,7 @@ class KongFeatures(GivenOptions, BaseTransform):
             _register_in_batch(data, self.node_attr, self.graph_attr)
         return data
 
+    @cpu_by_default
     def transform_dataset(self, dataset: Any, batch_size: int = 1024, progress: bool = False,
                           threads: Optional[int] = 1) -> Any:
         r"""Adds the features to every graph of a data set at once: the fast path.

@@ -106,7 +106,7 @@ import torch
 from torch import Tensor
 from torch_geometric.data import Data, InMemoryDataset
 
-from ..config import MAX_SEED, check_bool, check_choice, check_int
+from ..config import MAX_SEED, check_bool, check_choice, check_int, cpu_by_default
 from ..hashing import MAX_LABEL
 from ..idmap import first_appearance as dense_first_appearance
 from ..inputs import native_order
@@ -454,6 +454,7 @@ class InteractionGraphs(InMemoryDataset):
         [[1, 2, 3, 0, 0], [0, 0, 1, 1, 2]]
     """
 
+    @cpu_by_default
     def __init__(
         self,
         user,

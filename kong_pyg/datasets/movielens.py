@@ -51,7 +51,7 @@ import torch
 from torch import Tensor
 from torch_geometric.data import Data, download_url, extract_zip
 
-from ..config import MAX_SEED, check_bool, check_int
+from ..config import MAX_SEED, check_bool, check_int, cpu_by_default
 from ..files import atomic_file, file_text, regular_file
 from ..warn import warn
 from .interactions import LAYOUTS, build_ego_graphs
@@ -315,6 +315,7 @@ class MovieLensOrdered(SafeInMemoryDataset):
 
     collated_cls = Data  # (its graphs are plain Data: every slice checked along PyG's own rule)
 
+    @cpu_by_default
     def __init__(
         self,
         root: str,

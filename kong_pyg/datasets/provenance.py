@@ -65,7 +65,7 @@ import torch
 from torch import Tensor
 from torch_geometric.data import InMemoryDataset
 
-from ..config import check_bool, check_int
+from ..config import check_bool, check_int, cpu_by_default
 from ..memory import check_allocation
 from .streamspot import EdgeStream, stream_to_graphs
 
@@ -129,6 +129,7 @@ def _within(group: np.ndarray) -> np.ndarray:
     return np.arange(group.size) - np.repeat(starts, sizes)
 
 
+@cpu_by_default
 def provenance_stream(
     num_graphs: int = 200,
     strength: float = 1.0,
@@ -293,6 +294,7 @@ class ProvenanceGraphs(InMemoryDataset):
         Data(x=[...], edge_index=[2, ...], edge_attr=[...], graph_id=[1], y=[1], edge_order=[...])
     """
 
+    @cpu_by_default
     def __init__(
         self,
         num_graphs: int = 200,

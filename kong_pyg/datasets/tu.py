@@ -38,7 +38,7 @@ import torch
 from torch import Tensor
 from torch_geometric.data import Data, InMemoryDataset
 
-from ..config import check_bool
+from ..config import check_bool, cpu_by_default
 from ..files import check_path, regular_file
 from ..warn import warn
 from .safe_cache import KEY_PREFIX, content_digest, load_collated, save_collated
@@ -287,6 +287,7 @@ class TUGraphs(InMemoryDataset):
         return f"{self.name}({len(self)})"
 
 
+@cpu_by_default
 def load_tu(
     name: Optional[str] = None,
     data_root: Optional[Union[str, Path]] = None,

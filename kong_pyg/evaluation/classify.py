@@ -17,7 +17,7 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
-from ..config import check_bool, check_choice, check_int, check_usable_device, zero_dim
+from ..config import check_bool, check_choice, check_int, check_usable_device, cpu_by_default, zero_dim
 from ..graph_union import not_a_graph
 from .cv import CVResult, FeatureEntry, ProtocolResult, cross_validate
 from .features import setting_features
@@ -226,6 +226,7 @@ def _graphs_and_name(dataset: Any, data_root: Any, cache: Any, download: bool,
     return dataset, str(getattr(dataset, "name", type(dataset).__name__))
 
 
+@cpu_by_default
 def classify(
     dataset: Any = None,
     *,

@@ -48,7 +48,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from .. import __version__
-from ..config import check_c_grid, check_int, python_number
+from ..config import check_c_grid, check_int, cpu_by_default, python_number
 from ..evaluation.splits import fewer_folds_note, inner_folds_used
 from ..evaluation.stats import mean_ci, paired_comparison, with_corrected_interval
 from ..ordertest import C_NORMALIZED
@@ -324,6 +324,7 @@ def _evaluate(cache: FeatureCache, names: Sequence[str], y: np.ndarray, splits: 
     return out
 
 
+@cpu_by_default
 def run_table2(
     graphs: Any,
     methods: Sequence[str] = DEFAULT_METHODS,

@@ -8,7 +8,15 @@ from typing import Any, Callable, Dict, List, Optional, Union
 import torch
 from torch import Tensor
 
-from ..config import GivenOptions, KongConfig, check_bool, check_int, given_options, resolve_config
+from ..config import (
+    GivenOptions,
+    KongConfig,
+    check_bool,
+    check_int,
+    cpu_methods,
+    given_options,
+    resolve_config,
+)
 from ..files import check_path
 from ..kernels import get_kernel
 from ..kgrams import gram_lengths
@@ -36,6 +44,8 @@ class _class_or_stream:
         return types.MethodType(self.fn, owner if obj is None else obj)
 
 
+@cpu_methods("__init__", "reset", "update", "end_pass", "check_replay", "sketches", "state_dict",  # (on CPU)
+             "load_state_dict", "from_state_dict", "copy", "save", "load", "fit", "replay_checksum", "merge")
 class KongStream(GivenOptions):
     r"""KONG graph sketches of an edge stream, in bounded memory.
 
@@ -537,8 +547,6 @@ class KongStream(GivenOptions):
         ckpt.warn_old_scheme(stream, path)
         return stream
 
-    # -- whole sources --------------------------------------------------------
-
     def fit(
         self,
         source: Any,
@@ -590,8 +598,6 @@ class KongStream(GivenOptions):
         check_int("offset", offset, 0)
         cols = self._ids.columns(src, src_type, dst, dst_type, edge_type, graph, self.edge_labels)
         return self._ids.checksum(cols, offset)
-
-    # -- merging ------------------------------------------------------------
 
     def merge(self, other: "KongStream") -> "KongStream":
         """The state of this stream followed by :obj:`other` (see :func:`~kong_pyg.stream.merge_streams`)."""

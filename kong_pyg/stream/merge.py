@@ -32,6 +32,7 @@ from typing import Any, Callable, Optional, Tuple
 import torch
 from torch import Tensor
 
+from ..config import cpu_by_default
 from ..kgrams import StringState, concat_pieces, flat_nonzero
 from .checkpoint import options_diff
 from .core import KongStream
@@ -77,6 +78,7 @@ def _check_same_base(a: KongStream, b: KongStream) -> None:
                          f"state of pass {i - 1}")
 
 
+@cpu_by_default
 def merge_streams(a: KongStream, b: KongStream) -> KongStream:
     r"""The state of stream A followed by stream B, from their states alone, in any pass.
 

@@ -8,7 +8,7 @@ import torch
 from torch import Tensor
 from torch_geometric.data import Data, InMemoryDataset
 
-from ...config import check_bool
+from ...config import check_bool, cpu_by_default
 from ...idmap import first_appearance
 from ...inputs import top_beyond_int64
 from ...warn import warn
@@ -300,6 +300,7 @@ class StreamSpotGraphs(InMemoryDataset):
         transform (callable, optional): A transform applied on access.
     """
 
+    @cpu_by_default
     def __init__(self, source: Any, labels: Any = None, undirected: bool = True, strict: bool = False,
                  transform: Optional[Callable[..., Any]] = None) -> None:
         super().__init__(None, transform)

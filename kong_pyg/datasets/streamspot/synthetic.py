@@ -5,7 +5,7 @@ from typing import Tuple
 import torch
 from torch import Tensor
 
-from ...config import check_float, check_int
+from ...config import check_float, check_int, cpu_by_default
 from ...hashing import MAX_LABEL
 from ...memory import check_allocation
 from .records import EdgeStream
@@ -21,6 +21,7 @@ def _range(name: str, value: Tuple[int, int]) -> Tuple[int, int]:
     return low, high
 
 
+@cpu_by_default
 def synthetic_event_stream(
     num_graphs: int = 100,
     processes: Tuple[int, int] = (2, 4),

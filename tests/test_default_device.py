@@ -1,0 +1,90 @@
+"""The same results whatever :func:`torch.set_default_device` says.
+
+Work on the CPU made tensors without naming a device, so under another default device they landed there:
+with "meta" (which holds no values) ``classify`` read uninitialised labels and refused MUTAG for a class of
+one graph, and loading a TU data set, ``transform_dataset``, streams and data sets gave PyTorch's errors.
+"meta" stands in for a GPU here (the same allocations; this machine may have none).
+"""
+import tempfile
+import warnings
+
+import pytest
+import torch
+from ml_fake import write_fake_ml100k
+
+from kong_pyg import (
+    KongFeatures,
+    KongStream,
+    KongVectorizer,
+    classify,
+    gram_matrix,
+    merge_streams,
+    order_test,
+)
+from kong_pyg.datasets import (
+    InteractionGraphs,
+    MovieLensOrdered,
+    ProvenanceGraphs,
+    StreamSpotGraphs,
+    load_tu,
+    synthetic_event_stream,
+)
+
+
+def _runs(ml_dir):
+    stream = synthetic_event_stream(12, seed=1)[0]
+
+    def streams():
+        a, b = KongStream(k=2, dim=32), KongStream(k=2, dim=32)
+        a.update(*(f[:40] for f in stream[:6]))
+        b.update(*(f[40:80] for f in stream[:6]))
+        both = merge_streams(a, b.copy())
+        back = KongStream.from_state_dict(both.state_dict())
+        return [KongStream(k=2, hops=2, dim=32).fit(stream).sketches(), both.sketches(), back.sketches()]
+
+    def inter():
+        ds = InteractionGraphs([0, 1, 0, 1, 2, 2], [2, 0, 0, 1, 0, 2], [30, 5, 10, 20, 40, 1],
+                               torch.tensor([0, 1, 0], device="cpu"), torch.tensor([1, 0, 1], device="cpu"),
+                               y=torch.tensor([0, 1, 0], device="cpu"))
+        return [ds._data.x, ds._data.edge_index, ds._data.edge_order]
+
+    return {
+        "load_tu": lambda: [load_tu("MUTAG", cache=tempfile.mkdtemp())._data.x],
+        "transform_dataset": lambda: [
+            KongFeatures(k=2, dim=32, level="both").transform_dataset(load_tu("MUTAG"))._data.kong_graph,
+            torch.cat([g.kong_x for g in KongFeatures(k=2, dim=32, level="both").transform_dataset(
+                [load_tu("MUTAG")[i] for i in range(12)])])],
+        "vectorizer and gram": lambda: [
+            torch.from_numpy(KongVectorizer(k=2).fit_transform(load_tu("MUTAG")).toarray()),
+            torch.from_numpy(gram_matrix(load_tu("MUTAG"), k=2))],
+        "streams": streams,
+        "classify": lambda: [torch.tensor(r.repeat_accuracies, device="cpu") for r in classify(
+            load_tu("MUTAG"), grid="quick", repeats=1, progress=False).results.values()],
+        "order_test": lambda: [torch.tensor(order_test(ProvenanceGraphs(40, seed=1), splits=2, shuffles=1,
+                                                       reverse=False).scores["accuracy"]["true"],
+                                            device="cpu")],
+        "data sets": lambda: inter() + [ProvenanceGraphs(20, seed=1)._data.edge_order,
+                                        StreamSpotGraphs(stream)._data.edge_index,
+                                        MovieLensOrdered(tempfile.mkdtemp(), ml_dir=str(ml_dir))._data.x],
+    }
+
+
+@pytest.fixture(scope="module")
+def ml_dir(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("ml")
+    write_fake_ml100k(folder)
+    return folder
+
+
+@pytest.mark.parametrize("name", list(_runs(None)))
+def test_results_do_not_depend_on_the_default_device(name, ml_dir):
+    warnings.simplefilter("ignore")
+    want = _runs(ml_dir)[name]()
+    torch.set_default_device("meta")
+    try:
+        got = _runs(ml_dir)[name]()
+    finally:
+        torch.set_default_device(None)
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        assert g.device.type == "cpu" and torch.equal(g, w)
