@@ -18,7 +18,9 @@ random splits:
   shared between graphs (ego graphs of one user-item graph, say) it turns a
   node's order, the same in every graph, into per-graph noise, so it makes
   the true order look better than it is;
-* ``reverse``: :math:`k \geq 2` in time-reversed order.
+* ``reverse``: :math:`k \geq 2` in time-reversed order. No control: with BFS
+  strings and no edge labels (any depth and :math:`k`) its features are a
+  permutation of the true order's, so the two score the same on every split.
 
 It then reports the paired differences over the splits with the
 Nadeau-Bengio corrected resampled t-test
@@ -144,6 +146,10 @@ class OrderTestResult:
         if undefined(p):
             head = (f"Undecided: the true order and the {SETTINGS[control]} differ by the same {d:+.2f} "
                     f"points of {metric} on every split, so there is no spread to test (too few splits?).")
+        elif main["ties"] == main["n"]:
+            head = (f"No detectable order effect: the true order and the {SETTINGS[control]} scored the same "
+                    f"{metric} on every one of the {main['n']} splits, so there is no spread to test (no "
+                    "interval either); more or larger splits may tell them apart.")
         elif p < alpha and d > 0:
             head = f"Yes: the true order beats the {SETTINGS[control]} by {d:+.2f} points of {metric}."
         elif p < alpha:
@@ -391,7 +397,7 @@ def order_test(
         for metric in runs[0]["scores"]:
             per_seed = [r["scores"][metric] for r in runs]
             scores.setdefault(metric, {})[s] = np.mean(per_seed, axis=0).tolist()
-            if len(runs) > 1:
+            if s in ("consistent", "random"):  # (the shuffled settings: one list per seed, also for one)
                 seed_scores.setdefault(metric, {})[s] = [list(v) for v in per_seed]
         chosen[s] = {f"{c:g}": sum(r["chosen"].count(c) for r in runs) for c in grid}
         stopped, fits = sum(r["not_converged"] for r in runs), sum(r["fits"] for r in runs)

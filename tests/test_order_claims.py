@@ -3,6 +3,8 @@
 Node 0 receives edges from 3, 1, 2 in that order (its neighbor order). PyG
 operations that sort edges turn that into 1, 2, 3; the ones that do not keep it.
 """
+import random
+
 import pytest
 import torch
 import torch_geometric.transforms as T
@@ -222,3 +224,24 @@ def test_networkx_conversions_keep_out_neighbor_order_only():
     assert heard(ei) == [1, 2, 3] and heard(ei, "target_to_source") == [3, 1, 2]
     d = Data(x=torch.arange(4), edge_index=torch.tensor([[3, 1, 2], [0, 0, 0]]))
     assert heard(from_networkx(to_networkx(d, node_attrs=["x"])).edge_index) == [1, 2, 3]
+
+
+@pytest.mark.parametrize("hops, k", [(1, 2), (2, 2), (3, 2), (2, 3)])
+def test_time_reversal_permutes_bfs_features_without_edge_labels_at_any_depth(hops, k):
+    """The guide's claim: with BFS strings and no edge labels, reversing every neighborhood reverses every
+    string at every level, so the features are a permutation of the true ones (same Gram matrix, same
+    sorted values per graph); with WL strings (own label first) or edge labels they are not."""
+    import numpy as np
+    from helpers import random_graph, to_data
+
+    rng = random.Random(hops * 10 + k)
+    gs = [to_data(random_graph(rng, 8, 14, edge_labels=True)) for _ in range(12)]
+
+    def gram(order, **kw):
+        X = KongVectorizer(k=k, hops=hops, order=order, **kw).fit_transform(gs).toarray()
+        return X @ X.T, np.sort(X, axis=1)
+
+    for same, kw in ((True, dict(edge_labels=False)), (False, dict(traversal="wl", edge_labels=False)),
+                     (False, dict(edge_labels=True))):
+        (g1, s1), (g2, s2) = gram("edge", **kw), gram("reverse", **kw)
+        assert (np.array_equal(g1, g2) and np.array_equal(s1, s2)) == same, kw

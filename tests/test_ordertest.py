@@ -281,6 +281,45 @@ def test_plot_marks_a_comparison_without_spread(tmp_path, monkeypatch):
     assert notes == ["no spread"] and (tmp_path / "flat.png").stat().st_size > 1000
 
 
+def test_ties_on_every_split_give_no_interval_and_say_so(tmp_path, monkeypatch):
+    """The same score on every split gave a "95 % interval +0.0 to +0.0" "within split-to-split noise",
+    with "effects up to the interval's ends are not ruled out", and the plot drew a zero-width bar: there
+    is no spread, so there is no interval either (p = 1 stays)."""
+    from kong_pyg.evaluation.stats import format_interval, paired_comparison, verdict, with_corrected_interval
+    from kong_pyg.ordertest import OrderTestResult
+
+    same = [0.75, 0.8, 0.7]
+    cmp = with_corrected_interval(paired_comparison(same, list(same), 0.2), 0.2)
+    assert cmp["corrected_p"] == 1.0 and np.isnan(cmp["corrected_lo"]) and np.isnan(cmp["corrected_hi"])
+    assert format_interval(cmp) == "undefined"
+    assert "scored the same on every split" in verdict(cmp, "a", "b", "accuracy")
+    res = OrderTestResult(["true", "consistent"], {"accuracy": {"true": same, "consistent": list(same)}}, {},
+                          [dict(a="true", b="consistent", metric="accuracy", **cmp)], 0.2)
+    answer = res.answer()
+    assert answer.startswith("No detectable order effect: the true order and the consistent shuffle")
+    assert "scored the same accuracy on every one of the 3 splits" in answer.splitlines()[0]
+    assert "interval +" not in answer and "not ruled out" not in answer
+    pytest.importorskip("matplotlib")
+    import matplotlib.axes
+
+    notes = []
+    original = matplotlib.axes.Axes.annotate
+    monkeypatch.setattr(matplotlib.axes.Axes, "annotate",
+                        lambda self, text, *a, **k: notes.append(text) or original(self, text, *a, **k))
+    res.plot(tmp_path / "ties.png")
+    assert notes == ["no spread"]
+
+
+def test_seed_scores_hold_one_list_per_seed_also_for_one_shuffle():
+    """seed_scores was empty with shuffles=1, where its docstring promised one list of per-split scores per
+    seed of a shuffled setting (seed_scores['accuracy']['consistent'] was a KeyError)."""
+    res = kong_pyg.order_test(ProvenanceGraphs(40, seed=1), **{**FAST, "splits": 2}, reverse=False)
+    for metric in res.scores:
+        assert set(res.seed_scores[metric]) == {"consistent", "random"}
+        for s in ("consistent", "random"):
+            assert res.seed_scores[metric][s] == [res.scores[metric][s]]
+
+
 def test_threads_reach_the_features(monkeypatch):
     """order_test(threads=N) (the CLI's --threads) sets the features' PyTorch threads; every KongVectorizer
     ran with its default of one thread, whatever was asked."""

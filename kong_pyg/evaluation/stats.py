@@ -131,11 +131,11 @@ def with_corrected_interval(cmp: Dict[str, Any], test_fraction: float,
 
     Returns:
         dict: :obj:`cmp` with :obj:`corrected_lo` and :obj:`corrected_hi` (NaN where the
-        corrected test is undefined: the differences have no spread).
+        differences have no spread: the same on every split, 0 included, where :math:`p = 1`).
     """
     from scipy import stats
 
-    if undefined(cmp["corrected_p"]):  # no spread: no interval either (not one of width 0)
+    if undefined(cmp["corrected_p"]) or cmp["sd_diff"] == 0:  # no spread: no interval (not one of width 0)
         return {**cmp, "corrected_lo": float("nan"), "corrected_hi": float("nan")}
     n, ratio = cmp["n"], test_fraction / (1 - test_fraction)
     half = stats.t.ppf(0.5 + level / 2, n - 1) * math.sqrt((1 / n + ratio) * cmp["sd_diff"] ** 2)
@@ -211,6 +211,8 @@ def verdict(cmp: Dict[str, Any], a: str, b: str, metric: str, alpha: float = 0.0
     splits = f" with {cmp['n']} splits" if no_spread else ""
     tail = (f"(wins/ties/losses {cmp['wins']}/{cmp['ties']}/{cmp['losses']}; {_p_text('paired t', t_p)}, "
             f"{_p_text('Wilcoxon', w_p)}{splits}, {_p_text('corrected resampled t', c_p)})")
+    if cmp["ties"] == cmp["n"]:
+        return f"{head}: {a} and {b} scored the same on every split, so there is no spread to test {tail}."
     if no_spread:
         # the corrected test decides, and it is undefined: nothing is called significant
         side = "better" if d > 0 else "worse"
