@@ -1342,10 +1342,10 @@ for id, call, error, match in [
     ("vectorizer-bool-edge-index-after-a-good-graph",
      lambda tmp: KongVectorizer(k=2, dim=16).fit_transform([graph(), graph(edge_index=BOOL_EI)]), TypeError,
      "graph 1: " + EDGE_DTYPE + " \\(got torch.bool\\)"),
-    ("vectorizer-edge-order-dtypes-differ",
+    ("vectorizer-edge-order-dtypes-differ",  # (integers and floats join as float64; a bool key does not)
      lambda tmp: KongVectorizer(k=2).fit_transform([graph(edge_order=torch.tensor([5, 6])),
-                                                   graph(edge_order=torch.tensor([5.0, 6.0]))]), TypeError,
-     "graph 1: 'edge_order' is torch.float32, but graph 0 has torch.int64"),
+                                                   graph(edge_order=torch.tensor([True, False]))]), TypeError,
+     "graph 1: 'edge_order' is torch.bool, but graph 0 has torch.int64"),
     ("stream-python-type-beyond-labels",
      lambda tmp: KongStream(k=2, dim=8).update([0], [2**63], [1], [2], [0], [0]), ValueError,
      "'src_type' must hold types in \\[0, 2\\^58\\)"),
