@@ -120,18 +120,11 @@ def _key(edge_order_attr: Optional[str], present: bool) -> Optional[str]:
 
 def graph_labels(graphs: Any, y: Any = None) -> np.ndarray:
     """The class labels as consecutive integers :obj:`0..C-1` (from :obj:`y` or the graphs' :obj:`y`)."""
-    import torch
-    from torch_geometric.data import InMemoryDataset
-
-    if y is None and isinstance(graphs, InMemoryDataset) and graphs._indices is None \
-            and "y" in (graphs.slices or {}):
-        y = graphs._data.y
-    if y is None:
-        try:
-            y = torch.cat([graphs[i].y.view(-1) for i in range(len(graphs))])
-        except AttributeError:
-            raise ValueError("the graphs have no 'y': pass the class labels as 'y'") from None
+    from .evaluation.classify import graph_targets
     from .evaluation.splits import class_labels
+
+    if y is None:  # (one label per graph, as the graphs give them: a dataset's transform included)
+        y = graph_targets(graphs)
 
     # (NaN, continuous values and strings mixed with numbers are refused as everywhere in the harness)
     y = class_labels(y)  # (a tensor read there, a meta one refused by name)
@@ -140,8 +133,9 @@ def graph_labels(graphs: Any, y: Any = None) -> np.ndarray:
     classes, y = np.unique(y, return_inverse=True)
     counts = np.bincount(y)
     if classes.size < 2 or counts.min() < 2:
-        raise ValueError(f"order_test needs at least two classes with two graphs each "
-                         f"(counts {counts.tolist()})")
+        sizes = ", ".join(f"{c}: {n}" for c, n in zip(classes.tolist(), counts.tolist()))
+        raise ValueError(f"order_test needs at least two classes and at least two graphs of every class "
+                         f"(graphs per class {{{sizes}}})")
     return y.astype(np.int64)
 
 

@@ -903,9 +903,11 @@ for id, call, error, match, xfail in [
     ("cross-validate-complex-y", _cv([np.zeros((12, 2))], Y12 + 0j), ValueError,
      "'y' must be class labels .*not continuous values", None),
     ("cross-validate-huge-float-y", _cv([np.zeros((12, 2))], Y12 * 1e20), ValueError,
-     "'y' must be class labels .*not continuous values", None),
+     "'y' holds floating-point labels of 2\\^53 or more \\(label 1 is 1e\\+20\\)", None),
+    ("cross-validate-half-y", _cv([np.zeros((12, 2))], np.where(np.arange(12) == 4, 0.5, Y12)), ValueError,
+     "not continuous values \\(label 4 is 0.5\\)", None),
     ("cross-validate-nan-y", _cv([np.zeros((12, 2))], np.where(Y12 > 0, np.nan, 0.0)), ValueError,
-     "'y' contains NaN", None),
+     "'y' contains NaN \\(label 1\\)", None),
     ("cross-validate-mixed-y", _cv([np.zeros((12, 2))], np.array([0, "a"] * 6, dtype=object)), ValueError,
      "'y' must be class labels of one kind", None),
     ("cross-validate-seed-float", lambda tmp: _kong("cross_validate")(

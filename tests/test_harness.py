@@ -334,3 +334,24 @@ def test_hand_made_splits_without_a_class_in_training_name_the_split():
     sp = Splits([[(np.r_[0:5, 10:15, 20:22], np.r_[5:10, 15:20, 22:23])]], inner)
     with pytest.raises(ValueError, match=r"^'splits' split \(0, 0, 0\) trains on no graph of class 2$"):
         evaluate_features({"a": np.random.default_rng(0).random((23, 3))}, y, splits=sp, protocol="nested")
+
+
+def test_an_undefined_auc_warns_as_scikit_learn_does():
+    """A two-class test part holding one class only gave a NaN ROC AUC without a word (scikit-learn's
+    roc_auc_score warns); parts holding both classes give no warning."""
+    from kong_pyg.evaluation.cv import random_splits
+    from kong_pyg.evaluation.harness import evaluate_features
+
+    rng = np.random.default_rng(0)
+    y = np.array([1] * 3 + [0] * 97)
+    X = rng.normal(size=(100, 4)) + y[:, None]
+    sp = random_splits(y, 4, test_size=0.05, inner_folds=2, seed=0)
+    one = sum(int(np.unique(y[test]).size < 2) for ((_, test),) in sp.outer)
+    assert one > 0
+    with pytest.warns(UserWarning, match=rf"ROC AUC is undefined \(NaN\) on {one} test part"):
+        res = evaluate_features({"K": X}, y, splits=sp, Cs=[1.0], protocol="paper")["K"]
+    assert np.isnan(res.scores["auc"]).sum() == one  # (whatever the field's layout: one NaN per such part)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        evaluate_features({"K": X}, y, splits=random_splits(y, 2, test_size=0.5, inner_folds=2, seed=0),
+                          Cs=[1.0], protocol="paper")

@@ -207,8 +207,8 @@ def test_a_stream_with_one_graph(tmp_path):
     assert key == "edge_order" and len(graphs) == 1 and graphs.graph_ids == ["g1"]
     assert graphs[0].edge_order.tolist() == [0, 0, 1, 1]
     assert graphs[0].edge_index.tolist() == [[1, 0, 2, 1], [0, 1, 1, 2]]
-    with pytest.raises(ValueError, match=r"order_test needs at least two classes with two graphs each "
-                                         r"\(counts \[1\]\)"):
+    with pytest.raises(ValueError, match=r"order_test needs at least two classes and at least two graphs of "
+                                         r"every class \(graphs per class \{0: 1\}\)"):
         kong_pyg.order_test(str(tmp_path / "s.tsv"), labels=str(tmp_path / "l.txt"), splits=2)
 
 
@@ -422,3 +422,36 @@ def test_summary_of_a_metric_not_computed_names_those_that_were():
                         test_fraction=0.2)
     with pytest.raises(ValueError, match=r"no 'auc' scores: the metrics computed are \['accuracy'\]"):
         r.summary("auc")
+
+
+def test_labels_are_the_graphs_own_after_a_transform_and_one_per_graph():
+    """order_test read a dataset's stored y without its transform (which the features went through), and
+    joined a list's y tensors by their total count only, so a graph with two labels beside one with none
+    shifted every label between them onto the wrong graph. It reads them as classify does now."""
+    from torch_geometric.data import InMemoryDataset
+
+    from kong_pyg.datasets import load_tu
+    from kong_pyg.order_inputs import graph_labels
+
+    ds = load_tu("MUTAG")
+
+    class Mem(InMemoryDataset):
+        def __init__(self, graphs, transform=None):
+            super().__init__(None, transform=transform)
+            self.data, self.slices = self.collate(graphs)
+
+    def big(d):
+        d = d.clone()
+        d.y = torch.tensor([int(d.num_nodes > 17)])
+        return d
+
+    m = Mem([ds[i] for i in range(len(ds))], transform=big)
+    want = np.array([int(ds[i].num_nodes > 17) for i in range(len(ds))])
+    assert np.array_equal(graph_labels(m), want)
+    gl = [ds[i].clone() for i in range(8)]
+    gl[0].y, gl[5].y = torch.tensor([1, 1]), torch.tensor([], dtype=torch.long)
+    with pytest.raises(ValueError, match="graph 0 needs one class label in 'y'"):
+        graph_labels(gl)
+    gl[0].y = 3
+    with pytest.raises(TypeError, match="graph 0: 'y' must be a tensor"):
+        graph_labels(gl)

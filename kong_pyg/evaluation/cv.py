@@ -48,6 +48,7 @@ from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tu
 import numpy as np
 
 from ..config import check_bool, check_c_grid, check_choice, check_int, check_usable_device
+from ..warn import warn
 from .features import (
     Gram,
     Matrix,
@@ -197,10 +198,15 @@ def score_jobs(features: Union[Matrix, Gram], y: np.ndarray, jobs: Jobs, Cs: Seq
     binary = fits.classes.size == 2
     acc = np.empty((len(jobs.keys), len(Cs)))
     auc = np.full((len(jobs.keys), len(Cs)), np.nan)
+    one_class = 0
     for j, test in enumerate(jobs.test):
         acc[j] = (pred[j][:, test] == y[test]).mean(axis=1)
         if binary and jobs.parent[j] < 0:
             auc[j] = roc_auc(y[test] == fits.classes[1], fits.scores[j][:, test])
+            one_class += int(np.unique(y[test]).size < 2)
+    if one_class:  # (as scikit-learn's roc_auc_score warns)
+        warn(f"ROC AUC is undefined (NaN) on {one_class} test part{'s' if one_class > 1 else ''} holding "
+             "graphs of one class only: use splits whose test parts hold both classes (a larger test_size)")
     if lib is None:  # the exact solver's Newton steps
         info = dict(info, steps_mean=float(fits.iterations.mean()), steps_max=int(fits.iterations.max()))
     else:  # LIBLINEAR's iterations (its capped fits at the cap), and the Newton steps of those solved again

@@ -82,12 +82,24 @@ def class_labels(y: Any) -> np.ndarray:
             raise ValueError("'y' must be class labels of one kind (integers, strings or booleans), "
                              "got strings mixed with other values")
     if values.dtype.kind == "f" and bool(np.isnan(values).any()):
-        raise ValueError("'y' contains NaN; it must be one class label per graph")
-    continuous = values.dtype.kind == "c" or (values.dtype.kind == "f" and not bool(np.all(
-        np.isfinite(values) & (values == np.round(values)) & (np.abs(values) < 2.0**53))))
+        raise ValueError(f"'y' contains NaN (label {int(np.flatnonzero(np.isnan(values))[0])}); it must be "
+                         "one class label per graph")
+    at = ""
+    continuous = values.dtype.kind == "c"
+    if values.dtype.kind == "f":
+        whole = np.isfinite(values) & (values == np.round(values))
+        continuous = not bool(whole.all())
+        if continuous:
+            first = int(np.flatnonzero(~whole)[0])
+            at = f" (label {first} is {float(values[first])!r})"
     if continuous:
-        raise ValueError("'y' must be class labels (integers, strings or booleans), not continuous values; "
-                         "supported target types are: ('binary', 'multiclass')")
+        raise ValueError(f"'y' must be class labels (integers, strings or booleans), not continuous "
+                         f"values{at}; supported target types are: ('binary', 'multiclass')")
+    if values.dtype.kind == "f" and bool((np.abs(values) >= 2.0**53).any()):
+        huge = int(np.flatnonzero(np.abs(values) >= 2.0**53)[0])
+        raise ValueError(f"'y' holds floating-point labels of 2^53 or more (label {huge} is "
+                         f"{float(values[huge])!r}), beyond which floats skip integers: give the labels as "
+                         "integers")
     if values.size and values.dtype.kind not in "biufUS":
         raise ValueError(f"'y' must be class labels of one kind (integers, strings or booleans), "
                          f"got {values.dtype} values")
@@ -105,7 +117,7 @@ def _check_class_sizes(y: np.ndarray, folds: Optional[int], inner_folds: Optiona
                          "every class (one to train on, one to test)")
     if folds is not None and smallest < folds:
         raise ValueError(f"'folds' ({folds}) must be at most the size of the smallest class "
-                         f"({smallest} graphs); use fewer folds")
+                         f"({smallest} graph{'s' if smallest != 1 else ''}); use fewer folds")
     if folds is not None and inner_folds is not None and smallest * (folds - 1) // folds < inner_folds:
         raise ValueError(
             f"'inner_folds' ({inner_folds}) is too many for the smallest class "
