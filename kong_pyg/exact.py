@@ -16,8 +16,10 @@ The global columns of :class:`~kong_pyg.KongVectorizer` live in
 :mod:`kong_pyg.vocab`; the full pipeline in :mod:`kong_pyg.engine`.
 """
 import math
+import re
 import warnings
-from typing import Dict, Generator, List, NamedTuple, Optional, Tuple
+from contextlib import contextmanager
+from typing import Dict, Generator, Iterator, List, NamedTuple, Optional, Tuple
 
 import torch
 from torch import Tensor
@@ -440,16 +442,38 @@ def symmetric_power(rows: Rows, degree: int) -> tuple:
 
 #: PyTorch's notices about its own sparse tensors, which the library's sparse operations trigger
 #: (CSR support "in beta"; invariant checks "implicitly disabled", seen from PyTorch 2.11 on CUDA).
-#: They are ignored in the whole process from the import on (matched ignoring case), as PyG ignores
-#: its own beta notice: a filter set around each use would run in the layer's forward from any
-#: thread, and :class:`warnings.catch_warnings` is not safe beside other threads before Python 3.14.
+#: They are ignored in the whole process (matched ignoring case), as PyG ignores its own beta notice:
+#: a filter set and restored around each use would run in the layer's forward from any thread, and
+#: :class:`warnings.catch_warnings` is not safe beside other threads before Python 3.14.
 SPARSE_NOTICES = (r"(?s).*(sparse CSR tensor support is in beta"
                   r"|sparse invariant checks are implicitly disabled)")
-warnings.filterwarnings("ignore", message=SPARSE_NOTICES)
+_SPARSE_FILTER = ("ignore", re.compile(SPARSE_NOTICES, re.IGNORECASE), Warning, None, 0)
+
+
+def ignore_sparse_notices() -> None:
+    """Ignore :data:`SPARSE_NOTICES` from now on (called before each sparse operation, in a few microseconds).
+
+    The filter is added again where it is gone: a caller's :class:`warnings.catch_warnings` block
+    that was open when it was added (at this module's import, say) took it away on exit.
+    """
+    if _SPARSE_FILTER not in warnings.filters:
+        warnings.filterwarnings("ignore", message=SPARSE_NOTICES)
+
+
+@contextmanager
+def quiet_sparse() -> Iterator[None]:
+    """:func:`ignore_sparse_notices`, then the block (kept for callers; nothing is restored after it)."""
+    ignore_sparse_notices()
+    yield
+
+
+ignore_sparse_notices()
 
 
 __all__ = [
     "SPARSE_NOTICES",
+    "ignore_sparse_notices",
+    "quiet_sparse",
     "Rows",
     "dense_rank",
     "sum_duplicates",

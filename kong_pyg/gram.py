@@ -41,7 +41,15 @@ from torch import Tensor
 
 from . import engine
 from .config import KongConfig, check_attr_name, check_int, option_defaults, resolve_config
-from .exact import Rows, dense_rank, dense_row_ids, index_grams, row_norms, sum_duplicates
+from .exact import (
+    Rows,
+    dense_rank,
+    dense_row_ids,
+    ignore_sparse_notices,
+    index_grams,
+    row_norms,
+    sum_duplicates,
+)
 from .graphs import as_graph_sequence, iter_graph_batches
 from .inputs import on_meta, unmasked
 from .kernels import get_kernel
@@ -405,6 +413,7 @@ def gram_matrix(
         advice="compute it in blocks of rows (gram_matrix(graphs[i:j], graphs)), or train a linear model "
                "on explicit features (KongVectorizer)",
     )
+    ignore_sparse_notices()
     with torch.no_grad():
         if other is None:
             maps = node_maps(cfg, graphs, edge_order_attr)

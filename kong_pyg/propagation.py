@@ -14,7 +14,7 @@ import torch
 from torch import Tensor
 
 from .config import KongConfig
-from .exact import LocalGrams, Rows
+from .exact import LocalGrams, Rows, ignore_sparse_notices
 from .hashing import bucket_of
 from .inputs import PreparedGraph
 from .sketch import SketchHashes, place, shift_level
@@ -90,6 +90,7 @@ def sparse_aggregator(prep: PreparedGraph) -> Aggregate:
         torch.ones(hood.nbr.numel(), dtype=torch.float64, device=hood.nbr.device),
         (n, n), check_invariants=False,
     )
+    ignore_sparse_notices()
     csr = adj.coalesce().to_sparse_csr()  # sums multi-edges (order-free)
 
     def aggregate(y: Tensor, inject: Optional[Tensor]) -> Tensor:

@@ -1,7 +1,6 @@
 """Warnings that point at the code that called into :mod:`kong_pyg`."""
 import os
 import sys
-import threading
 import warnings
 from contextlib import contextmanager
 from types import FrameType
@@ -47,20 +46,18 @@ def warn(message: str, category: Type[Warning] = UserWarning) -> None:
     warnings.warn(message, category, stacklevel=level if frame is not None else 2)
 
 
-#: Held by every :func:`ignoring` block (re-entrant: a block may run another)
-_FILTERS_LOCK = threading.RLock()
-
-
 @contextmanager
 def ignoring(category: Type[Warning], message: str = "") -> Iterator[None]:
     """Ignore warnings of :obj:`category` whose text starts with :obj:`message` (a regex) inside the block.
 
     Before Python 3.14 :class:`warnings.catch_warnings` saves the process-wide filter list on entry
     and puts that copy back on exit, so two threads' blocks that overlap and end out of order leave
-    one block's filter in place for good. This package's blocks run one at a time (a lock), and
-    each ignores one kind of warning, never all of them.
+    one block's filter in place for good. So each block of this package ignores one kind of
+    warning, never all of them (what may outlive it is that narrow filter). No lock orders the
+    blocks: it would not order other code's blocks, and it would hold other threads (and forked
+    workers) behind a block's work.
     """
-    with _FILTERS_LOCK, warnings.catch_warnings():
+    with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=message, category=category)
         yield
 

@@ -29,7 +29,7 @@ import torch
 from torch import Tensor
 
 from ..config import check_int
-from ..exact import dense_rank
+from ..exact import dense_rank, ignore_sparse_notices
 from ..graphs import as_graph_sequence, iter_graph_batches
 from ..inputs import labels
 
@@ -197,6 +197,7 @@ def walk_features(
     history: List[Tuple[Tensor, Tensor]] = []  # per step: (label id, previous sequence id)
     for step in range(length + 1):
         if step:
+            ignore_sparse_notices()
             moved = torch.sparse.mm(adj, walk).coalesce()
             node, seq = moved.indices()
             pair = label[node] * max(width, 1) + seq
