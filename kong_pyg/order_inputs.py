@@ -11,6 +11,7 @@ from typing import Any, List, Mapping, Optional, Tuple
 
 import numpy as np
 
+from .devices import cpu_by_default
 from .warn import warn
 
 
@@ -38,6 +39,7 @@ def tied_share(graphs: Any, key: str, flow: str = "source_to_target") -> float:
     return tied / total if total else 0.0
 
 
+@cpu_by_default
 def load_ordered_graphs(source: Any, labels: Any = None,
                         edge_order_attr: Optional[str] = "edge_order",
                         notes: Optional[List[str]] = None) -> Tuple[Any, Optional[str]]:
@@ -124,10 +126,15 @@ def graph_labels(graphs: Any, y: Any = None) -> np.ndarray:
     from .evaluation.splits import class_labels
 
     if y is None:  # (one label per graph, as the graphs give them: a dataset's transform included)
-        y = graph_targets(graphs)
+        try:
+            y = graph_targets(graphs)
+        except ValueError as err:
+            if "needs one class label" not in str(err):
+                raise
+            raise ValueError(f"{err}; or pass the class labels as 'y'") from None
 
     # (NaN, continuous values and strings mixed with numbers are refused as everywhere in the harness)
-    y = class_labels(y)  # (a tensor read there, a meta one refused by name)
+    y = class_labels(y)  # (a tensor given as 'y' read there, a meta one refused by name)
     if y.size != len(graphs):
         raise ValueError(f"'y' has {y.size} labels for {len(graphs)} graphs")
     classes, y = np.unique(y, return_inverse=True)

@@ -19,8 +19,9 @@ random splits:
   node's order, the same in every graph, into per-graph noise, so it makes
   the true order look better than it is;
 * ``reverse``: :math:`k \geq 2` in time-reversed order. No control: with BFS
-  strings and no edge labels (any depth and :math:`k`) its features are a
-  permutation of the true order's, so the two score the same on every split.
+  strings and no edge labels (any depth and :math:`k`) its exact features are
+  a permutation of the true order's, so the two score the same on every split
+  (sketched ones estimate the same kernel).
 
 It then reports the paired differences over the splits with the
 Nadeau-Bengio corrected resampled t-test
@@ -63,8 +64,8 @@ from .config import (
     check_int,
     check_option_names,
     check_usable_device,
-    cpu_by_default,
 )
+from .devices import cpu_by_default
 from .evaluation.stats import with_corrected_interval  # noqa: F401  (its former home)
 from .order_inputs import graph_labels, load_ordered_graphs, tied_share  # (also importable from here)
 from .warn import warn

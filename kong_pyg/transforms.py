@@ -1,7 +1,6 @@
 r"""The :class:`KongFeatures` transform: KONG features as PyG data attributes."""
 import copy
 import re
-import warnings
 from contextlib import contextmanager
 from typing import Any, Iterator, List, Optional, Sequence, Tuple, Union
 
@@ -18,12 +17,12 @@ from .config import (
     check_choice,
     check_int,
     check_usable_device,
-    cpu_by_default,
     given_options,
     option_defaults,
     option_names,
     resolve_config,
 )
+from .devices import cpu_by_default
 from .graphs import as_graph_sequence, count_nodes, gc_paused, iter_graph_batches
 from .inputs import check_batch, check_no_empty_graph
 from .memory import check_allocation
@@ -32,6 +31,7 @@ from .ordering import key_attribute
 from .progress import Progress
 from .sketch import HASH_VERSION, check_scheme
 from .threads import torch_threads
+from .warn import warn
 
 #: KongFeatures' keyword defaults: KongConfig's, with a sketch size (the transform always sketches).
 _DEFAULTS = {**option_defaults(), "dim": 1024}
@@ -470,9 +470,9 @@ def _warn_if_transform_replaces(dataset: Any, node_attr: Optional[str], graph_at
     for t in _kong_transforms(getattr(dataset, "transform", None)):
         hidden = sorted(ours & {t.node_attr, t.graph_attr})
         if hidden:
-            warnings.warn(f"the data set's transform ({t!r}) writes {hidden}: dataset[i] gives its features, "
-                          f"not the stored ones that transform_dataset writes (dataset.{hidden[0]} holds "
-                          "those); pass another attr_name or set dataset.transform = None", stacklevel=3)
+            warn(f"the data set's transform ({t!r}) writes {hidden}: dataset[i] gives its features, not the "
+                 f"stored ones that transform_dataset writes (dataset.{hidden[0]} holds those); pass another "
+                 "attr_name or set dataset.transform = None")
 
 
 def _store_features(dataset: Any, node_attr: Optional[str], node: Optional[Tensor],
@@ -502,10 +502,10 @@ def _store_features(dataset: Any, node_attr: Optional[str], node: Optional[Tenso
     stale = {attr: n for attr, n in held.items() if n}
     if stale and slices is not None:
         attr, n = next(iter(stale.items()))
-        warnings.warn(f"{n:,} graph(s) taken out of this data set or one of its views before this call "
-                      f"hold rows of the '{attr}' it replaces and keep the old features (PyG caches graphs "
-                      "per view object, and a call reaches only the one passed): take them again from the "
-                      "data set passed, or call transform_dataset on the one they came from", stacklevel=3)
+        warn(f"{n:,} graph(s) taken out of this data set or one of its views before this call hold rows of "
+             f"the '{attr}' it replaces and keep the old features (PyG caches graphs per view object, and a "
+             "call reaches only the one passed): take them again from the data set passed, or call "
+             "transform_dataset on the one they came from")
     return dataset
 
 

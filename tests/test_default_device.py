@@ -8,6 +8,7 @@ one graph, and loading a TU data set, ``transform_dataset``, streams and data se
 import tempfile
 import warnings
 
+import numpy as np
 import pytest
 import torch
 from ml_fake import write_fake_ml100k
@@ -48,7 +49,31 @@ def _runs(ml_dir):
                                y=torch.tensor([0, 1, 0], device="cpu"))
         return [ds._data.x, ds._data.edge_index, ds._data.edge_order]
 
+    def readers():
+        from kong_pyg.datasets import add_degree_labels, build_ego_graphs, read_ml100k, stream_to_graphs
+
+        t = read_ml100k(str(ml_dir))
+        ds = load_tu("MUTAG", cache=tempfile.mkdtemp())
+        add_degree_labels(ds)
+        ego = build_ego_graphs([0, 1, 0, 1, 2, 2], [2, 0, 0, 1, 0, 2], [30, 5, 10, 20, 40, 1],
+                               torch.tensor([0, 1, 0], device="cpu"), torch.tensor([1, 0, 1], device="cpu"))
+        return [t.user, t.genres, stream_to_graphs(stream)[3].edge_index, ds._data.x, ego[0].edge_index]
+
+    def harness():
+        from kong_pyg.evaluation.cv import cross_validate, random_splits
+        from kong_pyg.evaluation.harness import evaluate_features
+
+        rng = np.random.default_rng(0)
+        y = np.arange(40) % 2
+        X = rng.normal(size=(40, 3)) + y[:, None]
+        cv = cross_validate([X], y, repeats=2, folds=4, inner_folds=2)
+        ev = evaluate_features({"X": X}, y, splits=random_splits(y, 2, test_size=0.5, inner_folds=2))["X"]
+        return [torch.tensor(cv.outer, device="cpu"),
+                torch.tensor(np.asarray(ev.scores["accuracy"], dtype=float), device="cpu")]
+
     return {
+        "readers": readers,
+        "harness": harness,
         "load_tu": lambda: [load_tu("MUTAG", cache=tempfile.mkdtemp())._data.x],
         "transform_dataset": lambda: [
             KongFeatures(k=2, dim=32, level="both").transform_dataset(load_tu("MUTAG"))._data.kong_graph,

@@ -455,3 +455,37 @@ def test_labels_are_the_graphs_own_after_a_transform_and_one_per_graph():
     gl[0].y = 3
     with pytest.raises(TypeError, match="graph 0: 'y' must be a tensor"):
         graph_labels(gl)
+
+
+def test_labels_of_any_dtype_and_device_are_read_or_refused_by_name():
+    """Reading labels through classify's graph_targets lost what order_test's old route did: bfloat16
+    labels were a NumPy TypeError, labels on the meta device PyTorch's errors, and a graph without 'y' lost
+    the hint to pass the labels as 'y'."""
+    from torch_geometric.data import InMemoryDataset
+
+    from kong_pyg.datasets import load_tu
+    from kong_pyg.evaluation.classify import graph_targets
+    from kong_pyg.order_inputs import graph_labels
+
+    ds = load_tu("MUTAG")
+    want = graph_labels(ds)
+
+    class Mem(InMemoryDataset):
+        def __init__(self, graphs):
+            super().__init__(None)
+            self.data, self.slices = self.collate(graphs)
+
+    half = Mem([ds[i] for i in range(len(ds))])
+    half._data.y = half._data.y.to(torch.bfloat16)
+    assert np.array_equal(graph_labels(half), want) and np.array_equal(graph_targets(half), want)
+    meta = Mem([ds[i] for i in range(len(ds))])
+    meta._data.y = meta._data.y.to("meta")
+    with pytest.raises(ValueError, match="'y' is on the meta device"):
+        graph_labels(meta)
+    gl = [ds[i].clone() for i in range(6)]
+    gl[2].y = gl[2].y.to("meta")
+    with pytest.raises(ValueError, match="graph 2's 'y' is on the meta device"):
+        graph_labels(gl)
+    del gl[2].y
+    with pytest.raises(ValueError, match="graph 2 needs one class label in 'y'; or pass the class labels"):
+        graph_labels(gl)

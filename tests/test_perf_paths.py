@@ -142,8 +142,10 @@ def test_a_second_transform_dataset_warns_about_graphs_cached_in_other_views(tmp
         warnings.simplefilter("error")  # (nothing held yet: no warning)
         KongFeatures(k=1, dim=16, seed=5, level="both").transform_dataset(ds)
     ds[12]  # cached by the parent
-    with pytest.warns(UserWarning, match=r"^1 graph\(s\) taken out .* hold rows of the 'kong_x' it replaces"):
+    stale = r"^1 graph\(s\) taken out .* hold rows of the 'kong_x' it replaces"
+    with pytest.warns(UserWarning, match=stale) as w:
         KongFeatures(k=2, dim=16, level="both").transform_dataset(train)
+    assert [r.filename for r in w] == [__file__]  # (the caller's line, not a wrapper's inside kong_pyg)
     want = KongFeatures(k=2, dim=16, level="both")(ds.get(12))
     assert torch.equal(first, kept)  # (never written into)
     assert torch.equal(ds.kong_graph[12:13], want.kong_graph)

@@ -106,7 +106,8 @@ import torch
 from torch import Tensor
 from torch_geometric.data import Data, InMemoryDataset
 
-from ..config import MAX_SEED, check_bool, check_choice, check_int, cpu_by_default
+from ..config import MAX_SEED, check_bool, check_choice, check_int
+from ..devices import cpu_by_default
 from ..hashing import MAX_LABEL
 from ..idmap import first_appearance as dense_first_appearance
 from ..inputs import native_order
@@ -148,6 +149,7 @@ def first_appearance(group: Tensor, key: Tensor, num_groups: int) -> Tuple[Tenso
     return local[number], d_group, d_key
 
 
+@cpu_by_default
 def select_users(
     y: Optional[Tensor],
     candidates: Tensor,
@@ -489,6 +491,7 @@ class InteractionGraphs(InMemoryDataset):
         self._data, self.slices = data, slices
 
 
+@cpu_by_default
 def build_ego_graphs(
     user,
     item,

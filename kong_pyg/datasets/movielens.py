@@ -51,7 +51,8 @@ import torch
 from torch import Tensor
 from torch_geometric.data import Data, download_url, extract_zip
 
-from ..config import MAX_SEED, check_bool, check_int, cpu_by_default
+from ..config import MAX_SEED, check_bool, check_int
+from ..devices import cpu_by_default
 from ..files import atomic_file, file_text, regular_file
 from ..warn import warn
 from .interactions import LAYOUTS, build_ego_graphs
@@ -152,6 +153,7 @@ def _rows(ids: Tensor, table: Tensor) -> Tensor:
     return torch.where(known[pos] == ids, row[pos], torch.full_like(ids, -1))
 
 
+@cpu_by_default
 def read_ml100k(folder: str, named: Optional[str] = None, quiet: bool = False) -> MovieLensTables:
     r"""Parse ``u.data``, ``u.user`` and ``u.item`` of MovieLens-100k.
 

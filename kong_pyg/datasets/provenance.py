@@ -65,7 +65,8 @@ import torch
 from torch import Tensor
 from torch_geometric.data import InMemoryDataset
 
-from ..config import check_bool, check_int, cpu_by_default
+from ..config import check_bool, check_int
+from ..devices import cpu_by_default
 from ..memory import check_allocation
 from .streamspot import EdgeStream, stream_to_graphs
 

@@ -38,7 +38,8 @@ import torch
 from torch import Tensor
 from torch_geometric.data import Data, InMemoryDataset
 
-from ..config import check_bool, cpu_by_default
+from ..config import check_bool
+from ..devices import cpu_by_default
 from ..files import check_path, regular_file
 from ..warn import warn
 from .safe_cache import KEY_PREFIX, content_digest, load_collated, save_collated
@@ -365,6 +366,7 @@ def load_tu(
     return TUGraphs(name, data, slices, sizes, source)
 
 
+@cpu_by_default
 def add_degree_labels(dataset) -> None:
     r"""Set :obj:`x` of every graph of an in-memory PyG dataset to its in-degree.
 

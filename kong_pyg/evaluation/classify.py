@@ -17,7 +17,8 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
-from ..config import check_bool, check_choice, check_int, check_usable_device, cpu_by_default, zero_dim
+from ..config import check_bool, check_choice, check_int, check_usable_device, zero_dim
+from ..devices import cpu_by_default
 from ..graph_union import not_a_graph
 from .cv import CVResult, FeatureEntry, ProtocolResult, cross_validate
 from .features import setting_features
@@ -178,6 +179,7 @@ def graph_targets(graphs: Any) -> np.ndarray:
     import torch
     from torch_geometric.data import InMemoryDataset
 
+    from ..gram import numpy_of
     from .splits import class_labels
 
     if isinstance(graphs, InMemoryDataset) and graphs.transform is None:
@@ -185,8 +187,8 @@ def graph_targets(graphs: Any) -> np.ndarray:
         # one row per graph, and one label per row ([G] or [G, 1]; a [G, 2] y has one row per graph too)
         if y is not None and ptr is not None and y.numel() == ptr.numel() - 1 and \
                 bool(((ptr[1:] - ptr[:-1]) == 1).all()):
-            idx = torch.as_tensor(list(graphs.indices()), dtype=torch.long)
-            return _integral(class_labels(y.view(-1)[idx].numpy()))
+            idx = np.fromiter(graphs.indices(), dtype=np.int64, count=len(graphs))
+            return _integral(class_labels(numpy_of(y, "'y'").reshape(-1)[idx]))  # (any device and dtype)
     ys = []
     for i in range(len(graphs)):
         g = graphs[i]
@@ -198,7 +200,7 @@ def graph_targets(graphs: Any) -> np.ndarray:
             raise TypeError(f"graph {i}: 'y' must be a tensor of one class label (got {type(t).__name__})")
         if t is None or t.numel() != 1:
             raise ValueError(f"graph {i} needs one class label in 'y'")
-        ys.append(t.view(-1)[0].item())
+        ys.append(numpy_of(t, f"graph {i}'s 'y'").reshape(-1)[0])
     return _integral(class_labels(np.asarray(ys)))
 
 

@@ -48,6 +48,7 @@ from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tu
 import numpy as np
 
 from ..config import check_bool, check_c_grid, check_choice, check_int, check_usable_device
+from ..devices import cpu_by_default
 from ..warn import warn
 from .features import (
     Gram,
@@ -442,6 +443,7 @@ def _setting_scores(entry: FeatureEntry, index: int, y: np.ndarray, jobs: Jobs, 
     return seconds, time.perf_counter() - t1, res  # (a GPU's work included: fit_many copies results back)
 
 
+@cpu_by_default
 def cross_validate(
     features: Sequence[FeatureEntry],
     y: Any,

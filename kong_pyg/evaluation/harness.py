@@ -32,6 +32,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
 import numpy as np
 
 from ..config import check_bool, check_c_grid, check_choice, check_int, check_usable_device
+from ..devices import cpu_by_default
 from .cv import DEFAULT_C, MAX_ITER, FeatureEntry, num_fits, score_jobs
 from .progress import Progress
 from .splits import Jobs, Splits, class_labels, plan_jobs
@@ -116,6 +117,7 @@ def _choose(acc: np.ndarray, jobs: Jobs, protocol: str) -> np.ndarray:
     return picks
 
 
+@cpu_by_default
 def evaluate_features(
     features: Mapping[str, MapFeatures],
     y: Any,

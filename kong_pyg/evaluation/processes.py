@@ -8,7 +8,7 @@ import itertools
 import warnings
 from typing import Any, Callable, Dict, Iterator, List, Sequence, Tuple, TypeVar
 
-from ..warn import replay, sendable
+from ..warn import replay, sendable, warn
 from .grid import Setting
 from .progress import Progress
 
@@ -45,9 +45,8 @@ def run_settings(work: Callable[..., Result], features: Sequence[Any], names: Se
 
     forks = "fork" in multiprocessing.get_all_start_methods()
     if processes > 1 and len(features) > 1 and not forks:
-        warnings.warn(f"n_jobs = {processes} runs the settings in forked processes, and this system has no "
-                      "'fork' (Windows): they run one after another in this process (the same results)",
-                      stacklevel=3)
+        warn(f"n_jobs = {processes} runs the settings in forked processes, and this system has no 'fork' "
+             "(Windows): they run one after another in this process (the same results)")
     if processes == 1 or len(features) == 1 or not forks:
         for s, entry in enumerate(features):
             bar.status(names[s].name)

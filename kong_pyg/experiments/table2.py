@@ -48,7 +48,8 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from .. import __version__
-from ..config import check_c_grid, check_int, cpu_by_default, python_number
+from ..config import check_c_grid, check_int, python_number
+from ..devices import cpu_by_default
 from ..evaluation.splits import fewer_folds_note, inner_folds_used
 from ..evaluation.stats import mean_ci, paired_comparison, with_corrected_interval
 from ..ordertest import C_NORMALIZED

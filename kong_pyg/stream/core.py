@@ -8,15 +8,8 @@ from typing import Any, Callable, Dict, List, Optional, Union
 import torch
 from torch import Tensor
 
-from ..config import (
-    GivenOptions,
-    KongConfig,
-    check_bool,
-    check_int,
-    cpu_methods,
-    given_options,
-    resolve_config,
-)
+from ..config import GivenOptions, KongConfig, check_bool, check_int, given_options, resolve_config
+from ..devices import cpu_methods
 from ..files import check_path
 from ..kernels import get_kernel
 from ..kgrams import gram_lengths

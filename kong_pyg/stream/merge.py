@@ -32,7 +32,7 @@ from typing import Any, Callable, Optional, Tuple
 import torch
 from torch import Tensor
 
-from ..config import cpu_by_default
+from ..devices import cpu_by_default
 from ..kgrams import StringState, concat_pieces, flat_nonzero
 from .checkpoint import options_diff
 from .core import KongStream

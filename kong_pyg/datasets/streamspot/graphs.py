@@ -8,7 +8,8 @@ import torch
 from torch import Tensor
 from torch_geometric.data import Data, InMemoryDataset
 
-from ...config import check_bool, cpu_by_default
+from ...config import check_bool
+from ...devices import cpu_by_default
 from ...idmap import first_appearance
 from ...inputs import top_beyond_int64
 from ...warn import warn
@@ -140,6 +141,7 @@ def events_in_graph_order(stream: EdgeStream) -> Tensor:
     return torch.sort(rank.index_select(0, stream.graph), stable=True).indices
 
 
+@cpu_by_default
 def stream_to_graphs(
     stream: EdgeStream, labels: Union[Tensor, Dict[Any, int], None] = None, undirected: bool = True
 ) -> List[Data]:

@@ -28,6 +28,7 @@ from typing import Any, Dict, Iterable, Iterator, List, Optional, TextIO, Tuple,
 import numpy as np
 import torch
 
+from ...devices import cpu_by_default
 from ...hashing import TYPE_LITERALS, type_code
 from ...idmap import MAX_ID_DIGITS, IdMap, canonical_int, first_appearance
 from ...warn import warn
@@ -508,6 +509,7 @@ def _unpack(key: int) -> bytes:
     return np.array([key], dtype=np.int64).tobytes().rstrip(b"\0")
 
 
+@cpu_by_default
 def read_streamspot(
     source: Union[str, "os.PathLike[str]", TextIO, Iterable[str]],
     strict: bool = False,

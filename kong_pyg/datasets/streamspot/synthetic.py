@@ -5,7 +5,8 @@ from typing import Tuple
 import torch
 from torch import Tensor
 
-from ...config import check_float, check_int, cpu_by_default
+from ...config import check_float, check_int
+from ...devices import cpu_by_default
 from ...hashing import MAX_LABEL
 from ...memory import check_allocation
 from .records import EdgeStream
