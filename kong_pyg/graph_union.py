@@ -26,6 +26,7 @@ from .inputs import (
     labels,
     not_dense,
     plain_tensor,
+    top_beyond_int64,
 )
 from .kgrams import exclusive_cumsum
 
@@ -348,8 +349,12 @@ def concat_graphs(chunk: Sequence[Any], start: int, edge_labels: bool, edge_orde
 
 
 #: Sort-key dtypes that join with others: integers widen to ``int64``, floats to ``float64`` exactly
-_INT_KEYS = (torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64)
-_FLOAT_KEYS = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
+#: (float8 keys are read as ``float32``, as one graph's are)
+_INT_KEYS = tuple(getattr(torch, n) for n in ("uint8", "int8", "int16", "int32", "int64", "uint16", "uint32",
+                                                "uint64") if hasattr(torch, n))
+_FLOAT_KEYS = tuple(getattr(torch, n) for n in ("float16", "bfloat16", "float32", "float64", "float8_e4m3fn",
+                                                  "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz")
+                    if hasattr(torch, n))
 #: Integers up to this size are exact in ``float64``
 _EXACT_IN_DOUBLE = 2**53
 
@@ -360,25 +365,33 @@ def _common_keys(values: List[Tensor], key: str, start: int) -> List[Tensor]:
     Keys are compared within a graph only (and, for the consistent order, equal values name one
     event in every graph: 5 and 5.0 alike), so graphs whose keys differ in dtype get the same
     order joined as alone: integers widen to ``int64``, a mix with floats to ``float64``. A mix
-    that no dtype holds exactly (integers beyond 2^53 beside floats, or other dtypes) is refused.
+    that no dtype holds exactly (integers beyond 2^53 beside floats, unsigned ones beyond 2^63
+    beside others) or of other dtypes is refused. Keys of graphs without edges hold nothing.
     """
-    kinds = [v.dtype for v in values]
+    full = [v for v in values if v.numel()]
+    kinds = [v.dtype for v in full]
     if all(d == kinds[0] for d in kinds):
-        return values
-    if all(d in _INT_KEYS for d in kinds):
-        return [v.long() for v in values]
+        return values if not full else [v if v.numel() else v.to(kinds[0]) for v in values]
     if all(d in _INT_KEYS or d in _FLOAT_KEYS for d in kinds):
+        floats = any(d in _FLOAT_KEYS for d in kinds)
+        limit = _EXACT_IN_DOUBLE if floats else 2**63 - 1
         for i, v in enumerate(values):
             if v.dtype in _INT_KEYS and v.numel():
-                low, high = (int(t) for t in torch.aminmax(v.long()))
-                if max(-low, high) > _EXACT_IN_DOUBLE:
-                    raise TypeError(f"graph {start + i}: '{key}' holds integers beyond 2^53 "
-                                    f"({high if high > -low else low}), which float64 (other graphs' keys "
-                                    "are floating-point) cannot hold exactly: give every graph's sort key "
-                                    "one dtype")
-        return [v.double() for v in values]
-    bad = next(i for i, d in enumerate(kinds) if d != kinds[0])
-    raise TypeError(f"graph {start + bad}: '{key}' is {kinds[bad]}, but graph {start} has "
+                top = top_beyond_int64(v)
+                low, high = (int(t) for t in torch.aminmax(v.long())) if top is None else (0, top)
+                if max(-low, high) > limit:
+                    raise TypeError(f"graph {start + i}: '{key}' holds integers beyond "
+                                    f"{'2^53' if floats else '2^63'} ({high if high > -low else low}), which "
+                                    f"{'float64' if floats else 'int64'} (other graphs' keys are "
+                                    f"{'floating-point' if floats else 'signed'}) cannot hold exactly: give "
+                                    "every graph's sort key one dtype")
+        if not floats:
+            return [v.long() for v in values]
+        return [(v.float() if v.is_floating_point() and v.element_size() == 1 else v).double()  # (float8)
+                for v in values]
+    bad = next(i for i, v in enumerate(values) if v.numel() and v.dtype != kinds[0])
+    first = next(i for i, v in enumerate(values) if v.numel())
+    raise TypeError(f"graph {start + bad}: '{key}' is {values[bad].dtype}, but graph {start + first} has "
                     f"{kinds[0]}: give every graph's sort key one dtype")
 
 

@@ -91,6 +91,25 @@ def test_order_keys_of_other_dtypes_give_each_graph_its_order_in_any_batch(order
     big = Data(x=torch.tensor([0, 1, 2]), edge_index=ei, edge_order=torch.tensor([2**53 + 2, 2**53 + 1]))
     with pytest.raises(TypeError, match=r"graph 1: 'edge_order' holds integers beyond 2\^53"):
         KongVectorizer(k=2).fit_transform([floats, big])
+    def keyed(k):
+        return Data(x=torch.tensor([0, 1, 2]), edge_index=ei, edge_order=k)
+
+    for mix in ([torch.tensor([3, 1]), torch.tensor([3, 1], dtype=torch.uint16)],
+                [torch.tensor([3, 1]), torch.tensor([3, 1], dtype=torch.uint64)],
+                [torch.tensor([3.0, 1.0]), torch.tensor([3, 1]).to(torch.float8_e4m3fn)],
+                [torch.tensor([3.0, 1.0]).to(torch.float8_e5m2),
+                 torch.tensor([1, 3]).to(torch.float8_e4m3fn)]):
+        pair = [keyed(k) for k in mix]
+        alone = KongVectorizer(k=2, order=order, batch_size=1).fit(pair)
+        assert np.array_equal(alone.transform(pair).toarray(),
+                              KongVectorizer(k=2, order=order).fit(pair).transform(pair).toarray())
+    none = torch.zeros(2, 0, dtype=torch.long)  # (keys of graphs without edges hold nothing)
+    empty = [Data(x=torch.tensor([0]), edge_index=none, edge_order=torch.zeros(0)),
+             Data(x=torch.tensor([1]), edge_index=none, edge_order=torch.zeros(0, dtype=torch.long))]
+    assert KongVectorizer(k=2).fit_transform(empty).shape[0] == 2
+    huge = keyed(torch.tensor([2**63 + 5, 1], dtype=torch.uint64))
+    with pytest.raises(TypeError, match=r"graph 1: 'edge_order' holds integers beyond 2\^63"):
+        KongVectorizer(k=2).fit_transform([keyed(torch.tensor([3, 1])), huge])
     flags = Data(x=torch.tensor([0, 1, 2]), edge_index=ei, edge_order=torch.tensor([True, False]))
     with pytest.raises(TypeError, match="graph 1: 'edge_order' is torch.bool, but graph 0 has torch.float32"):
         KongVectorizer(k=2).fit_transform([floats, flags])
