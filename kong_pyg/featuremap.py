@@ -25,7 +25,7 @@ from .kgrams import flat_nonzero
 from .memory import check_allocation
 from .ordering import key_attribute
 from .progress import Progress
-from .sketch import HASH_VERSION, SketchHashes
+from .sketch import HASH_VERSION, SketchHashes, check_scheme
 from .traversals import traversal_rule
 from .vocab import KeyVocab, TupleVocab
 
@@ -126,7 +126,8 @@ class ExactColumns:
             self.grams_ = TupleVocab()
             self.multisets_ = TupleVocab()
             self.column_rank_: Optional[Tensor] = None
-            self.hash_version_ = HASH_VERSION  # (a fit pickled before this attribute: scheme 1, its own)
+            # (one pickled before hash_version_: scheme 1, its own; see KongVectorizer.__setstate__)
+            self.hash_version_ = check_scheme(getattr(self, "hash_scheme", HASH_VERSION), "'hash_scheme'")
         cfg = self.config_
         graphs = as_graph_sequence(graphs)
         hashes = None

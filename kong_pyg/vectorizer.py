@@ -16,6 +16,7 @@ from .config import (
     same_value,
 )
 from .featuremap import ExactColumns
+from .sketch import HASH_VERSION
 from .threads import torch_threads
 
 #: KongVectorizer's keyword defaults: KongConfig's (the exact map).
@@ -85,6 +86,11 @@ class KongVectorizer(GivenOptions, ExactColumns, TransformerMixin, BaseEstimator
             TU data sets one process computes the maps in well under a
             second, and graphs sent to workers must first be made small to
             pickle (:func:`~kong_pyg.compact_graphs`). (default: :obj:`1`)
+        hash_scheme (int, optional): The sketches' hash scheme
+            (:data:`kong_pyg.sketch.HASH_VERSION`; 1 reproduces the sketched
+            features of kong_pyg before scheme 2; the exact map has no hashes).
+            A vectorizer pickled before this option keeps the scheme it was
+            fitted with, also when fitted again. (default: the current scheme)
         config (KongConfig, optional): All KONG options at once, instead of
             the keyword arguments above. With it, :meth:`get_params` reports
             the config's options and :meth:`set_params` changes them in it
@@ -125,6 +131,7 @@ class KongVectorizer(GivenOptions, ExactColumns, TransformerMixin, BaseEstimator
         own_label: bool = True,
         threads: Optional[int] = 1,
         config: Optional[KongConfig] = None,
+        hash_scheme: int = HASH_VERSION,
     ):
         self.k = k
         self.hops = hops
@@ -148,6 +155,14 @@ class KongVectorizer(GivenOptions, ExactColumns, TransformerMixin, BaseEstimator
         self.own_label = own_label
         self.threads = threads
         self.config = config
+        self.hash_scheme = hash_scheme
+
+    def __setstate__(self, state: dict) -> None:
+        if "hash_scheme" not in state:  # (pickled before the option: a fitted one keeps its scheme, 1 where
+            # it predates hash_version_ too; an unfitted one gets the current one, as before)
+            scheme = state.get("hash_version_", 1) if "config_" in state else HASH_VERSION
+            state = dict(state, hash_scheme=scheme)
+        super().__setstate__(state)
 
     # -- scikit-learn API ----------------------------------------------------
 

@@ -399,3 +399,37 @@ def test_a_sketched_fit_refuses_a_batch_too_large_for_memory_by_name(monkeypatch
     with pytest.raises(ValueError, match=refusal):
         KongVectorizer(dim=2**28).fit(graphs)
     assert KongVectorizer(dim=2**20, batch_size=2).fit(graphs).n_features_out_ == 2**20
+
+
+def test_hash_scheme_option_and_old_pickles_keep_their_scheme():
+    """A sketched KongVectorizer had no hash_scheme option (KongFeatures has one), and fitting an unpickled
+    scheme-1 vectorizer again switched it to scheme 2 without a word (its columns moved): the option now
+    reproduces scheme 1, survives clone(), and a vectorizer pickled before it keeps its fitted scheme."""
+    import pickle
+
+    from kong_pyg import KongFeatures
+    from kong_pyg.datasets import load_tu
+
+    gs = [load_tu("MUTAG")[i] for i in range(40)]
+    one = KongVectorizer(k=2, dim=64, hash_scheme=1).fit_transform(gs)
+    two = KongVectorizer(k=2, dim=64).fit_transform(gs)
+    f = KongFeatures(k=2, dim=64, level="graph", hash_scheme=1)
+    assert np.array_equal(one, torch.cat([f(g.clone()).kong_graph for g in gs]).double().numpy())
+    assert not np.array_equal(one, two)
+    assert clone(KongVectorizer(k=2, dim=64, hash_scheme=1)).hash_scheme == 1
+    for drop in (["hash_scheme"], ["hash_scheme", "hash_version_"]):  # (pickled before the option; both)
+        state = KongVectorizer(k=2, dim=64, hash_scheme=1).fit(gs).__getstate__()
+        for name in drop:
+            del state[name]
+        old = pickle.loads(pickle.dumps(state))
+        v = KongVectorizer.__new__(KongVectorizer)
+        v.__setstate__(old)
+        assert v.hash_scheme == 1 and np.array_equal(v.transform(gs), one)
+        assert np.array_equal(v.fit_transform(gs), one) and np.array_equal(clone(v).fit_transform(gs), one)
+    fresh = KongVectorizer(k=2, dim=64).__getstate__()
+    del fresh["hash_scheme"]
+    v = KongVectorizer.__new__(KongVectorizer)
+    v.__setstate__(fresh)
+    assert v.hash_scheme == 2 and np.array_equal(v.fit_transform(gs), two)
+    with pytest.raises(ValueError, match=r"'hash_scheme' must be 1 or 2 \(got 3\)"):
+        KongVectorizer(dim=8, hash_scheme=3).fit(gs)
