@@ -1259,3 +1259,31 @@ def test_loaded_arrays_that_share_memory_are_copied(stream, tmp_path):
         k.update(*(c[half:] for c in raw)).end_pass()
         k.update(*raw)
     assert torch.equal(plain.sketches(), ks.sketches())
+
+
+def test_resuming_a_state_without_a_checksum_warns_that_the_skipped_edges_are_unchecked(tmp_path):
+    """A checkpoint of the first state layout records neither the source's fingerprint nor a checksum of
+    the edges it read; resuming it part-way skipped them unchecked and, given another source, gave wrong
+    sketches without a word. It warns now (a state with its checksum resumes quietly, as before)."""
+    import warnings
+
+    from kong_pyg.datasets import synthetic_event_stream
+
+    s = synthetic_event_stream(10, seed=1)[0]
+    whole = KongStream(k=2, dim=32).fit(s).sketches()
+    for checksum in (True, False):
+        ks = KongStream(k=2, dim=32)
+        ks.update(*(f[:50] for f in s[:6]))
+        if not checksum:
+            ks._current = None  # (as a state of the first layout loads)
+        path = tmp_path / f"c{checksum}.ckpt"
+        ks.save(path)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            out = KongStream(k=2, dim=32).fit(s, checkpoint=path).sketches()
+        assert torch.equal(out, whole)
+        notes = [str(w.message) for w in caught if "records no checksum" in str(w.message)]
+        assert notes == ([] if checksum else [
+            "the checkpoint records no checksum of the 50 edges of pass 1 it read (a state of an older "
+            "kong_pyg): they are skipped unchecked, so if this source is not the one it read, the sketches "
+            "are wrong; remove it to start again if in doubt"])

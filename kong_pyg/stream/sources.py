@@ -19,6 +19,7 @@ from ..config import check_bool, check_int, zero_dim
 from ..files import check_path, existing_folder, remove_stale_temps
 from ..idmap import canonical_int
 from ..progress import Progress
+from ..warn import warn
 
 if TYPE_CHECKING:  # pragma: no cover
     from .core import KongStream
@@ -178,6 +179,10 @@ def _read_pass(ks: "KongStream", chunks: Iterable[Any], bar: Progress, checkpoin
     """
     skip, done, at, seen = ks.position, 0, 0, 0
     expected = ks._current  # the checksum of the edges the checkpoint read in this pass (None: unknown)
+    if skip and expected is None:  # (a state of the first layout records neither checksum nor source)
+        warn(f"{origin} records no checksum of the {skip:,} edges of pass {ks.pass_index} it read (a state "
+             "of an older kong_pyg): they are skipped unchecked, so if this source is not the one it read, "
+             "the sketches are wrong; remove it to start again if in doubt")
     numbered: Any = None  # (the graph_ids of the EdgeStream among the chunks: its indices are its own)
     table = None  # (the graph ids of its dense graph indices: made once per pass)
     for chunk in chunks:
