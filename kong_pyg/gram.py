@@ -162,6 +162,7 @@ def _csr(rows: Rows, lo: int, hi: int, num_cols: int, rowptr: Tensor) -> Tensor:
     """Rows :obj:`lo .. hi - 1` of sorted sparse rows as a torch CSR tensor."""
     a, z = int(rowptr[lo]), int(rowptr[hi])
     crow = rowptr[lo : hi + 1] - a
+    ignore_sparse_notices()
     return torch.sparse_csr_tensor(crow, rows.col[a:z], rows.val[a:z], (hi - lo, num_cols),
                                    check_invariants=False)
 
@@ -182,6 +183,7 @@ def _pool(maps: NodeMaps, lo: int, hi: int) -> Tensor:
     order = torch.argsort(graph * (hi - lo) + col)
     graph, col, val = graph[order], col[order], val[order]
     crow = exclusive_cumsum(torch.bincount(graph, minlength=maps.num_graphs))
+    ignore_sparse_notices()
     return torch.sparse_csr_tensor(crow, col, val, (maps.num_graphs, hi - lo), check_invariants=False)
 
 
@@ -413,7 +415,6 @@ def gram_matrix(
         advice="compute it in blocks of rows (gram_matrix(graphs[i:j], graphs)), or train a linear model "
                "on explicit features (KongVectorizer)",
     )
-    ignore_sparse_notices()
     with torch.no_grad():
         if other is None:
             maps = node_maps(cfg, graphs, edge_order_attr)

@@ -52,10 +52,10 @@ def ignoring(category: Type[Warning], message: str = "") -> Iterator[None]:
 
     Before Python 3.14 :class:`warnings.catch_warnings` saves the process-wide filter list on entry
     and puts that copy back on exit, so two threads' blocks that overlap and end out of order leave
-    one block's filter in place for good. So each block of this package ignores one kind of
-    warning, never all of them (what may outlive it is that narrow filter). No lock orders the
-    blocks: it would not order other code's blocks, and it would hold other threads (and forked
-    workers) behind a block's work.
+    one block's filter in place for good, and the other block's warnings show while it runs. So
+    each block of this package ignores one kind of warning, never all of them (what may outlive it
+    is that narrow filter). No lock orders the blocks: it would not order other code's blocks, and
+    it would hold other threads (and forked workers) behind a block's work.
     """
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=message, category=category)

@@ -182,7 +182,8 @@ def _read_pass(ks: "KongStream", chunks: Iterable[Any], bar: Progress, checkpoin
     if skip and expected is None:  # (a state of the first layout records neither checksum nor source)
         warn(f"{origin} records no checksum of the {skip:,} edges of pass {ks.pass_index} it read (a state "
              "of an older kong_pyg): they are skipped unchecked, so if this source is not the one it read, "
-             "the sketches are wrong; remove it to start again if in doubt")
+             f"the sketches are wrong; {'remove it' if origin == 'the checkpoint' else 'reset() it'} to "
+             "start again if in doubt")
     numbered: Any = None  # (the graph_ids of the EdgeStream among the chunks: its indices are its own)
     table = None  # (the graph ids of its dense graph indices: made once per pass)
     for chunk in chunks:
