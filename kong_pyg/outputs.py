@@ -1,14 +1,16 @@
-"""The last checks and touches of a KONG output: finite values, the output dtype, row normalization.
+"""The last checks and touches of a KONG output: finite values, the output dtype, row normalization, NumPy.
 
 Shared by every front-end through :mod:`kong_pyg.engine` (which re-exports them).
 """
 import math
 from typing import Optional
 
+import numpy as np
 import torch
 from torch import Tensor
 
 from .config import KongConfig
+from .inputs import on_meta
 
 
 def all_finite(values: Tensor) -> bool:
@@ -97,4 +99,19 @@ def normalize_rows(out: Tensor, in_place: bool = False) -> Tensor:
     return out.div_(scale) if in_place else out / scale
 
 
-__all__ = ["all_finite", "check_finite", "cast_checked", "normalize_rows", "root_sum_squares"]
+def numpy_of(t: Tensor, name: str = "the tensor") -> np.ndarray:
+    """A tensor of features as a NumPy array on the CPU (dense; half and bfloat16 as float64).
+
+    A tensor on the meta device is a :class:`ValueError` naming :obj:`name` (it holds no values).
+    """
+    if t.is_meta:
+        raise on_meta(name)
+    t = t.detach().cpu()
+    t = t if t.layout == torch.strided else t.to_dense()
+    t = t.resolve_neg().resolve_conj()  # (NumPy has no lazy negation or conjugation)
+    if t.is_floating_point() and t.element_size() < 4:  # NumPy has no bfloat16
+        t = t.double()
+    return t.numpy()
+
+
+__all__ = ["all_finite", "check_finite", "cast_checked", "normalize_rows", "root_sum_squares", "numpy_of"]

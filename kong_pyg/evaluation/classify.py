@@ -179,7 +179,7 @@ def graph_targets(graphs: Any) -> np.ndarray:
     import torch
     from torch_geometric.data import InMemoryDataset
 
-    from ..gram import numpy_of
+    from ..outputs import numpy_of
     from .splits import class_labels
 
     if isinstance(graphs, InMemoryDataset) and graphs.transform is None:

@@ -172,7 +172,7 @@ MAX_FEATURE_VALUE = 1e150
 def _tensor_as_numpy(value: Any) -> Any:
     """A torch tensor as its NumPy array (on the CPU); anything else as it is."""
     if type(value).__module__.startswith("torch") and hasattr(value, "detach"):
-        from ..gram import numpy_of
+        from ..outputs import numpy_of
 
         return numpy_of(value, "a feature tensor")
     return value

@@ -66,7 +66,7 @@ def class_labels(y: Any) -> np.ndarray:
             raise ValueError("'y' must be class labels of one kind (integers, strings or booleans), "
                              f"got {name} mixed with other values")
     if type(y).__module__.startswith("torch") and hasattr(y, "detach"):  # (also one that requires grad)
-        from ..gram import numpy_of
+        from ..outputs import numpy_of
 
         y = numpy_of(y, "'y'")
     y = np.asarray(y)
