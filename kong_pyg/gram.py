@@ -31,7 +31,6 @@ Both feed :class:`sklearn.svm.SVC` with :obj:`kernel="precomputed"`,
 Gaussian processes or kernel ridge regression.
 """
 import datetime
-import math
 import re
 import sys
 from typing import Any, List, NamedTuple, Optional, Sequence
@@ -46,7 +45,6 @@ from .exact import (
     Rows,
     dense_rank,
     dense_row_ids,
-    ignore_sparse_notices,
     index_grams,
     row_norms,
     sum_duplicates,
@@ -56,13 +54,9 @@ from .inputs import unmasked
 from .kernels import get_kernel
 from .kgrams import exclusive_cumsum, flat_nonzero
 from .memory import check_allocation
+from .node_pairs import BLOCK_ENTRIES, pair_kernel  # (also importable from here)
 from .ordering import key_attribute
 from .outputs import numpy_of  # (also importable from here)
-
-#: Entries of one dense block (and of one pooled strip) of :func:`gram_matrix`.
-BLOCK_ENTRIES = 1 << 24
-#: Distinct rows are multiplied as dense blocks below this many columns.
-DENSE_COLUMNS = 64
 
 
 class NodeMaps(NamedTuple):
@@ -158,118 +152,6 @@ def node_maps(cfg: KongConfig, graphs: Any, edge_order_attr: Optional[str] = "ed
     ones = torch.ones(uid.numel(), dtype=torch.float64, device=uid.device)
     pairs = sum_duplicates(uid, gb.batch, ones, gb.num_graphs, num_unique)
     return NodeMaps(rows, num_unique, const_col + 1, pairs.col, pairs.row, pairs.val, gb.num_graphs)
-
-
-def _pool(maps: NodeMaps, lo: int, hi: int) -> Tensor:
-    """:obj:`[num_graphs, hi - lo]` CSR of the counts of rows :obj:`lo .. hi - 1` per graph."""
-    bounds = torch.tensor([lo, hi], device=maps.unique.device)
-    a, z = (int(v) for v in torch.searchsorted(maps.unique, bounds))
-    graph, col, val = maps.graph[a:z], maps.unique[a:z] - lo, maps.mult[a:z]
-    order = torch.argsort(graph * (hi - lo) + col)
-    graph, col, val = graph[order], col[order], val[order]
-    crow = exclusive_cumsum(torch.bincount(graph, minlength=maps.num_graphs))
-    ignore_sparse_notices()
-    return torch.sparse_csr_tensor(crow, col, val, (maps.num_graphs, hi - lo), check_invariants=False)
-
-
-class _Right(NamedTuple):
-    """The rows of one block of the right side, transposed.
-
-    :obj:`cols`: the columns they use (sorted); :obj:`rows_t`: their entries as
-    :obj:`[len(cols), rows]` (dense where the columns are no more than the rows, else CSR).
-    """
-
-    cols: Tensor
-    rows_t: Tensor
-
-
-def _right_block(b: NodeMaps, b_lo: int, b_hi: int, rowptr_b: Tensor, block_entries: int) -> _Right:
-    """:class:`_Right` of rows :obj:`b_lo .. b_hi - 1` of :obj:`b` (memory: their entries)."""
-    b0, b1 = int(rowptr_b[b_lo]), int(rowptr_b[b_hi])
-    cols, col = torch.unique(b.rows.col[b0:b1], return_inverse=True)
-    row, val = b.rows.row[b0:b1] - b_lo, b.rows.val[b0:b1]
-    if cols.numel() <= max(b_hi - b_lo, DENSE_COLUMNS) and cols.numel() * (b_hi - b_lo) <= block_entries:
-        # (dense: no larger than the block it makes)
-        dense = torch.zeros(cols.numel(), b_hi - b_lo, dtype=torch.float64, device=val.device)
-        dense[col, row] = val
-        return _Right(cols, dense)
-    order = torch.argsort(col, stable=True)  # (by column, rows in order within one)
-    crow = exclusive_cumsum(torch.bincount(col, minlength=cols.numel()))
-    ignore_sparse_notices()
-    return _Right(cols, torch.sparse_csr_tensor(crow, row[order], val[order], (cols.numel(), b_hi - b_lo),
-                                                check_invariants=False))
-
-
-def _block_products(a: NodeMaps, lo: int, hi: int, rowptr_a: Tensor, right: _Right, entries: int) -> Tensor:
-    r""":math:`U_b[b_lo:b_hi] \, U_a[lo:hi]^\top`, dense (:obj:`right`: the :class:`_Right` of the b rows).
-
-    Sparse times sparse over the columns the :obj:`b` rows use, so a block costs the products of
-    its entries, not its rows times the width of the maps (tens of thousands of columns after WL
-    relabelling, nearly all zero in a block).
-    """
-    a0, a1 = int(rowptr_a[lo]), int(rowptr_a[hi])
-    cols, a_col = right.cols, a.rows.col[a0:a1]
-    at = torch.searchsorted(cols, a_col).clamp_(max=max(cols.numel() - 1, 0))
-    hit = flat_nonzero(cols[at] == a_col) if cols.numel() else at[:0]
-    row, col, val = a.rows.row[a0:a1][hit] - lo, at[hit], a.rows.val[a0:a1][hit]
-    crow = exclusive_cumsum(torch.bincount(row, minlength=hi - lo))  # (rows sorted, columns within one too)
-    if right.rows_t.layout == torch.strided:
-        if cols.numel() <= DENSE_COLUMNS and cols.numel() * (hi - lo) <= entries:
-            left = torch.zeros(cols.numel(), hi - lo, dtype=torch.float64, device=val.device)
-            left[col, row] = val
-            return right.rows_t.t() @ left
-        left = torch.sparse_csr_tensor(crow, col, val, (hi - lo, cols.numel()), check_invariants=False)
-        return torch.sparse.mm(left, right.rows_t).t().contiguous()
-    left = torch.sparse_csr_tensor(crow, col, val, (hi - lo, cols.numel()), check_invariants=False)
-    return torch.sparse.mm(left, right.rows_t).t().to_dense()  # (transposed as it is made: no copy after)
-
-
-def pair_kernel(a: NodeMaps, b: NodeMaps, degree: int, block_entries: int = BLOCK_ENTRIES) -> Tensor:
-    r""":math:`M_a (U_a U_b^\top)^{\circ p} M_b^\top`, block by block (``float64``).
-
-    When :obj:`a` is :obj:`b` only the blocks on and above the diagonal are
-    formed (the matrix is symmetric).
-
-    Args:
-        a (NodeMaps): The row side.
-        b (NodeMaps): The column side (the same column space as :obj:`a`).
-        degree (int): :math:`p`.
-        block_entries (int, optional): Entries of one dense block.
-            (default: :data:`BLOCK_ENTRIES`)
-
-    Returns:
-        torch.Tensor: :obj:`[a.num_graphs, b.num_graphs]`.
-    """
-    dev = a.rows.val.device
-    same = a is b
-    out = torch.zeros(a.num_graphs, b.num_graphs, dtype=torch.float64, device=dev)
-    rowptr_a = exclusive_cumsum(torch.bincount(a.rows.row, minlength=a.num_unique))
-    rowptr_b = rowptr_a if same else exclusive_cumsum(torch.bincount(b.rows.row, minlength=b.num_unique))
-    # blocks of at most `cap` rows: strips [graphs, rows] and blocks [rows, rows] within block_entries (one
-    # big graph made a [U, U] block), and no dense [width, rows] operand (its zeros cost more than the
-    # products after WL relabelling, tens of thousands of columns)
-    cap = max(1, min(math.isqrt(block_entries), block_entries // max(a.num_graphs, b.num_graphs, 1)))
-    blocks_a = [(lo, min(lo + cap, a.num_unique)) for lo in range(0, a.num_unique, cap)]
-    blocks_b = blocks_a if same else [(lo, min(lo + cap, b.num_unique)) for lo in range(0, b.num_unique, cap)]
-    pooled_b = [_pool(b, lo, hi) for lo, hi in blocks_b]
-    rights = [_right_block(b, lo, hi, rowptr_b, block_entries) for lo, hi in blocks_b]
-    for k, (lo, hi) in enumerate(blocks_a):
-        strip = torch.zeros(b.num_graphs, hi - lo, dtype=torch.float64, device=dev)
-        upper = torch.zeros_like(strip) if same else strip
-        for j, (pool, right) in enumerate(zip(pooled_b, rights)):
-            if same and j < k:
-                continue
-            block_t = _block_products(a, lo, hi, rowptr_a, right, block_entries)
-            if degree > 1:
-                block_t = block_t.pow_(degree)
-            (strip if same and j == k else upper).add_(torch.sparse.mm(pool, block_t))
-        pool_a = _pool(a, lo, hi)
-        if same:
-            out += torch.sparse.mm(pool_a, (strip + upper).t().contiguous())
-            out += torch.sparse.mm(pool_a, upper.t().contiguous()).t()
-        else:
-            out += torch.sparse.mm(pool_a, strip.t().contiguous())
-    return out
 
 
 def _graph_rows(maps: NodeMaps) -> Any:

@@ -198,36 +198,39 @@ def test_the_mirroring_works_in_place_in_blocks():
         assert np.array_equal(A, ref) and peak < A.nbytes / 20, (block, peak)
 
 
-@pytest.mark.parametrize("relabel, degree", [(0, 2), (1, 2), (2, 3)])
-def test_blocks_stay_within_block_entries_and_use_only_the_columns_they_need(relabel, degree, monkeypatch):
+@pytest.mark.parametrize("relabel, degree, const", [(0, 2, 0), (1, 2, 0), (2, 3, 0), (2, 2, 1.0)])
+def test_blocks_stay_within_block_entries_and_use_only_their_columns(relabel, degree, const, monkeypatch):
     """p >= 2 blocks were [step, step] with step = block_entries / max(graphs, width): one big graph made a
     [U, U] block (24,000 nodes: 9 GB for a 1 x 1 result), and after WL relabelling every block zero-filled a
     dense [width, step] operand (500 small graphs: 10 s where the explicit map takes 0.1 s). Blocks now
     hold at most block_entries entries, and a block's right side only the columns its rows use."""
-    from kong_pyg import gram as g
     from kong_pyg import gram_matrix
+    from kong_pyg import node_pairs as g
     from kong_pyg.datasets import load_tu
 
     sizes = []
-    products, rights = g._block_products, g._right_block
+    products, rights, columns = g._block_products, g._right_block, g._dense_columns
 
     def block_products(a, lo, hi, rowptr_a, right, entries):
         out = products(a, lo, hi, rowptr_a, right, entries)
         sizes.append(out.numel())
         return out
 
-    def right_block(b, lo, hi, rowptr_b, block_entries):
-        out = rights(b, lo, hi, rowptr_b, block_entries)
+    def right_block(b, lo, hi, rowptr_b):
+        out = rights(b, lo, hi, rowptr_b)
         entries = b.rows.col[int(rowptr_b[lo]):int(rowptr_b[hi])]
         assert out.cols.numel() == entries.unique().numel()  # (only the columns its rows use)
-        if out.rows_t.layout == torch.strided:  # (a dense one: no more columns than rows)
-            sizes.append(out.rows_t.numel())
-        else:  # (a sparse one: the entries of its rows, a copy of part of the input)
-            assert out.rows_t.values().numel() == entries.numel()
+        assert out.val.numel() == entries.numel()  # (their entries: a copy of part of the input)
+        return out
+
+    def dense_columns(right, c0, c1):
+        out = columns(right, c0, c1)
+        sizes.append(out.numel())
         return out
 
     monkeypatch.setattr(g, "_block_products", block_products)
     monkeypatch.setattr(g, "_right_block", right_block)
+    monkeypatch.setattr(g, "_dense_columns", dense_columns)
     rng = random.Random(relabel)
     big = to_data(random_graph(rng, 1, 0))
     n = 300
@@ -235,7 +238,7 @@ def test_blocks_stay_within_block_entries_and_use_only_the_columns_they_need(rel
     big.edge_index = torch.tensor([[rng.randrange(n) for _ in range(3 * n)] for _ in range(2)])
     cases = [[big], [load_tu("MUTAG")[i] for i in range(60)]]
     for graphs in cases:
-        opts = dict(k=2, hops=2, degree=degree, relabel=relabel)
+        opts = dict(k=2, hops=2, degree=degree, relabel=relabel, const=const)  # (const: dense products)
         X = KongVectorizer(**opts).fit_transform(graphs).toarray()
         sizes.clear()
         K = gram_matrix(graphs, block_entries=1024, **opts)
