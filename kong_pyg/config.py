@@ -18,18 +18,7 @@ import inspect
 import math
 import numbers
 from dataclasses import MISSING, asdict, dataclass, field, fields, replace
-from typing import (
-    TYPE_CHECKING,
-    Any,
-    Callable,
-    Dict,
-    FrozenSet,
-    Iterable,
-    List,
-    Mapping,
-    Optional,
-    Tuple,
-)
+from typing import TYPE_CHECKING, Any, Callable, Dict, FrozenSet, Iterable, List, Mapping, Optional, Tuple
 
 if TYPE_CHECKING:  # torch is imported where it is used: `import kong_pyg` stays light
     import torch

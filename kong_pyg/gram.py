@@ -41,14 +41,7 @@ from torch import Tensor
 
 from . import engine
 from .config import KongConfig, check_attr_name, check_int, option_defaults, resolve_config
-from .exact import (
-    Rows,
-    dense_rank,
-    dense_row_ids,
-    index_grams,
-    row_norms,
-    sum_duplicates,
-)
+from .exact import Rows, dense_rank, dense_row_ids, index_grams, row_norms, sum_duplicates
 from .graphs import as_graph_sequence, iter_graph_batches
 from .inputs import unmasked
 from .kernels import get_kernel

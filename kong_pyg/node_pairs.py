@@ -146,7 +146,7 @@ def pair_kernel(a: "NodeMaps", b: "NodeMaps", degree: int, block_entries: int = 
             if degree > 1:
                 block_t = block_t.pow_(degree)
             (strip if same and j == k else upper).add_(torch.sparse.mm(pool, block_t))
-        pool_a = _pool(a, lo, hi)
+        pool_a = pooled_b[k] if same else _pool(a, lo, hi)  # (the same blocks: pooled already)
         if same:
             out += torch.sparse.mm(pool_a, (strip + upper).t().contiguous())
             out += torch.sparse.mm(pool_a, upper.t().contiguous()).t()

@@ -126,12 +126,7 @@ def graph_labels(graphs: Any, y: Any = None) -> np.ndarray:
     from .evaluation.splits import class_labels
 
     if y is None:  # (one label per graph, as the graphs give them: a dataset's transform included)
-        try:
-            y = graph_targets(graphs)
-        except ValueError as err:
-            if "needs one class label" not in str(err):
-                raise
-            raise ValueError(f"{err}; or pass the class labels as 'y'") from None
+        y = graph_targets(graphs, hint="; or pass the class labels as 'y'")
 
     # (NaN, continuous values and strings mixed with numbers are refused as everywhere in the harness)
     y = class_labels(y)  # (a tensor given as 'y' read there, a meta one refused by name)

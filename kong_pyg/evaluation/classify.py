@@ -166,12 +166,13 @@ def tied_choices(chosen: Mapping[str, int]) -> int:
     return sum(1 for n in counts[1:] if n == counts[0]) if counts else 0
 
 
-def graph_targets(graphs: Any) -> np.ndarray:
+def graph_targets(graphs: Any, hint: str = "") -> np.ndarray:
     """The class label of every graph, as a numpy array.
 
     Args:
         graphs: A PyG dataset or a sequence of
             :class:`~torch_geometric.data.Data`, each with one label in :obj:`y`.
+        hint (str, optional): Added to the error for a graph without one label.
 
     Returns:
         :class:`numpy.ndarray` :obj:`[num_graphs]`.
@@ -199,7 +200,7 @@ def graph_targets(graphs: Any) -> np.ndarray:
         if t is not None and not isinstance(t, torch.Tensor):
             raise TypeError(f"graph {i}: 'y' must be a tensor of one class label (got {type(t).__name__})")
         if t is None or t.numel() != 1:
-            raise ValueError(f"graph {i} needs one class label in 'y'")
+            raise ValueError(f"graph {i} needs one class label in 'y'{hint}")
         ys.append(numpy_of(t, f"graph {i}'s 'y'").reshape(-1)[0])
     return _integral(class_labels(np.asarray(ys)))
 

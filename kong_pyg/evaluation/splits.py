@@ -81,9 +81,9 @@ def class_labels(y: Any) -> np.ndarray:
         if values.dtype.kind in "US" and not all(isinstance(v, str) for v in items):
             raise ValueError("'y' must be class labels of one kind (integers, strings or booleans), "
                              "got strings mixed with other values")
-    if values.dtype.kind == "f" and bool(np.isnan(values).any()):
-        raise ValueError(f"'y' contains NaN (label {int(np.flatnonzero(np.isnan(values))[0])}); it must be "
-                         "one class label per graph")
+    nan = np.flatnonzero(np.isnan(values)) if values.dtype.kind == "f" else np.zeros(0, dtype=np.int64)
+    if nan.size:
+        raise ValueError(f"'y' contains NaN (label {int(nan[0])}); it must be one class label per graph")
     at = ""
     continuous = values.dtype.kind == "c"
     if values.dtype.kind == "f":
@@ -95,11 +95,11 @@ def class_labels(y: Any) -> np.ndarray:
     if continuous:
         raise ValueError(f"'y' must be class labels (integers, strings or booleans), not continuous "
                          f"values{at}; supported target types are: ('binary', 'multiclass')")
-    if values.dtype.kind == "f" and bool((np.abs(values) >= 2.0**53).any()):
-        huge = int(np.flatnonzero(np.abs(values) >= 2.0**53)[0])
-        raise ValueError(f"'y' holds floating-point labels of 2^53 or more (label {huge} is "
-                         f"{float(values[huge])!r}), beyond which floats skip integers: give the labels as "
-                         "integers")
+    huge = np.flatnonzero(np.abs(values) >= 2.0**53) if values.dtype.kind == "f" else nan[:0]
+    if huge.size:
+        raise ValueError(f"'y' holds floating-point labels of 2^53 or more (label {int(huge[0])} is "
+                         f"{float(values[huge[0]])!r}), beyond which floats skip integers: give the labels "
+                         "as integers")
     if values.size and values.dtype.kind not in "biufUS":
         raise ValueError(f"'y' must be class labels of one kind (integers, strings or booleans), "
                          f"got {values.dtype} values")
