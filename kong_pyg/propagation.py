@@ -85,12 +85,12 @@ def sparse_aggregator(prep: PreparedGraph) -> Aggregate:
     the neighbor order lives in the occurrences, never in this.
     """
     n, hood = prep.num_nodes, prep.hood
+    ignore_sparse_notices()  # (before the tensor is made: PyTorch 2.11 gives its notice there)
     adj = torch.sparse_coo_tensor(
         torch.stack([hood.center, hood.nbr]),
         torch.ones(hood.nbr.numel(), dtype=torch.float64, device=hood.nbr.device),
         (n, n), check_invariants=False,
     )
-    ignore_sparse_notices()
     csr = adj.coalesce().to_sparse_csr()  # sums multi-edges (order-free)
 
     def aggregate(y: Tensor, inject: Optional[Tensor]) -> Tensor:

@@ -3,8 +3,10 @@
 Work on the CPU made tensors without naming a device, so under another default device they landed there:
 with "meta" (which holds no values) ``classify`` read uninitialised labels and refused MUTAG for a class of
 one graph, and loading a TU data set, ``transform_dataset``, streams and data sets gave PyTorch's errors.
-"meta" stands in for a GPU here (the same allocations; this machine may have none).
+"meta" stands in for a GPU here (the same allocations; this machine may have none);
+``KONG_TEST_DEFAULT_DEVICE=cuda`` runs the same checks under a GPU default device.
 """
+import os
 import tempfile
 import warnings
 
@@ -30,6 +32,8 @@ from kong_pyg.datasets import (
     load_tu,
     synthetic_event_stream,
 )
+
+DEFAULT_DEVICE = os.environ.get("KONG_TEST_DEFAULT_DEVICE", "meta")
 
 
 def _runs(ml_dir):
@@ -106,7 +110,7 @@ def test_results_do_not_depend_on_the_default_device(name, ml_dir):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         want = _runs(ml_dir)[name]()
-        torch.set_default_device("meta")
+        torch.set_default_device(DEFAULT_DEVICE)
         try:
             got = _runs(ml_dir)[name]()
         finally:

@@ -183,6 +183,7 @@ def walk_features(
     n = g.label.numel()
     names, label = dense_rank(g.label)
     src, dst = g.edge_index
+    ignore_sparse_notices()  # (before the first tensor is made: PyTorch 2.11 gives its notice there)
     adj = torch.sparse_coo_tensor(
         torch.stack([dst, src]), torch.ones(src.numel(), dtype=torch.float64), (n, n), check_invariants=False
     ).coalesce()
