@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # All CUDA checks in one go, for a machine with a GPU (a few minutes):
-#   1. tests/test_cuda.py (CPU vs CUDA: same numbers for the same seed),
+#   1. tests/test_cuda.py (CPU vs CUDA: same numbers for the same seed), and
+#      tests/test_default_device.py under torch.set_default_device("cuda"),
 #   2. benchmarks/bench_gpu.py: CPU vs GPU feature time on NCI1 -> OUTDIR/gpu.md, and
 #      benchmarks/bench_svm_device.py: CPU vs GPU SVM fits -> OUTDIR/svm_gpu.md
 #      (need DATA_ROOT with NCI1, ENZYMES and PROTEINS raw folders; skipped without it),
@@ -35,6 +36,7 @@ step() {
 }
 "$py" -c "import torch, torch_geometric as g; print('torch', torch.__version__, 'pyg', g.__version__, 'cuda', torch.cuda.is_available(), torch.cuda.get_device_name(0) if torch.cuda.is_available() else '')"
 step test_cuda "$py" -m pytest -q -p no:warnings -rs tests/test_cuda.py
+KONG_TEST_DEFAULT_DEVICE=cuda step default_device "$py" -m pytest -q -p no:warnings tests/test_default_device.py
 if [ -n "$data" ]; then
     step bench_gpu "$py" benchmarks/bench_gpu.py --data-root "$data" --out "$out/gpu.md"
     step bench_svm "$py" benchmarks/bench_svm_device.py --data-root "$data" --out "$out/svm_gpu.md" \
