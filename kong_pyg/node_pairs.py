@@ -107,6 +107,16 @@ def _block_products(a: "NodeMaps", lo: int, hi: int, rowptr_a: Tensor, right: _R
     return out.t().contiguous()
 
 
+def block_rows(num_graphs: int, block_entries: int = BLOCK_ENTRIES) -> int:
+    """Distinct node maps per block of :func:`pair_kernel`: each block adds one pass over the output.
+
+    Strips :obj:`[graphs, rows]` and blocks :obj:`[rows, rows]` stay within :obj:`block_entries` (one big
+    graph made a :obj:`[U, U]` block), and no dense :obj:`[width, rows]` operand is made (its zeros cost
+    more than the products after WL relabelling, tens of thousands of columns).
+    """
+    return max(1, min(math.isqrt(block_entries), block_entries // max(num_graphs, 1)))
+
+
 def pair_kernel(a: "NodeMaps", b: "NodeMaps", degree: int, block_entries: int = BLOCK_ENTRIES) -> Tensor:
     r""":math:`M_a (U_a U_b^\top)^{\circ p} M_b^\top`, block by block (``float64``).
 
@@ -128,10 +138,7 @@ def pair_kernel(a: "NodeMaps", b: "NodeMaps", degree: int, block_entries: int = 
     out = torch.zeros(a.num_graphs, b.num_graphs, dtype=torch.float64, device=dev)
     rowptr_a = exclusive_cumsum(torch.bincount(a.rows.row, minlength=a.num_unique))
     rowptr_b = rowptr_a if same else exclusive_cumsum(torch.bincount(b.rows.row, minlength=b.num_unique))
-    # blocks of at most `cap` rows: strips [graphs, rows] and blocks [rows, rows] within block_entries (one
-    # big graph made a [U, U] block), and no dense [width, rows] operand (its zeros cost more than the
-    # products after WL relabelling, tens of thousands of columns)
-    cap = max(1, min(math.isqrt(block_entries), block_entries // max(a.num_graphs, b.num_graphs, 1)))
+    cap = block_rows(max(a.num_graphs, b.num_graphs), block_entries)
     blocks_a = [(lo, min(lo + cap, a.num_unique)) for lo in range(0, a.num_unique, cap)]
     blocks_b = blocks_a if same else [(lo, min(lo + cap, b.num_unique)) for lo in range(0, b.num_unique, cap)]
     pooled_b = [_pool(b, lo, hi) for lo, hi in blocks_b]
@@ -147,12 +154,22 @@ def pair_kernel(a: "NodeMaps", b: "NodeMaps", degree: int, block_entries: int = 
                 block_t = block_t.pow_(degree)
             (strip if same and j == k else upper).add_(torch.sparse.mm(pool, block_t))
         pool_a = pooled_b[k] if same else _pool(a, lo, hi)  # (the same blocks: pooled already)
-        if same:
-            out += torch.sparse.mm(pool_a, (strip + upper).t().contiguous())
-            out += torch.sparse.mm(pool_a, upper.t().contiguous()).t()
-        else:
-            out += torch.sparse.mm(pool_a, strip.t().contiguous())
-    return out
+        if same:  # (half the diagonal blocks and the blocks right of them; the other half is out's transpose)
+            strip.mul_(0.5).add_(upper)
+        out.addmm_(pool_a, strip.t())  # (into out: no [graphs, graphs] temporary per block)
+    return _add_transpose_(out, block_entries) if same else out
 
 
-__all__ = ["BLOCK_ENTRIES", "DENSE_COLUMNS", "pair_kernel"]
+def _add_transpose_(A: Tensor, block_entries: int) -> Tensor:
+    """:obj:`A + A^T` into the square :obj:`A` (exactly symmetric), a strip of rows at a time."""
+    n = A.shape[0]
+    step = max(1, block_entries // max(n, 1))
+    for i in range(0, n, step):  # (strip i reads and writes rows and columns >= i only: each pair once)
+        j = min(i + step, n)
+        s = A[i:j, i:] + A[i:, i:j].t()
+        A[i:j, i:] = s
+        A[i:, i:j] = s.t()
+    return A
+
+
+__all__ = ["BLOCK_ENTRIES", "DENSE_COLUMNS", "block_rows", "pair_kernel"]

@@ -204,9 +204,10 @@ def test_blocks_stay_within_block_entries_and_use_only_their_columns(relabel, de
     [U, U] block (24,000 nodes: 9 GB for a 1 x 1 result), and after WL relabelling every block zero-filled a
     dense [width, step] operand (500 small graphs: 10 s where the explicit map takes 0.1 s). Blocks now
     hold at most block_entries entries, and a block's right side only the columns its rows use."""
-    from kong_pyg import gram_matrix
+    from kong_pyg import KongConfig, gram_matrix
     from kong_pyg import node_pairs as g
     from kong_pyg.datasets import load_tu
+    from kong_pyg.gram import node_maps
 
     sizes = []
     products, rights, columns = g._block_products, g._right_block, g._dense_columns
@@ -244,6 +245,10 @@ def test_blocks_stay_within_block_entries_and_use_only_their_columns(relabel, de
         K = gram_matrix(graphs, block_entries=1024, **opts)
         np.testing.assert_allclose(K, X @ X.T, rtol=1e-12)
         assert sizes and max(sizes) <= 1024
+        maps = node_maps(KongConfig(**opts), graphs)
+        P = g.pair_kernel(maps, maps, degree, block_entries=1024)  # (half of each block, then A + A^T)
+        assert torch.equal(P, P.t())
+        np.testing.assert_allclose(P.numpy(), X @ X.T, rtol=1e-12)
         other = graphs[: max(1, len(graphs) // 3)]
         np.testing.assert_allclose(gram_matrix(graphs, other, block_entries=1024, **opts),
                                    X @ X[: len(other)].T, rtol=1e-12)

@@ -26,12 +26,20 @@ from .grid import Setting
 #: A feature matrix: dense or sparse, one row per graph.
 Matrix = Union[np.ndarray, sp.spmatrix]
 
-#: Seconds per entry of the explicit map (the symmetric p-th powers of the node maps) ...
-EXPLICIT_SECONDS_PER_ENTRY = 1.0e-6
-#: ... and per node pair of the Gram route (distinct node maps, one multiply-add per stored entry).
-GRAM_SECONDS_PER_PAIR = 3.5e-9
-#: Fixed cost of the explicit route (vocabularies, CSR assembly), seconds.
-EXPLICIT_OVERHEAD = 0.3
+#: The explicit map's seconds for E entries of the node maps' symmetric p-th powers:
+#: EXPLICIT_SECONDS_PER_ENTRY * E ** EXPLICIT_EXPONENT (sorting and vocabularies: a little more than
+#: linear) ...
+EXPLICIT_SECONDS_PER_ENTRY = 1.6e-9
+EXPLICIT_EXPONENT = 1.32
+#: ... and the Gram route's per pair of distinct node maps (U x U blocks of products, powers and pooling),
+#: whatever their nonzeros, ...
+GRAM_SECONDS_PER_PAIR = 8.7e-9
+#: ... and per entry of the [graphs, graphs] output, once per block of node maps (its pooling pass).
+#: All fitted to one-thread CPU times of the paper grid's p >= 2 settings on MUTAG, PTC_MR, ENZYMES,
+#: PROTEINS and NCI1 (``benchmarks/bench_eval.py --parts routes``).
+GRAM_SECONDS_PER_OUTPUT = 3.7e-8
+#: Fixed cost of either route (its setup and calls), seconds.
+ROUTE_OVERHEAD = 0.005
 
 
 class Gram(NamedTuple):
@@ -80,11 +88,13 @@ def _gram(K: Any, source: str, eps: Optional[float]) -> Gram:
 def kong_route(cfg: Any, graphs: Any) -> Tuple[str, Dict[str, float]]:
     r"""Which exact route is cheaper for a KONG map with :math:`p \geq 2`.
 
-    The explicit map costs about :data:`EXPLICIT_SECONDS_PER_ENTRY` per entry
-    of the node maps' symmetric powers, :math:`\sum_v \binom{n_v + p - 1}{p}`
+    The explicit map costs about :math:`a E^{1.32}` for :math:`E` entries of
+    the node maps' symmetric powers, :math:`E = \sum_v \binom{n_v + p - 1}{p}`
     (:math:`n_v` nonzeros of :math:`g(c_v)`); the Gram route about
-    :data:`GRAM_SECONDS_PER_PAIR` per (distinct node, distinct node,
-    nonzero) product, :math:`U^2 \bar n`.
+    :math:`b U^2 + c n^2 \lceil U / r \rceil` for :math:`U` distinct node maps, :math:`n` graphs and
+    blocks of :math:`r` node maps (:func:`kong_pyg.node_pairs.block_rows`; :data:`EXPLICIT_SECONDS_PER_ENTRY`,
+    :data:`GRAM_SECONDS_PER_PAIR`, :data:`GRAM_SECONDS_PER_OUTPUT`). Both give the same kernel; only the
+    time differs.
 
     Args:
         cfg (KongConfig): An exact configuration with :obj:`degree >= 2`.
@@ -96,6 +106,7 @@ def kong_route(cfg: Any, graphs: Any) -> Tuple[str, Dict[str, float]]:
     import torch
 
     from ..gram import node_maps
+    from ..node_pairs import block_rows
 
     maps = node_maps(cfg, graphs)
     nnz = torch.bincount(maps.rows.row, minlength=maps.num_unique).double()
@@ -103,9 +114,10 @@ def kong_route(cfg: Any, graphs: Any) -> Tuple[str, Dict[str, float]]:
     for j in range(cfg.degree):
         size = size * (nnz + j) / (j + 1)
     entries = float((size[maps.unique] * maps.mult).sum())
-    mean_nnz = float(nnz.mean()) if nnz.numel() else 0.0
-    explicit = EXPLICIT_OVERHEAD + EXPLICIT_SECONDS_PER_ENTRY * entries
-    gram = GRAM_SECONDS_PER_PAIR * maps.num_unique ** 2 * max(mean_nnz, 1.0)
+    explicit = ROUTE_OVERHEAD + EXPLICIT_SECONDS_PER_ENTRY * entries ** EXPLICIT_EXPONENT
+    u, n = float(maps.num_unique), float(maps.num_graphs)
+    blocks = -(-maps.num_unique // block_rows(maps.num_graphs))
+    gram = ROUTE_OVERHEAD + GRAM_SECONDS_PER_PAIR * u * u + GRAM_SECONDS_PER_OUTPUT * n * n * blocks
     est = {"explicit_entries": entries, "distinct_nodes": float(maps.num_unique),
            "explicit_s_est": explicit, "gram_s_est": gram}
     return ("gram" if gram < explicit else "explicit"), est
