@@ -252,7 +252,9 @@ class KongConfig:
             position in every graph it appears in, the honest "shuffled"
             control), :obj:`"label"` (by neighbor label; after relabelling by
             the WL label's 58-bit code, a fixed order), :obj:`"degree"`
-            (by neighbor degree; for both, ties by edge label, then WL
+            (ascending by the neighbor's own neighborhood size under
+            :obj:`flow`, its in-degree for :obj:`"source_to_target"`,
+            multi-edges and self-loops counted; for both, ties by edge label, then WL
             colours: no node numbering changes the features) or
             :obj:`"random"` (a seeded shuffle of
             every neighborhood, keyed by each edge's position in its graph

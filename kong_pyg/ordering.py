@@ -294,7 +294,8 @@ def ordered_neighborhoods(
             backwards: time reversal), :obj:`"consistent"` (a seeded shuffle
             by :obj:`edge_order` values, the same wherever an edge key
             appears), :obj:`"label"` (by neighbor label), :obj:`"degree"` (by
-            neighbor degree) or :obj:`"random"` (a seeded shuffle of each
+            the neighbor's own neighborhood size, ascending: its in-degree
+            for :obj:`"source_to_target"`) or :obj:`"random"` (a seeded shuffle of each
             neighborhood by :func:`random_key`: a graph gets the same
             shuffle in any batch or call, other graphs other shuffles). Ties
             keep edge order (reversed with :obj:`"reverse"`; :obj:`"label"` and

@@ -86,8 +86,8 @@ def kong_strings(
         edge_order (sequence, optional): A per-edge sort key.
         order (str, optional): :obj:`"edge"`, :obj:`"reverse"`,
             :obj:`"consistent"`, :obj:`"label"`, :obj:`"degree"` or
-            :obj:`"random"` (the last two shuffles are the library's seeded
-            ones).
+            :obj:`"random"` (:obj:`"consistent"` and :obj:`"random"` are the
+            library's seeded shuffles).
         relabel (int, optional): Rounds of WL relabelling first
             (:obj:`True` is one round).
         seed (int, optional): The seed of :obj:`order="random"` and

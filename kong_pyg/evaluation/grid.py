@@ -381,15 +381,18 @@ def name_legend(settings: Sequence[Setting]) -> str:
         tags = _tags_in_use(kong)
         if tags:
             parts.append("[...] = options off their defaults: "
-                         + ", ".join(f"{tag} (option {name}, --{name.replace('_', '-')}: {doc})"
-                                     for tag, (name, doc) in tags.items()))
+                         + ", ".join(_legend_item(tag, *item) for tag, item in tags.items()))
     return "names: " + "; ".join(parts)
 
 
-def _tags_in_use(configs: Sequence[KongConfig]) -> Dict[str, Tuple[str, str]]:
-    """Tag text -> the option's name and help, for the tags some config shows (one per option, in order)."""
+def _legend_item(tag: str, name: str, default: Any, doc: str) -> str:
+    return f"{tag} (option {name}, --{name.replace('_', '-')}, default {default!r}: {doc})"
+
+
+def _tags_in_use(configs: Sequence[KongConfig]) -> Dict[str, Tuple[str, Any, str]]:
+    """Tag text -> the option's name, default and help, for the tags some config shows (one per option)."""
     docs = option_docs()
-    out: Dict[str, Tuple[str, str]] = {}
+    out: Dict[str, Tuple[str, Any, str]] = {}
     for f in fields(KongConfig):
         tag = f.metadata.get("tag")
         if tag is None:
@@ -397,7 +400,7 @@ def _tags_in_use(configs: Sequence[KongConfig]) -> Dict[str, Tuple[str, str]]:
         texts = [tag(getattr(cfg, f.name)) for cfg in configs if getattr(cfg, f.name) != f.default]
         texts = [text for text in texts if text]
         if texts:
-            out[texts[0]] = (f.name, docs[f.name])
+            out[texts[0]] = (f.name, f.default, docs[f.name])
     return out
 
 
