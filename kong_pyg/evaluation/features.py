@@ -8,7 +8,7 @@ map of :class:`~kong_pyg.KongVectorizer` (one column per distinct multiset
 of :math:`p` k-grams) or the Gram matrix from node inner products
 (:func:`kong_pyg.gram_matrix`), by a cost model; ``benchmarks/bench_eval.py
 --parts routes`` times both routes against its choice
-(``docs/results/bench_eval.md``).
+(``docs/results/bench_routes.md``).
 
 Either way the SVM is the same: :func:`design_of` turns the features into
 an exact basis of their span with the intercept folded in
