@@ -308,7 +308,8 @@ def order_test(
             (default: the graphs' :obj:`y`).
         k (int, optional): The k-gram length of the ordered settings
             (:math:`\geq 2`). (default: :obj:`2`)
-        hops (int, optional): The depth of the strings. (default: :obj:`1`)
+        hops (int, optional): The depth of the strings, at least 1 (at depth
+            0 no string holds a neighbor). (default: :obj:`1`)
         shuffles (int, optional): Seeds per shuffled setting. (default: :obj:`3`)
         splits (int, optional): Stratified random splits. (default: :obj:`20`)
         test_size (float, optional): The test share of each split.
@@ -340,6 +341,7 @@ def order_test(
         OrderTestResult
     """
     k = check_int("k", k, 2)
+    hops = check_int("hops", hops, 1)  # (as k >= 2: at depth 0 no string holds a neighbor, so no order)
     shuffles = check_int("shuffles", shuffles, 1, MAX_SHUFFLES)
     splits = check_int("splits", splits, 2)
     inner_folds = check_int("inner_folds", inner_folds, 2)

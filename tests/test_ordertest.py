@@ -141,6 +141,8 @@ def test_bad_arguments():
     ds = ProvenanceGraphs(20, seed=0)
     with pytest.raises(ValueError, match="'k' must be >= 2"):
         kong_pyg.order_test(ds, k=1)
+    with pytest.raises(ValueError, match="'hops' must be >= 1"):  # (it answered "No" on order-made classes)
+        kong_pyg.order_test(ds, hops=0)
     with pytest.raises(ValueError, match="order_test sets 'order' itself"):
         kong_pyg.order_test(ds, order="edge")
     with pytest.raises(ValueError, match="'test_size' must be in"):
