@@ -15,8 +15,11 @@ from pathlib import Path
 from typing import Any, Callable, Dict, List, NoReturn, Optional, Sequence, Union
 
 from kong_pyg.cli.common import (
+    CommandError,
     HelpFormatter,
     Parser,
+    check_output_dir,
+    check_output_file,
     input_dir,
     int_at_least,
     kong_value,
@@ -53,6 +56,29 @@ def kong_list(name: str) -> Callable[[str], List[Any]]:
 def folder(text: str) -> Path:
     """An argparse type: an existing folder, as a :class:`~pathlib.Path`."""
     return Path(input_dir(text))
+
+
+def out_file(text: str) -> Path:
+    """An argparse type: a file to write, checked before any work (not after it); its folder is made."""
+    _writable(check_output_file, text)
+    path = Path(text)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def out_dir(text: str) -> Path:
+    """An argparse type: a folder to write in, checked before any work; made if needed."""
+    _writable(check_output_dir, text)
+    path = Path(text)
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def _writable(check: Callable[[str, str], None], text: str) -> None:
+    try:
+        check(text, "")
+    except CommandError as err:  # (argparse names the flag: drop the empty one)
+        fail(str(err).removeprefix(": "))
 
 
 #: Options whose values are local paths: a report shows them as placeholders.

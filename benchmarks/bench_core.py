@@ -45,7 +45,18 @@ import numpy as np
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from bench_cli import check_folder, folder, int_at_least, items, kong, make_parser, present, produced_by, run  # noqa: E402
+from bench_cli import (  # noqa: E402
+    check_folder,
+    folder,
+    int_at_least,
+    items,
+    kong,
+    make_parser,
+    out_file,
+    present,
+    produced_by,
+    run,
+)
 from bench_paths import TU_ROOT as DEFAULT_ROOT  # noqa: E402
 
 from kong_pyg import KongVectorizer, tune_allocator  # noqa: E402
@@ -187,8 +198,8 @@ def main(argv=None) -> int:
     parser.add_argument("--repeats", type=int_at_least(1), default=7, metavar="N", help="timed rounds")
     parser.add_argument("--hops", type=kong("hops"), default=2, metavar="N",
                         help="KONG depth h (WL's n_iter)")
-    parser.add_argument("--out", type=Path, default=None, help="write the Markdown table here")
-    parser.add_argument("--json", type=Path, default=None, help="write the raw medians here")
+    parser.add_argument("--out", type=out_file, default=None, help="write the Markdown table here")
+    parser.add_argument("--json", type=out_file, default=None, help="write the raw medians here")
     parser.add_argument("--allocator", choices=["tuned", "default"], default="tuned",
                         help="glibc malloc settings: kong_pyg.tune_allocator's, or glibc's defaults")
     args = parser.parse_args(argv)

@@ -39,7 +39,7 @@ from typing import Any, Dict, List
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from bench_cli import DataError, folder, int_at_least, items, make_parser, run  # noqa: E402
+from bench_cli import DataError, folder, int_at_least, items, make_parser, out_file, run  # noqa: E402
 from bench_paths import TU_ROOT as DEFAULT_ROOT  # noqa: E402
 
 DATASETS = ["MUTAG", "PTC_MR", "ENZYMES", "PROTEINS", "NCI1"]
@@ -272,8 +272,8 @@ def main(argv: List[str] = None) -> int:
     ap.add_argument("--quiet", action="store_true", help="no progress bars")
     ap.add_argument("--note", default="a shared machine, other work running (wall times are noisy)",
                     help="a line about the machine, written into the report")
-    ap.add_argument("--out", type=Path, default=None, help="write the Markdown report here")
-    ap.add_argument("--json", type=Path, default=None, help="write the results as JSON here")
+    ap.add_argument("--out", type=out_file, default=None, help="write the Markdown report here")
+    ap.add_argument("--json", type=out_file, default=None, help="write the results as JSON here")
     args = ap.parse_args(argv)
     for flag, part, names in (("--datasets", "grid", args.datasets), ("--route-datasets", "routes",
                                                                      args.route_datasets)):

@@ -32,7 +32,7 @@ from bench_paths import TU_ROOT as DEFAULT_DATA  # noqa: E402
 
 sys.path.insert(0, str(ROOT))
 
-from bench_cli import DataError, folder, int_at_least, kong, kong_list, make_parser, run  # noqa: E402
+from bench_cli import DataError, folder, int_at_least, kong, kong_list, make_parser, out_file, run  # noqa: E402
 
 from kong_pyg import KongVectorizer  # noqa: E402
 
@@ -136,7 +136,8 @@ def main(argv=None):
     parser.add_argument("--data-root", type=folder, default=DEFAULT_DATA, metavar="DIR",
                         help="holds NAME/raw/NAME_A.txt, ...")
     parser.add_argument("--dataset", default="NCI1", metavar="NAME", help="the TU data set")
-    parser.add_argument("--out", default=None, help="Markdown file to write (default: print only)")
+    parser.add_argument("--out", type=out_file, default=None,
+                        help="Markdown file to write (default: print only)")
     parser.add_argument("--ks", type=kong_list("k"), default=[1, 2], metavar="N[,...]", help="k values")
     parser.add_argument("--dims", type=kong_list("dim"), default=[None, 1024], metavar="exact|B[,...]",
                         help="'exact' and/or sketch sizes (default: exact,1024)")

@@ -26,7 +26,7 @@ from pathlib import Path
 import torch
 
 ROOT = Path(__file__).resolve().parents[1]
-from bench_cli import check_folder, folder, int_at_least, make_parser, present, produced_by, run  # noqa: E402
+from bench_cli import check_folder, folder, int_at_least, make_parser, out_file, present, produced_by, run  # noqa: E402
 from bench_paths import TU_ROOT as DEFAULT_ROOT  # noqa: E402
 
 sys.path.insert(0, str(ROOT))
@@ -106,8 +106,8 @@ def main(argv=None) -> int:
     parser.add_argument("--data-root", type=folder, default=DEFAULT_ROOT, metavar="DIR",
                         help="holds MUTAG/raw (and NCI1/raw for the thread and memory parts)")
     parser.add_argument("--repeats", type=int_at_least(1), default=5, metavar="N", help="timed rounds")
-    parser.add_argument("--out", type=Path, default=None, metavar="FILE.md", help="write the report here")
-    parser.add_argument("--json", type=Path, default=None, metavar="FILE.json",
+    parser.add_argument("--out", type=out_file, default=None, metavar="FILE.md", help="write the report here")
+    parser.add_argument("--json", type=out_file, default=None, metavar="FILE.json",
                         help="write the raw numbers here")
     args = parser.parse_args(argv)
     check_folder(parser, "--data-root", args.data_root)

@@ -235,7 +235,7 @@ def child(cfg):
 
 
 def main(argv=None):
-    from bench_cli import folder, int_at_least, items, kong, make_parser, process_count
+    from bench_cli import folder, int_at_least, items, kong, make_parser, out_file, process_count
 
     ap = make_parser(__doc__)
     ap.add_argument("--edges", type=int_at_least(1), default=10_000_000, metavar="N",
@@ -267,8 +267,8 @@ def main(argv=None):
                          "not edges")
     ap.add_argument("--compare-edges", type=int_at_least(0), default=0, metavar="N",
                     help="also time stream_to_graphs + KongSketch.readout on this many edges")
-    ap.add_argument("--json", default=None, help="write the results here")
-    ap.add_argument("--md", default=None, help="write a markdown table here")
+    ap.add_argument("--json", type=out_file, default=None, help="write the results here")
+    ap.add_argument("--md", type=out_file, default=None, help="write a markdown table here")
     ap.add_argument("--allocator", nargs="+", action=items(choices=["default", "tuned"]), default=["tuned"],
                     help="glibc malloc settings of the timed processes (tuned: kong_pyg.tune_allocator's)")
     args = ap.parse_args(argv)

@@ -23,7 +23,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
-from bench_cli import int_at_least, items, kong, make_parser, process_count, warn_processes  # noqa: E402
+from bench_cli import int_at_least, items, kong, make_parser, out_file, process_count, warn_processes  # noqa: E402
 from bench_cli import run as run_script  # noqa: E402
 
 
@@ -71,8 +71,9 @@ def main(argv=None):
                     default=[1, 2], metavar="N", help="one run each")
     ap.add_argument("--dim", type=int_at_least(1), default=256, metavar="B", help="sketch size")
     ap.add_argument("--repeats", type=int_at_least(1), default=2, metavar="N", help="runs of each setting")
-    ap.add_argument("--json", default=None, metavar="FILE.json", help="write the raw numbers here")
-    ap.add_argument("--md", default=None, metavar="FILE.md", help="write the report here")
+    ap.add_argument("--json", type=out_file, default=None, metavar="FILE.json",
+                    help="write the raw numbers here")
+    ap.add_argument("--md", type=out_file, default=None, metavar="FILE.md", help="write the report here")
     args = ap.parse_args(argv)
     warn_processes("--workers", max(args.workers))
     results = []

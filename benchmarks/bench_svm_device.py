@@ -32,7 +32,7 @@ from bench_paths import TU_ROOT as DEFAULT_DATA  # noqa: E402
 
 sys.path.insert(0, str(ROOT))
 
-from bench_cli import folder, int_at_least, make_parser, names, run  # noqa: E402
+from bench_cli import folder, int_at_least, make_parser, names, out_file, run  # noqa: E402
 
 from kong_pyg.evaluation.classify import graph_targets  # noqa: E402
 from kong_pyg.evaluation.cv import score_jobs  # noqa: E402
@@ -87,8 +87,9 @@ def main(argv=None):
     ap.add_argument("--inner-folds", type=int_at_least(2), default=5, metavar="N", help="inner CV folds")
     ap.add_argument("--cpu-max-graphs", type=int_at_least(0), default=2000, metavar="N",
                     help="larger data sets are fit on the GPU only")
-    ap.add_argument("--out", default=None, metavar="FILE.md", help="write the report here")
-    ap.add_argument("--json", default=None, metavar="FILE.json", help="write the raw numbers here")
+    ap.add_argument("--out", type=out_file, default=None, metavar="FILE.md", help="write the report here")
+    ap.add_argument("--json", type=out_file, default=None, metavar="FILE.json",
+                    help="write the raw numbers here")
     args = ap.parse_args(argv)
     datasets = [d for d in args.datasets.split(",") if d]
     for name in datasets:  # every data set there, before any work

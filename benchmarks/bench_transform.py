@@ -30,7 +30,18 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from bench_cli import check_folder, folder, int_at_least, items, kong, make_parser, present, produced_by, run  # noqa: E402
+from bench_cli import (  # noqa: E402
+    check_folder,
+    folder,
+    int_at_least,
+    items,
+    kong,
+    make_parser,
+    out_file,
+    present,
+    produced_by,
+    run,
+)
 from bench_paths import TU_ROOT as DEFAULT_ROOT  # noqa: E402
 
 from kong_pyg import KongFeatures, KongVectorizer  # noqa: E402
@@ -60,8 +71,8 @@ def main(argv=None) -> int:
                         help="data sets under --data-root (missing ones are skipped)")
     parser.add_argument("--repeats", type=int_at_least(1), default=3, metavar="N", help="timed rounds")
     parser.add_argument("--k", type=kong("k"), default=2, metavar="N", help="k-gram length")
-    parser.add_argument("--out", type=Path, default=None, metavar="FILE.md", help="write the report here")
-    parser.add_argument("--json", type=Path, default=None, metavar="FILE.json",
+    parser.add_argument("--out", type=out_file, default=None, metavar="FILE.md", help="write the report here")
+    parser.add_argument("--json", type=out_file, default=None, metavar="FILE.json",
                         help="write the raw numbers here")
     args = parser.parse_args(argv)
     check_folder(parser, "--data-root", args.data_root)

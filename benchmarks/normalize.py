@@ -31,7 +31,7 @@ from kong_pyg import KongVectorizer  # noqa: E402
 from kong_pyg.datasets import load_tu  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_cli import DataError, folder, int_at_least, list_of, make_parser, number_in, run  # noqa: E402
+from bench_cli import DataError, folder, int_at_least, list_of, make_parser, number_in, out_dir, run  # noqa: E402
 
 #: name -> KONG options (exact map, h = 2).
 SETTINGS = {
@@ -130,7 +130,8 @@ def main(argv=None):
                         metavar="C[,...]", help="comma-separated C values (each > 0)")
     parser.add_argument("--repeats", type=int_at_least(1), default=10, metavar="N", help="CV repeats")
     parser.add_argument("--folds", type=int_at_least(2), default=10, metavar="N", help="CV folds")
-    parser.add_argument("--out", default=str(ROOT / "docs" / "results"), metavar="DIR", help="output folder")
+    parser.add_argument("--out", type=out_dir, default=str(ROOT / "docs" / "results"), metavar="DIR",
+                        help="output folder")
     args = parser.parse_args(argv)
     res = evaluate(args)
     given = list(sys.argv[1:] if argv is None else argv)

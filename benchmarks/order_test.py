@@ -23,7 +23,7 @@ import warnings
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-from bench_cli import DataError, folder, int_at_least, make_parser, names, produced_by, run  # noqa: E402
+from bench_cli import DataError, folder, int_at_least, make_parser, names, out_dir, produced_by, run  # noqa: E402
 from bench_paths import default_ml_dir  # noqa: E402
 
 #: case -> (title, data, order_test options)
@@ -148,7 +148,7 @@ def main(argv=None):
                    help="seeds per shuffled setting")
     p.add_argument("--seed", type=int_at_least(0), default=0, metavar="N",
                    help="seed of the splits and shuffles")
-    p.add_argument("--out", default=str(REPO / "docs" / "results"), metavar="DIR",
+    p.add_argument("--out", type=out_dir, default=str(REPO / "docs" / "results"), metavar="DIR",
                    help="folder for order_test.md and order_test/")
     p.add_argument("--report-only", action="store_true", help="only rebuild order_test.md")
     args = p.parse_args(argv)

@@ -35,7 +35,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import table1_ext  # noqa: E402
-from bench_cli import folder, int_at_least, list_of, make_parser, names, overrides, run  # noqa: E402
+from bench_cli import folder, int_at_least, list_of, make_parser, names, out_file, overrides, run  # noqa: E402
 from bench_paths import TU_ROOT  # noqa: E402
 
 from kong_pyg import classify, paper_grid, tune_allocator  # noqa: E402
@@ -335,7 +335,8 @@ def main(argv=None):
     ap.add_argument("--force", action="store_true", help="redo existing results")
     ap.add_argument("--quiet", action="store_true", help="no progress bars")
     ap.add_argument("--render", action="store_true", help="only rewrite the markdown")
-    ap.add_argument("--out", default=str(ROOT / "docs" / "results" / "table1.md"), metavar="FILE",
+    ap.add_argument("--out", type=out_file, default=str(ROOT / "docs" / "results" / "table1.md"),
+                    metavar="FILE",
                     help="the Markdown table (its JSON beside it, the per-run files in its table1/ folder)")
     args = ap.parse_args(argv)
     args.data_root = str(args.data_root)

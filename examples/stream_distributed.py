@@ -71,6 +71,7 @@ def main(argv=None):
     ap.add_argument("--dim", type=int_at_least(1), default=256, metavar="B", help="sketch size")
     ap.add_argument("--seed", type=int_at_least(0), default=0, metavar="N", help="seed of the stream")
     args = ap.parse_args(argv)
+    KongStream(**options(args))  # (a bad value is one line here; in the workers it was two tracebacks)
     warn_processes("--world-size", args.world_size)
     torch.set_num_threads(args.threads)
     stream, _ = synthetic_event_stream(args.graphs, seed=args.seed)
