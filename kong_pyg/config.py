@@ -368,7 +368,9 @@ class KongConfig:
         """The same map with options that cannot change it set to their defaults.
 
         The cosine kernel has no constant; :obj:`norm` only matters for a
-        sketched cosine map. Two configs with the same canonical form give
+        sketched cosine map; with :math:`k = 1` blended counts are the counts;
+        at depth 0 the strings are the labels alone, whatever the traversal
+        and the edge labels. Two configs with the same canonical form give
         the same features. (With :math:`k = 1` no order matters either, but
         the order decides whether a stored :obj:`edge_order` is read and
         checked, so it stays: :func:`~kong_pyg.evaluation.grid.expand_grid`
@@ -379,6 +381,10 @@ class KongConfig:
             out = out.replace(const=0.0)
         if (self.dim is None or self.kernel != "cosine") and self.norm != "exact":
             out = out.replace(norm="exact")
+        if self.k == 1 and self.blended:
+            out = out.replace(blended=False)
+        if self.hops == 0 and (self.traversal != "bfs" or not self.edge_labels):
+            out = out.replace(traversal="bfs", edge_labels=True)
         return out
 
     def short_name(self) -> str:

@@ -59,6 +59,33 @@ def test_canonical_and_short_names():
         KongConfig.from_dict({"kk": 1})
 
 
+def test_canonical_folds_options_that_cannot_change_the_map():
+    """Blended counts at k = 1, and the traversal and edge labels at depth 0, gave the same features under
+    other names: --blended both doubled the paper grid with duplicate candidates."""
+    import random
+
+    from helpers import random_graph, to_data
+
+    from kong_pyg.evaluation.grid import expand_grid
+
+    assert KongConfig(k=1, blended=True).canonical() == KongConfig(k=1)
+    assert KongConfig(k=2, blended=True).canonical() == KongConfig(k=2, blended=True)
+    assert (KongConfig(k=2, hops=0, traversal="wl", edge_labels=False).canonical()
+            == KongConfig(k=2, hops=0))
+    assert KongConfig(hops=1, traversal="wl").canonical().traversal == "wl"
+    assert len(expand_grid("kong", {"k": [1], "blended": [False, True]})) == 1
+    assert len(expand_grid("kong", {"k": [1, 2], "blended": [False, True]})) == 3
+    rng = random.Random(0)
+    graphs = [to_data(random_graph(rng, 8, 20, 3, edge_labels=True)) for _ in range(20)]
+    for dim in (None, 64):  # (the same features, exact and sketched)
+        for a, b in ((dict(k=1, blended=True), dict(k=1)),
+                     (dict(k=2, hops=0, traversal="wl", edge_labels=False, relabel=1),
+                      dict(k=2, hops=0, relabel=1))):
+            X, Y = (KongVectorizer(dim=dim, degree=2, **o).fit_transform(graphs) for o in (a, b))
+            X, Y = (m.toarray() if hasattr(m, "toarray") else m for m in (X, Y))
+            assert np.array_equal(X, Y)
+
+
 def test_resolve_config_refuses_config_plus_options():
     cfg = KongConfig(k=2, dim=64)
     assert resolve_config(cfg, {"k": 1}, {"k": 1}, "X") is cfg

@@ -108,7 +108,7 @@ def test_depth_sum_is_bfs_only_for_the_linear_kernel():
         assert np.allclose(a, b) == same
     parts = depth_settings(make_setting("kong", {"hops": 2, "depths": "sum"}))
     assert [(s.config["traversal"], s.config["hops"], s.config["own_label"]) for s in parts] == [
-        ("wl", 0, True), ("wl", 1, False), ("wl", 2, False)]
+        ("bfs", 0, True), ("wl", 1, False), ("wl", 2, False)]  # (depth 0: the label, either way)
 
 
 def test_sum_of_kernels_mixes_maps_and_grams():
