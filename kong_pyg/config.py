@@ -57,7 +57,7 @@ def check_choice(name: str, value: Any, choices: Iterable[str]) -> str:
         raise TypeError(f"'{name}' must be a string, one of {list(choices)} (got {type(value).__name__})")
     if value not in choices:
         raise ValueError(f"'{name}' must be one of {list(choices)} (got {value!r})")
-    return value
+    return str(value)  # (a NumPy or other str subclass: its repr said np.str_('wl'), and reprs differed)
 
 
 def check_int(name: str, value: Any, minimum: int, maximum: Optional[int] = None) -> int:

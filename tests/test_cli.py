@@ -377,6 +377,7 @@ def error_cases(tmp, a_file):
         (["stream", str(stream), "--checkpoint-every", "3"], "--checkpoint-every needs --checkpoint FILE"),
         (["stream", str(stream), "--distributed", "--workers", "2"], "--distributed and --workers: torchrun"),
         (["classify", "--C", "1,1"], "--C: lists 1 twice"),
+        (["classify", "--dim", "exact,none"], "--dim: lists one value twice, as exact and none (in"),
     ]
 
 

@@ -59,6 +59,14 @@ def test_canonical_and_short_names():
         KongConfig.from_dict({"kk": 1})
 
 
+def test_choices_are_plain_strings():
+    """A NumPy string was kept as given: KongConfig's repr said traversal=np.str_('wl'), and PyG's
+    pre_transform check would see two equal KongFeatures as different."""
+    cfg = KongConfig(traversal=np.str_("wl"))
+    assert type(cfg.traversal) is str and repr(cfg) == repr(KongConfig(traversal="wl"))
+    assert repr(KongFeatures(traversal=np.str_("wl"))) == repr(KongFeatures(traversal="wl"))
+
+
 def test_canonical_folds_options_that_cannot_change_the_map():
     """Blended counts at k = 1, and the traversal and edge labels at depth 0, gave the same features under
     other names: --blended both doubled the paper grid with duplicate candidates."""

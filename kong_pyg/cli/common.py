@@ -154,10 +154,14 @@ def drop_stale(path: str) -> None:
 
 def no_repeats(values: List[Any], text: str) -> List[Any]:
     """:obj:`values` if none repeats (a repeated grid value runs the same work twice, or is cut silently)."""
+    raw = [t.strip() for t in str(text).replace(" ", ",").split(",") if t.strip()]
+    raw = raw if len(raw) == len(values) else [show_default(v) for v in values]  # (ranges: values shown)
     seen: List[Any] = []
-    for v in values:
-        if any(v == w and type(v) is type(w) for w in seen):
-            _fail(f"lists {show_default(v)} twice (in {text!r}); give each value once")
+    for i, v in enumerate(values):
+        j = next((j for j, w in enumerate(seen) if v == w and type(v) is type(w)), None)
+        if j is not None:
+            what = f"{raw[i]} twice" if raw[i] == raw[j] else f"one value twice, as {raw[j]} and {raw[i]}"
+            _fail(f"lists {what} (in {text!r}); give each value once")
         seen.append(v)
     return values
 
