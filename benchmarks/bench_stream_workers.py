@@ -23,7 +23,16 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
-from bench_cli import int_at_least, items, kong, make_parser, out_file, process_count, warn_processes  # noqa: E402
+from bench_cli import (  # noqa: E402
+    DataError,
+    int_at_least,
+    items,
+    kong,
+    make_parser,
+    out_file,
+    process_count,
+    warn_processes,
+)
 from bench_cli import run as run_script  # noqa: E402
 
 
@@ -45,12 +54,11 @@ def run(path, workers, hops, dim, out):
     wall = time.perf_counter() - t
     if done.returncode:  # the command's own message (its arguments were checked here first)
         last = (done.stderr.strip().splitlines() or ["no message"])[-1]
-        raise SystemExit(f"{os.path.basename(__file__)}: error: {' '.join(cmd[1:4])} --workers {workers} "
-                         f"failed (exit {done.returncode}): {last}")
+        raise DataError(f"{' '.join(cmd[1:4])} --workers {workers} failed (exit {done.returncode}): {last}")
     seconds = float(re.search(r"in ([0-9.]+) s \(", done.stderr).group(1))
     if seconds < 0.05:  # (printed to 0.01 s: no rate to speak of)
-        raise SystemExit(f"{os.path.basename(__file__)}: error: --workers {workers} read the stream in "
-                         f"{seconds:.2f} s, too short to time: give more --edges")
+        raise DataError(f"--workers {workers} read the stream in {seconds:.2f} s, too short to time: give "
+                        "more --edges")
     sent = re.search(r"([0-9.]+) MiB sent", done.stderr)
     cpu = re.search(r"reading ([0-9.]+) .*merging ([0-9.]+)", done.stderr)
     return dict(workers=workers, hops=hops, dim=dim, seconds=seconds, wall_with_import=wall,

@@ -11,15 +11,29 @@
 #
 # usage: bash benchmarks/gpu_check.sh OUTDIR [DATA_ROOT]
 set -u
-out=${1:?usage: bash benchmarks/gpu_check.sh OUTDIR [DATA_ROOT]}
+if [ $# -lt 1 ] || [ $# -gt 2 ]; then
+    echo "usage: bash benchmarks/gpu_check.sh OUTDIR [DATA_ROOT]" >&2
+    exit 2
+fi
+out=$1
 data=${2:-}
 py=${PYTHON:-python3}
-mkdir -p "$out" && out=$(cd "$out" && pwd) || exit 1
-if [ -n "$data" ]; then data=$(cd "$data" && pwd) || exit 1; fi
+if ! mkdir -p "$out" 2>/dev/null || [ ! -d "$out" ]; then
+    echo "gpu_check.sh: error: OUTDIR '$out' cannot be made" >&2
+    exit 2
+fi
+out=$(cd "$out" && pwd)
+if [ -n "$data" ]; then
+    if [ ! -d "$data" ]; then
+        echo "gpu_check.sh: error: DATA_ROOT '$data' is not a folder" >&2
+        exit 2
+    fi
+    data=$(cd "$data" && pwd)
+fi
 cd "$(dirname "$0")/.."
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
-if ! "$py" -c "import sys, torch; sys.exit(0 if torch.cuda.is_available() else 1)"; then
-    echo "gpu_check.sh: error: no CUDA device here (torch.cuda.is_available() is False): nothing to check" >&2
+if ! "$py" -c "import sys, torch; sys.exit(0 if torch.cuda.is_available() else 1)" 2>/dev/null; then
+    echo "gpu_check.sh: error: no CUDA device for $py here (no torch, or torch.cuda.is_available() is False)" >&2
     exit 2
 fi
 status=0

@@ -122,7 +122,7 @@ def most_chosen(chosen):
 
 def refuse(message):
     """A one-line usage error (exit 2): stored results made with other options are never mixed in."""
-    print(f"error: {message}", file=sys.stderr)
+    print(f"{os.path.basename(sys.argv[0])}: error: {message}", file=sys.stderr)
     raise SystemExit(2)
 
 

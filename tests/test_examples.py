@@ -396,6 +396,7 @@ def test_table1_never_shows_a_stored_result_of_other_options(tmp_path, monkeypat
     (out / "table1" / "MUTAG_kong.json").write_text("{not json")
     code, _, err = run_benchmark("table1.py", args, monkeypatch, capsys)
     assert code == 2 and "MUTAG_kong.json is not a result file" in err and "Traceback" not in err
+    assert err.startswith("table1.py: error: ") and err.count("\n") == 1  # (it lacked the script's name)
 
 
 
