@@ -5,7 +5,7 @@ r"""The node-pair products of :func:`~kong_pyg.gram.gram_matrix` for :math:`p \g
 columns its rows use only.
 """
 import math
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Dict, NamedTuple, Optional
 
 import torch
 from torch import Tensor
@@ -35,6 +35,29 @@ def _pool(maps: "NodeMaps", lo: int, hi: int) -> Tensor:
     return torch.sparse_csr_tensor(crow, col, val, (maps.num_graphs, hi - lo), check_invariants=False)
 
 
+class _Work:
+    """Buffers that every block of one :func:`pair_kernel` call reuses, by name.
+
+    Its blocks are up to :obj:`block_entries` entries (128 MiB by default): allocated afresh, each came
+    from the system and faulted its pages in again, half of the time of PROTEINS' p = 4 after WL
+    relabelling (16 s alone in a process, 9 s after other work had left memory behind).
+    """
+
+    def __init__(self, device: torch.device) -> None:
+        self.device = device
+        self.buffers: Dict[str, Tensor] = {}
+
+    def empty(self, name: str, rows: int, cols: int) -> Tensor:
+        """A contiguous :obj:`[rows, cols]` float64 view of buffer :obj:`name` (grown as needed)."""
+        buf = self.buffers.get(name)
+        if buf is None or buf.numel() < rows * cols:
+            self.buffers[name] = buf = torch.empty(rows * cols, dtype=torch.float64, device=self.device)
+        return buf[:rows * cols].view(rows, cols)
+
+    def zeros(self, name: str, rows: int, cols: int) -> Tensor:
+        return self.empty(name, rows, cols).zero_()
+
+
 class _Right(NamedTuple):
     """The entries of one block of right-side rows, by column.
 
@@ -58,44 +81,51 @@ def _right_block(b: "NodeMaps", b_lo: int, b_hi: int, rowptr_b: Tensor) -> _Righ
     return _Right(cols, ptr, (b.rows.row[b0:b1] - b_lo)[order], b.rows.val[b0:b1][order], b_hi - b_lo)
 
 
-def _dense_columns(right: _Right, c0: int, c1: int) -> Tensor:
+def _dense_columns(right: _Right, c0: int, c1: int, work: Optional[_Work] = None) -> Tensor:
     """Columns :obj:`c0 .. c1 - 1` of a :class:`_Right` as a dense :obj:`[c1 - c0, rows]`."""
     e0, e1 = int(right.ptr[c0]), int(right.ptr[c1])
     counts = right.ptr[c0 + 1:c1 + 1] - right.ptr[c0:c1]
     col = torch.repeat_interleave(torch.arange(c1 - c0, device=right.val.device), counts, output_size=e1 - e0)
-    out = torch.zeros(c1 - c0, right.rows, dtype=torch.float64, device=right.val.device)
+    out = (work or _Work(right.val.device)).zeros("columns", c1 - c0, right.rows)
     out[col, right.row[e0:e1]] = right.val[e0:e1]
     return out
 
 
-def _block_products(a: "NodeMaps", lo: int, hi: int, rowptr_a: Tensor, right: _Right, entries: int) -> Tensor:
+def _block_products(a: "NodeMaps", lo: int, hi: int, rowptr_a: Tensor, right: _Right, entries: int,
+                    work: Optional[_Work] = None) -> Tensor:
     r""":math:`U_b[b_lo:b_hi] \, U_a[lo:hi]^\top`, dense (:obj:`right`: the :class:`_Right` of the b rows).
 
     Over the columns the :obj:`b` rows use only, so a block never costs its rows times the width of
     the maps (tens of thousands of columns after WL relabelling, nearly all zero in a block): dense
     for a few columns, sparse times sparse where the products are under an eighth of the block's
     entries (their work, and temporaries of several arrays of that length), else sparse times dense
-    columns, :obj:`entries` at a time.
+    columns, :obj:`entries` at a time. The result (:obj:`[r_b, r_a]`) and the dense temporaries are
+    buffers of :obj:`work`, reused by the next block.
     """
     a0, a1 = int(rowptr_a[lo]), int(rowptr_a[hi])
     cols, a_col, dev = right.cols, a.rows.col[a0:a1], right.val.device
     n, r_a, r_b = cols.numel(), hi - lo, right.rows
+    work = work or _Work(dev)
     if n == 0:
-        return torch.zeros(r_b, r_a, dtype=torch.float64, device=dev)
+        return work.zeros("block", r_b, r_a)
     at = torch.searchsorted(cols, a_col).clamp_(max=n - 1)
     hit = flat_nonzero(cols[at] == a_col)
     row, col, val = a.rows.row[a0:a1][hit] - lo, at[hit], a.rows.val[a0:a1][hit]
     if n <= DENSE_COLUMNS and n * max(r_a, r_b) <= entries:
         left = torch.zeros(n, r_a, dtype=torch.float64, device=dev)
         left[col, row] = val
-        return _dense_columns(right, 0, n).t() @ left
+        return torch.mm(_dense_columns(right, 0, n, work).t(), left, out=work.empty("block", r_b, r_a))
     ignore_sparse_notices()  # (rows sorted, columns within one too: CSR as they are)
     if 8 * int((torch.bincount(col, minlength=n) * right.ptr.diff()).sum()) <= r_a * r_b:  # (temporaries)
         crow = exclusive_cumsum(torch.bincount(row, minlength=r_a))
         left = torch.sparse_csr_tensor(crow, col, val, (r_a, n), check_invariants=False)
         rt = torch.sparse_csr_tensor(right.ptr, right.row, right.val, (n, r_b), check_invariants=False)
-        return torch.sparse.mm(left, rt).t().to_dense()  # (transposed as it is made: no copy after)
-    out = torch.zeros(r_a, r_b, dtype=torch.float64, device=dev)
+        prod = torch.sparse.mm(left, rt)
+        rows = torch.repeat_interleave(torch.arange(r_a, device=dev), prod.crow_indices().diff(),
+                                       output_size=prod.values().numel())
+        block = work.zeros("block", r_b, r_a)
+        return block.index_put_((prod.col_indices(), rows), prod.values(), accumulate=True)
+    acc = work.zeros("products", r_a, r_b)
     step = max(1, entries // max(r_b, 1))
     for c0 in range(0, n, step):
         c1 = min(n, c0 + step)
@@ -103,8 +133,8 @@ def _block_products(a: "NodeMaps", lo: int, hi: int, rowptr_a: Tensor, right: _R
         r, c, v = (row, col, val) if sel is None else (row[sel], col[sel] - c0, val[sel])
         crow = exclusive_cumsum(torch.bincount(r, minlength=r_a))
         left = torch.sparse_csr_tensor(crow, c, v, (r_a, c1 - c0), check_invariants=False)
-        out += torch.sparse.mm(left, _dense_columns(right, c0, c1))
-    return out.t().contiguous()
+        acc.addmm_(left, _dense_columns(right, c0, c1, work))
+    return work.empty("block", r_b, r_a).copy_(acc.t())
 
 
 def block_rows(num_graphs: int, block_entries: int = BLOCK_ENTRIES) -> int:
@@ -143,16 +173,17 @@ def pair_kernel(a: "NodeMaps", b: "NodeMaps", degree: int, block_entries: int = 
     blocks_b = blocks_a if same else [(lo, min(lo + cap, b.num_unique)) for lo in range(0, b.num_unique, cap)]
     pooled_b = [_pool(b, lo, hi) for lo, hi in blocks_b]
     rights = [_right_block(b, lo, hi, rowptr_b) for lo, hi in blocks_b]  # (their entries: the input's)
+    work = _Work(dev)
     for k, (lo, hi) in enumerate(blocks_a):
-        strip = torch.zeros(b.num_graphs, hi - lo, dtype=torch.float64, device=dev)
-        upper = torch.zeros_like(strip) if same else strip
+        strip = work.zeros("strip", b.num_graphs, hi - lo)
+        upper = work.zeros("upper", b.num_graphs, hi - lo) if same else strip
         for j, (pool, right) in enumerate(zip(pooled_b, rights)):
             if same and j < k:
                 continue
-            block_t = _block_products(a, lo, hi, rowptr_a, right, block_entries)
+            block_t = _block_products(a, lo, hi, rowptr_a, right, block_entries, work)
             if degree > 1:
-                block_t = block_t.pow_(degree)
-            (strip if same and j == k else upper).add_(torch.sparse.mm(pool, block_t))
+                block_t.pow_(degree)
+            (strip if same and j == k else upper).addmm_(pool, block_t)
         pool_a = pooled_b[k] if same else _pool(a, lo, hi)  # (the same blocks: pooled already)
         if same:  # (half the diagonal blocks and the blocks right of them; the other half is out's transpose)
             strip.mul_(0.5).add_(upper)

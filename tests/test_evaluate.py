@@ -516,7 +516,8 @@ def test_kong_route_picks_the_route_measured_faster():
     U^2 x nonzeros for the Gram route sent 600 small graphs at p = 2 to the Gram route (0.069 s against the
     explicit map's 0.008 s, one thread), and the paper grid's p <= 3 settings on ENZYMES, PROTEINS and
     NCI1 with them (12.5 s lost of 28.8 s on four data sets). It is now fitted to both routes' times, with a
-    pass over the [graphs, graphs] output per block of node maps. Clear cases only: no timing here."""
+    pass over the [graphs, graphs] output per block of node maps (docs/results/bench_routes.md). Clear
+    cases only: no timing here."""
     import random
 
     from helpers import random_graph, to_data
@@ -528,6 +529,6 @@ def test_kong_route_picks_the_route_measured_faster():
     rng = random.Random(0)
     small = [to_data(random_graph(rng, 15, 40, 3)) for _ in range(600)]
     route, est = kong_route(KongConfig(k=1, hops=2, degree=2), small)
-    assert route == "explicit" and est["gram_s_est"] > 5 * est["explicit_s_est"]
+    assert route == "explicit" and est["gram_s_est"] > 3 * est["explicit_s_est"]  # (measured: 8x)
     route, est = kong_route(KongConfig(k=1, hops=2, degree=4), load_tu("MUTAG"))  # (few distinct node maps)
     assert route == "gram" and est["explicit_s_est"] > 5 * est["gram_s_est"]

@@ -29,15 +29,15 @@ Matrix = Union[np.ndarray, sp.spmatrix]
 #: The explicit map's seconds for E entries of the node maps' symmetric p-th powers:
 #: EXPLICIT_SECONDS_PER_ENTRY * E ** EXPLICIT_EXPONENT (sorting and vocabularies: a little more than
 #: linear) ...
-EXPLICIT_SECONDS_PER_ENTRY = 1.6e-9
-EXPLICIT_EXPONENT = 1.32
+EXPLICIT_SECONDS_PER_ENTRY = 1.35e-9
+EXPLICIT_EXPONENT = 1.33
 #: ... and the Gram route's per pair of distinct node maps (U x U blocks of products, powers and pooling),
 #: whatever their nonzeros, ...
-GRAM_SECONDS_PER_PAIR = 8.7e-9
+GRAM_SECONDS_PER_PAIR = 3.4e-9
 #: ... and per entry of the [graphs, graphs] output, once per block of node maps (its pooling pass).
 #: All fitted to one-thread CPU times of the paper grid's p >= 2 settings on MUTAG, PTC_MR, ENZYMES,
 #: PROTEINS and NCI1 (``benchmarks/bench_eval.py --parts routes``).
-GRAM_SECONDS_PER_OUTPUT = 3.7e-8
+GRAM_SECONDS_PER_OUTPUT = 2.0e-8
 #: Fixed cost of either route (its setup and calls), seconds.
 ROUTE_OVERHEAD = 0.005
 
@@ -88,7 +88,7 @@ def _gram(K: Any, source: str, eps: Optional[float]) -> Gram:
 def kong_route(cfg: Any, graphs: Any) -> Tuple[str, Dict[str, float]]:
     r"""Which exact route is cheaper for a KONG map with :math:`p \geq 2`.
 
-    The explicit map costs about :math:`a E^{1.32}` for :math:`E` entries of
+    The explicit map costs about :math:`a E^{1.33}` for :math:`E` entries of
     the node maps' symmetric powers, :math:`E = \sum_v \binom{n_v + p - 1}{p}`
     (:math:`n_v` nonzeros of :math:`g(c_v)`); the Gram route about
     :math:`b U^2 + c n^2 \lceil U / r \rceil` for :math:`U` distinct node maps, :math:`n` graphs and
