@@ -79,7 +79,7 @@ CASES = [
      CommandFailed,
      "exit 2: .*--plot-sizes: lists 16 twice \\(in '16,32,16'\\); give each value once"),
     ("cli-c-twice", cli("classify", "-q", "--C", "1,1.0"), CommandFailed,
-     "exit 2: .*--C: lists 1 twice \\(in '1,1.0'\\); give each value once"),
+     "exit 2: .*--C: lists one value twice, as 1 and 1.0 \\(in '1,1.0'\\); give each value once"),
     ("cli-kong-list-twice", cli("classify", "-q", "--k", "1,2,1"), CommandFailed,
      "exit 2: .*--k: lists 1 twice \\(in '1,2,1'\\)"),
     ("cli-kong-range-twice", cli("classify", "-q", "--hops", "1-3,2"), CommandFailed,
