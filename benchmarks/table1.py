@@ -35,7 +35,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import table1_ext  # noqa: E402
-from bench_cli import folder, int_at_least, list_of, make_parser, names, out_file, overrides, run  # noqa: E402
+from bench_cli import DataError, folder, int_at_least, list_of, make_parser, names, out_file, overrides, run  # noqa: E402
 from bench_paths import TU_ROOT  # noqa: E402
 
 from kong_pyg import classify, paper_grid, tune_allocator  # noqa: E402
@@ -356,6 +356,10 @@ def main(argv=None):
     tune_allocator()  # glibc's malloc as the kong-pyg command line sets it (workers inherit it)
     md = Path(args.out)
     out_dir = md.with_suffix("")
+    if args.render and not any(out_dir.glob("*.json")) and not any((out_dir / "extended").glob("*.json")):
+        raise DataError(f"--render: no stored runs under {str(out_dir)!r} (NAME_RUN.json, "
+                        "extended/NAME.json) for --out; run the sections first, or name the table beside its "
+                        "table1/ folder")
     out_dir.mkdir(parents=True, exist_ok=True)
     if not args.render:  # (--render reads the stored runs only: no data set is looked for)
         datasets = present(args.datasets, args.data_root)

@@ -400,6 +400,14 @@ def test_table1_never_shows_a_stored_result_of_other_options(tmp_path, monkeypat
 
 
 
+def test_table1_render_needs_stored_runs(tmp_path, monkeypatch, capsys):
+    """--render with a mistyped --out wrote a table of "not run" cells and exited with 0."""
+    code, out, err = run_benchmark("table1.py", ["--render", "--out", str(tmp_path / "TYPO.md")], monkeypatch,
+                                   capsys)
+    assert (code, out) == (2, "") and err.startswith("table1.py: error: --render: no stored runs under ")
+    assert not (tmp_path / "TYPO.md").exists()
+
+
 def test_table1_render_names_a_damaged_result_file(tmp_path, monkeypatch, capsys):
     """--render and the extended section read stored JSON: a truncated file said only 'Expecting property
     name ... line 2 column 1', naming no file."""
