@@ -34,9 +34,28 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
 from example_data import DataError, process_count, run, warn_processes  # noqa: E402
 
 
+class _OutFile(type(Path())):  # type: ignore[misc]
+    """A checked output file (:func:`out_file`): its folder is made once the whole command line parsed."""
+
+
+class _OutDir(type(Path())):  # type: ignore[misc]
+    """A checked output folder (:func:`out_dir`): made once the whole command line parsed."""
+
+
+class _Parser(Parser):
+    def parse_args(self, args: Any = None, namespace: Any = None) -> argparse.Namespace:  # type: ignore[override]
+        parsed = super().parse_args(args, namespace)
+        for value in vars(parsed).values():  # (not while parsing: a later bad argument made them anyway)
+            if isinstance(value, _OutFile):
+                value.parent.mkdir(parents=True, exist_ok=True)
+            elif isinstance(value, _OutDir):
+                value.mkdir(parents=True, exist_ok=True)
+        return parsed
+
+
 def make_parser(doc: str) -> Parser:
     """An argument parser whose errors are one line (``SCRIPT.py: error: ...``, exit 2)."""
-    return Parser(description=doc, formatter_class=HelpFormatter)
+    return _Parser(description=doc, formatter_class=HelpFormatter)
 
 
 def fail(message: str) -> NoReturn:
@@ -59,19 +78,16 @@ def folder(text: str) -> Path:
 
 
 def out_file(text: str) -> Path:
-    """An argparse type: a file to write, checked before any work (not after it); its folder is made."""
+    """An argparse type: a file to write, checked before any work (not after it); :func:`make_parser`'s
+    parser makes its folder once every argument parsed."""
     _writable(check_output_file, text)
-    path = Path(text)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    return path
+    return _OutFile(text)
 
 
 def out_dir(text: str) -> Path:
-    """An argparse type: a folder to write in, checked before any work; made if needed."""
+    """An argparse type: a folder to write in, checked before any work; made once every argument parsed."""
     _writable(check_output_dir, text)
-    path = Path(text)
-    path.mkdir(parents=True, exist_ok=True)
-    return path
+    return _OutDir(text)
 
 
 def _writable(check: Callable[[str, str], None], text: str) -> None:
@@ -119,14 +135,15 @@ def items(convert: Callable[[str], Any] = str, choices: Optional[Sequence[Any]] 
         def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
                      option_string: Optional[str] = None) -> None:
             try:
-                out = []
+                out, shown = [], []
                 for text in values:
                     for token in split_list(text):
                         value = convert(token)
                         if choices is not None and value not in choices:
                             fail(f"invalid choice: {token!r} (choose from {', '.join(map(str, choices))})")
                         out.append(value)
-                setattr(namespace, self.dest, no_repeats(out, " ".join(values)))
+                        shown.append(token)
+                setattr(namespace, self.dest, no_repeats(out, " ".join(values), shown))
             except argparse.ArgumentTypeError as err:
                 parser.error(f"argument {option_string}: {err}")
 

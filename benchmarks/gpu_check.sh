@@ -18,11 +18,6 @@ fi
 out=$1
 data=${2:-}
 py=${PYTHON:-python3}
-if ! mkdir -p "$out" 2>/dev/null || [ ! -d "$out" ]; then
-    echo "gpu_check.sh: error: OUTDIR '$out' cannot be made" >&2
-    exit 2
-fi
-out=$(cd "$out" && pwd)
 if [ -n "$data" ]; then
     if [ ! -d "$data" ]; then
         echo "gpu_check.sh: error: DATA_ROOT '$data' is not a folder" >&2
@@ -30,6 +25,11 @@ if [ -n "$data" ]; then
     fi
     data=$(cd "$data" && pwd)
 fi
+if ! mkdir -p "$out" 2>/dev/null || [ ! -d "$out" ]; then
+    echo "gpu_check.sh: error: OUTDIR '$out' cannot be made" >&2
+    exit 2
+fi
+out=$(cd "$out" && pwd)
 cd "$(dirname "$0")/.."
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
 if ! "$py" -c "import sys, torch; sys.exit(0 if torch.cuda.is_available() else 1)" 2>/dev/null; then

@@ -57,7 +57,7 @@ def check_choice(name: str, value: Any, choices: Iterable[str]) -> str:
         raise TypeError(f"'{name}' must be a string, one of {list(choices)} (got {type(value).__name__})")
     if value not in choices:
         raise ValueError(f"'{name}' must be one of {list(choices)} (got {value!r})")
-    return str(value)  # (a NumPy or other str subclass: its repr said np.str_('wl'), and reprs differed)
+    return next(c for c in choices if c == value)  # (the plain choice: np.str_('wl') or a str Enum member)
 
 
 def check_int(name: str, value: Any, minimum: int, maximum: Optional[int] = None) -> int:
@@ -369,8 +369,9 @@ class KongConfig:
 
         The cosine kernel has no constant; :obj:`norm` only matters for a
         sketched cosine map; with :math:`k = 1` blended counts are the counts;
-        at depth 0 the strings are the labels alone, whatever the traversal
-        and the edge labels. Two configs with the same canonical form give
+        at depth 0 the strings are the labels alone, whatever the edge labels
+        and, for the exact map, the traversal (the sketches of the two
+        traversals hash level 0 apart). Two configs with the same canonical form give
         the same features. (With :math:`k = 1` no order matters either, but
         the order decides whether a stored :obj:`edge_order` is read and
         checked, so it stays: :func:`~kong_pyg.evaluation.grid.expand_grid`
@@ -383,8 +384,10 @@ class KongConfig:
             out = out.replace(norm="exact")
         if self.k == 1 and self.blended:
             out = out.replace(blended=False)
-        if self.hops == 0 and (self.traversal != "bfs" or not self.edge_labels):
-            out = out.replace(traversal="bfs", edge_labels=True)
+        if self.hops == 0 and not self.edge_labels:
+            out = out.replace(edge_labels=True)
+        if self.hops == 0 and self.dim is None and self.traversal != "bfs":
+            out = out.replace(traversal="bfs")
         return out
 
     def short_name(self) -> str:

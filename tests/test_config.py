@@ -65,6 +65,13 @@ def test_choices_are_plain_strings():
     cfg = KongConfig(traversal=np.str_("wl"))
     assert type(cfg.traversal) is str and repr(cfg) == repr(KongConfig(traversal="wl"))
     assert repr(KongFeatures(traversal=np.str_("wl"))) == repr(KongFeatures(traversal="wl"))
+    import enum
+
+    class Kernel(str, enum.Enum):
+        cosine = "cosine"
+
+    assert KongConfig(kernel=Kernel.cosine).kernel == "cosine"  # (str() of the member said 'Kernel.cosine')
+    assert type(KongConfig(kernel=Kernel.cosine).kernel) is str
 
 
 def test_canonical_folds_options_that_cannot_change_the_map():
@@ -80,18 +87,22 @@ def test_canonical_folds_options_that_cannot_change_the_map():
     assert KongConfig(k=2, blended=True).canonical() == KongConfig(k=2, blended=True)
     assert (KongConfig(k=2, hops=0, traversal="wl", edge_labels=False).canonical()
             == KongConfig(k=2, hops=0))
+    sketched = KongConfig(k=1, hops=0, dim=16, traversal="wl", edge_labels=False).canonical()
+    assert sketched == KongConfig(k=1, hops=0, dim=16, traversal="wl")  # (level 0 hashed apart: kept)
     assert KongConfig(hops=1, traversal="wl").canonical().traversal == "wl"
     assert len(expand_grid("kong", {"k": [1], "blended": [False, True]})) == 1
     assert len(expand_grid("kong", {"k": [1, 2], "blended": [False, True]})) == 3
     rng = random.Random(0)
     graphs = [to_data(random_graph(rng, 8, 20, 3, edge_labels=True)) for _ in range(20)]
-    for dim in (None, 64):  # (the same features, exact and sketched)
-        for a, b in ((dict(k=1, blended=True), dict(k=1)),
-                     (dict(k=2, hops=0, traversal="wl", edge_labels=False, relabel=1),
-                      dict(k=2, hops=0, relabel=1))):
-            X, Y = (KongVectorizer(dim=dim, degree=2, **o).fit_transform(graphs) for o in (a, b))
+    for dim in (None, 64):  # (the same features, exact and sketched; k = 1 at depth 0: counts to compare)
+        for a in (dict(k=1, blended=True), dict(k=1, hops=0, traversal="wl", edge_labels=False, relabel=1),
+                  dict(k=2, hops=0, blended=True, traversal="wl", edge_labels=False)):
+            b = KongConfig(dim=dim, degree=2, **a).canonical().to_dict()
+            a = {**a, "dim": dim, "degree": 2}
+            b = {key: b[key] for key in a}
+            X, Y = (KongVectorizer(**o).fit_transform(graphs) for o in (a, b))
             X, Y = (m.toarray() if hasattr(m, "toarray") else m for m in (X, Y))
-            assert np.array_equal(X, Y)
+            assert np.array_equal(X, Y) and np.abs(X).sum() > 0
 
 
 def test_resolve_config_refuses_config_plus_options():

@@ -532,3 +532,10 @@ def test_kong_route_picks_the_route_measured_faster():
     assert route == "explicit" and est["gram_s_est"] > 3 * est["explicit_s_est"]  # (measured: 8x)
     route, est = kong_route(KongConfig(k=1, hops=2, degree=4), load_tu("MUTAG"))  # (few distinct node maps)
     assert route == "gram" and est["explicit_s_est"] > 5 * est["gram_s_est"]
+    import torch
+    from torch_geometric.data import Data
+
+    n = 401  # (a star of 400 labels at p = 400: 1e231+ monomials, whose float power raised OverflowError)
+    leaves = torch.arange(1, n)
+    star = Data(x=torch.arange(n), edge_index=torch.stack([leaves, torch.zeros_like(leaves)]))
+    assert kong_route(KongConfig(k=1, hops=1, degree=400, kernel="cosine"), [star, star])[0] == "gram"

@@ -262,14 +262,23 @@ def test_benchmark_outputs_are_checked_before_any_work(name, flag, tmp_path, mon
                    "it is a file\n")
 
 
-def test_benchmark_output_folders_are_made(tmp_path, monkeypatch):
+def test_benchmark_output_folders_are_made_once_the_command_line_parsed(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(sys, "path", list(sys.path))
     monkeypatch.syspath_prepend(str(BENCHMARKS))
     import bench_cli
 
-    assert bench_cli.out_file(str(tmp_path / "new" / "x.md")) == tmp_path / "new" / "x.md"
-    assert (tmp_path / "new").is_dir() and not (tmp_path / "new" / "x.md").exists()
-    assert bench_cli.out_dir(str(tmp_path / "a" / "b")).is_dir()
+    parser = bench_cli.make_parser("doc")
+    parser.add_argument("--out", type=bench_cli.out_file)
+    parser.add_argument("--dir", type=bench_cli.out_dir)
+    parser.add_argument("--n", type=bench_cli.int_at_least(1))
+    args = [f"--out={tmp_path}/new/x.md", f"--dir={tmp_path}/a/b"]
+    with pytest.raises(SystemExit):  # (a later bad argument: no folder made)
+        parser.parse_args(args + ["--n", "0"])
+    assert not (tmp_path / "new").exists() and not (tmp_path / "a").exists()
+    parsed = parser.parse_args(args)
+    assert parsed.out == tmp_path / "new" / "x.md" and (tmp_path / "new").is_dir()
+    assert not parsed.out.exists() and (tmp_path / "a" / "b").is_dir()
+    capsys.readouterr()
 
 
 def test_plot_is_checked_before_any_work(tmp_path, monkeypatch, capsys):

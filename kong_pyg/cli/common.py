@@ -152,15 +152,19 @@ def drop_stale(path: str) -> None:
         os.remove(path)
 
 
-def no_repeats(values: List[Any], text: str) -> List[Any]:
-    """:obj:`values` if none repeats (a repeated grid value runs the same work twice, or is cut silently)."""
-    raw = [t.strip() for t in str(text).replace(" ", ",").split(",") if t.strip()]
-    raw = raw if len(raw) == len(values) else [show_default(v) for v in values]  # (ranges: values shown)
+def no_repeats(values: List[Any], text: str, shown: Optional[List[str]] = None) -> List[Any]:
+    """:obj:`values` if none repeats (a repeated grid value runs the same work twice, or is cut silently).
+
+    :obj:`shown` names each value as the user wrote it (a token that gave one value), else as
+    :func:`show_default` shows it: ``exact,none`` lists one value twice, under two names.
+    """
+    shown = shown if shown is not None and len(shown) == len(values) else [show_default(v) for v in values]
     seen: List[Any] = []
     for i, v in enumerate(values):
         j = next((j for j, w in enumerate(seen) if v == w and type(v) is type(w)), None)
         if j is not None:
-            what = f"{raw[i]} twice" if raw[i] == raw[j] else f"one value twice, as {raw[j]} and {raw[i]}"
+            what = (f"{shown[i]} twice" if shown[i] == shown[j]
+                    else f"one value twice, as {shown[j]} and {shown[i]}")
             _fail(f"lists {what} (in {text!r}); give each value once")
         seen.append(v)
     return values
@@ -232,14 +236,16 @@ def list_of(item: Callable[[str], Any], ranges: bool = False) -> Callable[[str],
     """
     def parse(text: str) -> List[Any]:
         out: List[Any] = []
+        shown: List[str] = []
         for token in split_list(text):
             if ranges and "-" in token[1:]:
                 out.extend(item(str(v)) for v in int_range(token))
             else:
                 out.append(item(token))
+            shown.extend([token] if len(shown) + 1 == len(out) else map(show_default, out[len(shown):]))
         if not out:
             _fail(f"expects a comma-separated list (got {text!r})")
-        return no_repeats(out, text)
+        return no_repeats(out, text, shown)
 
     return parse
 
@@ -322,6 +328,7 @@ def kong_value(name: str, token: str) -> Any:
 def kong_values(name: str, text: str) -> List[Any]:
     """The values of a comma list for the KONG option :obj:`name` (``both`` = no and yes)."""
     out: List[Any] = []
+    shown: List[str] = []
     for token in split_list(text):
         if token.lower() == "both" and (_kind(name) == "bool" or name in YES_NO_INTS):
             out.extend([False, True] if _kind(name) == "bool" else [0, 1])
@@ -329,9 +336,10 @@ def kong_values(name: str, text: str) -> List[Any]:
             out.extend(kong_value(name, str(v)) for v in int_range(token))
         else:
             out.append(kong_value(name, token))
+        shown.extend([token] if len(shown) + 1 == len(out) else map(show_default, out[len(shown):]))
     if not out:
         _fail(f"is empty (got {text!r})")
-    return no_repeats(out, text)
+    return no_repeats(out, text, shown)
 
 
 def show_kong(name: str, value: Any) -> str:

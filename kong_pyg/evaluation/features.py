@@ -114,7 +114,8 @@ def kong_route(cfg: Any, graphs: Any) -> Tuple[str, Dict[str, float]]:
     for j in range(cfg.degree):
         size = size * (nnz + j) / (j + 1)
     entries = float((size[maps.unique] * maps.mult).sum())
-    explicit = ROUTE_OVERHEAD + EXPLICIT_SECONDS_PER_ENTRY * entries ** EXPLICIT_EXPONENT
+    # (entries capped: a float power of more than about 1e231 raises, and counts can overflow to inf)
+    explicit = ROUTE_OVERHEAD + EXPLICIT_SECONDS_PER_ENTRY * min(entries, 1e200) ** EXPLICIT_EXPONENT
     u, n = float(maps.num_unique), float(maps.num_graphs)
     blocks = -(-maps.num_unique // block_rows(maps.num_graphs))
     gram = ROUTE_OVERHEAD + GRAM_SECONDS_PER_PAIR * u * u + GRAM_SECONDS_PER_OUTPUT * n * n * blocks
