@@ -121,10 +121,10 @@ def _block_products(a: "NodeMaps", lo: int, hi: int, rowptr_a: Tensor, right: _R
         left = torch.sparse_csr_tensor(crow, col, val, (r_a, n), check_invariants=False)
         rt = torch.sparse_csr_tensor(right.ptr, right.row, right.val, (n, r_b), check_invariants=False)
         prod = torch.sparse.mm(left, rt)
-        rows = torch.repeat_interleave(torch.arange(r_a, device=dev), prod.crow_indices().diff(),
-                                       output_size=prod.values().numel())
+        rows = torch.repeat_interleave(torch.arange(r_a, device=dev), prod.crow_indices().diff().long(),
+                                       output_size=prod.values().numel())  # (int64: cuSPARSE may give int32)
         block = work.zeros("block", r_b, r_a)
-        return block.index_put_((prod.col_indices(), rows), prod.values(), accumulate=True)
+        return block.index_put_((prod.col_indices().long(), rows), prod.values(), accumulate=True)
     acc = work.zeros("products", r_a, r_b)
     step = max(1, entries // max(r_b, 1))
     for c0 in range(0, n, step):
