@@ -25,6 +25,10 @@ if [ -n "$data" ]; then
     fi
     data=$(cd "$data" && pwd)
 fi
+if ! "$py" -c "import sys, torch; sys.exit(0 if torch.cuda.is_available() else 1)" 2>/dev/null; then
+    echo "gpu_check.sh: error: no CUDA device for $py here (no torch, or torch.cuda.is_available() is False)" >&2
+    exit 2
+fi
 if ! mkdir -p "$out" 2>/dev/null || [ ! -d "$out" ]; then
     echo "gpu_check.sh: error: OUTDIR '$out' cannot be made" >&2
     exit 2
@@ -32,10 +36,6 @@ fi
 out=$(cd "$out" && pwd)
 cd "$(dirname "$0")/.."
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
-if ! "$py" -c "import sys, torch; sys.exit(0 if torch.cuda.is_available() else 1)" 2>/dev/null; then
-    echo "gpu_check.sh: error: no CUDA device for $py here (no torch, or torch.cuda.is_available() is False)" >&2
-    exit 2
-fi
 status=0
 step() {
     local name=$1

@@ -358,8 +358,8 @@ def main(argv=None):
     out_dir = md.with_suffix("")
     if args.render and not any(out_dir.glob("*.json")) and not any((out_dir / "extended").glob("*.json")):
         raise DataError(f"--render: no stored runs under {str(out_dir)!r} (NAME_RUN.json, "
-                        "extended/NAME.json) for --out; run the sections first, or name the table beside its "
-                        "table1/ folder")
+                        "extended/NAME.json), the folder named after --out without its suffix: run the "
+                        "sections first, or give the --out whose folder holds them")
     out_dir.mkdir(parents=True, exist_ok=True)
     if not args.render:  # (--render reads the stored runs only: no data set is looked for)
         datasets = present(args.datasets, args.data_root)
