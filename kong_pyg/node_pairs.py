@@ -5,7 +5,7 @@ r"""The node-pair products of :func:`~kong_pyg.gram.gram_matrix` for :math:`p \g
 columns its rows use only.
 """
 import math
-from typing import TYPE_CHECKING, Dict, NamedTuple, Optional
+from typing import TYPE_CHECKING, Dict, NamedTuple
 
 import torch
 from torch import Tensor
@@ -81,18 +81,18 @@ def _right_block(b: "NodeMaps", b_lo: int, b_hi: int, rowptr_b: Tensor) -> _Righ
     return _Right(cols, ptr, (b.rows.row[b0:b1] - b_lo)[order], b.rows.val[b0:b1][order], b_hi - b_lo)
 
 
-def _dense_columns(right: _Right, c0: int, c1: int, work: Optional[_Work] = None) -> Tensor:
+def _dense_columns(right: _Right, c0: int, c1: int, work: _Work) -> Tensor:
     """Columns :obj:`c0 .. c1 - 1` of a :class:`_Right` as a dense :obj:`[c1 - c0, rows]`."""
     e0, e1 = int(right.ptr[c0]), int(right.ptr[c1])
     counts = right.ptr[c0 + 1:c1 + 1] - right.ptr[c0:c1]
     col = torch.repeat_interleave(torch.arange(c1 - c0, device=right.val.device), counts, output_size=e1 - e0)
-    out = (work or _Work(right.val.device)).zeros("columns", c1 - c0, right.rows)
+    out = work.zeros("columns", c1 - c0, right.rows)
     out[col, right.row[e0:e1]] = right.val[e0:e1]
     return out
 
 
 def _block_products(a: "NodeMaps", lo: int, hi: int, rowptr_a: Tensor, right: _Right, entries: int,
-                    work: Optional[_Work] = None) -> Tensor:
+                    work: _Work) -> Tensor:
     r""":math:`U_b[b_lo:b_hi] \, U_a[lo:hi]^\top`, dense (:obj:`right`: the :class:`_Right` of the b rows).
 
     Over the columns the :obj:`b` rows use only, so a block never costs its rows times the width of
@@ -105,7 +105,6 @@ def _block_products(a: "NodeMaps", lo: int, hi: int, rowptr_a: Tensor, right: _R
     a0, a1 = int(rowptr_a[lo]), int(rowptr_a[hi])
     cols, a_col, dev = right.cols, a.rows.col[a0:a1], right.val.device
     n, r_a, r_b = cols.numel(), hi - lo, right.rows
-    work = work or _Work(dev)
     if n == 0:
         return work.zeros("block", r_b, r_a)
     at = torch.searchsorted(cols, a_col).clamp_(max=n - 1)

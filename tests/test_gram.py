@@ -212,7 +212,7 @@ def test_blocks_stay_within_block_entries_and_use_only_their_columns(relabel, de
     sizes = []
     products, rights, columns = g._block_products, g._right_block, g._dense_columns
 
-    def block_products(a, lo, hi, rowptr_a, right, entries, work=None):
+    def block_products(a, lo, hi, rowptr_a, right, entries, work):
         out = products(a, lo, hi, rowptr_a, right, entries, work)
         sizes.append(out.numel())
         return out
@@ -224,7 +224,7 @@ def test_blocks_stay_within_block_entries_and_use_only_their_columns(relabel, de
         assert out.val.numel() == entries.numel()  # (their entries: a copy of part of the input)
         return out
 
-    def dense_columns(right, c0, c1, work=None):
+    def dense_columns(right, c0, c1, work):
         out = columns(right, c0, c1, work)
         sizes.append(out.numel())
         return out

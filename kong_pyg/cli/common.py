@@ -229,6 +229,12 @@ def int_range(token: str) -> range:
     return span
 
 
+def _name_new_values(shown: List[str], values: List[Any], token: str) -> None:
+    """Name for :func:`no_repeats` the values :obj:`token` added: the token for one value, else each shown."""
+    new = values[len(shown):]
+    shown.extend([token] if len(new) == 1 else map(show_default, new))
+
+
 def list_of(item: Callable[[str], Any], ranges: bool = False) -> Callable[[str], List[Any]]:
     """An argparse type: a comma-separated list of :obj:`item` values.
 
@@ -242,7 +248,7 @@ def list_of(item: Callable[[str], Any], ranges: bool = False) -> Callable[[str],
                 out.extend(item(str(v)) for v in int_range(token))
             else:
                 out.append(item(token))
-            shown.extend([token] if len(shown) + 1 == len(out) else map(show_default, out[len(shown):]))
+            _name_new_values(shown, out, token)
         if not out:
             _fail(f"expects a comma-separated list (got {text!r})")
         return no_repeats(out, text, shown)
@@ -336,7 +342,7 @@ def kong_values(name: str, text: str) -> List[Any]:
             out.extend(kong_value(name, str(v)) for v in int_range(token))
         else:
             out.append(kong_value(name, token))
-        shown.extend([token] if len(shown) + 1 == len(out) else map(show_default, out[len(shown):]))
+        _name_new_values(shown, out, token)
     if not out:
         _fail(f"is empty (got {text!r})")
     return no_repeats(out, text, shown)

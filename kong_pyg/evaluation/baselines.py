@@ -198,7 +198,6 @@ def walk_features(
     history: List[Tuple[Tensor, Tensor]] = []  # per step: (label id, previous sequence id)
     for step in range(length + 1):
         if step:
-            ignore_sparse_notices()
             moved = torch.sparse.mm(adj, walk).coalesce()
             node, seq = moved.indices()
             pair = label[node] * max(width, 1) + seq
