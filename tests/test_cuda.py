@@ -90,6 +90,24 @@ def test_vectorizer_exact_cpu_vs_device(k, degree):
         assert np.allclose(X.data, Y.data, rtol=1e-12, atol=0)
 
 
+@pytest.mark.parametrize("block_entries", [2**24, 40])
+@pytest.mark.parametrize("kernel,degree,relabel", [("poly", 2, 0), ("poly", 3, 1), ("cosine", 4, 1)])
+def test_gram_matrix_cpu_vs_device(kernel, degree, relabel, block_entries):
+    """The Gram route (sparse CSR products, the half-diagonal pass, A + A^T in strips) on graphs that
+    live on the device: the CPU's matrix and the explicit map's X X^T, exactly symmetric; tiny blocks
+    run every strip and block boundary."""
+    from kong_pyg import gram_matrix
+
+    gs = graphs(12, seed=2)
+    opts = dict(k=1, hops=2, kernel=kernel, degree=degree, relabel=relabel)
+    cpu = gram_matrix(gs, block_entries=block_entries, **opts)
+    dev = gram_matrix([g.to(DEVICE) for g in gs], block_entries=block_entries, **opts)
+    assert np.array_equal(dev, dev.T)
+    np.testing.assert_allclose(dev, cpu, rtol=1e-12, atol=0)
+    X = KongVectorizer(**opts).fit_transform(gs)
+    np.testing.assert_allclose(dev, (X @ X.T).toarray(), rtol=1e-10, atol=1e-12)
+
+
 @pytest.mark.parametrize("kernel,normalize", [("poly", False), ("cosine", True)])
 def test_vectorizer_sketched_cpu_vs_device(kernel, normalize):
     gs = graphs(12, seed=2)
