@@ -152,6 +152,8 @@ class ExactColumns:
             for gb in iter_graph_batches(graphs, self.batch_size, cfg.edge_labels, key_attr, sparse_flow):
                 self._check_edge_attr(gb, fit)
                 gb = self._to_device(gb)
+                if hashes is not None and hashes.coef.device != gb.x.device:  # (device=None: the graphs' own)
+                    hashes = hashes.to(gb.x.device)
                 if hashes is None:
                     parts.extend(self._exact_parts(cfg, gb, grow=fit))
                 else:

@@ -36,7 +36,7 @@ class GraphBatch(NamedTuple):
 
     Attributes:
         x, edge_index, edge_attr, edge_order: The union's tensors.
-        batch (torch.Tensor): :obj:`[N]` graph of each node (0-based here).
+        batch (torch.Tensor): :obj:`[N]` graph of each node (0-based here), on :obj:`x`'s device.
         start (int): The index of the first graph in the input.
         num_graphs (int): How many graphs.
     """
@@ -338,12 +338,12 @@ def concat_graphs(chunk: Sequence[Any], start: int, edge_labels: bool, edge_orde
         return _cat_layout(values, key, start, labels_of=key != edge_order_attr)
 
     e_counts = list(map(operator.itemgetter(1), e_shapes))
-    batch = torch.repeat_interleave(n_sizes, output_size=sum(nodes))
     x = _cat_layout(xs, "x", start, x_shapes)
     if x.device != edge_index.device:
         last = start + len(chunk) - 1
         raise ValueError(f"graphs {start}..{last}: 'x' is on {x.device} but 'edge_index' is on "
                          f"{edge_index.device}: move every graph to one device")
+    batch = torch.repeat_interleave(n_sizes.to(x.device), output_size=sum(nodes))  # (where the graphs are)
     return GraphBatch(x, edge_index, _all_or_none("edge_attr" if edge_labels else None),
                       _all_or_none(edge_order_attr), batch, start, len(chunk))
 

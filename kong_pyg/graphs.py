@@ -213,7 +213,8 @@ def _slice_store(dataset, store, start, stop, edge_labels, edge_order_attr) -> G
         bad = start + int((n_sizes == 0).nonzero()[0])
         raise ValueError(f"graph {bad} is empty (no nodes); KONG needs at least one node")
     edge_index = union_edges(plain_tensor(data.edge_index)[:, edges], n_sizes, e_sizes, start, offsets)
-    batch = torch.repeat_interleave(n_sizes, output_size=num_nodes)  # (graph g n_sizes[g] times)
+    x = data.x[nodes]
+    batch = torch.repeat_interleave(n_sizes.to(x.device), output_size=num_nodes)  # (graph g n_sizes[g] times)
     attr = None
     if edge_labels and "edge_attr" in slices and data.edge_attr is not None:
         _same_slices(slices, "edge_attr", dataset, start, stop)
@@ -222,7 +223,7 @@ def _slice_store(dataset, store, start, stop, edge_labels, edge_order_attr) -> G
     if edge_order_attr and edge_order_attr in slices:
         _same_slices(slices, edge_order_attr, dataset, start, stop)
         order = data[edge_order_attr][edges]
-    return GraphBatch(data.x[nodes], edge_index, attr, order, batch, start, n_sizes.numel())
+    return GraphBatch(x, edge_index, attr, order, batch, start, n_sizes.numel())
 
 
 def _same_slices(slices: Any, key: str, dataset: Any, start: int, stop: int) -> None:

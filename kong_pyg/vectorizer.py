@@ -74,7 +74,7 @@ class KongVectorizer(GivenOptions, ExactColumns, TransformerMixin, BaseEstimator
             together (memory stays bounded by one batch; the fewest such
             batches, of sizes as equal as possible). (default: :obj:`4096`)
         device (str or torch.device, optional): Where to compute.
-            (default: the CPU)
+            (default: where the graphs are, the CPU for most data sets)
         progress (bool, optional): Show a progress bar. (default: :obj:`False`)
         threads (int, optional): PyTorch threads while computing (at most the
             cores this process is given; restored afterwards); :obj:`None`

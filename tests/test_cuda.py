@@ -117,6 +117,30 @@ def test_vectorizer_sketched_cpu_vs_device(kernel, normalize):
     assert np.allclose(X, Y, rtol=1e-9, atol=1e-9)
 
 
+def test_whole_collection_entry_points_read_graphs_on_the_device():
+    """Graphs that already live on the device, no device= given: every entry point that joins them
+    into one union (the vectorizer's exact and sketched maps, transform_dataset, the baselines) gives
+    the CPU's numbers (the union's graph vector had stayed on the CPU: an index error)."""
+    from kong_pyg.evaluation.baselines import sp_features, walk_features, wl_features
+
+    gs = graphs(12, seed=3)
+    on = [g.to(DEVICE) for g in gs]
+    for opts in (dict(k=2, hops=2), dict(k=1, hops=2, degree=2, relabel=1),
+                 dict(k=2, hops=2, dim=64, kernel="cosine")):
+        X = KongVectorizer(batch_size=5, **opts).fit_transform(gs)
+        Y = KongVectorizer(batch_size=5, **opts).fit_transform(on)
+        X, Y = (M.toarray() if hasattr(M, "toarray") else M for M in (X, Y))
+        np.testing.assert_allclose(Y, X, rtol=1e-12, atol=1e-12)
+    t = KongFeatures(k=2, hops=2, dim=64, level="both")
+    ref = t.transform_dataset([g.clone() for g in gs], batch_size=5)
+    out = t.transform_dataset([g.clone() for g in on], batch_size=5)
+    for a, b in zip(out, ref):
+        same(a.kong_x, b.kong_x, True)
+        same(a.kong_graph, b.kong_graph, True)
+    for f in (wl_features, walk_features, sp_features):
+        assert (f(on) != f(gs)).nnz == 0, f.__name__
+
+
 def test_transform_on_device_data():
     t = KongFeatures(k=2, hops=2, dim=64, level="both")
     for data in graphs(4, seed=4):
