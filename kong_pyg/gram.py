@@ -318,38 +318,51 @@ def gram_matrix(
     graphs = as_graph_sequence(graphs)
     if other is not None:
         other = as_graph_sequence(other, "other")
-    n, m = len(graphs), len(graphs if other is None else other)
+    _check_size(len(graphs), len(graphs if other is None else other))
+    with torch.no_grad():
+        if other is None:
+            return gram_of_maps(cfg, node_maps(cfg, graphs, edge_order_attr), block_entries=block_entries)
+        try:
+            maps = node_maps(cfg, _Chain(graphs, other), edge_order_attr)
+        except (ValueError, TypeError) as err:  # ("graph i" counts both sequences: say which, and where)
+            if err.args and isinstance(err.args[0], str) and _raised_here(err):
+                err.args = (_which_sequence(err.args[0], len(graphs)),) + err.args[1:]
+            raise
+        left, right = _split(maps, len(graphs))
+        return gram_of_maps(cfg, left, right, block_entries)
+
+
+def _check_size(n: int, m: int) -> None:
     check_allocation(
         GRAM_BYTES * n * m, f"gram_matrix of {n:,} x {m:,} graphs ('graphs', 'other'): the kernel matrix",
         advice="compute it in blocks of rows (gram_matrix(graphs[i:j], graphs)), or train a linear model "
                "on explicit features (KongVectorizer)",
     )
+
+
+def gram_of_maps(cfg: KongConfig, left: NodeMaps, right: Optional[NodeMaps] = None,
+                 block_entries: int = BLOCK_ENTRIES) -> np.ndarray:
+    """:func:`gram_matrix` from node maps already computed (:func:`node_maps`).
+
+    :obj:`right=None`: the graphs of :obj:`left` against themselves (an exactly symmetric matrix).
+    """
+    _check_size(left.num_graphs, (left if right is None else right).num_graphs)
     with torch.no_grad():
-        if other is None:
-            maps = node_maps(cfg, graphs, edge_order_attr)
-            left = right = maps
-        else:
-            try:
-                maps = node_maps(cfg, _Chain(graphs, other), edge_order_attr)
-            except (ValueError, TypeError) as err:  # ("graph i" counts both sequences: say which, and where)
-                if err.args and isinstance(err.args[0], str) and _raised_here(err):
-                    err.args = (_which_sequence(err.args[0], len(graphs)),) + err.args[1:]
-                raise
-            left, right = _split(maps, len(graphs))
+        same, right = right is None, left if right is None else right
         if cfg.degree == 1:
             K = torch.from_numpy(np.asarray((_graph_rows(left) @ _graph_rows(right).T).todense()))
         else:
             K = pair_kernel(left, right, cfg.degree, block_entries)
         engine.check_finite(K, cfg, "kernel matrix")
         if cfg.normalize:
-            if other is None:
+            if same:
                 diag = K.diagonal().clone()
                 K = _normalize(K, diag, diag)
             else:
                 K = _normalize(K, self_kernels(left, cfg.degree, block_entries),
                                self_kernels(right, cfg.degree, block_entries))
         out = np.ascontiguousarray(K.cpu().numpy())
-        if other is None:  # (the two triangles round apart: products summed in other orders, the scaling)
+        if same:  # (the two triangles round apart: products summed in other orders, the scaling)
             _mirror_upper(out, block_entries)
     return out
 

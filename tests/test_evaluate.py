@@ -539,3 +539,35 @@ def test_kong_route_picks_the_route_measured_faster():
     leaves = torch.arange(1, n)
     star = Data(x=torch.arange(n), edge_index=torch.stack([leaves, torch.zeros_like(leaves)]))
     assert kong_route(KongConfig(k=1, hops=1, degree=400, kernel="cosine"), [star, star])[0] == "gram"
+
+
+@pytest.mark.parametrize("data,setting,route", [
+    ("MUTAG", "poly-4", "gram"), ("MUTAG", "cosine-rlb-3", "gram"), ("small", "poly-2", "explicit")])
+def test_setting_features_computes_the_node_maps_once(monkeypatch, data, setting, route):
+    """A p >= 2 setting computed its node maps twice: once for kong_route's choice, once more inside
+    gram_matrix (about a third of NCI1 poly-2's features). The route now hands its maps on: one engine
+    pass, and the same kernel as gram_matrix on either route (600 small graphs at p = 2: the explicit
+    map, whose X X^T it is)."""
+    import random
+
+    from helpers import random_graph, to_data
+
+    import kong_pyg.gram as gram
+    from kong_pyg import gram_matrix
+    from kong_pyg.datasets import load_tu
+    from kong_pyg.evaluation.features import setting_features
+    from kong_pyg.evaluation.grid import expand_grid, paper_grid
+
+    rng = random.Random(0)
+    small = [to_data(random_graph(rng, 15, 40, 3)) for _ in range(600)]
+    graphs = load_tu("MUTAG") if data == "MUTAG" else small
+    s = next(s for s in expand_grid("kong", paper_grid("kong")) if s.name == setting)
+    calls = []
+    real = gram.node_maps
+    monkeypatch.setattr(gram, "node_maps", lambda *a, **k: calls.append(1) or real(*a, **k))
+    out = setting_features(s, graphs)
+    assert len(calls) == 1
+    monkeypatch.undo()
+    assert isinstance(out, Gram) == (route == "gram")
+    K = out.K if isinstance(out, Gram) else (out @ out.T).toarray()
+    np.testing.assert_allclose(K, gram_matrix(graphs, config=s.kong_config()), rtol=1e-12, atol=1e-9)

@@ -61,7 +61,8 @@ def graph_union(graphs) -> GraphUnion:
     parts = list(iter_graph_batches(graphs, batch_size=len(graphs), edge_labels=False,
                                     edge_order_attr=None, sparse_flow="source_to_target"))
     gb = parts[0]  # (on the CPU: the counts end in SciPy matrices, whatever device the graphs are on)
-    return GraphUnion(labels(gb.x.cpu(), "x", gb.x.size(0)), gb.edge_index.cpu(), gb.batch.cpu(), gb.num_graphs)
+    return GraphUnion(labels(gb.x.cpu(), "x", gb.x.size(0)), gb.edge_index.cpu(), gb.batch.cpu(),
+                      gb.num_graphs)
 
 
 def _count_matrix(graph: Tensor, column: Tensor, num_graphs: int, num_columns: int,

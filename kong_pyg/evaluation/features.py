@@ -103,12 +103,17 @@ def kong_route(cfg: Any, graphs: Any) -> Tuple[str, Dict[str, float]]:
     Returns:
         (str, dict): :obj:`"explicit"` or :obj:`"gram"`, and the estimates.
     """
+    from ..gram import node_maps
+
+    return _route_of_maps(cfg, node_maps(cfg, graphs))
+
+
+def _route_of_maps(cfg: Any, maps: Any) -> Tuple[str, Dict[str, float]]:
+    """:func:`kong_route` of the graphs' node maps (:func:`kong_pyg.gram.node_maps`)."""
     import torch
 
-    from ..gram import node_maps
     from ..node_pairs import block_rows
 
-    maps = node_maps(cfg, graphs)
     nnz = torch.bincount(maps.rows.row, minlength=maps.num_unique).double()
     size = torch.ones_like(nnz)
     for j in range(cfg.degree):
@@ -155,10 +160,14 @@ def setting_features(setting: Setting, graphs: Any, seed: int = 0) -> Union[Matr
 
             return depth_sum_features(setting, graphs, seed)
         cfg = setting.kong_config(seed=seed)
-        if cfg.dim is None and cfg.degree >= 2 and kong_route(cfg, graphs)[0] == "gram":
-            from ..gram import gram_matrix
+        if cfg.dim is None and cfg.degree >= 2:
+            from ..gram import gram_of_maps, node_maps
+            from ..graphs import as_graph_sequence
 
-            return Gram(gram_matrix(graphs, config=cfg), "KONG Gram matrix from node inner products")
+            maps = node_maps(cfg, as_graph_sequence(graphs))  # (computed once: the route's and the Gram's)
+            if _route_of_maps(cfg, maps)[0] == "gram":
+                return Gram(gram_of_maps(cfg, maps), "KONG Gram matrix from node inner products")
+            del maps
         with torch_threads(1):  # as KongVectorizer's default (threads=1)
             return FeatureMap(cfg).fit_transform(graphs)
     if setting.method == "kong-mean":
