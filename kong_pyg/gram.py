@@ -362,8 +362,8 @@ def gram_of_maps(cfg: KongConfig, left: NodeMaps, right: Optional[NodeMaps] = No
                 K = _normalize(K, self_kernels(left, cfg.degree, block_entries),
                                self_kernels(right, cfg.degree, block_entries))
         out = np.ascontiguousarray(K.cpu().numpy())
-        if same:  # (the two triangles round apart: products summed in other orders, the scaling)
-            _mirror_upper(out, block_entries)
+        if same and (cfg.degree == 1 or cfg.normalize):  # (there the two triangles round apart: products
+            _mirror_upper(out, block_entries)  # summed in other orders, the scaling; pair_kernel's are equal)
     return out
 
 
