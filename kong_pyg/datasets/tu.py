@@ -208,7 +208,8 @@ def _locate(name: str, data_root, folder: Path, download: bool) -> Tuple[Dict[st
             found = _available(base)
             listing = f"it holds {', '.join(found)}" if found else "it holds no NAME/raw folders"
             fetch = (f"{name} is bundled: load it without data_root (--data-root)" if name in BUNDLED
-                     else "Pass download=True (--download) to fetch it from the TU collection")
+                     else "Pass download=True (the kong-pyg CLI's --download) to fetch it from the TU "
+                     "collection")
             raise ValueError(
                 f"unknown data set {name!r} in {str(base)!r}: there is no "
                 f"{src_raw}{_suggest(name, found)}; {listing}. {fetch}."
@@ -222,7 +223,7 @@ def _locate(name: str, data_root, folder: Path, download: bool) -> Tuple[Dict[st
             f"unknown data set {name!r}{_suggest(name, list(BUNDLED))}: only "
             f"{', '.join(BUNDLED)} is bundled. Pass a data_root (--data-root DIR "
             f"holding DIR/{name}/raw/{name}_A.txt, ...) or download=True "
-            "(--download) to fetch it from the TU collection."
+            "(the kong-pyg CLI's --download) to fetch it from the TU collection."
         )
     raw = _download(name, folder)
     return _read_folder(raw, name), str(raw)
