@@ -151,10 +151,11 @@ def _graph_rows(maps: NodeMaps) -> Any:
     r"""The graph maps :math:`\sum_v g(c_v)` (:math:`p = 1`) as a SciPy CSR matrix."""
     import scipy.sparse as sp
 
-    pool = sp.csr_matrix((maps.mult.numpy(), (maps.graph.numpy(), maps.unique.numpy())),
+    # (SciPy: on the CPU, wherever the graphs are)
+    pool = sp.csr_matrix((maps.mult.cpu().numpy(), (maps.graph.cpu().numpy(), maps.unique.cpu().numpy())),
                          shape=(maps.num_graphs, maps.num_unique))
     rows = maps.rows
-    node = sp.csr_matrix((rows.val.numpy(), (rows.row.numpy(), rows.col.numpy())),
+    node = sp.csr_matrix((rows.val.cpu().numpy(), (rows.row.cpu().numpy(), rows.col.cpu().numpy())),
                          shape=(maps.num_unique, maps.num_cols))
     return pool @ node
 
@@ -173,7 +174,7 @@ def _restrict(maps: NodeMaps, lo: int, hi: int) -> NodeMaps:
 
 def self_kernels(maps: NodeMaps, degree: int, block_entries: int = BLOCK_ENTRIES) -> Tensor:
     r""":math:`K(G, G)` of every graph, in chunks of graphs (never the full matrix)."""
-    out = torch.empty(maps.num_graphs, dtype=torch.float64)
+    out = torch.empty(maps.num_graphs, dtype=torch.float64, device=maps.rows.val.device)
     step = 256
     for lo in range(0, maps.num_graphs, step):
         hi = min(lo + step, maps.num_graphs)
@@ -227,7 +228,8 @@ def _normalize(K: Tensor, left: Tensor, right: Tensor) -> Tensor:
     def inv(d: Tensor) -> Tensor:
         return torch.where(d > 0, d.clamp(min=1e-300).rsqrt(), torch.zeros_like(d))
 
-    return K * inv(left).unsqueeze(1) * inv(right).unsqueeze(0)
+    # (p = 1: K is on the CPU, the self-kernels where the graphs are)
+    return K * inv(left.to(K.device)).unsqueeze(1) * inv(right.to(K.device)).unsqueeze(0)
 
 
 #: Peak bytes per entry of :func:`gram_matrix`'s output: the matrix and the temporaries of its pair
@@ -332,12 +334,18 @@ def gram_matrix(
         return gram_of_maps(cfg, left, right, block_entries)
 
 
-def _check_size(n: int, m: int) -> None:
-    check_allocation(
-        GRAM_BYTES * n * m, f"gram_matrix of {n:,} x {m:,} graphs ('graphs', 'other'): the kernel matrix",
-        advice="compute it in blocks of rows (gram_matrix(graphs[i:j], graphs)), or train a linear model "
-               "on explicit features (KongVectorizer)",
-    )
+def _check_size(n: int, m: int, device: Any = None) -> None:
+    """The memory check of an :obj:`[n, m]` kernel matrix.
+
+    The host's (its NumPy copy), and :obj:`device`'s where it is computed elsewhere (p >= 2 on graphs on a
+    GPU).
+    """
+    for where in ("cpu",) if device is None or torch.device(device).type == "cpu" else ("cpu", device):
+        check_allocation(
+            GRAM_BYTES * n * m, f"gram_matrix of {n:,} x {m:,} graphs ('graphs', 'other'): the kernel matrix",
+            where, advice="compute it in blocks of rows (gram_matrix(graphs[i:j], graphs)), or train a "
+                          "linear model on explicit features (KongVectorizer)",
+        )
 
 
 def gram_of_maps(cfg: KongConfig, left: NodeMaps, right: Optional[NodeMaps] = None,
@@ -346,7 +354,8 @@ def gram_of_maps(cfg: KongConfig, left: NodeMaps, right: Optional[NodeMaps] = No
 
     :obj:`right=None`: the graphs of :obj:`left` against themselves (an exactly symmetric matrix).
     """
-    _check_size(left.num_graphs, (left if right is None else right).num_graphs)
+    _check_size(left.num_graphs, (left if right is None else right).num_graphs,
+                left.rows.val.device if cfg.degree > 1 else None)
     with torch.no_grad():
         same, right = right is None, left if right is None else right
         if cfg.degree == 1:

@@ -24,7 +24,7 @@ def _ranges(starts: Tensor, sizes: Tensor) -> Tensor:
     """Concatenated :obj:`arange(start, start + size)` for every pair."""
     total = int(sizes.sum())
     owner = torch.repeat_interleave(sizes, output_size=total)  # (i repeated sizes[i] times)
-    return starts[owner] + torch.arange(total) - exclusive_cumsum(sizes)[owner]
+    return starts[owner] + torch.arange(total, device=starts.device) - exclusive_cumsum(sizes)[owner]
 
 
 def _collated(graphs):
@@ -203,7 +203,7 @@ def _slice_store(dataset, store, start, stop, edge_labels, edge_order_attr) -> G
         offsets: Optional[Tensor] = x_bounds[:-1] - x_lo
         num_nodes: Optional[int] = x_hi - x_lo
     else:
-        idx = torch.as_tensor(indices[start:stop], dtype=torch.long)
+        idx = torch.as_tensor(indices[start:stop], dtype=torch.long, device=xs.device)  # (not the default's)
         n_sizes = xs[idx + 1] - xs[idx]
         e_sizes = es[idx + 1] - es[idx]
         nodes = _ranges(xs[idx], n_sizes)
@@ -241,7 +241,7 @@ def _same_slices(slices: Any, key: str, dataset: Any, start: int, stop: int) -> 
         window = slice(indices.start + start, indices.start + stop + 1)
         if torch.equal(mine[window], edges[window]):
             return
-    idx = torch.as_tensor(indices[start:stop], dtype=torch.long)
+    idx = torch.as_tensor(indices[start:stop], dtype=torch.long, device=mine.device)
     bad = torch.nonzero((mine[idx] != edges[idx]) | (mine[idx + 1] != edges[idx + 1])).view(-1)
     if bad.numel():
         g, i = int(bad[0]), int(idx[bad[0]])

@@ -32,7 +32,8 @@ def _pool(maps: "NodeMaps", lo: int, hi: int) -> Tensor:
     graph, col, val = graph[order], col[order], val[order]
     crow = exclusive_cumsum(torch.bincount(graph, minlength=maps.num_graphs))
     ignore_sparse_notices()
-    return torch.sparse_csr_tensor(crow, col, val, (maps.num_graphs, hi - lo), check_invariants=False)
+    return torch.sparse_csr_tensor(crow, col, val, (maps.num_graphs, hi - lo), check_invariants=False,
+                                   device=val.device)  # (not the default device's)
 
 
 class _Work:
@@ -117,8 +118,9 @@ def _block_products(a: "NodeMaps", lo: int, hi: int, rowptr_a: Tensor, right: _R
     ignore_sparse_notices()  # (rows sorted, columns within one too: CSR as they are)
     if 8 * int((torch.bincount(col, minlength=n) * right.ptr.diff()).sum()) <= r_a * r_b:  # (temporaries)
         crow = exclusive_cumsum(torch.bincount(row, minlength=r_a))
-        left = torch.sparse_csr_tensor(crow, col, val, (r_a, n), check_invariants=False)
-        rt = torch.sparse_csr_tensor(right.ptr, right.row, right.val, (n, r_b), check_invariants=False)
+        left = torch.sparse_csr_tensor(crow, col, val, (r_a, n), check_invariants=False, device=dev)
+        rt = torch.sparse_csr_tensor(right.ptr, right.row, right.val, (n, r_b), check_invariants=False,
+                                     device=dev)
         prod = torch.sparse.mm(left, rt)
         rows = torch.repeat_interleave(torch.arange(r_a, device=dev), prod.crow_indices().diff().long(),
                                        output_size=prod.values().numel())  # (int64: cuSPARSE may give int32)
@@ -131,7 +133,7 @@ def _block_products(a: "NodeMaps", lo: int, hi: int, rowptr_a: Tensor, right: _R
         sel = flat_nonzero((col >= c0) & (col < c1)) if (c0, c1) != (0, n) else None
         r, c, v = (row, col, val) if sel is None else (row[sel], col[sel] - c0, val[sel])
         crow = exclusive_cumsum(torch.bincount(r, minlength=r_a))
-        left = torch.sparse_csr_tensor(crow, c, v, (r_a, c1 - c0), check_invariants=False)
+        left = torch.sparse_csr_tensor(crow, c, v, (r_a, c1 - c0), check_invariants=False, device=dev)
         acc.addmm_(left, _dense_columns(right, c0, c1, work))
     return work.empty("block", r_b, r_a).copy_(acc.t())
 

@@ -91,7 +91,8 @@ def test_vectorizer_exact_cpu_vs_device(k, degree):
 
 
 @pytest.mark.parametrize("block_entries", [2**24, 40])
-@pytest.mark.parametrize("kernel,degree,relabel", [("poly", 2, 0), ("poly", 3, 1), ("cosine", 4, 1)])
+@pytest.mark.parametrize("kernel,degree,relabel", [("poly", 1, 0), ("poly", 2, 0), ("poly", 3, 1),
+                                                   ("cosine", 4, 1)])
 def test_gram_matrix_cpu_vs_device(kernel, degree, relabel, block_entries):
     """The Gram route (sparse CSR products, the half-diagonal pass, A + A^T in strips) on graphs that
     live on the device: the CPU's matrix and the explicit map's X X^T, exactly symmetric; tiny blocks
@@ -106,6 +107,10 @@ def test_gram_matrix_cpu_vs_device(kernel, degree, relabel, block_entries):
     np.testing.assert_allclose(dev, cpu, rtol=1e-12, atol=0)
     X = KongVectorizer(**opts).fit_transform(gs)
     np.testing.assert_allclose(dev, (X @ X.T).toarray(), rtol=1e-10, atol=1e-12)
+    on = [g.to(DEVICE) for g in gs]  # (p = 1: SciPy products; normalize with 'other': the self-kernels)
+    cpu = gram_matrix(gs[:5], gs[5:], block_entries=block_entries, normalize=True, **opts)
+    dev = gram_matrix(on[:5], on[5:], block_entries=block_entries, normalize=True, **opts)
+    np.testing.assert_allclose(dev, cpu, rtol=1e-12, atol=1e-15)
 
 
 @pytest.mark.parametrize("kernel,normalize", [("poly", False), ("cosine", True)])
@@ -139,6 +144,25 @@ def test_whole_collection_entry_points_read_graphs_on_the_device():
         same(a.kong_graph, b.kong_graph, True)
     for f in (wl_features, walk_features, sp_features):
         assert (f(on) != f(gs)).nnz == 0, f.__name__
+
+
+def test_data_preparation_reads_device_tensors():
+    """add_degree_labels on a storage moved to the device (its slices stay on the CPU), and an EdgeStream
+    whose columns are on the device (stream_to_graphs, KongStream.fit): the CPU's results."""
+    from kong_pyg import KongStream
+    from kong_pyg.datasets import add_degree_labels, load_tu, stream_to_graphs, synthetic_event_stream
+
+    ref, ds = load_tu("MUTAG"), load_tu("MUTAG")
+    ds._data = ds._data.to(DEVICE)
+    add_degree_labels(ref)
+    add_degree_labels(ds)
+    assert torch.equal(ds._data.x.cpu(), ref._data.x)
+    stream = synthetic_event_stream(6, seed=1)[0]
+    moved = type(stream)(*[t.to(DEVICE) if isinstance(t, torch.Tensor) else t for t in stream])
+    for a, b in zip(stream_to_graphs(moved), stream_to_graphs(stream)):
+        assert torch.equal(a.edge_index, b.edge_index) and torch.equal(a.x, b.x)
+    assert torch.equal(KongStream(k=2, dim=32).fit(moved).sketches().cpu(),
+                       KongStream(k=2, dim=32).fit(stream).sketches())
 
 
 def test_transform_on_device_data():

@@ -86,6 +86,9 @@ def _runs(ml_dir):
         "vectorizer and gram": lambda: [
             torch.from_numpy(KongVectorizer(k=2).fit_transform(load_tu("MUTAG")).toarray()),
             torch.from_numpy(gram_matrix(load_tu("MUTAG"), k=2))],
+        # a subset view (its indices and node ranges), the Gram route's sparse blocks (p >= 2), the
+        # self-kernels of normalize with 'other', the baselines' own tensors
+        "views, Gram route, baselines": _views_gram_baselines,
         "streams": streams,
         "classify": lambda: [torch.tensor(r.repeat_accuracies, device="cpu") for r in classify(
             load_tu("MUTAG"), grid="quick", repeats=1, progress=False).results.values()],
@@ -96,6 +99,17 @@ def _runs(ml_dir):
                                         StreamSpotGraphs(stream)._data.edge_index,
                                         MovieLensOrdered(tempfile.mkdtemp(), ml_dir=str(ml_dir))._data.x],
     }
+
+
+def _views_gram_baselines():
+    from kong_pyg.evaluation.baselines import sp_features, walk_features, wl_features
+
+    ds = load_tu("MUTAG")
+    out = [KongVectorizer(k=2).fit_transform(ds[::3]).toarray(), gram_matrix(ds[[5, 1, 7, 3]], k=2),
+           gram_matrix(ds[:30], k=1, degree=2), gram_matrix(ds[:7], ds[7:20], degree=2, normalize=True),
+           gram_matrix(ds[:7], ds[7:20], k=2, normalize=True)]
+    out += [f(ds[::2]).toarray() for f in (wl_features, walk_features, sp_features)]
+    return [torch.from_numpy(np.asarray(a)) for a in out]
 
 
 @pytest.fixture(scope="module")

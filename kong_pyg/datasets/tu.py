@@ -388,8 +388,9 @@ def add_degree_labels(dataset) -> None:
         node_ptr[1:] = torch.tensor(sizes, dtype=torch.long).cumsum(0)
     edge_ptr = slices["edge_index"]
     num_graphs = node_ptr.numel() - 1
+    dev = data.edge_index.device  # (a storage moved to a GPU: its slices stay on the CPU)
     edge_graph = torch.repeat_interleave(torch.arange(num_graphs), edge_ptr[1:] - edge_ptr[:-1])
-    target = data.edge_index[1] + node_ptr[:-1][edge_graph]
+    target = data.edge_index[1] + node_ptr[:-1][edge_graph].to(dev)
     degree = torch.bincount(target, minlength=int(node_ptr[-1]))
     data.x = degree.view(-1, 1)
     slices["x"] = node_ptr

@@ -29,6 +29,7 @@ import torch
 from torch import Tensor
 
 from ..config import check_int
+from ..devices import cpu_by_default
 from ..exact import dense_rank, ignore_sparse_notices
 from ..graphs import as_graph_sequence, iter_graph_batches
 from ..inputs import labels
@@ -81,6 +82,7 @@ def _normalize_rows(x: sp.csr_matrix) -> sp.csr_matrix:
     return sp.csr_matrix(sp.diags(1.0 / norm) @ x)
 
 
+@cpu_by_default
 def wl_features(graphs, hops: int = 2, normalize: bool = False) -> sp.csr_matrix:
     r"""Weisfeiler-Lehman subtree features of every graph.
 
@@ -132,6 +134,7 @@ class WalkFeatures(NamedTuple):
     sequences: Tensor
 
 
+@cpu_by_default
 def walk_features(
     graphs,
     length: int = 5,
@@ -235,6 +238,7 @@ def _decode(history: List[Tuple[Tensor, Tensor]], width: int, names: Tensor) -> 
     return names[torch.stack(out, dim=1)]
 
 
+@cpu_by_default
 def sp_features(graphs, normalize: bool = False) -> sp.csr_matrix:
     r"""Labelled shortest-path features ("SP", Borgwardt and Kriegel, ICDM 2005).
 

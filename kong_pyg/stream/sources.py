@@ -72,7 +72,7 @@ def _graph_table(graph_ids: Any, graph: Any) -> Optional[np.ndarray]:
 
 def _index_of(table: np.ndarray, graph: Any) -> np.ndarray:
     """An EdgeStream's graph column as a NumPy index into its :obj:`table` of ids (checked)."""
-    index = graph.numpy() if isinstance(graph, Tensor) else np.asarray(graph)
+    index = graph.cpu().numpy() if isinstance(graph, Tensor) else np.asarray(graph)
     if index.size and (int(index.min()) < 0 or int(index.max()) >= table.size):
         raise ValueError(f"the stream's 'graph' column must index its {table.size} graph_ids (got "
                          f"values from {int(index.min())} to {int(index.max())})")

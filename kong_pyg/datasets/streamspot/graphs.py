@@ -178,6 +178,8 @@ def stream_to_graphs(
     if not isinstance(stream, EdgeStream):
         raise TypeError(f"'stream' must be an EdgeStream (got {type(stream).__name__})")
     check_bool("undirected", undirected)  # ('no' read as True)
+    stream = EdgeStream(*[t.cpu() if isinstance(t, Tensor) else t for t in stream])  # type: ignore[arg-type]
+    # (data prep: on the CPU, wherever the stream's columns are)
     num_graphs = len(stream.graph_ids)
     labels = _graph_labels(labels, stream.graph_ids)
     order = torch.sort(stream.graph, stable=True).indices  # arrival order kept per graph
