@@ -273,6 +273,27 @@ def test_svm_design_too_large_for_the_device_is_refused(monkeypatch):
         svm.fit_many(svm.design(X), y, np.ones((2, n), bool), [1.0], device=DEVICE)
 
 
+@pytest.mark.skipif(DEVICE == "cpu", reason="the guard is for GPU memory")
+def test_outputs_too_large_for_the_device_are_refused(monkeypatch):
+    """transform_dataset's outputs and a p >= 2 Gram matrix are made where the graphs are: a device that
+    cannot hold them is a clear ValueError naming them (simulated: the device reports 1 MiB free, the host
+    plenty), not CUDA's out-of-memory error after the work."""
+    from kong_pyg import gram_matrix, memory
+
+    on = [g.to(DEVICE) for g in graphs(12, seed=5)]
+    real = memory.available_memory
+
+    def available(device=None):
+        return 1 << 20 if device is not None and torch.device(device).type != "cpu" else real(device)
+
+    monkeypatch.setattr(memory, "available_memory", available)
+    monkeypatch.setattr(memory, "CHECK_FROM_BYTES", 0)
+    with pytest.raises(ValueError, match="the features of .* nodes and graphs"):
+        KongFeatures(k=2, dim=4096, level="both").transform_dataset(on)
+    with pytest.raises(ValueError, match="gram_matrix of 3,600 x 3,600 graphs"):
+        gram_matrix(on * 300, k=1, degree=2)
+
+
 def test_table2_harness_on_device_gives_the_cpu_result():
     """evaluate_features(device=...), the harness of Table 2 and the order test: the CPU's scores."""
     from kong_pyg.datasets import load_tu
