@@ -491,15 +491,15 @@ def _cat_layout(values: List[Any], key: str, start: int, shapes: Optional[List[A
         if labels_of and all(isinstance(v, Tensor) and v.dim() in (1, 2) for v in values):
             # labels in other layouts: every graph's own symbols (a one-hot row is the index of its 1)
             return torch.cat(_graph_labels(values, key, start))
-        _same_layout(values, key, start, labels_of)
+        _same_layout(values, key, start, labels_of, dim)
         raise
     if out.layout != torch.strided or out.device.type == "meta":
         _diagnose(values, key, start)
     return out
 
 
-def _same_layout(values: List[Any], key: str, start: int, labels_of: bool) -> None:
-    """Every graph's :obj:`key` a tensor with the first one's dimensions beyond the first (one layout).
+def _same_layout(values: List[Any], key: str, start: int, labels_of: bool, dim: int = 0) -> None:
+    """Every graph's :obj:`key` a tensor with the first one's dimensions but :obj:`dim`, the joined one.
 
     Labels of one or two dimensions in other layouts are read graph by graph (:func:`_cat_layout`):
     for them only a tensor of other dimensions is an error.
@@ -509,8 +509,12 @@ def _same_layout(values: List[Any], key: str, start: int, labels_of: bool) -> No
         raise ValueError(f"graph {start + odd}: '{key}' is {shape_of(values[odd])}: labels are [rows] "
                          "integers or [rows, C] one-hot rows")
     first = values[0]
+
+    def others(t: Tensor) -> list:
+        return [n for d, n in enumerate(t.shape) if d != dim]
+
     for i, v in enumerate(values):
-        if not isinstance(v, Tensor) or v.dim() != first.dim() or v.shape[1:] != first.shape[1:]:
+        if not isinstance(v, Tensor) or v.dim() != first.dim() or others(v) != others(first):
             raise ValueError(f"graph {start + i}: '{key}' is {shape_of(v)}, but graph {start} has "
                              f"{shape_of(first)}: every graph needs the same layout")
 

@@ -571,3 +571,22 @@ def test_setting_features_computes_the_node_maps_once(monkeypatch, data, setting
     assert isinstance(out, Gram) == (route == "gram")
     K = out.K if isinstance(out, Gram) else (out @ out.T).toarray()
     np.testing.assert_allclose(K, gram_matrix(graphs, config=s.kong_config()), rtol=1e-12, atol=1e-9)
+
+
+def test_settings_run_in_process_where_the_graphs_are_on_a_gpu():
+    """classify and sketch_curve compute each setting's features in forked processes with n_jobs > 1; a
+    forked child cannot use CUDA, so graphs on a GPU failed there ("Cannot re-initialize CUDA in forked
+    subprocess", or a misleading layout error). Such graphs keep n_jobs = 1 (as device= does); graphs on
+    the CPU keep n_jobs (a stand-in device here: this machine may have no GPU)."""
+    from types import SimpleNamespace
+
+    import torch
+
+    from kong_pyg.evaluation.classify import _processes
+
+    gpu = SimpleNamespace(x=SimpleNamespace(device=torch.device("cuda", 0)))
+    assert _processes([gpu, gpu], 4) == 1
+    assert _processes(SimpleNamespace(_data=gpu), 4) == 1  # (an in-memory dataset's moved storage)
+    from kong_pyg.datasets import load_tu
+
+    assert _processes(load_tu("MUTAG"), 4) == 4 and _processes(list(load_tu("MUTAG"))[:3], 2) == 2

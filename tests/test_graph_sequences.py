@@ -218,3 +218,16 @@ def test_views_with_other_sign_bits_are_not_joined_as_one_view():
         graphs = [Data(x=p, edge_index=ei) for p in parts]
         v = KongVectorizer(k=2, dim=8)
         assert np.array_equal(v.fit_transform(graphs), np.concatenate([v.fit_transform([g]) for g in graphs]))
+
+
+def test_a_failed_join_along_edges_is_not_blamed_on_edge_counts():
+    """edge_index is joined along its edges (dim 1): when torch.cat failed for another reason (a forked
+    process's CUDA error, out of memory), the layout check compared dimensions beyond the first and
+    blamed graphs of different edge counts for 'not the same layout'. Only the other dimensions count."""
+    from kong_pyg.graph_union import _same_layout
+
+    _same_layout([torch.zeros(2, 2), torch.zeros(2, 3)], "edge_index", 0, False, dim=1)  # (fine: re-raised)
+    with pytest.raises(ValueError, match="graph 1: 'edge_index' is a Tensor of shape \\[3, 3\\]"):
+        _same_layout([torch.zeros(2, 2), torch.zeros(3, 3)], "edge_index", 0, False, dim=1)
+    with pytest.raises(ValueError, match="graph 4: 'x' is a Tensor of shape \\[2, 4\\]"):
+        _same_layout([torch.zeros(2, 3), torch.zeros(2, 4)], "x", 3, True)

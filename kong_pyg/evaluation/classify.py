@@ -229,6 +229,18 @@ def _graphs_and_name(dataset: Any, data_root: Any, cache: Any, download: bool,
     return dataset, str(getattr(dataset, "name", type(dataset).__name__))
 
 
+def _processes(graphs: Any, n_jobs: int) -> int:
+    """:obj:`n_jobs`, or 1 where the graphs are on a GPU.
+
+    The settings' features are computed in forked processes, where CUDA cannot be used (the GPU is
+    the parallelism then).
+    """
+    store = getattr(graphs, "_data", None)  # (an in-memory dataset's storage: no graph made)
+    x = getattr(store, "x", None) if store is not None else getattr(graphs[0], "x", None)
+    dev = getattr(x, "device", None)
+    return 1 if getattr(dev, "type", "cpu") not in ("cpu", "meta") else n_jobs
+
+
 @cpu_by_default
 def classify(
     dataset: Any = None,
@@ -295,7 +307,8 @@ def classify(
         C (sequence, optional): The :math:`C` grid. (default: :obj:`(0.1, 1, 10)`)
         seed (int, optional): Seed of the splits and of sketches. (default: :obj:`0`)
         n_jobs (int, optional): Processes over the settings (as in
-            :func:`~kong_pyg.evaluation.cv.cross_validate`). (default: :obj:`1`)
+            :func:`~kong_pyg.evaluation.cv.cross_validate`; one where the graphs are on a GPU).
+            (default: :obj:`1`)
         max_iter (int, optional): Newton steps at most per SVM problem.
             (default: :obj:`100`)
         tol (float, optional): The solver's margin tolerance (see
@@ -319,8 +332,8 @@ def classify(
     entries: List[FeatureEntry] = [partial(setting_features, s, graphs, seed) for s in settings]
     cv = cross_validate(
         entries, y, settings=settings, nested=nested, nested_repeats=nested_repeats, repeats=repeats,
-        folds=folds, inner_folds=inner_folds, C=C, seed=seed, n_jobs=n_jobs, max_iter=max_iter, tol=tol,
-        progress=progress, device=device,
+        folds=folds, inner_folds=inner_folds, C=C, seed=seed, n_jobs=_processes(graphs, n_jobs),
+        max_iter=max_iter, tol=tol, progress=progress, device=device,
     )
     wanted = ("paper", "nested") if protocol == "both" else (protocol,)
     results = {p: cv.protocol(p) for p in wanted}
@@ -370,7 +383,8 @@ def sketch_curve(
         C (sequence, optional): The :math:`C` grid. (default: :obj:`(0.1, 1, 10)`)
         seed (int, optional): Seed of the splits and of the sketches. (default: :obj:`0`)
         n_jobs (int, optional): Processes over the sizes (as in
-            :func:`~kong_pyg.evaluation.cv.cross_validate`). (default: :obj:`1`)
+            :func:`~kong_pyg.evaluation.cv.cross_validate`; one where the graphs are on a GPU).
+            (default: :obj:`1`)
         max_iter (int, optional): Newton steps at most per SVM problem.
             (default: :obj:`100`)
         tol (float, optional): The solver's margin tolerance (see
@@ -405,7 +419,8 @@ def sketch_curve(
     cv = cross_validate(  # one run over every size: the same splits, and the sizes in n_jobs processes
         [partial(setting_features, setting, graphs, seed) for setting in settings], y, settings=settings,
         nested=protocol == "nested", repeats=repeats, folds=folds, inner_folds=inner_folds, C=C,
-        seed=seed, n_jobs=n_jobs, max_iter=max_iter, tol=tol, progress=progress, device=device,
+        seed=seed, n_jobs=_processes(graphs, n_jobs), max_iter=max_iter, tol=tol, progress=progress,
+        device=device,
     )
     out = []
     for i, setting in enumerate(settings):
