@@ -186,8 +186,17 @@ class OrderTestResult:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "OrderTestResult":
-        """A result from :meth:`to_dict` (its JSON, say) again; the answer is derived, not read."""
-        return cls(**{k: v for k, v in d.items() if k != "answer"})
+        """A result from :meth:`to_dict` (its JSON, say) again; the answer is derived, not read.
+
+        Results saved before 2026-11-29 gave differences with no spread (the same on every split) an
+        interval of width 0; they read as today's, with none.
+        """
+        fields = {k: v for k, v in d.items() if k != "answer"}
+        if isinstance(fields.get("comparisons"), list):
+            fields["comparisons"] = [
+                {**c, "corrected_lo": float("nan"), "corrected_hi": float("nan")}
+                if isinstance(c, dict) and c.get("sd_diff") == 0 else c for c in fields["comparisons"]]
+        return cls(**fields)
 
     def to_markdown(self, title: str = "Order test") -> str:
         """A markdown report: the setup, every setting's scores, the paired differences, the answer."""

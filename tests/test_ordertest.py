@@ -241,6 +241,26 @@ def test_answer_without_spread_is_undecided_not_significant():
     assert back.answer() == answer
 
 
+def test_stored_results_without_spread_read_with_no_interval():
+    """Results saved before 2026-11-29 gave a difference with no spread an interval of width 0; rebuilt
+    reports (benchmarks/order_test.py --report-only) showed '[+0.00, +0.00]' in the table beside a bullet
+    saying there is no spread to test. Loaded, they now have none ('undefined'), as new runs do; a
+    difference with spread keeps its stored interval."""
+    from kong_pyg.evaluation.stats import format_interval, paired_comparison
+    from kong_pyg.ordertest import OrderTestResult
+
+    a, b, c = [0.75, 0.75, 0.5], [0.75, 0.75, 0.5], [0.5, 1.0, 0.5]
+    tie = dict(a="true", b="reverse", metric="accuracy", **paired_comparison(a, b, 0.2),
+               corrected_lo=0.0, corrected_hi=0.0)
+    spread = dict(a="true", b="consistent", metric="accuracy", **paired_comparison(a, c, 0.2),
+                  corrected_lo=-0.3, corrected_hi=0.4)
+    scores = {"accuracy": {"true": a, "reverse": b, "consistent": c}}
+    old = OrderTestResult(["true", "reverse", "consistent"], scores, {}, [tie, spread], 0.2).to_dict()
+    back = OrderTestResult.from_dict(json.loads(json.dumps(old)))
+    assert format_interval(back.comparisons[0]) == "undefined"
+    assert back.comparisons[1]["corrected_lo"] == -0.3 and back.comparisons[1]["corrected_hi"] == 0.4
+
+
 def test_a_negative_answer_gives_its_interval_and_warns_with_few_splits():
     """+72 points over 3 splits, p = 0.11, read 'No detectable order effect' with no word on power."""
     from kong_pyg.evaluation.stats import paired_comparison, with_corrected_interval
