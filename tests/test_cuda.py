@@ -102,12 +102,13 @@ def test_gram_matrix_cpu_vs_device(kernel, degree, relabel, block_entries):
     gs = graphs(12, seed=2)
     opts = dict(k=1, hops=2, kernel=kernel, degree=degree, relabel=relabel)
     cpu = gram_matrix(gs, block_entries=block_entries, **opts)
-    dev = gram_matrix([g.to(DEVICE) for g in gs], block_entries=block_entries, **opts)
+    on = [g.clone().to(DEVICE) for g in gs]  # (Data.to moves the graph itself)
+    dev = gram_matrix(on, block_entries=block_entries, **opts)
     assert np.array_equal(dev, dev.T)
     np.testing.assert_allclose(dev, cpu, rtol=1e-12, atol=0)
     X = KongVectorizer(**opts).fit_transform(gs)
     np.testing.assert_allclose(dev, (X @ X.T).toarray(), rtol=1e-10, atol=1e-12)
-    on = [g.to(DEVICE) for g in gs]  # (p = 1: SciPy products; normalize with 'other': the self-kernels)
+    # (p = 1: SciPy products; normalize with 'other': the self-kernels)
     cpu = gram_matrix(gs[:5], gs[5:], block_entries=block_entries, normalize=True, **opts)
     dev = gram_matrix(on[:5], on[5:], block_entries=block_entries, normalize=True, **opts)
     np.testing.assert_allclose(dev, cpu, rtol=1e-12, atol=1e-15)
@@ -129,7 +130,7 @@ def test_whole_collection_entry_points_read_graphs_on_the_device():
     from kong_pyg.evaluation.baselines import sp_features, walk_features, wl_features
 
     gs = graphs(12, seed=3)
-    on = [g.to(DEVICE) for g in gs]
+    on = [g.clone().to(DEVICE) for g in gs]  # (Data.to moves the graph itself)
     for opts in (dict(k=2, hops=2), dict(k=1, hops=2, degree=2, relabel=1),
                  dict(k=2, hops=2, dim=64, kernel="cosine")):
         X = KongVectorizer(batch_size=5, **opts).fit_transform(gs)
@@ -146,6 +147,19 @@ def test_whole_collection_entry_points_read_graphs_on_the_device():
         assert (f(on) != f(gs)).nnz == 0, f.__name__
 
 
+def test_classify_on_device_graphs_with_processes():
+    """classify(n_jobs=2) on graphs that live on the device (no device=): the settings' features ran in
+    forked processes, where CUDA cannot be used; they now run in this one, with the CPU's results."""
+    from kong_pyg import classify
+
+    gs = graphs(40, seed=6)
+    for i, g in enumerate(gs):
+        g.y = torch.tensor([i % 2])
+    cpu = classify(gs, grid="quick", repeats=1, folds=3)
+    dev = classify([g.clone().to(DEVICE) for g in gs], grid="quick", repeats=1, folds=3, n_jobs=2)
+    assert dev.results["paper"].accuracy_mean == pytest.approx(cpu.results["paper"].accuracy_mean, abs=1e-12)
+
+
 def test_data_preparation_reads_device_tensors():
     """add_degree_labels on a storage moved to the device (its slices stay on the CPU), and an EdgeStream
     whose columns are on the device (stream_to_graphs, KongStream.fit): the CPU's results."""
@@ -153,7 +167,7 @@ def test_data_preparation_reads_device_tensors():
     from kong_pyg.datasets import add_degree_labels, load_tu, stream_to_graphs, synthetic_event_stream
 
     ref, ds = load_tu("MUTAG"), load_tu("MUTAG")
-    ds._data = ds._data.to(DEVICE)
+    ds._data = ds._data.clone().to(DEVICE)
     add_degree_labels(ref)
     add_degree_labels(ds)
     assert torch.equal(ds._data.x.cpu(), ref._data.x)
@@ -280,7 +294,7 @@ def test_outputs_too_large_for_the_device_are_refused(monkeypatch):
     plenty), not CUDA's out-of-memory error after the work."""
     from kong_pyg import gram_matrix, memory
 
-    on = [g.to(DEVICE) for g in graphs(12, seed=5)]
+    on = [g.to(DEVICE) for g in graphs(300, seed=5)]
     real = memory.available_memory
 
     def available(device=None):
@@ -288,10 +302,11 @@ def test_outputs_too_large_for_the_device_are_refused(monkeypatch):
 
     monkeypatch.setattr(memory, "available_memory", available)
     monkeypatch.setattr(memory, "CHECK_FROM_BYTES", 0)
+    # (sizes where these checks are the first over 1 MiB: one graph a batch; 300 x 300 x 32 bytes)
     with pytest.raises(ValueError, match="the features of .* nodes and graphs"):
-        KongFeatures(k=2, dim=4096, level="both").transform_dataset(on)
-    with pytest.raises(ValueError, match="gram_matrix of 3,600 x 3,600 graphs"):
-        gram_matrix(on * 300, k=1, degree=2)
+        KongFeatures(k=2, dim=1024, level="both").transform_dataset(on[:120], batch_size=1)
+    with pytest.raises(ValueError, match="gram_matrix of 300 x 300 graphs"):
+        gram_matrix(on, k=1, degree=2)
 
 
 def test_table2_harness_on_device_gives_the_cpu_result():

@@ -161,8 +161,9 @@ def test_kernel_matrices_too_big_for_memory_are_named_before_any_work(monkeypatc
 
 
 SYMMETRY_CASES = [dict(kernel="cosine"), dict(normalize=True), dict(k=2, degree=2, normalize=True),
-                  dict(k=2, degree=2, kernel="cosine"), dict(k=2, degree=3),  # (p >= 2 raw: pair_kernel's own
-                  dict(degree=4, kernel="cosine", relabel=1, block_entries=64)]  # symmetry, no mirror)
+                  dict(k=2, degree=2, kernel="cosine"),  # (p >= 2 raw, below: pair_kernel's symmetry alone)
+                  dict(k=2, degree=3, kernel="cosine"),
+                  dict(degree=4, kernel="cosine", relabel=1, block_entries=256)]
 
 
 @pytest.mark.parametrize("options", SYMMETRY_CASES)
