@@ -57,10 +57,12 @@ class ExactMapTooLarge(ValueError):
             text = (f"the exact {what} would hold about {entries:.3g} sparse entries (~{size} GiB, over the "
                     f"{EXACT_MAP_BYTES / 2**30:.0f} GiB budget of kong_pyg.exact.EXACT_MAP_BYTES)")
         else:
+            from .memory import gib as in_units
+
             left = "more than any machine has" if available < 0 else \
-                f"more than the {available / 2**30:,.1f} GiB available"
-            text = (f"the {what} would take about {size} GiB ({entries:.3g} values of {entry_bytes} bytes), "
-                    + left)
+                f"more than the {in_units(available)} available"
+            need = in_units(int(entries * entry_bytes)) if gib < 1e6 else f"{size} GiB"
+            text = f"the {what} would take about {need} ({entries:.3g} values of {entry_bytes} bytes), {left}"
         super().__init__(f"{text}; {advice}")
 
     def replaced(self, what: Optional[str] = None, advice: Optional[str] = None) -> "ExactMapTooLarge":

@@ -106,8 +106,8 @@ def what_is_left(free: int) -> str:
 
 
 def gib(nbytes: int) -> str:
-    """A size in GiB for messages."""
-    return f"{nbytes / 2**30:,.1f} GiB"
+    """A size for messages: GiB, or MiB below one GiB (where "0.0 GiB" would say nothing)."""
+    return f"{nbytes / 2**30:,.1f} GiB" if abs(nbytes) >= 2**30 else f"{nbytes / 2**20:,.1f} MiB"
 
 
 def check_allocation(nbytes: int, what: str, device: Union[str, "torch.device", None] = None,
