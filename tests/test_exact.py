@@ -273,7 +273,7 @@ def test_the_degree_p_map_checks_the_memory_its_peak_takes(monkeypatch):
     want = KongVectorizer(k=1, hops=1, degree=4).fit_transform([star])
     monkeypatch.setattr(memory, "CHECK_FROM_BYTES", 0)
     monkeypatch.setattr(memory, "available_memory", lambda device=None: 20 << 20)  # (20 MiB)
-    with pytest.raises(ExactMapTooLarge, match=r"degree-4 map of graph 0 would take .* than the 0.0 GiB av"):
+    with pytest.raises(ExactMapTooLarge, match=r"degree-4 map of graph 0 would take .* than the 20.0 MiB av"):
         KongVectorizer(k=1, hops=1, degree=4).fit_transform([star])
     monkeypatch.setattr(memory, "available_memory", lambda device=None: 1 << 30)
     assert (KongVectorizer(k=1, hops=1, degree=4).fit_transform([star]) != want).nnz == 0
