@@ -245,3 +245,7 @@ def test_integer_rows_that_are_not_one_hot_are_one_label_per_distinct_row():
     got = labels(rows, "x", 6).tolist()
     assert got[:2] == [0, 1] and got[2] == got[3]
     assert len(set(got[2:])) == 3 and all(0 <= v < 2**58 for v in got)
+    # binary multi-hot rows hold a 1 too: only the row sum tells them from one-hot rows (a check that could
+    # be dropped without any other test noticing: [1, 1, 0] then read as label 0)
+    multi = labels(torch.tensor([[1, 0, 0], [1, 1, 0], [1, 0, 1], [0, 1, 1]]), "x", 4).tolist()
+    assert multi[0] == 0 and len(set(multi)) == 4 and all(v >= 3 for v in multi[1:])

@@ -213,3 +213,49 @@ def test_scramble_is_a_bijection_of_31_bit_values():
     assert out.min() >= 0 and out.max() < (1 << 31) and out.unique().numel() == v.numel()
     # consecutive even inputs (node codes differ by 2) spread over the low bits
     assert scramble(torch.arange(0, 2 * 4096, 2)).bitwise_and(255).unique().numel() == 256
+
+
+def test_linear_sketch_constant_holds_sqrt_const_per_node():
+    """g(c) = c + sqrt(const) in its own coordinate (kernels.py), so a graph's p = 1 sketch gains
+    +-sqrt(const) * |V| in one bucket: the difference from const = 0 is that entry alone. The linear
+    route's constant once dropped the node count, and no golden (all at degree 2) noticed."""
+    from torch_geometric.data import Data
+
+    g = Data(x=torch.tensor([0, 1, 0, 2]), edge_index=torch.tensor([[0, 1, 1, 2, 2, 3], [1, 0, 2, 1, 3, 2]]))
+    h = Data(x=torch.tensor([1, 1]), edge_index=torch.tensor([[0, 1], [1, 0]]))
+    opts = dict(k=2, hops=1, dim=4096, seed=0)
+    with_const = KongVectorizer(const=4.0, **opts).fit_transform([g, h])
+    diff = with_const - KongVectorizer(**opts).fit_transform([g, h])
+    for row, n in zip(diff, (4, 2)):
+        nz = np.flatnonzero(row)
+        assert nz.size == 1 and abs(row[nz[0]]) == 2.0 * n  # (sqrt(4) per node)
+    sketch = KongSketch(const=4.0, **opts)
+    assert torch.equal(sketch.readout(g.x, g.edge_index).double().view(-1),
+                       torch.from_numpy(KongVectorizer(const=4.0, **opts).fit_transform([g])[0]))
+
+
+def test_dense_propagation_of_a_directed_graph_equals_the_exact_rows(monkeypatch):
+    """The vectorizer's dense propagation (the default aggregator, taken when exact rows grow past the
+    sketches) multiplies by A, not A^T: on a directed graph the two differ. Every switch test ran on
+    undirected graphs or through KongSketch's own propagate."""
+    from torch_geometric.data import Data
+
+    from kong_pyg import engine
+
+    g = Data(x=torch.tensor([0, 1, 2, 1]), edge_index=torch.tensor([[0, 1, 2, 0], [1, 2, 3, 2]]))
+    opts = dict(k=2, hops=3, dim=32, degree=2, seed=0)
+    rows = KongVectorizer(**opts).fit_transform([g])
+    monkeypatch.setattr(engine, "SWITCH_RATIO", 0.0)  # (straight to dense propagation)
+    dense = KongVectorizer(**opts).fit_transform([g])
+    np.testing.assert_allclose(dense, rows, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("dim", [63, 64])
+def test_tensor_sketch_of_an_odd_size(dim):
+    """Tensor-Sketch (p >= 2) multiplies in the Fourier domain: the inverse FFT must be told the sketch
+    size, or an odd one loses a column (irfft's default length is even)."""
+    g = to_data(random_graph(random.Random(0), 6, 10, 3))
+    X = KongVectorizer(k=2, hops=1, dim=dim, degree=2, seed=0).fit_transform([g, g])
+    assert X.shape == (2, dim) and np.array_equal(X[0], X[1])
+    assert torch.equal(KongSketch(k=2, hops=1, dim=dim, degree=2, seed=0, dtype=torch.float64).readout(
+        g.x, g.edge_index, edge_attr=g.edge_attr).view(-1), torch.from_numpy(X[0]))
