@@ -590,3 +590,32 @@ def test_settings_run_in_process_where_the_graphs_are_on_a_gpu():
     from kong_pyg.datasets import load_tu
 
     assert _processes(load_tu("MUTAG"), 4) == 4 and _processes(list(load_tu("MUTAG"))[:3], 2) == 2
+
+
+@pytest.mark.parametrize("method", ["wl", "sp"])
+def test_baseline_settings_read_their_normalize_option(method):
+    """The extended grid's WL-L2 and SP-L2 settings (normalize=True) give unit rows, the raw ones counts:
+    a setting_features that dropped the option ran every '-l2' setting raw, and no test noticed."""
+    import torch
+    from torch_geometric.data import Data
+
+    from kong_pyg.evaluation.features import setting_features
+    from kong_pyg.evaluation.grid import make_setting
+
+    e = torch.tensor([[0, 1, 1, 2], [1, 0, 2, 1]])
+    graphs = [Data(x=torch.tensor([0, 1, 1]), edge_index=e),
+              Data(x=torch.tensor([0, 0]), edge_index=e[:, :2])]
+    l2 = setting_features(make_setting(method, {"normalize": True}), graphs)
+    raw = setting_features(make_setting(method, {"normalize": False}), graphs)
+    np.testing.assert_allclose(np.sqrt(l2.multiply(l2).sum(axis=1)).A.ravel(), 1.0, rtol=1e-12)
+    norms = np.sqrt(raw.multiply(raw).sum(axis=1)).A
+    np.testing.assert_allclose(l2.toarray(), raw.toarray() / norms, rtol=1e-12)
+    assert norms.max() > 1.5
+
+
+def test_sketched_cosine_norms_are_two_settings():
+    """norm="sketch" only means something for a sketched cosine map: there the grid keeps both norms as
+    two settings (elsewhere they are folded into one)."""
+    s = expand_grid("kong", {"dim": [64], "kernel": ["cosine"], "norm": ["exact", "sketch"]})
+    assert [x.config["norm"] for x in s] == ["exact", "sketch"]
+    assert len(expand_grid("kong", {"kernel": ["cosine"], "norm": ["exact", "sketch"]})) == 1

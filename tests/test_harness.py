@@ -355,3 +355,40 @@ def test_an_undefined_auc_warns_as_scikit_learn_does():
         warnings.simplefilter("error")
         evaluate_features({"K": X}, y, splits=random_splits(y, 2, test_size=0.5, inner_folds=2, seed=0),
                           Cs=[1.0], protocol="paper")
+
+
+def test_protocol_choices_pinned_on_hand_made_scores():
+    """The nested protocol picks, per outer fold, the (setting, C) of the best MEAN inner accuracy (one
+    lucky inner fold must not win), and names the choice made in the most outer folds as its best; the
+    paper protocol picks the C of the best mean OUTER accuracy. A mutation sweep found none of the three
+    pinned: max for mean, fewest for most, and all splits for the top ones all passed the tests."""
+    from kong_pyg.evaluation.cv import CVResult
+    from kong_pyg.evaluation.grid import Setting
+    from kong_pyg.evaluation.harness import evaluate_features
+    from kong_pyg.evaluation.splits import make_splits
+
+    settings = [Setting("features", (("index", i),)) for i in range(2)]
+    outer = np.zeros((2, 1, 1, 2))
+    outer[0], outer[1] = 0.3, 0.7
+    inner = np.zeros((2, 1, 1, 2, 2))
+    inner[0, 0, :, :] = [1.0, 0.0]  # mean 0.5, one lucky inner fold
+    inner[1, 0, :, :] = [0.6, 0.6]  # mean 0.6: the choice
+    res = CVResult(settings, [1.0], outer, inner, [0.0, 0.0], 0.0, 0, 0).protocol("nested")
+    assert res.accuracy_mean == pytest.approx(0.7) and res.best_params["index"] == 1
+    outer = np.full((2, 1, 1, 3), 0.5)
+    inner = np.zeros((2, 1, 1, 3, 2))
+    inner[1, 0, 0, :2] = 1.0  # setting 1 chosen in folds 0 and 1, setting 0 in fold 2
+    res = CVResult(settings, [1.0], outer, inner, [0.0, 0.0], 0.0, 0, 0).protocol("nested")
+    assert res.best_setting == "features-1" and res.chosen == {"features-1, C=1": 2, "features-0, C=1": 1}
+    assert list(res.chosen) == ["features-1, C=1", "features-0, C=1"]  # (most often first, as reported)
+    Cs = [1e-3, 1e-2, 0.1, 1, 10]
+    for seed in range(12):
+        rng = np.random.default_rng(seed)
+        y = np.repeat([0, 1], 15)
+        X = rng.normal(size=(30, 5)) + 0.4 * y[:, None]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            r = evaluate_features({"a": X}, y, splits=make_splits(y, 1, 3, 2, seed=seed), protocol="paper",
+                                  Cs=Cs)["a"]
+        means = np.mean(r.grid["accuracy"], axis=1)
+        assert r.mean() == pytest.approx(means.max(), abs=1e-12) and r.C[0] == Cs[int(np.argmax(means))]

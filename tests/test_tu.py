@@ -429,3 +429,33 @@ def test_root_arguments_that_were_misread(tmp_path):
     (other / "PTC_MR" / "raw").symlink_to(other / "PTC_MR" / "raw")
     with pytest.raises(ValueError, match="PTC_MR/raw' is not a folder"):
         load_tu("PTC_MR", other)
+
+
+def test_degree_labels_are_in_degrees_of_each_graph_without_self_loops(tmp_path):
+    """Without node labels a TU set's nodes get their in-degree, after PyG's loader drops self-loops; and
+    add_degree_labels sets in-degrees per graph of a collated storage. On the symmetric TU sets every test
+    used, in- and out-degree agree and a self-loop-free file hides the removal: directed graphs with a
+    self-loop pin all three (a mutation sweep found out-degree, no offset and kept loops all passing)."""
+    from torch_geometric.data import Data, InMemoryDataset
+
+    from kong_pyg.datasets import add_degree_labels
+    from kong_pyg.datasets.tu_raw import parse_tu
+
+    # 1 -> 2, a loop at 2, 2 -> 3; 4 -> 5, 4 -> 6
+    files = {"A": ("T_A.txt", b"1, 2\n2, 2\n2, 3\n4, 5\n4, 6\n"),
+             "graph_indicator": ("T_graph_indicator.txt", b"1\n1\n1\n2\n2\n2\n"),
+             "graph_labels": ("T_graph_labels.txt", b"1\n2\n")}
+    data, slices, sizes = parse_tu("T", files)
+    assert data["edge_index"].tolist() == [[0, 1, 0, 0], [1, 2, 1, 2]]
+    assert data["x"].view(-1).tolist() == [0, 1, 1, 0, 1, 1]
+
+    class Collated(InMemoryDataset):
+        def __init__(self, graphs):
+            super().__init__(None)
+            self.data, self.slices = self.collate(graphs)
+
+    star = Data(edge_index=torch.tensor([[1, 1], [0, 2]]), num_nodes=3)  # 1 -> 0, 1 -> 2
+    ds = Collated([Data(edge_index=torch.tensor([[0, 1], [1, 2]]), num_nodes=3), star])
+    ds._data.x, ds.slices["x"] = torch.zeros(6, 1), torch.tensor([0, 3, 6])
+    add_degree_labels(ds)
+    assert [ds[i].x.view(-1).tolist() for i in range(2)] == [[0, 1, 1], [1, 0, 1]]

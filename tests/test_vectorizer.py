@@ -433,3 +433,22 @@ def test_hash_scheme_option_and_old_pickles_keep_their_scheme():
     assert v.hash_scheme == 2 and np.array_equal(v.fit_transform(gs), two)
     with pytest.raises(ValueError, match=r"'hash_scheme' must be 1 or 2 \(got 3\)"):
         KongVectorizer(dim=8, hash_scheme=3).fit(gs)
+
+
+@pytest.mark.parametrize("k,degree", [(1, 2), (2, 1), (2, 3)])
+def test_unseen_symbols_at_transform_keep_the_exact_kernel(k, degree):
+    """Graphs transformed after the fit hold k-grams (p = 1) or multisets of k-grams (p >= 2) the fit
+    never saw: they have no column, and every seen one is where the fit put it, so X_new . X_fit is the
+    exact kernel (gram_matrix of both together). A multiset with one unseen member, a gram with one unseen
+    symbol, or an unsorted multiset must not land on a seen column; a mutation sweep found that no test
+    gave the transform such graphs."""
+    from kong_pyg import gram_matrix
+
+    rng = random.Random(k * 10 + degree)
+    fit = [to_data(random_graph(rng, 5, 9, 2)) for _ in range(4)]
+    new = [to_data(random_graph(rng, 5, 9, 4)) for _ in range(4)]  # (labels 2 and 3: never in the fit)
+    opts = dict(k=k, hops=1, degree=degree, edge_labels=False)
+    v = KongVectorizer(**opts).fit(fit)
+    cross = (v.transform(new) @ v.transform(fit).T).toarray()
+    K = gram_matrix(new + fit, **opts)[: len(new), len(new):]
+    np.testing.assert_allclose(cross, K, rtol=1e-12)
