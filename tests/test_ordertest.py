@@ -14,6 +14,21 @@ from kong_pyg.ordertest import graph_labels, load_ordered_graphs, order_features
 FAST = dict(splits=5, shuffles=1, C=(1.0, 100.0), inner_folds=2)
 
 
+def test_shuffled_settings_score_the_mean_over_their_seeds():
+    """With several shuffle seeds a shuffled setting's score on a split is the mean over its seeds, and
+    the comparisons (the answer) read those means; every other test ran one seed, where seed 0 alone
+    would have passed for the mean."""
+    res = kong_pyg.order_test(ProvenanceGraphs(120, strength=0.3, seed=0), **{**FAST, "shuffles": 3})
+    for m in res.scores:
+        for s in ("consistent", "random"):
+            per_seed = np.asarray(res.seed_scores[m][s])
+            assert per_seed.shape == (3, 5) and not np.all(per_seed == per_seed[0])
+            np.testing.assert_allclose(res.scores[m][s], per_seed.mean(axis=0), rtol=0, atol=1e-15)
+    main = res.comparison("true", "consistent")
+    d = np.subtract(res.scores["accuracy"]["true"], res.scores["accuracy"]["consistent"])
+    assert main["mean_diff"] == pytest.approx(d.mean(), abs=1e-12)
+
+
 def test_public_name_is_the_function():
     import kong_pyg.ordertest  # noqa: F401  (importing the module must not shadow the function)
 
