@@ -107,7 +107,8 @@ def what_is_left(free: int) -> str:
 
 def gib(nbytes: int) -> str:
     """A size for messages: GiB, or MiB below one GiB (where "0.0 GiB" would say nothing)."""
-    return f"{nbytes / 2**30:,.1f} GiB" if abs(nbytes) >= 2**30 else f"{nbytes / 2**20:,.1f} MiB"
+    mib = nbytes / 2**20
+    return f"{nbytes / 2**30:,.1f} GiB" if round(abs(mib), 1) >= 1024 else f"{mib:,.1f} MiB"
 
 
 def check_allocation(nbytes: int, what: str, device: Union[str, "torch.device", None] = None,

@@ -590,6 +590,12 @@ def test_settings_run_in_process_where_the_graphs_are_on_a_gpu():
     from kong_pyg.datasets import load_tu
 
     assert _processes(load_tu("MUTAG"), 4) == 4 and _processes(list(load_tu("MUTAG"))[:3], 2) == 2
+    moved = load_tu("MUTAG")  # (a transform that moves each graph, as T.ToDevice does: its storage stays)
+    moved.transform = lambda g: gpu
+    assert _processes(moved, 4) == 1
+    from kong_pyg.memory import gib
+
+    assert [gib(2**30 - 1), gib(2**30), gib(5 << 20), gib(0)] == ["1.0 GiB", "1.0 GiB", "5.0 MiB", "0.0 MiB"]
 
 
 @pytest.mark.parametrize("method", ["wl", "sp"])

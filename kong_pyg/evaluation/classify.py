@@ -235,7 +235,8 @@ def _processes(graphs: Any, n_jobs: int) -> int:
     The settings' features are computed in forked processes, where CUDA cannot be used (the GPU is
     the parallelism then).
     """
-    store = getattr(graphs, "_data", None)  # (an in-memory dataset's storage: no graph made)
+    # (an in-memory dataset's storage, where no transform moves its graphs elsewhere: no graph made)
+    store = getattr(graphs, "_data", None) if getattr(graphs, "transform", None) is None else None
     x = getattr(store, "x", None) if store is not None else getattr(graphs[0], "x", None)
     dev = getattr(x, "device", None)
     return 1 if getattr(dev, "type", "cpu") not in ("cpu", "meta") else n_jobs
