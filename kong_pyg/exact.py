@@ -390,13 +390,17 @@ def graph_linear_rows(
                               vals[0] if len(vals) == 1 else torch.cat(vals), num_cols, num_graphs)
 
 
-def power_size(rows: Rows, num_rows: int, degree: int) -> float:
-    r"""The number of entries :func:`symmetric_power` would make: :math:`\sum_v \binom{n_v + p - 1}{p}`."""
+def power_size(rows: Rows, num_rows: int, degree: int, weight: Optional[Tensor] = None) -> float:
+    r"""The number of entries :func:`symmetric_power` would make: :math:`\sum_v \binom{n_v + p - 1}{p}`.
+
+    :obj:`weight` (:obj:`[num_rows]`, optional) counts each row that many times (a distinct row for
+    every node that has it).
+    """
     nnz = torch.bincount(rows.row, minlength=num_rows).double()
     size = torch.ones_like(nnz)
     for j in range(degree):
         size = size * (nnz + j) / (j + 1)
-    return float(size.sum())
+    return float(size.sum() if weight is None else (size * weight).sum())
 
 
 #: The largest degree of :func:`symmetric_power` (170! is the largest factorial below 2^1024).

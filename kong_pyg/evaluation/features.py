@@ -112,13 +112,11 @@ def _route_of_maps(cfg: Any, maps: Any) -> Tuple[str, Dict[str, float]]:
     """:func:`kong_route` of the graphs' node maps (:func:`kong_pyg.gram.node_maps`)."""
     import torch
 
+    from ..exact import power_size
     from ..node_pairs import block_rows
 
-    nnz = torch.bincount(maps.rows.row, minlength=maps.num_unique).double()
-    size = torch.ones_like(nnz)
-    for j in range(cfg.degree):
-        size = size * (nnz + j) / (j + 1)
-    entries = float((size[maps.unique] * maps.mult).sum())
+    nodes = torch.bincount(maps.unique, weights=maps.mult, minlength=maps.num_unique)  # (per distinct map)
+    entries = power_size(maps.rows, maps.num_unique, cfg.degree, nodes)
     # (entries capped: a float power of more than about 1e231 raises, and counts can overflow to inf)
     explicit = ROUTE_OVERHEAD + EXPLICIT_SECONDS_PER_ENTRY * min(entries, 1e200) ** EXPLICIT_EXPONENT
     u, n = float(maps.num_unique), float(maps.num_graphs)
