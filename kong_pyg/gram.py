@@ -354,10 +354,9 @@ def gram_of_maps(cfg: KongConfig, left: NodeMaps, right: Optional[NodeMaps] = No
 
     :obj:`right=None`: the graphs of :obj:`left` against themselves (an exactly symmetric matrix).
     """
-    _check_size(left.num_graphs, (left if right is None else right).num_graphs,
-                left.rows.val.device if cfg.degree > 1 else None)
+    same, right = right is None, left if right is None else right
+    _check_size(left.num_graphs, right.num_graphs, left.rows.val.device if cfg.degree > 1 else None)
     with torch.no_grad():
-        same, right = right is None, left if right is None else right
         if cfg.degree == 1:
             K = torch.from_numpy(np.asarray((_graph_rows(left) @ _graph_rows(right).T).todense()))
         else:

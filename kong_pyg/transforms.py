@@ -376,8 +376,9 @@ class KongFeatures(GivenOptions, BaseTransform):
         node = graph = None
         nodes = count_nodes(graphs) if self.node_attr is not None else 0
         rows = nodes + (total if self.graph_attr is not None else 0)
-        what = f"the features of {rows:,} nodes and graphs x {dim:,} ('dim' = {dim:,})"
-        check_allocation(rows * dim * self.dtype.itemsize, what, advice="a smaller 'dim'")
+        need = (rows * dim * self.dtype.itemsize, f"the features of {rows:,} nodes and graphs x {dim:,} "
+                f"('dim' = {dim:,})")
+        check_allocation(*need, advice="a smaller 'dim'")
         if self.node_attr is not None:
             node = torch.empty(nodes, dim, dtype=self.dtype)
         if self.graph_attr is not None:
@@ -390,8 +391,7 @@ class KongFeatures(GivenOptions, BaseTransform):
             for gb in iter_graph_batches(graphs, batch_size, self.config.edge_labels, key, sparse_flow):
                 self._follow(gb.x.device)
                 if gb.start == 0 and gb.x.device.type != "cpu":  # (the outputs follow the graphs there)
-                    check_allocation(rows * dim * self.dtype.itemsize, what, gb.x.device,
-                                     advice="a smaller 'dim'")
+                    check_allocation(*need, gb.x.device, advice="a smaller 'dim'")
                 if node is not None:
                     if node.device != gb.x.device:
                         node = node.to(gb.x.device)
