@@ -404,7 +404,7 @@ def power_size(rows: Rows, num_rows: int, degree: int, weight: Optional[Tensor] 
 
 
 #: The largest degree of :func:`symmetric_power` (170! is the largest factorial below 2^1024).
-_MAX_EXACT_DEGREE = 170
+MAX_EXACT_DEGREE = 170
 
 
 def symmetric_power(rows: Rows, degree: int) -> tuple:
@@ -419,9 +419,10 @@ def symmetric_power(rows: Rows, degree: int) -> tuple:
         (torch.Tensor, torch.Tensor, torch.Tensor): :obj:`row [Q]`,
         :obj:`cols [Q, p]` (non-decreasing) and :obj:`val [Q]`.
     """
-    if degree > _MAX_EXACT_DEGREE:
-        raise ValueError(f"the exact map supports degree <= {_MAX_EXACT_DEGREE} (p! overflows float64 "
-                         f"beyond); got degree={degree}: use a sketch (dim=...)")
+    if degree > MAX_EXACT_DEGREE:
+        raise ValueError(f"the exact map supports degree <= {MAX_EXACT_DEGREE} (p! overflows float64 "
+                         f"beyond); got degree={degree}: use a sketch (dim=...), or gram_matrix(...) for the "
+                         "exact kernel matrix (no explicit map)")
     dev = rows.row.device
     nnz = rows.row.numel()
     count = torch.bincount(rows.row, minlength=int(rows.row.max()) + 1 if nnz else 0)

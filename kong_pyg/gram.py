@@ -31,6 +31,7 @@ Both feed :class:`sklearn.svm.SVC` with :obj:`kernel="precomputed"`,
 Gaussian processes or kernel ridge regression.
 """
 import datetime
+import math
 import re
 import sys
 from typing import Any, List, NamedTuple, Optional, Sequence
@@ -292,12 +293,18 @@ def gram_matrix(
             (default: :obj:`"edge_order"`)
         block_entries (int, optional): Entries of one dense block of node
             pairs (memory: a few arrays of this size, ``float64``, whatever
-            the number of nodes and of columns). (default: :obj:`2**24`)
+            the number of nodes and of columns). Below about the number of
+            graphs a block holds one node map: the same matrix, far more
+            slowly. (default: :obj:`2**24`)
         **options: KONG options (:class:`~kong_pyg.KongConfig`; the exact
             map only: :obj:`dim` must be :obj:`None`).
 
     Returns:
         :class:`numpy.ndarray` :obj:`[len(graphs), len(other)]` (``float64``).
+        With :obj:`normalize=True`, :math:`K(G, H) / \sqrt{K(G, G) K(H, H)}`,
+        computed even where the raw kernel overflows ``float64``; a graph
+        without any k-gram (a zero map) gets 0 against every graph, itself
+        included.
 
     Shapes:
         - **output:** :obj:`[num_graphs, num_other]`, or
@@ -357,22 +364,79 @@ def gram_of_maps(cfg: KongConfig, left: NodeMaps, right: Optional[NodeMaps] = No
     same, right = right is None, left if right is None else right
     _check_size(left.num_graphs, right.num_graphs, left.rows.val.device if cfg.degree > 1 else None)
     with torch.no_grad():
-        if cfg.degree == 1:
-            K = torch.from_numpy(np.asarray((_graph_rows(left) @ _graph_rows(right).T).todense()))
-        else:
-            K = pair_kernel(left, right, cfg.degree, block_entries)
-        engine.check_finite(K, cfg, "kernel matrix")
+        K = _raw_gram(cfg, left, right, block_entries)
         if cfg.normalize:
-            if same:
-                diag = K.diagonal().clone()
-                K = _normalize(K, diag, diag)
-            else:
-                K = _normalize(K, self_kernels(left, cfg.degree, block_entries),
-                               self_kernels(right, cfg.degree, block_entries))
+            K = _normalized(cfg, K, left, None if same else right, block_entries)
+        else:
+            engine.check_finite(K, cfg, "kernel matrix")
         out = np.ascontiguousarray(K.cpu().numpy())
         if same and (cfg.degree == 1 or cfg.normalize):  # (there the two triangles round apart: products
             _mirror_upper(out, block_entries)  # summed in other orders, the scaling; pair_kernel's are equal)
     return out
+
+
+def _raw_gram(cfg: KongConfig, left: NodeMaps, right: NodeMaps, block_entries: int) -> Tensor:
+    """The kernel matrix of :obj:`left` against :obj:`right`, not normalized (it may overflow)."""
+    if cfg.degree == 1:
+        return torch.from_numpy(np.asarray((_graph_rows(left) @ _graph_rows(right).T).todense()))
+    return pair_kernel(left, right, cfg.degree, block_entries)
+
+
+def _normalized(cfg: KongConfig, K: Tensor, left: NodeMaps, right: Optional[NodeMaps],
+                block_entries: int) -> Tensor:
+    r""":math:`K(G, H) / \sqrt{K(G, G) K(H, H)}` (:obj:`right=None`: :obj:`left` against itself).
+
+    The normalized kernel lies in :math:`[0, 1]` even where :math:`K` overflows ``float64``: then
+    it is computed again from the node maps scaled by one power of two (:func:`_scaled`: exact,
+    every scaled entry of :math:`K` at most :math:`|G| |H|`), which :math:`K`'s homogeneity
+    (:math:`\alpha^{2p}` for maps :math:`\alpha g`) cancels. Where that scaling would push a
+    graph's own kernel below ``float64``'s full precision (self-kernels more than about
+    :math:`10^{600}` apart), a clear error instead.
+    """
+    def selves(lk: Tensor, lm: NodeMaps, rm: Optional[NodeMaps]) -> tuple:
+        if rm is None:
+            diag = lk.diagonal().clone()
+            return diag, diag
+        return self_kernels(lm, cfg.degree, block_entries), self_kernels(rm, cfg.degree, block_entries)
+
+    lself, rself = selves(K, left, right)
+    if not (engine.all_finite(K) and engine.all_finite(lself) and engine.all_finite(rself)):
+        both = [left] if right is None else [left, right]
+        top = max(float(row_norms(m.rows, m.num_unique).max()) if m.num_unique else 0.0 for m in both)
+        shift = math.frexp(top)[1]  # (top * 2^-shift < 1: every scaled map inside the unit ball)
+        left = _scaled(left, shift)
+        right = None if right is None else _scaled(right, shift)
+        K = _raw_gram(cfg, left, left if right is None else right, block_entries)
+        lself, rself = selves(K, left, right)
+        _check_precision(cfg, left, lself, "" if right is None else " of 'graphs'")
+        if right is not None:
+            _check_precision(cfg, right, rself, " of 'other'")
+    return _normalize(K, lself, rself)
+
+
+#: Scaled self-kernels below this have lost precision (the smallest normal float64 times 2^53).
+_FULL_PRECISION = math.ldexp(1.0, -969)
+
+
+def _scaled(maps: NodeMaps, shift: int) -> NodeMaps:
+    """The node maps times :math:`2^{-shift}` (exact: only the exponents change)."""
+    rows = maps.rows
+    return maps._replace(rows=Rows(rows.row, rows.col, rows.val * math.ldexp(1.0, -shift)))
+
+
+def _check_precision(cfg: KongConfig, maps: NodeMaps, selves: Tensor, side: str) -> None:
+    """Refuse scaled self-kernels that underflowed where a graph's map is not zero (:func:`_normalized`)."""
+    nonzero = (row_norms(maps.rows, maps.num_unique) > 0).index_select(0, maps.unique)
+    held = torch.bincount(maps.graph[nonzero], minlength=maps.num_graphs) > 0
+    low = held & (selves.to(held.device) < _FULL_PRECISION)
+    if bool(low.any()):
+        g = int(low.nonzero()[0])
+        raise ValueError(
+            f"the normalized KONG kernel matrix cannot be computed in float64: with hops={cfg.hops} and "
+            f"degree={cfg.degree} the graphs' own kernels K(G, G) span more than float64's range (they "
+            f"overflow it, and scaled down, the kernel of graph {g}{side} with itself underflows); use fewer "
+            "hops, a smaller degree or kernel='cosine'"
+        )
 
 
 def _mirror_upper(A: np.ndarray, block_entries: int) -> None:

@@ -541,6 +541,44 @@ def test_kong_route_picks_the_route_measured_faster():
     assert kong_route(KongConfig(k=1, hops=1, degree=400, kernel="cosine"), [star, star])[0] == "gram"
 
 
+@pytest.mark.parametrize("options", [
+    dict(hops=0, degree=200, kernel="cosine"),  # the explicit map stops at p = 170 (p! overflows)
+    dict(hops=1, degree=4, const=1e75),  # explicit values beyond 1e150, whose products overflow
+    dict(hops=2, degree=6, const=1e60, normalize=True),  # a raw kernel beyond float64, normalized
+])
+def test_settings_the_explicit_map_cannot_hold_take_the_gram_route(options):
+    """The route was chosen by time alone, so a setting worked or failed with the data set's size: on 200
+    small graphs kong_route picked the explicit map, which refuses p > 170 and values beyond 1e150,
+    while the Gram route (picked for 30 graphs) computes them; and the Gram route refused a normalized
+    kernel whose raw values overflow, which the explicit map computes. Each now runs on either size,
+    and gives gram_matrix's kernel (the oracle-tested route)."""
+    import torch
+    from torch_geometric.data import Data
+
+    from kong_pyg import KongConfig, gram_matrix
+    from kong_pyg.evaluation.features import Gram, kong_route, setting_features
+    from kong_pyg.evaluation.grid import make_setting
+
+    g = torch.Generator().manual_seed(0)
+    graphs = []
+    for i in range(200):
+        n = 2 + i % 4
+        graphs.append(Data(x=torch.randint(0, 2 + i % 2, (n,), generator=g),
+                           edge_index=torch.randint(0, n, (2, 2 * n), generator=g)))
+    route, est = kong_route(KongConfig(**options), graphs)
+    assert route == "gram"
+    if "normalize" not in options:  # (by time the explicit map: only what it cannot hold sends these away)
+        assert est["explicit_s_est"] < est["gram_s_est"]
+    features = setting_features(make_setting("kong", options), graphs)
+    assert isinstance(features, Gram)
+    np.testing.assert_allclose(features.K, gram_matrix(graphs, **options), rtol=1e-12)
+    if options.get("normalize"):
+        from kong_pyg import KongVectorizer
+
+        X = KongVectorizer(**options).fit_transform(graphs)
+        np.testing.assert_allclose(features.K, (X @ X.T).toarray(), rtol=1e-9, atol=1e-12)
+
+
 @pytest.mark.parametrize("data,setting,route", [
     ("MUTAG", "poly-4", "gram"), ("MUTAG", "cosine-rlb-3", "gram"), ("small", "poly-2", "explicit")])
 def test_setting_features_computes_the_node_maps_once(monkeypatch, data, setting, route):

@@ -254,3 +254,66 @@ def test_blocks_stay_within_block_entries_and_use_only_their_columns(relabel, de
         other = graphs[: max(1, len(graphs) // 3)]
         np.testing.assert_allclose(gram_matrix(graphs, other, block_entries=1024, **opts),
                                    X @ X[: len(other)].T, rtol=1e-12)
+
+
+def _star(leaves: int):
+    from torch_geometric.data import Data
+
+    src = torch.arange(1, leaves + 1)
+    hub = torch.zeros(leaves, dtype=torch.long)
+    return Data(x=torch.zeros(leaves + 1, dtype=torch.long),
+                edge_index=torch.stack([torch.cat([src, hub]), torch.cat([hub, src])]))
+
+
+def _star_kernel(a: int, b: int, degree: int) -> int:
+    """K(star a, star b) in integers: k = 1, hops = 1, one label; node maps (1, deg), so <c_v, c_w> = 1 + d_v d_w."""
+    degrees = {n: [n] + [1] * n for n in (a, b)}
+    counts = {n: {d: degrees[n].count(d) for d in set(degrees[n])} for n in (a, b)}
+    return sum(ca * cb * (1 + da * db) ** degree
+               for da, ca in counts[a].items() for db, cb in counts[b].items())
+
+
+def test_the_normalized_kernel_where_the_raw_one_overflows():
+    """normalize=True with 'other' divided by self-kernels that overflowed to inf and gave 0 (no error);
+    the normalized kernel lies in [0, 1] and is computed again from maps scaled by a power of two."""
+    from fractions import Fraction
+
+    from torch_geometric.data import Data
+
+    from kong_pyg import gram_matrix
+
+    big, small = _star(10_000), _star(100)
+    opts = dict(k=1, hops=1, degree=40, normalize=True)
+    K_ab, K_aa, K_bb = (_star_kernel(10_000, 100, 40), _star_kernel(10_000, 10_000, 40),
+                        _star_kernel(100, 100, 40))
+    assert K_aa > 2**1024  # (beyond float64)
+    want = float(Fraction(K_ab**2, K_aa * K_bb)) ** 0.5  # (0.998041...)
+    assert gram_matrix([big], [small], **opts)[0, 0] == pytest.approx(want, rel=1e-12)
+    assert gram_matrix([small], [big], **opts)[0, 0] == pytest.approx(want, rel=1e-12)
+    K = gram_matrix([big, small], **opts)  # (this path raised the overflow error)
+    np.testing.assert_allclose(K, [[1.0, want], [want, 1.0]], rtol=1e-12)
+    X = KongVectorizer(**opts).fit_transform([big, small])
+    np.testing.assert_allclose(K, (X @ X.T).toarray(), rtol=1e-12)
+    # a constant beyond float64's square: every map (1, 1e75), the kernel of one node with n nodes is n
+    # copies of (1 + 1e150)^2, normalized 1
+    nodes = [Data(x=torch.zeros(n, dtype=torch.long), edge_index=torch.empty(2, 0, dtype=torch.long))
+             for n in (20_000, 1)]
+    for p in (1, 2):
+        opts = dict(k=1, hops=0, degree=p, const=1e150, normalize=True)
+        assert gram_matrix(nodes[:1], nodes[1:], **opts)[0, 0] == pytest.approx(1.0, rel=1e-12)
+        np.testing.assert_allclose(gram_matrix(nodes, **opts), np.ones((2, 2)), rtol=1e-12)
+
+
+def test_a_normalized_kernel_beyond_float64s_range_is_refused():
+    """Self-kernels more than float64's range apart: scaled down, the small one would underflow (a
+    wrong 0 or NaN); a clear error instead, naming the graph and the sequence."""
+    from torch_geometric.data import Data
+
+    from kong_pyg import gram_matrix
+
+    lone = Data(x=torch.zeros(1, dtype=torch.long), edge_index=torch.empty(2, 0, dtype=torch.long))
+    opts = dict(k=1, hops=1, degree=170, normalize=True)
+    with pytest.raises(ValueError, match=r"cannot be computed in float64.*graph 1 with itself underflows"):
+        gram_matrix([_star(10_000), lone], **opts)
+    with pytest.raises(ValueError, match=r"graph 0 of 'other' with itself underflows"):
+        gram_matrix([_star(10_000)], [lone], **opts)

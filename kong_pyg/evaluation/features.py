@@ -94,7 +94,10 @@ def kong_route(cfg: Any, graphs: Any) -> Tuple[str, Dict[str, float]]:
     :math:`b U^2 + c n^2 \lceil U / r \rceil` for :math:`U` distinct node maps, :math:`n` graphs and
     blocks of :math:`r` node maps (:func:`kong_pyg.node_pairs.block_rows`; :data:`EXPLICIT_SECONDS_PER_ENTRY`,
     :data:`GRAM_SECONDS_PER_PAIR`, :data:`GRAM_SECONDS_PER_OUTPUT`). Both give the same kernel; only the
-    time differs.
+    time differs, except where the explicit map cannot be used at all: a degree above 170 (:math:`p!`
+    overflows), or values whose products could overflow ``float64`` (graph maps beyond
+    :data:`MAX_FEATURE_VALUE`, or beyond ``float64`` itself where rows are normalized; bounded by
+    :math:`|G| \sqrt{p!}\, m^p` for the largest node map entry :math:`m`). Those take the Gram route.
 
     Args:
         cfg (KongConfig): An exact configuration with :obj:`degree >= 2`.
@@ -123,8 +126,32 @@ def _route_of_maps(cfg: Any, maps: Any) -> Tuple[str, Dict[str, float]]:
     blocks = -(-maps.num_unique // block_rows(maps.num_graphs))
     gram = ROUTE_OVERHEAD + GRAM_SECONDS_PER_PAIR * u * u + GRAM_SECONDS_PER_OUTPUT * n * n * blocks
     est = {"explicit_entries": entries, "distinct_nodes": float(maps.num_unique),
-           "explicit_s_est": explicit, "gram_s_est": gram}
-    return ("gram" if gram < explicit else "explicit"), est
+           "explicit_s_est": explicit, "gram_s_est": gram,
+           "explicit_log10_max_bound": _explicit_bound(cfg, maps)}
+    return ("gram" if gram < explicit or not _explicit_fits(cfg, est) else "explicit"), est
+
+
+def _explicit_bound(cfg: Any, maps: Any) -> float:
+    r""":math:`\log_{10}` of a bound on the explicit graph map's entries: :math:`|G| \sqrt{p!}\, m^p`."""
+    import math
+
+    if not maps.rows.val.numel():
+        return -math.inf
+    top = float(maps.rows.val.abs().max())
+    if top == 0:
+        return -math.inf
+    nodes = float(maps.mult.new_zeros(maps.num_graphs).index_add_(0, maps.graph, maps.mult).max())
+    return math.log10(nodes) + 0.5 * math.lgamma(cfg.degree + 1) / math.log(10) + cfg.degree * math.log10(top)
+
+
+def _explicit_fits(cfg: Any, est: Dict[str, float]) -> bool:
+    """Whether the explicit map can hold a setting (see :func:`kong_route`)."""
+    import math
+
+    from ..exact import MAX_EXACT_DEGREE
+
+    limit = 300.0 if cfg.normalize else math.log10(MAX_FEATURE_VALUE)  # (normalized: values of 1e300 still
+    return cfg.degree <= MAX_EXACT_DEGREE and est["explicit_log10_max_bound"] <= limit  # square in row_norms)
 
 
 def setting_features(setting: Setting, graphs: Any, seed: int = 0) -> Union[Matrix, Gram]:
