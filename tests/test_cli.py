@@ -1092,7 +1092,18 @@ def test_sigterm_ends_the_workers_of_a_sharded_stream(tmp_path):
         assert not os.path.exists(f"/proc/{pid}"), f"worker {pid} still runs"
 
 
-def test_workers_started_before_an_interrupt_end_too(monkeypatch):
+@pytest.fixture
+def default_sigint():
+    """Python's own SIGINT handler for the test: a shell starts background jobs (``cmd &``, ``nohup``) with
+    SIGINT ignored, which the tests of handlers given back would read as the caller's."""
+    import signal
+
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
+def test_workers_started_before_an_interrupt_end_too(monkeypatch, default_sigint):
     """SIGTERM or Ctrl-C while the --workers are being started: those already started end as well (the
     interrupt came before the command had their handles, and they ran on alone); other children of the
     caller, even ones started meanwhile, are left alone; the handlers are given back."""
@@ -1160,7 +1171,8 @@ def test_workers_started_before_an_interrupt_end_too(monkeypatch):
 
 
 def test_workers_started_before_a_failed_start_end_and_workers_without_a_result_are_an_error(monkeypatch,
-                                                                                             capsys):
+                                                                                             capsys,
+                                                                                             default_sigint):
     """Starting the --workers fails part-way (a fork refused): those started end (they waited for their
     peers and held the command's exit); workers that end without their result (a Ctrl-C to one of them) are
     an error, not a wait for ever; workers of a parent that ignores SIGINT ignore it too."""
@@ -1289,3 +1301,44 @@ def test_yes_no_options_take_the_same_words_in_every_subcommand(tmp_path):
     for command in (["order-test"], ["classify"], ["stream", str(tmp_path / "s.tsv")]):
         args = parser.parse_args(command + ["--blended", "OFF", "--own-label", " on "])
         assert (args.blended, args.own_label) in ((False, True), ([False], [True]))
+
+
+def test_classify_passes_the_apis_defaults(monkeypatch):
+    """The command's defaults are written beside its flags (the inner folds as a literal 5 in run()): a
+    drift from classify()'s would silently change every nested number the command prints. Without
+    options it passes classify()'s own defaults."""
+    import kong_pyg.datasets.tu as tu
+    import kong_pyg.evaluation.classify as ev
+    from kong_pyg.cli.classify import run
+
+    seen = {}
+
+    class Stop(Exception):
+        pass
+
+    def fake_classify(graphs, **kw):
+        seen.update(kw)
+        raise Stop
+
+    defaults = {name: p.default for name, p in inspect.signature(ev.classify).parameters.items()}
+    monkeypatch.setattr(tu, "load_tu", lambda *a, **k: None)
+    monkeypatch.setattr(ev, "classify", fake_classify)
+    with pytest.raises(Stop):
+        run(build_parser().parse_args(["classify", "--quiet"]))
+    for name in ("method", "protocol", "repeats", "folds", "inner_folds", "nested_repeats", "seed",
+                 "max_iter", "tol", "device"):
+        assert seen.get(name, defaults[name]) == defaults[name], name  # (absent: the API's default)
+    assert list(seen["C"]) == list(defaults["C"])
+
+
+def test_flags_beat_a_preset_grid():
+    """A flag replaces the preset's entry in every setting of a list preset (``--grid extended --k 3``):
+    merged the other way round, the preset's k and kernels would be evaluated instead, silently."""
+    from kong_pyg.cli.classify import grid_from_args
+    from kong_pyg.evaluation.grid import GRID_PRESETS
+
+    grid = grid_from_args(build_parser().parse_args(["classify", "--grid", "extended", "--k", "3",
+                                                     "--kernel", "poly"]))
+    assert len(grid) == len(GRID_PRESETS["extended"])
+    assert {p["k"] for p in grid} == {3} and {p["kernel"] for p in grid} == {"poly"}
+    assert {p["k"] for p in GRID_PRESETS["extended"]} == {1, 2}  # (the preset sets both)

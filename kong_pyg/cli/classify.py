@@ -241,11 +241,12 @@ def run(args: argparse.Namespace) -> int:
     expand_grid(args.method, grid)  # check the settings before loading anything
     _check_extras(args)
     check_usable_device("--device", args.device)
-    inner = 5 if args.inner_folds is None else args.inner_folds
     common = dict(
-        repeats=args.repeats, folds=args.folds, inner_folds=inner, C=args.C, seed=args.seed,
+        repeats=args.repeats, folds=args.folds, C=args.C, seed=args.seed,
         n_jobs=args.jobs, max_iter=args.max_iter, tol=args.tol, progress=not args.quiet, device=args.device,
     )
+    if args.inner_folds is not None:  # (else the API's default)
+        common["inner_folds"] = args.inner_folds
     from ..datasets.tu import load_tu
     from ..evaluation.classify import classify
 
