@@ -266,7 +266,7 @@ def _star(leaves: int):
 
 
 def _star_kernel(a: int, b: int, degree: int) -> int:
-    """K(star a, star b) in integers: k = 1, hops = 1, one label; node maps (1, deg), so <c_v, c_w> = 1 + d_v d_w."""
+    """K(star a, star b) in integers: k = 1, hops = 1, one label; maps (1, deg): <c_v, c_w> = 1 + d_v d_w."""
     degrees = {n: [n] + [1] * n for n in (a, b)}
     counts = {n: {d: degrees[n].count(d) for d in set(degrees[n])} for n in (a, b)}
     return sum(ca * cb * (1 + da * db) ** degree

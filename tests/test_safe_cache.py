@@ -279,18 +279,24 @@ def _npy(array: np.ndarray) -> bytes:
 
 def test_cache_entries_must_fit_how_pyg_slices_them(tmp_path):
     """A forged cache with the right key: data without a slice was served as an attribute, a slice
-    could end at another dimension of its tensor, and edge_index could hold floats."""
+    could end at another dimension of its tensor, and edge_index could hold floats. Slices that go
+    back (a graph of -3 nodes, read as an empty one) or do not start at 0 are refused too."""
     path = tmp_path / "e.npz"
     x, ei = torch.ones(5, 2), torch.tensor([[0, 1, 2, 3], [1, 0, 3, 2]])
     data = {"x": x, "edge_index": ei}
     slices = {"x": torch.tensor([0, 2, 5]), "edge_index": torch.tensor([0, 2, 4])}
     save_collated(path, "k", data, slices)
     assert load_collated(path, "k") is not None
+    grows = dict(slices, x=torch.tensor([0, 4, 5]), edge_index=torch.tensor([0, 3, 4]))
+    save_collated(path, "k", data, grows)
+    assert load_collated(path, "k") is not None  # (other sizes that grow: a good file)
     for bad_data, bad_slices in (
         (dict(data, pad=torch.zeros(3)), slices),  # data without a slice
         (data, dict(slices, x=torch.tensor([0, 1, 2]))),  # x's slice ends at its 2 columns, not 5 rows
         (data, dict(slices, edge_index=torch.tensor([0, 1, 2]))),  # ends at edge_index's 2 rows
         (dict(data, edge_index=ei.float()), slices),
+        (data, dict(slices, x=torch.tensor([0, 5, 2, 5]), edge_index=torch.tensor([0, 2, 1, 4]))),  # back
+        (data, dict(slices, x=torch.tensor([1, 2, 5]))),  # does not start at 0
     ):
         save_collated(path, "k", bad_data, bad_slices)
         assert load_collated(path, "k") is None

@@ -106,6 +106,21 @@ def test_equals_kongsketch_readout_on_stream_to_graphs(k, hops):
             torch.testing.assert_close(got, ref, rtol=1e-9, atol=1e-9)
 
 
+def test_linear_map_with_a_constant_equals_the_readout():
+    """poly with const > 0 and degree 1 (the linear map) adds the constant coordinate with its hash sign: it
+    once went in as +const * |V| whatever the sign, unseen where tests drew +1. Compared with the readout over
+    several seeds, drawing both signs."""
+    es, raw = random_stream(23)
+    signs = set()
+    for seed, (k, hops), traversal in itertools.product(range(4), [(1, 0), (2, 1), (3, 2)], ["bfs", "wl"]):
+        cfg = dict(k=k, hops=hops, traversal=traversal, dim=32, seed=seed, kernel="poly", const=1.0)
+        ks = run_all_passes(raw, **cfg)
+        assert ks.degree == 1
+        signs.add(float(ks.hashes.const_token()[1]))
+        assert torch.equal(ks.sketches(), reference(es, **cfg)), cfg  # integers in float64: bit-exact
+    assert signs == {-1.0, 1.0}
+
+
 @pytest.mark.parametrize("edge_labels,blended", [(False, False), (False, True), (True, True)])
 def test_equals_readout_without_edge_labels_and_blended(edge_labels, blended):
     es, raw = random_stream(7)
@@ -604,6 +619,32 @@ def test_id_map():
     assert (m.lookup(np.array([12345678901], dtype=np.int64), insert=False)[0] == -1).all()
 
 
+def test_id_map_keys_sharing_a_home_slot():
+    """Keys whose home slots collide are found by probing past the slot of id 0: a probe that stopped there
+    once gave such a key a second id. Repeated lookups and a rebuilt map give every key its first id."""
+    m = IdMap()
+    cand = np.arange(200000, dtype=np.int64)
+    home = m._home(cand)
+    same = cand[home == home[12345]][:4]  # four keys with one home slot
+    after = cand[home == ((home[12345] + 1) & m._mask)][:2]  # and two whose home is the next slot
+    assert same.size == 4 and after.size == 2
+    keys = np.concatenate([same, after])
+    for order in ([0, 1, 2, 3, 4, 5], [4, 0, 5, 1, 2, 3]):
+        m = IdMap()
+        q = keys[order]
+        ids, first = m.lookup(q)
+        assert ids.tolist() == list(range(6)) and first.tolist() == list(range(6))
+        for again in (q, q[::-1], np.repeat(q, 2)):
+            assert m.lookup(again)[0].tolist() == [int(np.flatnonzero(q == x)[0]) for x in again]
+        assert len(m) == 6 and m.keys.tolist() == q.tolist()
+        back = IdMap.from_keys(m.keys)
+        assert (back._home(same) == back._home(same[:1])).all()  # they collide there too
+        assert back.lookup(q, insert=False)[0].tolist() == list(range(6)) and len(back) == 6
+        one = IdMap()  # one key a call
+        assert [int(one.lookup(q[i : i + 1])[0][0]) for i in range(6)] == list(range(6))
+        assert one.lookup(q)[0].tolist() == list(range(6)) and len(one) == 6
+
+
 # -- StreamSpot reader and CLI -----------------------------------------------------------
 
 
@@ -750,6 +791,79 @@ def test_mixed_ids_in_one_chunk():
                 b.update(*(c[lo : lo + 17] for c in names))
         assert torch.equal(a.sketches(), b.sketches()) and a.num_nodes == b.num_nodes
         assert [str(x).lstrip("g") for x in a.graph_ids] == [x[1:] for x in b.graph_ids]
+
+
+def _typed(rows):
+    """Update columns of (graph, src, dst) rows; types by node id."""
+    kind = lambda v: f"t{v % 3}" if 0 <= v < 2**40 - 1 else f"w{v}"  # noqa: E731
+    g, s, d = (list(c) for c in zip(*rows))
+    return s, [kind(v) for v in s], d, [kind(v) for v in d], ["e"] * len(rows), g
+
+
+@pytest.mark.parametrize("hops", [1, 2])
+def test_direct_node_cache_built_after_huge_ids(hops, monkeypatch):
+    """Huge node ids first (the direct node cache too large to build: nodes go to the map only), small ids
+    later (the cache built from the known nodes): node `width` of graph g was once cached as node 0 of graph
+    g + 1, two nodes made one. The node count is that of distinct (graph, node) pairs; the stream equals one
+    without the cache."""
+    import kong_pyg.stream.ids as ids
+
+    chunks = [[(0, 16, 2**30), (0, 5, 32), (1, 16, 64), (1, 2**35, 1), (2, 64, 3)],  # no cache: too wide
+              [(1, 0, 1), (2, 0, 2), (1, 2, 0), (3, 0, 3)],  # ids < 16: the cache is built, width 16
+              [(2, 0, 17), (3, 40, 0), (0, 0, 1), (3, 1, 2)]]  # ids < 64: rebuilt, width 64
+    pairs = {(g, v) for chunk in chunks for g, s, d in chunk for v in (s, d)}
+
+    def run():
+        ks = KongStream(k=2, hops=hops, dim=32, seed=1)
+        widths = []
+        for p in range(ks.num_passes):
+            if p:
+                ks.end_pass()
+            for chunk in chunks:
+                ks.update(*_typed(chunk))
+                widths.append(ks._ids.direct.width)
+        return ks, widths
+
+    cached, widths = run()
+    assert widths[:3] == [0, 16, 64]  # the cache: none, then built from nodes known, then rebuilt
+    monkeypatch.setattr(ids.DirectNodes, "budget", 0)  # (and 8 per node: never enough here)
+    plain, plain_widths = run()
+    assert set(plain_widths) == {0}
+    assert cached.num_nodes == plain.num_nodes == len(pairs)
+    assert cached.graph_ids == plain.graph_ids == [0, 1, 2, 3]
+    assert torch.equal(cached.sketches(), plain.sketches())
+    a, b = canonical(cached), canonical(plain)
+    assert a.keys() == b.keys() and all(torch.equal(a[name], b[name]) for name in a)
+
+
+@pytest.mark.parametrize("order", ["one chunk", "negative first", "negative last"])
+def test_ids_around_two_to_the_40(order):
+    """Node and graph ids 2^40 - 1 (the largest own key), 2^40 (the first table id) and -1 (a table id) are
+    three ids: 2^40 once took the key of the first table id, merging two graphs (or failing to decode), in one
+    chunk or two. The graph ids, node count and rows equal those of the same stream with small ids."""
+    big = [(2**40 - 1, 2**40 - 1, 2**40), (2**40, 2**40, 2**40 - 1), (2**40, 0, 2**40), (2**40 - 1, 2**40, 3)]
+    neg = [(-1, -1, 0), (-1, 1, -1), (0, -1, 2**40), (0, 2**40 - 1, -1)]
+    small = {2**40 - 1: 101, 2**40: 102, -1: 103}
+    rows = {"one chunk": [big[0], neg[0], big[1], neg[1], big[2], neg[2], big[3], neg[3]],
+            "negative first": neg + big, "negative last": big + neg}[order]
+    cut = {"one chunk": len(rows)}.get(order, 4)
+    firsts = list(dict.fromkeys(g for g, _, _ in rows))
+    pairs = {(g, v) for g, s, d in rows for v in (s, d)}
+    for hops in (1, 2):
+        ks, ref = KongStream(k=2, hops=hops, dim=32), KongStream(k=2, hops=hops, dim=32)
+        for p in range(ks.num_passes):
+            if p:
+                ks.end_pass()
+                ref.end_pass()
+            for lo, hi in ((0, cut), (cut, len(rows))):
+                if hi > lo:
+                    s, st, d, dt, et, g = _typed(rows[lo:hi])
+                    ks.update(s, st, d, dt, et, g)
+                    ref.update(*([small.get(v, v) for v in c] for c in (s, st, d, dt, et, g)))  # same types
+        assert ks.num_graphs == len(firsts) == 4 and ks.graph_ids == firsts
+        assert ref.graph_ids == [small.get(g, g) for g in firsts]
+        assert ks.num_nodes == ref.num_nodes == len(pairs)
+        assert torch.equal(ks.sketches(), ref.sketches())
 
 
 def test_pass_rows_take_no_memory_before_pass_2(tmp_path):

@@ -858,3 +858,51 @@ def test_lapack_route_only_in_the_main_thread_and_never_for_non_finite_solutions
     bad[0, 3, 3] = float("nan")
     systems.solve(bad.clone(), b)
     assert len(torch_calls) == 1 and torch.equal(torch_calls[0].isnan(), bad.isnan())  # (restored, then sent)
+
+
+def _phi_slope(t, a, b, m, q, C):
+    """phi'(t) = a + t b - 2C sum_i q_i max(0, m_i - t q_i), in Python floats."""
+    return a + t * b - 2 * C * sum(qi * max(0.0, mi - t * qi) for mi, qi in zip(m, q))
+
+
+def _exact_step(a, b, m, q, C):
+    """The minimizer t >= 0 of the piecewise quadratic (phi' nondecreasing): 0, or phi's root by bisection."""
+    if _phi_slope(0.0, a, b, m, q, C) >= 0:
+        return 0.0
+    hi = 1.0
+    while _phi_slope(hi, a, b, m, q, C) < 0:
+        hi *= 2
+    lo = 0.0
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if _phi_slope(mid, a, b, m, q, C) < 0 else (lo, mid)
+    return (lo + hi) / 2
+
+
+def test_line_search_is_the_exact_minimizer():
+    """The line search had no test of its own (the Newton loop converged around its errors): points on
+    the margin (m = 0) moving into it were left out of the active set (a step of 1 where 1/3 is exact,
+    raising the objective), and an ascent direction (a > 0) could return a negative step. Against
+    bisection on phi' for random problems with slacks of 0 and changes of 0, both signs of a."""
+    import torch
+
+    from kong_pyg.evaluation.linesearch import line_search
+
+    d = torch.float64
+    def one(a, b, m, q, C):
+        return float(line_search(*(torch.tensor(v, dtype=d) for v in ([a], [b], [[m]], [[q]], [C]))))
+
+    t = one(-1.0, 1.0, 0.0, -1.0, 1.0)
+    assert t == pytest.approx(1 / 3, rel=1e-12)
+    assert one(1.0, 1.0, -1.0, 1.0, 1.0) == 0.0
+    rng = np.random.default_rng(0)
+    B, n = 60, 7
+    a = rng.normal(size=B) * rng.choice([0.1, 1, 10], size=B)
+    b = rng.uniform(0.01, 3, size=B)
+    m = rng.normal(size=(B, n)) * (rng.random((B, n)) < 0.7)  # (a third of the slacks exactly 0)
+    q = rng.normal(size=(B, n)) * (rng.random((B, n)) < 0.8)  # (some changes exactly 0)
+    C = rng.choice([0.1, 1.0, 10.0], size=B)
+    got = line_search(*(torch.tensor(v, dtype=d) for v in (a, b, m, q, C))).numpy()
+    want = [_exact_step(a[i], b[i], m[i], q[i], C[i]) for i in range(B)]
+    np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-12)
+    assert (got > 0).sum() > 10 and (got == 0).sum() > 5  # (both kinds of problem occur)

@@ -380,6 +380,37 @@ def test_a_sketch_curve_of_the_exact_row_alone_and_failed_saves_close_their_figu
     assert len(pyplot().get_fignums()) == open_before and not (tmp_path / "c.nope").exists()
 
 
+def test_a_sketch_curve_draws_its_points_and_error_bars_in_percent(tmp_path, monkeypatch):
+    """The curve is drawn in percent: the means and their error bars (the standard deviations) both times
+    100, and the exact row as a line at its mean; no test read what was drawn."""
+    pytest.importorskip("matplotlib")
+    from matplotlib.axes import Axes
+
+    from kong_pyg.evaluation.plots import plot_sketch_curve
+
+    drawn = {}
+    real_errorbar, real_axhline = Axes.errorbar, Axes.axhline
+
+    def errorbar(self, x, y, *args, **kwargs):
+        drawn.update(x=list(x), y=list(y), yerr=list(kwargs["yerr"]))
+        return real_errorbar(self, x, y, *args, **kwargs)
+
+    def axhline(self, y=0, *args, **kwargs):
+        drawn["exact"] = y
+        return real_axhline(self, y, *args, **kwargs)
+
+    monkeypatch.setattr(Axes, "errorbar", errorbar)
+    monkeypatch.setattr(Axes, "axhline", axhline)
+    curve = [{"dim": 64, "accuracy_mean": 0.71, "accuracy_std": 0.02},
+             {"dim": 256, "accuracy_mean": 0.8, "accuracy_std": 0.015},
+             {"dim": None, "accuracy_mean": 0.83, "accuracy_std": 0.01}]
+    plot_sketch_curve(curve, str(tmp_path / "c.png"))
+    assert drawn["x"] == [64, 256]
+    np.testing.assert_allclose(drawn["y"], [71.0, 80.0])
+    np.testing.assert_allclose(drawn["yerr"], [2.0, 1.5])
+    assert drawn["exact"] == pytest.approx(83.0)
+
+
 def test_json_outputs_are_plain_json():
     from kong_pyg.cli.common import plain_json
 

@@ -137,3 +137,31 @@ def test_main_with_arguments_keeps_filters_added_while_it_runs(tmp_path, monkeyp
     with warnings.catch_warnings():
         assert main(["stream", str(data), "--out", str(tmp_path / "o"), "-q"]) == 0
         assert any(getattr(f[1], "pattern", None) == "a filter of another thread" for f in warnings.filters)
+
+
+def _warning_work(entry, index, progress=None):
+    warnings.warn(f"setting {index}: the solver stopped at max_iter", UserWarning)
+    return index * 10
+
+
+@pytest.mark.parametrize("processes", [1, 2])
+def test_warnings_of_settings_in_worker_processes_reach_the_caller(processes):
+    """Settings run in forked processes (n_jobs > 1) send their warnings back to be raised again in the
+    caller; dropped there, a fit that did not converge would warn with n_jobs=1 only."""
+    import multiprocessing
+    from collections import namedtuple
+
+    from kong_pyg.evaluation.processes import run_settings
+    from kong_pyg.progress import Progress
+
+    if processes > 1 and "fork" not in multiprocessing.get_all_start_methods():
+        pytest.skip("no fork on this system: the settings run in this process")
+    name = namedtuple("name", "name")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = sorted(run_settings(_warning_work, [0, 1], [name("a"), name("b")], processes=processes,
+                                  bar=Progress(2, "x", enabled=False), per_setting=1))
+    assert out == [(0, 0), (1, 10)]
+    assert sorted(str(w.message) for w in caught) == [
+        f"setting {i}: the solver stopped at max_iter" for i in (0, 1)]
+    assert all(w.category is UserWarning for w in caught)
