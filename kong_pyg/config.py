@@ -279,8 +279,9 @@ class KongConfig:
         normalize (bool, optional): L2-normalize every graph vector (the
             normalized graph kernel :math:`K(G, H) / \sqrt{K(G, G) K(H, H)}`);
             a graph whose vector is zero (no k-gram, e.g. a single node with
-            :math:`k \geq 2`) keeps a zero row: its kernel with every graph,
-            itself included, is 0. (default: :obj:`False`)
+            :math:`k \geq 2`, with :obj:`const = 0` or the cosine kernel) keeps a
+            zero row: its kernel with every graph, itself included, is 0.
+            (default: :obj:`False`)
         edge_labels (bool, optional): Use edge labels (:obj:`edge_attr`, a
             stream's edge types) when the graphs have them.
             (default: :obj:`True`)

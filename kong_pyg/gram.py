@@ -302,9 +302,9 @@ def gram_matrix(
     Returns:
         :class:`numpy.ndarray` :obj:`[len(graphs), len(other)]` (``float64``).
         With :obj:`normalize=True`, :math:`K(G, H) / \sqrt{K(G, G) K(H, H)}`,
-        computed even where the raw kernel overflows ``float64``; a graph
-        without any k-gram (a zero map) gets 0 against every graph, itself
-        included.
+        computed even where the raw kernel overflows ``float64`` (but see
+        Raises); a graph whose map is zero (no k-gram, with :obj:`const = 0`
+        or the cosine kernel) gets 0 against every graph, itself included.
 
     Shapes:
         - **output:** :obj:`[num_graphs, num_other]`, or
@@ -314,7 +314,9 @@ def gram_matrix(
         ValueError: Invalid options or graphs, or a matrix larger than the
             memory available (about 32 bytes an entry at its peak; refused
             before any work: compute it in blocks of rows,
-            :obj:`gram_matrix(graphs[i:j], graphs)`).
+            :obj:`gram_matrix(graphs[i:j], graphs)`); a kernel that overflows
+            ``float64`` (with :obj:`normalize=True`: counts that overflow, or
+            self-kernels more than about :math:`10^{290}` apart).
     """
     cfg = resolve_config(config, options, option_defaults(), "gram_matrix", options)
     if cfg.dim is not None:
@@ -387,11 +389,12 @@ def _normalized(cfg: KongConfig, K: Tensor, left: NodeMaps, right: Optional[Node
     r""":math:`K(G, H) / \sqrt{K(G, G) K(H, H)}` (:obj:`right=None`: :obj:`left` against itself).
 
     The normalized kernel lies in :math:`[0, 1]` even where :math:`K` overflows ``float64``: then
-    it is computed again from the node maps scaled by one power of two (:func:`_scaled`: exact,
-    every scaled entry of :math:`K` at most :math:`|G| |H|`), which :math:`K`'s homogeneity
-    (:math:`\alpha^{2p}` for maps :math:`\alpha g`) cancels. Where that scaling would push a
-    graph's own kernel below ``float64``'s full precision (self-kernels more than about
-    :math:`10^{600}` apart), a clear error instead.
+    the matrix and the self-kernels are computed a second time, from the node maps scaled by one
+    power of two (:func:`_scaled`: exact, every scaled entry of :math:`K` at most :math:`|G| |H|`),
+    which :math:`K`'s homogeneity (:math:`\alpha^{2p}` for maps :math:`\alpha g`) cancels. Where
+    that scaling would push a graph's own kernel below ``float64``'s full precision (self-kernels
+    more than about :math:`10^{290}` apart), or the node maps themselves overflowed, a clear error
+    instead.
     """
     def selves(lk: Tensor, lm: NodeMaps, rm: Optional[NodeMaps]) -> tuple:
         if rm is None:
@@ -403,6 +406,8 @@ def _normalized(cfg: KongConfig, K: Tensor, left: NodeMaps, right: Optional[Node
     if not (engine.all_finite(K) and engine.all_finite(lself) and engine.all_finite(rself)):
         both = [left] if right is None else [left, right]
         top = max(float(row_norms(m.rows, m.num_unique).max()) if m.num_unique else 0.0 for m in both)
+        if not math.isfinite(top):  # (the counts themselves overflowed: no scale brings them back)
+            engine.check_finite(torch.tensor([top]), cfg, "kernel matrix")
         shift = math.frexp(top)[1]  # (top * 2^-shift < 1: every scaled map inside the unit ball)
         left = _scaled(left, shift)
         right = None if right is None else _scaled(right, shift)
@@ -435,7 +440,8 @@ def _check_precision(cfg: KongConfig, maps: NodeMaps, selves: Tensor, side: str)
             f"the normalized KONG kernel matrix cannot be computed in float64: with hops={cfg.hops} and "
             f"degree={cfg.degree} the graphs' own kernels K(G, G) span more than float64's range (they "
             f"overflow it, and scaled down, the kernel of graph {g}{side} with itself underflows); use fewer "
-            "hops, a smaller degree or kernel='cosine'"
+            "hops, a smaller degree or kernel='cosine', or KongVectorizer(normalize=True) (its rows are "
+            "normalized one by one)"
         )
 
 

@@ -541,17 +541,17 @@ def test_kong_route_picks_the_route_measured_faster():
     assert kong_route(KongConfig(k=1, hops=1, degree=400, kernel="cosine"), [star, star])[0] == "gram"
 
 
-@pytest.mark.parametrize("options", [
-    dict(hops=0, degree=200, kernel="cosine"),  # the explicit map stops at p = 170 (p! overflows)
-    dict(hops=1, degree=4, const=1e75),  # explicit values beyond 1e150, whose products overflow
-    dict(hops=2, degree=6, const=1e60, normalize=True),  # a raw kernel beyond float64, normalized
+@pytest.mark.parametrize("options,route", [
+    (dict(hops=0, degree=200, kernel="cosine"), "gram"),  # the explicit map stops at p = 170 (p! overflows)
+    (dict(hops=1, degree=4, const=1e75), "gram"),  # explicit values beyond 1e150, whose products overflow
+    (dict(hops=2, degree=6, const=1e60, normalize=True), "explicit"),  # normalized, raw kernel > float64
 ])
-def test_settings_the_explicit_map_cannot_hold_take_the_gram_route(options):
+def test_settings_one_route_cannot_hold_take_the_other(options, route):
     """The route was chosen by time alone, so a setting worked or failed with the data set's size: on 200
     small graphs kong_route picked the explicit map, which refuses p > 170 and values beyond 1e150,
     while the Gram route (picked for 30 graphs) computes them; and the Gram route refused a normalized
-    kernel whose raw values overflow, which the explicit map computes. Each now runs on either size,
-    and gives gram_matrix's kernel (the oracle-tested route)."""
+    kernel whose raw values overflow (it rescales them now), which the explicit map computes, row by row.
+    Each now takes the route that holds it, and gives gram_matrix's kernel (the oracle-tested route)."""
     import torch
     from torch_geometric.data import Data
 
@@ -565,18 +565,75 @@ def test_settings_the_explicit_map_cannot_hold_take_the_gram_route(options):
         n = 2 + i % 4
         graphs.append(Data(x=torch.randint(0, 2 + i % 2, (n,), generator=g),
                            edge_index=torch.randint(0, n, (2, 2 * n), generator=g)))
-    route, est = kong_route(KongConfig(**options), graphs)
-    assert route == "gram"
-    if "normalize" not in options:  # (by time the explicit map: only what it cannot hold sends these away)
-        assert est["explicit_s_est"] < est["gram_s_est"]
+    assert kong_route(KongConfig(**options), graphs)[0] == route
     features = setting_features(make_setting("kong", options), graphs)
-    assert isinstance(features, Gram)
-    np.testing.assert_allclose(features.K, gram_matrix(graphs, **options), rtol=1e-12)
-    if options.get("normalize"):
-        from kong_pyg import KongVectorizer
+    assert isinstance(features, Gram) == (route == "gram")
+    K = features.K if route == "gram" else (features @ features.T).toarray()
+    # (the normalized one: the explicit map's rows against the Gram route's rescaled matrix)
+    np.testing.assert_allclose(K, gram_matrix(graphs, **options), rtol=1e-9, atol=1e-12)
 
-        X = KongVectorizer(**options).fit_transform(graphs)
-        np.testing.assert_allclose(features.K, (X @ X.T).toarray(), rtol=1e-9, atol=1e-12)
+
+def test_the_routes_bound_on_explicit_values_is_the_sum_of_node_norms_to_the_p():
+    """kong_route bounds the explicit graph map's entries by max_G sum_v ||g(c_v)||^p (an entry of a
+    symmetric power is at most its norm); it was |G| sqrt(p!) m^p, which sent cosine p = 170 (entries of
+    at most 1) to the Gram route, 27 GiB on 30,000 graphs. Against the count vectors of the string oracle."""
+    import math
+    import random
+
+    from helpers import random_graph, to_data
+
+    from kong_pyg import KongConfig, kgram_counts, kong_strings
+    from kong_pyg.evaluation.features import kong_route
+
+    rng = random.Random(3)
+    raw = [random_graph(rng, 6, 10, 3) for _ in range(12)]
+    graphs = [to_data(g) for g in raw]
+    for options in (dict(k=1, hops=1, degree=3, const=2.0), dict(k=2, hops=2, degree=5),
+                    dict(k=1, hops=2, degree=170, kernel="cosine")):
+        cfg = KongConfig(**options)
+        want = -math.inf
+        for labels, edges, _ in raw:
+            strings = kong_strings(edges, labels, cfg.hops)
+            total = 0.0
+            for s in strings:
+                c = kgram_counts(s, cfg.k)
+                sq = sum(v * v for v in c.values())
+                if cfg.kernel == "cosine":
+                    total += 1.0 if sq else 0.0
+                else:
+                    total += (sq + cfg.const) ** (cfg.degree / 2)
+            want = max(want, math.log10(total) if total else -math.inf)
+        assert kong_route(cfg, graphs)[1]["explicit_log10_max_bound"] == pytest.approx(want, rel=1e-12)
+
+
+def test_a_normalized_setting_beyond_the_gram_routes_range_takes_the_explicit_map():
+    """The Gram route rescales the whole matrix and refuses self-kernels more than about 1e290 apart; the
+    explicit map normalizes each row and holds them: a normalized setting whose raw kernel may overflow
+    takes it (a star of 10,000 leaves beside one node at p = 40: 1.0001e-156, exact in integers)."""
+    from fractions import Fraction
+
+    import torch
+    from torch_geometric.data import Data
+
+    from kong_pyg import KongConfig
+    from kong_pyg.evaluation.features import kong_route, setting_features
+    from kong_pyg.evaluation.grid import make_setting
+
+    leaves = torch.arange(1, 10_001)
+    hub = torch.zeros_like(leaves)
+    star = Data(x=torch.zeros(10_001, dtype=torch.long),
+                edge_index=torch.stack([torch.cat([leaves, hub]), torch.cat([hub, leaves])]))
+    lone = Data(x=torch.zeros(1, dtype=torch.long), edge_index=torch.empty(2, 0, dtype=torch.long))
+    options = dict(k=1, hops=1, degree=40, normalize=True)
+    assert kong_route(KongConfig(**options), [star, lone])[0] == "explicit"
+    X = setting_features(make_setting("kong", options), [star, lone])
+    K = (X @ X.T).toarray()
+    # maps (1, degree): the hub (1, 10^4), leaves (1, 1), the lone node (1, 0)
+    nodes = ((10_000, 1), (1, 10_000))  # (degree, how many)
+    k_ss = sum(n * m * (1 + a * b) ** 40 for a, n in nodes for b, m in nodes)
+    k_sl = 1 + 10_000  # (every <c_v, lone> = 1)
+    want = float(Fraction(k_sl**2, k_ss)) ** 0.5
+    np.testing.assert_allclose(K, [[1.0, want], [want, 1.0]], rtol=1e-12)
 
 
 @pytest.mark.parametrize("data,setting,route", [

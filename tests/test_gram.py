@@ -317,3 +317,23 @@ def test_a_normalized_kernel_beyond_float64s_range_is_refused():
         gram_matrix([_star(10_000), lone], **opts)
     with pytest.raises(ValueError, match=r"graph 0 of 'other' with itself underflows"):
         gram_matrix([_star(10_000)], [lone], **opts)
+
+
+@pytest.mark.parametrize("other", [False, True])
+@pytest.mark.parametrize("options", [dict(degree=1), dict(degree=2), dict(degree=2, kernel="cosine")])
+def test_a_normalized_kernel_of_counts_that_overflow_is_an_error_not_nan(options, other):
+    """Counts beyond float64 (complete graphs, 250 hops): no scale brings their norms back, and the
+    normalized matrix came out NaN (inf times a zero inverse norm); the overflow error instead."""
+    from torch_geometric.data import Data
+
+    from kong_pyg import gram_matrix
+
+    def complete(n):
+        s, t = torch.meshgrid(torch.arange(n), torch.arange(n), indexing="ij")
+        keep = s != t
+        return Data(x=torch.zeros(n, dtype=torch.long), edge_index=torch.stack([s[keep], t[keep]]))
+
+    a, b = complete(30), complete(5)
+    with pytest.raises(ValueError, match="overflowed float64"):
+        gram_matrix([a], [b], k=1, hops=250, normalize=True, **options) if other else \
+            gram_matrix([a, b], k=1, hops=250, normalize=True, **options)

@@ -295,7 +295,7 @@ def test_cache_entries_must_fit_how_pyg_slices_them(tmp_path):
         (data, dict(slices, x=torch.tensor([0, 1, 2]))),  # x's slice ends at its 2 columns, not 5 rows
         (data, dict(slices, edge_index=torch.tensor([0, 1, 2]))),  # ends at edge_index's 2 rows
         (dict(data, edge_index=ei.float()), slices),
-        (data, dict(slices, x=torch.tensor([0, 5, 2, 5]), edge_index=torch.tensor([0, 2, 1, 4]))),  # back
+        (data, dict(slices, x=torch.tensor([0, 5, 2, 5]), edge_index=torch.tensor([0, 2, 4, 4]))),  # back
         (data, dict(slices, x=torch.tensor([1, 2, 5]))),  # does not start at 0
     ):
         save_collated(path, "k", bad_data, bad_slices)

@@ -94,10 +94,14 @@ def kong_route(cfg: Any, graphs: Any) -> Tuple[str, Dict[str, float]]:
     :math:`b U^2 + c n^2 \lceil U / r \rceil` for :math:`U` distinct node maps, :math:`n` graphs and
     blocks of :math:`r` node maps (:func:`kong_pyg.node_pairs.block_rows`; :data:`EXPLICIT_SECONDS_PER_ENTRY`,
     :data:`GRAM_SECONDS_PER_PAIR`, :data:`GRAM_SECONDS_PER_OUTPUT`). Both give the same kernel; only the
-    time differs, except where the explicit map cannot be used at all: a degree above 170 (:math:`p!`
-    overflows), or values whose products could overflow ``float64`` (graph maps beyond
-    :data:`MAX_FEATURE_VALUE`, or beyond ``float64`` itself where rows are normalized; bounded by
-    :math:`|G| \sqrt{p!}\, m^p` for the largest node map entry :math:`m`). Those take the Gram route.
+    time differs, except where one route cannot hold a setting. The explicit map stops at a degree
+    of 170 (:math:`p!` overflows) and at values whose products could overflow ``float64`` (graph maps
+    beyond :data:`MAX_FEATURE_VALUE`, or beyond :math:`10^{300}` where rows are normalized); its entries
+    are bounded by :math:`\max_G \sum_{v \in G} \|g(c_v)\|^p` (an entry of a node's symmetric power
+    is at most its norm, :math:`\|g(c_v)\|^p`). Those settings take the Gram route. A normalized
+    setting whose raw kernel may overflow (twice that bound beyond 300 decades) takes the explicit map
+    where it holds it: it normalizes each row where the Gram route rescales the whole matrix
+    (:func:`kong_pyg.gram.gram_of_maps`), whose range is narrower.
 
     Args:
         cfg (KongConfig): An exact configuration with :obj:`degree >= 2`.
@@ -128,20 +132,40 @@ def _route_of_maps(cfg: Any, maps: Any) -> Tuple[str, Dict[str, float]]:
     est = {"explicit_entries": entries, "distinct_nodes": float(maps.num_unique),
            "explicit_s_est": explicit, "gram_s_est": gram,
            "explicit_log10_max_bound": _explicit_bound(cfg, maps)}
-    return ("gram" if gram < explicit or not _explicit_fits(cfg, est) else "explicit"), est
+    fits = _explicit_fits(cfg, est)
+    if fits and cfg.normalize and 2 * est["explicit_log10_max_bound"] > NORMALIZED_LOG10_LIMIT:
+        return "explicit", est  # (a raw kernel that may overflow: rows normalized one by one)
+    return ("gram" if gram < explicit or not fits else "explicit"), est
+
+
+#: The largest values (log10) of a normalized explicit map's rows before they are normalized.
+NORMALIZED_LOG10_LIMIT = 300.0
 
 
 def _explicit_bound(cfg: Any, maps: Any) -> float:
-    r""":math:`\log_{10}` of a bound on the explicit graph map's entries: :math:`|G| \sqrt{p!}\, m^p`."""
+    r""":math:`\log_{10}` of a bound on the explicit graph map's entries: :math:`\max_G \sum_v \|g(c_v)\|^p`.
+
+    Summed per graph in :math:`\log_{10}`, from the largest term (no power overflows).
+    """
     import math
 
-    if not maps.rows.val.numel():
+    import torch
+
+    from ..exact import row_norms
+
+    if not maps.num_unique:
         return -math.inf
-    top = float(maps.rows.val.abs().max())
-    if top == 0:
-        return -math.inf
-    nodes = float(maps.mult.new_zeros(maps.num_graphs).index_add_(0, maps.graph, maps.mult).max())
-    return math.log10(nodes) + 0.5 * math.lgamma(cfg.degree + 1) / math.log(10) + cfg.degree * math.log10(top)
+    norm = row_norms(maps.rows, maps.num_unique)
+    if not bool(torch.isfinite(norm).all()):
+        return math.inf
+    with torch.no_grad():
+        term = cfg.degree * torch.log10(norm).index_select(0, maps.unique) + torch.log10(maps.mult)
+        top = torch.full((maps.num_graphs,), -math.inf, dtype=term.dtype, device=term.device)
+        top.scatter_reduce_(0, maps.graph, term, reduce="amax")
+        shifted = torch.pow(10.0, term - top.index_select(0, maps.graph))  # (zero norms: 0; a graph of them:
+        shifted = torch.nan_to_num(shifted, nan=0.0)  # -inf - -inf, NaN, read as 0)
+        total = torch.zeros_like(top).index_add_(0, maps.graph, shifted)
+        return float((top + torch.log10(total)).nan_to_num(nan=-math.inf).max())
 
 
 def _explicit_fits(cfg: Any, est: Dict[str, float]) -> bool:
@@ -150,8 +174,8 @@ def _explicit_fits(cfg: Any, est: Dict[str, float]) -> bool:
 
     from ..exact import MAX_EXACT_DEGREE
 
-    limit = 300.0 if cfg.normalize else math.log10(MAX_FEATURE_VALUE)  # (normalized: values of 1e300 still
-    return cfg.degree <= MAX_EXACT_DEGREE and est["explicit_log10_max_bound"] <= limit  # square in row_norms)
+    limit = NORMALIZED_LOG10_LIMIT if cfg.normalize else math.log10(MAX_FEATURE_VALUE)
+    return cfg.degree <= MAX_EXACT_DEGREE and est["explicit_log10_max_bound"] <= limit
 
 
 def setting_features(setting: Setting, graphs: Any, seed: int = 0) -> Union[Matrix, Gram]:
