@@ -80,7 +80,11 @@ def check_float(name: str, value: Any, minimum: float) -> float:
     numpy_scalar = type(value).__module__ == "numpy" and kind in "iuf" and getattr(value, "ndim", 1) == 0
     if isinstance(value, bool) or not (isinstance(value, (int, float)) or numpy_scalar):
         raise TypeError(f"'{name}' must be a number (got {type(value).__name__})")
-    value = float(value)
+    try:
+        value = float(value)
+    except OverflowError:  # (a Python int beyond float64: 10**400)
+        raise ValueError(f"'{name}' must be >= {minimum} and finite (got an integer of "
+                         f"{len(str(abs(int(value))))} digits, beyond float64)") from None
     if not value >= minimum or value == float("inf"):  # also rejects NaN
         raise ValueError(f"'{name}' must be >= {minimum} and finite (got {value})")
     return value

@@ -31,8 +31,20 @@ from .sketch import SketchHashes, tensor_sketch
 
 
 def inverse_or_zero(norm: Tensor) -> Tensor:
-    """:math:`1 / x`, and 0 where :math:`x = 0` (empty count vectors)."""
+    """:math:`1 / x`, and 0 where :math:`x = 0` (empty count vectors).
+
+    A norm beyond the dtype's range (counts near ``float64``'s maximum, whose squares sum past it) is an
+    error: its inverse would read as 0, a silent zero vector.
+    """
+    if not bool(torch.isfinite(norm).all()):
+        raise ValueError(OVERFLOWED_NORMS)
     return torch.where(norm > 0, 1.0 / norm.clamp(min=1e-300), torch.zeros_like(norm))
+
+
+#: The refusal of norms that overflowed (:func:`inverse_or_zero`, :func:`kong_pyg.outputs.normalize_rows`).
+OVERFLOWED_NORMS = ("the norms of KONG's k-gram count vectors overflowed float64 (counts near 1.8e+308, "
+                    "from many hops on dense graphs): a cosine map or a normalized row would be 0; use fewer "
+                    "hops")
 
 
 class BaseKernel:

@@ -34,7 +34,9 @@ def check_finite(values: Tensor, cfg: KongConfig, what: str, dtype: torch.dtype 
     """Raise a clear error instead of returning an overflowed (inf/NaN) result, computed in :obj:`dtype`."""
     if not all_finite(values):
         # (a stream's cosine maps use norms estimated from sketches that overflow at the same depth)
-        cosine_helps = cfg.kernel != "cosine" and "stream" not in what
+        # (not where the counts themselves overflow: p = 1 maps and norms of them)
+        cosine_helps = cfg.kernel != "cosine" and "stream" not in what and (
+            cfg.degree > 1 or cfg.const > 0 or "kernel" in what)
         hint = ("" if dtype == torch.float64 else "dtype=torch.float64, ") + "fewer hops" + (
             " or kernel='cosine' (bounded node maps)" if cosine_helps else "")
         name, top = str(dtype).replace("torch.", ""), torch.finfo(dtype).max
@@ -95,6 +97,10 @@ def root_sum_squares(x: Tensor, dim: int = -1, mean_dim: Optional[int] = None) -
 def normalize_rows(out: Tensor, in_place: bool = False) -> Tensor:
     """L2-normalize every row (a zero row stays zero); :obj:`in_place` overwrites :obj:`out`."""
     norm = root_sum_squares(out, dim=1).unsqueeze(1)
+    if not all_finite(norm):  # (finite entries whose squares sum past the dtype: out / inf would be 0)
+        from .kernels import OVERFLOWED_NORMS
+
+        raise ValueError(OVERFLOWED_NORMS)
     scale = torch.where(norm > 0, norm, torch.ones_like(norm))
     return out.div_(scale) if in_place else out / scale
 

@@ -242,3 +242,14 @@ def test_seeds_stop_below_2_to_the_32_where_the_generator_would_repeat_them():
         InteractionGraphs([0, 1], [0, 0], [0, 1], [0, 0], [0], max_graphs=1, seed=2**32)
     maps = [KongVectorizer(k=2, hops=1, dim=32, seed=s).fit_transform([g]) for s in (0, 1, 2**32 - 1)]
     assert not np.array_equal(maps[0], maps[1]) and not np.array_equal(maps[0], maps[2])
+
+
+def test_a_float_option_given_an_integer_beyond_float64_is_a_value_error():
+    """KongConfig(const=10**400) raised Python's OverflowError ('int too large to convert to float')."""
+    from kong_pyg import KongConfig
+    from kong_pyg.config import check_float
+
+    with pytest.raises(ValueError, match="'const' must be >= 0.0 and finite .*401 digits, beyond float64"):
+        KongConfig(const=10**400)
+    with pytest.raises(ValueError, match="'tol' must be >= 0.0 and finite"):
+        check_float("tol", -(10**400), 0.0)

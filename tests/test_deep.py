@@ -307,3 +307,52 @@ def test_node_counts_keep_exact_rows_where_they_take_less_memory_than_a_dense_st
     assert product.dense is not None
     assert dense_step_bytes(layer.config, 6400, b.num_edges, 128) // 40 > 6400 * 128  # (the old limit: less)
     assert dense_step_bytes(layer.config, 10, 2**25, 1) == 4 * 10 * 8 + 16 * 2**25  # (a block: one column)
+
+
+def _two_loops():
+    """Two nodes (labels 0, 1), each with three self-loops: level-h counts 3^h, finite up to h = 646."""
+    return Data(x=torch.tensor([0, 1]), edge_index=torch.tensor([[0, 0, 0, 1, 1, 1], [0, 0, 0, 1, 1, 1]]))
+
+
+def test_norms_beyond_float64_of_finite_counts_are_an_error_not_a_zero_row():
+    """Counts just below float64's maximum (3^646 = 1.66e308) whose norm is above it: the inverse norm
+    read as 0, and normalized rows and cosine maps came out as zero vectors without an error. The
+    Gram route's rescaled normalized kernel stays right (1)."""
+    from kong_pyg import gram_matrix
+
+    g = _two_loops()
+    X = KongVectorizer(hops=646).fit_transform([g])
+    assert np.isfinite(X.data).all() and X.data.max() > 1.6e308  # (the counts themselves are finite)
+    with pytest.raises(ValueError, match="norms of KONG's k-gram count vectors overflowed float64"):
+        KongVectorizer(hops=646, normalize=True).fit_transform([g])
+    with pytest.raises(ValueError, match="norms of KONG's k-gram count vectors overflowed float64"):
+        KongVectorizer(hops=646, dim=64, normalize=True).fit_transform([g])
+    with pytest.raises(ValueError, match="norms of KONG's k-gram count vectors overflowed float64"):
+        KongSketch(hops=646, dim=64, normalize=True, dtype=torch.float64).readout(g.x, g.edge_index)
+    with pytest.raises(ValueError, match="norms of KONG's k-gram count vectors overflowed float64"):
+        KongFeatures(hops=646, dim=64, normalize=True, level="graph", dtype=torch.float64)(g)
+    np.testing.assert_allclose(gram_matrix([g], hops=646, normalize=True), [[1.0]], rtol=1e-12)
+    x, ei = _complete(8, labels=2)  # (node counts 0.8 x float64's maximum at hops 365, norms 1.14 x)
+    c = Data(x=x, edge_index=ei)
+    np.testing.assert_allclose(gram_matrix([c], hops=364, kernel="cosine"), [[64.0]], rtol=1e-12)
+    for run in (lambda: gram_matrix([c], hops=365, kernel="cosine"),
+                lambda: KongVectorizer(hops=365, kernel="cosine").fit_transform([c]),
+                lambda: KongSketch(hops=365, kernel="cosine", norm="sketch", dim=64,
+                                   dtype=torch.float64).readout(x, ei)):
+        with pytest.raises(ValueError, match="overflowed float64"):
+            run()
+
+
+def test_a_cosine_stream_whose_norms_overflow_is_an_error():
+    """The stream's estimated norms overflowed while its sketches did not: every node map read as 0."""
+    from kong_pyg import KongStream
+
+    i, j = torch.triu_indices(60, 60, 1)  # (K_60, each pair once, undirected)
+    z = torch.zeros(i.numel(), dtype=torch.long)
+    ks = KongStream(hops=174, kernel="cosine", dim=256)
+    for p in range(174):
+        ks.update(i, z, j, z, z, z)
+        if p < 173:
+            ks.end_pass()
+    with pytest.raises(ValueError, match="norms of KONG's k-gram count vectors overflowed float64"):
+        ks.sketches()

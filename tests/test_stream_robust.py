@@ -1110,6 +1110,27 @@ def test_float32_streams_warn_where_counts_stop_being_exact():
     assert got[torch.float32].abs().max() < got[torch.float64].abs().max()  # (edges lost: what it warns of)
 
 
+@pytest.mark.parametrize("options", [dict(kernel="cosine"), dict(degree=2)])
+def test_float32_node_sketches_warn_where_counts_stop_being_exact(options):
+    """Maps other than the linear one read the node sketches of the last level, which the 2^24 check
+    skipped: 4097 parallel edges at hops = 2 (node 0's level-2 entry 4097^2 + ...) lost counts silently."""
+    m = 4097
+    z = torch.zeros(m, dtype=torch.long)
+    src, dst = z, z + 1
+    for dtype in (torch.float32, torch.float64):
+        ks = KongStream(hops=2, dim=64, dtype=dtype, **options)
+        ks.update(src, z, dst, z, z, z)
+        ks.end_pass()
+        ks.update(src, z, dst, z, z, z)
+        if dtype == torch.float32:
+            with pytest.warns(UserWarning, match="a sketch entry reached 2\\^24"):
+                ks.sketches()
+        else:
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")
+                ks.sketches()
+
+
 def test_a_float32_cosine_stream_names_float32_when_it_overflows():
     """Its node sketches overflow float32 (about 1e38); the message blamed float64 and omitted dtype."""
     m = 11

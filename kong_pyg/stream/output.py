@@ -30,9 +30,8 @@ def final_sketches(ks: "KongStream", in_place: bool = False) -> Tensor:
     :obj:`in_place`: the linear map's features are formed in the memory of the graph rows (which
     then no longer hold the stream's state; see :meth:`KongStream.sketches`).
     """
-    if not ks.linear:
-        if "acc" in ks._nodes:
-            warn_if_inexact(ks, ks._nodes["acc"][: ks._nodes.n])
+    if not ks.linear:  # (the node sketches: the levels summed, and the last one's)
+        warn_if_inexact(ks, *(ks._nodes[name][: ks._nodes.n] for name in ("acc", "Y") if name in ks._nodes))
         out = node_map_sketches(ks)
         check_finite(out, ks.cfg, "sketch", ks.dtype)  # (the node sketches overflow in ks.dtype, named)
         return cast_checked(out, ks.dtype, ks.cfg)
@@ -45,15 +44,20 @@ def final_sketches(ks: "KongStream", in_place: bool = False) -> Tensor:
 FLOAT32_EXACT = 2**24
 
 
-def warn_if_inexact(ks: "KongStream", counts: Tensor) -> None:
-    """Warn where a ``float32`` stream's sketch entries :obj:`counts` reached :data:`FLOAT32_EXACT`."""
-    if ks.dtype != torch.float32 or not counts.numel():
+def warn_if_inexact(ks: "KongStream", *counts: Tensor) -> None:
+    """Warn (once) where a ``float32`` stream's sketch entries :obj:`counts` reached :data:`FLOAT32_EXACT`."""
+    if ks.dtype != torch.float32:
         return
-    low, high = torch.aminmax(counts)  # (no |counts| copy of the rows)
-    if max(-float(low), float(high)) >= FLOAT32_EXACT:
+    for part in counts:
+        if not part.numel():
+            continue
+        low, high = torch.aminmax(part)  # (no |counts| copy of the rows)
+        if max(-float(low), float(high)) < FLOAT32_EXACT:
+            continue
         warn(f"KongStream(dtype=torch.float32): a sketch entry reached 2^24 = {FLOAT32_EXACT:,}, where "
              "float32 stops counting every edge (adding 1 can leave it unchanged, so later edges may go "
              "uncounted); use dtype=torch.float64 for streams this large")
+        return
 
 
 def final_grams(ks: "KongStream", nodes: Tensor) -> Iterator[Tuple[Tensor, Tensor, Optional[int]]]:
@@ -123,6 +127,7 @@ def node_map_sketches(ks: "KongStream") -> Tensor:
             c += table.place_rows(state["Y"][lo:hi].to(torch.float64), ks._block(ks.hops))
         if "acc" in state:
             c += state["acc"][lo:hi]
+        check_finite(c, ks.cfg, "sketch", ks.dtype)  # (node sketches that overflowed ks.dtype, named)
         cs = c.view(hi - lo, p, b).permute(1, 0, 2)
         add_rows(out, graph[lo:hi], kernel.sketch_node_maps(ks.cfg, ks.hashes, cs))
     return out
