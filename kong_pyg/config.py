@@ -83,8 +83,8 @@ def check_float(name: str, value: Any, minimum: float) -> float:
     try:
         value = float(value)
     except OverflowError:  # (a Python int beyond float64: 10**400)
-        raise ValueError(f"'{name}' must be >= {minimum} and finite (got an integer of "
-                         f"{len(str(abs(int(value))))} digits, beyond float64)") from None
+        raise ValueError(f"'{name}' must be >= {minimum} and finite (got an integer beyond float64, "
+                         f"of {int(value).bit_length():,} bits)") from None
     if not value >= minimum or value == float("inf"):  # also rejects NaN
         raise ValueError(f"'{name}' must be >= {minimum} and finite (got {value})")
     return value

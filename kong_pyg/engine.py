@@ -212,7 +212,10 @@ def exact_graph_map(
     if node.row.numel() == 0 and not const:
         empty = Rows(batch.new_zeros(0), batch.new_zeros(0), one.new_zeros(0))
         return ExactRows(empty, grams, const_col, batch.new_zeros(0, cfg.degree) if cfg.degree > 1 else None)
-    norms = row_norms(node, n) if kernel.needs_norms(cfg) else None
+    norms = None
+    if kernel.needs_norms(cfg):
+        check_finite(node.val, cfg, "node counts")  # (counts that overflowed: named, before their norms)
+        norms = row_norms(node, n)
     node = kernel.exact_node_rows(cfg, node, norms, n, const_col)
     if cfg.degree == 1:
         rows = sum_duplicates(batch.index_select(0, node.row), node.col, node.val, const_col + 1, num_graphs)
@@ -349,6 +352,7 @@ def node_maps(
     if counts.rows is not None:
         rowptr = exclusive_cumsum(torch.bincount(counts.rows.row, minlength=n))
         if kernel.needs_norms(cfg) and cfg.norm == "exact":
+            check_finite(counts.rows.val, cfg, "node counts")  # (named, before their norms)
             norms = row_norms(counts.rows, n)
     rows_out = n if batch is None else num_graphs
     assert rows_out is not None
@@ -476,7 +480,7 @@ def graph_sketch(
         out = linear_graph_sketch(cfg, hashes, prep, steps, weight, batch, num_graphs, out)
     else:
         out = node_maps(cfg, hashes, prep, steps, batch, num_graphs, aggregate, switch_ratio, out)
-    if check:
+    if check or cfg.normalize:  # (normalized: an overflow named before the norms of its rows)
         check_finite(out, cfg, "sketch")
     return normalize_rows(out, in_place=True) if cfg.normalize else out
 

@@ -140,7 +140,10 @@ def node_maps(cfg: KongConfig, graphs: Any, edge_order_attr: Optional[str] = "ed
     counts = engine.exact_counts(cfg, prep, grams)
     uid, distinct, num_unique = distinct_rows(counts, prep.num_nodes)
     kernel = get_kernel(cfg.kernel)
-    norms = row_norms(distinct, num_unique) if kernel.needs_norms(cfg) else None
+    norms = None
+    if kernel.needs_norms(cfg):
+        engine.check_finite(distinct.val, cfg, "node counts")  # (counts that overflowed: named, first)
+        norms = row_norms(distinct, num_unique)
     const_col = (cfg.hops + 1) * max(grams.num_grams, 1)
     rows = kernel.exact_node_rows(cfg, distinct, norms, num_unique, const_col)
     ones = torch.ones(uid.numel(), dtype=torch.float64, device=uid.device)
@@ -405,9 +408,10 @@ def _normalized(cfg: KongConfig, K: Tensor, left: NodeMaps, right: Optional[Node
     lself, rself = selves(K, left, right)
     if not (engine.all_finite(K) and engine.all_finite(lself) and engine.all_finite(rself)):
         both = [left] if right is None else [left, right]
-        top = max(float(row_norms(m.rows, m.num_unique).max()) if m.num_unique else 0.0 for m in both)
-        if not math.isfinite(top):  # (the counts themselves overflowed: no scale brings them back)
-            engine.check_finite(torch.tensor([top]), cfg, "kernel matrix")
+        tops = [float(row_norms(m.rows, m.num_unique).max()) if m.num_unique else 0.0 for m in both]
+        if not all(math.isfinite(t) for t in tops):  # (the counts themselves overflowed: no scale
+            engine.check_finite(torch.tensor(tops), cfg, "kernel matrix")  # brings them back; NaN too)
+        top = max(tops)
         shift = math.frexp(top)[1]  # (top * 2^-shift < 1: every scaled map inside the unit ball)
         left = _scaled(left, shift)
         right = None if right is None else _scaled(right, shift)
@@ -417,6 +421,13 @@ def _normalized(cfg: KongConfig, K: Tensor, left: NodeMaps, right: Optional[Node
         if right is not None:
             _check_precision(cfg, right, rself, " of 'other'")
     return _normalize(K, lself, rself)
+
+
+class GramRangeError(ValueError):
+    """A normalized kernel matrix whose self-kernels span beyond ``float64`` (:func:`_check_precision`).
+
+    The explicit map, which normalizes every row alone, may still hold it.
+    """
 
 
 #: Scaled self-kernels below this have lost precision (the smallest normal float64 times 2^53).
@@ -436,7 +447,7 @@ def _check_precision(cfg: KongConfig, maps: NodeMaps, selves: Tensor, side: str)
     low = held & (selves.to(held.device) < _FULL_PRECISION)
     if bool(low.any()):
         g = int(low.nonzero()[0])
-        raise ValueError(
+        raise GramRangeError(
             f"the normalized KONG kernel matrix cannot be computed in float64: with hops={cfg.hops} and "
             f"degree={cfg.degree} the graphs' own kernels K(G, G) span more than float64's range (they "
             f"overflow it, and scaled down, the kernel of graph {g}{side} with itself underflows); use fewer "

@@ -34,11 +34,10 @@ def check_finite(values: Tensor, cfg: KongConfig, what: str, dtype: torch.dtype 
     """Raise a clear error instead of returning an overflowed (inf/NaN) result, computed in :obj:`dtype`."""
     if not all_finite(values):
         # (a stream's cosine maps use norms estimated from sketches that overflow at the same depth)
-        # (not where the counts themselves overflow: p = 1 maps and norms of them)
-        cosine_helps = cfg.kernel != "cosine" and "stream" not in what and (
-            cfg.degree > 1 or cfg.const > 0 or "kernel" in what)
+        cosine_helps = cfg.kernel != "cosine" and "stream" not in what
         hint = ("" if dtype == torch.float64 else "dtype=torch.float64, ") + "fewer hops" + (
-            " or kernel='cosine' (bounded node maps)" if cosine_helps else "")
+            " or kernel='cosine' (bounded node maps, where the counts themselves stay finite)"
+            if cosine_helps else "")
         name, top = str(dtype).replace("torch.", ""), torch.finfo(dtype).max
         # (a kernel matrix's entries are products of counts: they overflow at about the square root)
         subject = "its entries, inner products of the k-gram counts," if "kernel" in what else \

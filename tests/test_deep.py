@@ -356,3 +356,21 @@ def test_a_cosine_stream_whose_norms_overflow_is_an_error():
             ks.end_pass()
     with pytest.raises(ValueError, match="norms of KONG's k-gram count vectors overflowed float64"):
         ks.sketches()
+
+
+def test_counts_that_overflow_are_named_before_their_norms():
+    """Where the counts themselves overflow (1000 self-loops, 103 hops), the error names the counts, the
+    hops and the fix, for normalized rows and cosine maps too, not only the norms that follow from them."""
+    from kong_pyg import gram_matrix
+
+    g = Data(x=torch.zeros(1, dtype=torch.long), edge_index=torch.zeros(2, 1000, dtype=torch.long))
+    for run, message in (
+        (lambda: KongSketch(hops=103, dim=16, normalize=True).readout(g.x, g.edge_index),
+         "KONG sketch overflowed"),
+        (lambda: KongVectorizer(hops=103, kernel="cosine").fit_transform([g]), "KONG node counts overflowed"),
+        (lambda: gram_matrix([g], hops=103, kernel="cosine"), "KONG node counts overflowed"),
+        (lambda: KongSketch(hops=103, dim=16, kernel="cosine", degree=2)(g.x, g.edge_index),
+         "KONG node counts overflowed"),
+    ):
+        with pytest.raises(ValueError, match=f"{message} float64: with hops=103"):
+            run()

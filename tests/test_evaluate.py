@@ -544,14 +544,14 @@ def test_kong_route_picks_the_route_measured_faster():
 @pytest.mark.parametrize("options,route", [
     (dict(hops=0, degree=200, kernel="cosine"), "gram"),  # the explicit map stops at p = 170 (p! overflows)
     (dict(hops=1, degree=4, const=1e75), "gram"),  # explicit values beyond 1e150, whose products overflow
-    (dict(hops=2, degree=6, const=1e60, normalize=True), "explicit"),  # normalized, raw kernel > float64
+    (dict(hops=2, degree=6, const=1e60, normalize=True), "gram"),  # normalized, raw kernel > float64
 ])
 def test_settings_one_route_cannot_hold_take_the_other(options, route):
     """The route was chosen by time alone, so a setting worked or failed with the data set's size: on 200
     small graphs kong_route picked the explicit map, which refuses p > 170 and values beyond 1e150,
     while the Gram route (picked for 30 graphs) computes them; and the Gram route refused a normalized
-    kernel whose raw values overflow (it rescales them now), which the explicit map computes, row by row.
-    Each now takes the route that holds it, and gives gram_matrix's kernel (the oracle-tested route)."""
+    kernel whose raw values overflow, which the explicit map computes, row by row (it rescales them now).
+    Each now takes a route that holds it, and gives gram_matrix's kernel (the oracle-tested route)."""
     import torch
     from torch_geometric.data import Data
 
@@ -608,8 +608,9 @@ def test_the_routes_bound_on_explicit_values_is_the_sum_of_node_norms_to_the_p()
 
 def test_a_normalized_setting_beyond_the_gram_routes_range_takes_the_explicit_map():
     """The Gram route rescales the whole matrix and refuses self-kernels more than about 1e290 apart; the
-    explicit map normalizes each row and holds them: a normalized setting whose raw kernel may overflow
-    takes it (a star of 10,000 leaves beside one node at p = 40: 1.0001e-156, exact in integers)."""
+    explicit map normalizes each row and holds them: a normalized setting the Gram route refuses is
+    computed with it (a star of 10,000 leaves beside one node at p = 40: 1.0001e-156, exact in integers).
+    The route itself still goes by time (the Gram route's, here)."""
     from fractions import Fraction
 
     import torch
@@ -625,8 +626,9 @@ def test_a_normalized_setting_beyond_the_gram_routes_range_takes_the_explicit_ma
                 edge_index=torch.stack([torch.cat([leaves, hub]), torch.cat([hub, leaves])]))
     lone = Data(x=torch.zeros(1, dtype=torch.long), edge_index=torch.empty(2, 0, dtype=torch.long))
     options = dict(k=1, hops=1, degree=40, normalize=True)
-    assert kong_route(KongConfig(**options), [star, lone])[0] == "explicit"
+    assert kong_route(KongConfig(**options), [star, lone])[0] == "gram"
     X = setting_features(make_setting("kong", options), [star, lone])
+    assert sp.issparse(X)  # (the explicit map's rows)
     K = (X @ X.T).toarray()
     # maps (1, degree): the hub (1, 10^4), leaves (1, 1), the lone node (1, 0)
     nodes = ((10_000, 1), (1, 10_000))  # (degree, how many)

@@ -98,10 +98,10 @@ def kong_route(cfg: Any, graphs: Any) -> Tuple[str, Dict[str, float]]:
     of 170 (:math:`p!` overflows) and at values whose products could overflow ``float64`` (graph maps
     beyond :data:`MAX_FEATURE_VALUE`, or beyond :math:`10^{300}` where rows are normalized); its entries
     are bounded by :math:`\max_G \sum_{v \in G} \|g(c_v)\|^p` (an entry of a node's symmetric power
-    is at most its norm, :math:`\|g(c_v)\|^p`). Those settings take the Gram route. A normalized
-    setting whose raw kernel may overflow (twice that bound beyond 300 decades) takes the explicit map
-    where it holds it: it normalizes each row where the Gram route rescales the whole matrix
-    (:func:`kong_pyg.gram.gram_of_maps`), whose range is narrower.
+    is at most its norm, :math:`\|g(c_v)\|^p`). Those settings take the Gram route. The other way
+    round, :func:`setting_features` computes a normalized setting that the Gram route refuses
+    (self-kernels beyond its rescaled range, :class:`kong_pyg.gram.GramRangeError`) with the
+    explicit map where that holds it: it normalizes each row alone.
 
     Args:
         cfg (KongConfig): An exact configuration with :obj:`degree >= 2`.
@@ -132,10 +132,7 @@ def _route_of_maps(cfg: Any, maps: Any) -> Tuple[str, Dict[str, float]]:
     est = {"explicit_entries": entries, "distinct_nodes": float(maps.num_unique),
            "explicit_s_est": explicit, "gram_s_est": gram,
            "explicit_log10_max_bound": _explicit_bound(cfg, maps)}
-    fits = _explicit_fits(cfg, est)
-    if fits and cfg.normalize and 2 * est["explicit_log10_max_bound"] > NORMALIZED_LOG10_LIMIT:
-        return "explicit", est  # (a raw kernel that may overflow: rows normalized one by one)
-    return ("gram" if gram < explicit or not fits else "explicit"), est
+    return ("gram" if gram < explicit or not _explicit_fits(cfg, est) else "explicit"), est
 
 
 #: The largest values (log10) of a normalized explicit map's rows before they are normalized.
@@ -165,7 +162,7 @@ def _explicit_bound(cfg: Any, maps: Any) -> float:
         shifted = torch.pow(10.0, term - top.index_select(0, maps.graph))  # (zero norms: 0; a graph of them:
         shifted = torch.nan_to_num(shifted, nan=0.0)  # -inf - -inf, NaN, read as 0)
         total = torch.zeros_like(top).index_add_(0, maps.graph, shifted)
-        return float((top + torch.log10(total)).nan_to_num(nan=-math.inf).max())
+        return float((top + torch.log10(total)).nan_to_num(nan=-math.inf, neginf=-math.inf).max())
 
 
 def _explicit_fits(cfg: Any, est: Dict[str, float]) -> bool:
@@ -210,12 +207,17 @@ def setting_features(setting: Setting, graphs: Any, seed: int = 0) -> Union[Matr
             return depth_sum_features(setting, graphs, seed)
         cfg = setting.kong_config(seed=seed)
         if cfg.dim is None and cfg.degree >= 2:
-            from ..gram import gram_of_maps, node_maps
+            from ..gram import GramRangeError, gram_of_maps, node_maps
             from ..graphs import as_graph_sequence
 
             maps = node_maps(cfg, as_graph_sequence(graphs))  # (computed once: the route's and the Gram's)
-            if _route_of_maps(cfg, maps)[0] == "gram":
-                return Gram(gram_of_maps(cfg, maps), "KONG Gram matrix from node inner products")
+            route, est = _route_of_maps(cfg, maps)
+            if route == "gram":
+                try:
+                    return Gram(gram_of_maps(cfg, maps), "KONG Gram matrix from node inner products")
+                except GramRangeError:
+                    if not (cfg.normalize and _explicit_fits(cfg, est)):
+                        raise
             del maps
         with torch_threads(1):  # as KongVectorizer's default (threads=1)
             return FeatureMap(cfg).fit_transform(graphs)
