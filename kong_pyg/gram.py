@@ -319,7 +319,8 @@ def gram_matrix(
             before any work: compute it in blocks of rows,
             :obj:`gram_matrix(graphs[i:j], graphs)`); a kernel that overflows
             ``float64`` (with :obj:`normalize=True`: counts that overflow, or
-            self-kernels more than about :math:`10^{290}` apart).
+            self-kernels more than about :math:`10^{290}` apart:
+            :class:`GramRangeError`, a :class:`ValueError`).
     """
     cfg = resolve_config(config, options, option_defaults(), "gram_matrix", options)
     if cfg.dim is not None:
@@ -410,7 +411,7 @@ def _normalized(cfg: KongConfig, K: Tensor, left: NodeMaps, right: Optional[Node
         both = [left] if right is None else [left, right]
         tops = [float(row_norms(m.rows, m.num_unique).max()) if m.num_unique else 0.0 for m in both]
         if not all(math.isfinite(t) for t in tops):  # (the counts themselves overflowed: no scale
-            engine.check_finite(torch.tensor(tops), cfg, "kernel matrix")  # brings them back; NaN too)
+            engine.check_finite(torch.tensor(tops), cfg, "node counts", cosine=False)  # back; NaN too)
         top = max(tops)
         shift = math.frexp(top)[1]  # (top * 2^-shift < 1: every scaled map inside the unit ball)
         left = _scaled(left, shift)
@@ -451,8 +452,8 @@ def _check_precision(cfg: KongConfig, maps: NodeMaps, selves: Tensor, side: str)
             f"the normalized KONG kernel matrix cannot be computed in float64: with hops={cfg.hops} and "
             f"degree={cfg.degree} the graphs' own kernels K(G, G) span more than float64's range (they "
             f"overflow it, and scaled down, the kernel of graph {g}{side} with itself underflows); use fewer "
-            "hops, a smaller degree or kernel='cosine', or KongVectorizer(normalize=True) (its rows are "
-            "normalized one by one)"
+            "hops, a smaller degree or kernel='cosine', or, where its values stay within float64, "
+            "KongVectorizer(normalize=True) (its rows are normalized one by one)"
         )
 
 
@@ -566,6 +567,7 @@ def _as_matrix(X: Any, name: str) -> Any:
 
 
 __all__ = [
+    "GramRangeError",
     "gram_matrix",
     "kernel_matrix",
     "node_maps",

@@ -30,11 +30,16 @@ def all_finite(values: Tensor) -> bool:
     return bool(torch.isfinite(low) & torch.isfinite(high))
 
 
-def check_finite(values: Tensor, cfg: KongConfig, what: str, dtype: torch.dtype = torch.float64) -> None:
-    """Raise a clear error instead of returning an overflowed (inf/NaN) result, computed in :obj:`dtype`."""
+def check_finite(values: Tensor, cfg: KongConfig, what: str, dtype: torch.dtype = torch.float64,
+                 cosine: bool = True) -> None:
+    """Raise a clear error instead of returning an overflowed (inf/NaN) result, computed in :obj:`dtype`.
+
+    :obj:`cosine=False`: the caller knows the counts themselves overflowed, where the cosine kernel (whose
+    norms are of those counts) cannot help, so its hint is left out.
+    """
     if not all_finite(values):
         # (a stream's cosine maps use norms estimated from sketches that overflow at the same depth)
-        cosine_helps = cfg.kernel != "cosine" and "stream" not in what
+        cosine_helps = cosine and cfg.kernel != "cosine" and "stream" not in what
         hint = ("" if dtype == torch.float64 else "dtype=torch.float64, ") + "fewer hops" + (
             " or kernel='cosine' (bounded node maps, where the counts themselves stay finite)"
             if cosine_helps else "")

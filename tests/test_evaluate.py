@@ -638,6 +638,28 @@ def test_a_normalized_setting_beyond_the_gram_routes_range_takes_the_explicit_ma
     np.testing.assert_allclose(K, [[1.0, want], [want, 1.0]], rtol=1e-12)
 
 
+@pytest.mark.parametrize("labels,degree", [(1, 80), (10, 50)])
+def test_a_normalized_setting_neither_route_holds_names_the_gram_routes_refusal(labels, degree):
+    """Where the explicit map cannot hold the setting either (values beyond 1e300 at p = 80; 7.5e10
+    entries at p = 50 over 10 leaf labels), the Gram route's refusal is the error, not the explicit map's
+    'too large, use a sketch' (which hid why the kernel could not be computed)."""
+    import torch
+    from torch_geometric.data import Data
+
+    from kong_pyg.evaluation.features import setting_features
+    from kong_pyg.evaluation.grid import make_setting
+    from kong_pyg.gram import GramRangeError
+
+    n = 10_000
+    leaves = torch.arange(1, n + 1)
+    hub = torch.zeros_like(leaves)
+    star = Data(x=torch.cat([torch.tensor([labels]), torch.arange(n) % labels]),
+                edge_index=torch.stack([torch.cat([leaves, hub]), torch.cat([hub, leaves])]))
+    lone = Data(x=torch.zeros(1, dtype=torch.long), edge_index=torch.empty(2, 0, dtype=torch.long))
+    with pytest.raises(GramRangeError, match="cannot be computed in float64"):
+        setting_features(make_setting("kong", dict(k=1, hops=1, degree=degree, normalize=True)), [star, lone])
+
+
 @pytest.mark.parametrize("data,setting,route", [
     ("MUTAG", "poly-4", "gram"), ("MUTAG", "cosine-rlb-3", "gram"), ("small", "poly-2", "explicit")])
 def test_setting_features_computes_the_node_maps_once(monkeypatch, data, setting, route):

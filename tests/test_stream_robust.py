@@ -1147,6 +1147,24 @@ def test_a_float32_cosine_stream_names_float32_when_it_overflows():
             ks.sketches()
 
 
+def test_a_float32_stream_whose_counts_overflow_does_not_offer_cosine():
+    """The counts' overflow suggested kernel='cosine', whose norms are of the same counts (it fails alike)."""
+    m = 11
+    src = [i for i in range(m) for j in range(m) if i < j]
+    dst = [j for i in range(m) for j in range(m) if i < j]
+    cols = [src, [0] * len(src), dst, [0] * len(src), [0] * len(src), [0] * len(src)]
+    ks = KongStream(k=1, hops=39, dim=16, dtype=torch.float32, degree=2)
+    for p in range(39):
+        ks.update(*cols)
+        if p < 38:
+            ks.end_pass()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(ValueError, match="overflowed float32") as err:
+            ks.sketches()
+    assert "cosine" not in str(err.value)
+
+
 def test_sharded_float32_overflow_names_float32(tmp_path):
     """read_shards named float64 and its limit for a float32 stream's overflow (one process names float32
     and dtype=torch.float64); review."""

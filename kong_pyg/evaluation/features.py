@@ -198,6 +198,7 @@ def setting_features(setting: Setting, graphs: Any, seed: int = 0) -> Union[Matr
     """
     p = setting.config
     if setting.method == "kong":
+        from ..exact import ExactMapTooLarge
         from ..featuremap import FeatureMap
         from ..threads import torch_threads
 
@@ -206,6 +207,7 @@ def setting_features(setting: Setting, graphs: Any, seed: int = 0) -> Union[Matr
 
             return depth_sum_features(setting, graphs, seed)
         cfg = setting.kong_config(seed=seed)
+        refused: Optional[Exception] = None
         if cfg.dim is None and cfg.degree >= 2:
             from ..gram import GramRangeError, gram_of_maps, node_maps
             from ..graphs import as_graph_sequence
@@ -215,12 +217,18 @@ def setting_features(setting: Setting, graphs: Any, seed: int = 0) -> Union[Matr
             if route == "gram":
                 try:
                     return Gram(gram_of_maps(cfg, maps), "KONG Gram matrix from node inner products")
-                except GramRangeError:
+                except GramRangeError as err:
                     if not (cfg.normalize and _explicit_fits(cfg, est)):
                         raise
+                    refused = err  # (the explicit map may hold it: rows normalized one by one)
             del maps
         with torch_threads(1):  # as KongVectorizer's default (threads=1)
-            return FeatureMap(cfg).fit_transform(graphs)
+            try:
+                return FeatureMap(cfg).fit_transform(graphs)
+            except ExactMapTooLarge as too_large:  # (the Gram route's refusal is the cause to name)
+                if refused is None:
+                    raise
+                raise refused from too_large
     if setting.method == "kong-mean":
         from .depths import grid_mean_features
 

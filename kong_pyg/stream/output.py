@@ -33,7 +33,7 @@ def final_sketches(ks: "KongStream", in_place: bool = False) -> Tensor:
     if not ks.linear:  # (the node sketches: the levels summed, and the last one's)
         warn_if_inexact(ks, *(ks._nodes[name][: ks._nodes.n] for name in ("acc", "Y") if name in ks._nodes))
         out = node_map_sketches(ks)
-        check_finite(out, ks.cfg, "sketch", ks.dtype)  # (the node sketches overflow in ks.dtype, named)
+        check_finite(out, ks.cfg, "sketch", ks.dtype, cosine=False)  # (node sketches overflowed ks.dtype)
         return cast_checked(out, ks.dtype, ks.cfg)
     out = linear_sketches(ks, in_place)  # (it warns where its float32 sums reached 2^24)
     check_finite(out, ks.cfg, "stream's sketches", ks.dtype)
@@ -127,7 +127,7 @@ def node_map_sketches(ks: "KongStream") -> Tensor:
             c += table.place_rows(state["Y"][lo:hi].to(torch.float64), ks._block(ks.hops))
         if "acc" in state:
             c += state["acc"][lo:hi]
-        check_finite(c, ks.cfg, "sketch", ks.dtype)  # (node sketches that overflowed ks.dtype, named)
+        check_finite(c, ks.cfg, "sketch", ks.dtype, cosine=False)  # (node sketches that overflowed ks.dtype)
         cs = c.view(hi - lo, p, b).permute(1, 0, 2)
         add_rows(out, graph[lo:hi], kernel.sketch_node_maps(ks.cfg, ks.hashes, cs))
     return out
