@@ -12,12 +12,15 @@ from typing import Any, Dict, List, Mapping, Optional, Tuple
 from ..config import check_usable_device, option_names
 from ..evaluation.grid import (
     DEFAULT_C,
+    FOLDS,
     GRID_PRESETS,
+    INNER_FOLDS,
     KONG_DEFAULTS,
     MAX_ITER,
     METHODS,
     PLOT_SIZES,
     PROTOCOLS,
+    REPEATS,
     Grid,
     expand_grid,
     paper_grid,
@@ -144,10 +147,11 @@ def _add_evaluation_options(p: argparse.ArgumentParser) -> None:
     ev.add_argument("--protocol", default="both", choices=PROTOCOLS,
                     help="paper: best setting and C by mean CV accuracy (optimistic, as in the paper); "
                          "nested: chosen on inner folds (honest); both")
-    ev.add_argument("--repeats", metavar="N", type=int_at_least(1), default=10, help="random permutations R")
-    ev.add_argument("--folds", metavar="N", type=int_at_least(2), default=10, help="outer folds")
+    ev.add_argument("--repeats", metavar="N", type=int_at_least(1), default=REPEATS,
+                    help="random permutations R")
+    ev.add_argument("--folds", metavar="N", type=int_at_least(2), default=FOLDS, help="outer folds")
     ev.add_argument("--inner-folds", metavar="N", type=int_at_least(2), default=None,
-                    help="inner folds of the nested protocol (default: 5)")
+                    help=f"inner folds of the nested protocol (default: {INNER_FOLDS})")
     ev.add_argument("--nested-repeats", metavar="N", type=int_at_least(1), default=None,
                     help="with --protocol both: nested protocol on the first N repeats only "
                          "(default: all repeats)")

@@ -22,7 +22,18 @@ from ..devices import cpu_by_default
 from ..graph_union import not_a_graph
 from .cv import CVResult, FeatureEntry, ProtocolResult, cross_validate
 from .features import setting_features
-from .grid import DEFAULT_C, MAX_ITER, PLOT_SIZES, PROTOCOLS, Grid, expand_grid, name_legend
+from .grid import (
+    DEFAULT_C,
+    FOLDS,
+    INNER_FOLDS,
+    MAX_ITER,
+    PLOT_SIZES,
+    PROTOCOLS,
+    REPEATS,
+    Grid,
+    expand_grid,
+    name_legend,
+)
 
 
 @dataclass
@@ -252,9 +263,9 @@ def classify(
     method: str = "kong",
     grid: Optional[Union[str, Grid]] = None,
     protocol: str = "both",
-    repeats: int = 10,
-    folds: int = 10,
-    inner_folds: int = 5,
+    repeats: int = REPEATS,
+    folds: int = FOLDS,
+    inner_folds: int = INNER_FOLDS,
     nested_repeats: Optional[int] = None,
     C: Sequence[float] = DEFAULT_C,
     seed: int = 0,
@@ -352,9 +363,9 @@ def sketch_curve(
     sizes: Sequence[int] = PLOT_SIZES,
     *,
     protocol: str = "paper",
-    repeats: int = 10,
-    folds: int = 10,
-    inner_folds: int = 5,
+    repeats: int = REPEATS,
+    folds: int = FOLDS,
+    inner_folds: int = INNER_FOLDS,
     C: Sequence[float] = DEFAULT_C,
     seed: int = 0,
     n_jobs: int = 1,

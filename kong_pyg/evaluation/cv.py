@@ -59,7 +59,7 @@ from .features import (
     design_matrix,
     design_of,
 )
-from .grid import DEFAULT_C, MAX_ITER, Setting
+from .grid import DEFAULT_C, FOLDS, INNER_FOLDS, MAX_ITER, REPEATS, Setting
 from .processes import run_settings
 from .progress import Progress
 from .splits import Jobs, Splits, check_given_splits, class_labels, make_splits, plan_jobs, random_splits
@@ -451,9 +451,9 @@ def cross_validate(
     settings: Optional[Sequence[Setting]] = None,
     nested: bool = True,
     nested_repeats: Optional[int] = None,
-    repeats: int = 10,
-    folds: int = 10,
-    inner_folds: int = 5,
+    repeats: int = REPEATS,
+    folds: int = FOLDS,
+    inner_folds: int = INNER_FOLDS,
     C: Sequence[float] = DEFAULT_C,
     seed: int = 0,
     n_jobs: int = 1,

@@ -48,6 +48,8 @@ Grid = Union[Mapping[str, Any], Sequence[Mapping[str, Any]]]
 DEFAULT_C: Tuple[float, ...] = (0.1, 1.0, 10.0)
 #: The solver's default cap on Newton steps per problem.
 MAX_ITER = 100
+#: The default repeats R of the stratified k-fold CV, its outer folds, and the nested protocol's inner folds.
+REPEATS, FOLDS, INNER_FOLDS = 10, 10, 5
 #: The protocols :func:`~kong_pyg.classify` reports.
 PROTOCOLS: Tuple[str, ...] = ("paper", "nested", "both")
 #: Sketch sizes of the accuracy-against-b curve (the paper's Figure 3).
