@@ -141,6 +141,15 @@ def exact_counts(cfg: KongConfig, prep: PreparedGraph, grams: LocalGrams) -> Row
     return node_count_rows(grams, prep.hood, prep.num_nodes, traversal_rule(cfg))
 
 
+def count_norms(cfg: KongConfig, counts: Rows, num_rows: int) -> Tensor:
+    r"""Norms :math:`\|c_v\|` of count rows (``float64``), counts that overflowed named first (hops, fix).
+
+    A norm of finite counts can still overflow; :func:`~kong_pyg.kernels.inverse_or_zero` refuses it.
+    """
+    check_finite(counts.val, cfg, "node counts")
+    return row_norms(counts, num_rows)
+
+
 def exact_norms(cfg: KongConfig, prep: PreparedGraph, grams: LocalGrams) -> Tensor:
     r"""Exact norms :math:`\|c_v\|` of every node (``float64``; overflowed counts are an error)."""
     norms = row_norms(exact_counts(cfg, prep, grams), prep.num_nodes)
@@ -212,10 +221,7 @@ def exact_graph_map(
     if node.row.numel() == 0 and not const:
         empty = Rows(batch.new_zeros(0), batch.new_zeros(0), one.new_zeros(0))
         return ExactRows(empty, grams, const_col, batch.new_zeros(0, cfg.degree) if cfg.degree > 1 else None)
-    norms = None
-    if kernel.needs_norms(cfg):
-        check_finite(node.val, cfg, "node counts")  # (counts that overflowed: named, before their norms)
-        norms = row_norms(node, n)
+    norms = count_norms(cfg, node, n) if kernel.needs_norms(cfg) else None
     node = kernel.exact_node_rows(cfg, node, norms, n, const_col)
     if cfg.degree == 1:
         rows = sum_duplicates(batch.index_select(0, node.row), node.col, node.val, const_col + 1, num_graphs)
@@ -352,8 +358,7 @@ def node_maps(
     if counts.rows is not None:
         rowptr = exclusive_cumsum(torch.bincount(counts.rows.row, minlength=n))
         if kernel.needs_norms(cfg) and cfg.norm == "exact":
-            check_finite(counts.rows.val, cfg, "node counts")  # (named, before their norms)
-            norms = row_norms(counts.rows, n)
+            norms = count_norms(cfg, counts.rows, n)
     rows_out = n if batch is None else num_graphs
     assert rows_out is not None
     out = torch.zeros(rows_out, b, dtype=torch.float64, device=dev) if out is None else out.zero_()
@@ -492,6 +497,7 @@ __all__ = [
     "kgram_steps",
     "edges_of",
     "exact_counts",
+    "count_norms",
     "exact_norms",
     "exact_graph_map",
     "node_counts",

@@ -140,10 +140,7 @@ def node_maps(cfg: KongConfig, graphs: Any, edge_order_attr: Optional[str] = "ed
     counts = engine.exact_counts(cfg, prep, grams)
     uid, distinct, num_unique = distinct_rows(counts, prep.num_nodes)
     kernel = get_kernel(cfg.kernel)
-    norms = None
-    if kernel.needs_norms(cfg):
-        engine.check_finite(distinct.val, cfg, "node counts")  # (counts that overflowed: named, first)
-        norms = row_norms(distinct, num_unique)
+    norms = engine.count_norms(cfg, distinct, num_unique) if kernel.needs_norms(cfg) else None
     const_col = (cfg.hops + 1) * max(grams.num_grams, 1)
     rows = kernel.exact_node_rows(cfg, distinct, norms, num_unique, const_col)
     ones = torch.ones(uid.numel(), dtype=torch.float64, device=uid.device)
@@ -409,18 +406,18 @@ def _normalized(cfg: KongConfig, K: Tensor, left: NodeMaps, right: Optional[Node
     lself, rself = selves(K, left, right)
     if not (engine.all_finite(K) and engine.all_finite(lself) and engine.all_finite(rself)):
         both = [left] if right is None else [left, right]
-        tops = [float(row_norms(m.rows, m.num_unique).max()) if m.num_unique else 0.0 for m in both]
+        norms = [row_norms(m.rows, m.num_unique) for m in both]
+        tops = [float(n.max()) if n.numel() else 0.0 for n in norms]
         if not all(math.isfinite(t) for t in tops):  # (the counts themselves overflowed: no scale
             engine.check_finite(torch.tensor(tops), cfg, "node counts", cosine=False)  # back; NaN too)
-        top = max(tops)
-        shift = math.frexp(top)[1]  # (top * 2^-shift < 1: every scaled map inside the unit ball)
+        shift = math.frexp(max(tops))[1]  # (top * 2^-shift < 1: every scaled map inside the unit ball)
         left = _scaled(left, shift)
         right = None if right is None else _scaled(right, shift)
         K = _raw_gram(cfg, left, left if right is None else right, block_entries)
         lself, rself = selves(K, left, right)
-        _check_precision(cfg, left, lself, "" if right is None else " of 'graphs'")
+        _check_precision(cfg, left, norms[0], lself, "" if right is None else " of 'graphs'")
         if right is not None:
-            _check_precision(cfg, right, rself, " of 'other'")
+            _check_precision(cfg, right, norms[1], rself, " of 'other'")
     return _normalize(K, lself, rself)
 
 
@@ -441,9 +438,12 @@ def _scaled(maps: NodeMaps, shift: int) -> NodeMaps:
     return maps._replace(rows=Rows(rows.row, rows.col, rows.val * math.ldexp(1.0, -shift)))
 
 
-def _check_precision(cfg: KongConfig, maps: NodeMaps, selves: Tensor, side: str) -> None:
-    """Refuse scaled self-kernels that underflowed where a graph's map is not zero (:func:`_normalized`)."""
-    nonzero = (row_norms(maps.rows, maps.num_unique) > 0).index_select(0, maps.unique)
+def _check_precision(cfg: KongConfig, maps: NodeMaps, norms: Tensor, selves: Tensor, side: str) -> None:
+    """Refuse scaled self-kernels that underflowed where a graph's map is not zero (:func:`_normalized`).
+
+    :obj:`norms` are the maps' row norms (before the scaling: the same zeros).
+    """
+    nonzero = (norms > 0).index_select(0, maps.unique)
     held = torch.bincount(maps.graph[nonzero], minlength=maps.num_graphs) > 0
     low = held & (selves.to(held.device) < _FULL_PRECISION)
     if bool(low.any()):

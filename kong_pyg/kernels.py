@@ -26,7 +26,7 @@ from torch import Tensor
 
 from .config import KongConfig
 from .exact import Rows, sum_duplicates
-from .outputs import root_sum_squares
+from .outputs import OVERFLOWED_NORMS, root_sum_squares
 from .sketch import SketchHashes, tensor_sketch
 
 
@@ -39,12 +39,6 @@ def inverse_or_zero(norm: Tensor) -> Tensor:
     if not bool(torch.isfinite(norm).all()):
         raise ValueError(OVERFLOWED_NORMS)
     return torch.where(norm > 0, 1.0 / norm.clamp(min=1e-300), torch.zeros_like(norm))
-
-
-#: The refusal of norms that overflowed (:func:`inverse_or_zero`, :func:`kong_pyg.outputs.normalize_rows`).
-OVERFLOWED_NORMS = ("the norms of KONG's k-gram count vectors overflowed float64 (counts near 1.8e+308, "
-                    "from many hops on dense graphs): a cosine map or a normalized row would be 0; use fewer "
-                    "hops")
 
 
 class BaseKernel:

@@ -34,12 +34,12 @@ def check_finite(values: Tensor, cfg: KongConfig, what: str, dtype: torch.dtype 
                  cosine: bool = True) -> None:
     """Raise a clear error instead of returning an overflowed (inf/NaN) result, computed in :obj:`dtype`.
 
-    :obj:`cosine=False`: the caller knows the counts themselves overflowed, where the cosine kernel (whose
-    norms are of those counts) cannot help, so its hint is left out.
+    :obj:`cosine=False`: the caller knows the cosine kernel cannot help (the counts themselves overflowed,
+    whose norms it needs; a stream's cosine maps use norms estimated from sketches that overflow at the
+    same depth), so its hint is left out.
     """
     if not all_finite(values):
-        # (a stream's cosine maps use norms estimated from sketches that overflow at the same depth)
-        cosine_helps = cosine and cfg.kernel != "cosine" and "stream" not in what
+        cosine_helps = cosine and cfg.kernel != "cosine"
         hint = ("" if dtype == torch.float64 else "dtype=torch.float64, ") + "fewer hops" + (
             " or kernel='cosine' (bounded node maps, where the counts themselves stay finite)"
             if cosine_helps else "")
@@ -98,12 +98,16 @@ def root_sum_squares(x: Tensor, dim: int = -1, mean_dim: Optional[int] = None) -
     return torch.where(bad, plain(x / big) * big.squeeze(dims), norm)
 
 
+#: The refusal of norms that overflowed (:func:`normalize_rows`, :func:`kong_pyg.kernels.inverse_or_zero`).
+OVERFLOWED_NORMS = ("the norms of KONG's k-gram count vectors overflowed float64 (counts near 1.8e+308, "
+                    "from many hops on dense graphs): a cosine map or a normalized row would be 0; use fewer "
+                    "hops")
+
+
 def normalize_rows(out: Tensor, in_place: bool = False) -> Tensor:
     """L2-normalize every row (a zero row stays zero); :obj:`in_place` overwrites :obj:`out`."""
     norm = root_sum_squares(out, dim=1).unsqueeze(1)
     if not all_finite(norm):  # (finite entries whose squares sum past the dtype: out / inf would be 0)
-        from .kernels import OVERFLOWED_NORMS
-
         raise ValueError(OVERFLOWED_NORMS)
     scale = torch.where(norm > 0, norm, torch.ones_like(norm))
     return out.div_(scale) if in_place else out / scale

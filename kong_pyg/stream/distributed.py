@@ -297,7 +297,7 @@ def _check_overflow(ks: KongStream) -> None:
     nodes = ks._nodes  # (the live rows in use: state_dict() would copy them all)
     for t in [ks._rows[: ks.num_graphs], *(a[: nodes.n] for a in nodes.arrays.values())]:
         if t.is_floating_point():
-            check_finite(t, ks.cfg, "stream's sketches" if ks.linear else "sketch", ks.dtype)
+            check_finite(t, ks.cfg, "stream's sketches" if ks.linear else "sketch", ks.dtype, cosine=False)
 
 
 def _tree_merge(ks: KongStream, rank: int, world: int, base: Optional[Dict[str, Any]],

@@ -36,7 +36,7 @@ def final_sketches(ks: "KongStream", in_place: bool = False) -> Tensor:
         check_finite(out, ks.cfg, "sketch", ks.dtype, cosine=False)  # (node sketches overflowed ks.dtype)
         return cast_checked(out, ks.dtype, ks.cfg)
     out = linear_sketches(ks, in_place)  # (it warns where its float32 sums reached 2^24)
-    check_finite(out, ks.cfg, "stream's sketches", ks.dtype)
+    check_finite(out, ks.cfg, "stream's sketches", ks.dtype, cosine=False)
     return out
 
 
