@@ -1,5 +1,5 @@
 r"""The :class:`KongVectorizer`: explicit KONG features of many graphs."""
-from typing import Optional, Union
+from typing import TYPE_CHECKING, Any, Optional, Union
 
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
@@ -19,8 +19,14 @@ from .featuremap import ExactColumns
 from .sketch import HASH_VERSION
 from .threads import torch_threads
 
+if TYPE_CHECKING:
+    from scipy.sparse import csr_matrix
+
 #: KongVectorizer's keyword defaults: KongConfig's (the exact map).
 _DEFAULTS = option_defaults()
+
+#: What :meth:`KongVectorizer.transform` returns: the exact map's CSR matrix or the sketches' array.
+FeatureMatrix = Union["csr_matrix", np.ndarray]
 
 
 class KongVectorizer(GivenOptions, ExactColumns, TransformerMixin, BaseEstimator):
@@ -208,7 +214,7 @@ class KongVectorizer(GivenOptions, ExactColumns, TransformerMixin, BaseEstimator
             named_options(self, named_options(self) - mirrors)
         return self
 
-    def fit(self, graphs, y=None) -> "KongVectorizer":
+    def fit(self, graphs: Any, y: Any = None) -> "KongVectorizer":
         """Learn the columns (exact mode) from :obj:`graphs`; in sketch mode, check them.
 
         (Sketches are computed and dropped: their columns are the hash tables', fixed by :obj:`seed`.)
@@ -217,18 +223,18 @@ class KongVectorizer(GivenOptions, ExactColumns, TransformerMixin, BaseEstimator
             self._run(graphs, fit=True, keep=False)
         return self
 
-    def fit_transform(self, graphs, y=None):
+    def fit_transform(self, graphs: Any, y: Any = None) -> FeatureMatrix:
         """:meth:`fit` and :meth:`transform` in one pass."""
         with torch_threads(self._threads()):
             return self._run(graphs, fit=True, keep=True)
 
-    def transform(self, graphs):
+    def transform(self, graphs: Any) -> FeatureMatrix:
         """Features :obj:`[n_graphs, n_features]` of :obj:`graphs`."""
         check_is_fitted(self, "n_features_out_")
         with torch_threads(self._threads()):
             return self._run(graphs, fit=False, keep=True)
 
-    def get_feature_names_out(self, input_features=None) -> np.ndarray:
+    def get_feature_names_out(self, input_features: Any = None) -> np.ndarray:
         """Column names.
 
         Exact mode: ``L<level>:<gram>`` (BFS), ``<gram>`` (WL), ``const``; with

@@ -388,6 +388,22 @@ def test_bad_input():
         KongStream(hops=2).fit(iter([([1], [0], [2], [0], [0])]))
 
 
+def test_repr_builds_the_same_stream():
+    """The repr is a constructor call: evaluated, it gives a stream of the same options and sketches."""
+    es, raw = random_stream(3, edges=40)
+    for cfg in (dict(), dict(k=2, hops=2, dim=16, kernel="cosine", dtype=torch.float32, own_label=False),
+                dict(k=3, traversal="wl", const=1.5, seed=7, blended=True, undirected=False, degree=2,
+                     edge_labels=False, threads=2)):
+        ks = KongStream(**cfg)
+        again = eval(repr(ks), {"KongStream": KongStream, "torch": torch})
+        assert repr(again) == repr(ks) and again.config() == ks.config()
+        assert "threads" not in repr(ks)  # (how it runs, not what it computes)
+        if ks.dim <= 64:
+            a, b = run_all_passes(raw, **cfg), run_all_passes(raw, **again.config())
+            assert torch.equal(a.sketches(), b.sketches())
+    assert "dtype=torch.float32" in repr(KongStream(dtype=torch.float32))
+
+
 def test_state_dict_save_load_and_options(tmp_path):
     es, raw = random_stream(4, edges=50)
     for cfg in (dict(k=2, hops=1), dict(k=3, hops=2, kernel="cosine", traversal="wl")):

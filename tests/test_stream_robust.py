@@ -860,7 +860,7 @@ def test_cli_float32_output_is_converted_in_place_and_pt_files_hold_only_it(stre
         assert cli_main(argv) == 0
     saved = torch.load(tmp_path / "f.pt", weights_only=True)
     x = saved["x"]
-    assert saved["dtype"] == "float32" and "dtype='float64'" in saved["config"]  # written / computed
+    assert saved["dtype"] == "float32" and "dtype=torch.float64" in saved["config"]  # written / computed
     ref = KongStream(k=2, dim=16).fit(chunks_of(stream)).sketches().to(torch.float32)
     assert torch.equal(x, ref) and torch.equal(torch.from_numpy(np.load(tmp_path / "f.npy")), ref)
     assert x.untyped_storage().nbytes() == x.numel() * 4

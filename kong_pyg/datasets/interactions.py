@@ -166,8 +166,8 @@ def select_users(
     The result is sorted by user id.
 
     Args:
-        y (torch.Tensor, optional): The class of every user (needed for
-            :obj:`balance`).
+        y (torch.Tensor or None): The class of every user, or :obj:`None`
+            (needed for :obj:`balance`; passed either way, as the first argument).
         candidates (torch.Tensor): User ids that may become egos.
         max_graphs (int, optional): The cap. (default: :obj:`None`)
         balance (bool, optional): Equal class sizes. (default: :obj:`False`)

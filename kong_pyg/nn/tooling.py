@@ -5,7 +5,7 @@ Compilation and tracing (:func:`torch.compile`, TorchScript, :mod:`torch.fx`,
 runs eagerly and the others are refused with a reason), and the checks of a
 loaded state dict's hash tables.
 """
-from typing import Any, Callable
+from typing import Any, Callable, TypeVar, cast
 
 import torch
 from torch import Tensor
@@ -18,12 +18,15 @@ _EAGER = ("KongSketch's steps have sizes that depend on the data's values (the k
           "torch.export, feed the model features computed with KongFeatures or KongVectorizer")
 
 
-def run_eagerly(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """:func:`torch.compiler.disable`, with the reason where this PyTorch takes one."""
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def run_eagerly(fn: _F) -> _F:
+    """:func:`torch.compiler.disable`, with the reason where this PyTorch takes one (the signature kept)."""
     try:
-        return torch.compiler.disable(fn, reason=_EAGER)
+        return cast(_F, torch.compiler.disable(fn, reason=_EAGER))
     except TypeError:  # (PyTorch before 2.6: no reason)
-        return torch.compiler.disable(fn)
+        return cast(_F, torch.compiler.disable(fn))
 
 
 #: Why :func:`torch.jit.script` and :func:`torch.jit.trace` are refused.

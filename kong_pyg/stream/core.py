@@ -3,7 +3,7 @@ import functools
 import os
 import types
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Callable, Dict, List, Optional, Union
+from typing import Any, Callable, Dict, Generic, List, Optional, TypeVar, Union
 
 import torch
 from torch import Tensor
@@ -25,15 +25,17 @@ from .output import final_sketches
 from .sources import fit_source
 from .state import COUNT_DTYPE, INDEX_DTYPE, NodeState, grow_rows
 
+_R = TypeVar("_R")
 
-class _class_or_stream:
+
+class _class_or_stream(Generic[_R]):
     """A method bound to the class when called on it and to the stream when called on one."""
 
-    def __init__(self, fn: Callable[..., Any]):
+    def __init__(self, fn: Callable[..., _R]):
         self.fn = fn
         functools.update_wrapper(self, fn)  # type: ignore[arg-type]
 
-    def __get__(self, obj: Any, owner: Any = None) -> Any:
+    def __get__(self, obj: Any, owner: Any = None) -> Callable[..., _R]:
         return types.MethodType(self.fn, owner if obj is None else obj)
 
 
@@ -186,7 +188,8 @@ class KongStream(GivenOptions):
         return cfg
 
     def __repr__(self) -> str:
-        args = ", ".join(f"{k}={v!r}" for k, v in self._saved_config().items())
+        """The constructor call that builds this stream's configuration (not its ``threads``: how it runs)."""
+        args = ", ".join(f"{k}={v!r}" for k, v in self.config().items())
         old = "" if self.hashes.version == HASH_VERSION else f", [hash scheme {self.hashes.version}]"
         return f"{self.__class__.__name__}({args}{old})"
 
