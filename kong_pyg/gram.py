@@ -294,8 +294,9 @@ def gram_matrix(
         block_entries (int, optional): Entries of one dense block of node
             pairs (memory: a few arrays of this size, ``float64``, whatever
             the number of nodes and of columns). Below about the number of
-            graphs a block holds one node map: the same matrix, far more
-            slowly. (default: :obj:`2**24`)
+            graphs a block holds one node map: the same matrix (up to the
+            rounding of sums taken in another order, with :math:`p > 1` or
+            the cosine kernel), far more slowly. (default: :obj:`2**24`)
         **options: KONG options (:class:`~kong_pyg.KongConfig`; the exact
             map only: :obj:`dim` must be :obj:`None`).
 

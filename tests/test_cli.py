@@ -202,6 +202,35 @@ def test_python_dash_m_runs_the_command_line():
 # -- values -----------------------------------------------------------------------------------
 
 
+def test_recorded_out_paths_are_quoted_and_do_not_depend_on_the_folder(tmp_path, monkeypatch):
+    import os
+    import shlex
+
+    from kong_pyg.cli.common import shown_path
+
+    inner = tmp_path / "runs" / "out é 1"
+    inner.mkdir(parents=True)
+    monkeypatch.chdir(tmp_path)
+    assert shown_path(str(inner)) == "'runs/out é 1'" and shlex.split(shown_path("runs/out é 1")) == [
+        "runs/out é 1"]
+    monkeypatch.chdir(inner)  # (above the current folder: absolute, not ../..)
+    assert shlex.split(shown_path(str(tmp_path / "runs"))) == [str(tmp_path / "runs")]
+    assert shown_path("x") == "x"
+
+    def other_drive(path, start=os.curdir):  # (Windows: relpath raises for another drive)
+        raise ValueError("path is on mount 'D:', start on mount 'C:'")
+
+    monkeypatch.setattr(os.path, "relpath", other_drive)
+    assert shown_path(str(tmp_path)) == shlex.quote(str(tmp_path))
+    out = str(tmp_path / "a b")
+    args = build_parser().parse_args(["table2", "--ml-dir", ".", "--curve-splits", "0", "--out", out])
+    assert command_line(args).endswith("--out " + shlex.quote(out))
+    from kong_pyg.cli import order_test
+
+    args = build_parser().parse_args(["order-test", "--provenance", "1", "--out", out])
+    assert order_test.command_line(args, "--provenance").endswith("--out " + shlex.quote(out))
+
+
 def test_comma_lists_in_table2():
     args = build_parser().parse_args(["table2", "--methods", "K-1,K-2 shuffled", "--C", "0.1,1,10",
                                       "--fractions", "0.1,0.2", "--ml-dir", "."])

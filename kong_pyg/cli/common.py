@@ -20,6 +20,7 @@
 import argparse
 import math
 import os
+import shlex
 import sys
 import tempfile
 from typing import Any, Callable, Dict, Iterable, List, Mapping, NoReturn, Optional, Sequence, Tuple
@@ -459,6 +460,20 @@ def add_cache_dir(group: Any) -> None:
     group.add_argument("--cache-dir", default=None, metavar="DIR", type=not_a_file,
                        help="where processed data sets go (default: $KONG_PYG_CACHE, else "
                             "$XDG_CACHE_HOME/kong_pyg, else ~/.cache/kong_pyg)")
+
+
+def shown_path(path: str) -> str:
+    """:obj:`path` as a recorded command line shows it, shell-quoted.
+
+    Relative where it lies below the current folder, else absolute (above it, or on another drive,
+    where no relative path exists).
+    """
+    full = os.path.abspath(path)
+    try:
+        rel = os.path.relpath(full)
+    except ValueError:  # (Windows: another drive)
+        rel = full
+    return shlex.quote(full if rel == os.pardir or rel.startswith(os.pardir + os.sep) else rel)
 
 
 def _nearest_folder(path: str) -> str:

@@ -36,6 +36,7 @@ from .common import (
     not_a_file,
     number_in,
     show_default,
+    shown_path,
     yes_no,
 )
 
@@ -227,7 +228,7 @@ def command_line(args: argparse.Namespace, source: str) -> str:
     if args.no_reverse:
         parts.append("--no-reverse")
     if args.out is not None:
-        parts.append(f"--out {os.path.relpath(args.out)}")
+        parts.append(f"--out {shown_path(args.out)}")
     return " ".join(parts)
 
 

@@ -48,6 +48,7 @@ from .common import (
     one_of,
     plain_json,
     show_default,
+    shown_path,
 )
 
 #: The files ``--out`` receives.
@@ -150,7 +151,7 @@ def command_line(args: argparse.Namespace) -> str:
         parts.append("--fractions " + ",".join(f"{f:g}" for f in args.fractions))
     if args.device is not None:
         parts.append(f"--device {args.device}")
-    parts.append(f"--seed {args.seed} --out {os.path.relpath(args.out)}")
+    parts.append(f"--seed {args.seed} --out {shown_path(args.out)}")
     return " ".join(parts)
 
 
