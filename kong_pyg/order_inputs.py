@@ -39,6 +39,24 @@ def tied_share(graphs: Any, key: str, flow: str = "source_to_target") -> float:
     return tied / total if total else 0.0
 
 
+def edge_label_values(graphs: Any) -> int:
+    """How many distinct edge labels the graphs' :obj:`edge_attr` hold: 0 (none), 1, or 2 (two or more)."""
+    import torch
+
+    from .inputs import labels
+
+    seen: Optional[torch.Tensor] = None
+    for g in graphs:
+        attr = getattr(g, "edge_attr", None)
+        if attr is None or attr.numel() == 0:
+            continue
+        values = torch.unique(labels(attr, "edge_attr", attr.size(0)))  # (as the features read them)
+        seen = values if seen is None else torch.unique(torch.cat([seen, values]))
+        if seen.numel() > 1:
+            return 2
+    return 0 if seen is None else 1
+
+
 @cpu_by_default
 def load_ordered_graphs(source: Any, labels: Any = None,
                         edge_order_attr: Optional[str] = "edge_order",

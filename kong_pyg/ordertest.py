@@ -67,7 +67,12 @@ from .config import (
 )
 from .devices import cpu_by_default
 from .evaluation.stats import with_corrected_interval  # noqa: F401  (its former home)
-from .order_inputs import graph_labels, load_ordered_graphs, tied_share  # (also importable from here)
+from .order_inputs import (  # (also importable from here)
+    edge_label_values,
+    graph_labels,
+    load_ordered_graphs,
+    tied_share,
+)
 from .warn import warn
 
 #: The settings, in report order, and what each one is.
@@ -207,7 +212,8 @@ class OrderTestResult:
         out = [f"## {title}", "",
                f"- Data: {info['num_graphs']} graphs, class counts {info['class_counts']}; per-edge key: "
                f"{info['key'] or 'none (no consistent shuffle)'}.",
-               f"- Features: KONG k = {info['k']}, hops = {info['hops']}, options {info['options']}.",
+               f"- Features: KONG k = {info['k']}, hops = {info['hops']}, options {info['options']}"
+               + _edge_labels(info),
                f"- Protocol: {info['splits']} stratified random splits, {100 * self.test_fraction:.0f} % "
                f"test; LinearSVC, C in {list(info['C'])} by {_folds_used(info)}-fold inner CV on the "
                f"training part{_on_device(info)}; {info['shuffles']} seed(s) per shuffled setting "
@@ -395,6 +401,10 @@ def order_test(
             "neighborhood: equal keys are one event, so the consistent shuffle keeps those edges in their "
             "true order; it is a weaker control (finer keys, e.g. timestamps with sub-second parts, help)")
         warn(notes[-1], UserWarning)
+    edge_values = edge_label_values(graphs) if options.get("edge_labels", True) else 0
+    if k == 2 and edge_values == 1:
+        notes.append(ONE_EDGE_LABEL)
+        warn(notes[-1], UserWarning)
     settings = ["k1", "true", "consistent", "random", "reverse"]
     settings = [s for s in settings if (s != "consistent" or key) and (s != "reverse" or reverse)]
 
@@ -424,8 +434,27 @@ def order_test(
             "hops": hops, "options": options, "splits": splits, "test_size": test_size, "C": list(grid),
             "inner_folds": inner_folds, "inner_folds_used": used, "shuffles": shuffles, "seed": seed,
             "feature_cpu_s": cpu, "svm_device": str(device or "cpu"), "tied_key_share": tied,
-            "C_chosen": chosen, "warnings": notes}
+            "C_chosen": chosen, "edge_labels": edge_values, "warnings": notes}
     return OrderTestResult(settings, scores, seed_scores, comparisons, test_fraction, info)
+
+
+#: Why k = 2 cannot see the order where every edge has the same label (SPEC: ``e s_u1 e s_u2 ...``).
+ONE_EDGE_LABEL = (
+    "every edge has the same label, and edge labels are in the strings (e s_u1 e s_u2 ...): every k = 2 "
+    "gram has that label on one side, so the k = 2 features see which neighbor comes last but not which "
+    "neighbor follows which, and this test can miss an order effect. Use k = 3 or edge_labels=False "
+    "(kong-pyg order-test: --k 3 or --edge-labels no)")
+
+
+def _edge_labels(info: Mapping[str, Any]) -> str:
+    """The report's words for :obj:`info["edge_labels"]` (how many distinct edge labels: 0, 1, 2 or more)."""
+    if "edge_labels" not in info:  # (results saved before it was recorded)
+        return "."
+    n = info["edge_labels"]
+    words = {0: "none", 1: "one value", 2: "several values"}.get(n, "?")
+    if n and info["k"] == 2:
+        words += " (a k = 2 gram pairs a neighbor with the next edge's label, not with the next neighbor)"
+    return f"; edge labels in the strings: {words}."
 
 
 #: Fewer splits than this: a negative answer says that the test has little power.

@@ -526,3 +526,49 @@ def test_labels_of_any_dtype_and_device_are_read_or_refused_by_name():
     del gl[2].y
     with pytest.raises(ValueError, match="graph 2 needs one class label in 'y'; or pass the class labels"):
         graph_labels(gl)
+
+
+def _sorted_vs_shuffled_stars(n=60, edge_label=True):
+    """Stars whose 6 neighbors (labels 1, 1, 2, 2, 3 and 4 last) come sorted (class 1) or with the first five
+    shuffled (class 0), one edge label everywhere and a global event id per edge (a consistent shuffle)."""
+    gen = torch.Generator().manual_seed(0)
+    graphs = []
+    for i in range(n):
+        lab = torch.tensor([1, 1, 2, 2, 3, 4])
+        if i % 2 == 0:
+            lab[:5] = lab[:5][torch.randperm(5, generator=gen)]
+        ei = torch.stack([torch.arange(1, 7), torch.zeros(6, dtype=torch.long)])
+        d = Data(x=torch.cat([torch.zeros(1, dtype=torch.long), lab]), edge_index=ei, y=torch.tensor([i % 2]),
+                 edge_order=torch.arange(6) + 6 * i)
+        if edge_label:
+            d.edge_attr = torch.zeros(6, dtype=torch.long)
+        graphs.append(d)
+    return graphs
+
+
+def test_one_edge_label_hides_the_order_from_k_2_and_the_test_says_so(capsys):
+    """With edge labels in the strings (e s_u1 e s_u2 ...) every k = 2 gram has the edge label on one side:
+    with one label value k = 2 sees which neighbor comes last, not which follows which. The test warns and
+    says how to see it; k = 3 or edge_labels=False find the planted order (the same last neighbor)."""
+    from kong_pyg.order_inputs import edge_label_values
+    from kong_pyg.ordertest import ONE_EDGE_LABEL
+
+    graphs = _sorted_vs_shuffled_stars()
+    assert edge_label_values(graphs) == 1 and edge_label_values(_sorted_vs_shuffled_stars(4, False)) == 0
+    two = [g.clone() for g in graphs[:3]]
+    two[2].edge_attr = torch.nn.functional.one_hot(torch.tensor([0, 0, 0, 0, 0, 1]), 2).float()
+    assert edge_label_values(two) == 2  # (one-hot rows read as the features read them)
+    with pytest.warns(UserWarning, match="every edge has the same label"):
+        blind = kong_pyg.order_test(graphs, **FAST, reverse=False)
+    assert ONE_EDGE_LABEL in blind.info["warnings"] and blind.info["edge_labels"] == 1
+    assert blind.comparison("true", "consistent")["mean_diff"] == pytest.approx(0, abs=0.05)
+    assert "edge labels in the strings: one value (a k = 2 gram pairs" in blind.to_markdown()
+    for opts in (dict(edge_labels=False), dict(k=3)):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # (no edge-label warning: k = 3, or no labels in the strings)
+            res = kong_pyg.order_test(graphs, **FAST, reverse=False, **opts)
+        assert res.answer().startswith("Yes: the true order beats the consistent shuffle"), opts
+    assert res.info["edge_labels"] == 1 and "one value." in res.to_markdown()
+    from kong_pyg.cli import main
+
+    assert main(["order-test", "--help"]) == 0 and "--edge-labels" in capsys.readouterr().out

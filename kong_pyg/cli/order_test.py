@@ -103,6 +103,10 @@ def register(subparsers: Any) -> None:
                        help="count the 1-grams too, so the ordered settings hold the k = 1 counts")
     feats.add_argument("--normalize", type=yes_no, default=True, metavar="yes|no",
                        help="L2-normalize each graph vector (then the C grid reaches 1e6)")
+    feats.add_argument("--edge-labels", type=yes_no, default=True, metavar="yes|no",
+                       help="edge labels (edge_attr, a stream's edge types) in the strings; with them a "
+                            "k = 2 gram pairs a neighbor with the next edge's label: neighbor-to-neighbor "
+                            "order needs --k 3 or --edge-labels no")
     ev = p.add_argument_group("protocol")
     ev.add_argument("--splits", metavar="N", type=int_at_least(2, MAX_SPLITS), default=20,
                     help="stratified random splits (repeats)")
@@ -166,7 +170,8 @@ def _options(args: argparse.Namespace) -> Dict[str, Any]:
     own = args.own_label if args.own_label is not None else not args.authors
     if args.authors and (own or not args.blended or not args.normalize):
         raise CommandError("--authors means --own-label no --blended yes --normalize yes; drop the others")
-    return {"own_label": own, "blended": args.blended, "normalize": args.normalize}
+    options = {"own_label": own, "blended": args.blended, "normalize": args.normalize}
+    return options if args.edge_labels else {**options, "edge_labels": False}
 
 
 def _check_outputs(args: argparse.Namespace) -> None:
@@ -220,7 +225,8 @@ def command_line(args: argparse.Namespace, source: str) -> str:
     opts = _options(args)
     parts.append(f"--k {args.k} --hops {args.hops}" + (" --authors" if args.authors else
                  f" --own-label {'yes' if opts['own_label'] else 'no'} --blended "
-                 f"{'yes' if opts['blended'] else 'no'} --normalize {'yes' if opts['normalize'] else 'no'}"))
+                 f"{'yes' if opts['blended'] else 'no'} --normalize {'yes' if opts['normalize'] else 'no'}")
+                 + ("" if args.edge_labels else " --edge-labels no"))
     parts.append(f"--splits {args.splits} --shuffles {args.shuffles} --test-size {args.test_size:g} "
                  f"--inner-folds {args.inner_folds} --seed {args.seed}")
     if args.C is not None:
