@@ -328,3 +328,28 @@ def test_bools_mixed_with_numbers_in_a_column_are_refused():
         with pytest.raises(TypeError, match=f"'{name}' mixes bools with numbers"):
             InteractionGraphs(*args, ul, il)
     assert InteractionGraphs(user, item, [0.5, 1.0, 2.0], ul, il)[0].num_edges > 0  # (numbers only: taken)
+
+
+def test_a_label_column_of_the_log_is_named_and_ids_must_be_codes():
+    """A label column taken from the log (one value per interaction) where a table of one label per id
+    belongs is read per id: a silent mix-up of labels unless it is named (here item 1 would get row 1's
+    category, 5, not its own, 7)."""
+    import numpy as np
+
+    user, item, time = np.array([0, 1, 0, 1]), np.array([0, 0, 1, 1]), np.array([1, 2, 3, 4])
+    with pytest.warns(UserWarning, match="'item_label' has one entry per interaction \\(4\\), more than "
+                                         "the 2 item ids: it is read as a table of one label per item id"):
+        InteractionGraphs(user, item, time, np.zeros(2, int), np.array([5, 5, 7, 7]), y=np.array([0, 1]))
+    with pytest.warns(UserWarning, match="'user_label' has one entry per interaction"):
+        InteractionGraphs(user, item, time, np.zeros(4, int), np.array([5, 7]), y=np.zeros(4, int))
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # (one label per id, or a longer table that is not the log's length)
+        InteractionGraphs(user, item, time, np.zeros(2, int), np.array([5, 7]), y=np.array([0, 1]))
+        InteractionGraphs(user, item, time, np.zeros(3, int), np.array([5, 7, 9]), y=np.array([0, 1, 1]))
+    with pytest.raises(ValueError, match="'user' holds id 30, but 'user_label' has only 2 rows; ids are "
+                                         "0-based integer codes .*numpy.unique\\(user_ids"):
+        InteractionGraphs(np.array([0, 30, 0, 30]), item, time, np.zeros(2, int), np.array([5, 7]))
+    with pytest.raises(TypeError, match="sequence of numbers .*; ids are 0-based integer codes .*item_ids"):
+        InteractionGraphs(user, np.array(["a", "a", "b", "b"]), time, np.zeros(2, int), np.array([5, 7]))

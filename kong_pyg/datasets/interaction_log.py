@@ -14,6 +14,7 @@ import torch
 from torch import Tensor
 
 from ..inputs import native_order, on_meta, top_beyond_int64
+from ..warn import warn
 
 
 class InteractionLog(NamedTuple):
@@ -95,7 +96,12 @@ def _not_numbers(t: Any, name: str) -> str:
         return (f"'{name}' holds durations; pass numbers, e.g. seconds: "
                 "numpy.asarray(values, dtype='timedelta64[s]').astype('int64')")
     return (f"'{name}' must be a 1-D tensor or sequence of numbers (got {type(t).__name__} holding other "
-            "values)")
+            "values)" + (_CODES.format(name=name) if name in ("user", "item") else ""))
+
+
+#: How to turn ids of any kind (strings, sparse numbers) into the 0-based codes the label tables index.
+_CODES = ("; ids are 0-based integer codes that index the label tables: "
+          "codes = numpy.unique({name}_ids, return_inverse=True)[1] numbers them")
 
 
 def long_vector(t: Any, name: str) -> Tensor:
@@ -143,10 +149,16 @@ def check_log(user, item, time, rating, num_users: int, num_items: int, tie_key=
             raise TypeError(f"'tie_key' must be a real-valued tensor (got {tie_key.dtype})")
         if tie_key.is_floating_point() and bool(torch.isnan(tie_key).any()):
             raise ValueError("'tie_key' holds NaN values")
-    if e and int(user.max()) >= num_users:
-        raise ValueError(f"'user' holds id {int(user.max())}, but 'user_label' has only {num_users} rows")
-    if e and int(item.max()) >= num_items:
-        raise ValueError(f"'item' holds id {int(item.max())}, but 'item_label' has only {num_items} rows")
+    for name, ids, rows in (("user", user, num_users), ("item", item, num_items)):
+        top = int(ids.max()) if e else -1
+        if top >= rows:
+            raise ValueError(f"'{name}' holds id {top}, but '{name}_label' has only {rows} rows"
+                             + _CODES.format(name=name))
+        if rows == e > top + 1:  # (a column of the log where a table of one label per id belongs)
+            warn(f"'{name}_label' has one entry per interaction ({e:,}), more than the {top + 1:,} {name} "
+                 f"ids: it is read as a table of one label per {name} id (entry i is the label of {name} i), "
+                 f"not one per interaction; from a column of the log, take one value per id, e.g. "
+                 f"table = torch.zeros({top + 1}, dtype=torch.long); table[{name}] = column")
     return InteractionLog(user, item, time, rating, tie_key)
 
 

@@ -410,7 +410,11 @@ class InteractionGraphs(InMemoryDataset):
         user_label (torch.Tensor): :obj:`[num_users]` non-negative integer
             label of every user (for instance a bucketed age).
         item_label (torch.Tensor): :obj:`[num_items]` non-negative integer
-            label of every item (for instance a genre).
+            label of every item (for instance a genre). Both label tables
+            are indexed by id (entry :obj:`i` belongs to id :obj:`i`), not
+            by interaction: from columns of a table of interactions, make
+            the ids 0-based codes and take one value per id (a table as
+            long as the log, beyond its ids, is warned about).
         y (torch.Tensor, optional): :obj:`[num_users]` class of every user,
             stored as the graph label. (default: :obj:`None`)
         rating (torch.Tensor, optional): :obj:`[E]` stored as
