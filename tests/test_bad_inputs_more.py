@@ -260,6 +260,18 @@ def test_a_streamspot_header_line_is_read_as_an_edge_with_a_warning(tmp_path, ca
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert read_streamspot(str(tmp_path / "ok.tsv"))[0].graph_ids == ["0"]
+    # ids that are not numbers: the header's id is the only one not of the others' form
+    named_body = "p1\tproc\tf1\tfile\tread\ttrace12\np2\tproc\tf2\tfile\tread\ttrace7\n"
+    (tmp_path / "h2.tsv").write_text("src\tsrc_type\tdst\tdst_type\tedge_type\tgraph_id\n" + named_body)
+    with pytest.warns(UserWarning, match="its graph id 'graph_id' is the only one that is not of the others' "
+                                         "form \\(such as 'trace12'\\)"):
+        read_streamspot(str(tmp_path / "h2.tsv"))
+    (tmp_path / "ok2.tsv").write_text(named_body + "p3\tproc\tf3\tfile\tread\trun3\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # (no header: no id stands alone, or the ids have several forms)
+        read_streamspot(str(tmp_path / "ok2.tsv"))
+        (tmp_path / "ok3.tsv").write_text("p0\tproc\tf0\tfile\tread\trun3\n" + named_body)
+        read_streamspot(str(tmp_path / "ok3.tsv"))
     # a first graph of several edges is no header: the command said it was, advising to remove an edge
     (tmp_path / "named.tsv").write_text("1\ta\t2\tb\tc\tA\n2\tb\t3\tc\td\tA\n" + body)
     assert main(["stream", str(tmp_path / "named.tsv"), "--out", str(tmp_path / "named"), "--quiet"]) == 0

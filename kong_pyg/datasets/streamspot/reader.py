@@ -560,15 +560,24 @@ def read_streamspot(
 def header_note(graph_ids: List[str], first_edges: Optional[int] = None) -> Optional[str]:
     """A warning when the first line looks like a column header read as an edge, else :obj:`None`.
 
-    It looks like one when the first graph's id is the only id that is not a number (and, where
+    It looks like one when every other graph id has one form (digits read as any number: ``12`` and
+    ``7`` are numbers, ``trace12`` and ``trace7`` one form) and the first graph's id is not a number
+    where the others are, or holds no digit where the others are of another form (and, where
     :obj:`first_edges` is known, that graph has one edge).
     """
+    import re
+
+    def form(g: str) -> str:
+        return re.sub(r"\d+", "0", g)
+
     first = graph_ids[0] if graph_ids else ""
-    if len(graph_ids) < 2 or first.isdigit() or not all(g.isdigit() for g in graph_ids[1:]) \
-            or first_edges not in (None, 1):
+    forms = {form(g) for g in graph_ids[1:]}
+    if len(graph_ids) < 2 or len(forms) != 1 or form(first) in forms or first_edges not in (None, 1) \
+            or (forms != {"0"} and form(first) != first):
         return None
-    return (f"the first line looks like a header: its graph id {first!r} is the only one that is not a "
-            "number. StreamSpot files have no header line; it was read as an edge of a graph of its own "
+    other = "a number" if forms == {"0"} else f"of the others' form (such as {graph_ids[1]!r})"
+    return (f"the first line looks like a header: its graph id {first!r} is the only one that is not "
+            f"{other}. StreamSpot files have no header line; it was read as an edge of a graph of its own "
             "(remove the line to drop it)")
 
 
