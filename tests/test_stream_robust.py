@@ -76,6 +76,26 @@ def test_sketches_refuse_an_unfinished_last_pass(stream):
 # -- checkpoints ------------------------------------------------------------------------
 
 
+def test_resume_from_the_same_edges_under_other_ids_is_refused_and_says_why(tmp_path):
+    """An EdgeStream's graph ids are its graph_ids (here 'g5', 'g9'); its 'graph' column holds their codes.
+    A checkpoint of the columns (codes as ids) is another source for the EdgeStream: refused, naming ids."""
+    from kong_pyg.datasets import read_streamspot
+
+    lines = "".join(f"{i}\ta\t{i + 1}\tb\tc\tg{5 + 4 * (i % 2)}\n" for i in range(40))
+    (tmp_path / "s.tsv").write_text(lines)
+    es = read_streamspot(str(tmp_path / "s.tsv"))[0]
+    cols = {c: getattr(es, c) for c in ("src", "src_type", "dst", "dst_type", "edge_type", "graph")}
+    part = KongStream(k=2, dim=16)
+    part.update(**{c: v[:20] for c, v in cols.items()})
+    part.save(tmp_path / "c.ckpt")
+    assert part.graph_ids == [0, 1] and es.graph_ids == ["g5", "g9"]
+    with pytest.raises(ValueError, match="reads the ids as given: the same edges under other ids, such as an "
+                                         "EdgeStream's 'graph' codes instead of its graph ids, are another"):
+        KongStream(k=2, dim=16).fit(es, checkpoint=tmp_path / "c.ckpt")
+    again = KongStream(k=2, dim=16).fit(cols, checkpoint=tmp_path / "c.ckpt")  # (the columns resume)
+    assert torch.equal(again.sketches(), KongStream(k=2, dim=16).fit(es).sketches())
+
+
 def test_resume_against_another_source_is_refused(stream, tmp_path):
     ckpt = tmp_path / "c.ckpt"
     part = KongStream(k=2, hops=2, dim=16)

@@ -209,9 +209,11 @@ def _read_pass(ks: "KongStream", chunks: Iterable[Any], bar: Progress, checkpoin
                 raise ValueError(
                     f"the source is not the one {origin} "
                     f"{'was made from' if origin == 'the checkpoint' else 'read before fit()'}: its first "
-                    f"{at} edges of pass {ks.pass_index} differ from those {origin} read (another checksum); "
-                    "fit() reads a whole source and skips the edges already read: pass the whole stream, "
-                    "or give only the rest to update()"
+                    f"{at} edges of pass {ks.pass_index} differ from those {origin} read (another checksum, "
+                    "which reads the ids as given: the same edges under other ids, such as an EdgeStream's "
+                    "'graph' codes instead of its graph ids, are another source); fit() reads a whole "
+                    "source and skips the edges already read: pass the whole stream, or give only the rest "
+                    "to update()"
                 )
             if take == e:
                 continue
