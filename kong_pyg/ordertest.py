@@ -127,6 +127,10 @@ class OrderTestResult:
     test_fraction: float
     info: Dict[str, Any] = field(default_factory=dict)
 
+    def __repr__(self) -> str:  # (without the per-split scores)
+        return (f"OrderTestResult(settings {self.settings}, {self.info.get('splits', '?')} splits: "
+                f"{self.answer()!r}; .to_markdown() is the report)")
+
     def comparison(self, a: str, b: str, metric: str = "accuracy") -> Dict[str, Any]:
         """The paired comparison of :obj:`a` against :obj:`b` on :obj:`metric`."""
         for c in self.comparisons:

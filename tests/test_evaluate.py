@@ -251,6 +251,13 @@ def test_cli_json_on_bundled_mutag(cache, capsys):
     api = classify("MUTAG", grid={"kernel": ["poly", "cosine"], "relabel": [False, True]}, repeats=1, folds=3,
                    inner_folds=2)
     assert api.to_dict()["protocols"] == res["protocols"]
+    # short reprs with the headline numbers (the dataclasses' own printed every score: kilobytes)
+    nested = api.results["nested"]
+    head = (f"nested: accuracy {100 * nested.accuracy_mean:.2f} +- {100 * nested.accuracy_std:.2f} over 1 "
+            f"repeat(s), most often {nested.best_setting}, C={nested.best_params['C']:g}")
+    assert repr(nested) == f"ProtocolResult({head})" and head in repr(api) and len(repr(api)) < 400
+    assert repr(api).startswith("ClassifyResult(KONG on MUTAG, 4 setting(s), 1 x 3-fold CV: paper: accuracy ")
+    assert repr(api.cv).startswith("CVResult(4 setting(s) x 3 C, 1 repeat(s) x 3 folds, inner CV of 2 folds")
 
 
 def test_cli_table_and_paper_protocol(cache, capsys):

@@ -164,6 +164,9 @@ def test_seeded_maps_paper_protocol_and_errors():
     sp = random_splits(y, 5, test_size=0.2, inner_folds=3, seed=0)
     res = evaluate_features({"shared": X, "per-split": [X] * 5, "gram": Gram((X @ X.T).toarray())}, y,
                             splits=sp, Cs=[0.1, 10.0])
+    shared = res["shared"]
+    assert repr(shared) == (f"FeatureScores(mean over 5 split(s): accuracy {shared.mean('accuracy'):.4f}, "
+                            f"auc {shared.mean('auc'):.4f}; {shared.fits} fits)")
     for name in ("per-split", "gram"):
         np.testing.assert_allclose(res[name].scores["accuracy"], res["shared"].scores["accuracy"])
         np.testing.assert_allclose(res[name].scores["auc"], res["shared"].scores["auc"], atol=1e-9)

@@ -563,6 +563,8 @@ def test_one_edge_label_hides_the_order_from_k_2_and_the_test_says_so(capsys):
     assert ONE_EDGE_LABEL in blind.info["warnings"] and blind.info["edge_labels"] == 1
     assert blind.comparison("true", "consistent")["mean_diff"] == pytest.approx(0, abs=0.05)
     assert "edge labels in the strings: one value (a k = 2 gram pairs" in blind.to_markdown()
+    assert repr(blind) == (f"OrderTestResult(settings ['k1', 'true', 'consistent', 'random'], 5 splits: "
+                           f"{blind.answer()!r}; .to_markdown() is the report)")
     for opts in (dict(edge_labels=False), dict(k=3)):
         with warnings.catch_warnings():
             warnings.simplefilter("error")  # (no edge-label warning: k = 3, or no labels in the strings)

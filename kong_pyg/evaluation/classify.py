@@ -64,6 +64,11 @@ class ClassifyResult:
     seed: int
     nested_repeats: Optional[int] = None
 
+    def __repr__(self) -> str:  # (the dataclass's would print every score: thousands of characters)
+        found = "; ".join(r.brief() for r in self.results.values())
+        return (f"ClassifyResult({self.method.upper()} on {self.dataset}, {len(self.cv.settings)} "
+                f"setting(s), {self.repeats} x {self.folds}-fold CV: {found}; .table() is the report)")
+
     @property
     def primary(self) -> ProtocolResult:
         """The headline result: the requested protocol (nested for ``both``)."""

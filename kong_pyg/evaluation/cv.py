@@ -249,6 +249,16 @@ class ProtocolResult:
     chosen: Dict[str, int] = field(default_factory=dict)
     folds: Dict[str, Any] = field(default_factory=dict)
 
+    def brief(self) -> str:
+        """One line: the protocol, its accuracy (%, mean +- std over the repeats) and the choice."""
+        return (f"{self.protocol}: accuracy {100 * self.accuracy_mean:.2f} +- {100 * self.accuracy_std:.2f} "
+                f"over {len(self.repeat_accuracies)} repeat(s), "
+                f"{'most often ' if self.protocol == 'nested' else ''}{self.best_setting}, "
+                f"C={self.best_params['C']:g}")
+
+    def __repr__(self) -> str:  # (without the per-fold lists)
+        return f"ProtocolResult({self.brief()})"
+
     def to_dict(self) -> Dict[str, Any]:
         """A JSON-ready dict."""
         return dict(self.__dict__)
@@ -288,6 +298,12 @@ class CVResult:
     stuck_per_setting: List[int] = field(default_factory=list)
     outer_auc: Optional[np.ndarray] = None
     fit_info: List[Dict[str, Any]] = field(default_factory=list)
+
+    def __repr__(self) -> str:  # (without the score arrays)
+        S, nC, R, F = self.outer.shape
+        inner = "" if self.inner is None else f", inner CV of {self.inner.shape[-1]} folds"
+        return (f"CVResult({S} setting(s) x {nC} C, {R} repeat(s) x {F} folds{inner}, {self.fits} fits: "
+                ".protocol('paper' or 'nested') summarizes, .grid_table() lists the settings)")
 
     def _params(self, s: int, c: int) -> Dict[str, Any]:
         return {**self.settings[s].config, "C": self.C[c]}

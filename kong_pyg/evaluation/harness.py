@@ -72,6 +72,11 @@ class FeatureScores:
     fit_seconds: float
     info: List[Dict[str, Any]] = field(default_factory=list)
 
+    def __repr__(self) -> str:  # (without the per-split lists)
+        means = ", ".join(f"{m} {self.mean(m):.4f}" for m in self.scores)
+        splits = len(next(iter(self.scores.values()), []))
+        return f"FeatureScores(mean over {splits} split(s): {means}; {self.fits} fits)"
+
     def mean(self, metric: str = "accuracy") -> float:
         """The mean of :obj:`metric` over the outer splits."""
         from .stats import metric_scores
