@@ -40,11 +40,21 @@ def tied_share(graphs: Any, key: str, flow: str = "source_to_target") -> float:
 
 
 def edge_label_values(graphs: Any) -> int:
-    """How many distinct edge labels the graphs' :obj:`edge_attr` hold: 0 (none), 1, or 2 (two or more)."""
+    """How many distinct edge labels the graphs' :obj:`edge_attr` hold: 0 (none), 1, or 2 (two or more).
+
+    Read as the features read them (after the features: their errors name the graph); a whole
+    in-memory data set is read from its collated storage at once.
+    """
     import torch
 
     from .inputs import labels
 
+    attr = getattr(getattr(graphs, "_data", None), "edge_attr", None)
+    if getattr(graphs, "_indices", True) is None and isinstance(attr, torch.Tensor):
+        # (every stored graph is in the data set: one pass over all of them)
+        if attr.numel() == 0:
+            return 0
+        return min(2, int(torch.unique(labels(attr, "edge_attr", attr.size(0))).numel()))
     seen: Optional[torch.Tensor] = None
     for g in graphs:
         attr = getattr(g, "edge_attr", None)

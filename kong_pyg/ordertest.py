@@ -405,15 +405,15 @@ def order_test(
             "neighborhood: equal keys are one event, so the consistent shuffle keeps those edges in their "
             "true order; it is a weaker control (finer keys, e.g. timestamps with sub-second parts, help)")
         warn(notes[-1], UserWarning)
-    edge_values = edge_label_values(graphs) if options.get("edge_labels", True) else 0
-    if k == 2 and edge_values == 1:
-        notes.append(ONE_EDGE_LABEL)
-        warn(notes[-1], UserWarning)
     settings = ["k1", "true", "consistent", "random", "reverse"]
     settings = [s for s in settings if (s != "consistent" or key) and (s != "reverse" or reverse)]
 
     features, cpu = order_features(graphs, settings, k, hops, shuffles, seed, edge_order_attr, options,
                                    threads)
+    edge_values = edge_label_values(graphs) if options.get("edge_labels", True) else 0
+    if k == 2 and edge_values == 1:
+        notes.append(ONE_EDGE_LABEL)
+        warn(notes[-1], UserWarning)
     all_runs = _fit_scores({s: features[s] for s in settings}, y, parts, grid, device)
     scores: Dict[str, Dict[str, List[float]]] = {}
     seed_scores: Dict[str, Dict[str, List[List[float]]]] = {}

@@ -1,7 +1,8 @@
 r"""The :class:`KongVectorizer`: explicit KONG features of many graphs."""
-from typing import TYPE_CHECKING, Any, Optional, Union
+from typing import Any, Optional, Union
 
 import numpy as np
+from scipy.sparse import csr_matrix
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
@@ -19,14 +20,11 @@ from .featuremap import ExactColumns
 from .sketch import HASH_VERSION
 from .threads import torch_threads
 
-if TYPE_CHECKING:
-    from scipy.sparse import csr_matrix
-
 #: KongVectorizer's keyword defaults: KongConfig's (the exact map).
 _DEFAULTS = option_defaults()
 
 #: What :meth:`KongVectorizer.transform` returns: the exact map's CSR matrix or the sketches' array.
-FeatureMatrix = Union["csr_matrix", np.ndarray]
+FeatureMatrix = Union[csr_matrix, np.ndarray]
 
 
 class KongVectorizer(GivenOptions, ExactColumns, TransformerMixin, BaseEstimator):

@@ -272,6 +272,11 @@ def test_a_streamspot_header_line_is_read_as_an_edge_with_a_warning(tmp_path, ca
         read_streamspot(str(tmp_path / "ok2.tsv"))
         (tmp_path / "ok3.tsv").write_text("p0\tproc\tf0\tfile\tread\trun3\n" + named_body)
         read_streamspot(str(tmp_path / "ok3.tsv"))
+    from kong_pyg.datasets.streamspot.reader import header_note
+
+    assert header_note(["benign", "attack"], 1) is None  # (two named graphs: no form to compare)
+    assert header_note(["x0", "trace1", "trace2"], 1) is None  # (the first id holds a number too)
+    assert header_note(["gid", "trace1", "trace2"], 1) is not None and header_note(["gid", "1", "2"], 1)
     # a first graph of several edges is no header: the command said it was, advising to remove an edge
     (tmp_path / "named.tsv").write_text("1\ta\t2\tb\tc\tA\n2\tb\t3\tc\td\tA\n" + body)
     assert main(["stream", str(tmp_path / "named.tsv"), "--out", str(tmp_path / "named"), "--quiet"]) == 0

@@ -220,6 +220,9 @@ def test_recorded_out_paths_are_quoted_and_do_not_depend_on_the_folder(tmp_path,
     def other_drive(path, start=os.curdir):  # (Windows: relpath raises for another drive)
         raise ValueError("path is on mount 'D:', start on mount 'C:'")
 
+    monkeypatch.setattr(os, "name", "nt")  # (cmd.exe's quoting on Windows: double quotes)
+    assert shown_path("x y") == '"x y"' and shown_path("x") == "x"
+    monkeypatch.setattr(os, "name", "posix")
     monkeypatch.setattr(os.path, "relpath", other_drive)
     assert shown_path(str(tmp_path)) == shlex.quote(str(tmp_path))
     out = str(tmp_path / "a b")

@@ -336,18 +336,31 @@ def test_a_label_column_of_the_log_is_named_and_ids_must_be_codes():
     category, 5, not its own, 7)."""
     import numpy as np
 
-    user, item, time = np.array([0, 1, 0, 1]), np.array([0, 0, 1, 1]), np.array([1, 2, 3, 4])
-    with pytest.warns(UserWarning, match="'item_label' has one entry per interaction \\(4\\), more than "
-                                         "the 2 item ids: it is read as a table of one label per item id"):
-        InteractionGraphs(user, item, time, np.zeros(2, int), np.array([5, 5, 7, 7]), y=np.array([0, 1]))
-    with pytest.warns(UserWarning, match="'user_label' has one entry per interaction"):
-        InteractionGraphs(user, item, time, np.zeros(4, int), np.array([5, 7]), y=np.zeros(4, int))
+    # every user (0..2) buys every item (0..3): 12 rows, 8 of them repeating an item, 9 a user
+    user, item, time = np.repeat(np.arange(3), 4), np.tile(np.arange(4), 3), np.arange(12)
+    category = np.array([5, 7, 7, 9])[item]  # (the log's column: item 1 is category 7)
+    with pytest.warns(UserWarning, match="'item_label' is as long as the log \\(12 interactions\\), "
+                                         "longer than the 4 item ids need, and read row by row it gives "
+                                         "every item one label: it looks like a column of the log") as caught:
+        InteractionGraphs(user, item, time, np.zeros(3, int), category, y=np.array([0, 1, 1]))
+    advice = str(caught[0].message).split("e.g. ")[1]  # (it runs as written on the log's numpy columns)
+    exec(advice, {"numpy": np, "item": item, "column": category}, ns := {})
+    assert ns["table"].tolist() == [5, 7, 7, 9]
+    with pytest.warns(UserWarning, match="'user_label' is as long as the log"):
+        InteractionGraphs(user, item, time, user % 2, np.array([5, 7, 7, 9]), y=np.zeros(12, int))
     import warnings
 
+    per_id = [(np.zeros(3, int), np.array([5, 7, 7, 9]), np.array([0, 1, 1])),  # (one label per id)
+              (np.zeros(4, int), np.array([5, 7, 7, 9, 2]), np.array([0, 1, 1, 0])),  # (longer, not the log)
+              (np.arange(12) % 5, np.array([5, 7, 7, 9]), np.zeros(12, int)),  # (the log's length, per id:
+              (np.zeros(12, int), np.array([5, 7, 7, 9]), np.zeros(12, int))]  # row by row no, or constant)
     with warnings.catch_warnings():
-        warnings.simplefilter("error")  # (one label per id, or a longer table that is not the log's length)
-        InteractionGraphs(user, item, time, np.zeros(2, int), np.array([5, 7]), y=np.array([0, 1]))
-        InteractionGraphs(user, item, time, np.zeros(3, int), np.array([5, 7, 9]), y=np.array([0, 1, 1]))
+        warnings.simplefilter("error")
+        for user_label, item_label, y in per_id:
+            InteractionGraphs(user, item, time, user_label, item_label, y=y)
+        InteractionGraphs([0, 0, 1, 1, 2, 2], [0, 1, 0, 1, 0, 1], np.arange(6), [0, 1, 2, 0, 1, 2], [0, 1])
+        InteractionGraphs([0, 1, 2, 3], [0, 0, 1, 1], np.arange(4), [3, 4, 3, 4], [5, 7])  # (too few repeats)
+    item, time = np.array([0, 0, 1, 1]), np.arange(4)
     with pytest.raises(ValueError, match="'user' holds id 30, but 'user_label' has only 2 rows; ids are "
                                          "0-based integer codes .*numpy.unique\\(user_ids"):
         InteractionGraphs(np.array([0, 30, 0, 30]), item, time, np.zeros(2, int), np.array([5, 7]))

@@ -558,6 +558,20 @@ def test_one_edge_label_hides_the_order_from_k_2_and_the_test_says_so(capsys):
     two = [g.clone() for g in graphs[:3]]
     two[2].edge_attr = torch.nn.functional.one_hot(torch.tensor([0, 0, 0, 0, 0, 1]), 2).float()
     assert edge_label_values(two) == 2  # (one-hot rows read as the features read them)
+    from torch_geometric.data import InMemoryDataset
+
+    class Stored(InMemoryDataset):
+        def __init__(self, gs):
+            super().__init__()
+            self._data, self.slices = self.collate(gs)
+
+    two[2].edge_attr = torch.tensor([0, 0, 0, 0, 0, 1])
+    assert edge_label_values(Stored(graphs)) == 1 and edge_label_values(Stored(two)[:2]) == 1  # (its storage
+    assert edge_label_values(Stored(two)) == 2  # at once, or graph by graph for a subset)
+    bad = [g.clone() for g in graphs]
+    bad[3].edge_attr = bad[3].edge_attr.float() + 0.5
+    with pytest.raises(TypeError, match="graph 3"):  # (the features' error, naming the graph, comes first)
+        kong_pyg.order_test(bad, **FAST, reverse=False)
     with pytest.warns(UserWarning, match="every edge has the same label"):
         blind = kong_pyg.order_test(graphs, **FAST, reverse=False)
     assert ONE_EDGE_LABEL in blind.info["warnings"] and blind.info["edge_labels"] == 1
@@ -574,3 +588,11 @@ def test_one_edge_label_hides_the_order_from_k_2_and_the_test_says_so(capsys):
     from kong_pyg.cli import main
 
     assert main(["order-test", "--help"]) == 0 and "--edge-labels" in capsys.readouterr().out
+    from kong_pyg.cli import build_parser
+    from kong_pyg.cli import order_test as cli
+
+    for flags, given in (["--edge-labels", "no"], False), (["--authors", "--edge-labels", "no"], False), \
+            ([], True):
+        args = build_parser().parse_args(["order-test", "--provenance", "1", *flags])
+        assert cli._options(args).get("edge_labels", True) is given  # (reaches order_test's options)
+        assert ("--edge-labels no" in cli.command_line(args, "--provenance")) is not given

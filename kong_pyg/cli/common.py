@@ -466,14 +466,19 @@ def shown_path(path: str) -> str:
     """:obj:`path` as a recorded command line shows it, shell-quoted.
 
     Relative where it lies below the current folder, else absolute (above it, or on another drive,
-    where no relative path exists).
+    where no relative path exists); quoted for this system's shell (cmd.exe's rules on Windows).
     """
     full = os.path.abspath(path)
     try:
         rel = os.path.relpath(full)
     except ValueError:  # (Windows: another drive)
         rel = full
-    return shlex.quote(full if rel == os.pardir or rel.startswith(os.pardir + os.sep) else rel)
+    shown = full if rel == os.pardir or rel.startswith(os.pardir + os.sep) else rel
+    if os.name == "nt":
+        import subprocess
+
+        return subprocess.list2cmdline([shown])
+    return shlex.quote(shown)
 
 
 def _nearest_folder(path: str) -> str:

@@ -106,7 +106,8 @@ def register(subparsers: Any) -> None:
     feats.add_argument("--edge-labels", type=yes_no, default=True, metavar="yes|no",
                        help="edge labels (edge_attr, a stream's edge types) in the strings; with them a "
                             "k = 2 gram pairs a neighbor with the next edge's label: neighbor-to-neighbor "
-                            "order needs --k 3 or --edge-labels no")
+                            "order needs --k 3 or --edge-labels no, unless the edge labels name the "
+                            "neighbors' labels")
     ev = p.add_argument_group("protocol")
     ev.add_argument("--splits", metavar="N", type=int_at_least(2, MAX_SPLITS), default=20,
                     help="stratified random splits (repeats)")

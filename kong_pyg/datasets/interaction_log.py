@@ -154,12 +154,34 @@ def check_log(user, item, time, rating, num_users: int, num_items: int, tie_key=
         if top >= rows:
             raise ValueError(f"'{name}' holds id {top}, but '{name}_label' has only {rows} rows"
                              + _CODES.format(name=name))
-        if rows == e > top + 1:  # (a column of the log where a table of one label per id belongs)
-            warn(f"'{name}_label' has one entry per interaction ({e:,}), more than the {top + 1:,} {name} "
-                 f"ids: it is read as a table of one label per {name} id (entry i is the label of {name} i), "
-                 f"not one per interaction; from a column of the log, take one value per id, e.g. "
-                 f"table = torch.zeros({top + 1}, dtype=torch.long); table[{name}] = column")
     return InteractionLog(user, item, time, rating, tie_key)
+
+
+#: Rows that repeat an id, at least, before a label table as long as the log is called a column of it.
+REPEATED_ROWS = 8
+
+
+def warn_if_log_column(name: str, ids: Tensor, table: Tensor) -> None:
+    """Warn where a label table (one label per id) looks like a column of the log (one per interaction).
+
+    It does where it is as long as the log, longer than the ids need, not constant, and, read row by
+    row beside :obj:`ids`, gives every id one label (as a column of a table of interactions does; a
+    table of one label per id read that way would not, unless by chance: so only where at least
+    :data:`REPEATED_ROWS` rows repeat an id, each a chance for the two readings to differ).
+    """
+    e = ids.numel()
+    top = int(ids.max()) if e else -1
+    if table.numel() != e or e <= top + 1 or bool((table == table[0]).all()) \
+            or e - torch.unique(ids).numel() < REPEATED_ROWS:
+        return
+    first = torch.full((top + 1,), -1, dtype=table.dtype)
+    first[ids] = table  # (one of each id's values: all of them where every id has one label)
+    if bool((first[ids] == table).all()):
+        warn(f"'{name}_label' is as long as the log ({e:,} interactions), longer than the {top + 1:,} {name} "
+             f"ids need, and read row by row it gives every {name} one label: it looks like a column of "
+             f"the log. It is read as a table of one label per {name} id (entry i is the label of {name} "
+             f"i); if it is a column, take one value per id, e.g. table = numpy.zeros({top + 1}, int); "
+             f"table[numpy.asarray({name})] = numpy.asarray(column)")
 
 
 def time_order(time: Tensor, tie_key: Optional[Tensor] = None) -> Tensor:
@@ -184,4 +206,4 @@ def tie_share(time) -> float:
     return float((t[1:] == t[:-1]).double().mean())
 
 
-__all__ = ["InteractionLog", "check_log", "long_vector", "time_order", "tie_share"]
+__all__ = ["InteractionLog", "check_log", "long_vector", "time_order", "tie_share", "warn_if_log_column"]

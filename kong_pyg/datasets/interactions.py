@@ -112,7 +112,14 @@ from ..hashing import MAX_LABEL
 from ..idmap import first_appearance as dense_first_appearance
 from ..inputs import native_order
 from ..kgrams import exclusive_cumsum
-from .interaction_log import InteractionLog, check_log, long_vector, tie_share, time_order
+from .interaction_log import (
+    InteractionLog,
+    check_log,
+    long_vector,
+    tie_share,
+    time_order,
+    warn_if_log_column,
+)
 
 #: The graph layouts (see the module documentation).
 LAYOUTS = ("ego", "authors")
@@ -531,6 +538,8 @@ def build_ego_graphs(
     user_label = long_vector(user_label, "user_label")
     item_label = long_vector(item_label, "item_label")
     log = check_log(user, item, time, rating, user_label.numel(), item_label.numel(), tie_key)
+    warn_if_log_column("user", log.user, user_label)
+    warn_if_log_column("item", log.item, item_label)
     if y is not None:
         try:
             y = y if isinstance(y, torch.Tensor) else torch.as_tensor(native_order(np.asarray(y)))

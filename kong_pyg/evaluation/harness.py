@@ -73,7 +73,7 @@ class FeatureScores:
     info: List[Dict[str, Any]] = field(default_factory=list)
 
     def __repr__(self) -> str:  # (without the per-split lists)
-        means = ", ".join(f"{m} {self.mean(m):.4f}" for m in self.scores)
+        means = ", ".join(f"{m} {self.mean(m):.4f}" for m, v in self.scores.items() if len(v))
         splits = len(next(iter(self.scores.values()), []))
         return f"FeatureScores(mean over {splits} split(s): {means}; {self.fits} fits)"
 

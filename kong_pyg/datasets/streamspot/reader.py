@@ -573,8 +573,8 @@ def header_note(graph_ids: List[str], first_edges: Optional[int] = None) -> Opti
     first = graph_ids[0] if graph_ids else ""
     forms = {form(g) for g in graph_ids[1:]}
     if len(graph_ids) < 2 or len(forms) != 1 or form(first) in forms or first_edges not in (None, 1) \
-            or (forms != {"0"} and form(first) != first):
-        return None
+            or (forms != {"0"} and (re.search(r"\d", first) or not re.search(r"\d", graph_ids[1]))):
+        return None  # (named ids: the others' form holds a number, the first id none)
     other = "a number" if forms == {"0"} else f"of the others' form (such as {graph_ids[1]!r})"
     return (f"the first line looks like a header: its graph id {first!r} is the only one that is not "
             f"{other}. StreamSpot files have no header line; it was read as an edge of a graph of its own "
