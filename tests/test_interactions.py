@@ -366,3 +366,61 @@ def test_a_label_column_of_the_log_is_named_and_ids_must_be_codes():
         InteractionGraphs(np.array([0, 30, 0, 30]), item, time, np.zeros(2, int), np.array([5, 7]))
     with pytest.raises(TypeError, match="sequence of numbers .*; ids are 0-based integer codes .*item_ids"):
         InteractionGraphs(user, np.array(["a", "a", "b", "b"]), time, np.zeros(2, int), np.array([5, 7]))
+
+
+def test_a_pyg_temporal_data_is_an_interaction_log():
+    """TemporalData (src -> dst at t, as PyG's JODIE sets: items numbered after the users) gives the same
+    ego graphs as the log written by hand with users and items numbered 0..n-1 in id order."""
+    import numpy as np
+    from torch_geometric.data import TemporalData
+
+    from kong_pyg.datasets import temporal_log
+
+    src = torch.tensor([2, 0, 2, 5, 0, 5, 2])
+    dst = torch.tensor([11, 11, 13, 13, 12, 11, 12])
+    t = torch.tensor([5.0, 1.0, 2.0, 3.0, 4.0, 0.5, 2.0])
+    data = TemporalData(src=src, dst=dst, t=t, msg=torch.zeros(7, 3), y=torch.tensor([0, 0, 1, 0, 0, 0, 0]))
+    user_label = torch.tensor([1, 9, 2, 9, 9, 3])  # (by id: users 0, 2, 5)
+    item_label = torch.arange(14) % 4  # (items 11, 12, 13: labels 3, 0, 1)
+    y = torch.zeros(6, dtype=torch.long).scatter_reduce(0, data.src, data.y.long(), "amax")  # (as documented)
+    log = temporal_log(data, user_label, item_label, y)
+    assert log["user"].tolist() == [1, 0, 1, 2, 0, 2, 1] and log["item"].tolist() == [0, 0, 2, 2, 1, 0, 1]
+    assert log["user_label"].tolist() == [1, 2, 3] and log["item_label"].tolist() == [3, 0, 1]
+    assert log["y"].tolist() == [0, 1, 0]
+    by_hand = InteractionGraphs([1, 0, 1, 2, 0, 2, 1], [0, 0, 2, 2, 1, 0, 1], t, [1, 2, 3], [3, 0, 1],
+                                y=[0, 1, 0])
+    got = InteractionGraphs(**log)
+    assert len(got) == 3
+    for a, b in zip(got, by_hand):
+        assert torch.equal(a.x, b.x) and torch.equal(a.edge_index, b.edge_index) and torch.equal(a.y, b.y)
+    default = temporal_log(data)
+    assert default["y"] is None and default["user_label"].tolist() == [0, 0, 0]
+    assert default["item_label"].tolist() == [0, 0, 0]
+    with pytest.raises(TypeError, match="'data' must be a TemporalData with 'src', 'dst' and 't'"):
+        temporal_log({"src": src})
+    with pytest.raises(ValueError, match="'user_label' has 3 entries, but 'data.src' holds id 5 \\(one entry "
+                                         "per src id, indexed by it\\)"):
+        temporal_log(data, user_label=np.array([0, 1, 2]))
+    with pytest.raises(ValueError, match="'data' holds no events"):
+        temporal_log(TemporalData(src=src[:0], dst=dst[:0], t=t[:0]))
+
+
+def test_order_test_takes_a_temporal_log_as_it_is():
+    """Users 1, 3, ... buy items 0..4 in that order, the others in a random order: the order test finds it
+    from the TemporalData's log (with the 'y' the log carries)."""
+    from torch_geometric.data import TemporalData
+
+    import kong_pyg
+    from kong_pyg.datasets import temporal_log
+
+    gen = torch.Generator().manual_seed(0)
+    src, dst, t = [], [], []
+    for u in range(60):
+        items = torch.arange(5) if u % 2 else torch.randperm(5, generator=gen)
+        src += [u] * 5
+        dst += (100 + items).tolist()
+        t += [10 * u + j for j in range(5)]
+    data = TemporalData(src=torch.tensor(src), dst=torch.tensor(dst), t=torch.tensor(t))
+    res = kong_pyg.order_test(temporal_log(data, item_label=torch.arange(105) % 5, y=torch.arange(60) % 2),
+                              splits=5, shuffles=1, C=(1.0, 100.0), inner_folds=2)
+    assert res.answer().startswith("Yes: the true order beats the consistent shuffle")

@@ -1,4 +1,5 @@
 """Graph data sets and streams with ordered neighborhoods."""
+from .interaction_log import temporal_log
 from .interactions import InteractionGraphs, build_ego_graphs, select_users
 from .movielens import MovieLensOrdered, read_ml100k
 from .provenance import ProvenanceGraphs, ProvenanceStream, provenance_stream
@@ -19,6 +20,7 @@ from .tu import NoNodeLabelsWarning, TUGraphs, add_degree_labels, bundled_names,
 
 __all__ = [
     "InteractionGraphs",
+    "temporal_log",
     "build_ego_graphs",
     "select_users",
     "MovieLensOrdered",

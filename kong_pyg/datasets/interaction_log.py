@@ -7,7 +7,7 @@ it by time (ties: the tie key, then row order).
 """
 import datetime
 import numbers
-from typing import Any, Iterable, NamedTuple, Optional
+from typing import Any, Dict, Iterable, NamedTuple, Optional
 
 import numpy as np
 import torch
@@ -184,6 +184,57 @@ def warn_if_log_column(name: str, ids: Tensor, table: Tensor) -> None:
              f"table[numpy.asarray({name})] = numpy.asarray(column)")
 
 
+def temporal_log(data: Any, user_label: Any = None, item_label: Any = None, y: Any = None) -> Dict[str, Any]:
+    r"""The interaction log of a PyG :class:`~torch_geometric.data.TemporalData`.
+
+    Its events ``src -> dst`` at time ``t`` are users and items, returned as
+    :class:`~kong_pyg.datasets.InteractionGraphs`' arguments:
+    ``InteractionGraphs(**temporal_log(data, y=...))`` builds one ordered ego graph per user, and
+    :func:`~kong_pyg.order_test` takes the mapping as it is. Users and items are renumbered
+    ``0..n-1`` in the order of their ids (``torch.unique(data.src)``, ``torch.unique(data.dst)``:
+    PyG's JODIE data sets, say, number items after the users); :obj:`msg` is not used.
+
+    Args:
+        data (TemporalData): The events (integer :obj:`src`, :obj:`dst`; real :obj:`t`).
+        user_label (array-like, optional): A label per user, indexed by the
+            user's id in :obj:`src`. (default: one label for every user)
+        item_label (array-like, optional): A label per item, indexed by the
+            item's id in :obj:`dst`. (default: one label for every item)
+        y (array-like, optional): A class per user, indexed by its id in
+            :obj:`src` (for per-event labels such as JODIE's, reduce them
+            first, e.g. ``torch.zeros(int(data.src.max()) + 1, dtype=torch.long)
+            .scatter_reduce(0, data.src, data.y.long(), "amax")``: ever
+            labelled 1). (default: :obj:`None`)
+
+    Returns:
+        dict: :obj:`user`, :obj:`item`, :obj:`time`, :obj:`user_label`,
+        :obj:`item_label` and :obj:`y` (:obj:`None` if not given).
+    """
+    events = [getattr(data, n, None) for n in ("src", "dst", "t")]
+    if any(e is None for e in events):
+        raise TypeError("'data' must be a TemporalData with 'src', 'dst' and 't' "
+                        f"(got {type(data).__name__})")
+    src, dst = long_vector(events[0], "data.src"), long_vector(events[1], "data.dst")
+    if src.numel() == 0:
+        raise ValueError("'data' holds no events")
+    users, user = torch.unique(src, return_inverse=True)
+    items, item = torch.unique(dst, return_inverse=True)
+
+    def per_id(values: Any, name: str, ids: Tensor, side: str) -> Optional[Tensor]:
+        """:obj:`values` (one per id of :obj:`side`, indexed by it) of the ids in :obj:`ids`, in order."""
+        if values is None:
+            return None if name == "y" else torch.zeros(ids.numel(), dtype=torch.long)
+        t = long_vector(values, name)
+        if t.numel() <= int(ids[-1]):
+            raise ValueError(f"'{name}' has {t.numel()} entries, but 'data.{side}' holds id {int(ids[-1])} "
+                             f"(one entry per {side} id, indexed by it)")
+        return t[ids]
+
+    return {"user": user, "item": item, "time": events[2],
+            "user_label": per_id(user_label, "user_label", users, "src"),
+            "item_label": per_id(item_label, "item_label", items, "dst"), "y": per_id(y, "y", users, "src")}
+
+
 def time_order(time: Tensor, tie_key: Optional[Tensor] = None) -> Tensor:
     """The rows of a log in time order: ties by :obj:`tie_key`, then by row (stable sorts)."""
     if tie_key is None:
@@ -206,4 +257,5 @@ def tie_share(time) -> float:
     return float((t[1:] == t[:-1]).double().mean())
 
 
-__all__ = ["InteractionLog", "check_log", "long_vector", "time_order", "tie_share", "warn_if_log_column"]
+__all__ = ["InteractionLog", "check_log", "long_vector", "temporal_log", "time_order", "tie_share",
+           "warn_if_log_column"]
