@@ -153,7 +153,10 @@ class OrderTestResult:
         control = "consistent" if "consistent" in self.settings else "random"
         main = self.comparison("true", control, metric)
         d, p = 100 * main["mean_diff"], main["corrected_p"]
-        if undefined(p):
+        if self.info.get("order_blind"):
+            head = (f"No order effect can be seen: the true order's features equal the {SETTINGS[control]}'s "
+                    "on every graph, so they do not depend on the order (see the warning).")
+        elif undefined(p):
             head = (f"Undecided: the true order and the {SETTINGS[control]} differ by the same {d:+.2f} "
                     f"points of {metric} on every split, so there is no spread to test (too few splits?).")
         elif main["ties"] == main["n"]:
@@ -410,8 +413,13 @@ def order_test(
 
     features, cpu = order_features(graphs, settings, k, hops, shuffles, seed, edge_order_attr, options,
                                    threads)
+    control = "consistent" if "consistent" in settings else "random"
+    blind = all(_same_matrix(features["true"][0], x) for x in features[control])
+    if blind:  # (no split can tell them apart: say why, not "more splits may")
+        notes.append(ORDER_BLIND.format(control=SETTINGS[control]))
+        warn(notes[-1], UserWarning)
     edge_values = edge_label_values(graphs) if options.get("edge_labels", True) else 0
-    if k == 2 and edge_values == 1:
+    if k == 2 and edge_values == 1 and not blind:
         notes.append(ONE_EDGE_LABEL)
         warn(notes[-1], UserWarning)
     all_runs = _fit_scores({s: features[s] for s in settings}, y, parts, grid, device)
@@ -438,8 +446,25 @@ def order_test(
             "hops": hops, "options": options, "splits": splits, "test_size": test_size, "C": list(grid),
             "inner_folds": inner_folds, "inner_folds_used": used, "shuffles": shuffles, "seed": seed,
             "feature_cpu_s": cpu, "svm_device": str(device or "cpu"), "tied_key_share": tied,
-            "C_chosen": chosen, "edge_labels": edge_values, "warnings": notes}
+            "C_chosen": chosen, "edge_labels": edge_values, "order_blind": blind, "warnings": notes}
     return OrderTestResult(settings, scores, seed_scores, comparisons, test_fraction, info)
+
+
+#: Why no split can tell the true order from the control where their features are equal.
+ORDER_BLIND = (
+    "the true order's features equal the {control}'s on every graph: they do not depend on the order "
+    "(for instance where every node has the same label, or every edge with k = 2), so no test can find an "
+    "order effect. Give the nodes labels that tell them apart (for an interaction log, the items' ids: "
+    "item_label=torch.arange(num_items))")
+
+
+def _same_matrix(a: Any, b: Any) -> bool:
+    """Whether two feature matrices (CSR or dense; columns in the vectorizer's canonical order) are equal."""
+    if a.shape != b.shape:
+        return False
+    if hasattr(a, "tocsr") and hasattr(b, "tocsr"):
+        return (a != b).nnz == 0
+    return bool(np.array_equal(np.asarray(a), np.asarray(b)))
 
 
 #: Why k = 2 cannot see the order where every edge has the same label (SPEC: ``e s_u1 e s_u2 ...``).

@@ -395,7 +395,10 @@ def test_a_pyg_temporal_data_is_an_interaction_log():
         assert torch.equal(a.x, b.x) and torch.equal(a.edge_index, b.edge_index) and torch.equal(a.y, b.y)
     default = temporal_log(data)
     assert default["y"] is None and default["user_label"].tolist() == [0, 0, 0]
-    assert default["item_label"].tolist() == [0, 0, 0]
+    assert default["item_label"].tolist() == [0, 1, 2]  # (every item its own label: the order is of items)
+    with pytest.warns(UserWarning, match="'y' has one entry per event \\(7\\): it is read as one class per "
+                                         "user id .*reduce them per user first"):
+        temporal_log(data, y=data.y)  # (TemporalData's y: one label per event)
     with pytest.raises(TypeError, match="'data' must be a TemporalData with 'src', 'dst' and 't'"):
         temporal_log({"src": src})
     with pytest.raises(ValueError, match="'user_label' has 3 entries, but 'data.src' holds id 5 \\(one entry "
@@ -421,6 +424,19 @@ def test_order_test_takes_a_temporal_log_as_it_is():
         dst += (100 + items).tolist()
         t += [10 * u + j for j in range(5)]
     data = TemporalData(src=torch.tensor(src), dst=torch.tensor(dst), t=torch.tensor(t))
-    res = kong_pyg.order_test(temporal_log(data, item_label=torch.arange(105) % 5, y=torch.arange(60) % 2),
-                              splits=5, shuffles=1, C=(1.0, 100.0), inner_folds=2)
-    assert res.answer().startswith("Yes: the true order beats the consistent shuffle")
+    fast = dict(splits=5, shuffles=1, C=(1.0, 100.0), inner_folds=2)
+    for labels in ({}, {"item_label": torch.arange(105) % 5}):  # (the default: every item its own label)
+        res = kong_pyg.order_test(temporal_log(data, y=torch.arange(60) % 2, **labels), **fast)
+        assert res.answer().startswith("Yes: the true order beats the consistent shuffle")
+        assert not res.info["order_blind"]
+    # one label for every item: the strings are runs of one symbol, the features cannot see the order
+    with pytest.warns(UserWarning, match="the true order's features equal the consistent shuffle .*'s on "
+                                         "every graph: they do not depend on the order"):
+        blind = kong_pyg.order_test(temporal_log(data, item_label=torch.zeros(105, dtype=torch.long),
+                                                 y=torch.arange(60) % 2), **fast)
+    assert blind.info["order_blind"] and blind.answer().startswith(
+        "No order effect can be seen: the true order's features equal the consistent shuffle")
+    assert "more or larger splits" not in blind.answer()
+    # a per-event column as a label table: warned about (as InteractionGraphs does), naming data.dst
+    with pytest.warns(UserWarning, match="'item_label' is as long as the log .*\\[numpy.asarray\\(data.dst"):
+        temporal_log(data, item_label=torch.tensor(dst) % 5)

@@ -161,7 +161,7 @@ def check_log(user, item, time, rating, num_users: int, num_items: int, tie_key=
 REPEATED_ROWS = 8
 
 
-def warn_if_log_column(name: str, ids: Tensor, table: Tensor) -> None:
+def warn_if_log_column(name: str, ids: Tensor, table: Tensor, column: Optional[str] = None) -> None:
     """Warn where a label table (one label per id) looks like a column of the log (one per interaction).
 
     It does where it is as long as the log, longer than the ids need, not constant, and, read row by
@@ -181,7 +181,7 @@ def warn_if_log_column(name: str, ids: Tensor, table: Tensor) -> None:
              f"ids need, and read row by row it gives every {name} one label: it looks like a column of "
              f"the log. It is read as a table of one label per {name} id (entry i is the label of {name} "
              f"i); if it is a column, take one value per id, e.g. table = numpy.zeros({top + 1}, int); "
-             f"table[numpy.asarray({name})] = numpy.asarray(column)")
+             f"table[numpy.asarray({column or name})] = numpy.asarray(column)")
 
 
 def temporal_log(data: Any, user_label: Any = None, item_label: Any = None, y: Any = None) -> Dict[str, Any]:
@@ -192,14 +192,18 @@ def temporal_log(data: Any, user_label: Any = None, item_label: Any = None, y: A
     ``InteractionGraphs(**temporal_log(data, y=...))`` builds one ordered ego graph per user, and
     :func:`~kong_pyg.order_test` takes the mapping as it is. Users and items are renumbered
     ``0..n-1`` in the order of their ids (``torch.unique(data.src)``, ``torch.unique(data.dst)``:
-    PyG's JODIE data sets, say, number items after the users); :obj:`msg` is not used.
+    PyG's JODIE data sets, say, number items after the users); :obj:`msg` is not used. The
+    graphs' :obj:`user_id` and :obj:`n_id` are these numbers: ``torch.unique(data.src)[g.user_id]``
+    is graph :obj:`g`'s user as :obj:`data.src` names it.
 
     Args:
         data (TemporalData): The events (integer :obj:`src`, :obj:`dst`; real :obj:`t`).
         user_label (array-like, optional): A label per user, indexed by the
             user's id in :obj:`src`. (default: one label for every user)
         item_label (array-like, optional): A label per item, indexed by the
-            item's id in :obj:`dst`. (default: one label for every item)
+            item's id in :obj:`dst`. (default: the item itself: every item
+            its own label, as the order of items is what the strings hold;
+            with one label for every item they could not see any order)
         y (array-like, optional): A class per user, indexed by its id in
             :obj:`src` (for per-event labels such as JODIE's, reduce them
             first, e.g. ``torch.zeros(int(data.src.max()) + 1, dtype=torch.long)
@@ -220,19 +224,27 @@ def temporal_log(data: Any, user_label: Any = None, item_label: Any = None, y: A
     users, user = torch.unique(src, return_inverse=True)
     items, item = torch.unique(dst, return_inverse=True)
 
-    def per_id(values: Any, name: str, ids: Tensor, side: str) -> Optional[Tensor]:
+    def per_id(values: Any, name: str, ids: Tensor, side: str, of_event: Tensor) -> Tensor:
         """:obj:`values` (one per id of :obj:`side`, indexed by it) of the ids in :obj:`ids`, in order."""
-        if values is None:
-            return None if name == "y" else torch.zeros(ids.numel(), dtype=torch.long)
         t = long_vector(values, name)
         if t.numel() <= int(ids[-1]):
             raise ValueError(f"'{name}' has {t.numel()} entries, but 'data.{side}' holds id {int(ids[-1])} "
                              f"(one entry per {side} id, indexed by it)")
+        if t.numel() == src.numel() and name == "y":  # (TemporalData's own y is one label per event)
+            warn(f"'y' has one entry per event ({src.numel():,}): it is read as one class per user id "
+                 "(entry i is the class of user i); for per-event labels such as TemporalData's y, reduce "
+                 "them per user first, e.g. torch.zeros(int(data.src.max()) + 1, dtype=torch.long)"
+                 ".scatter_reduce(0, data.src, data.y.long(), 'amax')")
+        elif name != "y":
+            warn_if_log_column(name[:-len("_label")], of_event, t, f"data.{side}")
         return t[ids]
 
     return {"user": user, "item": item, "time": events[2],
-            "user_label": per_id(user_label, "user_label", users, "src"),
-            "item_label": per_id(item_label, "item_label", items, "dst"), "y": per_id(y, "y", users, "src")}
+            "user_label": torch.zeros(users.numel(), dtype=torch.long) if user_label is None else
+            per_id(user_label, "user_label", users, "src", src),
+            "item_label": torch.arange(items.numel()) if item_label is None else
+            per_id(item_label, "item_label", items, "dst", dst),
+            "y": None if y is None else per_id(y, "y", users, "src", src)}
 
 
 def time_order(time: Tensor, tie_key: Optional[Tensor] = None) -> Tensor:
