@@ -245,3 +245,30 @@ def test_time_reversal_permutes_bfs_features_without_edge_labels_at_any_depth(ho
                      (False, dict(edge_labels=True))):
         (g1, s1), (g2, s2) = gram("edge", **kw), gram("reverse", **kw)
         assert (np.array_equal(g1, g2) and np.array_equal(s1, s2)) == same, kw
+
+
+@pytest.mark.parametrize("opts, extra", [(dict(), 0), (dict(relabel=1), 1), (dict(order="degree"), 1),
+                                         (dict(relabel=2, order="degree"), 3), (dict(order="label"), 0),
+                                         (dict(traversal="wl", kernel="cosine", degree=2), 0)])
+def test_a_subgraph_holding_a_nodes_reach_gives_it_the_same_features(opts, extra):
+    """The guide: a node's features read its hops-hop in-neighborhood, one hop more per relabel round and
+    one for order="degree"; k_hop_subgraph of that reach (it keeps the edge order) gives the same row, and
+    one hop less does not (for some node)."""
+    from torch_geometric.utils import k_hop_subgraph
+
+    gen = torch.Generator().manual_seed(3)
+    n, m = 60, 150
+    edge_index = torch.randint(0, n, (2, m), generator=gen)
+    x = torch.randint(0, 3, (n,), generator=gen)
+    layer = KongSketch(k=2, hops=2, dim=64, **opts)
+    full = layer.node_maps(x, edge_index)
+    short = False
+    for v in range(0, n, 7):
+        for reach, equal in ((2 + extra, True), (1 + extra, False)):
+            nodes, sub, mapping, _ = k_hop_subgraph(v, reach, edge_index, relabel_nodes=True, num_nodes=n)
+            row = layer.node_maps(x[nodes], sub)[mapping]
+            if equal:
+                torch.testing.assert_close(row[0], full[v], rtol=1e-12, atol=1e-12)
+            else:
+                short |= not torch.allclose(row[0], full[v])
+    assert short  # (the reach is not larger than needed)
