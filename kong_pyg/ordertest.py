@@ -83,6 +83,8 @@ SETTINGS: Dict[str, str] = {
     "random": "per-graph shuffle (the paper's control)",
     "reverse": "time reversal",
 }
+#: The controls' short names.
+SHUFFLES = {"consistent": "consistent shuffle", "random": "per-graph shuffle"}
 #: The paired comparisons (a - b), the first one is the answer.
 COMPARISONS: Tuple[Tuple[str, str], ...] = (
     ("true", "consistent"), ("true", "random"), ("consistent", "random"), ("true", "k1"),
@@ -154,8 +156,9 @@ class OrderTestResult:
         main = self.comparison("true", control, metric)
         d, p = 100 * main["mean_diff"], main["corrected_p"]
         if self.info.get("order_blind"):
-            head = (f"No order effect can be seen: the true order's features equal the {SETTINGS[control]}'s "
-                    "on every graph, so they do not depend on the order (see the warning).")
+            head = (f"No order effect can be seen: the true order's features equal those of the "
+                    f"{SHUFFLES[control]} on every graph, so they do not depend on the order (see the "
+                    "warning).")
         elif undefined(p):
             head = (f"Undecided: the true order and the {SETTINGS[control]} differ by the same {d:+.2f} "
                     f"points of {metric} on every split, so there is no spread to test (too few splits?).")
@@ -416,7 +419,7 @@ def order_test(
     control = "consistent" if "consistent" in settings else "random"
     blind = all(_same_matrix(features["true"][0], x) for x in features[control])
     if blind:  # (no split can tell them apart: say why, not "more splits may")
-        notes.append(ORDER_BLIND.format(control=SETTINGS[control]))
+        notes.append(ORDER_BLIND.format(control=SHUFFLES[control]))
         warn(notes[-1], UserWarning)
     edge_values = edge_label_values(graphs) if options.get("edge_labels", True) else 0
     if k == 2 and edge_values == 1 and not blind:
@@ -452,7 +455,7 @@ def order_test(
 
 #: Why no split can tell the true order from the control where their features are equal.
 ORDER_BLIND = (
-    "the true order's features equal the {control}'s on every graph: they do not depend on the order "
+    "the true order's features equal those of the {control} on every graph: they do not depend on the order "
     "(for instance where every node has the same label, or every edge with k = 2), so no test can find an "
     "order effect. Give the nodes labels that tell them apart (for an interaction log, the items' ids: "
     "item_label=torch.arange(num_items))")

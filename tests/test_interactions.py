@@ -430,12 +430,12 @@ def test_order_test_takes_a_temporal_log_as_it_is():
         assert res.answer().startswith("Yes: the true order beats the consistent shuffle")
         assert not res.info["order_blind"]
     # one label for every item: the strings are runs of one symbol, the features cannot see the order
-    with pytest.warns(UserWarning, match="the true order's features equal the consistent shuffle .*'s on "
+    with pytest.warns(UserWarning, match="the true order's features equal those of the consistent shuffle on "
                                          "every graph: they do not depend on the order"):
         blind = kong_pyg.order_test(temporal_log(data, item_label=torch.zeros(105, dtype=torch.long),
                                                  y=torch.arange(60) % 2), **fast)
     assert blind.info["order_blind"] and blind.answer().startswith(
-        "No order effect can be seen: the true order's features equal the consistent shuffle")
+        "No order effect can be seen: the true order's features equal those of the consistent shuffle on")
     assert "more or larger splits" not in blind.answer()
     # a per-event column as a label table: warned about (as InteractionGraphs does), naming data.dst
     with pytest.warns(UserWarning, match="'item_label' is as long as the log .*\\[numpy.asarray\\(data.dst"):

@@ -230,7 +230,7 @@ def temporal_log(data: Any, user_label: Any = None, item_label: Any = None, y: A
         if t.numel() <= int(ids[-1]):
             raise ValueError(f"'{name}' has {t.numel()} entries, but 'data.{side}' holds id {int(ids[-1])} "
                              f"(one entry per {side} id, indexed by it)")
-        if t.numel() == src.numel() and name == "y":  # (TemporalData's own y is one label per event)
+        if name == "y" and t.numel() == src.numel() > int(ids[-1]) + 1:  # (TemporalData's y: one per event)
             warn(f"'y' has one entry per event ({src.numel():,}): it is read as one class per user id "
                  "(entry i is the class of user i); for per-event labels such as TemporalData's y, reduce "
                  "them per user first, e.g. torch.zeros(int(data.src.max()) + 1, dtype=torch.long)"
