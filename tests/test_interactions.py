@@ -395,7 +395,9 @@ def test_a_pyg_temporal_data_is_an_interaction_log():
         assert torch.equal(a.x, b.x) and torch.equal(a.edge_index, b.edge_index) and torch.equal(a.y, b.y)
     default = temporal_log(data)
     assert default["y"] is None and default["user_label"].tolist() == [0, 0, 0]
-    assert default["item_label"].tolist() == [0, 1, 2]  # (every item its own label: the order is of items)
+    assert default["item_label"].tolist() == [11, 12, 13]  # (every item its own label, its id: the same
+    later = temporal_log(TemporalData(src=src[4:], dst=dst[4:], t=t[4:]))  # in every call, as here for a
+    assert later["item_label"].tolist() == [11, 12]  # later period without item 13)
     with pytest.warns(UserWarning, match="'y' has one entry per event \\(7\\): it is read as one class per "
                                          "user id .*reduce them per user first"):
         temporal_log(data, y=data.y)  # (TemporalData's y: one label per event)
@@ -437,6 +439,17 @@ def test_order_test_takes_a_temporal_log_as_it_is():
     assert blind.info["order_blind"] and blind.answer().startswith(
         "No order effect can be seen: the true order's features equal those of the consistent shuffle on")
     assert "more or larger splits" not in blind.answer()
+    # sketched features (dim) with several shuffles: the blind check reads the controls drawn with the true
+    # order's seed (the others have other hash tables)
+    with pytest.warns(UserWarning, match="the true order's features equal those of the consistent shuffle"):
+        one_label = temporal_log(data, item_label=torch.zeros(105, dtype=torch.long), y=torch.arange(60) % 2)
+        sketched = kong_pyg.order_test(one_label, dim=64, **{**fast, "shuffles": 2})
+    assert sketched.info["order_blind"]
+    # float32 times of large values are rounded into ties: said
+    with pytest.warns(UserWarning, match="'time' is torch.float32 and reaches 1.7e\\+09, where its values "
+                                         "are 128 apart"):
+        temporal_log_data = TemporalData(src=data.src, dst=data.dst, t=1.7e9 + 30 * data.t.float())
+        InteractionGraphs(**temporal_log(temporal_log_data, y=torch.arange(60) % 2))
     # a per-event column as a label table: warned about (as InteractionGraphs does), naming data.dst
     with pytest.warns(UserWarning, match="'item_label' is as long as the log .*\\[numpy.asarray\\(data.dst"):
         temporal_log(data, item_label=torch.tensor(dst) % 5)

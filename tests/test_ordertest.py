@@ -596,3 +596,16 @@ def test_one_edge_label_hides_the_order_from_k_2_and_the_test_says_so(capsys):
         args = build_parser().parse_args(["order-test", "--provenance", "1", *flags])
         assert cli._options(args).get("edge_labels", True) is given  # (reaches order_test's options)
         assert ("--edge-labels no" in cli.command_line(args, "--provenance")) is not given
+
+
+def test_tied_keys_leave_the_consistent_shuffle_equal_yet_the_features_see_the_order():
+    """One key value per graph: the consistent shuffle keeps every edge in place (its features equal the
+    true order's), but the per-graph shuffle does not: not order-blind, and the answer does not say so."""
+    graphs = _sorted_vs_shuffled_stars(edge_label=False)
+    for g in graphs:
+        g.edge_order = torch.zeros(6, dtype=torch.long)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (the tied-keys note)
+        res = kong_pyg.order_test(graphs, **FAST, reverse=False)
+    assert not res.info["order_blind"] and not res.answer().startswith("No order effect can be seen")
+    assert res.comparison("true", "k1")["mean_diff"] > 0.2  # (the features do see the planted order)

@@ -6,6 +6,7 @@ rating, an optional tie key) into checked tensors, :func:`time_order` sorts
 it by time (ties: the tie key, then row order).
 """
 import datetime
+import math
 import numbers
 from typing import Any, Dict, Iterable, NamedTuple, Optional
 
@@ -131,6 +132,14 @@ def check_log(user, item, time, rating, num_users: int, num_items: int, tie_key=
         raise TypeError(f"'time' must be a real-valued tensor (got {time.dtype})")
     if time.is_floating_point() and bool(torch.isnan(time).any()):
         raise ValueError("'time' holds NaN values")
+    exact = {torch.float16: 2 ** 11, torch.bfloat16: 2 ** 8, torch.float32: 2 ** 24}.get(time.dtype)
+    if exact is not None and time.numel() > 1:  # (integers beyond exact are rounded)
+        top = float(time.abs().max())
+        if top > exact and torch.unique(time).numel() < time.numel():
+            spacing = 2.0 ** math.floor(math.log2(top)) * 2 / exact  # (between neighboring values up there)
+            warn(f"'time' is {time.dtype} and reaches {top:.3g}, where its values are {spacing:g} apart: "
+                 "events closer in time than that may have got one time, and the tie rule orders them; "
+                 "pass float64 or integer times (e.g. seconds as int64)")
     e = user.numel()
     for name, t in (("item", item), ("time", time)):
         if t.numel() != e:
@@ -201,9 +210,10 @@ def temporal_log(data: Any, user_label: Any = None, item_label: Any = None, y: A
         user_label (array-like, optional): A label per user, indexed by the
             user's id in :obj:`src`. (default: one label for every user)
         item_label (array-like, optional): A label per item, indexed by the
-            item's id in :obj:`dst`. (default: the item itself: every item
-            its own label, as the order of items is what the strings hold;
-            with one label for every item they could not see any order)
+            item's id in :obj:`dst`. (default: the item's id in :obj:`dst`:
+            every item its own label, the same in every call, e.g. for a
+            training and a test period; with one label for every item the
+            strings could not show any order)
         y (array-like, optional): A class per user, indexed by its id in
             :obj:`src` (for per-event labels such as JODIE's, reduce them
             first, e.g. ``torch.zeros(int(data.src.max()) + 1, dtype=torch.long)
@@ -242,7 +252,7 @@ def temporal_log(data: Any, user_label: Any = None, item_label: Any = None, y: A
     return {"user": user, "item": item, "time": events[2],
             "user_label": torch.zeros(users.numel(), dtype=torch.long) if user_label is None else
             per_id(user_label, "user_label", users, "src", src),
-            "item_label": torch.arange(items.numel()) if item_label is None else
+            "item_label": items.clone() if item_label is None else
             per_id(item_label, "item_label", items, "dst", dst),
             "y": None if y is None else per_id(y, "y", users, "src", src)}
 
