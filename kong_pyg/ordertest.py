@@ -83,8 +83,6 @@ SETTINGS: Dict[str, str] = {
     "random": "per-graph shuffle (the paper's control)",
     "reverse": "time reversal",
 }
-#: The controls' short names.
-SHUFFLES = {"consistent": "consistent shuffle", "random": "per-graph shuffle"}
 #: The paired comparisons (a - b), the first one is the answer.
 COMPARISONS: Tuple[Tuple[str, str], ...] = (
     ("true", "consistent"), ("true", "random"), ("consistent", "random"), ("true", "k1"),
@@ -152,12 +150,12 @@ class OrderTestResult:
         from .evaluation.stats import check_alpha, undefined, verdict
 
         alpha = check_alpha(alpha)
-        control = "consistent" if "consistent" in self.settings else "random"
+        control = _control(self.settings)
         main = self.comparison("true", control, metric)
         d, p = 100 * main["mean_diff"], main["corrected_p"]
         if self.info.get("order_blind"):
             head = (f"No order effect can be seen: the true order's features equal those of the "
-                    f"{SHUFFLES[control]} on every graph, so they do not depend on the order (see the "
+                    f"{_name(control)} shuffle on every graph, so they do not depend on the order (see the "
                     "warning).")
         elif undefined(p):
             head = (f"Undecided: the true order and the {SETTINGS[control]} differ by the same {d:+.2f} "
@@ -293,6 +291,11 @@ class OrderTestResult:
         save_figure(fig, path, dpi=120)
 
 
+def _control(settings: Sequence[str]) -> str:
+    """The control the answer reads: the consistent shuffle where it ran, else the per-graph one."""
+    return "consistent" if "consistent" in settings else "random"
+
+
 def _name(setting: str) -> str:
     return {"k1": "k=1", "true": "true", "consistent": "consistent", "random": "per-graph",
             "reverse": "reverse"}[setting]
@@ -420,9 +423,9 @@ def order_test(
     # shuffle included (tied keys can leave the consistent shuffle equal to the true order alone)
     blind = all(_same_matrix(features["true"][0], features[c][0]) for c in ("consistent", "random")
                 if c in features)
-    control = "consistent" if "consistent" in settings else "random"
+    control = _control(settings)
     if blind:  # (no split can tell them apart: say why, not "more splits may")
-        notes.append(ORDER_BLIND.format(control=SHUFFLES[control]))
+        notes.append(ORDER_BLIND.format(control=f"{_name(control)} shuffle"))
         warn(notes[-1], UserWarning)
     edge_values = edge_label_values(graphs) if options.get("edge_labels", True) else 0
     if k == 2 and edge_values == 1 and not blind:
